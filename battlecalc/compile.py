@@ -1,0 +1,388 @@
+"""Compile a validated battle into the flat per-state tables both solvers share.
+
+The central idea: with a fixed order of losses, a side's whole future is a sequence of
+casualty steps, so its state is "how many hits it has absorbed" (an index into that
+sequence).  For every state we precompute the distribution of hits the remaining force
+scores in one round of fire.  The exact solver propagates probability through these tables;
+the Monte Carlo kernel samples them with one uniform per side and round.  One piece of code
+(this module) turns the rules into numbers, so the two methods cannot drift apart.
+
+Round-1 AA fire changes *which* aircraft the attacker has before any loss is taken, so the
+attacker has one casualty sequence ("profile") per distinct AA outcome, each with its
+probability.  Flat state index = profile offset + casualty steps taken.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import BattleInputError
+from .rules import Ruleset, Unit
+
+# Largest table the compiler builds (states x possible hit counts), to keep memory sane.
+MAX_TABLE_CELLS = 40_000_000
+
+
+@dataclass(frozen=True)
+class SideTables:
+    """Per-state tables of one side.  S = flat states, H = most hits in one round, U = unit types.
+
+    profile_prob[P]   probability that the side starts the first round in profile p
+    offset[P]         flat index of profile p's state 0 (no casualty steps taken)
+    length[P]         casualty steps in profile p; state offset+length = nothing left
+    pmf[S, H+1]       probability of scoring h hits in one round of general fire
+    cdf[S, H+1]       running sum of pmf, last used entry forced to exactly 1
+    max_hits[S]       largest h with pmf > 0
+    can_hit[S]        the force can score a hit at all
+    alive[S]          the side still has a unit that counts
+    defenceless[S]    everything left is defenceless (lost without dice if the enemy can hit)
+    has_land[S]       a land unit is left (needed to take a territory)
+    ipc_lost[S]       IPC value of the units lost, in IPC
+    survivors[S, U]   units of each type left
+    """
+
+    profile_prob: np.ndarray
+    offset: np.ndarray
+    length: np.ndarray
+    pmf: np.ndarray
+    cdf: np.ndarray
+    max_hits: np.ndarray
+    can_hit: np.ndarray
+    alive: np.ndarray
+    defenceless: np.ndarray
+    has_land: np.ndarray
+    ipc_lost: np.ndarray
+    survivors: np.ndarray
+    unit_names: tuple[str, ...] = field(default=())
+
+    @property
+    def n_states(self) -> int:
+        return int(self.pmf.shape[0])
+
+    def end_state(self) -> np.ndarray:
+        """Flat index of the 'nothing left' state of each profile."""
+        return self.offset + self.length
+
+
+@dataclass(frozen=True)
+class CompiledBattle:
+    attacker: SideTables
+    defender: SideTables
+    is_land_battle: bool
+
+
+# ---------------------------------------------------------------------------------------------
+# Probability helpers
+
+
+def binomial_pmf(n: int, p: float) -> np.ndarray:
+    """pmf of Binomial(n, p) as an array of length n+1 (exact to float rounding)."""
+    if n == 0 or p <= 0.0:
+        out = np.zeros(n + 1)
+        out[0] = 1.0
+        return out
+    if p >= 1.0:
+        out = np.zeros(n + 1)
+        out[n] = 1.0
+        return out
+    k = np.arange(n + 1)
+    if n <= 1000:
+        combs = np.array([float(math.comb(n, i)) for i in range(n + 1)])
+        with np.errstate(under="ignore"):
+            return combs * np.power(p, k) * np.power(1.0 - p, n - k)
+    log_pmf = (
+        math.lgamma(n + 1)
+        - np.array([math.lgamma(i + 1) + math.lgamma(n - i + 1) for i in range(n + 1)])
+        + k * math.log(p)
+        + (n - k) * math.log1p(-p)
+    )
+    return np.exp(log_pmf)
+
+
+def hits_pmf(dice_by_chance: dict[float, int]) -> np.ndarray:
+    """Distribution of total hits from independent dice grouped by their hit chance."""
+    pmf = np.ones(1)
+    for chance, dice in sorted(dice_by_chance.items()):
+        if dice and chance > 0.0:
+            pmf = np.convolve(pmf, binomial_pmf(dice, chance))
+    return pmf
+
+
+# ---------------------------------------------------------------------------------------------
+# Forces and orders of losses
+
+
+def default_loss_order(units: dict[str, Unit], role: str) -> list[str]:
+    """Decision 8: by loss rank, then cheapest first, ties by lower combat value in the role."""
+    index = {name: i for i, name in enumerate(units)}
+    return sorted(
+        (u.name for u in units.values() if u.can_be_casualty),
+        key=lambda name: (
+            units[name].loss_rank,
+            units[name].cost,
+            units[name].value(role),
+            index[name],
+        ),
+    )
+
+
+def dice_by_chance(force: dict[str, int], units: dict[str, Unit], role: str) -> dict[float, int]:
+    """Dice the force rolls in one round of general fire, grouped by hit chance.
+
+    Attack support (artillery -> infantry) is counted from the units present, 1:1 per
+    support_count, and is attack-only.
+    """
+    support_capacity: dict[str, int] = {}
+    support_bonus: dict[str, int] = {}
+    if role == "attack":
+        for name, n in force.items():
+            unit = units[name]
+            if unit.support_target and unit.support_count and n:
+                target = unit.support_target
+                support_capacity[target] = support_capacity.get(target, 0) + n * unit.support_count
+                support_bonus[target] = max(support_bonus.get(target, 0), unit.support_bonus)
+    dice: dict[float, int] = {}
+
+    def add(value: int, count: int, dice_per_unit: int, best_die: bool) -> None:
+        value = min(value, 6)
+        if value <= 0 or count <= 0:
+            return
+        chance = value / 6.0
+        if best_die and dice_per_unit > 1:
+            chance = 1.0 - (1.0 - chance) ** dice_per_unit
+            dice_per_unit = 1
+        dice[chance] = dice.get(chance, 0) + count * dice_per_unit
+
+    for name, n in force.items():
+        unit = units[name]
+        if not n:
+            continue
+        if role == "attack":
+            if not unit.can_attack:
+                continue
+            supported = min(n, support_capacity.get(name, 0))
+            add(unit.attack + support_bonus.get(name, 0), supported, unit.attack_dice, unit.best_die)
+            add(unit.attack, n - supported, unit.attack_dice, unit.best_die)
+        else:
+            add(unit.defense, n, 1, False)
+    return dice
+
+
+def casualty_steps(force: dict[str, int], units: dict[str, Unit], order: list[str]):
+    """The side's casualty sequence: a list of (unit name, kind), kind "damage" or "kill".
+
+    Healthy multi-hit units absorb free hits before anything is killed (Decision 8); a
+    damaged unit becomes its `damaged_form` and is then lost where that form stands in the
+    order.  Units that cannot be casualties never appear.
+    """
+    steps: list[tuple[str, str]] = []
+    killed_later: dict[str, int] = {name: n for name, n in force.items() if n}
+    for name in order:
+        unit = units[name]
+        n = force.get(name, 0)
+        if n and unit.hp > 1:
+            for _ in range(n):
+                steps.extend([(name, "damage")] * (unit.hp - 1))
+            if unit.damaged_form:
+                killed_later[name] = 0
+                killed_later[unit.damaged_form] = killed_later.get(unit.damaged_form, 0) + n
+    for name in order:
+        steps.extend([(name, "kill")] * killed_later.get(name, 0))
+    return steps
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+
+
+@dataclass
+class _StateRow:
+    pmf: np.ndarray
+    alive: bool
+    defenceless: bool
+    has_land: bool
+    ipc_lost: int
+    survivors: list[int]
+
+
+def _state_rows(force: dict[str, int], units: dict[str, Unit], role: str, order: list[str]):
+    """Rows for every state of one casualty sequence, from 0 steps to everything lost."""
+    steps = casualty_steps(force, units, order)
+    names = list(units)
+    current = {name: force.get(name, 0) for name in names}
+    ipc_lost = 0
+    rows = []
+    for step in range(len(steps) + 1):
+        if step:
+            name, kind = steps[step - 1]
+            unit = units[name]
+            current[name] -= 1
+            if kind == "damage":
+                current[unit.damaged_form or name] += 1
+            else:
+                ipc_lost += unit.cost
+        counted = [n for n in current if current[n] and units[n].can_be_casualty]
+        rows.append(
+            _StateRow(
+                pmf=hits_pmf(dice_by_chance(current, units, role)),
+                alive=bool(counted),
+                defenceless=bool(counted) and all(units[n].defenceless for n in counted),
+                has_land=any(units[n].is_land and units[n].can_be_casualty for n in counted),
+                ipc_lost=ipc_lost,
+                survivors=[current[n] if units[n].can_be_casualty else 0 for n in names],
+            )
+        )
+    return rows
+
+
+def build_side_tables(
+    profiles: list[tuple[float, dict[str, int]]],
+    units: dict[str, Unit],
+    role: str,
+    order: list[str],
+    base_ipc: dict[tuple, int] | None = None,
+) -> SideTables:
+    """Tables for one side from its profiles: (probability, force after round-1 removals).
+
+    `base_ipc` maps a profile's force (as a sorted tuple) to IPC already lost before its
+    casualty sequence starts (aircraft shot down by AA).
+    """
+    all_rows: list[_StateRow] = []
+    offsets, lengths, probs = [], [], []
+    for prob, force in profiles:
+        rows = _state_rows(force, units, role, order)
+        already = (base_ipc or {}).get(tuple(sorted(force.items())), 0)
+        for row in rows:
+            row.ipc_lost += already
+        offsets.append(len(all_rows))
+        lengths.append(len(rows) - 1)
+        probs.append(prob)
+        all_rows.extend(rows)
+    width = max(len(r.pmf) for r in all_rows)
+    if len(all_rows) * width > MAX_TABLE_CELLS:
+        raise BattleInputError(
+            f"battle too large to compile ({len(all_rows)} states x {width} hit counts); "
+            "use fewer units"
+        )
+    pmf = np.zeros((len(all_rows), width))
+    for i, row in enumerate(all_rows):
+        pmf[i, : len(row.pmf)] = row.pmf
+    max_hits = np.array([int(np.flatnonzero(r.pmf > 0)[-1]) for r in all_rows], dtype=np.int64)
+    cdf = np.cumsum(pmf, axis=1)
+    for i, top in enumerate(max_hits):
+        cdf[i, top:] = 1.0  # sampling can never run past the last possible hit count
+    return SideTables(
+        profile_prob=np.array(probs, dtype=np.float64),
+        offset=np.array(offsets, dtype=np.int64),
+        length=np.array(lengths, dtype=np.int64),
+        pmf=pmf,
+        cdf=cdf,
+        max_hits=max_hits,
+        can_hit=max_hits > 0,
+        alive=np.array([r.alive for r in all_rows], dtype=np.bool_),
+        defenceless=np.array([r.defenceless for r in all_rows], dtype=np.bool_),
+        has_land=np.array([r.has_land for r in all_rows], dtype=np.bool_),
+        ipc_lost=np.array([r.ipc_lost for r in all_rows], dtype=np.int64),
+        survivors=np.array([r.survivors for r in all_rows], dtype=np.int64).reshape(
+            len(all_rows), len(units)
+        ),
+        unit_names=tuple(units),
+    )
+
+
+def aa_profiles(
+    attacker: dict[str, int],
+    defender: dict[str, int],
+    attacker_units: dict[str, Unit],
+    defender_units: dict[str, Unit],
+    flags,
+    attacker_order: list[str],
+) -> list[tuple[float, dict[str, int]]]:
+    """The attacker's possible forces after round-1 AA fire, with their probabilities.
+
+    Dice: one per attacking aircraft (`aa_dice = per_aircraft`) or min(aa_shots x guns,
+    aircraft) (`per_gun`); each hits on the gun's aa_value.  Losses: the attacker's order of
+    losses restricted to aircraft (`aa_casualties = attacker_chooses`), or each die at its
+    own aircraft, i.e. a uniformly random set of the aircraft shot at (`own_aircraft`).
+    """
+    guns = {n: c for n, c in defender.items() if c and defender_units[n].is_aa}
+    aircraft = {n: c for n, c in attacker.items() if c and attacker_units[n].is_air}
+    if not guns or not aircraft:
+        return [(1.0, dict(attacker))]
+    n_aircraft = sum(aircraft.values())
+    hit_value = max(defender_units[n].aa_value for n in guns)
+    if flags["aa_dice"] == "per_aircraft":
+        n_dice = n_aircraft
+    else:
+        n_dice = min(n_aircraft, sum(c * defender_units[n].aa_shots for n, c in guns.items()))
+    hit_chances = binomial_pmf(n_dice, hit_value / 6.0)
+
+    outcomes: dict[tuple, float] = {}
+    air_order = [n for n in attacker_order if n in aircraft]
+    for hits, p_hits in enumerate(hit_chances):
+        if p_hits == 0.0:
+            continue
+        if flags["aa_casualties"] == "attacker_chooses":
+            lost, left = {}, hits
+            for name in air_order:
+                take = min(left, aircraft[name])
+                lost[name] = take
+                left -= take
+            outcomes[tuple(sorted(lost.items()))] = (
+                outcomes.get(tuple(sorted(lost.items())), 0.0) + p_hits
+            )
+        else:
+            # the `hits` aircraft lost are a uniformly random subset of all aircraft
+            # (multivariate hypergeometric over types)
+            names = list(aircraft)
+            total = math.comb(n_aircraft, hits)
+            for lost_counts in _compositions(hits, [aircraft[n] for n in names]):
+                ways = math.prod(math.comb(aircraft[n], k) for n, k in zip(names, lost_counts))
+                key = tuple(sorted(zip(names, lost_counts)))
+                outcomes[key] = outcomes.get(key, 0.0) + p_hits * ways / total
+    profiles = []
+    for key, prob in outcomes.items():
+        lost = dict(key)
+        force = {n: c - lost.get(n, 0) for n, c in attacker.items()}
+        profiles.append((prob, force))
+    return profiles
+
+
+def _compositions(total: int, caps: list[int]):
+    """All ways to write `total` as a sum of len(caps) parts with 0 <= part_i <= caps[i]."""
+    if not caps:
+        if total == 0:
+            yield ()
+        return
+    for first in range(min(total, caps[0]) + 1):
+        for rest in _compositions(total - first, caps[1:]):
+            yield (first, *rest)
+
+
+def compile_tables(
+    attacker: dict[str, int],
+    defender: dict[str, int],
+    attacker_rules: Ruleset,
+    defender_rules: Ruleset,
+    is_land_battle: bool,
+    attacker_order: list[str] | None = None,
+    defender_order: list[str] | None = None,
+) -> CompiledBattle:
+    """Both sides' tables for a validated battle (see the module docstring)."""
+    a_units, d_units = dict(attacker_rules.units), dict(defender_rules.units)
+    a_order = attacker_order or default_loss_order(a_units, "attack")
+    d_order = defender_order or default_loss_order(d_units, "defense")
+    profiles = [(1.0, dict(attacker))]
+    if is_land_battle:
+        profiles = aa_profiles(attacker, defender, a_units, d_units, attacker_rules.flags, a_order)
+    base_ipc = {}
+    for _, force in profiles:
+        base_ipc[tuple(sorted(force.items()))] = sum(
+            (attacker[n] - force[n]) * a_units[n].cost for n in attacker
+        )
+    attacker_tables = build_side_tables(profiles, a_units, "attack", a_order, base_ipc)
+    defender_tables = build_side_tables([(1.0, dict(defender))], d_units, "defense", d_order)
+    return CompiledBattle(attacker_tables, defender_tables, is_land_battle)

@@ -1,0 +1,1 @@
+"""The exact solver: probability propagated through the per-state hit tables."""

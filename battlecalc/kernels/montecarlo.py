@@ -1,0 +1,107 @@
+"""Monte Carlo kernel: sample the per-state hit tables, aggregate inside the kernel.
+
+Each chunk of trials has its own random stream, seeded from numpy's SeedSequence by the
+caller; chunks are independent of the thread count, and all aggregates are integers, so the
+same seed gives the same numbers whatever the number of threads.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .common import CONTINUE, N_OUTCOMES, settle
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+@njit(cache=True)
+def _next_uniform(state):
+    """Next uniform in [0, 1) from a splitmix64 stream; state: uint64[1], advanced in place."""
+    state[0] += _GOLDEN
+    z = state[0]
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)) * _TO_UNIT
+
+
+@njit(cache=True)
+def _search(cdf, row, top, u):
+    """Smallest h in [0, top] with u < cdf[row, h] (cdf[row, top] is exactly 1)."""
+    lo = 0
+    hi = top
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if u < cdf[row, mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True)
+def _search_1d(cdf, u):
+    lo = 0
+    hi = cdf.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if u < cdf[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(parallel=True, cache=True)
+def simulate_chunks(seeds, chunk_trials,
+                    a_profile_cdf, a_offset, a_length, a_cdf, a_top, a_can_hit, a_alive,
+                    a_defenceless, a_has_land, a_ipc,
+                    d_cdf, d_top, d_can_hit, d_alive, d_defenceless, d_ipc, d_length,
+                    outcomes, takes, a_final, d_final, rounds_hist, rounds_sum,
+                    swing_sum, swing_sq_sum):
+    """Simulate len(seeds) chunks of trials, chunk c writing only to row c of each output.
+
+    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk.  Attacker tables (a_*)
+    are indexed by flat state, a_profile_cdf[P] is the cumulative probability of the
+    attacker's round-1 profiles; the defender has one profile of d_length steps.  ipc tables
+    are IPC lost per state.  Outputs: outcomes[C, 5] counts, takes[C] territory taken,
+    a_final[C, Sa] / d_final[C, Sd] final-state counts, rounds_hist[C, R] rounds (last bin
+    is R-1 or more), rounds_sum[C], swing_sum[C] and swing_sq_sum[C] of the TUV swing in IPC.
+    """
+    n_chunks = seeds.shape[0]
+    max_bin = rounds_hist.shape[1] - 1
+    for c in prange(n_chunks):
+        state = np.empty(1, dtype=np.uint64)
+        state[0] = seeds[c]
+        d_end = d_length
+        for _ in range(chunk_trials[c]):
+            profile = _search_1d(a_profile_cdf, _next_uniform(state))
+            a = a_offset[profile]
+            a_end = a + a_length[profile]
+            d = 0
+            outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit, a_defenceless,
+                                   d_alive, d_can_hit, d_defenceless)
+            rounds = 0
+            while outcome == CONTINUE:
+                rounds += 1
+                a_hits = _search(a_cdf, a, a_top[a], _next_uniform(state))
+                d_hits = _search(d_cdf, d, d_top[d], _next_uniform(state))
+                d = min(d + a_hits, d_end)
+                a = min(a + d_hits, a_end)
+                outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit,
+                                       a_defenceless, d_alive, d_can_hit, d_defenceless)
+            outcomes[c, outcome] += 1
+            if outcome == 0 and a_has_land[a]:
+                takes[c] += 1
+            a_final[c, a] += 1
+            d_final[c, d] += 1
+            rounds_hist[c, min(rounds, max_bin)] += 1
+            rounds_sum[c] += rounds
+            swing = d_ipc[d] - a_ipc[a]
+            swing_sum[c] += swing
+            swing_sq_sum[c] += swing * swing
+
+
+N_OUTCOME_CODES = N_OUTCOMES
