@@ -34,6 +34,7 @@ ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 # switches to Monte Carlo and `exact` refuses.
 EXACT_WORK_LIMIT = 400_000_000
 PRUNE_EPS = 1e-16  # hit counts with a smaller probability are skipped (mass reported)
+TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
 JOINT_LIMIT = 4_000_000  # keep the joint final distribution (for the TUV-swing law) below this
 
 
@@ -138,7 +139,7 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
         att.profile_prob, att.offset, att.length, att.pmf, a_lo, a_hi, att.can_hit,
         att.alive, att.defenceless, att.has_land,
         dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive, dfn.defenceless, int(dfn.length[0]),
-        outcomes, a_final, d_final, joint, totals,
+        outcomes, a_final, d_final, joint, totals, TRANSITION_EPS,
     )
     return {
         "outcomes": outcomes,

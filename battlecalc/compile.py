@@ -164,7 +164,8 @@ def dice_by_chance(force: dict[str, int], units: dict[str, Unit], role: str) -> 
             if not unit.can_attack:
                 continue
             supported = min(n, support_capacity.get(name, 0))
-            add(unit.attack + support_bonus.get(name, 0), supported, unit.attack_dice, unit.best_die)
+            bonus = support_bonus.get(name, 0)
+            add(unit.attack + bonus, supported, unit.attack_dice, unit.best_die)
             add(unit.attack, n - supported, unit.attack_dice, unit.best_die)
         else:
             add(unit.defense, n, 1, False)
@@ -340,8 +341,9 @@ def aa_profiles(
             names = list(aircraft)
             total = math.comb(n_aircraft, hits)
             for lost_counts in _compositions(hits, [aircraft[n] for n in names]):
-                ways = math.prod(math.comb(aircraft[n], k) for n, k in zip(names, lost_counts))
-                key = tuple(sorted(zip(names, lost_counts)))
+                pairs = list(zip(names, lost_counts, strict=True))
+                ways = math.prod(math.comb(aircraft[n], k) for n, k in pairs)
+                key = tuple(sorted(pairs))
                 outcomes[key] = outcomes.get(key, 0.0) + p_hits * ways / total
     profiles = []
     for key, prob in outcomes.items():

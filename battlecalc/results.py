@@ -164,8 +164,9 @@ class Result:
             units = [c for c in frame.columns if c not in ("probability", "ipc_lost")]
             part = frame.copy()
             part.insert(0, "side", side)
-            part.insert(1, "survivors", part[units].apply(
-                lambda r: format_army({u: int(r[u]) for u in units}), axis=1))
+            labels = [format_army({u: int(row[u]) for u in units})
+                      for _, row in part[units].iterrows()]
+            part.insert(1, "survivors", labels)
             parts.append(part[["side", "survivors", "ipc_lost", "probability"]])
         return pd.concat(parts, ignore_index=True)
 
@@ -186,7 +187,8 @@ class Result:
             head += (f"   (tech: attacker {','.join(self.attacker_tech) or '-'}, "
                      f"defender {','.join(self.defender_tech) or '-'})")
         lines.append(head)
-        how = "exact" if self.method == "exact" else f"Monte Carlo, {self.trials:,} trials, seed {self.seed}"
+        how = ("exact" if self.method == "exact"
+               else f"Monte Carlo, {self.trials:,} trials, seed {self.seed}")
         lines.append(f"method: {how}   ({self.elapsed_s:.3f} s)")
         lines.append("")
         exact = self.method == "exact"

@@ -16,14 +16,15 @@ from ..kernels.common import ATTACKER_WIN, CONTINUE, settle
 def solve(a_profile_prob, a_offset, a_length, a_pmf, a_lo, a_hi, a_can_hit, a_alive,
           a_defenceless, a_has_land,
           d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
-          outcomes, a_final, d_final, joint_final, totals):
+          outcomes, a_final, d_final, joint_final, totals, eps):
     """Propagate probability mass from each attacker profile's start to the end states.
 
     *_pmf[S, H+1]: hit distributions per flat state; *_lo/*_hi[S]: the hit counts whose
     probability is kept (entries outside are pruned and their mass reported).  Outputs:
     outcomes[5] probabilities, a_final[Sa] / d_final[Sd] probabilities of the final states,
     joint_final[Sa, Sd] (may be 0x0 to skip the joint distribution), totals[3] = expected
-    rounds, pruned mass, probability of taking the territory.
+    rounds, pruned mass, probability of taking the territory.  eps: a transition that
+    would move less than eps probability is skipped (its mass is counted as pruned).
     """
     d_end = d_length
     n_d = d_length + 1
@@ -64,14 +65,16 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_lo, a_hi, a_can_hit, a_al
                 totals[0] += w
                 kept = 0.0
                 for ha in range(a_lo[a], a_hi[a] + 1):
-                    pa = a_pmf[a, ha]
-                    if pa == 0.0:
+                    wa = w * a_pmf[a, ha]
+                    if wa <= eps:
                         continue
                     dn = min(d + ha, d_end)
                     for hd in range(d_lo[d], d_hi[d] + 1):
                         if ha == 0 and hd == 0:
                             continue
-                        moved = w * pa * d_pmf[d, hd]
+                        moved = wa * d_pmf[d, hd]
+                        if moved <= eps:
+                            continue
                         kept += moved
                         mass[min(k + hd, length), dn] += moved
                 totals[1] += m - kept

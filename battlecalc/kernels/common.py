@@ -1,6 +1,5 @@
 """Pieces shared by the Monte Carlo kernel and the exact solver."""
 
-import numpy as np
 from numba import njit
 
 # Outcome codes; the order is the order of the counts arrays the kernels fill.
