@@ -15,7 +15,7 @@ from .rules import Ruleset
 MAX_UNITS_PER_TYPE = 1000
 
 # One entry: an optional signed count, then a name made of letters and underscores.
-_ENTRY = re.compile(r"\s*(?:(?P<count>[+-]?\d+)\s*)?(?P<name>[^\W\d_][^\W\d]*)\s*(?:,|$)?")
+_ENTRY = re.compile(r"\s*(?:(?P<count>[+-]?\d+)\s*)?(?P<name>[^\W\d_][^\W\d]*(?:-[^\W\d]+)*)")
 
 
 def resolve_unit_name(name: str, ruleset: Ruleset) -> str:

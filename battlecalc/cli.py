@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import tempfile
@@ -29,7 +30,8 @@ class _OneLineErrors(click.Group):
             click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
             sys.exit(2)
         except click.ClickException as exc:
-            click.echo(f"Error: {exc.format_message()}", err=True)
+            # one line: click lists choices on extra lines, rules files list every problem
+            click.echo(f"Error: {' '.join(exc.format_message().split())}", err=True)
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
             click.echo("Aborted!", err=True)
@@ -50,13 +52,13 @@ class _Trials(click.ParamType):
             number = float(text) if ("e" in text.lower() or "." in text) else int(text)
         except ValueError:
             self.fail(f"{value!r} is not a number of trials", param, ctx)
-        if number != int(number):
+        if not math.isfinite(number) or number != int(number):
             self.fail(f"{value!r} is not a whole number of trials", param, ctx)
         return int(number)
 
 
 def _fail(exc: BattleInputError):
-    raise click.UsageError(str(exc).splitlines()[0] if "\n" not in str(exc) else str(exc))
+    raise click.UsageError(str(exc)) from None
 
 
 def write_atomically(path: str, text: str) -> None:

@@ -1,0 +1,416 @@
+"""Command-line interface, through click's CliRunner (click >= 8.2: stderr is kept apart)."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import io
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from battlecalc.cli import cli
+
+EXACT_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "exact"]
+MC_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
+          "--seed", "5", "--trials", "20000"]
+
+SUMMARY_KEYS = (
+    "rules", "method", "trials", "seed", "attacker_win", "defender_win", "draw", "stalemate",
+    "retreat", "takes_territory", "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss",
+    "tuv_swing", "attacker_survivors", "defender_survivors",
+)
+REVISED_UNITS = (
+    "infantry", "artillery", "tank", "aa", "fighter", "bomber", "battleship",
+    "damaged_battleship", "destroyer", "carrier", "transport", "submarine",
+)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def ok(*args: str):
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    assert result.exception is None
+    assert result.stderr == ""
+    return result
+
+
+def run_json(*args: str) -> dict:
+    return json.loads(ok(*args, "--format", "json").stdout)
+
+
+def assert_usage_error(result, fragment: str | None = None) -> str:
+    """Exit status 2, one ``Error: ...`` line on stderr, nothing on stdout, no traceback."""
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    assert "Traceback" not in result.output
+    if fragment is not None:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+# --- run: formats ----------------------------------------------------------------------------
+
+
+def test_json_exact_one_infantry_each():
+    data = run_json(*EXACT_1V1)
+    assert set(SUMMARY_KEYS) <= set(data)
+    assert data["rules"] == "revised"
+    assert data["method"] == "exact"
+    assert data["trials"] is None
+    assert data["seed"] is None
+    assert data["attacker"] == "1 infantry"
+    assert data["defender"] == "1 infantry"
+    assert data["attacker_win"] == pytest.approx(1 / 4, abs=1e-12)
+    assert data["defender_win"] == pytest.approx(5 / 8, abs=1e-12)
+    assert data["draw"] == pytest.approx(1 / 8, abs=1e-12)
+    assert data["stalemate"] == 0
+    assert data["retreat"] == 0
+    assert data["takes_territory"] == pytest.approx(1 / 4, abs=1e-12)
+    # rounds until someone hits: geometric with success chance 1 - (5/6)(4/6) = 4/9
+    assert data["mean_rounds"] == pytest.approx(9 / 4, abs=1e-12)
+    # attacker's infantry dies unless the attacker wins: 3 IPC x 3/4
+    assert data["attacker_ipc_loss"] == pytest.approx(9 / 4, abs=1e-12)
+    assert data["defender_ipc_loss"] == pytest.approx(3 * 3 / 8, abs=1e-12)
+    assert data["tuv_swing"] == pytest.approx(9 / 8 - 9 / 4, abs=1e-12)
+    assert data["attacker_survivors"] == {"infantry": pytest.approx(1 / 4, abs=1e-12)}
+    assert data["defender_survivors"] == {"infantry": pytest.approx(5 / 8, abs=1e-12)}
+
+
+def test_json_is_one_object():
+    result = ok(*EXACT_1V1, "--format", "json")
+    decoder = json.JSONDecoder()
+    obj, end = decoder.raw_decode(result.stdout)
+    assert isinstance(obj, dict)
+    assert result.stdout[end:].strip() == ""
+
+
+def test_csv_one_row_matching_json():
+    data = run_json(*EXACT_1V1)
+    result = ok(*EXACT_1V1, "--format", "csv")
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert len(rows) == 2  # header + exactly one data row
+    header, values = rows
+    row = dict(zip(header, values, strict=True))
+    assert row["rules"] == "revised"
+    assert row["method"] == "exact"
+    assert row["trials"] == ""
+    assert row["seed"] == ""
+    for key in ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
+                "takes_territory", "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss",
+                "tuv_swing"):
+        assert float(row[key]) == data[key], key
+    assert float(row["attacker_survivors.infantry"]) == data["attacker_survivors"]["infantry"]
+    assert float(row["defender_survivors.infantry"]) == data["defender_survivors"]["infantry"]
+    # survivor columns cover every unit of the edition, 0 where absent
+    for unit in REVISED_UNITS:
+        assert f"attacker_survivors.{unit}" in row
+    assert float(row["attacker_survivors.tank"]) == 0.0
+
+
+def test_table_exact():
+    out = ok(*EXACT_1V1).stdout
+    assert out.startswith("revised: 1 infantry  attacking  1 infantry\n")
+    assert "method: exact" in out
+    assert "attacker wins" in out
+    assert "25.00%" in out
+    assert "62.50%" in out
+    assert "12.50%" in out
+    assert "95% CI" not in out
+
+
+def test_table_monte_carlo():
+    out = ok(*MC_1V1).stdout
+    assert "attacker wins" in out
+    assert "defender wins" in out
+    assert "95% CI" in out
+    assert "Monte Carlo, 20,000 trials, seed 5" in out
+
+
+def test_monte_carlo_same_seed_same_numbers():
+    first = run_json(*MC_1V1)
+    second = run_json(*MC_1V1)
+    assert first.pop("elapsed_s") >= 0
+    second.pop("elapsed_s")
+    assert first == second
+    assert first["method"] == "mc"
+    assert first["trials"] == 20000
+    assert first["seed"] == 5
+    # exact answer 1/4, 5/8, 1/8; standard error about 0.003 at 20000 trials
+    assert first["attacker_win"] == pytest.approx(0.25, abs=0.02)
+    assert first["defender_win"] == pytest.approx(0.625, abs=0.02)
+    assert first["draw"] == pytest.approx(0.125, abs=0.02)
+    total = sum(first[k] for k in ("attacker_win", "defender_win", "draw", "stalemate",
+                                   "retreat"))
+    assert total == pytest.approx(1.0, abs=1e-12)
+
+
+def test_monte_carlo_other_seed_other_numbers():
+    first = run_json(*MC_1V1)
+    other = run_json(*MC_1V1[:-4], "--seed", "6", "--trials", "20000")
+    assert other["seed"] == 6
+    assert (first["attacker_win"], first["draw"]) != (other["attacker_win"], other["draw"])
+
+
+@pytest.mark.parametrize("spelling", ["2000", "2_000", "2,000", "2e3", "2.0e3"])
+def test_trials_spellings(spelling):
+    data = run_json(*MC_1V1[:-2], "--trials", spelling)
+    assert data["trials"] == 2000
+
+
+# --- run: --output -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "table"])
+def test_output_file(tmp_path, fmt):
+    target = tmp_path / f"result.{fmt}"
+    result = ok(*EXACT_1V1, "--format", fmt, "--output", str(target))
+    assert result.stdout == ""
+    assert result.output == ""
+    text = target.read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    if fmt == "json":
+        assert json.loads(text)["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert len(rows) == 1
+        assert float(rows[0]["defender_win"]) == pytest.approx(0.625, abs=1e-12)
+    else:
+        assert "attacker wins" in text
+        assert "25.00%" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]  # no temp file left
+
+
+def test_output_replaces_existing_file(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old", encoding="utf-8")
+    ok(*EXACT_1V1, "--format", "json", "-o", str(target))
+    assert json.loads(target.read_text(encoding="utf-8"))["method"] == "exact"
+
+
+def test_output_into_missing_folder(tmp_path):
+    target = tmp_path / "missing" / "out.json"
+    assert_usage_error(invoke(*EXACT_1V1, "-o", str(target)), "does not exist")
+    assert not target.parent.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_run_leaves_existing_output_untouched(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old", encoding="utf-8")
+    result = invoke("run", "--rules", "revised", "-a", "1 infanty", "-d", "1 inf",
+                    "--method", "exact", "--format", "json", "-o", str(target))
+    assert_usage_error(result, "did you mean 'infantry'?")
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_failed_write_leaves_no_temp_file_and_old_file_intact(tmp_path, monkeypatch):
+    target = tmp_path / "out.json"
+    target.write_text("old", encoding="utf-8")
+
+    def refuse(src, dst):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    result = invoke(*EXACT_1V1, "--format", "json", "-o", str(target))
+    assert_usage_error(result, f"cannot write {target}: Permission denied")
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+# --- run: --distribution -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["survivors", "ipc", "rounds", "swing"])
+@pytest.mark.parametrize("fmt", [None, "table", "json"])
+def test_distribution_needs_csv(which, fmt):
+    args = [*EXACT_1V1, "--distribution", which]
+    if fmt:
+        args += ["--format", fmt]
+    assert_usage_error(invoke(*args), "--distribution needs --format csv")
+
+
+def test_distribution_swing_exact():
+    out = ok(*EXACT_1V1, "--format", "csv", "--distribution", "swing").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    law = {int(r["tuv_swing"]): float(r["probability"]) for r in rows}
+    assert law == {
+        -3: pytest.approx(5 / 8, abs=1e-12),
+        0: pytest.approx(1 / 8, abs=1e-12),
+        3: pytest.approx(1 / 4, abs=1e-12),
+    }
+
+
+def test_distribution_ipc_exact():
+    out = ok(*EXACT_1V1, "--format", "csv", "--distribution", "ipc").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    law = {(r["side"], int(r["ipc_lost"])): float(r["probability"]) for r in rows}
+    assert law == {
+        ("attacker", 0): pytest.approx(1 / 4, abs=1e-12),
+        ("attacker", 3): pytest.approx(3 / 4, abs=1e-12),
+        ("defender", 0): pytest.approx(5 / 8, abs=1e-12),
+        ("defender", 3): pytest.approx(3 / 8, abs=1e-12),
+    }
+
+
+def test_distribution_survivors_exact():
+    out = ok(*EXACT_1V1, "--format", "csv", "--distribution", "survivors").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["side", "survivors", "ipc_lost", "probability"]
+    law = {(r["side"], r["survivors"]): float(r["probability"]) for r in rows}
+    assert law == {
+        ("attacker", "1 infantry"): pytest.approx(1 / 4, abs=1e-12),
+        ("attacker", "nothing"): pytest.approx(3 / 4, abs=1e-12),
+        ("defender", "1 infantry"): pytest.approx(5 / 8, abs=1e-12),
+        ("defender", "nothing"): pytest.approx(3 / 8, abs=1e-12),
+    }
+
+
+def test_distribution_rounds_monte_carlo():
+    out = ok(*MC_1V1, "--format", "csv", "--distribution", "rounds").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    law = {int(r["rounds"]): float(r["probability"]) for r in rows}
+    assert sum(law.values()) == pytest.approx(1.0, abs=1e-12)
+    assert min(law) == 1
+    assert law[1] == pytest.approx(4 / 9, abs=0.02)  # first round decides with chance 4/9
+
+
+def test_distribution_rounds_not_available_for_exact():
+    result = invoke(*EXACT_1V1, "--format", "csv", "--distribution", "rounds")
+    assert_usage_error(result, "the rounds distribution is not available for this method")
+
+
+# --- units and rules commands ------------------------------------------------------------------
+
+
+def test_units_lists_every_canonical_name():
+    out = ok("units", "--rules", "revised").stdout
+    names = [line.split()[0] for line in out.splitlines()[1:]]
+    assert names == list(REVISED_UNITS)
+    assert out.splitlines()[0].split()[:3] == ["name", "aliases", "cost"]
+
+
+def test_units_json():
+    rows = json.loads(ok("units", "--rules", "1942-2e", "--format", "json").stdout)
+    by_name = {row["name"]: row for row in rows}
+    assert "cruiser" in by_name
+    assert (by_name["tank"]["cost"], by_name["tank"]["attack"]) == (6, 3)
+    assert "AA at 1 (3 shots/gun)" in by_name["aa"]["abilities"]
+
+
+def test_rules_lists_editions():
+    out = ok("rules").stdout
+    ids = [line.split()[0] for line in out.splitlines()[1:]]
+    assert ids == ["1942-2e", "revised"]
+
+
+def test_rules_of_one_edition():
+    out = ok("rules", "--rules", "1942-2e").stdout
+    rows = {tuple(line.split()[:3]) for line in out.splitlines()[1:]}
+    assert ("flag", "aa_dice", "per_gun") in rows
+    assert any(row[:2] == ("tech", "heavy_bombers") for row in rows)
+    assert any(row[:2] == ("tech", "jets") for row in rows)
+
+
+def test_rules_of_one_edition_csv():
+    out = ok("rules", "--rules", "revised", "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    flags = {r["name"]: r["value"] for r in rows if r["kind"] == "flag"}
+    techs = {r["name"] for r in rows if r["kind"] == "tech"}
+    assert flags["aa_dice"] == "per_aircraft"
+    assert flags["bombard_return_fire"] == "False"
+    assert techs == {"heavy_bombers", "jets", "super_subs", "combined_bombardment"}
+
+
+# --- bad input: exit 2 and one "Error:" line -------------------------------------------------
+
+BAD_INPUT = [
+    pytest.param(["run", "--rules", "bogus", "-a", "1 inf", "-d", "1 inf"],
+                 "'bogus' is not one of '1942-2e', 'revised'", id="unknown-edition"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 infanty", "-d", "1 inf"],
+                 "unknown unit 'infanty' in revised; did you mean 'infantry'?",
+                 id="unknown-unit"),
+    pytest.param(["run", "--rules", "revised", "-a", "-1 inf", "-d", "1 inf"],
+                 "count for infantry must be at least 1, got -1", id="negative-count"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "0 tank"],
+                 "count for tank must be at least 1, got 0", id="zero-count"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--trials", "0"],
+                 "trials must be between 1 and 10,000,000,000, got 0", id="trials-0"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--trials", "-5"],
+                 "trials must be between 1 and 10,000,000,000, got -5", id="trials-negative"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--trials",
+                  "1e13"], "trials must be between 1 and 10,000,000,000", id="trials-1e13"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--trials", "abc"],
+                 "'abc' is not a number of trials", id="trials-abc"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--trials", "2.5"],
+                 "'2.5' is not a whole number of trials", id="trials-fraction"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--seed", "abc"],
+                 "Invalid value for '--seed'", id="seed-abc"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
+                  "--trials", "100", "--seed", "-1"],
+                 "seed must be between 0 and 2**63-1, got -1", id="seed-negative"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 tank", "-d", "1 bb", "--sea"],
+                 None, id="tank-at-sea"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 bb"],
+                 "battleship is a sea unit and cannot be in a land battle (defender)",
+                 id="battleship-on-land"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 aa, 1 inf", "-d", "1 inf"],
+                 "aa cannot attack", id="aa-attacking"),
+    pytest.param(["run", "--rules", "1942-2e", "-a", "1 aaa", "-d", "1 inf"],
+                 "aa cannot attack", id="aaa-attacking-1942"),
+    pytest.param(["run", "--rules", "revised", "-a", "", "-d", "1 inf"],
+                 "the attacker has no units", id="empty-attacker"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "  "],
+                 "the defender has no units", id="blank-defender"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf"],
+                 "Missing option '--defender'", id="missing-defender"),
+    pytest.param(["run", "--rules", "revised", "-d", "1 inf"],
+                 "Missing option '--attacker'", id="missing-attacker"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
+                  "--attacker-tech", "lasers"],
+                 "unknown technology 'lasers' for revised", id="unknown-tech"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
+                  "--defender-tech", "jets,lasers"],
+                 "unknown technology 'lasers' for revised", id="unknown-defender-tech"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--format", "xml"],
+                 "Invalid value for '--format'", id="unknown-format"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "fast"],
+                 "Invalid value for '--method'", id="unknown-method"),
+    pytest.param(["run", "--rules", "revised", "-a", "3 inf 2", "-d", "1 inf"],
+                 "cannot read army '3 inf 2'", id="trailing-number"),
+    pytest.param(["run", "--rules", "revised", "-a", "1001 inf", "-d", "1 inf"],
+                 "1001 infantry is more than the 1000 per unit type", id="too-many"),
+    pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--frobnicate"],
+                 "--frobnicate", id="unknown-option"),
+    pytest.param(["rules", "--rules", "bogus"], "'bogus' is not one of", id="rules-bogus"),
+    pytest.param(["units", "--rules", "bogus"], "'bogus' is not one of", id="units-bogus"),
+    pytest.param(["battle"], "No such command 'battle'", id="unknown-command"),
+]
+
+
+@pytest.mark.parametrize(("args", "fragment"), BAD_INPUT)
+def test_bad_input_is_one_error_line(args, fragment):
+    assert_usage_error(invoke(*args), fragment)
+
+
+def test_infinite_trials_is_one_error_line():
+    assert_usage_error(invoke(*EXACT_1V1, "--trials", "1e999"), "trials")
+
+
+def test_units_without_rules_is_one_error_line():
+    assert_usage_error(invoke("units"), "Missing option '--rules'")
+
+
+def test_version():
+    result = ok("--version")
+    assert "0.1.0" in result.stdout
