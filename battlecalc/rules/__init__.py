@@ -289,7 +289,7 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
     for unit in units.values():
         for ref_field in ("support_target", "damaged_form"):
             ref = getattr(unit, ref_field)
-            if ref and ref not in units:
+            if ref and ref not in raw_units:
                 errors.append(f"{prefix}.units.{unit.name}.{ref_field}: unknown unit {ref!r}")
 
     aliases: dict[str, str] = {}
@@ -317,8 +317,10 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         for unit_name, overrides in spec.items():
             if unit_name == "description":
                 continue
-            if unit_name not in units:
+            if unit_name not in raw_units:
                 errors.append(f"{path}.{unit_name}: unknown unit")
+                continue
+            if unit_name not in units:  # the unit itself is invalid; already reported
                 continue
             if not isinstance(overrides, dict):
                 errors.append(f"{path}.{unit_name}: expected a table of unit fields")
