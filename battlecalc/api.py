@@ -11,20 +11,26 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .army import format_army, parse_army, resolve_unit_name
-from .compile import CompiledBattle, SideTables, compile_tables
+from .compile import CompiledBattle, SideTables, compile_tables, default_loss_order
 from .errors import BattleInputError
+from .exact.sea_solver import scratch_for, solve_sea
 from .exact.solver import solve
+from .formula.engine import simulate_formula
 from .kernels.common import N_OUTCOMES
 from .kernels.montecarlo import simulate_chunks
-from .results import Result, build_result
+from .kernels.sea import simulate_sea_chunks
+from .results import build_result
 from .rules import Ruleset, load_rules
+from .sea import SUBMERGE_POLICIES, CompiledSeaBattle, compile_sea, rules_array, side_tuple
 
 METHODS = ("auto", "mc", "exact")
+FORMULA_OPTIONS = ("attacker_level", "defender_level", "counter", "hatred", "loss_multiplier",
+                   "exchanges", "exchange_cap", "flips")
 DEFAULT_TRIALS = 1_000_000
 MAX_TRIALS = 10_000_000_000
 CHUNK_TRIALS = 16_384
@@ -33,6 +39,8 @@ ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 # Exact solver: work estimate (state pairs x kept hit combinations) above which `auto`
 # switches to Monte Carlo and `exact` refuses.
 EXACT_WORK_LIMIT = 400_000_000
+SEA_EXACT_WORK_LIMIT = 50_000_000
+SEA_EXACT_STATE_LIMIT = 4_000_000  # attacker x defender states (the solver's mass table)
 PRUNE_EPS = 1e-16  # hit counts with a smaller probability are skipped (mass reported)
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
 JOINT_LIMIT = 4_000_000  # keep the joint final distribution (for the TUV-swing law) below this
@@ -50,6 +58,11 @@ class Battle:
     sea: bool
     attacker_tech: tuple[str, ...]
     defender_tech: tuple[str, ...]
+    attacker_submerge: str = "never"
+    defender_submerge: str = "never"
+    landing: dict[str, int] = field(default_factory=dict)
+    bombard: dict[str, int] = field(default_factory=dict)
+    overland: dict[str, int] = field(default_factory=dict)
 
 
 def _army(value: str | Mapping[str, int] | None, ruleset: Ruleset, side: str) -> dict[str, int]:
@@ -83,31 +96,81 @@ def make_battle(
     sea: bool = False,
     attacker_tech: str | Iterable[str] | None = None,
     defender_tech: str | Iterable[str] | None = None,
+    attacker_submerge: str = "never",
+    defender_submerge: str = "never",
+    landing: str | Mapping[str, int] | None = None,
+    bombard: str | Mapping[str, int] | None = None,
 ) -> Battle:
-    """Parse and validate a battle; raise BattleInputError with a clear message if it is not one."""
+    """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
+
+    An amphibious assault is a land battle with `landing` (land units from transports, on
+    top of the overland `attacker`) and optionally `bombard` (ships bombarding in round 1).
+    """
     ruleset = load_rules(rules)
     a_tech, d_tech = _techs(attacker_tech), _techs(defender_tech)
     a_rules, d_rules = ruleset.with_techs(a_tech), ruleset.with_techs(d_tech)
-    a_army, d_army = _army(attacker, ruleset, "attacker"), _army(defender, ruleset, "defender")
+    overland = _army(attacker, ruleset, "attacker")
+    d_army = _army(defender, ruleset, "defender")
+    landing_army = _army(landing, ruleset, "landing")
+    bombard_army = _army(bombard, ruleset, "bombard")
+    if sea and (landing_army or bombard_army):
+        raise BattleInputError(
+            "--landing and --bombard belong to amphibious assaults (land battles), "
+            "not to sea battles"
+        )
+    for name in landing_army:
+        unit = a_rules.units[name]
+        if not unit.is_land or not unit.can_attack:
+            raise BattleInputError(
+                f"{name} cannot land from a transport: --landing takes land units that attack"
+            )
+    if bombard_army and not landing_army:
+        raise BattleInputError(
+            "--bombard needs --landing: ships bombard only to support an amphibious assault"
+        )
+    for name in bombard_army:
+        if not a_rules.units[name].bombard:
+            enabling = [t for t, tech in ruleset.techs.items()
+                        if tech.changes.get(name, {}).get("bombard")]
+            hint = f" (needs the {enabling[0]} technology)" if enabling else ""
+            raise BattleInputError(f"{name} cannot bombard in {ruleset.id}{hint}")
+    a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
+              if overland.get(n, 0) + landing_army.get(n, 0)}
     if not a_army:
         raise BattleInputError("the attacker has no units")
     if not d_army:
         raise BattleInputError("the defender has no units")
-    if sea:
-        raise BattleInputError(
-            "sea battles are not supported yet: this version computes land battles only"
-        )
+    for side, policy in (("attacker", attacker_submerge), ("defender", defender_submerge)):
+        if policy not in SUBMERGE_POLICIES:
+            raise BattleInputError(
+                f"{side} submerge policy must be one of {', '.join(SUBMERGE_POLICIES)}, "
+                f"got {policy!r}"
+            )
     for side, army in (("attacker", a_army), ("defender", d_army)):
         for name in army:
             unit = ruleset.units[name]
-            if unit.domain == "sea":
+            if sea and unit.domain == "land":
                 raise BattleInputError(
-                    f"{name} is a sea unit and cannot be in a land battle ({side})"
+                    f"{name} is a land unit and cannot be in a sea battle ({side})"
+                )
+            if not sea and unit.domain == "sea":
+                raise BattleInputError(
+                    f"{name} is a sea unit and cannot be in a land battle ({side}); "
+                    "use --sea for a sea battle"
                 )
     for name in a_army:
         if not a_rules.units[name].can_attack:
             raise BattleInputError(f"{name} cannot attack (it only defends)")
-    return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech)
+    if sea:
+        if ruleset.flags["sub_first_strike"] not in ("always", "unless_enemy_destroyer"):
+            raise BattleInputError(
+                f"sea battles of {ruleset.id} are not supported (sub_first_strike = "
+                f"{ruleset.flags['sub_first_strike']})"
+            )
+    elif attacker_submerge != "never" or defender_submerge != "never":
+        raise BattleInputError("submerge policies apply to sea battles only (--sea)")
+    return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
+                  attacker_submerge, defender_submerge, landing_army, bombard_army, overland)
 
 
 def _work_estimate(tables: CompiledBattle, a_lo, a_hi, d_lo, d_hi) -> float:
@@ -139,6 +202,7 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
         att.profile_prob, att.offset, att.length, att.pmf, a_lo, a_hi, att.can_hit,
         att.alive, att.defenceless, att.has_land,
         dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive, dfn.defenceless, int(dfn.length[0]),
+        tables.bombardment.pmf, tables.bombardment.mode, tables.bombardment.land_prefix,
         outcomes, a_final, d_final, joint, totals, TRANSITION_EPS,
     )
     return {
@@ -152,62 +216,108 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
     }
 
 
+def _run_chunks(n_a: int, n_d: int, trials: int, seed: int, progress, kernel) -> dict:
+    """Drive a Monte Carlo kernel over fixed chunks of trials and add up its aggregates.
+
+    kernel(seeds, chunk_trials, outcomes, takes, a_final, d_final, rounds_hist, rounds_sum,
+    swing_sum, swing_sq_sum) fills one row per chunk.  Chunks and their seeds depend only on
+    `trials` and `seed`, and every aggregate is an integer, so the totals are identical
+    whatever the thread count; memory is bounded by CHUNKS_PER_CALL, not by `trials`.
+    """
+    n_chunks = -(-trials // CHUNK_TRIALS)
+    chunk_trials = np.full(n_chunks, CHUNK_TRIALS, dtype=np.int64)
+    chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
+    seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
+    shapes = {
+        "outcomes": (N_OUTCOMES,), "takes": (), "a_final": (n_a,), "d_final": (n_d,),
+        "rounds_hist": (ROUNDS_BINS,), "rounds_sum": (), "swing_sum": (), "swing_sq_sum": (),
+    }
+    totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
+    done = 0
+    for start in range(0, n_chunks, CHUNKS_PER_CALL):
+        stop = min(start + CHUNKS_PER_CALL, n_chunks)
+        rows = {key: np.zeros((stop - start, *shape), dtype=np.int64)
+                for key, shape in shapes.items()}
+        kernel(seeds[start:stop], chunk_trials[start:stop], *rows.values())
+        for key, value in rows.items():
+            totals[key] += value.sum(axis=0)
+        done += int(chunk_trials[start:stop].sum())
+        if progress is not None:
+            progress(done, trials)
+    return {key: (int(v) if v.ndim == 0 else v) for key, v in totals.items()}
+
+
 def run_monte_carlo(
     tables: CompiledBattle,
     trials: int,
     seed: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict:
-    """Monte Carlo aggregates over `trials` trials; identical for a seed whatever the threads."""
+    """Monte Carlo aggregates of a land battle; identical for a seed whatever the threads."""
     att, dfn = tables.attacker, tables.defender
-    n_chunks = -(-trials // CHUNK_TRIALS)
-    chunk_trials = np.full(n_chunks, CHUNK_TRIALS, dtype=np.int64)
-    chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
-    seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
     profile_cdf = np.cumsum(att.profile_prob)
     profile_cdf[-1] = 1.0
-    totals = {
-        "outcomes": np.zeros(N_OUTCOMES, dtype=np.int64),
-        "takes": 0,
-        "a_final": np.zeros(att.n_states, dtype=np.int64),
-        "d_final": np.zeros(dfn.n_states, dtype=np.int64),
-        "rounds_hist": np.zeros(ROUNDS_BINS, dtype=np.int64),
-        "rounds_sum": 0,
-        "swing_sum": 0,
-        "swing_sq_sum": 0,
-    }
-    done = 0
-    for start in range(0, n_chunks, CHUNKS_PER_CALL):
-        stop = min(start + CHUNKS_PER_CALL, n_chunks)
-        n = stop - start
-        outcomes = np.zeros((n, N_OUTCOMES), dtype=np.int64)
-        takes = np.zeros(n, dtype=np.int64)
-        a_final = np.zeros((n, att.n_states), dtype=np.int64)
-        d_final = np.zeros((n, dfn.n_states), dtype=np.int64)
-        rounds_hist = np.zeros((n, ROUNDS_BINS), dtype=np.int64)
-        rounds_sum = np.zeros(n, dtype=np.int64)
-        swing_sum = np.zeros(n, dtype=np.int64)
-        swing_sq_sum = np.zeros(n, dtype=np.int64)
+    bombard = tables.bombardment
+    bombard_cdf = np.cumsum(bombard.pmf)
+    bombard_cdf[-1] = 1.0
+
+    def kernel(seeds, chunk_trials, outcomes, takes, a_final, d_final, rounds_hist,
+               rounds_sum, swing_sum, swing_sq_sum):
         simulate_chunks(
-            seeds[start:stop], chunk_trials[start:stop],
+            seeds, chunk_trials,
             profile_cdf, att.offset, att.length, att.cdf, att.max_hits, att.can_hit,
             att.alive, att.defenceless, att.has_land, att.ipc_lost,
             dfn.cdf, dfn.max_hits, dfn.can_hit, dfn.alive, dfn.defenceless, dfn.ipc_lost,
-            int(dfn.length[0]),
+            int(dfn.length[0]), bombard_cdf, bombard.mode, bombard.land_prefix,
             outcomes, takes, a_final, d_final, rounds_hist, rounds_sum, swing_sum, swing_sq_sum,
         )
-        totals["outcomes"] += outcomes.sum(axis=0)
-        totals["takes"] += int(takes.sum())
-        totals["a_final"] += a_final.sum(axis=0)
-        totals["d_final"] += d_final.sum(axis=0)
-        totals["rounds_hist"] += rounds_hist.sum(axis=0)
-        totals["rounds_sum"] += int(rounds_sum.sum())
-        totals["swing_sum"] += int(swing_sum.sum())
-        totals["swing_sq_sum"] += int(swing_sq_sum.sum())
-        done += int(chunk_trials[start:stop].sum())
-        if progress is not None:
-            progress(done, trials)
-    return totals
+
+    return _run_chunks(att.n_states, dfn.n_states, trials, seed, progress, kernel)
+
+
+def run_sea_monte_carlo(tables: CompiledSeaBattle, rules: np.ndarray, trials: int, seed: int,
+                        progress: Callable[[int, int], None] | None = None) -> dict:
+    """Monte Carlo aggregates of a sea battle (rules: see battlecalc.sea.rules_array)."""
+    att, dfn = tables.attacker, tables.defender
+    att_arrays, dfn_arrays = side_tuple(att), side_tuple(dfn)
+
+    def kernel(seeds, chunk_trials, outcomes, takes, a_final, d_final, rounds_hist,
+               rounds_sum, swing_sum, swing_sq_sum):
+        simulate_sea_chunks(seeds, chunk_trials, att_arrays, dfn_arrays, rules, att.ipc_lost,
+                            dfn.ipc_lost, outcomes, a_final, d_final, rounds_hist, rounds_sum,
+                            swing_sum, swing_sq_sum)
+
+    return _run_chunks(att.n_states, dfn.n_states, trials, seed, progress, kernel)
+
+
+def run_sea_exact(tables: CompiledSeaBattle, rules: np.ndarray) -> dict:
+    """Exact law of a sea battle."""
+    att, dfn = tables.attacker, tables.defender
+    outcomes = np.zeros(N_OUTCOMES)
+    a_final = np.zeros(att.n_states)
+    d_final = np.zeros(dfn.n_states)
+    totals = np.zeros(3)
+    mass = np.zeros((att.n_states, dfn.n_states))
+    solve_sea(side_tuple(att), side_tuple(dfn), rules, mass, scratch_for(att.n_states),
+              scratch_for(dfn.n_states), TRANSITION_EPS, outcomes, a_final, d_final, totals)
+    return {
+        "outcomes": outcomes,
+        "takes": 0.0,
+        "a_final": a_final,
+        "d_final": d_final,
+        "joint": None,
+        "mean_rounds": totals[0],
+        "pruned": max(0.0, float(totals[1])),
+    }
+
+
+def _sea_work_estimate(tables: CompiledSeaBattle) -> float:
+    """Rough count of elementary steps of the exact sea solver (state pairs x hit combos)."""
+    def combos(side):
+        return ((int(side.sub_top.max()) + 1) * (int(side.air_top.max()) + 1)
+                * (int(side.ship_top.max()) + 1))
+    pairs = tables.attacker.n_states * tables.defender.n_states
+    return pairs * (combos(tables.attacker) + combos(tables.defender))
 
 
 def _check_trials(trials) -> int:
@@ -239,7 +349,12 @@ def simulate(
     attacker_tech: str | Iterable[str] | None = None,
     defender_tech: str | Iterable[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> Result:
+    attacker_submerge: str = "never",
+    defender_submerge: str = "never",
+    landing: str | Mapping[str, int] | None = None,
+    bombard: str | Mapping[str, int] | None = None,
+    **formula_options,
+):
     """Odds of a battle.
 
     rules: edition id (see :func:`battlecalc.list_editions`); attacker/defender: army notation
@@ -247,38 +362,82 @@ def simulate(
     Carlo size and seed (same seed, same numbers); method: ``"exact"``, ``"mc"`` or ``"auto"``
     (exact when the battle is small enough); attacker_tech/defender_tech: technologies such as
     ``"heavy_bombers"`` or ``["jets"]``; progress: called as progress(done, total) during
-    Monte Carlo runs.
+    Monte Carlo runs; attacker_submerge/defender_submerge: ``"never"``,
+    ``"when-only-subs-left"`` or ``"first-chance"`` (sea battles); landing/bombard: an
+    amphibious assault's land units from transports and bombarding ships (land battles).
+
+    Editions of the formula model (``rules="formula"``) take the options of
+    :func:`battlecalc.formula.engine.simulate_formula` instead (attacker_level, counter,
+    exchanges, ...) and return its FormulaResult.
     """
     started = time.perf_counter()
+    unknown = set(formula_options) - set(FORMULA_OPTIONS)
+    if unknown:
+        raise TypeError(f"simulate() got unexpected keyword arguments: {sorted(unknown)}")
+    ruleset = load_rules(rules)
+    if ruleset.model == "formula":
+        dice_only = {"sea": sea, "attacker_tech": attacker_tech, "defender_tech": defender_tech,
+                     "landing": landing, "bombard": bombard,
+                     "attacker_submerge": attacker_submerge != "never" or None,
+                     "defender_submerge": defender_submerge != "never" or None}
+        used = [name for name, value in dice_only.items() if value]
+        if used:
+            raise BattleInputError(
+                f"{', '.join(used)} do not apply to the {ruleset.id} edition (formula combat)"
+            )
+        options = {k: v for k, v in formula_options.items() if v is not None}
+        return simulate_formula(attacker, defender, method=method, trials=trials, seed=seed,
+                                rules=ruleset, **options)
+    given = [k for k, v in formula_options.items() if v is not None]
+    if given:
+        raise BattleInputError(
+            f"{', '.join(given)} apply to formula-combat editions only, not to {ruleset.id}"
+        )
     if method not in METHODS:
         raise BattleInputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     trials = _check_trials(trials)
-    battle = make_battle(rules, attacker, defender, sea, attacker_tech, defender_tech)
-    tables = compile_tables(
-        battle.attacker, battle.defender, battle.attacker_rules, battle.defender_rules,
-        is_land_battle=not battle.sea,
-    )
-    if method in ("auto", "exact"):
+    battle = make_battle(rules, attacker, defender, sea, attacker_tech, defender_tech,
+                         attacker_submerge, defender_submerge, landing, bombard)
+    if battle.sea:
+        tables = compile_sea(
+            battle.attacker, battle.defender, battle.attacker_rules, battle.defender_rules,
+            default_loss_order(dict(battle.attacker_rules.units), "attack"),
+            default_loss_order(dict(battle.defender_rules.units), "defense"),
+        )
+        rule_vector = rules_array(battle.rules.flags, battle.attacker_submerge,
+                                  battle.defender_submerge)
+        work = _sea_work_estimate(tables)
+        pairs = tables.attacker.n_states * tables.defender.n_states
+        too_big = work > SEA_EXACT_WORK_LIMIT or pairs > SEA_EXACT_STATE_LIMIT
+        run_exact_method = lambda: run_sea_exact(tables, rule_vector)  # noqa: E731
+        run_mc_method = lambda s: run_sea_monte_carlo(  # noqa: E731
+            tables, rule_vector, trials, s, progress)
+    else:
+        tables = compile_tables(
+            battle.attacker, battle.defender, battle.attacker_rules, battle.defender_rules,
+            is_land_battle=True, bombard=battle.bombard,
+            landing_units=sum(battle.landing.values()),
+        )
         a_lo, a_hi = _kept_range(tables.attacker, PRUNE_EPS)
         d_lo, d_hi = _kept_range(tables.defender, PRUNE_EPS)
         work = _work_estimate(tables, a_lo, a_hi, d_lo, d_hi)
-        if work > EXACT_WORK_LIMIT:
+        too_big = work > EXACT_WORK_LIMIT
+        run_exact_method = lambda: run_exact(tables)  # noqa: E731
+        run_mc_method = lambda s: run_monte_carlo(tables, trials, s, progress)  # noqa: E731
+    if method in ("auto", "exact"):
+        if too_big:
             if method == "exact":
                 raise BattleInputError(
-                    f"battle too large to solve exactly (about {work:.2g} transitions, limit "
-                    f"{EXACT_WORK_LIMIT:.2g}); use --method mc for Monte Carlo"
+                    f"battle too large to solve exactly (about {work:.2g} elementary steps); "
+                    "use --method mc for Monte Carlo"
                 )
             method = "mc"
         else:
             method = "exact"
     if method == "exact":
-        raw = run_exact(tables)
-        return build_result(battle, tables, "exact", None, None, raw, started)
+        return build_result(battle, tables, "exact", None, None, run_exact_method(), started)
     seed = _check_seed(seed)
-    raw = run_monte_carlo(tables, trials, seed, progress)
-    return build_result(battle, tables, "mc", trials, seed, raw, started)
-
-
+    return build_result(battle, tables, "mc", trials, seed, run_mc_method(seed), started)
 def describe_army(counts: dict[str, int]) -> str:
     return format_army(counts)
 

@@ -14,6 +14,7 @@ import click
 from . import api
 from .errors import BattleInputError
 from .rules import RULE_FLAGS, list_editions, load_rules
+from .sea import SUBMERGE_POLICIES
 
 FORMATS = ("table", "json", "csv")
 
@@ -145,12 +146,37 @@ def cli():
               "one-row summary.")
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Worker threads for Monte Carlo (results do not depend on it).")
+@click.option("--landing", default=None, help="Amphibious assault: land units coming from "
+              "transports (attackers on top of --attacker, which may then be omitted).")
+@click.option("--bombard", default=None, help="Amphibious assault: ships bombarding in round 1.")
+@click.option("--attacker-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
+              show_default=True, help="When the attacker's submarines submerge (sea battles).")
+@click.option("--defender-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
+              show_default=True, help="When the defender's submarines submerge (sea battles).")
+@click.option("--attacker-level", type=int, default=None,
+              help="Formula combat: attacker's military level 1-10.")
+@click.option("--defender-level", type=int, default=None,
+              help="Formula combat: defender's military level 1-10.")
+@click.option("--counter", type=int, default=None,
+              help="Formula combat: the attacker's counter points.")
+@click.option("--hatred", is_flag=True, default=None,
+              help="Formula combat: national hatred, +1 to the attacker's value.")
+@click.option("--loss-multiplier", type=int, default=None,
+              help="Formula combat: multiply both sides' losses (Kursk: 2).")
+@click.option("--exchanges", default=None,
+              help="Formula combat: number of exchanges, or until-done.")
+@click.option("--exchange-cap", type=int, default=None,
+              help="Formula combat: most exchanges for until-done.")
+@click.option("--flips", type=click.Choice(("A2", "A1")), default=None,
+              help="Formula combat: flip/removal reading (default: the edition's flag).")
 @format_option
 @output_option
 def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, defender_tech,
-        distribution, threads, fmt, output):
+        distribution, threads, landing, bombard, attacker_submerge, defender_submerge,
+        attacker_level, defender_level, counter, hatred, loss_multiplier, exchanges,
+        exchange_cap, flips, fmt, output):
     """Odds of one battle."""
-    if attacker is None:
+    if attacker is None and landing is None:
         raise click.UsageError("Missing option '--attacker' (the attacking army).")
     if defender is None:
         raise click.UsageError("Missing option '--defender' (the defending army).")
@@ -165,7 +191,11 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
         result = api.simulate(
             rules=rules, attacker=attacker, defender=defender, sea=sea, trials=trials,
             seed=seed, method=method, attacker_tech=attacker_tech, defender_tech=defender_tech,
-            progress=progress,
+            progress=progress, landing=landing, bombard=bombard,
+            attacker_submerge=attacker_submerge, defender_submerge=defender_submerge,
+            attacker_level=attacker_level, defender_level=defender_level, counter=counter,
+            hatred=hatred or None, loss_multiplier=loss_multiplier, exchanges=exchanges,
+            exchange_cap=exchange_cap, flips=flips,
         )
     except BattleInputError as exc:
         _fail(exc)
@@ -262,8 +292,10 @@ def rules_command(edition, fmt):
         click.echo(_rows_text(rows, fmt))
         return
     ruleset = load_rules(edition)
+    formula_model = ruleset.model == "formula"
     rows = [{"kind": "flag", "name": name, "value": str(value),
-             "meaning": RULE_FLAGS[name][2]} for name, value in ruleset.flags.items()]
+             "meaning": RULE_FLAGS[name][2]} for name, value in ruleset.flags.items()
+            if name.startswith("formula_") == formula_model]
     rows += [{"kind": "tech", "name": tech.name, "value": "", "meaning": tech.description}
              for tech in ruleset.techs.values()]
     click.echo(_rows_text(rows, fmt))

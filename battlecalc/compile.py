@@ -68,10 +68,31 @@ class SideTables:
 
 
 @dataclass(frozen=True)
+class Bombardment:
+    """Round-1 shore bombardment of an amphibious assault.
+
+    pmf[B]: law of the number of hits; mode 0 none, 1 before round 1 without return fire
+    (Revised), 2 with the attacker's round-1 fire, casualties fire back (1942 2E);
+    land_prefix: the defender's casualty steps that are land units (its first ones);
+    fired / unused: the ships that bombard and those beyond the one-per-landing-unit limit.
+    """
+
+    pmf: np.ndarray
+    mode: int
+    land_prefix: int
+    fired: dict[str, int]
+    unused: dict[str, int]
+
+
+NO_BOMBARDMENT = Bombardment(np.ones(1), 0, 0, {}, {})
+
+
+@dataclass(frozen=True)
 class CompiledBattle:
     attacker: SideTables
     defender: SideTables
     is_land_battle: bool
+    bombardment: Bombardment = NO_BOMBARDMENT
 
 
 # ---------------------------------------------------------------------------------------------
@@ -372,6 +393,8 @@ def compile_tables(
     is_land_battle: bool,
     attacker_order: list[str] | None = None,
     defender_order: list[str] | None = None,
+    bombard: dict[str, int] | None = None,
+    landing_units: int = 0,
 ) -> CompiledBattle:
     """Both sides' tables for a validated battle (see the module docstring)."""
     a_units, d_units = dict(attacker_rules.units), dict(defender_rules.units)
@@ -387,4 +410,40 @@ def compile_tables(
         )
     attacker_tables = build_side_tables(profiles, a_units, "attack", a_order, base_ipc)
     defender_tables = build_side_tables([(1.0, dict(defender))], d_units, "defense", d_order)
-    return CompiledBattle(attacker_tables, defender_tables, is_land_battle)
+    bombardment = NO_BOMBARDMENT
+    if bombard:
+        bombardment = compile_bombardment(bombard, landing_units, a_units, attacker_rules.flags,
+                                          defender, d_units, d_order)
+    return CompiledBattle(attacker_tables, defender_tables, is_land_battle, bombardment)
+
+
+def compile_bombardment(bombard: dict[str, int], landing_units: int, a_units: dict[str, Unit],
+                        flags, defender: dict[str, int], d_units: dict[str, Unit],
+                        d_order: list[str]) -> Bombardment:
+    """Which ships fire (strongest first where one ship per landing unit is the limit), the
+    law of their hits, and how many of the defender's first casualty steps are land units."""
+    ships = sorted(((a_units[n].bombard, n) for n, c in bombard.items() for _ in range(c)),
+                   reverse=True)
+    if flags["bombard_per_landing_unit"]:
+        firing, idle = ships[:landing_units], ships[landing_units:]
+    else:
+        firing, idle = ships, []
+    fired: dict[str, int] = {}
+    unused: dict[str, int] = {}
+    dice: dict[float, int] = {}
+    for value, name in firing:
+        fired[name] = fired.get(name, 0) + 1
+        dice[value / 6.0] = dice.get(value / 6.0, 0) + 1
+    for _, name in idle:
+        unused[name] = unused.get(name, 0) + 1
+    steps = casualty_steps(defender, d_units, d_order)
+    land_prefix = 0
+    while land_prefix < len(steps) and d_units[steps[land_prefix][0]].is_land:
+        land_prefix += 1
+    if any(d_units[name].is_land for name, _ in steps[land_prefix:]):
+        raise BattleInputError(
+            "bombardment hits only land units: the defender's order of losses must take its "
+            "land units before its aircraft"
+        )
+    mode = 2 if flags["bombard_return_fire"] else 1
+    return Bombardment(hits_pmf(dice), mode, land_prefix, fired, unused)

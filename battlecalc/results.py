@@ -78,6 +78,7 @@ class Result:
     rounds_distribution: pd.DataFrame = field(default=None, repr=False)
     swing_distribution: pd.DataFrame | None = field(default=None, repr=False)
     all_units: tuple[str, ...] = field(default=(), repr=False)
+    policies: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (the JSON object of `--format json`)."""
@@ -91,6 +92,7 @@ class Result:
             "sea": self.sea,
             "attacker_tech": list(self.attacker_tech),
             "defender_tech": list(self.defender_tech),
+            **self.policies,
             **{key: getattr(self, key) for key in OUTCOME_KEYS},
             "takes_territory": self.takes_territory,
             "mean_rounds": self.mean_rounds,
@@ -129,6 +131,8 @@ class Result:
                     row[f"{name}_ci95_high"] = hi
             elif isinstance(value, list):
                 row[key] = ",".join(value)
+            elif isinstance(value, dict):
+                row[key] = format_army(value) if value else ""
             else:
                 row[key] = value
         return row
@@ -187,6 +191,13 @@ class Result:
             head += (f"   (tech: attacker {','.join(self.attacker_tech) or '-'}, "
                      f"defender {','.join(self.defender_tech) or '-'})")
         lines.append(head)
+        for key, label in (("landing", "landing from transports"), ("bombard", "bombarding"),
+                           ("bombard_unused", "cannot bombard (one ship per landing unit)")):
+            if self.policies.get(key):
+                lines.append(f"{label}: {format_army(self.policies[key])}")
+        for key in ("attacker_submerge", "defender_submerge"):
+            if self.policies.get(key, "never") != "never":
+                lines.append(f"{key.replace('_', ' ')}: {self.policies[key]}")
         how = ("exact" if self.method == "exact"
                else f"Monte Carlo, {self.trials:,} trials, seed {self.seed}")
         lines.append(f"method: {how}   ({self.elapsed_s:.3f} s)")
@@ -203,6 +214,8 @@ class Result:
         }
         for key, label in labels.items():
             if key == "retreat" and self.retreat == 0:
+                continue
+            if key == "takes_territory" and self.sea:
                 continue
             value = getattr(self, key)
             ci = "" if exact else "[{:.2%}, {:.2%}]".format(*self.ci95[key])
@@ -329,7 +342,18 @@ def build_result(battle, tables, method: str, trials, seed, raw: dict, started: 
         rounds_frame = rounds_frame[rounds_frame["probability"] > 0].reset_index(drop=True)
         swing_frame = None
 
+    # the same keys for every battle, so CSV rows of one edition share a header
+    bombardment = getattr(tables, "bombardment", None)
+    policies: dict[str, Any] = {
+        "landing": dict(battle.landing),
+        "bombard": dict(bombardment.fired) if bombardment else {},
+        "bombard_unused": dict(bombardment.unused) if bombardment else {},
+        "attacker_submerge": battle.attacker_submerge,
+        "defender_submerge": battle.defender_submerge,
+    }
+
     return Result(
+        policies=policies,
         rules=battle.rules.id,
         method=method,
         trials=trials,

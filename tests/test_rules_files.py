@@ -24,7 +24,7 @@ def _subsequence(order: list[str], expected: list[str]) -> list[str]:
 
 
 def test_shipped_editions():
-    assert list_editions() == ["1942-2e", "revised"]
+    assert list_editions() == ["1942-2e", "formula", "revised"]
 
 
 @pytest.mark.parametrize("edition", list_editions())

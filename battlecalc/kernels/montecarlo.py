@@ -59,6 +59,7 @@ def simulate_chunks(seeds, chunk_trials,
                     a_profile_cdf, a_offset, a_length, a_cdf, a_top, a_can_hit, a_alive,
                     a_defenceless, a_has_land, a_ipc,
                     d_cdf, d_top, d_can_hit, d_alive, d_defenceless, d_ipc, d_length,
+                    bombard_cdf, bombard_mode, land_prefix,
                     outcomes, takes, a_final, d_final, rounds_hist, rounds_sum,
                     swing_sum, swing_sq_sum):
     """Simulate len(seeds) chunks of trials, chunk c writing only to row c of each output.
@@ -66,9 +67,13 @@ def simulate_chunks(seeds, chunk_trials,
     seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk.  Attacker tables (a_*)
     are indexed by flat state, a_profile_cdf[P] is the cumulative probability of the
     attacker's round-1 profiles; the defender has one profile of d_length steps.  ipc tables
-    are IPC lost per state.  Outputs: outcomes[C, 5] counts, takes[C] territory taken,
-    a_final[C, Sa] / d_final[C, Sd] final-state counts, rounds_hist[C, R] rounds (last bin
-    is R-1 or more), rounds_sum[C], swing_sum[C] and swing_sq_sum[C] of the TUV swing in IPC.
+    are IPC lost per state.  Shore bombardment: bombard_cdf[B] cumulative law of its hits,
+    which only land on the defender's first land_prefix casualty steps (its land units);
+    bombard_mode 0 none, 1 before round 1 with no return fire (Revised), 2 together with the
+    attacker's round-1 fire (1942 2E: the casualties fire back).  Outputs: outcomes[C, 5]
+    counts, takes[C] territory taken, a_final[C, Sa] / d_final[C, Sd] final-state counts,
+    rounds_hist[C, R] rounds (last bin is R-1 or more), rounds_sum[C], swing_sum[C] and
+    swing_sq_sum[C] of the TUV swing in IPC.
     """
     n_chunks = seeds.shape[0]
     max_bin = rounds_hist.shape[1] - 1
@@ -81,6 +86,8 @@ def simulate_chunks(seeds, chunk_trials,
             a = a_offset[profile]
             a_end = a + a_length[profile]
             d = 0
+            if bombard_mode == 1:
+                d = min(_search_1d(bombard_cdf, _next_uniform(state)), land_prefix)
             outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit, a_defenceless,
                                    d_alive, d_can_hit, d_defenceless)
             rounds = 0
@@ -88,6 +95,9 @@ def simulate_chunks(seeds, chunk_trials,
                 rounds += 1
                 a_hits = _search(a_cdf, a, a_top[a], _next_uniform(state))
                 d_hits = _search(d_cdf, d, d_top[d], _next_uniform(state))
+                if bombard_mode == 2 and rounds == 1:
+                    bombard_hits = _search_1d(bombard_cdf, _next_uniform(state))
+                    a_hits += min(bombard_hits, max(land_prefix - d, 0))
                 d = min(d + a_hits, d_end)
                 a = min(a + d_hits, a_end)
                 outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit,

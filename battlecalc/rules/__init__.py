@@ -71,7 +71,15 @@ RULE_FLAGS: dict[str, tuple[tuple[Any, ...], Any, str]] = {
         "air_and_overland",
         "which attackers of an amphibious assault may retreat",
     ),
+    "formula_flips": (
+        ("A2", "A1"),
+        "A2",
+        "formula model only (rules reference 9.3 item 9): A2: a loss point removes a piece "
+        "flipped in an earlier exchange, else flips a face-up piece; A1: a piece flipped "
+        "earlier in the same exchange may also be removed",
+    ),
 }
+MODELS = ("dice", "formula")
 
 # Unit fields: name -> (type check, default).  `None` default means required.
 _REQUIRED = object()
@@ -202,6 +210,8 @@ class Ruleset:
     flags: MappingProxyType  # flag name -> value
     techs: MappingProxyType  # tech name -> Tech
     aliases: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    model: str = "dice"  # "dice" (A&A dice battles) or "formula" (seed 002, battlecalc.formula)
+    formula: MappingProxyType | None = None  # the validated [formula] table of a formula model
 
     def unit(self, name: str) -> Unit:
         return self.units[name]
@@ -230,7 +240,8 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
     edition_id = raw.get("id")
     prefix = edition_id if isinstance(edition_id, str) and edition_id else source
 
-    known_top = {"format", "id", "name", "description", "rules", "units", "tech"}
+    known_top = {"format", "id", "name", "description", "model", "formula", "rules", "units",
+                 "tech"}
     for key in raw:
         if key not in known_top:
             errors.append(f"{prefix}.{key}: unknown key")
@@ -333,6 +344,21 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
             changes[unit_name] = dict(overrides)
         techs[tech_name] = Tech(tech_name, description, MappingProxyType(changes))
 
+    model = raw.get("model", "dice")
+    formula = None
+    if model not in MODELS:
+        allowed = ", ".join(repr(m) for m in MODELS)
+        errors.append(f"{prefix}.model: expected one of {allowed}, got {model!r}")
+    elif model == "formula":
+        from ..formula.schema import validate_formula  # lazy: battlecalc.formula imports rules
+
+        if "formula" not in raw:
+            errors.append(f'{prefix}.formula: missing (required with model = "formula")')
+        else:
+            formula = validate_formula(raw["formula"], prefix, units, errors)
+    elif "formula" in raw:
+        errors.append(f'{prefix}.formula: only allowed with model = "formula"')
+
     if errors:
         raise RulesFileError("invalid rules file:\n  " + "\n  ".join(errors))
     return Ruleset(
@@ -343,6 +369,8 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         flags=MappingProxyType(flags),
         techs=MappingProxyType(techs),
         aliases=MappingProxyType(aliases),
+        model=model,
+        formula=formula,
     )
 
 

@@ -1,0 +1,248 @@
+"""Exact solver for sea battles, on the same rule functions as the Monte Carlo kernel.
+
+Both sides' flat states only grow, so state pairs are swept in lexicographic order; the only
+cycle ("nothing changes this round") is summed in closed form.  Round 1 is played once
+explicitly first, because Revised subs may not submerge before it.
+"""
+
+import numpy as np
+from numba import njit
+
+from ..kernels.common import CONTINUE, RETREAT
+from ..kernels.sea import (
+    AIR_ALWAYS,
+    AIR_PMF,
+    AIR_TOP,
+    LONE_RETREAT,
+    MODE,
+    MODE_UNLESS_DESTROYER,
+    SHIP_DESTROYER,
+    SHIP_PMF,
+    SHIP_TOP,
+    SUB_PMF,
+    SUB_TOP,
+    SUBMERGE,
+    SUBMERGE_BEFORE_FIRE,
+    SUBMERGE_NEVER,
+    assign,
+    flat,
+    in_battle,
+    lone_transports,
+    settle_sea,
+    submerge_step,
+    subs_in_battle,
+    unflat,
+)
+
+
+@njit(cache=True)
+def _add(where, states, probs, count, f, p):
+    """Accumulate probability p on flat state f in a small sparse list; returns the count."""
+    i = where[f]
+    if i < 0:
+        where[f] = count
+        states[count] = f
+        probs[count] = p
+        return count + 1
+    probs[i] += p
+    return count
+
+
+@njit(cache=True)
+def _clear(where, states, count):
+    for i in range(count):
+        where[states[i]] = -1
+
+
+@njit(cache=True)
+def _strike_dist(firer, f_s, fires, target, t_s, t_a, t_n, where, states, probs):
+    """Law of the target's state after the firer's subs strike (sub hits only)."""
+    count = 0
+    if not fires:
+        return _add(where, states, probs, count, flat(target, t_s, t_a, t_n), 1.0)
+    pmf = firer[SUB_PMF]
+    for h in range(firer[SUB_TOP][f_s] + 1):
+        p = pmf[f_s, h]
+        if p == 0.0:
+            continue
+        s2, a2, n2 = assign(target, t_s, t_a, t_n, h, 0, 0, False)
+        count = _add(where, states, probs, count, flat(target, s2, a2, n2), p)
+    return count
+
+
+@njit(cache=True)
+def _general_dist(firer, f_s, f_a, f_n, subs_fire, air_on_subs, target, t_s, t_a, t_n,
+                  where, states, probs):
+    """Law of the target's state after the firer's general fire (sub, air and other hits)."""
+    count = 0
+    sub_top = 0
+    if subs_fire and subs_in_battle(firer, f_s) > 0:
+        sub_top = firer[SUB_TOP][f_s]
+    air_top = firer[AIR_TOP][f_a]
+    ship_top = firer[SHIP_TOP][f_n]
+    for hs in range(sub_top + 1):
+        ps = firer[SUB_PMF][f_s, hs] if sub_top > 0 else 1.0
+        if ps == 0.0:
+            continue
+        for ha in range(air_top + 1):
+            pa = ps * firer[AIR_PMF][f_a, ha]
+            if pa == 0.0:
+                continue
+            for hg in range(ship_top + 1):
+                p = pa * firer[SHIP_PMF][f_n, hg]
+                if p == 0.0:
+                    continue
+                s2, a2, n2 = assign(target, t_s, t_a, t_n, hs, ha, hg, air_on_subs)
+                count = _add(where, states, probs, count, flat(target, s2, a2, n2), p)
+    return count
+
+
+@njit(cache=True)
+def _round(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules, w, mass, self_f_a, self_f_d,
+           scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, dry):
+    """Play one round from the given state pair with weight w.
+
+    dry=True: only return the probability that the round leaves the pair unchanged.
+    Otherwise add w * P(next pair) to mass (skipping the unchanged pair and anything below
+    eps, whose mass is counted as pruned), record lone-transport retreats as terminal, and
+    return the mass kept.
+    """
+    wa1, sa1, pa1, wa2, sa2, pa2 = scratch_a
+    wd1, sd1, pd1, wd2, sd2, pd2 = scratch_d
+    air_always = rules[AIR_ALWAYS] == 1
+    lone = rules[LONE_RETREAT] == 1 and lone_transports(att, a_s, a_a, a_n)
+    v3 = rules[MODE] == MODE_UNLESS_DESTROYER
+    if v3:
+        a_strike = subs_in_battle(att, a_s) > 0 and not dfn[SHIP_DESTROYER][d_n]
+        d_strike = subs_in_battle(dfn, d_s) > 0 and not att[SHIP_DESTROYER][a_n]
+    else:
+        a_strike = subs_in_battle(att, a_s) > 0
+        d_strike = subs_in_battle(dfn, d_s) > 0
+    n_d1 = _strike_dist(att, a_s, a_strike, dfn, d_s, d_a, d_n, wd1, sd1, pd1)
+    n_a1 = _strike_dist(dfn, d_s, d_strike, att, a_s, a_a, a_n, wa1, sa1, pa1)
+    stay = 0.0
+    kept = 0.0
+    for i in range(n_a1):
+        a1s, a1a, a1n = unflat(att, sa1[i])
+        for j in range(n_d1):
+            p1 = pa1[i] * pd1[j]
+            if dry and (sa1[i] != self_f_a or sd1[j] != self_f_d):
+                continue
+            if not dry and w * p1 <= eps:
+                continue
+            d1s, d1a, d1n = unflat(dfn, sd1[j])
+            if v3:
+                fa_s, fa_a, fa_n = a1s, a1a, a1n
+                fd_s, fd_a, fd_n = d1s, d1a, d1n
+            else:
+                if att[SHIP_DESTROYER][a_n]:
+                    fa_s, fa_a, fa_n = a_s, a_a, a_n
+                else:
+                    fa_s, fa_a, fa_n = a1s, a1a, a1n
+                if dfn[SHIP_DESTROYER][d_n]:
+                    fd_s, fd_a, fd_n = d_s, d_a, d_n
+                else:
+                    fd_s, fd_a, fd_n = d1s, d1a, d1n
+            a_air_subs = air_always or att[SHIP_DESTROYER][fa_n]
+            d_air_subs = air_always or dfn[SHIP_DESTROYER][fd_n]
+            n_d2 = _general_dist(att, fa_s, fa_a, fa_n, v3 and not a_strike, a_air_subs,
+                                 dfn, d1s, d1a, d1n, wd2, sd2, pd2)
+            n_a2 = _general_dist(dfn, fd_s, fd_a, fd_n, v3 and not d_strike, d_air_subs,
+                                 att, a1s, a1a, a1n, wa2, sa2, pa2)
+            for k in range(n_a2):
+                a2 = sa2[k]
+                a2s, a2a, a2n = unflat(att, a2)
+                attacker_left = in_battle(att, a2s, a2a, a2n)
+                for m in range(n_d2):
+                    d2 = sd2[m]
+                    p = p1 * pa2[k] * pd2[m]
+                    if a2 == self_f_a and d2 == self_f_d and not lone:
+                        stay += p
+                        continue
+                    if dry:
+                        continue
+                    moved = w * p
+                    if moved <= eps:
+                        continue
+                    kept += moved
+                    if lone and attacker_left:
+                        outcomes[RETREAT] += moved
+                        a_final[a2] += moved
+                        d_final[d2] += moved
+                    else:
+                        mass[a2, d2] += moved
+            _clear(wd2, sd2, n_d2)
+            _clear(wa2, sa2, n_a2)
+    _clear(wd1, sd1, n_d1)
+    _clear(wa1, sa1, n_a1)
+    if dry:
+        return stay
+    return kept
+
+
+@njit(cache=True)
+def solve_sea(att, dfn, rules, mass, scratch_a, scratch_d, eps,
+              outcomes, a_final, d_final, totals):
+    """Exact law of a sea battle.
+
+    mass[Fa, Fd] zeroed work array; scratch_*: six arrays per side (int64 index maps filled
+    with -1, int64 state lists, float64 probability lists, twice); eps: transitions moving
+    less probability are skipped.  Outputs: outcomes[5], a_final[Fa], d_final[Fd],
+    totals[3] = expected rounds, pruned mass, 0.
+    """
+    n_a = mass.shape[0]
+    n_d = mass.shape[1]
+    timing = rules[SUBMERGE]
+    # Round 1 from the start, explicitly: no end-of-round submerging has happened yet.
+    outcome, a_n, d_n = settle_sea(att, 0, 0, 0, dfn, 0, 0, 0, rules)
+    a_s = 0
+    d_s = 0
+    if outcome == CONTINUE and timing == SUBMERGE_BEFORE_FIRE:
+        a_s, d_s = submerge_step(att, 0, 0, 0, dfn, 0, 0, 0, rules)
+    if outcome != CONTINUE or a_s != 0 or d_s != 0 or a_n != 0 or d_n != 0:
+        # decided or changed before any fire: the sweep below takes it from there
+        mass[flat(att, a_s, 0, a_n), flat(dfn, d_s, 0, d_n)] = 1.0
+    else:
+        totals[0] += 1.0
+        kept = _round(att, 0, 0, 0, dfn, 0, 0, 0, rules, 1.0, mass, -1, -1,
+                      scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, False)
+        totals[1] += 1.0 - kept
+    for af in range(n_a):
+        a_s0, a_a, a_n0 = unflat(att, af)
+        for df in range(n_d):
+            m = mass[af, df]
+            if m == 0.0:
+                continue
+            d_s0, d_a, d_n0 = unflat(dfn, df)
+            outcome, a_n, d_n = settle_sea(att, a_s0, a_a, a_n0, dfn, d_s0, d_a, d_n0, rules)
+            if a_n != a_n0 or d_n != d_n0:
+                # transports lost without dice: the mass continues from the later state
+                mass[flat(att, a_s0, a_a, a_n), flat(dfn, d_s0, d_a, d_n)] += m
+                continue
+            if outcome != CONTINUE:
+                outcomes[outcome] += m
+                a_final[af] += m
+                d_final[df] += m
+                continue
+            if timing != SUBMERGE_NEVER:
+                a_s, d_s = submerge_step(att, a_s0, a_a, a_n, dfn, d_s0, d_a, d_n, rules)
+                if a_s != a_s0 or d_s != d_s0:
+                    mass[flat(att, a_s, a_a, a_n), flat(dfn, d_s, d_a, d_n)] += m
+                    continue
+            stay = _round(att, a_s0, a_a, a_n, dfn, d_s0, d_a, d_n, rules, 0.0, mass, af, df,
+                          scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, True)
+            w = m / (1.0 - stay)
+            totals[0] += w
+            kept = _round(att, a_s0, a_a, a_n, dfn, d_s0, d_a, d_n, rules, w, mass, af, df,
+                          scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, False)
+            totals[1] += m - kept
+
+
+def scratch_for(side_states: int):
+    """Scratch arrays for one side (see solve_sea)."""
+    return (
+        np.full(side_states, -1, dtype=np.int64), np.zeros(side_states, dtype=np.int64),
+        np.zeros(side_states), np.full(side_states, -1, dtype=np.int64),
+        np.zeros(side_states, dtype=np.int64), np.zeros(side_states),
+    )
+

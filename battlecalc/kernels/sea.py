@@ -1,0 +1,354 @@
+"""Sea-battle rules as small numba functions, shared by the Monte Carlo kernel and the exact
+solver, plus the Monte Carlo kernel itself.
+
+A side is passed as a tuple of the arrays of battlecalc.sea.SeaSide (see `side_tuple` there):
+
+  META (int64[3]: nS, LA, LN), SUB_PMF, SUB_CDF, SUB_TOP, AIR_PMF, AIR_CDF, AIR_TOP, SHIP_PMF,
+  SHIP_CDF, SHIP_TOP, SUB_RANK, AIR_RANK, SHIP_RANK, SHIP_DESTROYER, SHIP_DEFENCELESS,
+  SHIP_ALL_TRANSPORTS
+
+A side's state is (si, a, n): si = subs lost while in the battle (0..nS) or nS+1+s once the
+remaining subs submerged; a, n = steps taken in the aircraft and ship categories.
+
+Rules arrive as int64[6]: MODE (0: every sub fires in an opening step every round and a side
+with a destroyer lets its sub-hit casualties fire back, Revised; 1: a side's subs strike first
+only if the enemy has no destroyer, 1942 2E), AIR_ALWAYS (1: aircraft may always hit subs),
+SUBMERGE (0: end of round, 1: before firing, 2: never), LONE_RETREAT (1: an attacker left with
+transports only takes one volley, then retreats), ATT_POLICY, DEF_POLICY (submerge policy:
+0 never, 1 when only subs are left, 2 at the first chance).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .common import ATTACKER_WIN, CONTINUE, DEFENDER_WIN, DRAW, N_OUTCOMES, RETREAT, STALEMATE
+from .montecarlo import _next_uniform, _search
+
+META, SUB_PMF, SUB_CDF, SUB_TOP, AIR_PMF, AIR_CDF, AIR_TOP = 0, 1, 2, 3, 4, 5, 6
+SHIP_PMF, SHIP_CDF, SHIP_TOP, SUB_RANK, AIR_RANK, SHIP_RANK = 7, 8, 9, 10, 11, 12
+SHIP_DESTROYER, SHIP_DEFENCELESS, SHIP_ALL_TRANSPORTS = 13, 14, 15
+
+MODE, AIR_ALWAYS, SUBMERGE, LONE_RETREAT, ATT_POLICY, DEF_POLICY = 0, 1, 2, 3, 4, 5
+MODE_ALWAYS, MODE_UNLESS_DESTROYER = 0, 1
+SUBMERGE_END_OF_ROUND, SUBMERGE_BEFORE_FIRE, SUBMERGE_NEVER = 0, 1, 2
+POLICY_NEVER, POLICY_ONLY_SUBS, POLICY_FIRST_CHANCE = 0, 1, 2
+
+_NONE = np.iinfo(np.int64).max
+
+
+@njit(cache=True)
+def flat(side, si, a, n):
+    meta = side[META]
+    return (si * (meta[1] + 1) + a) * (meta[2] + 1) + n
+
+
+@njit(cache=True)
+def unflat(side, f):
+    meta = side[META]
+    n = f % (meta[2] + 1)
+    rest = f // (meta[2] + 1)
+    return rest // (meta[1] + 1), rest % (meta[1] + 1), n
+
+
+@njit(cache=True)
+def subs_in_battle(side, si):
+    """Number of the side's subs still in the battle (0 once they submerged)."""
+    n_sub = side[META][0]
+    if si > n_sub:
+        return 0
+    return n_sub - si
+
+
+@njit(cache=True)
+def in_battle(side, si, a, n):
+    meta = side[META]
+    return subs_in_battle(side, si) > 0 or a < meta[1] or n < meta[2]
+
+
+@njit(cache=True)
+def submerged(side, si):
+    return si > side[META][0]
+
+
+@njit(cache=True)
+def can_hit(x, xs, xa, xn, y, ys, ya, yn, air_always):
+    """Whether side x, in state (xs, xa, xn), can score a hit on anything y has in the battle."""
+    y_subs = subs_in_battle(y, ys) > 0
+    y_air = ya < y[META][1]
+    y_ships = yn < y[META][2]
+    if subs_in_battle(x, xs) > 0 and x[SUB_TOP][xs] > 0 and (y_subs or y_ships):
+        return True
+    if x[AIR_TOP][xa] > 0:
+        if y_air or y_ships:
+            return True
+        if y_subs and (air_always or x[SHIP_DESTROYER][xn]):
+            return True
+    if x[SHIP_TOP][xn] > 0 and (y_subs or y_air or y_ships):
+        return True
+    return False
+
+
+@njit(cache=True)
+def _feasible(x_sub, x_air, x_ship, h_sub, h_air, h_gen, air_on_subs):
+    """Hall's condition: the chosen casualties per category can each take a distinct hit.
+
+    Sub hits may land on subs and ships, air hits on aircraft and ships (and subs when
+    air_on_subs), other hits on anything.
+    """
+    for mask in range(1, 8):
+        has_s = (mask & 1) != 0
+        has_a = (mask & 2) != 0
+        has_n = (mask & 4) != 0
+        demand = 0
+        if has_s:
+            demand += x_sub
+        if has_a:
+            demand += x_air
+        if has_n:
+            demand += x_ship
+        supply = h_gen
+        if has_s or has_n:
+            supply += h_sub
+        if has_a or has_n or (has_s and air_on_subs):
+            supply += h_air
+        if demand > supply:
+            return False
+    return True
+
+
+@njit(cache=True)
+def assign(y, ys, ya, yn, h_sub, h_air, h_gen, air_on_subs):
+    """Casualties of side y for the hits it received, by its order of losses.
+
+    As many hits land as the targeting rules allow; within that, the lexicographically first
+    set in the side's order of losses (a transversal matroid, so the greedy is exact: take the
+    next casualty in order if the set stays matchable; a category that cannot take one more
+    cannot take any).  Returns y's new (si, a, n).
+    """
+    total = h_sub + h_air + h_gen
+    if total == 0:
+        return ys, ya, yn
+    meta = y[META]
+    subs_left = subs_in_battle(y, ys)
+    x_sub = 0
+    x_air = 0
+    x_ship = 0
+    blocked_sub = subs_left == 0
+    blocked_air = ya >= meta[1]
+    blocked_ship = yn >= meta[2]
+    while x_sub + x_air + x_ship < total:
+        best = -1
+        best_rank = _NONE
+        if not blocked_sub and x_sub < subs_left:
+            rank = y[SUB_RANK][ys + x_sub]
+            if rank < best_rank:
+                best, best_rank = 0, rank
+        if not blocked_air and ya + x_air < meta[1]:
+            rank = y[AIR_RANK][ya + x_air]
+            if rank < best_rank:
+                best, best_rank = 1, rank
+        if not blocked_ship and yn + x_ship < meta[2]:
+            rank = y[SHIP_RANK][yn + x_ship]
+            if rank < best_rank:
+                best, best_rank = 2, rank
+        if best < 0:
+            break
+        if best == 0:
+            if _feasible(x_sub + 1, x_air, x_ship, h_sub, h_air, h_gen, air_on_subs):
+                x_sub += 1
+            else:
+                blocked_sub = True
+        elif best == 1:
+            if _feasible(x_sub, x_air + 1, x_ship, h_sub, h_air, h_gen, air_on_subs):
+                x_air += 1
+            else:
+                blocked_air = True
+        else:
+            if _feasible(x_sub, x_air, x_ship + 1, h_sub, h_air, h_gen, air_on_subs):
+                x_ship += 1
+            else:
+                blocked_ship = True
+    return ys + x_sub, ya + x_air, yn + x_ship
+
+
+@njit(cache=True)
+def wants_submerge(x, xs, xa, xn, policy, enemy_destroyer):
+    """Whether side x submerges all its subs now (never while an enemy destroyer is present)."""
+    if policy == POLICY_NEVER or enemy_destroyer or subs_in_battle(x, xs) == 0:
+        return False
+    if policy == POLICY_FIRST_CHANCE:
+        return True
+    meta = x[META]
+    return xa >= meta[1] and xn >= meta[2]
+
+
+@njit(cache=True)
+def do_submerge(x, xs):
+    return x[META][0] + 1 + xs
+
+
+@njit(cache=True)
+def submerge_step(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules):
+    """Submerge decisions at the start of a round: attacker first, then defender."""
+    if wants_submerge(att, a_s, a_a, a_n, rules[ATT_POLICY], dfn[SHIP_DESTROYER][d_n]):
+        a_s = do_submerge(att, a_s)
+    if wants_submerge(dfn, d_s, d_a, d_n, rules[DEF_POLICY], att[SHIP_DESTROYER][a_n]):
+        d_s = do_submerge(dfn, d_s)
+    return a_s, d_s
+
+
+@njit(cache=True)
+def settle_sea(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules):
+    """Between-rounds checks: defenceless transports, end of battle, stalemate.
+
+    Returns (outcome or CONTINUE, a_n, d_n) with transports removed where lost without dice.
+    """
+    air_always = rules[AIR_ALWAYS] == 1
+    a_hit = can_hit(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, air_always)
+    d_hit = can_hit(dfn, d_s, d_a, d_n, att, a_s, a_a, a_n, air_always)
+    # a side that cannot hit anything loses its defenceless transports if the enemy can
+    # hit ships at all (every unit with a value can target a ship)
+    a_lose = att[SHIP_DEFENCELESS][a_n] and not a_hit and in_battle(dfn, d_s, d_a, d_n) and (
+        _any_fire(dfn, d_s, d_a, d_n))
+    d_lose = dfn[SHIP_DEFENCELESS][d_n] and not d_hit and in_battle(att, a_s, a_a, a_n) and (
+        _any_fire(att, a_s, a_a, a_n))
+    if a_lose:
+        a_n = att[META][2]
+    if d_lose:
+        d_n = dfn[META][2]
+    a_in = in_battle(att, a_s, a_a, a_n)
+    d_in = in_battle(dfn, d_s, d_a, d_n)
+    if not a_in:
+        if submerged(att, a_s):
+            return RETREAT, a_n, d_n
+        if d_in:
+            return DEFENDER_WIN, a_n, d_n
+        return DRAW, a_n, d_n
+    if not d_in:
+        return ATTACKER_WIN, a_n, d_n
+    if a_lose or d_lose:
+        a_hit = can_hit(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, air_always)
+        d_hit = can_hit(dfn, d_s, d_a, d_n, att, a_s, a_a, a_n, air_always)
+    if not a_hit and not d_hit:
+        return STALEMATE, a_n, d_n
+    return CONTINUE, a_n, d_n
+
+
+@njit(cache=True)
+def _any_fire(x, xs, xa, xn):
+    return ((subs_in_battle(x, xs) > 0 and x[SUB_TOP][xs] > 0) or x[AIR_TOP][xa] > 0
+            or x[SHIP_TOP][xn] > 0)
+
+
+@njit(cache=True)
+def lone_transports(att, a_s, a_a, a_n):
+    """The attacker has only transports in the battle (Revised: one volley, then retreat)."""
+    return subs_in_battle(att, a_s) == 0 and a_a >= att[META][1] and att[SHIP_ALL_TRANSPORTS][a_n]
+
+
+@njit(cache=True)
+def _sample(cdf, top, row, state):
+    if top[row] == 0:
+        return 0
+    return _search(cdf, row, top[row], _next_uniform(state))
+
+
+@njit(cache=True)
+def _play_trial(att, dfn, rules, state):
+    """One sea battle; returns (outcome, attacker flat state, defender flat state, rounds)."""
+    a_s = 0
+    a_a = 0
+    a_n = 0
+    d_s = 0
+    d_a = 0
+    d_n = 0
+    rounds = 0
+    air_always = rules[AIR_ALWAYS] == 1
+    outcome, a_n, d_n = settle_sea(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules)
+    while outcome == CONTINUE:
+        timing = rules[SUBMERGE]
+        if timing == SUBMERGE_BEFORE_FIRE or (timing == SUBMERGE_END_OF_ROUND and rounds > 0):
+            a_s, d_s = submerge_step(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules)
+            outcome, a_n, d_n = settle_sea(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules)
+            if outcome != CONTINUE:
+                break
+        rounds += 1
+        lone = rules[LONE_RETREAT] == 1 and lone_transports(att, a_s, a_a, a_n)
+        if rules[MODE] == MODE_UNLESS_DESTROYER:
+            a_strike = subs_in_battle(att, a_s) > 0 and not dfn[SHIP_DESTROYER][d_n]
+            d_strike = subs_in_battle(dfn, d_s) > 0 and not att[SHIP_DESTROYER][a_n]
+        else:
+            a_strike = subs_in_battle(att, a_s) > 0
+            d_strike = subs_in_battle(dfn, d_s) > 0
+        h_ad = _sample(att[SUB_CDF], att[SUB_TOP], a_s, state) if a_strike else 0
+        h_da = _sample(dfn[SUB_CDF], dfn[SUB_TOP], d_s, state) if d_strike else 0
+        d1s, d1a, d1n = assign(dfn, d_s, d_a, d_n, h_ad, 0, 0, False)
+        a1s, a1a, a1n = assign(att, a_s, a_a, a_n, h_da, 0, 0, False)
+        if rules[MODE] == MODE_UNLESS_DESTROYER:
+            # everyone fires from the units left after the surprise strike; subs that did
+            # not strike fire now, still at ships only
+            fa_s, fa_a, fa_n = a1s, a1a, a1n
+            fd_s, fd_a, fd_n = d1s, d1a, d1n
+            a_subs_fire = not a_strike
+            d_subs_fire = not d_strike
+        else:
+            # Revised: subs fired already; a side with a destroyer fires with its sub-hit
+            # casualties too
+            if att[SHIP_DESTROYER][a_n]:
+                fa_s, fa_a, fa_n = a_s, a_a, a_n
+            else:
+                fa_s, fa_a, fa_n = a1s, a1a, a1n
+            if dfn[SHIP_DESTROYER][d_n]:
+                fd_s, fd_a, fd_n = d_s, d_a, d_n
+            else:
+                fd_s, fd_a, fd_n = d1s, d1a, d1n
+            a_subs_fire = False
+            d_subs_fire = False
+        hs_a = 0
+        if a_subs_fire and subs_in_battle(att, fa_s) > 0:
+            hs_a = _sample(att[SUB_CDF], att[SUB_TOP], fa_s, state)
+        ha_a = _sample(att[AIR_CDF], att[AIR_TOP], fa_a, state)
+        hg_a = _sample(att[SHIP_CDF], att[SHIP_TOP], fa_n, state)
+        hs_d = 0
+        if d_subs_fire and subs_in_battle(dfn, fd_s) > 0:
+            hs_d = _sample(dfn[SUB_CDF], dfn[SUB_TOP], fd_s, state)
+        ha_d = _sample(dfn[AIR_CDF], dfn[AIR_TOP], fd_a, state)
+        hg_d = _sample(dfn[SHIP_CDF], dfn[SHIP_TOP], fd_n, state)
+        a_air_subs = air_always or att[SHIP_DESTROYER][fa_n]
+        d_air_subs = air_always or dfn[SHIP_DESTROYER][fd_n]
+        d_s, d_a, d_n = assign(dfn, d1s, d1a, d1n, hs_a, ha_a, hg_a, a_air_subs)
+        a_s, a_a, a_n = assign(att, a1s, a1a, a1n, hs_d, ha_d, hg_d, d_air_subs)
+        if lone and in_battle(att, a_s, a_a, a_n):
+            outcome = RETREAT
+            break
+        outcome, a_n, d_n = settle_sea(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules)
+    return outcome, flat(att, a_s, a_a, a_n), flat(dfn, d_s, d_a, d_n), rounds
+
+
+@njit(parallel=True, cache=True)
+def simulate_sea_chunks(seeds, chunk_trials, att, dfn, rules, a_ipc, d_ipc,
+                        outcomes, a_final, d_final, rounds_hist, rounds_sum,
+                        swing_sum, swing_sq_sum):
+    """Monte Carlo sea battles, chunk c writing only row c of each output.
+
+    seeds[C] uint64 stream seeds, chunk_trials[C] trials per chunk; att/dfn side tuples, rules
+    int64[6] (module docstring); a_ipc/d_ipc[F] IPC lost per flat state.  Outputs as in
+    kernels.montecarlo.simulate_chunks.
+    """
+    max_bin = rounds_hist.shape[1] - 1
+    for c in prange(seeds.shape[0]):
+        state = np.empty(1, dtype=np.uint64)
+        state[0] = seeds[c]
+        for _ in range(chunk_trials[c]):
+            outcome, a, d, rounds = _play_trial(att, dfn, rules, state)
+            outcomes[c, outcome] += 1
+            a_final[c, a] += 1
+            d_final[c, d] += 1
+            rounds_hist[c, min(rounds, max_bin)] += 1
+            rounds_sum[c] += rounds
+            swing = d_ipc[d] - a_ipc[a]
+            swing_sum[c] += swing
+            swing_sq_sum[c] += swing * swing
+
+
+N_SEA_OUTCOMES = N_OUTCOMES
