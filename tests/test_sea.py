@@ -1,0 +1,172 @@
+"""Sea battles: exact solver against the independent reference (tests/sea_reference.py), Monte
+Carlo against exact within 4 standard errors at a fixed seed, and the reference's pitfalls of
+section 11 with analytic values."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+from sea_reference import exact_sea
+
+import battlecalc
+
+# (edition, attacker, defender, options)
+BATTLES = [
+    ("1942-2e", {"bomber": 1}, {"battleship": 1}, {}),
+    ("1942-2e", {"submarine": 2}, {"fighter": 1, "destroyer": 1}, {}),
+    ("1942-2e", {"submarine": 2}, {"destroyer": 1, "transport": 1}, {}),
+    ("revised", {"submarine": 2}, {"destroyer": 1, "transport": 1}, {}),
+    ("1942-2e", {"battleship": 1}, {"destroyer": 2}, {}),
+    ("revised", {"battleship": 1}, {"destroyer": 2}, {}),
+    ("1942-2e", {"carrier": 1, "fighter": 2}, {"submarine": 2, "destroyer": 1}, {}),
+    ("1942-2e", {"fighter": 2}, {"submarine": 2}, {}),
+    ("revised", {"fighter": 2}, {"submarine": 2}, {}),
+    ("revised", {"submarine": 2}, {"submarine": 1}, {}),
+    ("1942-2e", {"submarine": 2}, {"submarine": 1}, {}),
+    ("1942-2e", {"submarine": 2, "bomber": 1}, {"carrier": 1, "fighter": 1}, {}),
+    ("1942-2e", {"submarine": 2, "bomber": 1}, {"carrier": 1, "fighter": 1},
+     {"attacker_submerge": "when-only-subs-left"}),
+    ("revised", {"transport": 2}, {"submarine": 1, "destroyer": 1}, {}),
+    ("revised", {"submarine": 1}, {"destroyer": 1}, {}),
+    ("revised", {"submarine": 1}, {"carrier": 1}, {}),
+    ("1942-2e", {"destroyer": 1}, {"transport": 1}, {}),
+    ("1942-2e", {"transport": 1}, {"transport": 1}, {}),
+    ("1942-2e", {"destroyer": 1, "submarine": 1}, {"submarine": 2}, {}),
+    ("revised", {"destroyer": 1, "submarine": 1}, {"submarine": 2}, {}),
+    ("1942-2e", {"cruiser": 1, "fighter": 1}, {"submarine": 1, "transport": 2}, {}),
+    ("revised", {"battleship": 1, "fighter": 1}, {"carrier": 1, "fighter": 2}, {}),
+    ("1942-2e", {"damaged_battleship": 1, "destroyer": 1}, {"cruiser": 1, "submarine": 1}, {}),
+    ("1942-2e", {"submarine": 3}, {"destroyer": 1, "submarine": 1},
+     {"attacker_submerge": "first-chance"}),
+    ("1942-2e", {"destroyer": 1, "fighter": 1}, {"submarine": 2},
+     {"defender_submerge": "first-chance"}),
+    ("revised", {"destroyer": 1, "submarine": 2}, {"submarine": 2, "transport": 1},
+     {"attacker_submerge": "first-chance", "defender_submerge": "when-only-subs-left"}),
+    ("revised", {"submarine": 2}, {"battleship": 1}, {"attacker_tech": ("super_subs",)}),
+    ("1942-2e", {"submarine": 2}, {"carrier": 1, "fighter": 2},
+     {"attacker_tech": ("super_subs",)}),
+]
+IDS = [f"{e}:{'+'.join(f'{n}{u[:4]}' for u, n in a.items())}-v-"
+       f"{'+'.join(f'{n}{u[:4]}' for u, n in d.items())}{'-opt' if o else ''}"
+       for e, a, d, o in BATTLES]
+OUTCOMES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
+MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
+
+
+def _reference(edition, attacker, defender, options):
+    return exact_sea(
+        edition, attacker, defender,
+        attacker_submerge=options.get("attacker_submerge", "never"),
+        defender_submerge=options.get("defender_submerge", "never"),
+        attacker_super_subs="super_subs" in options.get("attacker_tech", ()),
+    )
+
+
+def _solve(edition, attacker, defender, options, **extra):
+    return battlecalc.simulate(rules=edition, attacker=attacker, defender=defender, sea=True,
+                               **options, **extra)
+
+
+@pytest.mark.parametrize("battle", BATTLES, ids=IDS)
+def test_exact_matches_reference(battle):
+    expected = _reference(*battle)
+    result = _solve(*battle, method="exact")
+    for key in (*OUTCOMES, *MEANS):
+        assert getattr(result, key) == pytest.approx(float(expected[key]), abs=1e-9), key
+    for side in ("attacker_survivors", "defender_survivors"):
+        got = getattr(result, side)
+        for unit, value in expected[side].items():
+            assert got.get(unit, 0.0) == pytest.approx(float(value), abs=1e-9), (side, unit)
+    assert result.pruned < 1e-9
+
+
+@pytest.mark.parametrize("battle", BATTLES, ids=IDS)
+def test_monte_carlo_within_four_standard_errors(battle):
+    trials = 100_000
+    exact = _solve(*battle, method="exact")
+    mc = _solve(*battle, method="mc", trials=trials, seed=11)
+    for key in OUTCOMES:
+        p = getattr(exact, key)
+        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
+        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
+    for key in MEANS:
+        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+
+
+def test_bomber_against_battleship_1942():
+    # The battleship's first hit only damages it: 1/16, 13/16, 1/8 (issue 3).
+    result = _solve("1942-2e", "1 bmb", "1 bb", {}, method="exact")
+    assert (result.attacker_win, result.defender_win, result.draw) == pytest.approx(
+        (1 / 16, 13 / 16, 1 / 8), abs=1e-12)
+
+
+def test_subs_against_fighter_and_destroyer_1942():
+    # Once the destroyer is gone, subs and fighter cannot hit each other: stalemate (issue 3).
+    result = _solve("1942-2e", "2 sub", "1 ftr 1 dd", {}, method="exact")
+    assert result.defender_win == pytest.approx(834 / 1679, abs=1e-12)
+    assert result.stalemate == pytest.approx(1 - 834 / 1679, abs=1e-12)
+
+
+def test_lone_transport_is_lost_without_dice_1942():
+    result = _solve("1942-2e", "1 dd", "1 tt", {}, method="exact")
+    assert result.attacker_win == 1.0 and result.mean_rounds == 0.0
+    assert result.defender_ipc_loss == 7.0
+
+
+def test_revised_sub_hits_on_a_side_with_destroyer_fire_back():
+    # Revised 1 sub v 1 destroyer: the sub fires first every round (1/3); the destroyer fires
+    # back even when hit (1/2).  Per round: win (1/3)(1/2), draw (1/3)(1/2), lose (2/3)(1/2).
+    result = _solve("revised", "1 sub", "1 dd", {}, method="exact")
+    assert (result.attacker_win, result.draw, result.defender_win) == pytest.approx(
+        (1 / 4, 1 / 4, 1 / 2), abs=1e-12)
+
+
+def test_revised_sub_hits_without_destroyer_are_removed_first():
+    # Revised 1 sub v 1 carrier (defence 3): a carrier hit by the opening fire never fires.
+    # Per round: sub hits 1/3; else the carrier hits 1/2.  P(win) = (1/3)/(1/3 + (2/3)(1/2)).
+    result = _solve("revised", "1 sub", "1 cv", {}, method="exact")
+    assert result.attacker_win == pytest.approx(1 / 2, abs=1e-12)
+    assert result.draw == 0.0
+
+
+def test_air_cannot_hit_subs_without_destroyer_1942_but_can_in_revised():
+    v3 = _solve("1942-2e", "2 ftr", "2 sub", {}, method="exact")
+    assert v3.stalemate == 1.0
+    revised = _solve("revised", "2 ftr", "2 sub", {}, method="exact")
+    assert revised.attacker_win == pytest.approx(1.0, abs=1e-12)
+    assert revised.mean_rounds == pytest.approx(float(Fraction(20, 9)), abs=1e-12)
+
+
+def test_sub_hits_never_land_on_carrier_fighters():
+    # 1942: 1 sub v 2 fighters + nothing else at sea: the sub can hit nothing; the fighters
+    # cannot hit it without a destroyer: stalemate at once.
+    result = _solve("1942-2e", "1 sub", "2 ftr", {}, method="exact")
+    assert result.stalemate == 1.0 and result.mean_rounds == 0.0
+
+
+def test_submerged_subs_count_as_survivors_and_retreat():
+    result = _solve("1942-2e", "2 sub", "1 cv 1 ftr", {"attacker_submerge": "first-chance"},
+                    method="exact")
+    assert result.retreat == 1.0
+    assert result.attacker_survivors["submarine"] == 2.0
+    assert result.attacker_ipc_loss == 0.0
+
+
+def test_submerging_is_never_allowed_against_a_destroyer():
+    never = _solve("1942-2e", "2 sub", "1 dd", {}, method="exact")
+    first = _solve("1942-2e", "2 sub", "1 dd", {"attacker_submerge": "first-chance"},
+                   method="exact")
+    assert first.to_dict()["attacker_win"] == pytest.approx(never.attacker_win, abs=1e-15)
+    assert first.retreat == 0.0
+
+
+def test_same_seed_same_sea_numbers():
+    kwargs = dict(rules="1942-2e", attacker="3 sub 1 dd 2 ftr", defender="1 cv 2 ftr 1 dd 1 tt",
+                  sea=True, method="mc", trials=50_000, seed=9)
+    one = battlecalc.simulate(**kwargs).to_dict()
+    two = battlecalc.simulate(**kwargs).to_dict()
+    one.pop("elapsed_s")
+    two.pop("elapsed_s")
+    assert one == two
