@@ -26,7 +26,7 @@ from .kernels.montecarlo import simulate_chunks
 from .kernels.sea import simulate_sea_chunks
 from .results import build_result
 from .rules import Ruleset, load_rules
-from .sea import SUBMERGE_POLICIES, CompiledSeaBattle, compile_sea, rules_array, side_tuple
+from .sea import SUBMERGE_POLICIES, CompiledSeaBattle, compile_sea, rules_array, side_arrays
 
 METHODS = ("auto", "mc", "exact")
 FORMULA_OPTIONS = ("attacker_level", "defender_level", "counter", "hatred", "loss_multiplier",
@@ -279,11 +279,13 @@ def run_sea_monte_carlo(tables: CompiledSeaBattle, rules: np.ndarray, trials: in
                         progress: Callable[[int, int], None] | None = None) -> dict:
     """Monte Carlo aggregates of a sea battle (rules: see battlecalc.sea.rules_array)."""
     att, dfn = tables.attacker, tables.defender
-    att_arrays, dfn_arrays = side_tuple(att), side_tuple(dfn)
+    a_ints, a_cdf, _ = side_arrays(att)
+    d_ints, d_cdf, _ = side_arrays(dfn)
 
     def kernel(seeds, chunk_trials, outcomes, takes, a_final, d_final, rounds_hist,
                rounds_sum, swing_sum, swing_sq_sum):
-        simulate_sea_chunks(seeds, chunk_trials, att_arrays, dfn_arrays, rules, att.ipc_lost,
+        simulate_sea_chunks(seeds, chunk_trials, a_ints, a_cdf, d_ints, d_cdf, rules,
+                            att.ipc_lost,
                             dfn.ipc_lost, outcomes, a_final, d_final, rounds_hist, rounds_sum,
                             swing_sum, swing_sq_sum)
 
@@ -298,7 +300,9 @@ def run_sea_exact(tables: CompiledSeaBattle, rules: np.ndarray) -> dict:
     d_final = np.zeros(dfn.n_states)
     totals = np.zeros(3)
     mass = np.zeros((att.n_states, dfn.n_states))
-    solve_sea(side_tuple(att), side_tuple(dfn), rules, mass, scratch_for(att.n_states),
+    a_ints, _, a_pmf = side_arrays(att)
+    d_ints, _, d_pmf = side_arrays(dfn)
+    solve_sea(a_ints, a_pmf, d_ints, d_pmf, rules, mass, scratch_for(att.n_states),
               scratch_for(dfn.n_states), TRANSITION_EPS, outcomes, a_final, d_final, totals)
     return {
         "outcomes": outcomes,

@@ -189,15 +189,24 @@ def compile_sea(attacker: dict[str, int], defender: dict[str, int], attacker_rul
     )
 
 
-def side_tuple(side: SeaSide) -> tuple:
-    """The arrays of a side in the order kernels/sea.py expects."""
-    meta = np.array([side.n_sub, side.n_air_steps, side.n_ship_steps], dtype=np.int64)
-    return (
-        meta, side.sub_pmf, side.sub_cdf, side.sub_top, side.air_pmf, side.air_cdf,
-        side.air_top, side.ship_pmf, side.ship_cdf, side.ship_top, side.sub_rank,
-        side.air_rank, side.ship_rank, side.ship_destroyer, side.ship_transport_only,
-        side.ship_all_transports,
-    )
+def side_arrays(side: SeaSide) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ints, cdf, pmf): a side in the layout of kernels/sea.py (see its docstring)."""
+    rows = [side.sub_top, side.air_top, side.ship_top, side.sub_rank, side.air_rank,
+            side.ship_rank, side.ship_destroyer, side.ship_transport_only,
+            side.ship_all_transports]
+    width = max(3, *(len(r) for r in rows))
+    ints = np.zeros((10, width), dtype=np.int64)
+    ints[0, :3] = (side.n_sub, side.n_air_steps, side.n_ship_steps)
+    for i, row in enumerate(rows, start=1):
+        ints[i, : len(row)] = row
+    hits = max(t.shape[1] for t in (side.sub_pmf, side.air_pmf, side.ship_pmf))
+    cdf = np.ones((3, width, hits))
+    pmf = np.zeros((3, width, hits))
+    for i, (p, c) in enumerate(((side.sub_pmf, side.sub_cdf), (side.air_pmf, side.air_cdf),
+                                (side.ship_pmf, side.ship_cdf))):
+        pmf[i, : p.shape[0], : p.shape[1]] = p
+        cdf[i, : c.shape[0], : c.shape[1]] = c
+    return ints, cdf, pmf
 
 
 SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")

@@ -14,6 +14,9 @@ It provides two functions:
   jets)`` -- a die-by-die Monte Carlo simulation using ``random.Random(seed)``
   and ``rng.randint(1, 6)`` for every single die.
 
+Both also take the amphibious-assault keywords ``landing``, ``bombard`` and
+``combined_bombardment`` (see "Amphibious assaults" below).
+
 Rules implemented (land battles only)
 =====================================
 
@@ -105,12 +108,54 @@ Reported results:
 * tuv_swing = defender_ipc_loss - attacker_ipc_loss;
 * attacker_survivors / defender_survivors -- dict unit -> expected count left
   at the end, for every unit name given in the input (revised aa: 0).
+
+Amphibious assaults
+===================
+
+Keywords ``landing=None``, ``bombard=None``, ``combined_bombardment=False``.
+
+* ``landing`` -- dict of land units (infantry, artillery, tank) arriving from
+  transports.  They are attackers exactly like the ``attacker`` units (they
+  fight, are supported by artillery, are taken in the same order of losses);
+  the two dicts are merged by unit name (``attacker`` may be empty).  Retreat
+  is not modelled.  Landing units are reported among the attacker's survivors
+  and IPC losses like any attacker.
+* ``bombard`` -- dict of ships bombarding the territory.  Bombard values:
+  revised battleship 4, destroyer 3 only with ``combined_bombardment``;
+  1942-2e battleship 4, cruiser 3 (``combined_bombardment`` has no effect in
+  1942-2e).  Any other ship name raises ValueError, and so does a non-empty
+  ``bombard`` without any ``landing`` unit (bombardment only supports an
+  amphibious assault).  The ships cannot be hit and are not part of the
+  result (no survivors, no IPC).  One die per firing ship.
+* Bombard hits may only hit defending LAND units: infantry, artillery, tank,
+  and in 1942-2e also aa (the revised AA gun is never a casualty).  Never an
+  aircraft.  If the defender has no land units left, bombard hits are lost.
+* revised: every ship fires (no limit).  Bombardment is part of the opening
+  fire, before round 1, at the same time as the AA fire.  Its casualties are
+  taken in the defender's order of losses restricted to land units and are
+  removed at once: they never fire.  Then the usual pre-round check applies
+  (e.g. a defender left with nothing that counts -> attacker_win, 0 rounds).
+  Bombardment is not a general round.
+* 1942-2e: at most one ship per landing unit fires; when there are more ships
+  the strongest fire (battleships before cruisers) and the rest do nothing.
+  The bombard dice are rolled in general round 1 together with the attacker's
+  general fire (only if round 1 is fought at all).  The defender takes the
+  round-1 casualties so that as many hits as possible land (bombard hits on
+  land units only, general hits on anything); among the largest possible sets
+  of casualties it takes the lexicographically first in its order of losses.
+  All round-1 casualties (bombard and general) fire back in round 1 and are
+  removed at the end of round 1.  AAA that fired at aircraft may be chosen as
+  bombard casualties.  Later rounds are ordinary general rounds.
+* AA fire is unaffected by landing units (they are not aircraft) and by the
+  bombarding ships.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from fractions import Fraction
+from functools import cache
 from math import comb
 
 # ---------------------------------------------------------------------------
@@ -145,6 +190,17 @@ STATS = {
         "aa": (5, 0, 0),
     },
 }
+
+# Amphibious assaults: units that may land from transports, defending units
+# that bombard hits may strike (the revised AA gun is excluded separately,
+# since it is never a casualty), and the bombard value of each ship.
+LANDING_UNITS = ("infantry", "artillery", "tank")
+BOMBARD_TARGETS = ("infantry", "artillery", "tank", "aa")
+BOMBARD_VALUES = {
+    REVISED: {"battleship": 4},
+    E1942: {"battleship": 4, "cruiser": 3},
+}
+COMBINED_BOMBARDMENT_VALUES = {"destroyer": 3}  # revised technology only
 
 ATTACK = "attack"
 DEFENCE = "defence"
@@ -322,6 +378,100 @@ def _ipc_loss(edition, start, end):
 
 
 # ---------------------------------------------------------------------------
+# Amphibious-assault helpers (shared by the exact solver and the simulation)
+# ---------------------------------------------------------------------------
+
+def _landing_counts(landing):
+    """Validate `landing` and return it as a count tuple in UNITS order."""
+    landing = landing or {}
+    for name in landing:
+        if name not in LANDING_UNITS:
+            raise ValueError(
+                f"{name!r} cannot land from a transport; expected one of {LANDING_UNITS}"
+            )
+    return _to_counts(landing)
+
+
+def _merge_counts(a, b):
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+def _bombard_values_of(edition, combined_bombardment):
+    values = dict(BOMBARD_VALUES[edition])
+    if edition == REVISED and combined_bombardment:
+        values.update(COMBINED_BOMBARDMENT_VALUES)
+    return values
+
+
+def _firing_ships(edition, bombard, n_landing, combined_bombardment):
+    """Validate `bombard`; return the die values of the ships that actually fire.
+
+    One entry per firing ship, strongest first.  1942-2e: at most one ship per
+    landing unit fires (the strongest ones).  revised: all of them fire.
+    """
+    bombard = bombard or {}
+    values = _bombard_values_of(edition, combined_bombardment)
+    for name, n in bombard.items():
+        if name not in values:
+            raise ValueError(
+                f"{name!r} cannot bombard in {edition}; ships that can: {sorted(values)}"
+            )
+        if not isinstance(n, int) or n < 0:
+            raise ValueError(f"bad count {n!r} for ship {name!r}")
+    ships = []
+    for name, n in bombard.items():
+        ships.extend([values[name]] * n)
+    ships.sort(reverse=True)  # strongest first
+    if ships and n_landing == 0:
+        raise ValueError("bombard needs landing units: ships bombard only in an amphibious assault")
+    if edition == E1942:
+        ships = ships[:n_landing]
+    return ships
+
+
+def _bombard_groups(ships):
+    """Dice groups (number_of_dice, hit_probability) of the firing ships."""
+    return [(ships.count(v), Fraction(v, 6)) for v in sorted(set(ships), reverse=True)]
+
+
+def _bombard_order(dfn_order):
+    """The defender's order of losses restricted to units bombard hits may strike."""
+    return [u for u in dfn_order if u in BOMBARD_TARGETS]
+
+
+@cache
+def _round1_defender_casualties(dfn, general_hits, bombard_hits, dfn_order):
+    """1942-2e round 1: the defender's state after general and bombard hits.
+
+    Brute force over every possible set of casualties (a count per unit):
+
+    * the set must be coverable by the hits, each casualty by its own hit:
+      every chosen non-land unit needs a general hit, and the chosen land
+      units take the bombard hits plus the general hits left over;
+    * among the coverable sets the largest ones are kept (as many hits as
+      possible land), and of those the lexicographically first in the order
+      of losses (the sorted sequence of order positions is smallest).
+    """
+    order = list(dfn_order)
+    best_key, best_choice = None, None
+    for choice in itertools.product(*(range(dfn[_idx(u)] + 1) for u in order)):
+        n_land = sum(c for u, c in zip(order, choice, strict=True) if u in BOMBARD_TARGETS)
+        n_other = sum(c for u, c in zip(order, choice, strict=True) if u not in BOMBARD_TARGETS)
+        if n_other > general_hits:
+            continue
+        if n_land > bombard_hits + (general_hits - n_other):
+            continue
+        sequence = tuple(pos for pos, c in enumerate(choice) for _ in range(c))
+        key = (-len(sequence), sequence)
+        if best_key is None or key < best_key:
+            best_key, best_choice = key, choice
+    new = list(dfn)
+    for u, c in zip(order, best_choice, strict=True):
+        new[_idx(u)] -= c
+    return tuple(new)
+
+
+# ---------------------------------------------------------------------------
 # Exact solver
 # ---------------------------------------------------------------------------
 
@@ -376,19 +526,28 @@ def _aa_fire_distribution(edition, att, dfn):
     return result
 
 
-def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False):
+def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
+               landing=None, bombard=None, combined_bombardment=False):
     """Exact land-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
     takes_territory, attacker_ipc_loss, defender_ipc_loss, tuv_swing,
     mean_rounds (Fractions) and attacker_survivors / defender_survivors
     (dict unit -> Fraction expected count left).
+
+    `landing` / `bombard` / `combined_bombardment`: amphibious assault (see the
+    module docstring).  Landing units are merged into the attacker.
     """
     _check_edition(edition)
-    att0 = _to_counts(attacker)
+    landing0 = _landing_counts(landing)
+    att0 = _merge_counts(_to_counts(attacker), landing0)
     dfn0 = _to_counts(defender)
+    ships = _firing_ships(edition, bombard, sum(landing0), combined_bombardment)
+    bombard_groups = _bombard_groups(ships)
+    att_names = {**dict.fromkeys(attacker), **dict.fromkeys(landing or {})}
     att_order = _loss_order(edition, ATTACK, jets)
     dfn_order = _loss_order(edition, DEFENCE, jets)
+    bombard_order = _bombard_order(dfn_order)
     n = len(UNITS)
 
     # A "value vector" holds the expectations, from a given state onwards, of:
@@ -448,13 +607,59 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False):
         memo[key] = vec
         return vec
 
-    # Round-1 AA fire, then the pre-round AAA rule, then the battle proper.
+    def first_round_with_bombardment(att, dfn):
+        """1942-2e: value from the start of round 1, bombard dice rolled in round 1.
+
+        Round 1 differs from later rounds only by the bombard dice and the
+        round-1 casualty rule; from round 2 on, `value` takes over.  (A round 1
+        without any hit simply leads to `value` of the same state.)
+        """
+        outcome = _classify(edition, att, dfn, heavy_bombers, jets)
+        if outcome is not None:
+            return terminal_vector(outcome, att, dfn)
+        att_groups = _dice_groups(edition, ATTACK, att, heavy_bombers, jets)
+        dfn_groups = _dice_groups(edition, DEFENCE, dfn, heavy_bombers, jets)
+        general_hits = _hit_distribution(att_groups, _removable(dfn, dfn_order))
+        bombard_hits = _hit_distribution(bombard_groups, _removable(dfn, bombard_order))
+        dfn_hits = _hit_distribution(dfn_groups, _removable(att, att_order))
+        acc = [Fraction(0)] * size
+        for hg, pg in general_hits.items():
+            for hb, pb in bombard_hits.items():
+                new_dfn = _round1_defender_casualties(dfn, hg, hb, tuple(dfn_order))
+                for hd, pd in dfn_hits.items():
+                    new_att = _remove_casualties(att, hd, att_order)
+                    sub = value(new_att, _aa_only_rule(edition, new_att, new_dfn))
+                    for i in range(size):
+                        acc[i] += pg * pb * pd * sub[i]
+        acc[5] += 1  # round 1 itself
+        return acc
+
+    def opening_bombardment(dfn):
+        """revised: distribution of defender states after the opening bombardment."""
+        if not ships:
+            return {dfn: Fraction(1)}
+        result = {}
+        for hits, p in _hit_distribution(bombard_groups, _removable(dfn, bombard_order)).items():
+            new = _remove_casualties(dfn, hits, bombard_order)
+            result[new] = result.get(new, 0) + p
+        return result
+
+    # Round-1 AA fire (revised: together with the opening bombardment), then the
+    # pre-round AAA rule, then the battle proper (1942-2e: round 1 with bombardment).
     total = [Fraction(0)] * size
     for att1, p in _aa_fire_distribution(edition, att0, dfn0).items():
-        dfn1 = _aa_only_rule(edition, att1, dfn0)
-        sub = value(att1, dfn1)
-        for i in range(size):
-            total[i] += p * sub[i]
+        if edition == REVISED:
+            after_bombardment = opening_bombardment(dfn0)
+        else:
+            after_bombardment = {dfn0: Fraction(1)}
+        for dfn_b, pb in after_bombardment.items():
+            dfn1 = _aa_only_rule(edition, att1, dfn_b)
+            if edition == E1942 and ships:
+                sub = first_round_with_bombardment(att1, dfn1)
+            else:
+                sub = value(att1, dfn1)
+            for i in range(size):
+                total[i] += p * pb * sub[i]
 
     att_final = tuple(total[6 + i] for i in range(n))
     dfn_final = tuple(total[6 + n + i] for i in range(n))
@@ -471,7 +676,7 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False):
         "tuv_swing": Fraction(dfn_loss - att_loss),
         "mean_rounds": total[5],
         "attacker_survivors": {
-            k: Fraction(v) for k, v in _reported_survivors(edition, att_final, attacker).items()
+            k: Fraction(v) for k, v in _reported_survivors(edition, att_final, att_names).items()
         },
         "defender_survivors": {
             k: Fraction(v) for k, v in _reported_survivors(edition, dfn_final, defender).items()
@@ -526,9 +731,19 @@ def _simulate_aa_fire(rng, edition, att, dfn):
     return _remove_casualties(att, hits, air_order)
 
 
-def _simulate_one(rng, edition, att, dfn, att_order, dfn_order, heavy_bombers, jets):
+def _roll_bombard_hits(rng, ships):
+    """One die per firing ship; return the number of hits."""
+    return sum(1 for v in ships if rng.randint(1, 6) <= v)
+
+
+def _simulate_one(rng, edition, att, dfn, att_order, dfn_order, heavy_bombers, jets,
+                  ships=()):
     """Fight one battle; return (outcome, final att, final dfn, rounds)."""
+    bombard_order = _bombard_order(dfn_order)
     att = _simulate_aa_fire(rng, edition, att, dfn)
+    if edition == REVISED and ships:
+        # opening fire: bombard casualties are removed before they can fire
+        dfn = _remove_casualties(dfn, _roll_bombard_hits(rng, ships), bombard_order)
     dfn = _aa_only_rule(edition, att, dfn)
     rounds = 0
     while True:
@@ -538,17 +753,25 @@ def _simulate_one(rng, edition, att, dfn, att_order, dfn_order, heavy_bombers, j
         rounds += 1
         att_hits = _roll_hits(rng, edition, ATTACK, att, heavy_bombers, jets)
         dfn_hits = _roll_hits(rng, edition, DEFENCE, dfn, heavy_bombers, jets)
-        new_dfn = _remove_casualties(dfn, att_hits, dfn_order)
+        if edition == E1942 and ships and rounds == 1:
+            bombard_hits = _roll_bombard_hits(rng, ships)
+            new_dfn = _round1_defender_casualties(dfn, att_hits, bombard_hits, tuple(dfn_order))
+        else:
+            new_dfn = _remove_casualties(dfn, att_hits, dfn_order)
         new_att = _remove_casualties(att, dfn_hits, att_order)
         att, dfn = new_att, _aa_only_rule(edition, new_att, new_dfn)
 
 
 def simulate_land(edition, attacker, defender, *, trials, seed,
-                  heavy_bombers=False, jets=False):
+                  heavy_bombers=False, jets=False,
+                  landing=None, bombard=None, combined_bombardment=False):
     """Monte Carlo land battle: same keys as exact_land, as floats (means)."""
     _check_edition(edition)
-    att0 = _to_counts(attacker)
+    landing0 = _landing_counts(landing)
+    att0 = _merge_counts(_to_counts(attacker), landing0)
     dfn0 = _to_counts(defender)
+    ships = tuple(_firing_ships(edition, bombard, sum(landing0), combined_bombardment))
+    att_names = {**dict.fromkeys(attacker), **dict.fromkeys(landing or {})}  # reported names
     if trials <= 0:
         raise ValueError("trials must be positive")
     att_order = _loss_order(edition, ATTACK, jets)
@@ -560,11 +783,11 @@ def simulate_land(edition, attacker, defender, *, trials, seed,
     rounds_total = 0
     att_loss_total = 0
     dfn_loss_total = 0
-    att_surv = {k: 0 for k in attacker}
+    att_surv = {k: 0 for k in att_names}
     dfn_surv = {k: 0 for k in defender}
     for _ in range(trials):
         outcome, att, dfn, rounds = _simulate_one(
-            rng, edition, att0, dfn0, att_order, dfn_order, heavy_bombers, jets
+            rng, edition, att0, dfn0, att_order, dfn_order, heavy_bombers, jets, ships
         )
         tally[outcome] += 1
         if outcome == "attacker_win" and _takes_territory(att):
@@ -572,7 +795,7 @@ def simulate_land(edition, attacker, defender, *, trials, seed,
         rounds_total += rounds
         att_loss_total += _ipc_loss(edition, att0, att)
         dfn_loss_total += _ipc_loss(edition, dfn0, dfn)
-        for k, v in _reported_survivors(edition, att, attacker).items():
+        for k, v in _reported_survivors(edition, att, att_names).items():
             att_surv[k] += v
         for k, v in _reported_survivors(edition, dfn, defender).items():
             dfn_surv[k] += v

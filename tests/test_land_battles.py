@@ -169,3 +169,80 @@ def test_result_views_agree():
     assert mean_inf == pytest.approx(result.attacker_survivors["infantry"], abs=1e-12)
     swing = result.swing_distribution
     assert (swing["tuv_swing"] * swing["probability"]).sum() == pytest.approx(result.tuv_swing)
+
+
+# Amphibious assaults: (edition, overland attacker, landing, bombard, defender, options)
+AMPHIBIOUS = [
+    ("1942-2e", {}, {"infantry": 1}, {"battleship": 2}, {"infantry": 1}, {}),
+    ("revised", {}, {"infantry": 1}, {"battleship": 1}, {"infantry": 1}, {}),
+    ("revised", {}, {"infantry": 1}, {"battleship": 2}, {"infantry": 1, "fighter": 1}, {}),
+    ("1942-2e", {"tank": 1}, {"infantry": 2, "artillery": 1}, {"battleship": 1, "cruiser": 1},
+     {"infantry": 3, "aa": 1, "fighter": 1}, {}),
+    ("revised", {"fighter": 1}, {"infantry": 2, "tank": 1}, {"battleship": 2},
+     {"infantry": 2, "tank": 1, "aa": 1}, {}),
+    ("1942-2e", {"fighter": 2, "bomber": 1}, {"infantry": 1, "artillery": 1},
+     {"battleship": 2, "cruiser": 2}, {"infantry": 2, "artillery": 1, "aa": 1, "fighter": 1},
+     {"heavy_bombers": True}),
+    ("revised", {"fighter": 2, "bomber": 1}, {"infantry": 2, "artillery": 1},
+     {"battleship": 1, "destroyer": 2}, {"infantry": 2, "aa": 1, "fighter": 1},
+     {"jets": True, "combined_bombardment": True}),
+    ("1942-2e", {}, {"tank": 2}, {"cruiser": 2, "battleship": 1},
+     {"aa": 1, "infantry": 1, "fighter": 2}, {}),
+]
+AMPHIBIOUS_IDS = [f"{e}:{'+'.join(f'{n}{u[:3]}' for u, n in {**a, **land}.items())}"
+                  f"-bomb-{'+'.join(f'{n}{u[:3]}' for u, n in b.items())}"
+                  for e, a, land, b, d, o in AMPHIBIOUS]
+
+
+def _amphibious(edition, overland, landing, bombard, defender, options, **extra):
+    a_tech = [t for t in ("heavy_bombers", "combined_bombardment") if options.get(t)]
+    if edition == "1942-2e" and options.get("jets"):
+        a_tech.append("jets")
+    d_tech = ["jets"] if edition == "revised" and options.get("jets") else []
+    return battlecalc.simulate(rules=edition, attacker=overland or None, landing=landing,
+                               bombard=bombard, defender=defender, attacker_tech=a_tech,
+                               defender_tech=d_tech, **extra)
+
+
+@pytest.mark.parametrize("battle", AMPHIBIOUS, ids=AMPHIBIOUS_IDS)
+def test_amphibious_exact_matches_reference(battle):
+    edition, overland, landing, bombard, defender, options = battle
+    expected = exact_land(edition, overland, defender, landing=landing, bombard=bombard,
+                          **options)
+    result = _amphibious(*battle, method="exact")
+    for key in (*PROBABILITIES, *MEANS):
+        assert getattr(result, key) == pytest.approx(float(expected[key]), abs=1e-9), key
+    for side in ("attacker_survivors", "defender_survivors"):
+        for unit, value in expected[side].items():
+            assert getattr(result, side).get(unit, 0.0) == pytest.approx(float(value), abs=1e-9)
+
+
+@pytest.mark.parametrize("battle", AMPHIBIOUS, ids=AMPHIBIOUS_IDS)
+def test_amphibious_monte_carlo_within_four_standard_errors(battle):
+    trials = 100_000
+    exact = _amphibious(*battle, method="exact")
+    mc = _amphibious(*battle, method="mc", trials=trials, seed=5)
+    for key in PROBABILITIES:
+        p = getattr(exact, key)
+        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
+        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
+    for key in MEANS:
+        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+
+
+def test_bombardment_limit_is_one_ship_per_landing_unit_1942():
+    # 1 landing infantry: a second battleship adds nothing, and is reported as unused.
+    one = _amphibious("1942-2e", {}, {"infantry": 1}, {"battleship": 1}, {"infantry": 1}, {},
+                      method="exact")
+    two = _amphibious("1942-2e", {}, {"infantry": 1}, {"battleship": 2}, {"infantry": 1}, {},
+                      method="exact")
+    assert two.attacker_win == pytest.approx(one.attacker_win, abs=1e-15)
+    assert two.attacker_win == pytest.approx(19 / 36, abs=1e-12)
+    assert two.to_dict()["bombard_unused"] == {"battleship": 1}
+
+
+def test_revised_bombardment_casualties_do_not_fire_back():
+    # 1 landing infantry + 1 battleship v 1 infantry: the battleship kills it first with 4/6.
+    result = _amphibious("revised", {}, {"infantry": 1}, {"battleship": 1}, {"infantry": 1}, {},
+                         method="exact")
+    assert result.attacker_win == pytest.approx(2 / 3 + (1 / 3) * (1 / 4), abs=1e-12)

@@ -11,15 +11,15 @@ from numba import njit
 from ..kernels.common import CONTINUE, RETREAT
 from ..kernels.sea import (
     AIR_ALWAYS,
-    AIR_PMF,
     AIR_TOP,
+    CAT_AIR,
+    CAT_SHIP,
+    CAT_SUB,
     LONE_RETREAT,
     MODE,
     MODE_UNLESS_DESTROYER,
     SHIP_DESTROYER,
-    SHIP_PMF,
     SHIP_TOP,
-    SUB_PMF,
     SUB_TOP,
     SUBMERGE,
     SUBMERGE_BEFORE_FIRE,
@@ -55,14 +55,13 @@ def _clear(where, states, count):
 
 
 @njit(cache=True)
-def _strike_dist(firer, f_s, fires, target, t_s, t_a, t_n, where, states, probs):
+def _strike_dist(firer, f_pmf, f_s, fires, target, t_s, t_a, t_n, where, states, probs):
     """Law of the target's state after the firer's subs strike (sub hits only)."""
     count = 0
     if not fires:
         return _add(where, states, probs, count, flat(target, t_s, t_a, t_n), 1.0)
-    pmf = firer[SUB_PMF]
-    for h in range(firer[SUB_TOP][f_s] + 1):
-        p = pmf[f_s, h]
+    for h in range(firer[SUB_TOP, f_s] + 1):
+        p = f_pmf[CAT_SUB, f_s, h]
         if p == 0.0:
             continue
         s2, a2, n2 = assign(target, t_s, t_a, t_n, h, 0, 0, False)
@@ -71,25 +70,25 @@ def _strike_dist(firer, f_s, fires, target, t_s, t_a, t_n, where, states, probs)
 
 
 @njit(cache=True)
-def _general_dist(firer, f_s, f_a, f_n, subs_fire, air_on_subs, target, t_s, t_a, t_n,
+def _general_dist(firer, f_pmf, f_s, f_a, f_n, subs_fire, air_on_subs, target, t_s, t_a, t_n,
                   where, states, probs):
     """Law of the target's state after the firer's general fire (sub, air and other hits)."""
     count = 0
     sub_top = 0
     if subs_fire and subs_in_battle(firer, f_s) > 0:
-        sub_top = firer[SUB_TOP][f_s]
-    air_top = firer[AIR_TOP][f_a]
-    ship_top = firer[SHIP_TOP][f_n]
+        sub_top = firer[SUB_TOP, f_s]
+    air_top = firer[AIR_TOP, f_a]
+    ship_top = firer[SHIP_TOP, f_n]
     for hs in range(sub_top + 1):
-        ps = firer[SUB_PMF][f_s, hs] if sub_top > 0 else 1.0
+        ps = f_pmf[CAT_SUB, f_s, hs] if sub_top > 0 else 1.0
         if ps == 0.0:
             continue
         for ha in range(air_top + 1):
-            pa = ps * firer[AIR_PMF][f_a, ha]
+            pa = ps * f_pmf[CAT_AIR, f_a, ha]
             if pa == 0.0:
                 continue
             for hg in range(ship_top + 1):
-                p = pa * firer[SHIP_PMF][f_n, hg]
+                p = pa * f_pmf[CAT_SHIP, f_n, hg]
                 if p == 0.0:
                     continue
                 s2, a2, n2 = assign(target, t_s, t_a, t_n, hs, ha, hg, air_on_subs)
@@ -98,7 +97,8 @@ def _general_dist(firer, f_s, f_a, f_n, subs_fire, air_on_subs, target, t_s, t_a
 
 
 @njit(cache=True)
-def _round(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules, w, mass, self_f_a, self_f_d,
+def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass, self_f_a,
+           self_f_d,
            scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, dry):
     """Play one round from the given state pair with weight w.
 
@@ -113,13 +113,13 @@ def _round(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules, w, mass, self_f_a, sel
     lone = rules[LONE_RETREAT] == 1 and lone_transports(att, a_s, a_a, a_n)
     v3 = rules[MODE] == MODE_UNLESS_DESTROYER
     if v3:
-        a_strike = subs_in_battle(att, a_s) > 0 and not dfn[SHIP_DESTROYER][d_n]
-        d_strike = subs_in_battle(dfn, d_s) > 0 and not att[SHIP_DESTROYER][a_n]
+        a_strike = subs_in_battle(att, a_s) > 0 and not dfn[SHIP_DESTROYER, d_n]
+        d_strike = subs_in_battle(dfn, d_s) > 0 and not att[SHIP_DESTROYER, a_n]
     else:
         a_strike = subs_in_battle(att, a_s) > 0
         d_strike = subs_in_battle(dfn, d_s) > 0
-    n_d1 = _strike_dist(att, a_s, a_strike, dfn, d_s, d_a, d_n, wd1, sd1, pd1)
-    n_a1 = _strike_dist(dfn, d_s, d_strike, att, a_s, a_a, a_n, wa1, sa1, pa1)
+    n_d1 = _strike_dist(att, a_pmf, a_s, a_strike, dfn, d_s, d_a, d_n, wd1, sd1, pd1)
+    n_a1 = _strike_dist(dfn, d_pmf, d_s, d_strike, att, a_s, a_a, a_n, wa1, sa1, pa1)
     stay = 0.0
     kept = 0.0
     for i in range(n_a1):
@@ -135,19 +135,19 @@ def _round(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules, w, mass, self_f_a, sel
                 fa_s, fa_a, fa_n = a1s, a1a, a1n
                 fd_s, fd_a, fd_n = d1s, d1a, d1n
             else:
-                if att[SHIP_DESTROYER][a_n]:
+                if att[SHIP_DESTROYER, a_n]:
                     fa_s, fa_a, fa_n = a_s, a_a, a_n
                 else:
                     fa_s, fa_a, fa_n = a1s, a1a, a1n
-                if dfn[SHIP_DESTROYER][d_n]:
+                if dfn[SHIP_DESTROYER, d_n]:
                     fd_s, fd_a, fd_n = d_s, d_a, d_n
                 else:
                     fd_s, fd_a, fd_n = d1s, d1a, d1n
-            a_air_subs = air_always or att[SHIP_DESTROYER][fa_n]
-            d_air_subs = air_always or dfn[SHIP_DESTROYER][fd_n]
-            n_d2 = _general_dist(att, fa_s, fa_a, fa_n, v3 and not a_strike, a_air_subs,
+            a_air_subs = air_always or att[SHIP_DESTROYER, fa_n]
+            d_air_subs = air_always or dfn[SHIP_DESTROYER, fd_n]
+            n_d2 = _general_dist(att, a_pmf, fa_s, fa_a, fa_n, v3 and not a_strike, a_air_subs,
                                  dfn, d1s, d1a, d1n, wd2, sd2, pd2)
-            n_a2 = _general_dist(dfn, fd_s, fd_a, fd_n, v3 and not d_strike, d_air_subs,
+            n_a2 = _general_dist(dfn, d_pmf, fd_s, fd_a, fd_n, v3 and not d_strike, d_air_subs,
                                  att, a1s, a1a, a1n, wa2, sa2, pa2)
             for k in range(n_a2):
                 a2 = sa2[k]
@@ -181,12 +181,13 @@ def _round(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules, w, mass, self_f_a, sel
 
 
 @njit(cache=True)
-def solve_sea(att, dfn, rules, mass, scratch_a, scratch_d, eps,
+def solve_sea(att, a_pmf, dfn, d_pmf, rules, mass, scratch_a, scratch_d, eps,
               outcomes, a_final, d_final, totals):
     """Exact law of a sea battle.
 
-    mass[Fa, Fd] zeroed work array; scratch_*: six arrays per side (int64 index maps filled
-    with -1, int64 state lists, float64 probability lists, twice); eps: transitions moving
+    att/dfn: side ints, a_pmf/d_pmf: their pmf tables (kernels/sea.py); mass[Fa, Fd] zeroed
+    work array; scratch_*: six arrays per side (int64 index maps filled with -1, int64 state
+    lists, float64 probability lists, twice); eps: transitions moving
     less probability are skipped.  Outputs: outcomes[5], a_final[Fa], d_final[Fd],
     totals[3] = expected rounds, pruned mass, 0.
     """
@@ -204,7 +205,7 @@ def solve_sea(att, dfn, rules, mass, scratch_a, scratch_d, eps,
         mass[flat(att, a_s, 0, a_n), flat(dfn, d_s, 0, d_n)] = 1.0
     else:
         totals[0] += 1.0
-        kept = _round(att, 0, 0, 0, dfn, 0, 0, 0, rules, 1.0, mass, -1, -1,
+        kept = _round(att, a_pmf, 0, 0, 0, dfn, d_pmf, 0, 0, 0, rules, 1.0, mass, -1, -1,
                       scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, False)
         totals[1] += 1.0 - kept
     for af in range(n_a):
@@ -229,11 +230,13 @@ def solve_sea(att, dfn, rules, mass, scratch_a, scratch_d, eps,
                 if a_s != a_s0 or d_s != d_s0:
                     mass[flat(att, a_s, a_a, a_n), flat(dfn, d_s, d_a, d_n)] += m
                     continue
-            stay = _round(att, a_s0, a_a, a_n, dfn, d_s0, d_a, d_n, rules, 0.0, mass, af, df,
+            stay = _round(att, a_pmf, a_s0, a_a, a_n, dfn, d_pmf, d_s0, d_a, d_n, rules, 0.0,
+                          mass, af, df,
                           scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, True)
             w = m / (1.0 - stay)
             totals[0] += w
-            kept = _round(att, a_s0, a_a, a_n, dfn, d_s0, d_a, d_n, rules, w, mass, af, df,
+            kept = _round(att, a_pmf, a_s0, a_a, a_n, dfn, d_pmf, d_s0, d_a, d_n, rules, w,
+                          mass, af, df,
                           scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, False)
             totals[1] += m - kept
 

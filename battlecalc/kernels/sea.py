@@ -1,11 +1,15 @@
 """Sea-battle rules as small numba functions, shared by the Monte Carlo kernel and the exact
 solver, plus the Monte Carlo kernel itself.
 
-A side is passed as a tuple of the arrays of battlecalc.sea.SeaSide (see `side_tuple` there):
+A side is passed as two arrays built by battlecalc.sea.side_arrays (few arrays, because
+numba passes every array argument by value and these functions are called in the hot loop):
 
-  META (int64[3]: nS, LA, LN), SUB_PMF, SUB_CDF, SUB_TOP, AIR_PMF, AIR_CDF, AIR_TOP, SHIP_PMF,
-  SHIP_CDF, SHIP_TOP, SUB_RANK, AIR_RANK, SHIP_RANK, SHIP_DESTROYER, SHIP_DEFENCELESS,
-  SHIP_ALL_TRANSPORTS
+  ints[10, M] int64, rows: META (nS, LA, LN in columns 0..2), SUB_TOP, AIR_TOP, SHIP_TOP
+      (largest hit count, by steps taken in the category), SUB_RANK, AIR_RANK, SHIP_RANK
+      (position in the order of losses of the category's next casualty), SHIP_DESTROYER,
+      SHIP_DEFENCELESS, SHIP_ALL_TRANSPORTS (0/1 by ship steps taken);
+  table[3, M, W] float64: per category (CAT_SUB, CAT_AIR, CAT_SHIP) and steps taken, the
+      hit distribution (pmf, exact solver) or its running sum (cdf, Monte Carlo).
 
 A side's state is (si, a, n): si = subs lost while in the battle (0..nS) or nS+1+s once the
 remaining subs submerged; a, n = steps taken in the aircraft and ship categories.
@@ -22,11 +26,11 @@ import numpy as np
 from numba import njit, prange
 
 from .common import ATTACKER_WIN, CONTINUE, DEFENDER_WIN, DRAW, N_OUTCOMES, RETREAT, STALEMATE
-from .montecarlo import _next_uniform, _search
+from .montecarlo import _next_uniform
 
-META, SUB_PMF, SUB_CDF, SUB_TOP, AIR_PMF, AIR_CDF, AIR_TOP = 0, 1, 2, 3, 4, 5, 6
-SHIP_PMF, SHIP_CDF, SHIP_TOP, SUB_RANK, AIR_RANK, SHIP_RANK = 7, 8, 9, 10, 11, 12
-SHIP_DESTROYER, SHIP_DEFENCELESS, SHIP_ALL_TRANSPORTS = 13, 14, 15
+META, SUB_TOP, AIR_TOP, SHIP_TOP, SUB_RANK, AIR_RANK, SHIP_RANK = 0, 1, 2, 3, 4, 5, 6
+SHIP_DESTROYER, SHIP_DEFENCELESS, SHIP_ALL_TRANSPORTS = 7, 8, 9
+CAT_SUB, CAT_AIR, CAT_SHIP = 0, 1, 2
 
 MODE, AIR_ALWAYS, SUBMERGE, LONE_RETREAT, ATT_POLICY, DEF_POLICY = 0, 1, 2, 3, 4, 5
 MODE_ALWAYS, MODE_UNLESS_DESTROYER = 0, 1
@@ -38,22 +42,20 @@ _NONE = np.iinfo(np.int64).max
 
 @njit(cache=True)
 def flat(side, si, a, n):
-    meta = side[META]
-    return (si * (meta[1] + 1) + a) * (meta[2] + 1) + n
+    return (si * (side[META, 1] + 1) + a) * (side[META, 2] + 1) + n
 
 
 @njit(cache=True)
 def unflat(side, f):
-    meta = side[META]
-    n = f % (meta[2] + 1)
-    rest = f // (meta[2] + 1)
-    return rest // (meta[1] + 1), rest % (meta[1] + 1), n
+    n = f % (side[META, 2] + 1)
+    rest = f // (side[META, 2] + 1)
+    return rest // (side[META, 1] + 1), rest % (side[META, 1] + 1), n
 
 
 @njit(cache=True)
 def subs_in_battle(side, si):
     """Number of the side's subs still in the battle (0 once they submerged)."""
-    n_sub = side[META][0]
+    n_sub = side[META, 0]
     if si > n_sub:
         return 0
     return n_sub - si
@@ -61,29 +63,28 @@ def subs_in_battle(side, si):
 
 @njit(cache=True)
 def in_battle(side, si, a, n):
-    meta = side[META]
-    return subs_in_battle(side, si) > 0 or a < meta[1] or n < meta[2]
+    return subs_in_battle(side, si) > 0 or a < side[META, 1] or n < side[META, 2]
 
 
 @njit(cache=True)
 def submerged(side, si):
-    return si > side[META][0]
+    return si > side[META, 0]
 
 
 @njit(cache=True)
 def can_hit(x, xs, xa, xn, y, ys, ya, yn, air_always):
     """Whether side x, in state (xs, xa, xn), can score a hit on anything y has in the battle."""
     y_subs = subs_in_battle(y, ys) > 0
-    y_air = ya < y[META][1]
-    y_ships = yn < y[META][2]
-    if subs_in_battle(x, xs) > 0 and x[SUB_TOP][xs] > 0 and (y_subs or y_ships):
+    y_air = ya < y[META, 1]
+    y_ships = yn < y[META, 2]
+    if subs_in_battle(x, xs) > 0 and x[SUB_TOP, xs] > 0 and (y_subs or y_ships):
         return True
-    if x[AIR_TOP][xa] > 0:
+    if x[AIR_TOP, xa] > 0:
         if y_air or y_ships:
             return True
-        if y_subs and (air_always or x[SHIP_DESTROYER][xn]):
+        if y_subs and (air_always or x[SHIP_DESTROYER, xn]):
             return True
-    if x[SHIP_TOP][xn] > 0 and (y_subs or y_air or y_ships):
+    if x[SHIP_TOP, xn] > 0 and (y_subs or y_air or y_ships):
         return True
     return False
 
@@ -128,43 +129,46 @@ def assign(y, ys, ya, yn, h_sub, h_air, h_gen, air_on_subs):
     total = h_sub + h_air + h_gen
     if total == 0:
         return ys, ya, yn
-    meta = y[META]
+    n_air = y[META, 1]
+    n_ship = y[META, 2]
     subs_left = subs_in_battle(y, ys)
     x_sub = 0
     x_air = 0
     x_ship = 0
     blocked_sub = subs_left == 0
-    blocked_air = ya >= meta[1]
-    blocked_ship = yn >= meta[2]
+    blocked_air = ya >= n_air
+    blocked_ship = yn >= n_ship
+    # every hit may land anywhere left: no matching check needed
+    free = (h_sub == 0 or blocked_air) and (h_air == 0 or air_on_subs or blocked_sub)
     while x_sub + x_air + x_ship < total:
         best = -1
         best_rank = _NONE
         if not blocked_sub and x_sub < subs_left:
-            rank = y[SUB_RANK][ys + x_sub]
+            rank = y[SUB_RANK, ys + x_sub]
             if rank < best_rank:
                 best, best_rank = 0, rank
-        if not blocked_air and ya + x_air < meta[1]:
-            rank = y[AIR_RANK][ya + x_air]
+        if not blocked_air and ya + x_air < n_air:
+            rank = y[AIR_RANK, ya + x_air]
             if rank < best_rank:
                 best, best_rank = 1, rank
-        if not blocked_ship and yn + x_ship < meta[2]:
-            rank = y[SHIP_RANK][yn + x_ship]
+        if not blocked_ship and yn + x_ship < n_ship:
+            rank = y[SHIP_RANK, yn + x_ship]
             if rank < best_rank:
                 best, best_rank = 2, rank
         if best < 0:
             break
         if best == 0:
-            if _feasible(x_sub + 1, x_air, x_ship, h_sub, h_air, h_gen, air_on_subs):
+            if free or _feasible(x_sub + 1, x_air, x_ship, h_sub, h_air, h_gen, air_on_subs):
                 x_sub += 1
             else:
                 blocked_sub = True
         elif best == 1:
-            if _feasible(x_sub, x_air + 1, x_ship, h_sub, h_air, h_gen, air_on_subs):
+            if free or _feasible(x_sub, x_air + 1, x_ship, h_sub, h_air, h_gen, air_on_subs):
                 x_air += 1
             else:
                 blocked_air = True
         else:
-            if _feasible(x_sub, x_air, x_ship + 1, h_sub, h_air, h_gen, air_on_subs):
+            if free or _feasible(x_sub, x_air, x_ship + 1, h_sub, h_air, h_gen, air_on_subs):
                 x_ship += 1
             else:
                 blocked_ship = True
@@ -178,21 +182,20 @@ def wants_submerge(x, xs, xa, xn, policy, enemy_destroyer):
         return False
     if policy == POLICY_FIRST_CHANCE:
         return True
-    meta = x[META]
-    return xa >= meta[1] and xn >= meta[2]
+    return xa >= x[META, 1] and xn >= x[META, 2]
 
 
 @njit(cache=True)
 def do_submerge(x, xs):
-    return x[META][0] + 1 + xs
+    return x[META, 0] + 1 + xs
 
 
 @njit(cache=True)
 def submerge_step(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules):
     """Submerge decisions at the start of a round: attacker first, then defender."""
-    if wants_submerge(att, a_s, a_a, a_n, rules[ATT_POLICY], dfn[SHIP_DESTROYER][d_n]):
+    if wants_submerge(att, a_s, a_a, a_n, rules[ATT_POLICY], dfn[SHIP_DESTROYER, d_n]):
         a_s = do_submerge(att, a_s)
-    if wants_submerge(dfn, d_s, d_a, d_n, rules[DEF_POLICY], att[SHIP_DESTROYER][a_n]):
+    if wants_submerge(dfn, d_s, d_a, d_n, rules[DEF_POLICY], att[SHIP_DESTROYER, a_n]):
         d_s = do_submerge(dfn, d_s)
     return a_s, d_s
 
@@ -208,14 +211,14 @@ def settle_sea(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules):
     d_hit = can_hit(dfn, d_s, d_a, d_n, att, a_s, a_a, a_n, air_always)
     # a side that cannot hit anything loses its defenceless transports if the enemy can
     # hit ships at all (every unit with a value can target a ship)
-    a_lose = att[SHIP_DEFENCELESS][a_n] and not a_hit and in_battle(dfn, d_s, d_a, d_n) and (
+    a_lose = att[SHIP_DEFENCELESS, a_n] and not a_hit and in_battle(dfn, d_s, d_a, d_n) and (
         _any_fire(dfn, d_s, d_a, d_n))
-    d_lose = dfn[SHIP_DEFENCELESS][d_n] and not d_hit and in_battle(att, a_s, a_a, a_n) and (
+    d_lose = dfn[SHIP_DEFENCELESS, d_n] and not d_hit and in_battle(att, a_s, a_a, a_n) and (
         _any_fire(att, a_s, a_a, a_n))
     if a_lose:
-        a_n = att[META][2]
+        a_n = att[META, 2]
     if d_lose:
-        d_n = dfn[META][2]
+        d_n = dfn[META, 2]
     a_in = in_battle(att, a_s, a_a, a_n)
     d_in = in_battle(dfn, d_s, d_a, d_n)
     if not a_in:
@@ -236,25 +239,35 @@ def settle_sea(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules):
 
 @njit(cache=True)
 def _any_fire(x, xs, xa, xn):
-    return ((subs_in_battle(x, xs) > 0 and x[SUB_TOP][xs] > 0) or x[AIR_TOP][xa] > 0
-            or x[SHIP_TOP][xn] > 0)
+    return ((subs_in_battle(x, xs) > 0 and x[SUB_TOP, xs] > 0) or x[AIR_TOP, xa] > 0
+            or x[SHIP_TOP, xn] > 0)
 
 
 @njit(cache=True)
 def lone_transports(att, a_s, a_a, a_n):
     """The attacker has only transports in the battle (Revised: one volley, then retreat)."""
-    return subs_in_battle(att, a_s) == 0 and a_a >= att[META][1] and att[SHIP_ALL_TRANSPORTS][a_n]
+    return subs_in_battle(att, a_s) == 0 and a_a >= att[META, 1] and att[SHIP_ALL_TRANSPORTS, a_n]
 
 
 @njit(cache=True)
-def _sample(cdf, top, row, state):
-    if top[row] == 0:
+def _sample(cdf, category, row, top, state):
+    """Hits of one category of a side: cdf[category, row] sampled with one uniform."""
+    if top == 0:
         return 0
-    return _search(cdf, row, top[row], _next_uniform(state))
+    u = _next_uniform(state)
+    lo = 0
+    hi = top
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if u < cdf[category, row, mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @njit(cache=True)
-def _play_trial(att, dfn, rules, state):
+def _play_trial(att, a_cdf, dfn, d_cdf, rules, state):
     """One sea battle; returns (outcome, attacker flat state, defender flat state, rounds)."""
     a_s = 0
     a_a = 0
@@ -275,13 +288,13 @@ def _play_trial(att, dfn, rules, state):
         rounds += 1
         lone = rules[LONE_RETREAT] == 1 and lone_transports(att, a_s, a_a, a_n)
         if rules[MODE] == MODE_UNLESS_DESTROYER:
-            a_strike = subs_in_battle(att, a_s) > 0 and not dfn[SHIP_DESTROYER][d_n]
-            d_strike = subs_in_battle(dfn, d_s) > 0 and not att[SHIP_DESTROYER][a_n]
+            a_strike = subs_in_battle(att, a_s) > 0 and not dfn[SHIP_DESTROYER, d_n]
+            d_strike = subs_in_battle(dfn, d_s) > 0 and not att[SHIP_DESTROYER, a_n]
         else:
             a_strike = subs_in_battle(att, a_s) > 0
             d_strike = subs_in_battle(dfn, d_s) > 0
-        h_ad = _sample(att[SUB_CDF], att[SUB_TOP], a_s, state) if a_strike else 0
-        h_da = _sample(dfn[SUB_CDF], dfn[SUB_TOP], d_s, state) if d_strike else 0
+        h_ad = _sample(a_cdf, CAT_SUB, a_s, att[SUB_TOP, a_s], state) if a_strike else 0
+        h_da = _sample(d_cdf, CAT_SUB, d_s, dfn[SUB_TOP, d_s], state) if d_strike else 0
         d1s, d1a, d1n = assign(dfn, d_s, d_a, d_n, h_ad, 0, 0, False)
         a1s, a1a, a1n = assign(att, a_s, a_a, a_n, h_da, 0, 0, False)
         if rules[MODE] == MODE_UNLESS_DESTROYER:
@@ -294,11 +307,11 @@ def _play_trial(att, dfn, rules, state):
         else:
             # Revised: subs fired already; a side with a destroyer fires with its sub-hit
             # casualties too
-            if att[SHIP_DESTROYER][a_n]:
+            if att[SHIP_DESTROYER, a_n]:
                 fa_s, fa_a, fa_n = a_s, a_a, a_n
             else:
                 fa_s, fa_a, fa_n = a1s, a1a, a1n
-            if dfn[SHIP_DESTROYER][d_n]:
+            if dfn[SHIP_DESTROYER, d_n]:
                 fd_s, fd_a, fd_n = d_s, d_a, d_n
             else:
                 fd_s, fd_a, fd_n = d1s, d1a, d1n
@@ -306,16 +319,16 @@ def _play_trial(att, dfn, rules, state):
             d_subs_fire = False
         hs_a = 0
         if a_subs_fire and subs_in_battle(att, fa_s) > 0:
-            hs_a = _sample(att[SUB_CDF], att[SUB_TOP], fa_s, state)
-        ha_a = _sample(att[AIR_CDF], att[AIR_TOP], fa_a, state)
-        hg_a = _sample(att[SHIP_CDF], att[SHIP_TOP], fa_n, state)
+            hs_a = _sample(a_cdf, CAT_SUB, fa_s, att[SUB_TOP, fa_s], state)
+        ha_a = _sample(a_cdf, CAT_AIR, fa_a, att[AIR_TOP, fa_a], state)
+        hg_a = _sample(a_cdf, CAT_SHIP, fa_n, att[SHIP_TOP, fa_n], state)
         hs_d = 0
         if d_subs_fire and subs_in_battle(dfn, fd_s) > 0:
-            hs_d = _sample(dfn[SUB_CDF], dfn[SUB_TOP], fd_s, state)
-        ha_d = _sample(dfn[AIR_CDF], dfn[AIR_TOP], fd_a, state)
-        hg_d = _sample(dfn[SHIP_CDF], dfn[SHIP_TOP], fd_n, state)
-        a_air_subs = air_always or att[SHIP_DESTROYER][fa_n]
-        d_air_subs = air_always or dfn[SHIP_DESTROYER][fd_n]
+            hs_d = _sample(d_cdf, CAT_SUB, fd_s, dfn[SUB_TOP, fd_s], state)
+        ha_d = _sample(d_cdf, CAT_AIR, fd_a, dfn[AIR_TOP, fd_a], state)
+        hg_d = _sample(d_cdf, CAT_SHIP, fd_n, dfn[SHIP_TOP, fd_n], state)
+        a_air_subs = air_always or att[SHIP_DESTROYER, fa_n]
+        d_air_subs = air_always or dfn[SHIP_DESTROYER, fd_n]
         d_s, d_a, d_n = assign(dfn, d1s, d1a, d1n, hs_a, ha_a, hg_a, a_air_subs)
         a_s, a_a, a_n = assign(att, a1s, a1a, a1n, hs_d, ha_d, hg_d, d_air_subs)
         if lone and in_battle(att, a_s, a_a, a_n):
@@ -326,12 +339,13 @@ def _play_trial(att, dfn, rules, state):
 
 
 @njit(parallel=True, cache=True)
-def simulate_sea_chunks(seeds, chunk_trials, att, dfn, rules, a_ipc, d_ipc,
+def simulate_sea_chunks(seeds, chunk_trials, att, a_cdf, dfn, d_cdf, rules, a_ipc, d_ipc,
                         outcomes, a_final, d_final, rounds_hist, rounds_sum,
                         swing_sum, swing_sq_sum):
     """Monte Carlo sea battles, chunk c writing only row c of each output.
 
-    seeds[C] uint64 stream seeds, chunk_trials[C] trials per chunk; att/dfn side tuples, rules
+    seeds[C] uint64 stream seeds, chunk_trials[C] trials per chunk; att/dfn side ints and
+    a_cdf/d_cdf their cdf tables (module docstring), rules
     int64[6] (module docstring); a_ipc/d_ipc[F] IPC lost per flat state.  Outputs as in
     kernels.montecarlo.simulate_chunks.
     """
@@ -340,7 +354,7 @@ def simulate_sea_chunks(seeds, chunk_trials, att, dfn, rules, a_ipc, d_ipc,
         state = np.empty(1, dtype=np.uint64)
         state[0] = seeds[c]
         for _ in range(chunk_trials[c]):
-            outcome, a, d, rounds = _play_trial(att, dfn, rules, state)
+            outcome, a, d, rounds = _play_trial(att, a_cdf, dfn, d_cdf, rules, state)
             outcomes[c, outcome] += 1
             a_final[c, a] += 1
             d_final[c, d] += 1
