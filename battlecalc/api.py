@@ -38,11 +38,16 @@ CHUNKS_PER_CALL = 128  # one kernel call = one progress step; memory does not gr
 ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 # Exact solver: work estimate (state pairs x kept hit combinations) above which `auto`
 # switches to Monte Carlo and `exact` refuses.
-EXACT_WORK_LIMIT = 400_000_000
-SEA_EXACT_WORK_LIMIT = 50_000_000
+# Work estimates (elementary steps of the exact solvers): `auto` solves exactly up to the first
+# limit (about a second on 2 cores), `exact` refuses above the second (about ten).
+AUTO_EXACT_WORK = 4_000_000_000
+MAX_EXACT_WORK = 40_000_000_000
+SEA_AUTO_EXACT_WORK = 150_000_000
+SEA_MAX_EXACT_WORK = 1_500_000_000
 SEA_EXACT_STATE_LIMIT = 4_000_000  # attacker x defender states (the solver's mass table)
 PRUNE_EPS = 1e-16  # hit counts with a smaller probability are skipped (mass reported)
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
+STATE_EPS = 1e-16  # states holding less probability are not played on (mass reported)
 JOINT_LIMIT = 4_000_000  # keep the joint final distribution (for the TUV-swing law) below this
 
 
@@ -199,11 +204,12 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
     joint = np.zeros((att.n_states, dfn.n_states) if joint_size <= JOINT_LIMIT else (0, 0))
     totals = np.zeros(3)
     solve(
-        att.profile_prob, att.offset, att.length, att.pmf, a_lo, a_hi, att.can_hit,
-        att.alive, att.defenceless, att.has_land,
-        dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive, dfn.defenceless, int(dfn.length[0]),
+        att.profile_prob, att.offset, att.length, att.pmf, np.cumsum(att.pmf, axis=1), a_lo,
+        a_hi, att.can_hit, att.alive, att.defenceless, att.has_land,
+        dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive, dfn.defenceless,
+        int(dfn.length[0]),
         tables.bombardment.pmf, tables.bombardment.mode, tables.bombardment.land_prefix,
-        outcomes, a_final, d_final, joint, totals, TRANSITION_EPS,
+        outcomes, a_final, d_final, joint, totals, TRANSITION_EPS, STATE_EPS,
     )
     return {
         "outcomes": outcomes,
@@ -412,7 +418,8 @@ def simulate(
                                   battle.defender_submerge)
         work = _sea_work_estimate(tables)
         pairs = tables.attacker.n_states * tables.defender.n_states
-        too_big = work > SEA_EXACT_WORK_LIMIT or pairs > SEA_EXACT_STATE_LIMIT
+        too_big_for_auto = work > SEA_AUTO_EXACT_WORK or pairs > SEA_EXACT_STATE_LIMIT
+        too_big = work > SEA_MAX_EXACT_WORK or pairs > SEA_EXACT_STATE_LIMIT
         run_exact_method = lambda: run_sea_exact(tables, rule_vector)  # noqa: E731
         run_mc_method = lambda s: run_sea_monte_carlo(  # noqa: E731
             tables, rule_vector, trials, s, progress)
@@ -425,19 +432,18 @@ def simulate(
         a_lo, a_hi = _kept_range(tables.attacker, PRUNE_EPS)
         d_lo, d_hi = _kept_range(tables.defender, PRUNE_EPS)
         work = _work_estimate(tables, a_lo, a_hi, d_lo, d_hi)
-        too_big = work > EXACT_WORK_LIMIT
+        too_big_for_auto = work > AUTO_EXACT_WORK
+        too_big = work > MAX_EXACT_WORK
         run_exact_method = lambda: run_exact(tables)  # noqa: E731
         run_mc_method = lambda s: run_monte_carlo(tables, trials, s, progress)  # noqa: E731
-    if method in ("auto", "exact"):
-        if too_big:
-            if method == "exact":
-                raise BattleInputError(
-                    f"battle too large to solve exactly (about {work:.2g} elementary steps); "
-                    "use --method mc for Monte Carlo"
-                )
-            method = "mc"
-        else:
-            method = "exact"
+    if method == "auto":
+        method = "mc" if too_big_for_auto else "exact"
+    if method == "exact" and too_big:
+        raise BattleInputError(
+            f"battle too large to solve exactly (about {work:.2g} elementary steps, limit "
+            f"{MAX_EXACT_WORK if not battle.sea else SEA_MAX_EXACT_WORK:.2g}); "
+            "use --method mc for Monte Carlo"
+        )
     if method == "exact":
         return build_result(battle, tables, "exact", None, None, run_exact_method(), started)
     seed = _check_seed(seed)

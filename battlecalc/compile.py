@@ -14,6 +14,7 @@ probability.  Flat state index = profile offset + casualty steps taken.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -99,8 +100,10 @@ class CompiledBattle:
 # Probability helpers
 
 
+@functools.lru_cache(maxsize=4096)
 def binomial_pmf(n: int, p: float) -> np.ndarray:
-    """pmf of Binomial(n, p) as an array of length n+1 (exact to float rounding)."""
+    """pmf of Binomial(n, p) as an array of length n+1 (exact to float rounding); cached,
+    so the returned array is shared: do not modify it."""
     if n == 0 or p <= 0.0:
         out = np.zeros(n + 1)
         out[0] = 1.0
@@ -113,7 +116,9 @@ def binomial_pmf(n: int, p: float) -> np.ndarray:
     if n <= 1000:
         combs = np.array([float(math.comb(n, i)) for i in range(n + 1)])
         with np.errstate(under="ignore"):
-            return combs * np.power(p, k) * np.power(1.0 - p, n - k)
+            out = combs * np.power(p, k) * np.power(1.0 - p, n - k)
+        out.flags.writeable = False
+        return out
     log_pmf = (
         math.lgamma(n + 1)
         - np.array([math.lgamma(i + 1) + math.lgamma(n - i + 1) for i in range(n + 1)])
@@ -125,10 +130,15 @@ def binomial_pmf(n: int, p: float) -> np.ndarray:
 
 def hits_pmf(dice_by_chance: dict[float, int]) -> np.ndarray:
     """Distribution of total hits from independent dice grouped by their hit chance."""
+    return _hits_pmf(tuple(sorted((c, n) for c, n in dice_by_chance.items() if n and c > 0)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _hits_pmf(groups: tuple[tuple[float, int], ...]) -> np.ndarray:
     pmf = np.ones(1)
-    for chance, dice in sorted(dice_by_chance.items()):
-        if dice and chance > 0.0:
-            pmf = np.convolve(pmf, binomial_pmf(dice, chance))
+    for chance, dice in groups:
+        pmf = np.convolve(pmf, binomial_pmf(dice, chance))
+    pmf.flags.writeable = False
     return pmf
 
 

@@ -7,9 +7,42 @@ self-loop "neither side scores a hit", handled by dividing by (1 - q).
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..kernels.common import ATTACKER_WIN, CONTINUE, settle
+
+
+@njit(cache=True)
+def _spread(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_row, d_lo, d_hi,
+            eps):
+    """Add w * P(attacker scores ha) * P(defender scores hd) to mass[k + hd, d + ha].
+
+    Rows by defender hits, a contiguous (vectorisable) run over the attacker's kept hit counts
+    [a_lo, a_hi] in each row; attacker hits past the defender's last state all land on d_end,
+    summed from the running sums a_cum_row.  Rows of weight <= eps are skipped.  Returns the
+    probability moved; the (0, 0) term lands on mass[k, d] itself, which the caller never
+    reads again, and is not counted as moved.
+    """
+    split = d_end - d  # from this many attacker hits on, the defender is wiped out
+    top = min(a_hi, split - 1)
+    tail = 0.0
+    if a_hi >= split:
+        start = max(a_lo, split)
+        tail = a_cum_row[a_hi] - (a_cum_row[start - 1] if start > 0 else 0.0)
+    row_mass = a_cum_row[a_hi] - (a_cum_row[a_lo - 1] if a_lo > 0 else 0.0)
+    kept = 0.0
+    for hd in range(d_lo, d_hi + 1):
+        wd = w * d_row[hd]
+        if wd <= eps:
+            continue
+        row = mass[min(k + hd, length)]
+        for ha in range(a_lo, top + 1):
+            row[d + ha] += wd * a_row[ha]
+        row[d_end] += wd * tail
+        kept += wd * row_mass
+        if hd == 0 and a_lo == 0:
+            kept -= wd * a_row[0]  # "nobody hits": stays, not moved
+    return kept
 
 
 @njit(cache=True)
@@ -40,83 +73,95 @@ def _bombarded_first_round(prob, offset, length, d_end, a_pmf, a_lo, a_hi, a_can
     totals[1] += prob - kept
 
 
-@njit(cache=True)
-def solve(a_profile_prob, a_offset, a_length, a_pmf, a_lo, a_hi, a_can_hit, a_alive,
+@njit(parallel=True, cache=True)
+def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hit, a_alive,
           a_defenceless, a_has_land,
           d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
           bombard_pmf, bombard_mode, land_prefix,
-          outcomes, a_final, d_final, joint_final, totals, eps):
+          outcomes, a_final, d_final, joint_final, totals, eps, state_eps):
     """Propagate probability mass from each attacker profile's start to the end states.
 
     *_pmf[S, H+1]: hit distributions per flat state; *_lo/*_hi[S]: the hit counts whose
-    probability is kept (entries outside are pruned and their mass reported).  Outputs:
+    probability is kept (entries outside are pruned and their mass reported); a_cum: running
+    sums of a_pmf.  Outputs:
     outcomes[5] probabilities, a_final[Sa] / d_final[Sd] probabilities of the final states,
     joint_final[Sa, Sd] (may be 0x0 to skip the joint distribution), totals[3] = expected
     rounds, pruned mass, probability of taking the territory.  Shore bombardment (see
     kernels.montecarlo.simulate_chunks): bombard_pmf[B] law of its hits, bombard_mode,
-    land_prefix.  eps: a transition that
-    would move less than eps probability is skipped (its mass is counted as pruned).
+    land_prefix.  eps: a row of transitions that would move less than eps probability is
+    skipped; state_eps: a non-final state holding less probability is not played on (both
+    counted as pruned).
     """
+    n_profiles = a_profile_prob.shape[0]
+    outcomes_p = np.zeros((n_profiles, outcomes.shape[0]))
+    d_final_p = np.zeros((n_profiles, d_final.shape[0]))
+    totals_p = np.zeros((n_profiles, totals.shape[0]))
+    # profiles are independent once round-1 AA fire is decided: one per thread
+    for p in prange(n_profiles):
+        _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi,
+                       a_can_hit, a_alive, a_defenceless, a_has_land, d_pmf, d_lo,
+                       d_hi, d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
+                       bombard_mode, land_prefix, outcomes_p[p], a_final, d_final_p[p],
+                       joint_final, totals_p[p], eps, state_eps)
+    for p in range(n_profiles):  # fixed order: the same sums whatever the thread count
+        outcomes += outcomes_p[p]
+        d_final += d_final_p[p]
+        totals += totals_p[p]
+
+
+@njit(cache=True)
+def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hit,
+                   a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi, d_can_hit, d_alive,
+                   d_defenceless, d_length, bombard_pmf, bombard_mode, land_prefix,
+                   outcomes, a_final, d_final, joint_final, totals, eps, state_eps):
+    """One attacker profile of `solve`; writes a_final / joint_final rows of its own states."""
     d_end = d_length
     n_d = d_length + 1
     keep_joint = joint_final.shape[0] > 0
-    max_len = 0
-    for p in range(a_length.shape[0]):
-        max_len = max(max_len, a_length[p])
-    mass = np.zeros((max_len + 1, n_d))
-    for p in range(a_profile_prob.shape[0]):
-        offset = a_offset[p]
-        length = a_length[p]
-        a_end = offset + length
-        mass[: length + 1, :] = 0.0
-        prob = a_profile_prob[p]
-        if bombard_mode == 1:
-            # bombardment casualties removed before anyone fires
-            for hb in range(bombard_pmf.shape[0]):
-                mass[0, min(hb, land_prefix)] += prob * bombard_pmf[hb]
-        elif bombard_mode == 2:
-            _bombarded_first_round(prob, offset, length, d_end, a_pmf, a_lo, a_hi, a_can_hit,
-                                   a_alive, a_defenceless, d_pmf, d_lo, d_hi, d_can_hit,
-                                   d_alive, d_defenceless, bombard_pmf, land_prefix,
-                                   mass, totals, eps)
-        else:
-            mass[0, 0] = prob
-        for k in range(length + 1):
-            a = offset + k
-            for d in range(n_d):
-                m = mass[k, d]
-                if m == 0.0:
+    offset = a_offset[p]
+    length = a_length[p]
+    a_end = offset + length
+    mass = np.zeros((length + 1, n_d))
+    prob = a_profile_prob[p]
+    if bombard_mode == 1:
+        # bombardment casualties removed before anyone fires
+        for hb in range(bombard_pmf.shape[0]):
+            mass[0, min(hb, land_prefix)] += prob * bombard_pmf[hb]
+    elif bombard_mode == 2:
+        _bombarded_first_round(prob, offset, length, d_end, a_pmf, a_lo, a_hi, a_can_hit,
+                               a_alive, a_defenceless, d_pmf, d_lo, d_hi, d_can_hit,
+                               d_alive, d_defenceless, bombard_pmf, land_prefix,
+                               mass, totals, eps)
+    else:
+        mass[0, 0] = prob
+    for k in range(length + 1):
+        a = offset + k
+        for d in range(n_d):
+            m = mass[k, d]
+            if m == 0.0:
+                continue
+            outcome, a2, d2 = settle(a, d, a_end, d_end, a_alive, a_can_hit,
+                                     a_defenceless, d_alive, d_can_hit, d_defenceless)
+            if outcome != CONTINUE:
+                if a2 != a or d2 != d:
+                    # units lost without dice: the mass ends in a later state
+                    mass[a2 - offset, d2] += m
                     continue
-                outcome, a2, d2 = settle(a, d, a_end, d_end, a_alive, a_can_hit,
-                                         a_defenceless, d_alive, d_can_hit, d_defenceless)
-                if outcome != CONTINUE:
-                    if a2 != a or d2 != d:
-                        # units lost without dice: the mass ends in a later state
-                        mass[a2 - offset, d2] += m
-                        continue
-                    outcomes[outcome] += m
-                    a_final[a] += m
-                    d_final[d] += m
-                    if keep_joint:
-                        joint_final[a, d] += m
-                    if outcome == ATTACKER_WIN and a_has_land[a]:
-                        totals[2] += m
-                    continue
-                stay = a_pmf[a, 0] * d_pmf[d, 0]
-                w = m / (1.0 - stay)
-                totals[0] += w
-                kept = 0.0
-                for ha in range(a_lo[a], a_hi[a] + 1):
-                    wa = w * a_pmf[a, ha]
-                    if wa <= eps:
-                        continue
-                    dn = min(d + ha, d_end)
-                    for hd in range(d_lo[d], d_hi[d] + 1):
-                        if ha == 0 and hd == 0:
-                            continue
-                        moved = wa * d_pmf[d, hd]
-                        if moved <= eps:
-                            continue
-                        kept += moved
-                        mass[min(k + hd, length), dn] += moved
-                totals[1] += m - kept
+                outcomes[outcome] += m
+                a_final[a] += m
+                d_final[d] += m
+                if keep_joint:
+                    joint_final[a, d] += m
+                if outcome == ATTACKER_WIN and a_has_land[a]:
+                    totals[2] += m
+                continue
+            if m < state_eps:
+                # a state this unlikely is not worth a round; its mass is reported
+                totals[1] += m
+                continue
+            stay = a_pmf[a, 0] * d_pmf[d, 0]
+            w = m / (1.0 - stay)
+            totals[0] += w
+            kept = _spread(mass, k, d, length, d_end, w, a_pmf[a], a_cum[a], a_lo[a], a_hi[a],
+                           d_pmf[d], d_lo[d], d_hi[d], eps)
+            totals[1] += m - kept
