@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -16,14 +17,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .army import format_army, parse_army, resolve_unit_name
-from .compile import CompiledBattle, SideTables, compile_tables, default_loss_order
+from .compile import (
+    CompiledBattle,
+    RetreatTables,
+    SideTables,
+    compile_tables,
+    no_retreat,
+)
 from .errors import BattleInputError
 from .exact.sea_solver import scratch_for, solve_sea
-from .exact.solver import solve
+from .exact.solver import solve, win_values
 from .formula.engine import simulate_formula
 from .kernels.common import N_OUTCOMES
 from .kernels.montecarlo import simulate_chunks
 from .kernels.sea import simulate_sea_chunks
+from .orders import LossOrder, parse_loss_order
 from .results import build_result
 from .rules import Ruleset, load_rules
 from .sea import SUBMERGE_POLICIES, CompiledSeaBattle, compile_sea, rules_array, side_arrays
@@ -48,6 +56,7 @@ SEA_EXACT_STATE_LIMIT = 4_000_000  # attacker x defender states (the solver's ma
 PRUNE_EPS = 1e-16  # hit counts with a smaller probability are skipped (mass reported)
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
 STATE_EPS = 1e-16  # states holding less probability are not played on (mass reported)
+WIN_VALUE_LIMIT = 4_000_000  # state pairs for --retreat-below's per-state win probabilities
 JOINT_LIMIT = 4_000_000  # keep the joint final distribution (for the TUV-swing law) below this
 
 
@@ -68,6 +77,9 @@ class Battle:
     landing: dict[str, int] = field(default_factory=dict)
     bombard: dict[str, int] = field(default_factory=dict)
     overland: dict[str, int] = field(default_factory=dict)
+    attacker_order: LossOrder = field(default_factory=lambda: LossOrder("attack"))
+    defender_order: LossOrder = field(default_factory=lambda: LossOrder("defense"))
+    retreat: dict = field(default_factory=dict)  # after, when_left, only_air, below, strafe
 
 
 def _army(value: str | Mapping[str, int] | None, ruleset: Ruleset, side: str) -> dict[str, int]:
@@ -105,6 +117,11 @@ def make_battle(
     defender_submerge: str = "never",
     landing: str | Mapping[str, int] | None = None,
     bombard: str | Mapping[str, int] | None = None,
+    attacker_ool: str | None = None,
+    defender_ool: str | None = None,
+    keep_land: int = 0,
+    aa_last: bool = False,
+    retreat: Mapping | None = None,
 ) -> Battle:
     """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
 
@@ -174,8 +191,60 @@ def make_battle(
             )
     elif attacker_submerge != "never" or defender_submerge != "never":
         raise BattleInputError("submerge policies apply to sea battles only (--sea)")
+    attacker_order = parse_loss_order(attacker_ool, ruleset, "attack", keep_land=keep_land)
+    defender_order = parse_loss_order(defender_ool, ruleset, "defense", aa_last=aa_last)
+    if keep_land:
+        land_units = sum(n for u, n in a_army.items() if ruleset.units[u].is_land)
+        if sea:
+            raise BattleInputError("--keep-land applies to land battles, not to sea battles")
+        if keep_land > land_units:
+            raise BattleInputError(
+                f"--keep-land {keep_land} is more than the attacker's {land_units} land units"
+            )
+    if aa_last:
+        if not any(u.is_aa and u.can_be_casualty for u in ruleset.units.values()):
+            raise BattleInputError(
+                f"--aa-last: AA guns are never casualties in {ruleset.id}"
+            )
+        if sea:
+            raise BattleInputError("--aa-last applies to land battles")
+    enemy_subs = {side: any(ruleset.units[u].submarine for u in army)
+                  for side, army in (("attacker", a_army), ("defender", d_army))}
+    attacker_order = attacker_order.with_enemy_subs(enemy_subs["defender"])
+    defender_order = defender_order.with_enemy_subs(enemy_subs["attacker"])
     return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
-                  attacker_submerge, defender_submerge, landing_army, bombard_army, overland)
+                  attacker_submerge, defender_submerge, landing_army, bombard_army, overland,
+                  attacker_order, defender_order, _check_retreat(retreat, sea))
+
+
+def _check_retreat(retreat: Mapping | None, sea: bool) -> dict:
+    """Validate a retreat policy {after, when_left, only_air, below, strafe}; {} for none."""
+    policy = {k: v for k, v in (retreat or {}).items() if v is not None and v is not False}
+    unknown = set(policy) - {"after", "when_left", "only_air", "below", "strafe"}
+    if unknown:
+        raise BattleInputError(f"unknown retreat options: {', '.join(sorted(unknown))}")
+    if not policy:
+        return {}
+    if sea:
+        raise BattleInputError(
+            "retreat options apply to land battles; at sea use the submerge policies"
+        )
+    for key, label, lo in (("after", "--retreat-after", 1),
+                           ("when_left", "--retreat-when-left", 0),
+                           ("strafe", "--strafe", 0)):
+        value = policy.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < lo):
+            raise BattleInputError(f"{label} must be a whole number >= {lo}, got {value!r}")
+    below = policy.get("below")
+    if below is not None:
+        if isinstance(below, bool) or not isinstance(below, (int, float)) or not 0 < below <= 1:
+            raise BattleInputError(
+                f"--retreat-below must be a probability in (0, 1], got {below!r}"
+            )
+        if policy.get("after"):
+            raise BattleInputError("--retreat-below cannot be combined with --retreat-after")
+    return policy
 
 
 def _work_estimate(tables: CompiledBattle, a_lo, a_hi, d_lo, d_hi) -> float:
@@ -190,6 +259,56 @@ def _kept_range(side: SideTables, eps: float) -> tuple[np.ndarray, np.ndarray]:
     lo = np.argmax(keep, axis=1).astype(np.int64)
     hi = (keep.shape[1] - 1 - np.argmax(keep[:, ::-1], axis=1)).astype(np.int64)
     return lo, hi
+
+
+def _retreat_args(tables: CompiledBattle) -> tuple:
+    r = tables.retreat_tables()
+    return (r.vector, r.below, r.a_units_left, r.d_units_left, r.a_may_retreat, r.win_value)
+
+
+def retreat_tables(battle: Battle, tables: CompiledBattle) -> RetreatTables:
+    """Kernel arrays of the battle's retreat policy; the per-state win probabilities for
+    `retreat_below` come from the exact solver's backward sweep."""
+    policy = battle.retreat
+    att, dfn = tables.attacker, tables.defender
+    if not policy:
+        return no_retreat(att.n_states, dfn.n_states)
+    names = list(att.unit_names)
+    a_units_left = att.survivors.sum(axis=1).astype(np.int64)
+    d_units_left = dfn.survivors.sum(axis=1).astype(np.int64)
+    may = np.ones(att.n_states, dtype=np.bool_)
+    if battle.landing:
+        # an amphibious attacker retreats only once no landing unit is left (casualties of a
+        # type are taken from the landed units first); with amphibious_retreat = "air_only"
+        # only aircraft may retreat
+        for unit in battle.landing:
+            may &= att.survivors[:, names.index(unit)] <= battle.overland.get(unit, 0)
+        if battle.rules.flags["amphibious_retreat"] != "air_and_overland":
+            may &= ~att.has_land
+    vector = np.array([
+        1,
+        policy.get("after") or 0,
+        -1 if policy.get("when_left") is None else policy["when_left"],
+        1 if policy.get("only_air") else 0,
+        -1 if policy.get("strafe") is None else policy["strafe"],
+    ], dtype=np.int64)
+    below = -1.0 if policy.get("below") is None else float(policy["below"])
+    win_value = np.zeros((1, 1))
+    if below >= 0:
+        if att.n_states * dfn.n_states > WIN_VALUE_LIMIT:
+            raise BattleInputError(
+                f"--retreat-below needs the exact win probability of every state, and this "
+                f"battle has {att.n_states * dfn.n_states:,} state pairs (limit "
+                f"{WIN_VALUE_LIMIT:,}); use another retreat option"
+            )
+        win_value = np.zeros((att.n_states, dfn.n_states))
+        a_lo, a_hi = _kept_range(att, PRUNE_EPS)
+        d_lo, d_hi = _kept_range(dfn, PRUNE_EPS)
+        win_values(att.offset, att.length, att.pmf, a_lo, a_hi, att.can_hit, att.alive,
+                   att.defenceless, att.has_land, dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive,
+                   dfn.defenceless, int(dfn.length[0]), vector, below, a_units_left,
+                   d_units_left, may, win_value)
+    return RetreatTables(vector, below, a_units_left, d_units_left, may, win_value)
 
 
 def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
@@ -209,6 +328,7 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
         dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive, dfn.defenceless,
         int(dfn.length[0]),
         tables.bombardment.pmf, tables.bombardment.mode, tables.bombardment.land_prefix,
+        *_retreat_args(tables),
         outcomes, a_final, d_final, joint, totals, TRANSITION_EPS, STATE_EPS,
     )
     return {
@@ -275,6 +395,7 @@ def run_monte_carlo(
             att.alive, att.defenceless, att.has_land, att.ipc_lost,
             dfn.cdf, dfn.max_hits, dfn.can_hit, dfn.alive, dfn.defenceless, dfn.ipc_lost,
             int(dfn.length[0]), bombard_cdf, bombard.mode, bombard.land_prefix,
+            *_retreat_args(tables),
             outcomes, takes, a_final, d_final, rounds_hist, rounds_sum, swing_sum, swing_sq_sum,
         )
 
@@ -363,6 +484,15 @@ def simulate(
     defender_submerge: str = "never",
     landing: str | Mapping[str, int] | None = None,
     bombard: str | Mapping[str, int] | None = None,
+    attacker_ool: str | None = None,
+    defender_ool: str | None = None,
+    keep_land: int = 0,
+    aa_last: bool = False,
+    retreat_after: int | None = None,
+    retreat_when_left: int | None = None,
+    retreat_when_only_air: bool = False,
+    retreat_below: float | None = None,
+    strafe: int | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -374,7 +504,13 @@ def simulate(
     ``"heavy_bombers"`` or ``["jets"]``; progress: called as progress(done, total) during
     Monte Carlo runs; attacker_submerge/defender_submerge: ``"never"``,
     ``"when-only-subs-left"`` or ``"first-chance"`` (sea battles); landing/bombard: an
-    amphibious assault's land units from transports and bombarding ships (land battles).
+    amphibious assault's land units from transports and bombarding ships (land battles);
+    attacker_ool/defender_ool: orders of losses (``"bomber,tank"``, TripleA's
+    ``"*^infantry;*^fighter;1^infantry"``, or a preset ``cheapest``/``weakest``/``smart``);
+    keep_land: the attacker's last N land units are lost after every aircraft; aa_last: the
+    defender's AAA are lost last instead of first (1942 2E); retreat_after R,
+    retreat_when_left N, retreat_when_only_air, retreat_below P, strafe N: when the attacker
+    withdraws at the end of a round (land battles; reported as ``retreat``).
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.formula.engine.simulate_formula` instead (attacker_level, counter,
@@ -387,7 +523,11 @@ def simulate(
     ruleset = load_rules(rules)
     if ruleset.model == "formula":
         dice_only = {"sea": sea, "attacker_tech": attacker_tech, "defender_tech": defender_tech,
-                     "landing": landing, "bombard": bombard,
+                     "landing": landing, "bombard": bombard, "attacker_ool": attacker_ool,
+                     "defender_ool": defender_ool, "keep_land": keep_land, "aa_last": aa_last,
+                     "retreat_after": retreat_after, "retreat_when_left": retreat_when_left,
+                     "retreat_when_only_air": retreat_when_only_air,
+                     "retreat_below": retreat_below, "strafe": strafe,
                      "attacker_submerge": attacker_submerge != "never" or None,
                      "defender_submerge": defender_submerge != "never" or None}
         used = [name for name, value in dice_only.items() if value]
@@ -407,12 +547,15 @@ def simulate(
         raise BattleInputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     trials = _check_trials(trials)
     battle = make_battle(rules, attacker, defender, sea, attacker_tech, defender_tech,
-                         attacker_submerge, defender_submerge, landing, bombard)
+                         attacker_submerge, defender_submerge, landing, bombard, attacker_ool,
+                         defender_ool, keep_land, aa_last,
+                         {"after": retreat_after, "when_left": retreat_when_left,
+                          "only_air": retreat_when_only_air, "below": retreat_below,
+                          "strafe": strafe})
     if battle.sea:
         tables = compile_sea(
             battle.attacker, battle.defender, battle.attacker_rules, battle.defender_rules,
-            default_loss_order(dict(battle.attacker_rules.units), "attack"),
-            default_loss_order(dict(battle.defender_rules.units), "defense"),
+            battle.attacker_order, battle.defender_order,
         )
         rule_vector = rules_array(battle.rules.flags, battle.attacker_submerge,
                                   battle.defender_submerge)
@@ -427,8 +570,10 @@ def simulate(
         tables = compile_tables(
             battle.attacker, battle.defender, battle.attacker_rules, battle.defender_rules,
             is_land_battle=True, bombard=battle.bombard,
+            attacker_order=battle.attacker_order, defender_order=battle.defender_order,
             landing_units=sum(battle.landing.values()),
         )
+        tables = dataclasses.replace(tables, retreat=retreat_tables(battle, tables))
         a_lo, a_hi = _kept_range(tables.attacker, PRUNE_EPS)
         d_lo, d_hi = _kept_range(tables.defender, PRUNE_EPS)
         work = _work_estimate(tables, a_lo, a_hi, d_lo, d_hi)

@@ -169,12 +169,30 @@ def cli():
               help="Formula combat: most exchanges for until-done.")
 @click.option("--flips", type=click.Choice(("A2", "A1")), default=None,
               help="Formula combat: flip/removal reading (default: the edition's flag).")
+@click.option("--attacker-ool", default=None, help="Attacker's order of losses: a preset "
+              "(cheapest, weakest, smart), units to lose first ('bomber,tank') or TripleA's "
+              "'*^infantry;*^fighter;1^infantry'.")
+@click.option("--defender-ool", default=None, help="Defender's order of losses (as above).")
+@click.option("--keep-land", type=int, default=0, show_default=True,
+              help="The attacker loses its last N land units only after every aircraft.")
+@click.option("--aa-last", is_flag=True, help="The defender loses its AAA last (1942 2E).")
+@click.option("--retreat-after", type=int, default=None,
+              help="The attacker retreats after round R if the battle is undecided.")
+@click.option("--retreat-when-left", type=int, default=None,
+              help="The attacker retreats when it has N or fewer units left.")
+@click.option("--retreat-when-only-air", is_flag=True,
+              help="The attacker retreats when no land unit is left.")
+@click.option("--retreat-below", type=float, default=None,
+              help="The attacker retreats when its chance of winning falls below P.")
+@click.option("--strafe", type=int, default=None,
+              help="The attacker retreats once the defender has N or fewer units left.")
 @format_option
 @output_option
 def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, defender_tech,
         distribution, threads, landing, bombard, attacker_submerge, defender_submerge,
         attacker_level, defender_level, counter, hatred, loss_multiplier, exchanges,
-        exchange_cap, flips, fmt, output):
+        exchange_cap, flips, attacker_ool, defender_ool, keep_land, aa_last, retreat_after,
+        retreat_when_left, retreat_when_only_air, retreat_below, strafe, fmt, output):
     """Odds of one battle."""
     if attacker is None and landing is None:
         raise click.UsageError("Missing option '--attacker' (the attacking army).")
@@ -195,7 +213,11 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
             attacker_submerge=attacker_submerge, defender_submerge=defender_submerge,
             attacker_level=attacker_level, defender_level=defender_level, counter=counter,
             hatred=hatred or None, loss_multiplier=loss_multiplier, exchanges=exchanges,
-            exchange_cap=exchange_cap, flips=flips,
+            exchange_cap=exchange_cap, flips=flips, attacker_ool=attacker_ool,
+            defender_ool=defender_ool, keep_land=keep_land, aa_last=aa_last,
+            retreat_after=retreat_after, retreat_when_left=retreat_when_left,
+            retreat_when_only_air=retreat_when_only_air, retreat_below=retreat_below,
+            strafe=strafe,
         )
     except BattleInputError as exc:
         _fail(exc)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import BattleInputError
+from .orders import LossOrder, casualty_steps, default_loss_order  # noqa: F401
 from .rules import Ruleset, Unit
 
 # Largest table the compiler builds (states x possible hit counts), to keep memory sane.
@@ -89,11 +90,38 @@ NO_BOMBARDMENT = Bombardment(np.ones(1), 0, 0, {}, {})
 
 
 @dataclass(frozen=True)
+class RetreatTables:
+    """The attacker's retreat policy as kernel arrays (kernels.common.should_retreat).
+
+    vector int64[5]; below: win-probability threshold (negative: none); a_units_left[Sa],
+    d_units_left[Sd]: units left that count; a_may_retreat[Sa]: all the attacker has left may
+    retreat; win_value[Sa, Sd]: win probability if fighting on (1 x 1 when not needed).
+    """
+
+    vector: np.ndarray
+    below: float
+    a_units_left: np.ndarray
+    d_units_left: np.ndarray
+    a_may_retreat: np.ndarray
+    win_value: np.ndarray
+
+
+def no_retreat(n_a: int, n_d: int) -> RetreatTables:
+    return RetreatTables(np.array([0, 0, -1, 0, -1], dtype=np.int64), -1.0,
+                         np.zeros(n_a, dtype=np.int64), np.zeros(n_d, dtype=np.int64),
+                         np.zeros(n_a, dtype=np.bool_), np.zeros((1, 1)))
+
+
+@dataclass(frozen=True)
 class CompiledBattle:
     attacker: SideTables
     defender: SideTables
     is_land_battle: bool
     bombardment: Bombardment = NO_BOMBARDMENT
+    retreat: RetreatTables | None = None
+
+    def retreat_tables(self) -> RetreatTables:
+        return self.retreat or no_retreat(self.attacker.n_states, self.defender.n_states)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,20 +174,6 @@ def _hits_pmf(groups: tuple[tuple[float, int], ...]) -> np.ndarray:
 # Forces and orders of losses
 
 
-def default_loss_order(units: dict[str, Unit], role: str) -> list[str]:
-    """Decision 8: by loss rank, then cheapest first, ties by lower combat value in the role."""
-    index = {name: i for i, name in enumerate(units)}
-    return sorted(
-        (u.name for u in units.values() if u.can_be_casualty),
-        key=lambda name: (
-            units[name].loss_rank,
-            units[name].cost,
-            units[name].value(role),
-            index[name],
-        ),
-    )
-
-
 def dice_by_chance(force: dict[str, int], units: dict[str, Unit], role: str) -> dict[float, int]:
     """Dice the force rolls in one round of general fire, grouped by hit chance.
 
@@ -203,29 +217,6 @@ def dice_by_chance(force: dict[str, int], units: dict[str, Unit], role: str) -> 
     return dice
 
 
-def casualty_steps(force: dict[str, int], units: dict[str, Unit], order: list[str]):
-    """The side's casualty sequence: a list of (unit name, kind), kind "damage" or "kill".
-
-    Healthy multi-hit units absorb free hits before anything is killed (Decision 8); a
-    damaged unit becomes its `damaged_form` and is then lost where that form stands in the
-    order.  Units that cannot be casualties never appear.
-    """
-    steps: list[tuple[str, str]] = []
-    killed_later: dict[str, int] = {name: n for name, n in force.items() if n}
-    for name in order:
-        unit = units[name]
-        n = force.get(name, 0)
-        if n and unit.hp > 1:
-            for _ in range(n):
-                steps.extend([(name, "damage")] * (unit.hp - 1))
-            if unit.damaged_form:
-                killed_later[name] = 0
-                killed_later[unit.damaged_form] = killed_later.get(unit.damaged_form, 0) + n
-    for name in order:
-        steps.extend([(name, "kill")] * killed_later.get(name, 0))
-    return steps
-
-
 # ---------------------------------------------------------------------------------------------
 # Tables
 
@@ -240,7 +231,7 @@ class _StateRow:
     survivors: list[int]
 
 
-def _state_rows(force: dict[str, int], units: dict[str, Unit], role: str, order: list[str]):
+def _state_rows(force: dict[str, int], units: dict[str, Unit], role: str, order: LossOrder):
     """Rows for every state of one casualty sequence, from 0 steps to everything lost."""
     steps = casualty_steps(force, units, order)
     names = list(units)
@@ -274,7 +265,7 @@ def build_side_tables(
     profiles: list[tuple[float, dict[str, int]]],
     units: dict[str, Unit],
     role: str,
-    order: list[str],
+    order: LossOrder,
     base_ipc: dict[tuple, int] | None = None,
 ) -> SideTables:
     """Tables for one side from its profiles: (probability, force after round-1 removals).
@@ -331,7 +322,7 @@ def aa_profiles(
     attacker_units: dict[str, Unit],
     defender_units: dict[str, Unit],
     flags,
-    attacker_order: list[str],
+    attacker_order: LossOrder,
 ) -> list[tuple[float, dict[str, int]]]:
     """The attacker's possible forces after round-1 AA fire, with their probabilities.
 
@@ -353,16 +344,16 @@ def aa_profiles(
     hit_chances = binomial_pmf(n_dice, hit_value / 6.0)
 
     outcomes: dict[tuple, float] = {}
-    air_order = [n for n in attacker_order if n in aircraft]
+    # the attacker's own order of losses, restricted to aircraft
+    air_order = [n for n, kind in casualty_steps(attacker, attacker_units, attacker_order)
+                 if kind == "kill" and n in aircraft]
     for hits, p_hits in enumerate(hit_chances):
         if p_hits == 0.0:
             continue
         if flags["aa_casualties"] == "attacker_chooses":
-            lost, left = {}, hits
-            for name in air_order:
-                take = min(left, aircraft[name])
-                lost[name] = take
-                left -= take
+            lost: dict[str, int] = {}
+            for name in air_order[:hits]:
+                lost[name] = lost.get(name, 0) + 1
             outcomes[tuple(sorted(lost.items()))] = (
                 outcomes.get(tuple(sorted(lost.items())), 0.0) + p_hits
             )
@@ -401,15 +392,15 @@ def compile_tables(
     attacker_rules: Ruleset,
     defender_rules: Ruleset,
     is_land_battle: bool,
-    attacker_order: list[str] | None = None,
-    defender_order: list[str] | None = None,
+    attacker_order: LossOrder | None = None,
+    defender_order: LossOrder | None = None,
     bombard: dict[str, int] | None = None,
     landing_units: int = 0,
 ) -> CompiledBattle:
     """Both sides' tables for a validated battle (see the module docstring)."""
     a_units, d_units = dict(attacker_rules.units), dict(defender_rules.units)
-    a_order = attacker_order or default_loss_order(a_units, "attack")
-    d_order = defender_order or default_loss_order(d_units, "defense")
+    a_order = attacker_order or LossOrder("attack")
+    d_order = defender_order or LossOrder("defense")
     profiles = [(1.0, dict(attacker))]
     if is_land_battle:
         profiles = aa_profiles(attacker, defender, a_units, d_units, attacker_rules.flags, a_order)
@@ -429,7 +420,7 @@ def compile_tables(
 
 def compile_bombardment(bombard: dict[str, int], landing_units: int, a_units: dict[str, Unit],
                         flags, defender: dict[str, int], d_units: dict[str, Unit],
-                        d_order: list[str]) -> Bombardment:
+                        d_order: LossOrder) -> Bombardment:
     """Which ships fire (strongest first where one ship per landing unit is the limit), the
     law of their hits, and how many of the defender's first casualty steps are land units."""
     ships = sorted(((a_units[n].bombard, n) for n, c in bombard.items() for _ in range(c)),

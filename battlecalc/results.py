@@ -198,6 +198,23 @@ class Result:
         for key in ("attacker_submerge", "defender_submerge"):
             if self.policies.get(key, "never") != "never":
                 lines.append(f"{key.replace('_', ' ')}: {self.policies[key]}")
+        for key, label in (("attacker_ool", "attacker order of losses"),
+                           ("defender_ool", "defender order of losses")):
+            if self.policies.get(key, "cheapest") != "cheapest":
+                lines.append(f"{label}: {self.policies[key]}")
+        if self.policies.get("keep_land"):
+            lines.append(f"attacker keeps its last {self.policies['keep_land']} land unit(s) "
+                         "until its aircraft are lost")
+        if self.policies.get("aa_last"):
+            lines.append("defender loses its AAA last")
+        retreat = [f"{label} {self.policies[key]}" for key, label in (
+            ("retreat_after", "after round"), ("retreat_when_left", "with units left <="),
+            ("retreat_below", "when its chance of winning <"),
+            ("strafe", "when defender units left <=")) if self.policies.get(key) is not None]
+        if self.policies.get("retreat_when_only_air"):
+            retreat.append("when only aircraft are left")
+        if retreat:
+            lines.append("attacker retreats " + "; ".join(retreat))
         how = ("exact" if self.method == "exact"
                else f"Monte Carlo, {self.trials:,} trials, seed {self.seed}")
         lines.append(f"method: {how}   ({self.elapsed_s:.3f} s)")
@@ -350,6 +367,15 @@ def build_result(battle, tables, method: str, trials, seed, raw: dict, started: 
         "bombard_unused": dict(bombardment.unused) if bombardment else {},
         "attacker_submerge": battle.attacker_submerge,
         "defender_submerge": battle.defender_submerge,
+        "attacker_ool": battle.attacker_order.text,
+        "defender_ool": battle.defender_order.text,
+        "keep_land": battle.attacker_order.keep_land,
+        "aa_last": battle.defender_order.aa_last,
+        "retreat_after": battle.retreat.get("after"),
+        "retreat_when_left": battle.retreat.get("when_left"),
+        "retreat_when_only_air": bool(battle.retreat.get("only_air")),
+        "retreat_below": battle.retreat.get("below"),
+        "strafe": battle.retreat.get("strafe"),
     }
 
     return Result(

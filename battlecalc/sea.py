@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compile import casualty_steps, dice_by_chance, hits_pmf
+from .compile import dice_by_chance, hits_pmf
+from .orders import LossOrder, casualty_steps
 from .rules import Ruleset, Unit
 
 CAT_SUB, CAT_AIR, CAT_SHIP = 0, 1, 2
@@ -105,7 +106,7 @@ def _pad(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def build_sea_side(force: dict[str, int], units: dict[str, Unit], role: str,
-                   order: list[str]) -> SeaSide:
+                   order: LossOrder) -> SeaSide:
     """Category tables for one side of a sea battle (see the module docstring)."""
     names = list(units)
     steps = casualty_steps(force, units, order)
@@ -181,8 +182,8 @@ def build_sea_side(force: dict[str, int], units: dict[str, Unit], role: str,
 
 
 def compile_sea(attacker: dict[str, int], defender: dict[str, int], attacker_rules: Ruleset,
-                defender_rules: Ruleset, attacker_order: list[str],
-                defender_order: list[str]) -> CompiledSeaBattle:
+                defender_rules: Ruleset, attacker_order: LossOrder,
+                defender_order: LossOrder) -> CompiledSeaBattle:
     return CompiledSeaBattle(
         build_sea_side(attacker, dict(attacker_rules.units), "attack", attacker_order),
         build_sea_side(defender, dict(defender_rules.units), "defense", defender_order),

@@ -9,7 +9,15 @@ self-loop "neither side scores a hit", handled by dividing by (1 - q).
 import numpy as np
 from numba import njit, prange
 
-from ..kernels.common import ATTACKER_WIN, CONTINUE, settle
+from ..kernels.common import (
+    ATTACKER_WIN,
+    CONTINUE,
+    R_ACTIVE,
+    R_AFTER,
+    RETREAT,
+    settle,
+    should_retreat,
+)
 
 
 @njit(cache=True)
@@ -78,19 +86,21 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
           a_defenceless, a_has_land,
           d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
           bombard_pmf, bombard_mode, land_prefix,
+          retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
           outcomes, a_final, d_final, joint_final, totals, eps, state_eps):
     """Propagate probability mass from each attacker profile's start to the end states.
 
     *_pmf[S, H+1]: hit distributions per flat state; *_lo/*_hi[S]: the hit counts whose
     probability is kept (entries outside are pruned and their mass reported); a_cum: running
-    sums of a_pmf.  Outputs:
+    sums of a_pmf.  Shore bombardment (see kernels.montecarlo.simulate_chunks): bombard_pmf[B]
+    law of its hits, bombard_mode, land_prefix.  Retreat: kernels.common.should_retreat's
+    arguments; with a retreat policy the first max(AFTER, 1) rounds are played round by round,
+    since the policy may depend on the round and never applies before round 1.  Outputs:
     outcomes[5] probabilities, a_final[Sa] / d_final[Sd] probabilities of the final states,
     joint_final[Sa, Sd] (may be 0x0 to skip the joint distribution), totals[3] = expected
-    rounds, pruned mass, probability of taking the territory.  Shore bombardment (see
-    kernels.montecarlo.simulate_chunks): bombard_pmf[B] law of its hits, bombard_mode,
-    land_prefix.  eps: a row of transitions that would move less than eps probability is
-    skipped; state_eps: a non-final state holding less probability is not played on (both
-    counted as pruned).
+    rounds, pruned mass, probability of taking the territory.  eps: a row of transitions that
+    would move less than eps probability is skipped; state_eps: a non-final state holding less
+    probability is not played on (both counted as pruned).
     """
     n_profiles = a_profile_prob.shape[0]
     outcomes_p = np.zeros((n_profiles, outcomes.shape[0]))
@@ -99,10 +109,11 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
     # profiles are independent once round-1 AA fire is decided: one per thread
     for p in prange(n_profiles):
         _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi,
-                       a_can_hit, a_alive, a_defenceless, a_has_land, d_pmf, d_lo,
-                       d_hi, d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
-                       bombard_mode, land_prefix, outcomes_p[p], a_final, d_final_p[p],
-                       joint_final, totals_p[p], eps, state_eps)
+                       a_can_hit, a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi,
+                       d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
+                       bombard_mode, land_prefix, retreat, below, a_units_left,
+                       d_units_left, a_may_retreat, win_value, outcomes_p[p], a_final,
+                       d_final_p[p], joint_final, totals_p[p], eps, state_eps)
     for p in range(n_profiles):  # fixed order: the same sums whatever the thread count
         outcomes += outcomes_p[p]
         d_final += d_final_p[p]
@@ -110,19 +121,32 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
 
 
 @njit(cache=True)
+def _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final, joint_final, totals):
+    """Record probability m of the battle ending with `outcome` in the state pair (a, d)."""
+    outcomes[outcome] += m
+    a_final[a] += m
+    d_final[d] += m
+    if joint_final.shape[0] > 0:
+        joint_final[a, d] += m
+    if outcome == ATTACKER_WIN and a_has_land[a]:
+        totals[2] += m
+
+
+@njit(cache=True)
 def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hit,
                    a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi, d_can_hit, d_alive,
                    d_defenceless, d_length, bombard_pmf, bombard_mode, land_prefix,
+                   retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
                    outcomes, a_final, d_final, joint_final, totals, eps, state_eps):
     """One attacker profile of `solve`; writes a_final / joint_final rows of its own states."""
     d_end = d_length
     n_d = d_length + 1
-    keep_joint = joint_final.shape[0] > 0
     offset = a_offset[p]
     length = a_length[p]
     a_end = offset + length
     mass = np.zeros((length + 1, n_d))
     prob = a_profile_prob[p]
+    rounds_played = 0
     if bombard_mode == 1:
         # bombardment casualties removed before anyone fires
         for hb in range(bombard_pmf.shape[0]):
@@ -132,8 +156,44 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
                                a_alive, a_defenceless, d_pmf, d_lo, d_hi, d_can_hit,
                                d_alive, d_defenceless, bombard_pmf, land_prefix,
                                mass, totals, eps)
+        rounds_played = 1
     else:
         mass[0, 0] = prob
+    retreating = retreat[R_ACTIVE] == 1
+    if retreating:
+        # round by round until the policy no longer depends on the round
+        explicit = max(retreat[R_AFTER], 1)
+        while rounds_played < explicit:
+            after = np.zeros((length + 1, n_d))
+            for k in range(length + 1):
+                a = offset + k
+                for d in range(n_d):
+                    m = mass[k, d]
+                    if m == 0.0:
+                        continue
+                    outcome, a2, d2 = settle(a, d, a_end, d_end, a_alive, a_can_hit,
+                                             a_defenceless, d_alive, d_can_hit, d_defenceless)
+                    if a2 != a or d2 != d:
+                        mass[a2 - offset, d2] += m
+                        continue
+                    if outcome != CONTINUE:
+                        _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final,
+                                joint_final, totals)
+                        continue
+                    if rounds_played > 0 and should_retreat(
+                            a, d, rounds_played, retreat, below, a_units_left, d_units_left,
+                            a_may_retreat, a_has_land, win_value):
+                        _finish(RETREAT, m, a, d, a_has_land, outcomes, a_final, d_final,
+                                joint_final, totals)
+                        continue
+                    totals[0] += m
+                    kept = _spread(after, k, d, length, d_end, m, a_pmf[a], a_cum[a], a_lo[a],
+                                   a_hi[a], d_pmf[d], d_lo[d], d_hi[d], eps)
+                    if m * d_pmf[d, 0] > eps:
+                        kept += m * d_pmf[d, 0] * a_pmf[a, 0]  # "nobody hits" moved too
+                    totals[1] += m - kept
+            mass = after
+            rounds_played += 1
     for k in range(length + 1):
         a = offset + k
         for d in range(n_d):
@@ -142,18 +202,19 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
                 continue
             outcome, a2, d2 = settle(a, d, a_end, d_end, a_alive, a_can_hit,
                                      a_defenceless, d_alive, d_can_hit, d_defenceless)
+            if a2 != a or d2 != d:
+                # units lost without dice: the mass goes on from a later state
+                mass[a2 - offset, d2] += m
+                continue
             if outcome != CONTINUE:
-                if a2 != a or d2 != d:
-                    # units lost without dice: the mass ends in a later state
-                    mass[a2 - offset, d2] += m
-                    continue
-                outcomes[outcome] += m
-                a_final[a] += m
-                d_final[d] += m
-                if keep_joint:
-                    joint_final[a, d] += m
-                if outcome == ATTACKER_WIN and a_has_land[a]:
-                    totals[2] += m
+                _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final,
+                        joint_final, totals)
+                continue
+            if retreating and should_retreat(a, d, rounds_played, retreat, below,
+                                             a_units_left, d_units_left, a_may_retreat,
+                                             a_has_land, win_value):
+                _finish(RETREAT, m, a, d, a_has_land, outcomes, a_final, d_final,
+                        joint_final, totals)
                 continue
             if m < state_eps:
                 # a state this unlikely is not worth a round; its mass is reported
@@ -165,3 +226,46 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
             kept = _spread(mass, k, d, length, d_end, w, a_pmf[a], a_cum[a], a_lo[a], a_hi[a],
                            d_pmf[d], d_lo[d], d_hi[d], eps)
             totals[1] += m - kept
+
+
+@njit(cache=True)
+def win_values(a_offset, a_length, a_pmf, a_lo, a_hi, a_can_hit, a_alive, a_defenceless,
+               a_has_land, d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
+               retreat, below, a_units_left, d_units_left, a_may_retreat, win_value):
+    """Fill win_value[a, d]: the probability that the attacker wins if it fights on from the
+    end-of-round state pair (a, d), itself retreating later as the policy says (the policy
+    must not depend on the round).  Swept backwards: every successor is known first."""
+    d_end = d_length
+    value = np.zeros(win_value.shape)  # value at (a, d) after the retreat decision there
+    for p in range(a_offset.shape[0]):
+        offset = a_offset[p]
+        length = a_length[p]
+        a_end = offset + length
+        for k in range(length, -1, -1):
+            a = offset + k
+            for d in range(d_end, -1, -1):
+                outcome, a2, d2 = settle(a, d, a_end, d_end, a_alive, a_can_hit,
+                                         a_defenceless, d_alive, d_can_hit, d_defenceless)
+                if a2 != a or d2 != d:
+                    win_value[a, d] = value[a2, d2]
+                    value[a, d] = value[a2, d2]
+                    continue
+                if outcome != CONTINUE:
+                    v = 1.0 if outcome == ATTACKER_WIN else 0.0
+                    win_value[a, d] = v
+                    value[a, d] = v
+                    continue
+                total = 0.0
+                for hd in range(d_lo[d], d_hi[d] + 1):
+                    pd = d_pmf[d, hd]
+                    row = offset + min(k + hd, length)
+                    for ha in range(a_lo[a], a_hi[a] + 1):
+                        if ha == 0 and hd == 0:
+                            continue
+                        total += pd * a_pmf[a, ha] * value[row, min(d + ha, d_end)]
+                v = total / (1.0 - a_pmf[a, 0] * d_pmf[d, 0])
+                win_value[a, d] = v
+                if should_retreat(a, d, 0, retreat, below, a_units_left, d_units_left,
+                                  a_may_retreat, a_has_land, win_value):
+                    v = 0.0
+                value[a, d] = v

@@ -38,3 +38,35 @@ def settle(a, d, a_end, d_end, a_alive, a_can_hit, a_defenceless,
     if not a_can_hit[a] and not d_can_hit[d]:
         return STALEMATE, a, d
     return CONTINUE, a, d
+
+
+# Retreat policy vector (int64[5]): ACTIVE (0/1), AFTER (retreat after this round; 0 = no),
+# WHEN_LEFT (retreat with this many attacking units or fewer; -1 = no), ONLY_AIR (0/1: retreat
+# once no land unit is left), STRAFE (retreat once the defender has this many units or fewer;
+# -1 = no).  A probability threshold comes separately (below < 0: no).
+R_ACTIVE, R_AFTER, R_WHEN_LEFT, R_ONLY_AIR, R_STRAFE = 0, 1, 2, 3, 4
+
+
+@njit(cache=True)
+def should_retreat(a, d, rounds, retreat, below, a_units_left, d_units_left, a_may_retreat,
+                   a_has_land, win_value):
+    """Whether the attacker withdraws at the end of a round in the state pair (a, d).
+
+    rounds: rounds fought so far; a_units_left[a], d_units_left[d]: units left that count;
+    a_may_retreat[a]: everything the attacker has left may retreat (amphibious landing units
+    never do); win_value[a, d]: probability that the attacker wins if it fights on (used when
+    below >= 0).
+    """
+    if retreat[R_ACTIVE] == 0 or not a_may_retreat[a]:
+        return False
+    if retreat[R_AFTER] > 0 and rounds >= retreat[R_AFTER]:
+        return True
+    if retreat[R_WHEN_LEFT] >= 0 and a_units_left[a] <= retreat[R_WHEN_LEFT]:
+        return True
+    if retreat[R_ONLY_AIR] == 1 and not a_has_land[a]:
+        return True
+    if retreat[R_STRAFE] >= 0 and d_units_left[d] <= retreat[R_STRAFE]:
+        return True
+    if below >= 0.0 and win_value[a, d] < below:
+        return True
+    return False

@@ -8,7 +8,7 @@ same seed gives the same numbers whatever the number of threads.
 import numpy as np
 from numba import njit, prange
 
-from .common import CONTINUE, N_OUTCOMES, settle
+from .common import CONTINUE, N_OUTCOMES, RETREAT, settle, should_retreat
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -60,6 +60,7 @@ def simulate_chunks(seeds, chunk_trials,
                     a_defenceless, a_has_land, a_ipc,
                     d_cdf, d_top, d_can_hit, d_alive, d_defenceless, d_ipc, d_length,
                     bombard_cdf, bombard_mode, land_prefix,
+                    retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
                     outcomes, takes, a_final, d_final, rounds_hist, rounds_sum,
                     swing_sum, swing_sq_sum):
     """Simulate len(seeds) chunks of trials, chunk c writing only to row c of each output.
@@ -70,7 +71,8 @@ def simulate_chunks(seeds, chunk_trials,
     are IPC lost per state.  Shore bombardment: bombard_cdf[B] cumulative law of its hits,
     which only land on the defender's first land_prefix casualty steps (its land units);
     bombard_mode 0 none, 1 before round 1 with no return fire (Revised), 2 together with the
-    attacker's round-1 fire (1942 2E: the casualties fire back).  Outputs: outcomes[C, 5]
+    attacker's round-1 fire (1942 2E: the casualties fire back).  Retreat: see
+    kernels.common.should_retreat, checked at the end of every round.  Outputs: outcomes[C, 5]
     counts, takes[C] territory taken, a_final[C, Sa] / d_final[C, Sd] final-state counts,
     rounds_hist[C, R] rounds (last bin is R-1 or more), rounds_sum[C], swing_sum[C] and
     swing_sq_sum[C] of the TUV swing in IPC.
@@ -102,6 +104,10 @@ def simulate_chunks(seeds, chunk_trials,
                 a = min(a + d_hits, a_end)
                 outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit,
                                        a_defenceless, d_alive, d_can_hit, d_defenceless)
+                if outcome == CONTINUE and should_retreat(
+                        a, d, rounds, retreat, below, a_units_left, d_units_left,
+                        a_may_retreat, a_has_land, win_value):
+                    outcome = RETREAT
             outcomes[c, outcome] += 1
             if outcome == 0 and a_has_land[a]:
                 takes[c] += 1

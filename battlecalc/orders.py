@@ -1,0 +1,194 @@
+"""Orders of losses: which unit a side loses next.
+
+A side's order of losses is turned into its casualty sequence, the list of casualty steps
+(unit, "damage" or "kill") the compiled tables walk along.  Orders come as:
+
+* a preset: ``cheapest`` (the default, Decisions item 8: cheapest first, ties by the lower
+  combat value in the side's role), ``weakest`` (lowest combat value first, ties by cost) or
+  ``smart`` (each step loses the unit whose loss costs the least firepower, so artillery stays
+  paired with infantry; anti-sub ships are kept while the enemy has submarines);
+* a comma list of units to lose first: ``bomber,tank`` (then everything else by the preset);
+* TripleA's notation: ``*^infantry;*^fighter;1^infantry``.  Sections are taken left to right;
+  their counts are resolved from the right: the rightmost section claims its N units first, the
+  next one to its left up to its N of what is left, ``*`` everything left of that type.
+
+Whatever the order, healthy two-hit units absorb hits first (naming ``battleship`` or
+``damaged_battleship`` only moves where they are sunk), and transports that are chosen last by
+the rules (1942 2E) stay last.  ``keep_land`` N: the last N land units are lost only after every
+aircraft; ``aa_last``: AAA are lost last instead of first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from .army import resolve_unit_name
+from .errors import BattleInputError
+from .rules import Ruleset, Unit
+
+PRESETS = ("cheapest", "weakest", "smart")
+_SECTION = re.compile(r"^\s*(\*|[+-]?\d+)\s*\^\s*([^\s^;]+)\s*$")
+
+
+@dataclass(frozen=True)
+class LossOrder:
+    """A side's order of losses (see the module docstring).  role: "attack" or "defense"."""
+
+    role: str
+    preset: str = "cheapest"
+    sections: tuple[tuple[str, int | None], ...] = ()  # (unit, count; None = all)
+    keep_land: int = 0
+    aa_last: bool = False
+    enemy_has_subs: bool = False
+    text: str = "cheapest"
+
+    def with_enemy_subs(self, enemy_has_subs: bool) -> LossOrder:
+        return replace(self, enemy_has_subs=enemy_has_subs)
+
+
+def parse_loss_order(text: str | None, ruleset: Ruleset, role: str, keep_land: int = 0,
+                     aa_last: bool = False) -> LossOrder:
+    """Parse an order of losses; BattleInputError for unknown units or malformed sections."""
+    if keep_land < 0:
+        raise BattleInputError(f"keep-land must be 0 or more, got {keep_land}")
+    raw = (text or "").strip()
+    if not raw or raw.lower() in PRESETS:
+        preset = raw.lower() or "cheapest"
+        return LossOrder(role, preset, (), keep_land, aa_last, text=preset)
+    sections: list[tuple[str, int | None]] = []
+    if "^" in raw or ";" in raw:
+        for part in raw.split(";"):
+            match = _SECTION.match(part)
+            if not match:
+                raise BattleInputError(
+                    f"order of losses {raw!r}: section {part.strip()!r} is not COUNT^unit or "
+                    "*^unit"
+                )
+            count_text, name = match.groups()
+            count = None if count_text == "*" else int(count_text)
+            if count is not None and count <= 0:
+                raise BattleInputError(
+                    f"order of losses {raw!r}: count in {part.strip()!r} must be at least 1"
+                )
+            sections.append((resolve_unit_name(name, ruleset), count))
+    else:
+        for name in raw.split(","):
+            if not name.strip():
+                raise BattleInputError(f"order of losses {raw!r}: empty unit name")
+            sections.append((resolve_unit_name(name, ruleset), None))
+    return LossOrder(role, "cheapest", tuple(sections), keep_land, aa_last, text=raw)
+
+
+def default_loss_order(units: dict[str, Unit], role: str) -> list[str]:
+    """Decision 8: by loss rank, then cheapest first, ties by lower combat value in the role."""
+    index = {name: i for i, name in enumerate(units)}
+    return sorted(
+        (u.name for u in units.values() if u.can_be_casualty),
+        key=lambda name: (units[name].loss_rank, units[name].cost, units[name].value(role),
+                          index[name]),
+    )
+
+
+def _weakest_order(units: dict[str, Unit], role: str) -> list[str]:
+    index = {name: i for i, name in enumerate(units)}
+    return sorted(
+        (u.name for u in units.values() if u.can_be_casualty),
+        key=lambda name: (units[name].loss_rank, units[name].value(role), units[name].cost,
+                          index[name]),
+    )
+
+
+def _firepower(force: dict[str, int], units: dict[str, Unit], role: str) -> float:
+    from .compile import dice_by_chance  # compile imports this module
+
+    return sum(chance * dice for chance, dice in dice_by_chance(force, units, role).items())
+
+
+def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
+                 enemy_has_subs: bool) -> list[str]:
+    """Greedy: lose the unit whose loss costs the least expected hits, then the cheapest."""
+    index = {name: i for i, name in enumerate(units)}
+    left = {n: c for n, c in kills.items() if c}
+    sequence: list[str] = []
+    while left:
+        base = _firepower(left, units, role)
+        costs = {}
+        for name in left:
+            unit = units[name]
+            after = dict(left)
+            after[name] -= 1
+            keep_for_subs = 1 if (enemy_has_subs and unit.anti_sub) else 0
+            costs[name] = (unit.loss_rank, keep_for_subs,
+                           round(base - _firepower(after, units, role), 12), unit.cost,
+                           index[name])
+        name = min(left, key=costs.__getitem__)
+        sequence.append(name)
+        left[name] -= 1
+        if not left[name]:
+            del left[name]
+    return sequence
+
+
+def casualty_steps(force: dict[str, int], units: dict[str, Unit],
+                   order: LossOrder | list[str]) -> list[tuple[str, str]]:
+    """The casualty sequence of a force: (unit name, "damage" | "kill") in the order lost."""
+    if not isinstance(order, LossOrder):  # a plain list of unit names, lost in that order
+        names = list(order)
+        order = LossOrder("attack", "cheapest", tuple((n, None) for n in names))
+    role = order.role
+    if order.preset == "weakest":
+        base = _weakest_order(units, role)
+    else:
+        base = default_loss_order(units, role)
+    rank = {name: i for i, name in enumerate(base)}
+
+    # free hits: every healthy multi-hit unit is damaged before anything is killed
+    steps: list[tuple[str, str]] = []
+    kills = {name: n for name, n in force.items() if n and units[name].can_be_casualty}
+    for name in sorted(kills, key=lambda n: rank.get(n, len(rank))):
+        unit = units[name]
+        if unit.hp > 1:
+            steps.extend([(name, "damage")] * (kills[name] * (unit.hp - 1)))
+            if unit.damaged_form:
+                kills[unit.damaged_form] = kills.get(unit.damaged_form, 0) + kills.pop(name)
+
+    # named sections: counts claimed from the right, units taken from the left
+    left = dict(kills)
+    claims: list[int] = [0] * len(order.sections)
+    for i in range(len(order.sections) - 1, -1, -1):
+        name, count = order.sections[i]
+        name = units[name].damaged_form or name if units[name].hp > 1 else name
+        available = left.get(name, 0)
+        take = available if count is None else min(count, available)
+        claims[i] = take
+        left[name] = available - take
+    kill_sequence: list[str] = []
+    for (name, _), take in zip(order.sections, claims, strict=True):
+        name = units[name].damaged_form or name if units[name].hp > 1 else name
+        kill_sequence.extend([name] * take)
+    if order.preset == "smart":
+        kill_sequence.extend(_smart_kills(left, units, role, order.enemy_has_subs))
+    else:
+        for name in sorted(left, key=lambda n: rank.get(n, len(rank))):
+            kill_sequence.extend([name] * left[name])
+
+    if order.aa_last:
+        aa = [n for n in kill_sequence if units[n].is_aa]
+        kill_sequence = [n for n in kill_sequence if not units[n].is_aa] + aa
+    if order.keep_land:
+        land_positions = [i for i, n in enumerate(kill_sequence) if units[n].is_land]
+        kept = set(land_positions[-order.keep_land:])
+        air_positions = [i for i, n in enumerate(kill_sequence) if units[n].is_air]
+        if air_positions:
+            last_air = air_positions[-1]
+            moved = [kill_sequence[i] for i in sorted(kept) if i < last_air]
+            rest = [n for i, n in enumerate(kill_sequence) if not (i in kept and i < last_air)]
+            insert_at = max(i for i, n in enumerate(rest) if units[n].is_air) + 1
+            kill_sequence = rest[:insert_at] + moved + rest[insert_at:]
+    # transports the rules choose last (1942 2E) stay last whatever the order says
+    last = [n for n in kill_sequence if units[n].transport and units[n].defenceless]
+    kill_sequence = [n for n in kill_sequence if not (units[n].transport
+                                                      and units[n].defenceless)] + last
+    steps.extend((name, "kill") for name in kill_sequence)
+    return steps

@@ -1,0 +1,261 @@
+"""Statistical verification (issue 4): the exact solver against the Monte Carlo kernel on a
+battery of battles of both editions, and proof that the battery catches broken rules.
+
+Every check compares an exact value with a Monte Carlo sample of TRIALS trials at the fixed
+seed SEED and accepts a deviation of at most 4 standard errors:
+
+* probabilities (outcomes, takes_territory): the binomial standard error sqrt(p (1 - p) / n)
+  of the exact p, so an outcome the exact solver calls impossible (p = 0) must never occur;
+* means (IPC losses, TUV swing, rounds): the Monte Carlo sample's own standard error.
+
+A slack of SLACK (float rounding, and the exact solver's pruned mass, asserted below 1e-9) is
+added to every band.  With the true rules each battle must stay inside the band; the mutation
+tests solve the battery exactly under a deliberately broken ruleset (injected through
+``battlecalc.rules._CACHE``; the package is not touched) and require that at least one battle
+of the battery then leaves the band of the Monte Carlo sample drawn under the true rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from types import MappingProxyType
+
+import pytest
+
+import battlecalc
+from battlecalc import rules as rules_module
+from battlecalc.rules import Ruleset, load_rules
+
+TRIALS = 200_000
+SEED = 20_240_604
+BAND = 4.0  # standard errors
+SLACK = 1e-9
+PROBABILITIES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
+                 "takes_territory")
+MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
+
+
+def land(edition, attacker, defender, **options):
+    return dict(rules=edition, attacker=attacker, defender=defender, **options)
+
+
+def amphibious(edition, landing, bombard, defender, attacker=None, **options):
+    return dict(rules=edition, attacker=attacker, landing=landing, bombard=bombard,
+                defender=defender, **options)
+
+
+def sea(edition, attacker, defender, **options):
+    return dict(rules=edition, attacker=attacker, defender=defender, sea=True, **options)
+
+
+BATTLES = [
+    # --- land, Revised: artillery, AA gun against several aircraft, techs, AA-only defender
+    land("revised", "3 inf 1 art 1 tank", "4 inf 1 tank"),
+    land("revised", "4 inf 2 art 2 tank", "6 inf 1 tank"),
+    land("revised", "2 ftr 2 bmb 2 inf", "3 inf 1 aa"),
+    land("revised", "4 ftr 1 bmb 1 tank", "4 inf 1 aa"),
+    land("revised", "6 ftr 2 bmb 2 tank", "6 inf 2 aa"),
+    land("revised", "3 bmb 2 inf", "4 inf 1 aa", attacker_tech="heavy_bombers"),
+    land("revised", "3 ftr 2 inf 1 tank", "4 inf 2 ftr", defender_tech="jets"),
+    land("revised", "2 ftr", "1 aa"),
+    # --- land, 1942 2E: artillery, AAA (up to 3 dice each, casualties), techs
+    land("1942-2e", "3 inf 3 art", "5 inf"),
+    land("1942-2e", "6 inf 2 art 2 tank 2 ftr", "8 inf 1 tank 1 aa"),
+    land("1942-2e", "4 inf 4 art", "4 inf 2 art 1 tank"),
+    land("1942-2e", "2 ftr 2 bmb 2 tank", "3 inf 2 aa", attacker_tech="heavy_bombers,jets"),
+    land("1942-2e", "2 bmb 1 tank", "2 inf 1 aa", attacker_tech="heavy_bombers"),
+    land("1942-2e", "5 ftr 1 tank", "3 inf 1 aa 1 ftr"),
+    land("1942-2e", "10 inf 5 art 3 tank", "12 inf 2 art 2 tank"),
+    # --- amphibious assaults: landing units, shore bombardment, overland support
+    amphibious("1942-2e", "2 inf 1 art", "1 bb 1 ca", "3 inf 1 aa 1 ftr", attacker="1 tank"),
+    amphibious("1942-2e", "3 inf 1 tank", "2 ca", "4 inf 1 art"),
+    amphibious("1942-2e", "2 inf", "2 bb", "3 inf 1 aa", attacker="2 ftr", attacker_tech="jets"),
+    amphibious("1942-2e", "1 inf 1 art", "1 bb", "2 inf"),
+    amphibious("revised", "2 inf 1 tank", "2 bb", "2 inf 1 tank 1 aa", attacker="1 ftr"),
+    amphibious("revised", "3 inf 1 art", "1 bb 2 dd", "4 inf 1 ftr",
+               attacker_tech="combined_bombardment"),
+    # --- sea, 1942 2E: subs with and without destroyers, air against subs, two-hit
+    # battleships (healthy and damaged), carriers, transports, cruisers, stalemates, submerging
+    sea("1942-2e", "2 sub", "1 dd 1 tt"),
+    sea("1942-2e", "3 sub", "1 dd 1 cv 1 ftr 2 tt"),
+    sea("1942-2e", "2 ftr", "2 sub"),
+    sea("1942-2e", "1 dd 2 ftr", "3 sub"),
+    sea("1942-2e", "1 bb 1 dd", "1 bb 1 ca"),
+    sea("1942-2e", "1 dbb 2 dd", "1 bb 1 sub"),
+    sea("1942-2e", "1 cv 2 ftr 1 dd", "2 sub 1 dd 1 tt"),
+    sea("1942-2e", "2 sub 1 ca", "1 ca 2 tt"),
+    sea("1942-2e", "2 ca 1 ftr", "1 cv 2 ftr 1 tt"),
+    sea("1942-2e", "1 sub 1 ftr", "1 sub 1 ftr"),
+    sea("1942-2e", "2 sub", "1 ftr 1 dd"),
+    sea("1942-2e", "1 dd 1 sub", "2 tt 1 sub"),
+    sea("1942-2e", "3 sub", "1 dd 1 sub", attacker_submerge="first-chance"),
+    sea("1942-2e", "2 sub 1 bmb", "1 cv 1 ftr", attacker_submerge="when-only-subs-left"),
+    sea("1942-2e", "1 dd 1 ftr", "3 sub", defender_submerge="first-chance"),
+    sea("1942-2e", "2 sub 1 dd", "2 sub 1 tt", defender_submerge="when-only-subs-left"),
+    # --- sea, Revised
+    sea("revised", "2 ftr", "2 sub"),
+    sea("revised", "2 sub 1 dd", "1 bb 1 tt"),
+    sea("revised", "1 bb 1 cv 2 ftr", "1 dbb 2 dd 1 sub"),
+    sea("revised", "3 sub", "1 dd 2 tt", attacker_submerge="first-chance"),
+    sea("revised", "2 dd 1 ftr", "3 sub", defender_submerge="when-only-subs-left"),
+    sea("revised", "2 tt 1 sub", "1 dd 1 sub"),
+    sea("revised", "2 sub 1 bmb", "1 cv 2 ftr 1 tt"),
+]
+
+
+def _battle_id(battle: dict) -> str:
+    def short(army):
+        return "".join((army or "").split())
+
+    kind = "sea" if battle.get("sea") else ("amph" if battle.get("landing") else "land")
+    attacker = short(battle["attacker"])
+    if battle.get("landing"):
+        attacker = "+".join(filter(None, (attacker, short(battle["landing"]))))
+        attacker += "@" + short(battle["bombard"])
+    extras = [f"{k}={v}" for k, v in battle.items()
+              if k not in ("rules", "attacker", "defender", "sea", "landing", "bombard")]
+    return (f"{battle['rules']}:{kind}:{attacker}-v-{short(battle['defender'])}"
+            + (f"[{','.join(extras)}]" if extras else ""))
+
+
+IDS = [_battle_id(b) for b in BATTLES]
+
+
+def _exact(battle: dict):
+    return battlecalc.simulate(**battle, method="exact")
+
+
+@functools.cache
+def _true_sample(index: int):
+    """Monte Carlo sample of BATTLES[index] under the shipped rules (call it unpatched)."""
+    return battlecalc.simulate(**BATTLES[index], method="mc", trials=TRIALS, seed=SEED)
+
+
+def _outside_band(exact, mc) -> dict[str, float]:
+    """{key: deviation in standard errors} for every key where mc leaves exact's 4-SE band."""
+    assert mc.trials == TRIALS and mc.seed == SEED
+    out = {}
+    for key in PROBABILITIES:
+        p = getattr(exact, key)
+        se = math.sqrt(max(p * (1.0 - p), 0.0) / TRIALS)
+        deviation = abs(getattr(mc, key) - p)
+        if deviation > BAND * se + SLACK:
+            out[key] = deviation / se if se else math.inf
+    for key in MEANS:
+        se = mc.stderr[key]
+        deviation = abs(getattr(mc, key) - getattr(exact, key))
+        if deviation > BAND * se + SLACK:
+            out[key] = deviation / se if se else math.inf
+    return out
+
+
+def test_battery_covers_the_issue():
+    assert len(BATTLES) >= 40
+    assert len(set(IDS)) == len(IDS)
+    for edition in ("revised", "1942-2e"):
+        mine = [b for b in BATTLES if b["rules"] == edition]
+        assert any(b.get("sea") for b in mine)
+        assert any(b.get("landing") for b in mine)
+        assert any(not b.get("sea") and not b.get("landing") for b in mine)
+        for policy in ("when-only-subs-left", "first-chance"):
+            assert any(policy in (b.get("attacker_submerge"), b.get("defender_submerge"))
+                       for b in mine)
+
+
+@pytest.mark.parametrize("index", range(len(BATTLES)), ids=IDS)
+def test_monte_carlo_within_four_standard_errors_of_exact(index):
+    exact = _exact(BATTLES[index])
+    assert exact.method == "exact" and exact.pruned < 1e-9
+    total = sum(getattr(exact, k) for k in PROBABILITIES if k != "takes_territory")
+    assert total == pytest.approx(1.0, abs=1e-9)
+    mc = _true_sample(index)
+    assert mc.method == "mc"
+    assert _outside_band(exact, mc) == {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Mutation checks: the battery demonstrably catches a broken rule
+
+
+def _with_flags(ruleset: Ruleset, **flags) -> Ruleset:
+    for name in flags:
+        assert name in ruleset.flags, name
+    return dataclasses.replace(ruleset, flags=MappingProxyType({**ruleset.flags, **flags}))
+
+
+def _with_unit(ruleset: Ruleset, unit: str, **fields) -> Ruleset:
+    units = dict(ruleset.units)
+    units[unit] = dataclasses.replace(units[unit], **fields)
+    return dataclasses.replace(ruleset, units=MappingProxyType(units))
+
+
+def caught_by(monkeypatch, edition: str, broken: Ruleset) -> dict[str, dict[str, float]]:
+    """Battles of `edition` whose exact answer under `broken` leaves the 4-SE band of the
+    Monte Carlo sample under the true rules: {battle id: {key: deviation in SE}}."""
+    indices = [i for i, b in enumerate(BATTLES) if b["rules"] == edition]
+    samples = {i: _true_sample(i) for i in indices}  # drawn under the true rules
+    monkeypatch.setitem(rules_module._CACHE, edition, broken)
+    assert load_rules(edition) is broken
+    caught = {}
+    for i in indices:
+        outside = _outside_band(_exact(BATTLES[i]), samples[i])
+        if outside:
+            caught[IDS[i]] = outside
+    return caught
+
+
+def _assert_caught(monkeypatch, edition, broken):
+    caught = caught_by(monkeypatch, edition, broken)
+    assert len(caught) >= 1, "the battery does not detect this broken rule"
+
+
+def test_mutation_1942_subs_always_strike_first(monkeypatch):
+    true = load_rules("1942-2e")
+    _assert_caught(monkeypatch, "1942-2e", _with_flags(true, sub_first_strike="always"))
+
+
+def test_mutation_1942_air_always_hits_subs(monkeypatch):
+    true = load_rules("1942-2e")
+    _assert_caught(monkeypatch, "1942-2e", _with_flags(true, air_hits_subs="always"))
+
+
+def test_mutation_revised_aa_casualties_attacker_chooses(monkeypatch):
+    true = load_rules("revised")
+    _assert_caught(monkeypatch, "revised", _with_flags(true, aa_casualties="attacker_chooses"))
+
+
+def test_mutation_revised_aa_dice_per_gun(monkeypatch):
+    # 1942-style dice: min(3 x guns, aircraft); the Revised gun gets the 1942 AAA's 3 shots
+    # (with its own aa_shots = 0 it would not fire at all, a cruder break)
+    true = _with_unit(load_rules("revised"), "aa", aa_shots=3)
+    _assert_caught(monkeypatch, "revised", _with_flags(true, aa_dice="per_gun"))
+
+
+def test_mutation_revised_aa_fully_1942_style(monkeypatch):
+    true = _with_unit(load_rules("revised"), "aa", aa_shots=3)
+    broken = _with_flags(true, aa_dice="per_gun", aa_casualties="attacker_chooses")
+    _assert_caught(monkeypatch, "revised", broken)
+
+
+def test_mutation_1942_bombardment_casualties_do_not_fire_back(monkeypatch):
+    true = load_rules("1942-2e")
+    _assert_caught(monkeypatch, "1942-2e", _with_flags(true, bombard_return_fire=False))
+
+
+def test_mutation_1942_artillery_supports_nobody(monkeypatch):
+    true = load_rules("1942-2e")
+    _assert_caught(monkeypatch, "1942-2e", _with_unit(true, "artillery", support_count=0))
+
+
+def test_mutation_1942_transports_defend_at_one(monkeypatch):
+    true = load_rules("1942-2e")
+    _assert_caught(monkeypatch, "1942-2e", _with_unit(true, "transport", defense=1))
+
+
+def test_mutation_is_undone_after_the_test():
+    # monkeypatch restores _CACHE: the shipped rules are back (whatever ran before)
+    assert load_rules("1942-2e").flags["sub_first_strike"] == "unless_enemy_destroyer"
+    assert load_rules("1942-2e").units["artillery"].support_count == 1
+    assert load_rules("revised").flags["aa_dice"] == "per_aircraft"
