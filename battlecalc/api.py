@@ -311,8 +311,10 @@ def retreat_tables(battle: Battle, tables: CompiledBattle) -> RetreatTables:
     return RetreatTables(vector, below, a_units_left, d_units_left, may, win_value)
 
 
-def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
-    """Exact outcome probabilities and final-state distributions from the compiled tables."""
+def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS, rounds_law: bool = False) -> dict:
+    """Exact outcome probabilities and final-state distributions from the compiled tables;
+    rounds_law: also the law of the number of rounds (the first ROUNDS_BINS - 1 rounds are then
+    played one by one, which costs more than the closed-form sweep)."""
     att, dfn = tables.attacker, tables.defender
     a_lo, a_hi = _kept_range(att, eps)
     d_lo, d_hi = _kept_range(dfn, eps)
@@ -322,6 +324,7 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
     joint_size = att.n_states * dfn.n_states
     joint = np.zeros((att.n_states, dfn.n_states) if joint_size <= JOINT_LIMIT else (0, 0))
     totals = np.zeros(3)
+    rounds_hist = np.zeros(ROUNDS_BINS if rounds_law else 1)
     solve(
         att.profile_prob, att.offset, att.length, att.pmf, np.cumsum(att.pmf, axis=1), a_lo,
         a_hi, att.can_hit, att.alive, att.defenceless, att.has_land,
@@ -329,7 +332,7 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
         int(dfn.length[0]),
         tables.bombardment.pmf, tables.bombardment.mode, tables.bombardment.land_prefix,
         *_retreat_args(tables),
-        outcomes, a_final, d_final, joint, totals, TRANSITION_EPS, STATE_EPS,
+        outcomes, a_final, d_final, joint, totals, rounds_hist, TRANSITION_EPS, STATE_EPS,
     )
     return {
         "outcomes": outcomes,
@@ -339,6 +342,7 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS) -> dict:
         "joint": joint if joint.size else None,
         "mean_rounds": totals[0],
         "pruned": max(0.0, float(totals[1])),
+        "rounds_hist": rounds_hist if rounds_law else None,
     }
 
 
@@ -493,6 +497,7 @@ def simulate(
     retreat_when_only_air: bool = False,
     retreat_below: float | None = None,
     strafe: int | None = None,
+    rounds_distribution: bool = False,
     **formula_options,
 ):
     """Odds of a battle.
@@ -510,7 +515,9 @@ def simulate(
     keep_land: the attacker's last N land units are lost after every aircraft; aa_last: the
     defender's AAA are lost last instead of first (1942 2E); retreat_after R,
     retreat_when_left N, retreat_when_only_air, retreat_below P, strafe N: when the attacker
-    withdraws at the end of a round (land battles; reported as ``retreat``).
+    withdraws at the end of a round (land battles; reported as ``retreat``);
+    rounds_distribution: the exact solver also computes the law of the number of rounds
+    (Monte Carlo always does).
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.formula.engine.simulate_formula` instead (attacker_level, counter,
@@ -579,7 +586,7 @@ def simulate(
         work = _work_estimate(tables, a_lo, a_hi, d_lo, d_hi)
         too_big_for_auto = work > AUTO_EXACT_WORK
         too_big = work > MAX_EXACT_WORK
-        run_exact_method = lambda: run_exact(tables)  # noqa: E731
+        run_exact_method = lambda: run_exact(tables, rounds_law=rounds_distribution)  # noqa: E731
         run_mc_method = lambda s: run_monte_carlo(tables, trials, s, progress)  # noqa: E731
     if method == "auto":
         method = "mc" if too_big_for_auto else "exact"

@@ -217,7 +217,7 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
             defender_ool=defender_ool, keep_land=keep_land, aa_last=aa_last,
             retreat_after=retreat_after, retreat_when_left=retreat_when_left,
             retreat_when_only_air=retreat_when_only_air, retreat_below=retreat_below,
-            strafe=strafe,
+            strafe=strafe, rounds_distribution=distribution == "rounds",
         )
     except BattleInputError as exc:
         _fail(exc)

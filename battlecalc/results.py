@@ -325,6 +325,10 @@ def build_result(battle, tables, method: str, trials, seed, raw: dict, started: 
         for key in (*OUTCOME_KEYS, "takes_territory"):
             ci95[key] = (values[key], values[key])
         rounds_frame = None
+        if raw.get("rounds_hist") is not None:
+            hist = raw["rounds_hist"]
+            rounds_frame = pd.DataFrame({"rounds": np.arange(len(hist)), "probability": hist})
+            rounds_frame = rounds_frame[rounds_frame["probability"] > 0].reset_index(drop=True)
         swing_frame = None
         if raw.get("joint") is not None:
             joint = raw["joint"]

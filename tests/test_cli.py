@@ -285,9 +285,14 @@ def test_distribution_rounds_monte_carlo():
     assert law[1] == pytest.approx(4 / 9, abs=0.02)  # first round decides with chance 4/9
 
 
-def test_distribution_rounds_not_available_for_exact():
-    result = invoke(*EXACT_1V1, "--format", "csv", "--distribution", "rounds")
-    assert_usage_error(result, "the rounds distribution is not available for this method")
+def test_exact_rounds_distribution_is_geometric_for_one_infantry_each():
+    # 1 inf v 1 inf: a round decides the battle with 4/9, so P(r rounds) = (5/9)^(r-1) (4/9).
+    out = ok(*EXACT_1V1, "--format", "csv", "--distribution", "rounds").stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    for row in rows[:10]:
+        r = int(row["rounds"])
+        assert float(row["probability"]) == pytest.approx((5 / 9) ** (r - 1) * 4 / 9, abs=1e-12)
+    assert sum(float(row["probability"]) for row in rows) == pytest.approx(1.0, abs=1e-12)
 
 
 # --- units and rules commands ------------------------------------------------------------------

@@ -87,7 +87,7 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
           d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
           bombard_pmf, bombard_mode, land_prefix,
           retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
-          outcomes, a_final, d_final, joint_final, totals, eps, state_eps):
+          outcomes, a_final, d_final, joint_final, totals, rounds_hist, eps, state_eps):
     """Propagate probability mass from each attacker profile's start to the end states.
 
     *_pmf[S, H+1]: hit distributions per flat state; *_lo/*_hi[S]: the hit counts whose
@@ -98,7 +98,9 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
     since the policy may depend on the round and never applies before round 1.  Outputs:
     outcomes[5] probabilities, a_final[Sa] / d_final[Sd] probabilities of the final states,
     joint_final[Sa, Sd] (may be 0x0 to skip the joint distribution), totals[3] = expected
-    rounds, pruned mass, probability of taking the territory.  eps: a row of transitions that
+    rounds, pruned mass, probability of taking the territory; rounds_hist[R+1]: with R > 0
+    the first R rounds are played one by one and rounds_hist[r] gets the probability that the
+    battle lasts r rounds (rounds_hist[R]: R or more).  eps: a row of transitions that
     would move less than eps probability is skipped; state_eps: a non-final state holding less
     probability is not played on (both counted as pruned).
     """
@@ -106,6 +108,7 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
     outcomes_p = np.zeros((n_profiles, outcomes.shape[0]))
     d_final_p = np.zeros((n_profiles, d_final.shape[0]))
     totals_p = np.zeros((n_profiles, totals.shape[0]))
+    rounds_p = np.zeros((n_profiles, rounds_hist.shape[0]))
     # profiles are independent once round-1 AA fire is decided: one per thread
     for p in prange(n_profiles):
         _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi,
@@ -113,17 +116,21 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
                        d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
                        bombard_mode, land_prefix, retreat, below, a_units_left,
                        d_units_left, a_may_retreat, win_value, outcomes_p[p], a_final,
-                       d_final_p[p], joint_final, totals_p[p], eps, state_eps)
+                       d_final_p[p], joint_final, totals_p[p], rounds_p[p], eps, state_eps)
     for p in range(n_profiles):  # fixed order: the same sums whatever the thread count
         outcomes += outcomes_p[p]
         d_final += d_final_p[p]
         totals += totals_p[p]
+        rounds_hist += rounds_p[p]
 
 
 @njit(cache=True)
-def _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final, joint_final, totals):
-    """Record probability m of the battle ending with `outcome` in the state pair (a, d)."""
+def _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final, joint_final, totals,
+            rounds_hist, rounds):
+    """Record probability m of the battle ending with `outcome` in the state pair (a, d) after
+    `rounds` rounds (the last bin of rounds_hist takes that many or more)."""
     outcomes[outcome] += m
+    rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += m
     a_final[a] += m
     d_final[d] += m
     if joint_final.shape[0] > 0:
@@ -137,7 +144,8 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
                    a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi, d_can_hit, d_alive,
                    d_defenceless, d_length, bombard_pmf, bombard_mode, land_prefix,
                    retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
-                   outcomes, a_final, d_final, joint_final, totals, eps, state_eps):
+                   outcomes, a_final, d_final, joint_final, totals, rounds_hist, eps,
+                   state_eps):
     """One attacker profile of `solve`; writes a_final / joint_final rows of its own states."""
     d_end = d_length
     n_d = d_length + 1
@@ -160,9 +168,11 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
     else:
         mass[0, 0] = prob
     retreating = retreat[R_ACTIVE] == 1
+    # round by round while the policy depends on the round, and for the law of the rounds
+    explicit = rounds_hist.shape[0] - 1
     if retreating:
-        # round by round until the policy no longer depends on the round
-        explicit = max(retreat[R_AFTER], 1)
+        explicit = max(explicit, retreat[R_AFTER], 1)
+    if explicit > 0:
         while rounds_played < explicit:
             after = np.zeros((length + 1, n_d))
             for k in range(length + 1):
@@ -178,13 +188,16 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
                         continue
                     if outcome != CONTINUE:
                         _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final,
-                                joint_final, totals)
+                                joint_final, totals, rounds_hist, rounds_played)
                         continue
                     if rounds_played > 0 and should_retreat(
                             a, d, rounds_played, retreat, below, a_units_left, d_units_left,
                             a_may_retreat, a_has_land, win_value):
                         _finish(RETREAT, m, a, d, a_has_land, outcomes, a_final, d_final,
-                                joint_final, totals)
+                                joint_final, totals, rounds_hist, rounds_played)
+                        continue
+                    if m < state_eps:
+                        totals[1] += m
                         continue
                     totals[0] += m
                     kept = _spread(after, k, d, length, d_end, m, a_pmf[a], a_cum[a], a_lo[a],
@@ -194,6 +207,8 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
                     totals[1] += m - kept
             mass = after
             rounds_played += 1
+            if not mass.any():
+                break
     for k in range(length + 1):
         a = offset + k
         for d in range(n_d):
@@ -208,13 +223,13 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
                 continue
             if outcome != CONTINUE:
                 _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final,
-                        joint_final, totals)
+                        joint_final, totals, rounds_hist, rounds_played)
                 continue
             if retreating and should_retreat(a, d, rounds_played, retreat, below,
                                              a_units_left, d_units_left, a_may_retreat,
                                              a_has_land, win_value):
                 _finish(RETREAT, m, a, d, a_has_land, outcomes, a_final, d_final,
-                        joint_final, totals)
+                        joint_final, totals, rounds_hist, rounds_played)
                 continue
             if m < state_eps:
                 # a state this unlikely is not worth a round; its mass is reported
