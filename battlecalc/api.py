@@ -26,7 +26,7 @@ from .compile import (
 )
 from .errors import BattleInputError
 from .exact.sea_solver import scratch_for, solve_sea
-from .exact.solver import solve, win_values
+from .exact.solver import solve, solve_serial, win_values
 from .formula.engine import simulate_formula
 from .kernels.common import N_OUTCOMES
 from .kernels.montecarlo import simulate_chunks
@@ -49,6 +49,7 @@ ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 # Work estimates (elementary steps of the exact solvers): `auto` solves exactly up to the first
 # limit (about a second on 2 cores), `exact` refuses above the second (about ten).
 AUTO_EXACT_WORK = 4_000_000_000
+PARALLEL_EXACT_WORK = 20_000_000  # below this the exact land solver runs on one thread
 MAX_EXACT_WORK = 40_000_000_000
 SEA_AUTO_EXACT_WORK = 150_000_000
 SEA_MAX_EXACT_WORK = 1_500_000_000
@@ -325,7 +326,10 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS, rounds_law: bool =
     joint = np.zeros((att.n_states, dfn.n_states) if joint_size <= JOINT_LIMIT else (0, 0))
     totals = np.zeros(3)
     rounds_hist = np.zeros(ROUNDS_BINS if rounds_law else 1)
-    solve(
+    # threads only pay off for several AA profiles and real work
+    work = _work_estimate(tables, a_lo, a_hi, d_lo, d_hi)
+    solver = solve if len(att.profile_prob) > 1 and work > PARALLEL_EXACT_WORK else solve_serial
+    solver(
         att.profile_prob, att.offset, att.length, att.pmf, np.cumsum(att.pmf, axis=1), a_lo,
         a_hi, att.can_hit, att.alive, att.defenceless, att.has_land,
         dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive, dfn.defenceless,

@@ -168,14 +168,15 @@ def casualty_steps(force: dict[str, int], units: dict[str, Unit],
         name = units[name].damaged_form or name if units[name].hp > 1 else name
         kill_sequence.extend([name] * take)
     if order.preset == "smart":
-        kill_sequence.extend(_smart_kills(left, units, role, order.enemy_has_subs))
+        remainder = _smart_kills(left, units, role, order.enemy_has_subs)
     else:
-        for name in sorted(left, key=lambda n: rank.get(n, len(rank))):
-            kill_sequence.extend([name] * left[name])
-
+        remainder = [n for n in sorted(left, key=lambda n: rank.get(n, len(rank)))
+                     for _ in range(left[n])]
     if order.aa_last:
-        aa = [n for n in kill_sequence if units[n].is_aa]
-        kill_sequence = [n for n in kill_sequence if not units[n].is_aa] + aa
+        # AAA the order does not place itself go last instead of first
+        remainder = ([n for n in remainder if not units[n].is_aa]
+                     + [n for n in remainder if units[n].is_aa])
+    kill_sequence.extend(remainder)
     if order.keep_land:
         land_positions = [i for i, n in enumerate(kill_sequence) if units[n].is_land]
         kept = set(land_positions[-order.keep_land:])

@@ -5,7 +5,9 @@ Run:  python benchmarks/bench_exact.py [--repeats N]
 For each battle: a warm-up call (JIT compile / cache load), then the best of N end-to-end
 `battlecalc.simulate(..., method="exact")` calls (parse, compile the tables, solve, build the
 result) and the best of N solver-only calls (`run_exact` / `run_sea_exact` on tables compiled
-once).  Prints the state counts (attacker states x defender states), the probability mass the
+once), the latter also with numba limited to one thread (the land solver runs attacker
+profiles in parallel; on a busy machine the parallel region can cost more than it saves).
+Prints the state counts (attacker states x defender states), the probability mass the
 solver pruned and the target where the issue sets one; prints, never asserts.
 """
 
@@ -108,17 +110,24 @@ def main() -> None:
     print(f"threads: {numba.get_num_threads()}  cpus: {os.cpu_count()}  "
           f"best of {args.repeats} after a warm-up")
     print(f"{'battle':<18}{'states a x d':>16}{'end-to-end s':>14}{'solver s':>12}"
-          f"{'target s':>10}{'':>6}{'pruned':>10}{'attacker win':>14}")
+          f"{'1 thread s':>12}{'target s':>10}{'':>6}{'pruned':>10}{'attacker win':>14}")
     for label, (kwargs, target) in BATTLES.items():
         _, tables, solve, _ = compile_battle(kwargs)
         end_to_end = best_of(lambda kw=kwargs: battlecalc.simulate(**kw, method="exact"),
                              args.repeats)
         solver = best_of(solve, args.repeats)
+        threads = numba.get_num_threads()
+        try:
+            numba.set_num_threads(1)
+            one_thread = best_of(solve, args.repeats)
+        finally:
+            numba.set_num_threads(threads)
         result = battlecalc.simulate(**kwargs, method="exact")
         states = f"{tables.attacker.n_states:,} x {tables.defender.n_states:,}"
         verdict = "" if target is None else ("ok" if end_to_end <= target else "SLOW")
         target_text = "-" if target is None else f"{target:g}"
-        print(f"{label:<18}{states:>16}{end_to_end:>14.4f}{solver:>12.4f}{target_text:>10}"
+        print(f"{label:<18}{states:>16}{end_to_end:>14.4f}{solver:>12.4f}{one_thread:>12.4f}"
+              f"{target_text:>10}"
               f"{verdict:>6}{result.pruned:>10.1e}{result.attacker_win:>14.4%}")
     for label, (kwargs, _) in BATTLES.items():
         armies = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if k != "rules")

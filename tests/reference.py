@@ -15,7 +15,11 @@ It provides two functions:
   and ``rng.randint(1, 6)`` for every single die.
 
 Both also take the amphibious-assault keywords ``landing``, ``bombard`` and
-``combined_bombardment`` (see "Amphibious assaults" below).
+``combined_bombardment`` (see "Amphibious assaults" below), and the policy
+keywords ``attacker_ool``, ``defender_ool``, ``keep_land``, ``aa_last``,
+``retreat_after``, ``retreat_when_left``, ``retreat_when_only_air``, ``strafe``
+and ``retreat_below`` (see "Orders of losses and retreat" below); their
+defaults give the standard behaviour described first.
 
 Rules implemented (land battles only)
 =====================================
@@ -98,7 +102,8 @@ round:
 
 Reported results:
 
-* attacker_win, defender_win, draw, stalemate -- probabilities;
+* attacker_win, defender_win, draw, stalemate, retreat -- probabilities
+  (they sum to 1; retreat is 0 without a retreat option);
 * takes_territory -- attacker_win with at least one infantry/artillery/tank
   left;
 * mean_rounds -- expected number of general rounds fought (AA fire alone is
@@ -117,9 +122,9 @@ Keywords ``landing=None``, ``bombard=None``, ``combined_bombardment=False``.
 * ``landing`` -- dict of land units (infantry, artillery, tank) arriving from
   transports.  They are attackers exactly like the ``attacker`` units (they
   fight, are supported by artillery, are taken in the same order of losses);
-  the two dicts are merged by unit name (``attacker`` may be empty).  Retreat
-  is not modelled.  Landing units are reported among the attacker's survivors
-  and IPC losses like any attacker.
+  the two dicts are merged by unit name (``attacker`` may be empty).  Landing
+  units restrict retreat (see below).  Landing units are reported among the
+  attacker's survivors and IPC losses like any attacker.
 * ``bombard`` -- dict of ships bombarding the territory.  Bombard values:
   revised battleship 4, destroyer 3 only with ``combined_bombardment``;
   1942-2e battleship 4, cruiser 3 (``combined_bombardment`` has no effect in
@@ -148,6 +153,85 @@ Keywords ``landing=None``, ``bombard=None``, ``combined_bombardment=False``.
   bombard casualties.  Later rounds are ordinary general rounds.
 * AA fire is unaffected by landing units (they are not aircraft) and by the
   bombarding ships.
+
+Orders of losses and retreat
+============================
+
+A side's order of losses is a SEQUENCE with one entry per unit that can be a
+casualty, resolved against the units present each time casualties are chosen
+(this agrees with resolving it once and walking along it).  A side hit h
+times loses the first h units of its sequence.
+
+``attacker_ool`` / ``defender_ool`` (default None):
+
+* None or ``"cheapest"`` -- the default order above.
+* ``"weakest"`` -- lowest combat value in the side's role first (base values:
+  supported infantry still counts as 1; jets apply), ties by lower cost, then
+  by the default order.  Every key starts with a rank, so a 1942-2e defending
+  aa stays first (or last with ``aa_last``).
+* a comma list ``"bomber,tank"`` -- all bombers, then all tanks, then every
+  other unit in the default order.  Same as ``"*^bomber;*^tank"``.
+* TripleA notation ``"*^infantry;*^fighter;1^infantry"`` -- sections (N^unit
+  or *^unit) taken left to right; their counts are resolved from the RIGHT:
+  the rightmost section claims min(N, available) units of its type, the next
+  section to its left up to its N of what is left, ``*`` all that is left of
+  that type; the sequence is the sections left to right with their claimed
+  counts, then every unclaimed unit in the default order.
+* names are case-insensitive; an unknown unit name (and ``"smart"``, which is
+  not modelled) raises ValueError.  Naming a revised aa does nothing (it is
+  never a casualty).
+
+``keep_land`` (attacker, int, default 0): the last N land units (not aircraft)
+of the attacker's sequence are lost only after every aircraft: those of them
+that come before the last aircraft move, in their order, to right after it.
+
+``aa_last`` (defender, default False): a 1942-2e defending aa moves from the
+front to the end of the default order (rank +1 instead of -1), so it is lost
+last in the default / weakest orders and wherever a comma list or TripleA
+order leaves it unnamed; an aa named explicitly in the list stays where it is
+named.  No effect in revised (the AA gun is never a casualty).
+
+Restricted hits follow the same sequences restricted to the units they may
+hit: 1942-2e AA losses are the first aircraft of the attacker's sequence;
+bombard hits are the first land units of the defender's sequence; the 1942-2e
+round-1 choice with bombardment takes, among the largest coverable sets, the
+one whose units (each type at the first positions of that type in the
+sequence) have the lexicographically smallest sorted positions.
+
+Retreat (attacker; default: never).  Checked at the END of every general round
+(never before round 1) once the end-of-round rules have been applied, and only
+if the battle is not over.  The attacker retreats when any of the given
+conditions holds:
+
+* ``retreat_after`` R -- R rounds have been fought (R = 0 acts like 1);
+* ``retreat_when_left`` N -- the attacker has N or fewer units left (units
+  that count, i.e. not a revised aa);
+* ``retreat_when_only_air`` -- the attacker has no land unit left (no unit that
+  counts and is not an aircraft);
+* ``strafe`` N -- the defender has N or fewer units that count left (a revised
+  aa gun does not count);
+* ``retreat_below`` P (Fraction, float or int; a float is taken at its exact
+  value) -- the exact probability that the attacker eventually wins if it
+  fights on from this end-of-round state, itself following the same policy at
+  every later end of round, is below P.  Fighting on from a state and rolling
+  no hit at all leads back to the same state, where the attacker is taken to
+  make the same choice (fight on) again.
+
+Amphibious restriction (only with landing units): the attacker may retreat
+only when none of its landing units is left -- casualties of a type are
+counted as taken from the landed units first, so that holds when, for every
+type, the remaining count <= the overland ``attacker`` count of that type.
+In revised, in an amphibious assault, it may retreat only when it has no land
+unit left at all.
+
+Outcome "retreat": the attacker's remaining units are survivors (not losses,
+no territory taken), the defender keeps what it has, mean_rounds counts the
+rounds fought.  In the exact solver a state is (attacker counts, defender
+counts, rounds so far), the rounds capped at max(R, 1) (at 1 without
+retreat_after): past that cap the policy no longer depends on the round, and
+the round in which nobody hits is summed up as a geometric series.  The
+simulation rolls every die as before; a retreat_below decision asks the exact
+solver for the probability.
 """
 
 from __future__ import annotations
@@ -472,6 +556,312 @@ def _round1_defender_casualties(dfn, general_hits, bombard_hits, dfn_order):
 
 
 # ---------------------------------------------------------------------------
+# Orders of losses and retreat policies (shared by the exact solver and the
+# simulation)
+# ---------------------------------------------------------------------------
+
+def _parse_ool(spec):
+    """Parse an order-of-losses option.
+
+    Returns None (the default "cheapest" order), the string "weakest", or a
+    tuple of sections (n, unit) where n is an int, or None for "all" (``*``).
+    A comma list "bomber,tank" is the same as "*^bomber;*^tank".
+    """
+    if spec is None:
+        return None
+    if not isinstance(spec, str):
+        raise ValueError(f"order of losses must be a string or None, not {spec!r}")
+    text = spec.strip().lower()
+    if text == "cheapest":
+        return None
+    if text == "weakest":
+        return "weakest"
+    sections = []
+    if "^" in text or ";" in text:  # TripleA notation
+        for part in text.split(";"):
+            part = part.strip()
+            if not part:
+                continue
+            if part.count("^") != 1:
+                raise ValueError(f"bad order-of-losses section {part!r}; expected N^unit or *^unit")
+            count, unit = (x.strip() for x in part.split("^"))
+            if count == "*":
+                n = None
+            elif count.isdigit():
+                n = int(count)
+            else:
+                raise ValueError(f"bad count {count!r} in order-of-losses section {part!r}")
+            sections.append((n, unit))
+    else:  # comma list
+        sections = [(None, part.strip()) for part in text.split(",") if part.strip()]
+    if not sections:
+        raise ValueError(f"empty order of losses {spec!r}")
+    for _, unit in sections:
+        if unit not in UNITS:
+            raise ValueError(
+                f"unknown unit {unit!r} in order of losses {spec!r}; expected "
+                f"'cheapest', 'weakest', a comma list or N^unit;... with units from {UNITS}"
+            )
+    return tuple(sections)
+
+
+def _base_type_order(edition, role, jets, weakest=False, aa_last=False):
+    """Unit types that can be casualties, in the preset order.
+
+    Every key starts with a rank: -1 for a 1942-2e defending aa (lost first),
+    +1 for it instead with ``aa_last`` (lost last), 0 for everything else.
+    cheapest: (rank, cost, value, UNITS position) -- the same as `_loss_order`
+    when aa_last is off.  weakest: (rank, value, cost, cheapest position).
+    """
+    candidates = [u for u in UNITS if _is_casualty(edition, u)]
+
+    def rank(u):
+        if edition == E1942 and role == DEFENCE and u == "aa":
+            return 1 if aa_last else -1
+        return 0
+
+    cheapest = sorted(candidates, key=lambda u: (
+        rank(u), _cost(edition, u), _value(edition, u, role, jets), UNITS.index(u)))
+    if not weakest:
+        return cheapest
+    return sorted(candidates, key=lambda u: (
+        rank(u), _value(edition, u, role, jets), _cost(edition, u), cheapest.index(u)))
+
+
+def _keep_land_last(sequence, n):
+    """Move the last `n` land units of `sequence` that come before its last
+    aircraft to right after that aircraft (keeping their relative order)."""
+    air = [i for i, u in enumerate(sequence) if u in AIRCRAFT]
+    land = [i for i, u in enumerate(sequence) if u not in AIRCRAFT]
+    if n <= 0 or not air or not land:
+        return list(sequence)
+    last_air = air[-1]
+    moved = [i for i in land[-n:] if i < last_air]
+    head = [u for i, u in enumerate(sequence[: last_air + 1]) if i not in moved]
+    return head + [sequence[i] for i in moved] + list(sequence[last_air + 1:])
+
+
+@cache
+def _loss_sequence(edition, role, jets, counts, ool=None, keep_land=0, aa_last=False):
+    """The side's casualties in the order they are taken: one name per unit.
+
+    Resolved against the units present (`counts`):
+
+    * sections (comma list / TripleA notation) claim their counts from the
+      RIGHT: the rightmost section takes min(N, available) of its type (``*``:
+      all that is available), then the next one to its left from what is
+      left, and so on; the sequence is the sections left to right with their
+      claimed counts, then every unclaimed unit in the default order;
+    * "weakest" / default: all units in the preset type order;
+    * keep_land (attacker): see `_keep_land_last`.
+    """
+    base = _base_type_order(edition, role, jets, weakest=(ool == "weakest"), aa_last=aa_last)
+    left = {u: counts[_idx(u)] for u in base}
+    claimed = []
+    if isinstance(ool, tuple):
+        claims = [0] * len(ool)
+        for i in reversed(range(len(ool))):
+            n, unit = ool[i]
+            available = left.get(unit, 0)  # a revised aa is never a casualty: 0
+            take = available if n is None else min(n, available)
+            claims[i] = take
+            if unit in left:
+                left[unit] -= take
+        for (_, unit), take in zip(ool, claims, strict=True):
+            claimed += [unit] * take
+    sequence = claimed + [u for u in base for _ in range(left[u])]
+    if keep_land:
+        sequence = _keep_land_last(sequence, keep_land)
+    return tuple(sequence)
+
+
+def _take_first(counts, hits, sequence, eligible=None):
+    """Remove the first `hits` units of `sequence` (only those in `eligible`,
+    if given); extra hits are wasted."""
+    new = list(counts)
+    for u in sequence:
+        if hits == 0:
+            break
+        if eligible is not None and u not in eligible:
+            continue
+        new[_idx(u)] -= 1
+        hits -= 1
+    return tuple(new)
+
+
+@cache
+def _round1_casualties_in_sequence(dfn, general_hits, bombard_hits, sequence):
+    """`_round1_defender_casualties` for a loss sequence (one name per unit).
+
+    A set of casualties (a count per unit type) sits at the positions of the
+    first units of each type in `sequence`; among the largest coverable sets
+    the one whose sorted positions are lexicographically smallest is taken.
+    (For a plain type order this is the same choice as
+    `_round1_defender_casualties`.)
+    """
+    types = [u for u in UNITS if u in sequence]
+    positions = {u: [i for i, v in enumerate(sequence) if v == u] for u in types}
+    best_key, best_choice = None, None
+    for choice in itertools.product(*(range(len(positions[u]) + 1) for u in types)):
+        n_land = sum(c for u, c in zip(types, choice, strict=True) if u in BOMBARD_TARGETS)
+        n_other = sum(c for u, c in zip(types, choice, strict=True) if u not in BOMBARD_TARGETS)
+        if n_other > general_hits:
+            continue
+        if n_land > bombard_hits + (general_hits - n_other):
+            continue
+        taken = tuple(sorted(p for u, c in zip(types, choice, strict=True)
+                             for p in positions[u][:c]))
+        key = (-len(taken), taken)
+        if best_key is None or key < best_key:
+            best_key, best_choice = key, choice
+    new = list(dfn)
+    for u, c in zip(types, best_choice, strict=True):
+        new[_idx(u)] -= c
+    return tuple(new)
+
+
+def _check_count_option(name, value, allow_none=True):
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int{' or None' if allow_none else ''}, "
+                         f"not {value!r}")
+
+
+def _land_units_left(edition, counts):
+    """Number of units left that count and are not aircraft."""
+    return sum(counts[_idx(u)] for u in UNITS
+               if u not in AIRCRAFT and _counts_as_unit(edition, u))
+
+
+def _units_left(edition, counts):
+    return sum(counts[_idx(u)] for u in UNITS if _counts_as_unit(edition, u))
+
+
+class _Setup:
+    """Everything that fixes how one battle is fought: the start state, the
+    orders of losses and the retreat policy.  Read-only after __init__."""
+
+    def __init__(self, edition, attacker, defender, *, heavy_bombers, jets, landing, bombard,
+                 combined_bombardment, attacker_ool, defender_ool, keep_land, aa_last,
+                 retreat_after, retreat_when_left, retreat_when_only_air, strafe,
+                 retreat_below):
+        _check_edition(edition)
+        self.edition = edition
+        self.heavy_bombers = heavy_bombers
+        self.jets = jets
+        self.landing0 = _landing_counts(landing)
+        self.overland0 = _to_counts(attacker)
+        self.att0 = _merge_counts(self.overland0, self.landing0)
+        self.dfn0 = _to_counts(defender)
+        self.amphibious = sum(self.landing0) > 0
+        self.ships = tuple(_firing_ships(edition, bombard, sum(self.landing0),
+                                         combined_bombardment))
+        self.att_names = {**dict.fromkeys(attacker), **dict.fromkeys(landing or {})}
+        self.dfn_names = dict.fromkeys(defender)
+
+        self.att_ool = _parse_ool(attacker_ool)
+        self.dfn_ool = _parse_ool(defender_ool)
+        _check_count_option("keep_land", keep_land, allow_none=False)
+        self.keep_land = keep_land
+        self.aa_last = bool(aa_last)
+
+        for name, value in (("retreat_after", retreat_after),
+                            ("retreat_when_left", retreat_when_left), ("strafe", strafe)):
+            _check_count_option(name, value)
+        self.retreat_after = retreat_after
+        self.retreat_when_left = retreat_when_left
+        self.retreat_when_only_air = bool(retreat_when_only_air)
+        self.strafe = strafe
+        if retreat_below is not None:
+            if isinstance(retreat_below, bool) or not isinstance(retreat_below,
+                                                                 (int, float, Fraction)):
+                raise ValueError(f"retreat_below must be a number or None, not {retreat_below!r}")
+            if retreat_below != retreat_below:  # NaN
+                raise ValueError("retreat_below must not be NaN")
+            retreat_below = Fraction(retreat_below)  # exact, also for a float
+        self.retreat_below = retreat_below
+        # Rounds fought only matter up to `last_round_key`: 0 (no round yet:
+        # never retreat) versus >= 1, and with retreat_after R also whether R
+        # rounds have been fought (retreat_after 0 acts like 1).
+        self.last_round_key = max(retreat_after, 1) if retreat_after is not None else 1
+
+    # -- orders of losses --------------------------------------------------
+
+    def att_sequence(self, att):
+        return _loss_sequence(self.edition, ATTACK, self.jets, att, self.att_ool,
+                              self.keep_land, False)
+
+    def dfn_sequence(self, dfn):
+        return _loss_sequence(self.edition, DEFENCE, self.jets, dfn, self.dfn_ool,
+                              0, self.aa_last)
+
+    def lose_att(self, att, hits, eligible=None):
+        return _take_first(att, hits, self.att_sequence(att), eligible)
+
+    def lose_dfn(self, dfn, hits, eligible=None):
+        return _take_first(dfn, hits, self.dfn_sequence(dfn), eligible)
+
+    def lose_air(self, att, hits):
+        """1942-2e AA losses: the first aircraft in the attacker's sequence."""
+        return self.lose_att(att, hits, AIRCRAFT)
+
+    def lose_to_bombard(self, dfn, hits):
+        """Bombard hits: the first land units in the defender's sequence."""
+        return self.lose_dfn(dfn, hits, BOMBARD_TARGETS)
+
+    def att_removable(self, att):
+        return len(self.att_sequence(att))
+
+    def dfn_removable(self, dfn, eligible=None):
+        return sum(1 for u in self.dfn_sequence(dfn) if eligible is None or u in eligible)
+
+    def round1_dfn(self, dfn, general_hits, bombard_hits):
+        return _round1_casualties_in_sequence(dfn, general_hits, bombard_hits,
+                                              self.dfn_sequence(dfn))
+
+    # -- retreat -----------------------------------------------------------
+
+    def round_key(self, rounds):
+        return min(rounds, self.last_round_key)
+
+    def retreat_allowed(self, att):
+        """Amphibious restriction (always allowed without landing units)."""
+        if not self.amphibious:
+            return True
+        if self.edition == REVISED:
+            return _land_units_left(self.edition, att) == 0
+        # casualties of a type are taken from the landed units first
+        return all(att[i] <= self.overland0[i] for i in range(len(UNITS)))
+
+    def retreat_triggered(self, att, dfn, rounds):
+        """Every retreat condition except retreat_below."""
+        if self.retreat_after is not None and rounds >= self.retreat_after:
+            return True
+        if self.retreat_when_left is not None and \
+                _units_left(self.edition, att) <= self.retreat_when_left:
+            return True
+        if self.retreat_when_only_air and _land_units_left(self.edition, att) == 0:
+            return True
+        if self.strafe is not None and _units_left(self.edition, dfn) <= self.strafe:
+            return True
+        return False
+
+    def retreats(self, att, dfn, rounds, win_if_fighting_on):
+        """Does the attacker retreat at the end of round `rounds` (>= 1) in a
+        state where the battle is not over?  `win_if_fighting_on()` gives the
+        exact probability that it wins if it fights on (asked only when
+        retreat_below decides)."""
+        if rounds < 1 or not self.retreat_allowed(att):
+            return False
+        if self.retreat_triggered(att, dfn, rounds):
+            return True
+        if self.retreat_below is not None:
+            return win_if_fighting_on() < self.retreat_below
+        return False
+
+
+# ---------------------------------------------------------------------------
 # Exact solver
 # ---------------------------------------------------------------------------
 
@@ -500,8 +890,12 @@ def _hit_distribution(groups, cap):
     return {h: ph for h, ph in dist.items() if ph != 0}
 
 
-def _aa_fire_distribution(edition, att, dfn):
-    """Distribution over attacker states after round-1 AA fire: dict state -> Fraction."""
+def _aa_fire_distribution(edition, att, dfn, lose_air=None):
+    """Distribution over attacker states after round-1 AA fire: dict state -> Fraction.
+
+    `lose_air(att, hits)` takes the 1942-2e AA losses (default: fighters
+    before bombers).
+    """
     n_aa = dfn[_idx("aa")]
     n_air = sum(att[_idx(u)] for u in AIRCRAFT)
     if n_aa == 0 or n_air == 0:
@@ -519,169 +913,225 @@ def _aa_fire_distribution(edition, att, dfn):
                 result[new] = result.get(new, 0) + pf * pb
     else:
         dice = min(3 * n_aa, n_air)
-        air_order = [u for u in _loss_order(edition, ATTACK, False) if u in AIRCRAFT]
+        if lose_air is None:
+            air_order = [u for u in _loss_order(edition, ATTACK, False) if u in AIRCRAFT]
+
+            def lose_air(counts, hits):
+                return _remove_casualties(counts, hits, air_order)
+
         for hits, ph in _binomial(dice, SIXTH).items():
-            new = _remove_casualties(att, hits, air_order)
+            new = lose_air(att, hits)
             result[new] = result.get(new, 0) + ph
     return result
 
 
+# A "value vector" holds the expectations, from a given state onwards, of:
+#   [0..5)  indicators of ALL_OUTCOMES
+#   [5]     takes_territory
+#   [6]     number of general rounds still to be fought
+#   [7..7+n)      final attacker counts (UNITS order)
+#   [7+n..7+2n)   final defender counts (UNITS order)
+ALL_OUTCOMES = (*OUTCOMES, "retreat")
+WIN = ALL_OUTCOMES.index("attacker_win")
+TAKES = len(ALL_OUTCOMES)
+ROUNDS = TAKES + 1
+ATT_AT = ROUNDS + 1
+DFN_AT = ATT_AT + len(UNITS)
+VECTOR_SIZE = DFN_AT + len(UNITS)
+
+
+class _ExactSolver:
+    """Recursion with memoisation over battle states.
+
+    node(att, dfn, rounds): the value vector of a state reached at the end of
+    round `rounds` (0: before round 1) -- the battle may be over, the attacker
+    may retreat, or another round is fought.
+    fight(att, dfn, rounds): the value vector of fighting round rounds + 1 from
+    that state (and then following the policy).
+
+    Only round_key(rounds) matters (see _Setup.last_round_key).  When a round
+    in which nobody hits leads back to the same key, the self-loop is summed
+    up as a geometric series (divide by 1 - q): the attacker that chose to
+    fight on in a state makes the same choice in the same state again.
+    """
+
+    def __init__(self, setup):
+        self.s = setup
+        self.node_memo = {}
+        self.fight_memo = {}
+
+    def terminal_vector(self, outcome, att, dfn):
+        vec = [Fraction(0)] * VECTOR_SIZE
+        vec[ALL_OUTCOMES.index(outcome)] = Fraction(1)
+        if outcome == "attacker_win" and _takes_territory(att):
+            vec[TAKES] = Fraction(1)
+        for i in range(len(UNITS)):
+            vec[ATT_AT + i] = Fraction(att[i])
+            vec[DFN_AT + i] = Fraction(dfn[i])
+        return vec
+
+    def round_transitions(self, att, dfn):
+        """Distribution of (att', dfn') after one general round (incl. the AAA rule)."""
+        s = self.s
+        att_groups = _dice_groups(s.edition, ATTACK, att, s.heavy_bombers, s.jets)
+        dfn_groups = _dice_groups(s.edition, DEFENCE, dfn, s.heavy_bombers, s.jets)
+        att_hits = _hit_distribution(att_groups, s.dfn_removable(dfn))
+        dfn_hits = _hit_distribution(dfn_groups, s.att_removable(att))
+        trans = {}
+        for ha, pa in att_hits.items():
+            for hd, pd in dfn_hits.items():
+                new_dfn = s.lose_dfn(dfn, ha)
+                new_att = s.lose_att(att, hd)
+                new_dfn = _aa_only_rule(s.edition, new_att, new_dfn)
+                key = (new_att, new_dfn)
+                trans[key] = trans.get(key, 0) + pa * pd
+        return trans
+
+    def node(self, att, dfn, rounds):
+        s = self.s
+        key = (att, dfn, s.round_key(rounds))
+        if key in self.node_memo:
+            return self.node_memo[key]
+        outcome = _classify(s.edition, att, dfn, s.heavy_bombers, s.jets)
+        if outcome is not None:
+            vec = self.terminal_vector(outcome, att, dfn)
+        elif s.retreats(att, dfn, rounds, lambda: self.fight(att, dfn, rounds)[WIN]):
+            vec = self.terminal_vector("retreat", att, dfn)
+        else:
+            vec = self.fight(att, dfn, rounds)
+        self.node_memo[key] = vec
+        return vec
+
+    def fight(self, att, dfn, rounds):
+        s = self.s
+        key = (att, dfn, s.round_key(rounds))
+        if key in self.fight_memo:
+            return self.fight_memo[key]
+        trans = self.round_transitions(att, dfn)
+        q = Fraction(0)
+        if s.round_key(rounds + 1) == s.round_key(rounds):
+            q = trans.pop((att, dfn), Fraction(0))  # P(nothing changes this round)
+            if q == 1:
+                raise AssertionError("non-terminal state cannot change; rules bug")
+        acc = [Fraction(0)] * VECTOR_SIZE
+        for (a2, d2), p in trans.items():
+            sub = self.node(a2, d2, rounds + 1)
+            for i in range(VECTOR_SIZE):
+                acc[i] += p * sub[i]
+        acc[ROUNDS] += 1  # the round being fought now (repeated while self-looping)
+        vec = [x / (1 - q) for x in acc]
+        self.fight_memo[key] = vec
+        return vec
+
+    def first_round_with_bombardment(self, att, dfn):
+        """1942-2e: value from the start of round 1, bombard dice rolled in round 1.
+
+        Round 1 differs from later rounds only by the bombard dice and the
+        round-1 casualty rule; from the end of round 1 on, `node` takes over.
+        """
+        s = self.s
+        outcome = _classify(s.edition, att, dfn, s.heavy_bombers, s.jets)
+        if outcome is not None:
+            return self.terminal_vector(outcome, att, dfn)
+        att_groups = _dice_groups(s.edition, ATTACK, att, s.heavy_bombers, s.jets)
+        dfn_groups = _dice_groups(s.edition, DEFENCE, dfn, s.heavy_bombers, s.jets)
+        general_hits = _hit_distribution(att_groups, s.dfn_removable(dfn))
+        bombard_hits = _hit_distribution(_bombard_groups(list(s.ships)),
+                                         s.dfn_removable(dfn, BOMBARD_TARGETS))
+        dfn_hits = _hit_distribution(dfn_groups, s.att_removable(att))
+        acc = [Fraction(0)] * VECTOR_SIZE
+        for hg, pg in general_hits.items():
+            for hb, pb in bombard_hits.items():
+                new_dfn = s.round1_dfn(dfn, hg, hb)
+                for hd, pd in dfn_hits.items():
+                    new_att = s.lose_att(att, hd)
+                    sub = self.node(new_att, _aa_only_rule(s.edition, new_att, new_dfn), 1)
+                    for i in range(VECTOR_SIZE):
+                        acc[i] += pg * pb * pd * sub[i]
+        acc[ROUNDS] += 1  # round 1 itself
+        return acc
+
+    def opening_bombardment(self, dfn):
+        """revised: distribution of defender states after the opening bombardment."""
+        s = self.s
+        if not s.ships:
+            return {dfn: Fraction(1)}
+        result = {}
+        groups = _bombard_groups(list(s.ships))
+        for hits, p in _hit_distribution(groups, s.dfn_removable(dfn, BOMBARD_TARGETS)).items():
+            new = s.lose_to_bombard(dfn, hits)
+            result[new] = result.get(new, 0) + p
+        return result
+
+    def total(self):
+        """Round-1 AA fire (revised: together with the opening bombardment), then
+        the pre-round AAA rule, then the battle proper (1942-2e: round 1 with
+        bombardment)."""
+        s = self.s
+        total = [Fraction(0)] * VECTOR_SIZE
+        for att1, p in _aa_fire_distribution(s.edition, s.att0, s.dfn0, s.lose_air).items():
+            if s.edition == REVISED:
+                after_bombardment = self.opening_bombardment(s.dfn0)
+            else:
+                after_bombardment = {s.dfn0: Fraction(1)}
+            for dfn_b, pb in after_bombardment.items():
+                dfn1 = _aa_only_rule(s.edition, att1, dfn_b)
+                if s.edition == E1942 and s.ships:
+                    sub = self.first_round_with_bombardment(att1, dfn1)
+                else:
+                    sub = self.node(att1, dfn1, 0)
+                for i in range(VECTOR_SIZE):
+                    total[i] += p * pb * sub[i]
+        return total
+
+
 def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
-               landing=None, bombard=None, combined_bombardment=False):
+               landing=None, bombard=None, combined_bombardment=False,
+               attacker_ool=None, defender_ool=None, keep_land=0, aa_last=False,
+               retreat_after=None, retreat_when_left=None, retreat_when_only_air=False,
+               strafe=None, retreat_below=None):
     """Exact land-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
-    takes_territory, attacker_ipc_loss, defender_ipc_loss, tuv_swing,
+    retreat, takes_territory, attacker_ipc_loss, defender_ipc_loss, tuv_swing,
     mean_rounds (Fractions) and attacker_survivors / defender_survivors
     (dict unit -> Fraction expected count left).
 
     `landing` / `bombard` / `combined_bombardment`: amphibious assault (see the
     module docstring).  Landing units are merged into the attacker.
+    The order-of-losses and retreat options are described in the module
+    docstring ("Orders of losses and retreat"); their defaults give the
+    standard rules (and retreat 0).
     """
-    _check_edition(edition)
-    landing0 = _landing_counts(landing)
-    att0 = _merge_counts(_to_counts(attacker), landing0)
-    dfn0 = _to_counts(defender)
-    ships = _firing_ships(edition, bombard, sum(landing0), combined_bombardment)
-    bombard_groups = _bombard_groups(ships)
-    att_names = {**dict.fromkeys(attacker), **dict.fromkeys(landing or {})}
-    att_order = _loss_order(edition, ATTACK, jets)
-    dfn_order = _loss_order(edition, DEFENCE, jets)
-    bombard_order = _bombard_order(dfn_order)
+    setup = _Setup(edition, attacker, defender, heavy_bombers=heavy_bombers, jets=jets,
+                   landing=landing, bombard=bombard, combined_bombardment=combined_bombardment,
+                   attacker_ool=attacker_ool, defender_ool=defender_ool, keep_land=keep_land,
+                   aa_last=aa_last, retreat_after=retreat_after,
+                   retreat_when_left=retreat_when_left,
+                   retreat_when_only_air=retreat_when_only_air, strafe=strafe,
+                   retreat_below=retreat_below)
+    total = _ExactSolver(setup).total()
     n = len(UNITS)
-
-    # A "value vector" holds the expectations, from a given state onwards, of:
-    #   [0..3]  indicators of OUTCOMES (attacker_win, defender_win, draw, stalemate)
-    #   [4]     takes_territory
-    #   [5]     number of general rounds still to be fought
-    #   [6..6+n)      final attacker counts (UNITS order)
-    #   [6+n..6+2n)   final defender counts (UNITS order)
-    size = 6 + 2 * n
-    memo = {}
-
-    def terminal_vector(outcome, att, dfn):
-        vec = [Fraction(0)] * size
-        vec[OUTCOMES.index(outcome)] = Fraction(1)
-        if outcome == "attacker_win" and _takes_territory(att):
-            vec[4] = Fraction(1)
-        for i in range(n):
-            vec[6 + i] = Fraction(att[i])
-            vec[6 + n + i] = Fraction(dfn[i])
-        return vec
-
-    def round_transitions(att, dfn):
-        """Distribution of (att', dfn') after one general round (incl. the AAA rule)."""
-        att_groups = _dice_groups(edition, ATTACK, att, heavy_bombers, jets)
-        dfn_groups = _dice_groups(edition, DEFENCE, dfn, heavy_bombers, jets)
-        att_hits = _hit_distribution(att_groups, _removable(dfn, dfn_order))
-        dfn_hits = _hit_distribution(dfn_groups, _removable(att, att_order))
-        trans = {}
-        for ha, pa in att_hits.items():
-            for hd, pd in dfn_hits.items():
-                new_dfn = _remove_casualties(dfn, ha, dfn_order)
-                new_att = _remove_casualties(att, hd, att_order)
-                new_dfn = _aa_only_rule(edition, new_att, new_dfn)
-                key = (new_att, new_dfn)
-                trans[key] = trans.get(key, 0) + pa * pd
-        return trans
-
-    def value(att, dfn):
-        key = (att, dfn)
-        if key in memo:
-            return memo[key]
-        outcome = _classify(edition, att, dfn, heavy_bombers, jets)
-        if outcome is not None:
-            vec = terminal_vector(outcome, att, dfn)
-        else:
-            trans = round_transitions(att, dfn)
-            q = trans.pop(key, Fraction(0))  # P(nothing changes this round)
-            if q == 1:
-                raise AssertionError("non-terminal state cannot change; rules bug")
-            acc = [Fraction(0)] * size
-            for (a2, d2), p in trans.items():
-                sub = value(a2, d2)
-                for i in range(size):
-                    acc[i] += p * sub[i]
-            acc[5] += 1  # the round being fought now (repeated while self-looping)
-            vec = [x / (1 - q) for x in acc]
-        memo[key] = vec
-        return vec
-
-    def first_round_with_bombardment(att, dfn):
-        """1942-2e: value from the start of round 1, bombard dice rolled in round 1.
-
-        Round 1 differs from later rounds only by the bombard dice and the
-        round-1 casualty rule; from round 2 on, `value` takes over.  (A round 1
-        without any hit simply leads to `value` of the same state.)
-        """
-        outcome = _classify(edition, att, dfn, heavy_bombers, jets)
-        if outcome is not None:
-            return terminal_vector(outcome, att, dfn)
-        att_groups = _dice_groups(edition, ATTACK, att, heavy_bombers, jets)
-        dfn_groups = _dice_groups(edition, DEFENCE, dfn, heavy_bombers, jets)
-        general_hits = _hit_distribution(att_groups, _removable(dfn, dfn_order))
-        bombard_hits = _hit_distribution(bombard_groups, _removable(dfn, bombard_order))
-        dfn_hits = _hit_distribution(dfn_groups, _removable(att, att_order))
-        acc = [Fraction(0)] * size
-        for hg, pg in general_hits.items():
-            for hb, pb in bombard_hits.items():
-                new_dfn = _round1_defender_casualties(dfn, hg, hb, tuple(dfn_order))
-                for hd, pd in dfn_hits.items():
-                    new_att = _remove_casualties(att, hd, att_order)
-                    sub = value(new_att, _aa_only_rule(edition, new_att, new_dfn))
-                    for i in range(size):
-                        acc[i] += pg * pb * pd * sub[i]
-        acc[5] += 1  # round 1 itself
-        return acc
-
-    def opening_bombardment(dfn):
-        """revised: distribution of defender states after the opening bombardment."""
-        if not ships:
-            return {dfn: Fraction(1)}
-        result = {}
-        for hits, p in _hit_distribution(bombard_groups, _removable(dfn, bombard_order)).items():
-            new = _remove_casualties(dfn, hits, bombard_order)
-            result[new] = result.get(new, 0) + p
-        return result
-
-    # Round-1 AA fire (revised: together with the opening bombardment), then the
-    # pre-round AAA rule, then the battle proper (1942-2e: round 1 with bombardment).
-    total = [Fraction(0)] * size
-    for att1, p in _aa_fire_distribution(edition, att0, dfn0).items():
-        if edition == REVISED:
-            after_bombardment = opening_bombardment(dfn0)
-        else:
-            after_bombardment = {dfn0: Fraction(1)}
-        for dfn_b, pb in after_bombardment.items():
-            dfn1 = _aa_only_rule(edition, att1, dfn_b)
-            if edition == E1942 and ships:
-                sub = first_round_with_bombardment(att1, dfn1)
-            else:
-                sub = value(att1, dfn1)
-            for i in range(size):
-                total[i] += p * pb * sub[i]
-
-    att_final = tuple(total[6 + i] for i in range(n))
-    dfn_final = tuple(total[6 + n + i] for i in range(n))
-    att_loss = _ipc_loss(edition, att0, att_final)
-    dfn_loss = _ipc_loss(edition, dfn0, dfn_final)
-    return {
-        "attacker_win": total[0],
-        "defender_win": total[1],
-        "draw": total[2],
-        "stalemate": total[3],
-        "takes_territory": total[4],
+    att_final = tuple(total[ATT_AT + i] for i in range(n))
+    dfn_final = tuple(total[DFN_AT + i] for i in range(n))
+    att_loss = _ipc_loss(edition, setup.att0, att_final)
+    dfn_loss = _ipc_loss(edition, setup.dfn0, dfn_final)
+    result = {name: total[i] for i, name in enumerate(ALL_OUTCOMES)}
+    result.update({
+        "takes_territory": total[TAKES],
         "attacker_ipc_loss": Fraction(att_loss),
         "defender_ipc_loss": Fraction(dfn_loss),
         "tuv_swing": Fraction(dfn_loss - att_loss),
-        "mean_rounds": total[5],
+        "mean_rounds": total[ROUNDS],
         "attacker_survivors": {
-            k: Fraction(v) for k, v in _reported_survivors(edition, att_final, att_names).items()
+            k: Fraction(v)
+            for k, v in _reported_survivors(edition, att_final, setup.att_names).items()
         },
         "defender_survivors": {
             k: Fraction(v) for k, v in _reported_survivors(edition, dfn_final, defender).items()
         },
-    }
+    })
+    return result
 
 
 # ---------------------------------------------------------------------------
@@ -712,7 +1162,9 @@ def _roll_hits(rng, edition, role, counts, heavy_bombers, jets):
     return int(hits)
 
 
-def _simulate_aa_fire(rng, edition, att, dfn):
+def _simulate_aa_fire(rng, edition, att, dfn, lose_air=None):
+    """Round-1 AA fire.  `lose_air(att, hits)` takes the 1942-2e AA losses
+    (default: fighters before bombers)."""
     n_aa = dfn[_idx("aa")]
     n_air = sum(att[_idx(u)] for u in AIRCRAFT)
     if n_aa == 0 or n_air == 0:
@@ -727,6 +1179,8 @@ def _simulate_aa_fire(rng, edition, att, dfn):
         return tuple(new)
     dice = min(3 * n_aa, n_air)
     hits = sum(1 for _ in range(dice) if rng.randint(1, 6) == 1)
+    if lose_air is not None:
+        return lose_air(att, hits)
     air_order = [u for u in _loss_order(edition, ATTACK, False) if u in AIRCRAFT]
     return _remove_casualties(att, hits, air_order)
 
@@ -736,49 +1190,66 @@ def _roll_bombard_hits(rng, ships):
     return sum(1 for v in ships if rng.randint(1, 6) <= v)
 
 
-def _simulate_one(rng, edition, att, dfn, att_order, dfn_order, heavy_bombers, jets,
-                  ships=()):
-    """Fight one battle; return (outcome, final att, final dfn, rounds)."""
-    bombard_order = _bombard_order(dfn_order)
-    att = _simulate_aa_fire(rng, edition, att, dfn)
+def _simulate_one(rng, setup, solver=None):
+    """Fight one battle; return (outcome, final att, final dfn, rounds).
+
+    `solver` (an _ExactSolver for the same setup) is needed only for a
+    retreat_below decision, which asks for the exact probability that the
+    attacker wins if it fights on.
+    """
+    edition, heavy_bombers, jets = setup.edition, setup.heavy_bombers, setup.jets
+    ships = setup.ships
+    att, dfn = setup.att0, setup.dfn0
+    att = _simulate_aa_fire(rng, edition, att, dfn, setup.lose_air)
     if edition == REVISED and ships:
         # opening fire: bombard casualties are removed before they can fire
-        dfn = _remove_casualties(dfn, _roll_bombard_hits(rng, ships), bombard_order)
+        dfn = setup.lose_to_bombard(dfn, _roll_bombard_hits(rng, ships))
     dfn = _aa_only_rule(edition, att, dfn)
     rounds = 0
     while True:
         outcome = _classify(edition, att, dfn, heavy_bombers, jets)
         if outcome is not None:
             return outcome, att, dfn, rounds
+        if setup.retreats(att, dfn, rounds,
+                          lambda a=att, d=dfn, r=rounds: solver.fight(a, d, r)[WIN]):
+            return "retreat", att, dfn, rounds
         rounds += 1
         att_hits = _roll_hits(rng, edition, ATTACK, att, heavy_bombers, jets)
         dfn_hits = _roll_hits(rng, edition, DEFENCE, dfn, heavy_bombers, jets)
         if edition == E1942 and ships and rounds == 1:
             bombard_hits = _roll_bombard_hits(rng, ships)
-            new_dfn = _round1_defender_casualties(dfn, att_hits, bombard_hits, tuple(dfn_order))
+            new_dfn = setup.round1_dfn(dfn, att_hits, bombard_hits)
         else:
-            new_dfn = _remove_casualties(dfn, att_hits, dfn_order)
-        new_att = _remove_casualties(att, dfn_hits, att_order)
+            new_dfn = setup.lose_dfn(dfn, att_hits)
+        new_att = setup.lose_att(att, dfn_hits)
         att, dfn = new_att, _aa_only_rule(edition, new_att, new_dfn)
 
 
 def simulate_land(edition, attacker, defender, *, trials, seed,
                   heavy_bombers=False, jets=False,
-                  landing=None, bombard=None, combined_bombardment=False):
-    """Monte Carlo land battle: same keys as exact_land, as floats (means)."""
-    _check_edition(edition)
-    landing0 = _landing_counts(landing)
-    att0 = _merge_counts(_to_counts(attacker), landing0)
-    dfn0 = _to_counts(defender)
-    ships = tuple(_firing_ships(edition, bombard, sum(landing0), combined_bombardment))
-    att_names = {**dict.fromkeys(attacker), **dict.fromkeys(landing or {})}  # reported names
+                  landing=None, bombard=None, combined_bombardment=False,
+                  attacker_ool=None, defender_ool=None, keep_land=0, aa_last=False,
+                  retreat_after=None, retreat_when_left=None, retreat_when_only_air=False,
+                  strafe=None, retreat_below=None):
+    """Monte Carlo land battle: same keys as exact_land, as floats (means).
+
+    A retreat_below decision uses the exact probability (from the exact
+    solver); everything else is rolled die by die.
+    """
+    setup = _Setup(edition, attacker, defender, heavy_bombers=heavy_bombers, jets=jets,
+                   landing=landing, bombard=bombard, combined_bombardment=combined_bombardment,
+                   attacker_ool=attacker_ool, defender_ool=defender_ool, keep_land=keep_land,
+                   aa_last=aa_last, retreat_after=retreat_after,
+                   retreat_when_left=retreat_when_left,
+                   retreat_when_only_air=retreat_when_only_air, strafe=strafe,
+                   retreat_below=retreat_below)
+    att0, dfn0, att_names = setup.att0, setup.dfn0, setup.att_names
     if trials <= 0:
         raise ValueError("trials must be positive")
-    att_order = _loss_order(edition, ATTACK, jets)
-    dfn_order = _loss_order(edition, DEFENCE, jets)
+    solver = _ExactSolver(setup) if setup.retreat_below is not None else None
     rng = random.Random(seed)
 
-    tally = {k: 0 for k in OUTCOMES}
+    tally = {k: 0 for k in ALL_OUTCOMES}
     takes = 0
     rounds_total = 0
     att_loss_total = 0
@@ -786,9 +1257,7 @@ def simulate_land(edition, attacker, defender, *, trials, seed,
     att_surv = {k: 0 for k in att_names}
     dfn_surv = {k: 0 for k in defender}
     for _ in range(trials):
-        outcome, att, dfn, rounds = _simulate_one(
-            rng, edition, att0, dfn0, att_order, dfn_order, heavy_bombers, jets, ships
-        )
+        outcome, att, dfn, rounds = _simulate_one(rng, setup, solver)
         tally[outcome] += 1
         if outcome == "attacker_win" and _takes_territory(att):
             takes += 1
@@ -800,11 +1269,8 @@ def simulate_land(edition, attacker, defender, *, trials, seed,
         for k, v in _reported_survivors(edition, dfn, defender).items():
             dfn_surv[k] += v
 
-    return {
-        "attacker_win": tally["attacker_win"] / trials,
-        "defender_win": tally["defender_win"] / trials,
-        "draw": tally["draw"] / trials,
-        "stalemate": tally["stalemate"] / trials,
+    result = {k: tally[k] / trials for k in ALL_OUTCOMES}
+    result.update({
         "takes_territory": takes / trials,
         "attacker_ipc_loss": att_loss_total / trials,
         "defender_ipc_loss": dfn_loss_total / trials,
@@ -812,7 +1278,8 @@ def simulate_land(edition, attacker, defender, *, trials, seed,
         "mean_rounds": rounds_total / trials,
         "attacker_survivors": {k: v / trials for k, v in att_surv.items()},
         "defender_survivors": {k: v / trials for k, v in dfn_surv.items()},
-    }
+    })
+    return result
 
 
 # ---------------------------------------------------------------------------

@@ -68,6 +68,16 @@ BATTLES = [
     land("1942-2e", "2 bmb 1 tank", "2 inf 1 aa", attacker_tech="heavy_bombers"),
     land("1942-2e", "5 ftr 1 tank", "3 inf 1 aa 1 ftr"),
     land("1942-2e", "10 inf 5 art 3 tank", "12 inf 2 art 2 tank"),
+    # --- land: retreat policies (outcome "retreat") and orders of losses
+    land("revised", "5 inf 2 art 2 tank", "6 inf 1 tank", retreat_after=2),
+    land("revised", "2 inf 1 tank 2 ftr", "4 inf", retreat_when_only_air=True,
+         defender_ool="weakest"),
+    land("1942-2e", "6 inf 2 art 2 tank 2 ftr", "8 inf 1 tank 1 aa", retreat_when_left=4),
+    land("1942-2e", "3 inf 1 art 1 tank", "4 inf 1 tank", retreat_below=0.3,
+         attacker_ool="*^infantry;*^tank;1^infantry"),
+    land("1942-2e", "4 inf 2 tank 1 ftr", "5 inf", strafe=1),
+    land("1942-2e", "4 inf 2 art 2 ftr 1 bmb", "3 inf 2 aa 1 ftr", aa_last=True, keep_land=1,
+         attacker_ool="smart"),
     # --- amphibious assaults: landing units, shore bombardment, overland support
     amphibious("1942-2e", "2 inf 1 art", "1 bb 1 ca", "3 inf 1 aa 1 ftr", attacker="1 tank"),
     amphibious("1942-2e", "3 inf 1 tank", "2 ca", "4 inf 1 art"),
@@ -76,6 +86,8 @@ BATTLES = [
     amphibious("revised", "2 inf 1 tank", "2 bb", "2 inf 1 tank 1 aa", attacker="1 ftr"),
     amphibious("revised", "3 inf 1 art", "1 bb 2 dd", "4 inf 1 ftr",
                attacker_tech="combined_bombardment"),
+    amphibious("1942-2e", "2 inf 1 art", "1 bb", "4 inf 1 aa", attacker="2 ftr 1 tank",
+               retreat_after=1),
     # --- sea, 1942 2E: subs with and without destroyers, air against subs, two-hit
     # battleships (healthy and damaged), carriers, transports, cruisers, stalemates, submerging
     sea("1942-2e", "2 sub", "1 dd 1 tt"),
@@ -195,6 +207,7 @@ def caught_by(monkeypatch, edition: str, broken: Ruleset) -> dict[str, dict[str,
     """Battles of `edition` whose exact answer under `broken` leaves the 4-SE band of the
     Monte Carlo sample under the true rules: {battle id: {key: deviation in SE}}."""
     indices = [i for i, b in enumerate(BATTLES) if b["rules"] == edition]
+    assert broken != load_rules(edition), "the mutation changes nothing"
     samples = {i: _true_sample(i) for i in indices}  # drawn under the true rules
     monkeypatch.setitem(rules_module._CACHE, edition, broken)
     assert load_rules(edition) is broken

@@ -125,6 +125,36 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
 
 
 @njit(cache=True)
+def solve_serial(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hit,
+                 a_alive, a_defenceless, a_has_land,
+                 d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
+                 bombard_pmf, bombard_mode, land_prefix,
+                 retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
+                 outcomes, a_final, d_final, joint_final, totals, rounds_hist, eps, state_eps):
+    """`solve` on one thread: no parallel region to open (cheaper for one profile or
+    little work, and not held up when the other cores are busy)."""
+    n_profiles = a_profile_prob.shape[0]
+    outcomes_p = np.zeros((n_profiles, outcomes.shape[0]))
+    d_final_p = np.zeros((n_profiles, d_final.shape[0]))
+    totals_p = np.zeros((n_profiles, totals.shape[0]))
+    rounds_p = np.zeros((n_profiles, rounds_hist.shape[0]))
+    # profiles are independent once round-1 AA fire is decided: one per thread
+    for p in range(n_profiles):
+        _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi,
+                       a_can_hit, a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi,
+                       d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
+                       bombard_mode, land_prefix, retreat, below, a_units_left,
+                       d_units_left, a_may_retreat, win_value, outcomes_p[p], a_final,
+                       d_final_p[p], joint_final, totals_p[p], rounds_p[p], eps, state_eps)
+    for p in range(n_profiles):  # fixed order: the same sums whatever the thread count
+        outcomes += outcomes_p[p]
+        d_final += d_final_p[p]
+        totals += totals_p[p]
+        rounds_hist += rounds_p[p]
+
+
+
+@njit(cache=True)
 def _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final, joint_final, totals,
             rounds_hist, rounds):
     """Record probability m of the battle ending with `outcome` in the state pair (a, d) after
