@@ -1,0 +1,174 @@
+"""Orders of losses and retreat policies: exact solver against the independent reference,
+Monte Carlo within 4 standard errors of exact, analytic cases, and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from click.testing import CliRunner
+from reference import exact_land
+
+import battlecalc
+from battlecalc.cli import cli
+
+A = {"infantry": 3, "artillery": 1, "tank": 1}
+D = {"infantry": 4, "tank": 1}
+
+# (edition, attacker, defender, options as simulate() keywords)
+POLICY_BATTLES = [
+    ("1942-2e", A, D, {"retreat_after": 1}),
+    ("1942-2e", A, D, {"retreat_after": 2}),
+    ("1942-2e", A, D, {"retreat_when_left": 2}),
+    ("1942-2e", A, D, {"strafe": 2}),
+    ("1942-2e", A, D, {"retreat_below": 0.3}),
+    ("1942-2e", {"infantry": 2, "fighter": 2}, {"infantry": 3}, {"retreat_when_only_air": True}),
+    ("1942-2e", {"fighter": 1}, {"infantry": 3},
+     {"landing": {"infantry": 2}, "bombard": {"battleship": 1}, "retreat_after": 1}),
+    ("1942-2e", {"infantry": 3, "fighter": 2}, {"infantry": 3, "aa": 1}, {"aa_last": True}),
+    ("revised", {"infantry": 2, "tank": 1, "bomber": 1}, {"infantry": 3}, {"keep_land": 1}),
+    ("revised", {"infantry": 2, "tank": 1, "bomber": 1}, {"infantry": 3},
+     {"attacker_ool": "weakest"}),
+    ("1942-2e", {"fighter": 2, "bomber": 1, "infantry": 2}, {"infantry": 2, "aa": 2},
+     {"attacker_ool": "bomber"}),
+    ("1942-2e", {"infantry": 3, "fighter": 2}, {"infantry": 3},
+     {"attacker_ool": "*^infantry;*^fighter;1^infantry"}),
+    ("revised", {"fighter": 1}, {"infantry": 2, "fighter": 1, "aa": 1},
+     {"landing": {"infantry": 1, "tank": 1}, "bombard": {"battleship": 1}, "retreat_after": 1,
+      "defender_ool": "weakest"}),
+    ("1942-2e", {"fighter": 2, "infantry": 1}, {"infantry": 2, "aa": 1, "fighter": 1},
+     {"landing": {"infantry": 1, "artillery": 1}, "bombard": {"battleship": 1},
+      "retreat_below": 0.5, "defender_ool": "infantry"}),
+    ("1942-2e", {"infantry": 4, "tank": 2}, {"infantry": 3, "tank": 1},
+     {"defender_ool": "tank", "retreat_when_left": 3}),
+]
+IDS = [f"{e}-{'-'.join(k for k in o if k not in ('landing', 'bombard'))}-{i}"
+       for i, (e, a, d, o) in enumerate(POLICY_BATTLES)]
+KEYS = ("attacker_win", "defender_win", "draw", "retreat", "takes_territory",
+        "attacker_ipc_loss", "defender_ipc_loss", "mean_rounds")
+
+
+def _solve(edition, attacker, defender, options, **extra):
+    return battlecalc.simulate(rules=edition, attacker=attacker or None, defender=defender,
+                               **options, **extra)
+
+
+@pytest.mark.parametrize("battle", POLICY_BATTLES, ids=IDS)
+def test_policy_exact_matches_reference(battle):
+    edition, attacker, defender, options = battle
+    expected = exact_land(edition, attacker, defender, **options)
+    result = _solve(*battle, method="exact")
+    for key in KEYS:
+        assert getattr(result, key) == pytest.approx(float(expected[key]), abs=1e-9), key
+
+
+@pytest.mark.parametrize("battle", POLICY_BATTLES, ids=IDS)
+def test_policy_monte_carlo_within_four_standard_errors(battle):
+    trials = 100_000
+    exact = _solve(*battle, method="exact")
+    mc = _solve(*battle, method="mc", trials=trials, seed=17)
+    for key in ("attacker_win", "defender_win", "draw", "retreat", "takes_territory"):
+        p = getattr(exact, key)
+        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
+        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
+    for key in ("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
+        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+
+
+def test_retreat_after_one_round_is_analytic():
+    # 1 inf v 1 inf, retreat after round 1: win (1/6)(4/6), draw (1/6)(2/6), lose (5/6)(2/6),
+    # and both miss (5/6)(4/6) = 5/9: the attacker withdraws.
+    result = _solve("revised", {"infantry": 1}, {"infantry": 1}, {"retreat_after": 1},
+                    method="exact")
+    assert (result.attacker_win, result.draw, result.defender_win, result.retreat) == \
+        pytest.approx((1 / 9, 1 / 18, 5 / 18, 5 / 9), abs=1e-12)
+    assert result.mean_rounds == pytest.approx(1.0, abs=1e-12)
+
+
+def test_comma_and_triplea_orders_give_identical_results():
+    kwargs = dict(rules="1942-2e", attacker="2 inf 1 tank 1 bmb", defender="3 inf",
+                  method="exact")
+    comma = battlecalc.simulate(attacker_ool="bomber,tank", **kwargs)
+    triplea = battlecalc.simulate(attacker_ool="*^bomber;*^tank", **kwargs)
+    assert comma.attacker_win == triplea.attacker_win
+    assert comma.attacker_survivors == triplea.attacker_survivors
+
+
+def test_keep_land_is_triplea_reserving_the_last_infantry():
+    kwargs = dict(rules="1942-2e", attacker="3 inf 2 ftr", defender="3 inf", method="exact")
+    keep = battlecalc.simulate(keep_land=1, **kwargs)
+    triplea = battlecalc.simulate(attacker_ool="*^infantry;*^fighter;1^infantry", **kwargs)
+    plain = battlecalc.simulate(**kwargs)
+    assert keep.takes_territory == pytest.approx(triplea.takes_territory, abs=1e-15)
+    assert keep.takes_territory > plain.takes_territory + 0.1
+
+
+def test_losing_bombers_first_costs_more():
+    kwargs = dict(rules="1942-2e", attacker="2 inf 1 tank 1 bmb", defender="3 inf",
+                  method="exact")
+    default = battlecalc.simulate(**kwargs)
+    bombers_first = battlecalc.simulate(attacker_ool="bomber", **kwargs)
+    assert bombers_first.attacker_ipc_loss > default.attacker_ipc_loss
+    assert bombers_first.attacker_win < default.attacker_win
+
+
+def test_smart_order_loses_the_least_firepower_first():
+    # Defending bomber (defence 1) and infantry (2): cheapest-first loses the infantry first,
+    # smart loses the bomber first and keeps more dice that hit, so the defender does better.
+    kwargs = dict(rules="1942-2e", attacker="4 inf 1 tank", defender="2 inf 1 bmb",
+                  method="exact")
+    smart = battlecalc.simulate(defender_ool="smart", **kwargs)
+    cheapest = battlecalc.simulate(**kwargs)
+    weakest = battlecalc.simulate(defender_ool="weakest", **kwargs)
+    assert smart.defender_win > cheapest.defender_win + 0.01
+    assert smart.defender_win == pytest.approx(weakest.defender_win, abs=1e-15)
+
+
+def test_submerge_policy_is_echoed_and_retreat_counts_survivors():
+    result = battlecalc.simulate(rules="1942-2e", attacker="2 sub", defender="1 cv 1 ftr",
+                                 sea=True, attacker_submerge="first-chance", method="exact")
+    data = result.to_dict()
+    assert data["attacker_submerge"] == "first-chance"
+    assert data["retreat"] == 1.0 and data["attacker_survivors"]["submarine"] == 2.0
+
+
+RUN = ["run", "--rules", "1942-2e", "--method", "exact"]
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["-a", "3 inf", "-d", "2 inf", "--attacker-ool", "tonk"], "unknown unit 'tonk'"),
+    (["-a", "3 inf", "-d", "2 inf", "--attacker-ool", "2^inf;x^tank"], "is not COUNT^unit"),
+    (["-a", "3 inf", "-d", "2 inf", "--attacker-ool", "0^inf"], "must be at least 1"),
+    (["-a", "3 inf", "-d", "2 inf", "--attacker-ool", "-1^inf"], "must be at least 1"),
+    (["-a", "3 inf", "-d", "2 inf", "--defender-ool", "inf,,tank"], "empty unit name"),
+    (["-a", "3 inf", "-d", "2 inf", "--keep-land", "4"], "more than the attacker's 3 land"),
+    (["-a", "3 inf", "-d", "2 inf", "--keep-land", "-1"], "keep-land must be 0 or more"),
+    (["-a", "2 sub", "-d", "1 dd", "--sea", "--retreat-after", "1"], "apply to land battles"),
+    (["-a", "2 sub", "-d", "1 dd", "--sea", "--retreat-when-only-air"], "apply to land battles"),
+    (["-a", "2 sub", "-d", "1 dd", "--sea", "--keep-land", "1"], "land battles"),
+    (["-a", "3 inf", "-d", "2 inf", "--retreat-after", "0"], "--retreat-after must be"),
+    (["-a", "3 inf", "-d", "2 inf", "--retreat-below", "1.5"], "--retreat-below must be"),
+    (["-a", "3 inf", "-d", "2 inf", "--retreat-below", "0.5", "--retreat-after", "2"],
+     "cannot be combined"),
+    (["-a", "3 inf", "-d", "2 inf", "--strafe", "-2"], "--strafe must be"),
+    (["-a", "3 inf", "-d", "2 inf", "--attacker-submerge", "first-chance"], "sea battles only"),
+])
+def test_bad_policy_input_exits_2(args, fragment):
+    result = CliRunner().invoke(cli, [*RUN, *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error:") and fragment in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_revised_aa_last_is_refused():
+    result = CliRunner().invoke(cli, ["run", "--rules", "revised", "-a", "2 ftr", "-d",
+                                      "1 inf 1 aa", "--aa-last"])
+    assert result.exit_code == 2 and "never casualties" in result.stderr
+
+
+def test_bombardment_with_aircraft_lost_before_land_units_is_refused():
+    # bombardment hits only land units; with aircraft first in the defender's order the
+    # casualties would leave the order, which battlecalc does not model (docs/rules.md)
+    with pytest.raises(battlecalc.BattleInputError, match="land units before its aircraft"):
+        battlecalc.simulate(rules="1942-2e", landing="2 inf", bombard="1 bb",
+                            defender="2 inf 1 ftr", defender_ool="fighter", method="exact")
