@@ -435,16 +435,19 @@ def run_sea_exact(tables: CompiledSeaBattle, rules: np.ndarray) -> dict:
     d_final = np.zeros(dfn.n_states)
     totals = np.zeros(3)
     mass = np.zeros((att.n_states, dfn.n_states))
+    joint_size = att.n_states * dfn.n_states
+    joint = np.zeros((att.n_states, dfn.n_states) if joint_size <= JOINT_LIMIT else (0, 0))
     a_ints, _, a_pmf = side_arrays(att)
     d_ints, _, d_pmf = side_arrays(dfn)
     solve_sea(a_ints, a_pmf, d_ints, d_pmf, rules, mass, scratch_for(att.n_states),
-              scratch_for(dfn.n_states), TRANSITION_EPS, outcomes, a_final, d_final, totals)
+              scratch_for(dfn.n_states), TRANSITION_EPS, outcomes, a_final, d_final, joint,
+              totals)
     return {
         "outcomes": outcomes,
         "takes": 0.0,
         "a_final": a_final,
         "d_final": d_final,
-        "joint": None,
+        "joint": joint if joint.size else None,
         "mean_rounds": totals[0],
         "pruned": max(0.0, float(totals[1])),
     }

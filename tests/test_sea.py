@@ -170,3 +170,14 @@ def test_same_seed_same_sea_numbers():
     one.pop("elapsed_s")
     two.pop("elapsed_s")
     assert one == two
+
+
+def test_exact_sea_distributions_agree_with_means():
+    result = _solve("1942-2e", "2 sub 1 dd 1 ftr", "1 cv 2 ftr 1 dd 1 tt", {}, method="exact")
+    swing = result.swing_distribution
+    assert swing["probability"].sum() == pytest.approx(1.0, abs=1e-12)
+    assert (swing["tuv_swing"] * swing["probability"]).sum() == pytest.approx(result.tuv_swing,
+                                                                            abs=1e-9)
+    dist = result.defender_distribution
+    assert (dist["carrier"] * dist["probability"]).sum() == pytest.approx(
+        result.defender_survivors["carrier"], abs=1e-12)

@@ -99,7 +99,7 @@ def _general_dist(firer, f_pmf, f_s, f_a, f_n, subs_fire, air_on_subs, target, t
 @njit(cache=True)
 def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass, self_f_a,
            self_f_d,
-           scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, dry):
+           scratch_a, scratch_d, eps, outcomes, a_final, d_final, joint_final, totals, dry):
     """Play one round from the given state pair with weight w.
 
     dry=True: only return the probability that the round leaves the pair unchanged.
@@ -169,6 +169,8 @@ def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass,
                         outcomes[RETREAT] += moved
                         a_final[a2] += moved
                         d_final[d2] += moved
+                        if joint_final.shape[0] > 0:
+                            joint_final[a2, d2] += moved
                     else:
                         mass[a2, d2] += moved
             _clear(wd2, sd2, n_d2)
@@ -182,13 +184,14 @@ def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass,
 
 @njit(cache=True)
 def solve_sea(att, a_pmf, dfn, d_pmf, rules, mass, scratch_a, scratch_d, eps,
-              outcomes, a_final, d_final, totals):
+              outcomes, a_final, d_final, joint_final, totals):
     """Exact law of a sea battle.
 
     att/dfn: side ints, a_pmf/d_pmf: their pmf tables (kernels/sea.py); mass[Fa, Fd] zeroed
     work array; scratch_*: six arrays per side (int64 index maps filled with -1, int64 state
     lists, float64 probability lists, twice); eps: transitions moving
     less probability are skipped.  Outputs: outcomes[5], a_final[Fa], d_final[Fd],
+    joint_final[Fa, Fd] (0 x 0 to skip),
     totals[3] = expected rounds, pruned mass, 0.
     """
     n_a = mass.shape[0]
@@ -206,7 +209,8 @@ def solve_sea(att, a_pmf, dfn, d_pmf, rules, mass, scratch_a, scratch_d, eps,
     else:
         totals[0] += 1.0
         kept = _round(att, a_pmf, 0, 0, 0, dfn, d_pmf, 0, 0, 0, rules, 1.0, mass, -1, -1,
-                      scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, False)
+                      scratch_a, scratch_d, eps, outcomes, a_final, d_final, joint_final, totals,
+                      False)
         totals[1] += 1.0 - kept
     for af in range(n_a):
         a_s0, a_a, a_n0 = unflat(att, af)
@@ -224,6 +228,8 @@ def solve_sea(att, a_pmf, dfn, d_pmf, rules, mass, scratch_a, scratch_d, eps,
                 outcomes[outcome] += m
                 a_final[af] += m
                 d_final[df] += m
+                if joint_final.shape[0] > 0:
+                    joint_final[af, df] += m
                 continue
             if timing != SUBMERGE_NEVER:
                 a_s, d_s = submerge_step(att, a_s0, a_a, a_n, dfn, d_s0, d_a, d_n, rules)
@@ -231,13 +237,13 @@ def solve_sea(att, a_pmf, dfn, d_pmf, rules, mass, scratch_a, scratch_d, eps,
                     mass[flat(att, a_s, a_a, a_n), flat(dfn, d_s, d_a, d_n)] += m
                     continue
             stay = _round(att, a_pmf, a_s0, a_a, a_n, dfn, d_pmf, d_s0, d_a, d_n, rules, 0.0,
-                          mass, af, df,
-                          scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, True)
+                          mass, af, df, scratch_a, scratch_d, eps, outcomes, a_final, d_final,
+                          joint_final, totals, True)
             w = m / (1.0 - stay)
             totals[0] += w
             kept = _round(att, a_pmf, a_s0, a_a, a_n, dfn, d_pmf, d_s0, d_a, d_n, rules, w,
-                          mass, af, df,
-                          scratch_a, scratch_d, eps, outcomes, a_final, d_final, totals, False)
+                          mass, af, df, scratch_a, scratch_d, eps, outcomes, a_final, d_final,
+                          joint_final, totals, False)
             totals[1] += m - kept
 
 
