@@ -9,14 +9,13 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .army import format_army, parse_army, resolve_unit_name
+from .army import parse_army, resolve_unit_name
 from .compile import (
     CompiledBattle,
     RetreatTables,
@@ -607,9 +606,3 @@ def simulate(
         return build_result(battle, tables, "exact", None, None, run_exact_method(), started)
     seed = _check_seed(seed)
     return build_result(battle, tables, "mc", trials, seed, run_mc_method(seed), started)
-def describe_army(counts: dict[str, int]) -> str:
-    return format_army(counts)
-
-
-def default_threads() -> int:
-    return int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1))

@@ -25,10 +25,12 @@ from ..kernels.sea import (
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_NEVER,
     assign,
+    firing_state,
     flat,
     in_battle,
     lone_transports,
     settle_sea,
+    strikes_first,
     submerge_step,
     subs_in_battle,
     unflat,
@@ -112,12 +114,7 @@ def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass,
     air_always = rules[AIR_ALWAYS] == 1
     lone = rules[LONE_RETREAT] == 1 and lone_transports(att, a_s, a_a, a_n)
     v3 = rules[MODE] == MODE_UNLESS_DESTROYER
-    if v3:
-        a_strike = subs_in_battle(att, a_s) > 0 and not dfn[SHIP_DESTROYER, d_n]
-        d_strike = subs_in_battle(dfn, d_s) > 0 and not att[SHIP_DESTROYER, a_n]
-    else:
-        a_strike = subs_in_battle(att, a_s) > 0
-        d_strike = subs_in_battle(dfn, d_s) > 0
+    a_strike, d_strike = strikes_first(att, a_s, a_n, dfn, d_s, d_n, rules)
     n_d1 = _strike_dist(att, a_pmf, a_s, a_strike, dfn, d_s, d_a, d_n, wd1, sd1, pd1)
     n_a1 = _strike_dist(dfn, d_pmf, d_s, d_strike, att, a_s, a_a, a_n, wa1, sa1, pa1)
     stay = 0.0
@@ -131,18 +128,8 @@ def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass,
             if not dry and w * p1 <= eps:
                 continue
             d1s, d1a, d1n = unflat(dfn, sd1[j])
-            if v3:
-                fa_s, fa_a, fa_n = a1s, a1a, a1n
-                fd_s, fd_a, fd_n = d1s, d1a, d1n
-            else:
-                if att[SHIP_DESTROYER, a_n]:
-                    fa_s, fa_a, fa_n = a_s, a_a, a_n
-                else:
-                    fa_s, fa_a, fa_n = a1s, a1a, a1n
-                if dfn[SHIP_DESTROYER, d_n]:
-                    fd_s, fd_a, fd_n = d_s, d_a, d_n
-                else:
-                    fd_s, fd_a, fd_n = d1s, d1a, d1n
+            fa_s, fa_a, fa_n = firing_state(att, a_s, a_a, a_n, a1s, a1a, a1n, rules)
+            fd_s, fd_a, fd_n = firing_state(dfn, d_s, d_a, d_n, d1s, d1a, d1n, rules)
             a_air_subs = air_always or att[SHIP_DESTROYER, fa_n]
             d_air_subs = air_always or dfn[SHIP_DESTROYER, fd_n]
             n_d2 = _general_dist(att, a_pmf, fa_s, fa_a, fa_n, v3 and not a_strike, a_air_subs,

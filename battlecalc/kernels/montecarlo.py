@@ -8,7 +8,7 @@ same seed gives the same numbers whatever the number of threads.
 import numpy as np
 from numba import njit, prange
 
-from .common import CONTINUE, N_OUTCOMES, RETREAT, settle, should_retreat
+from .common import ATTACKER_WIN, CONTINUE, N_OUTCOMES, RETREAT, settle, should_retreat
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -54,6 +54,21 @@ def _search_1d(cdf, u):
     return lo
 
 
+@njit(cache=True, inline="always")
+def record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
+                 rounds_hist, rounds_sum, swing_sum, swing_sq_sum):
+    """Add one finished trial (outcome, final states a and d, rounds) to chunk c's row of the
+    aggregates; the last rounds bin takes that many rounds or more."""
+    outcomes[c, outcome] += 1
+    a_final[c, a] += 1
+    d_final[c, d] += 1
+    rounds_hist[c, min(rounds, rounds_hist.shape[1] - 1)] += 1
+    rounds_sum[c] += rounds
+    swing = d_ipc[d] - a_ipc[a]
+    swing_sum[c] += swing
+    swing_sq_sum[c] += swing * swing
+
+
 @njit(parallel=True, cache=True)
 def simulate_chunks(seeds, chunk_trials,
                     a_profile_cdf, a_offset, a_length, a_cdf, a_top, a_can_hit, a_alive,
@@ -78,7 +93,6 @@ def simulate_chunks(seeds, chunk_trials,
     swing_sq_sum[C] of the TUV swing in IPC.
     """
     n_chunks = seeds.shape[0]
-    max_bin = rounds_hist.shape[1] - 1
     for c in prange(n_chunks):
         state = np.empty(1, dtype=np.uint64)
         state[0] = seeds[c]
@@ -104,20 +118,15 @@ def simulate_chunks(seeds, chunk_trials,
                 a = min(a + d_hits, a_end)
                 outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit,
                                        a_defenceless, d_alive, d_can_hit, d_defenceless)
-                if outcome == CONTINUE and should_retreat(
+                # (checking the flag here first keeps the call out of the hot loop)
+                if outcome == CONTINUE and retreat[0] == 1 and should_retreat(
                         a, d, rounds, retreat, below, a_units_left, d_units_left,
                         a_may_retreat, a_has_land, win_value):
                     outcome = RETREAT
-            outcomes[c, outcome] += 1
-            if outcome == 0 and a_has_land[a]:
+            if outcome == ATTACKER_WIN and a_has_land[a]:
                 takes[c] += 1
-            a_final[c, a] += 1
-            d_final[c, d] += 1
-            rounds_hist[c, min(rounds, max_bin)] += 1
-            rounds_sum[c] += rounds
-            swing = d_ipc[d] - a_ipc[a]
-            swing_sum[c] += swing
-            swing_sq_sum[c] += swing * swing
+            record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
+                         rounds_hist, rounds_sum, swing_sum, swing_sq_sum)
 
 
 N_OUTCOME_CODES = N_OUTCOMES

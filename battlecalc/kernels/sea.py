@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from .common import ATTACKER_WIN, CONTINUE, DEFENDER_WIN, DRAW, N_OUTCOMES, RETREAT, STALEMATE
-from .montecarlo import _next_uniform
+from .montecarlo import _next_uniform, record_trial
 
 META, SUB_TOP, AIR_TOP, SHIP_TOP, SUB_RANK, AIR_RANK, SHIP_RANK = 0, 1, 2, 3, 4, 5, 6
 SHIP_DESTROYER, SHIP_DEFENCELESS, SHIP_ALL_TRANSPORTS = 7, 8, 9
@@ -250,6 +250,27 @@ def lone_transports(att, a_s, a_a, a_n):
 
 
 @njit(cache=True)
+def strikes_first(att, a_s, a_n, dfn, d_s, d_n, rules):
+    """Whether each side's submarines fire in the opening step this round: always (Revised),
+    or only when the enemy has no destroyer (1942 2E)."""
+    a_strike = subs_in_battle(att, a_s) > 0
+    d_strike = subs_in_battle(dfn, d_s) > 0
+    if rules[MODE] == MODE_UNLESS_DESTROYER:
+        a_strike = a_strike and not dfn[SHIP_DESTROYER, d_n]
+        d_strike = d_strike and not att[SHIP_DESTROYER, a_n]
+    return a_strike, d_strike
+
+
+@njit(cache=True)
+def firing_state(x, xs, xa, xn, x1s, x1a, x1n, rules):
+    """The side's units that take part in general fire, as a state: those left after the
+    opening step, or in Revised, for a side with a destroyer, also its sub-hit casualties."""
+    if rules[MODE] == MODE_ALWAYS and x[SHIP_DESTROYER, xn]:
+        return xs, xa, xn
+    return x1s, x1a, x1n
+
+
+@njit(cache=True)
 def _sample(cdf, category, row, top, state):
     """Hits of one category of a side: cdf[category, row] sampled with one uniform."""
     if top == 0:
@@ -287,36 +308,18 @@ def _play_trial(att, a_cdf, dfn, d_cdf, rules, state):
                 break
         rounds += 1
         lone = rules[LONE_RETREAT] == 1 and lone_transports(att, a_s, a_a, a_n)
-        if rules[MODE] == MODE_UNLESS_DESTROYER:
-            a_strike = subs_in_battle(att, a_s) > 0 and not dfn[SHIP_DESTROYER, d_n]
-            d_strike = subs_in_battle(dfn, d_s) > 0 and not att[SHIP_DESTROYER, a_n]
-        else:
-            a_strike = subs_in_battle(att, a_s) > 0
-            d_strike = subs_in_battle(dfn, d_s) > 0
+        a_strike, d_strike = strikes_first(att, a_s, a_n, dfn, d_s, d_n, rules)
         h_ad = _sample(a_cdf, CAT_SUB, a_s, att[SUB_TOP, a_s], state) if a_strike else 0
         h_da = _sample(d_cdf, CAT_SUB, d_s, dfn[SUB_TOP, d_s], state) if d_strike else 0
         d1s, d1a, d1n = assign(dfn, d_s, d_a, d_n, h_ad, 0, 0, False)
         a1s, a1a, a1n = assign(att, a_s, a_a, a_n, h_da, 0, 0, False)
-        if rules[MODE] == MODE_UNLESS_DESTROYER:
-            # everyone fires from the units left after the surprise strike; subs that did
-            # not strike fire now, still at ships only
-            fa_s, fa_a, fa_n = a1s, a1a, a1n
-            fd_s, fd_a, fd_n = d1s, d1a, d1n
-            a_subs_fire = not a_strike
-            d_subs_fire = not d_strike
-        else:
-            # Revised: subs fired already; a side with a destroyer fires with its sub-hit
-            # casualties too
-            if att[SHIP_DESTROYER, a_n]:
-                fa_s, fa_a, fa_n = a_s, a_a, a_n
-            else:
-                fa_s, fa_a, fa_n = a1s, a1a, a1n
-            if dfn[SHIP_DESTROYER, d_n]:
-                fd_s, fd_a, fd_n = d_s, d_a, d_n
-            else:
-                fd_s, fd_a, fd_n = d1s, d1a, d1n
-            a_subs_fire = False
-            d_subs_fire = False
+        fa_s, fa_a, fa_n = firing_state(att, a_s, a_a, a_n, a1s, a1a, a1n, rules)
+        fd_s, fd_a, fd_n = firing_state(dfn, d_s, d_a, d_n, d1s, d1a, d1n, rules)
+        # 1942 2E subs that did not strike fire with everyone (still at ships only); Revised
+        # subs fire in the opening step only
+        v3 = rules[MODE] == MODE_UNLESS_DESTROYER
+        a_subs_fire = v3 and not a_strike
+        d_subs_fire = v3 and not d_strike
         hs_a = 0
         if a_subs_fire and subs_in_battle(att, fa_s) > 0:
             hs_a = _sample(a_cdf, CAT_SUB, fa_s, att[SUB_TOP, fa_s], state)
@@ -349,20 +352,13 @@ def simulate_sea_chunks(seeds, chunk_trials, att, a_cdf, dfn, d_cdf, rules, a_ip
     int64[6] (module docstring); a_ipc/d_ipc[F] IPC lost per flat state.  Outputs as in
     kernels.montecarlo.simulate_chunks.
     """
-    max_bin = rounds_hist.shape[1] - 1
     for c in prange(seeds.shape[0]):
         state = np.empty(1, dtype=np.uint64)
         state[0] = seeds[c]
         for _ in range(chunk_trials[c]):
             outcome, a, d, rounds = _play_trial(att, a_cdf, dfn, d_cdf, rules, state)
-            outcomes[c, outcome] += 1
-            a_final[c, a] += 1
-            d_final[c, d] += 1
-            rounds_hist[c, min(rounds, max_bin)] += 1
-            rounds_sum[c] += rounds
-            swing = d_ipc[d] - a_ipc[a]
-            swing_sum[c] += swing
-            swing_sq_sum[c] += swing * swing
+            record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
+                         rounds_hist, rounds_sum, swing_sum, swing_sq_sum)
 
 
 N_SEA_OUTCOMES = N_OUTCOMES
