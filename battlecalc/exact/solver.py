@@ -132,7 +132,8 @@ def solve_serial(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a
                  retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
                  outcomes, a_final, d_final, joint_final, totals, rounds_hist, eps, state_eps):
     """`solve` on one thread: no parallel region to open (cheaper for one profile or
-    little work, and not held up when the other cores are busy)."""
+    little work, and not held up when the other cores are busy).  A twin rather than
+    njit(solve.py_func): two dispatchers of one function share numba's cache entry."""
     n_profiles = a_profile_prob.shape[0]
     outcomes_p = np.zeros((n_profiles, outcomes.shape[0]))
     d_final_p = np.zeros((n_profiles, d_final.shape[0]))
