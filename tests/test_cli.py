@@ -365,7 +365,26 @@ BAD_INPUT = [
                   "--trials", "100", "--seed", "-1"],
                  "seed must be between 0 and 2**63-1, got -1", id="seed-negative"),
     pytest.param(["run", "--rules", "revised", "-a", "1 tank", "-d", "1 bb", "--sea"],
-                 None, id="tank-at-sea"),
+                 "tank is a land unit and cannot be in a sea battle (attacker)",
+                 id="tank-at-sea"),
+    pytest.param(["run", "--rules", "1942-2e", "-a", "1 dd", "-d", "1 tt", "--sea",
+                  "--landing", "2 inf"],
+                 "--landing and --bombard belong to amphibious assaults", id="landing-at-sea"),
+    pytest.param(["run", "--rules", "1942-2e", "-a", "1 dd", "-d", "1 tt", "--sea",
+                  "--bombard", "1 bb"],
+                 "--landing and --bombard belong to amphibious assaults", id="bombard-at-sea"),
+    pytest.param(["run", "--rules", "1942-2e", "--landing", "2 inf", "--bombard", "1 dd",
+                  "-d", "2 inf"],
+                 "destroyer cannot bombard in 1942-2e", id="destroyer-bombard-1942"),
+    pytest.param(["run", "--rules", "revised", "--landing", "2 inf", "--bombard", "1 dd",
+                  "-d", "2 inf"],
+                 "destroyer cannot bombard in revised (needs the combined_bombardment "
+                 "technology)", id="destroyer-bombard-revised"),
+    pytest.param(["run", "--rules", "1942-2e", "-a", "1 tank", "--bombard", "1 bb",
+                  "-d", "2 inf"],
+                 "--bombard needs --landing", id="bombard-without-landing"),
+    pytest.param(["run", "--rules", "1942-2e", "--landing", "2 ftr", "-d", "2 inf"],
+                 "fighter cannot land from a transport", id="fighter-landing"),
     pytest.param(["run", "--rules", "revised", "-a", "1 inf", "-d", "1 bb"],
                  "battleship is a sea unit and cannot be in a land battle (defender)",
                  id="battleship-on-land"),
@@ -419,3 +438,47 @@ def test_units_without_rules_is_one_error_line():
 def test_version():
     result = ok("--version")
     assert "0.1.0" in result.stdout
+
+
+# --- formula edition (issue 6) ---------------------------------------------------------------
+
+
+def test_formula_single_exchange_exact_odds():
+    # 3 army v 2 army, one exchange, level 1: 36 equally likely dice pairs (docs/formula.md)
+    data = json.loads(ok("run", "--rules", "formula", "-a", "3 army", "-d", "2 army",
+                         "--exchanges", "1", "--format", "json").stdout)
+    assert data["method"] == "exact"
+    assert data["attacker_win"] == pytest.approx(22 / 36, abs=1e-12)
+    assert data["defender_win"] == pytest.approx(5 / 36, abs=1e-12)
+    assert data["draw"] == pytest.approx(6 / 36, abs=1e-12)
+    assert data["attacker_loss_points"] == pytest.approx(55 / 36, abs=1e-12)
+    assert data["defender_loss_points"] == pytest.approx(117 / 36, abs=1e-12)
+
+
+def test_formula_until_done_matches_its_monte_carlo():
+    args = ("run", "--rules", "formula", "-a", "3 army", "-d", "2 army", "--exchanges",
+            "until-done", "--format", "json")
+    exact = json.loads(ok(*args).stdout)
+    mc = json.loads(ok(*args, "--method", "mc", "--trials", "200000", "--seed", "3").stdout)
+    p = exact["attacker_win"]
+    assert p == pytest.approx(137 / 216, abs=1e-12)
+    assert abs(mc["attacker_win"] - p) <= 4 * (p * (1 - p) / 200_000) ** 0.5
+
+
+@pytest.mark.parametrize(("extra", "fragment"), [
+    (["--attacker-level", "11"], "level"),
+    (["--defender-level", "0"], "level"),
+    (["--counter", "-1"], "counter"),
+    (["--loss-multiplier", "0"], "multiplier"),
+    (["--exchanges", "0"], "exchanges"),
+    (["--exchanges", "often"], "exchanges"),
+    (["--sea"], "do not apply"),
+])
+def test_formula_bad_input_exits_2(extra, fragment):
+    result = invoke("run", "--rules", "formula", "-a", "3 army", "-d", "2 army", *extra)
+    assert_usage_error(result, fragment)
+
+
+def test_formula_options_are_refused_by_dice_editions():
+    result = invoke(*EXACT_1V1, "--counter", "2")
+    assert_usage_error(result, "formula-combat editions only")
