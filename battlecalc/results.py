@@ -38,6 +38,31 @@ def wilson_interval(successes: float, n: int) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def spread_statistics(key: str, value: Any, row: dict[str, Any]) -> bool:
+    """Put `stderr` / `ci95` entries into `row` as NAME_stderr, NAME_ci95_low/high columns;
+    False for any other key."""
+    if key == "stderr":
+        for name, err in value.items():
+            row[f"{name}_stderr"] = err
+        return True
+    if key == "ci95":
+        for name, (lo, hi) in value.items():
+            row[f"{name}_ci95_low"] = lo
+            row[f"{name}_ci95_high"] = hi
+        return True
+    return False
+
+
+def csv_text(row: dict[str, Any], header: bool = True) -> str:
+    """One row (and its header line) as CSV text."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(row), lineterminator="\n")
+    if header:
+        writer.writeheader()
+    writer.writerow(row)
+    return buffer.getvalue()
+
+
 @dataclass
 class Result:
     """Odds of one battle.  Probabilities sum to 1 over the five outcomes.
@@ -122,13 +147,8 @@ class Result:
             if key in ("attacker_survivors", "defender_survivors"):
                 for unit in self.all_units or value:
                     row[f"{key}.{unit}"] = value.get(unit, 0.0)
-            elif key == "stderr":
-                for name, err in value.items():
-                    row[f"{name}_stderr"] = err
-            elif key == "ci95":
-                for name, (lo, hi) in value.items():
-                    row[f"{name}_ci95_low"] = lo
-                    row[f"{name}_ci95_high"] = hi
+            elif spread_statistics(key, value, row):
+                continue
             elif isinstance(value, list):
                 row[key] = ",".join(value)
             elif isinstance(value, dict):
@@ -142,13 +162,7 @@ class Result:
         return pd.DataFrame([self.flat_row()])
 
     def to_csv(self, header: bool = True) -> str:
-        row = self.flat_row()
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(row), lineterminator="\n")
-        if header:
-            writer.writeheader()
-        writer.writerow(row)
-        return buffer.getvalue()
+        return csv_text(self.flat_row(), header)
 
     def distribution_csv(self, which: str) -> str:
         frame = {

@@ -22,8 +22,6 @@ undecided; the same number is also reported as ``undecided``, and for ``until-do
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import time
@@ -39,6 +37,7 @@ from ..army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_nam
 from ..errors import BattleInputError
 from ..kernels.common import ATTACKER_WIN, DEFENDER_WIN, DRAW, N_OUTCOMES, RETREAT, STALEMATE
 from ..kernels.formula import apply_losses, outcome_code, row_counts, simulate_chunks
+from ..results import Z95, csv_text, spread_statistics, wilson_interval
 from ..rules import Ruleset, load_rules
 
 UNTIL_DONE = "until-done"
@@ -64,7 +63,7 @@ _OUTCOME_INDEX = {
     "stalemate": STALEMATE,
     "retreat": RETREAT,
 }
-Z95 = 1.959963984540054
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -534,14 +533,9 @@ class FormulaResult:
         ``attacker_loss_points_distribution.3``, ``attacker_win_stderr``, ...)."""
         row: dict[str, Any] = {}
         for key, value in self.to_dict().items():
-            if key == "stderr":
-                for name, err in value.items():
-                    row[f"{name}_stderr"] = err
-            elif key == "ci95":
-                for name, (lo, hi) in value.items():
-                    row[f"{name}_ci95_low"] = lo
-                    row[f"{name}_ci95_high"] = hi
-            elif isinstance(value, dict):
+            if spread_statistics(key, value, row):
+                continue
+            if isinstance(value, dict):
                 for sub, sub_value in value.items():
                     row[f"{key}.{sub}"] = sub_value
             else:
@@ -554,13 +548,7 @@ class FormulaResult:
 
     def to_csv(self, header: bool = True) -> str:
         """CSV text: a header line (unless header=False) and one row."""
-        row = self.flat_row()
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(row), lineterminator="\n")
-        if header:
-            writer.writeheader()
-        writer.writerow(row)
-        return buffer.getvalue()
+        return csv_text(self.flat_row(), header)
 
     def distribution_csv(self, which: str) -> str:
         """CSV of a distribution: "ipc" (loss points per side) or "rounds" (exchanges)."""
@@ -655,13 +643,6 @@ def _mean_and_se(dist: dict[int, float], n: float | None) -> tuple[float, float]
     return mean, math.sqrt(max(second - mean * mean, 0.0) / n)
 
 
-def _wilson(p: float, n: float) -> tuple[float, float]:
-    denom = 1.0 + Z95**2 / n
-    centre = (p + Z95**2 / (2 * n)) / denom
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def _build_result(battle: FormulaBattle, method: str, trials: int | None, seed: int | None,
                   raw: dict, started: float) -> FormulaResult:
     a, d = battle.a, battle.d
@@ -709,7 +690,7 @@ def _build_result(battle: FormulaBattle, method: str, trials: int | None, seed: 
     for key in OUTCOME_KEYS:
         p = values[key]
         stderr[key] = 0.0 if exact else math.sqrt(max(p * (1 - p), 0.0) / n)
-        ci95[key] = (p, p) if exact else _wilson(p, n)
+        ci95[key] = (p, p) if exact else wilson_interval(p * n, int(n))
     stderr["attacker_loss_points"] = a_points_se
     stderr["defender_loss_points"] = d_points_se
     stderr["mean_exchanges"] = exchanges_se
