@@ -225,9 +225,12 @@ def _check_retreat(retreat: Mapping | None, sea: bool) -> dict:
         raise BattleInputError(f"unknown retreat options: {', '.join(sorted(unknown))}")
     if not policy:
         return {}
-    if sea:
+    if sea and policy.get("only_air"):
+        raise BattleInputError("--retreat-when-only-air applies to land battles")
+    if sea and policy.get("below") is not None:
         raise BattleInputError(
-            "retreat options apply to land battles; at sea use the submerge policies"
+            "--retreat-below is not supported in sea battles (use --retreat-after, "
+            "--retreat-when-left or --strafe)"
         )
     for key, label, lo in (("after", "--retreat-after", 1),
                            ("when_left", "--retreat-when-left", 0),
@@ -409,24 +412,52 @@ def run_monte_carlo(
     return _run_chunks(att.n_states, dfn.n_states, trials, seed, progress, kernel)
 
 
+def sea_retreat_args(tables: CompiledSeaBattle, policy: dict | None) -> tuple:
+    """(retreat vector, attacker units in the battle, defender units in the battle, all-True
+    may-retreat) per flat state, for the sea kernels (kernels.common.should_retreat)."""
+    policy = policy or {}
+    vector = np.array([
+        1 if policy else 0,
+        policy.get("after") or 0,
+        -1 if policy.get("when_left") is None else policy["when_left"],
+        0,
+        -1 if policy.get("strafe") is None else policy["strafe"],
+    ], dtype=np.int64)
+
+    def in_battle(side):
+        # submerged subs are survivors but no longer in the battle
+        n_air, n_ship = side.n_air_steps + 1, side.n_ship_steps + 1
+        s_index = np.arange(side.n_states) // (n_air * n_ship)
+        subs = side.survivors[:, [i for i, name in enumerate(side.unit_names)
+                                  if tables_units[name].submarine]].sum(axis=1)
+        return (side.survivors.sum(axis=1) - np.where(s_index > side.n_sub, subs, 0)).astype(
+            np.int64)
+
+    tables_units = tables.units
+    return (vector, in_battle(tables.attacker), in_battle(tables.defender),
+            np.ones(tables.attacker.n_states, dtype=np.bool_))
+
+
 def run_sea_monte_carlo(tables: CompiledSeaBattle, rules: np.ndarray, trials: int, seed: int,
-                        progress: Callable[[int, int], None] | None = None) -> dict:
+                        progress: Callable[[int, int], None] | None = None,
+                        retreat: dict | None = None) -> dict:
     """Monte Carlo aggregates of a sea battle (rules: see battlecalc.sea.rules_array)."""
     att, dfn = tables.attacker, tables.defender
     a_ints, a_cdf, _ = side_arrays(att)
     d_ints, d_cdf, _ = side_arrays(dfn)
+    retreat_args = sea_retreat_args(tables, retreat)
 
     def kernel(seeds, chunk_trials, outcomes, takes, a_final, d_final, rounds_hist,
                rounds_sum, swing_sum, swing_sq_sum):
         simulate_sea_chunks(seeds, chunk_trials, a_ints, a_cdf, d_ints, d_cdf, rules,
-                            att.ipc_lost,
-                            dfn.ipc_lost, outcomes, a_final, d_final, rounds_hist, rounds_sum,
-                            swing_sum, swing_sq_sum)
+                            *retreat_args, att.ipc_lost, dfn.ipc_lost, outcomes, a_final,
+                            d_final, rounds_hist, rounds_sum, swing_sum, swing_sq_sum)
 
     return _run_chunks(att.n_states, dfn.n_states, trials, seed, progress, kernel)
 
 
-def run_sea_exact(tables: CompiledSeaBattle, rules: np.ndarray) -> dict:
+def run_sea_exact(tables: CompiledSeaBattle, rules: np.ndarray,
+                  retreat: dict | None = None) -> dict:
     """Exact law of a sea battle."""
     att, dfn = tables.attacker, tables.defender
     outcomes = np.zeros(N_OUTCOMES)
@@ -438,7 +469,8 @@ def run_sea_exact(tables: CompiledSeaBattle, rules: np.ndarray) -> dict:
     joint = np.zeros((att.n_states, dfn.n_states) if joint_size <= JOINT_LIMIT else (0, 0))
     a_ints, _, a_pmf = side_arrays(att)
     d_ints, _, d_pmf = side_arrays(dfn)
-    solve_sea(a_ints, a_pmf, d_ints, d_pmf, rules, mass, scratch_for(att.n_states),
+    solve_sea(a_ints, a_pmf, d_ints, d_pmf, rules, *sea_retreat_args(tables, retreat), mass,
+              scratch_for(att.n_states),
               scratch_for(dfn.n_states), TRANSITION_EPS, outcomes, a_final, d_final, joint,
               totals)
     return {
@@ -576,9 +608,10 @@ def simulate(
         pairs = tables.attacker.n_states * tables.defender.n_states
         too_big_for_auto = work > SEA_AUTO_EXACT_WORK or pairs > SEA_EXACT_STATE_LIMIT
         too_big = work > SEA_MAX_EXACT_WORK or pairs > SEA_EXACT_STATE_LIMIT
-        run_exact_method = lambda: run_sea_exact(tables, rule_vector)  # noqa: E731
+        run_exact_method = lambda: run_sea_exact(  # noqa: E731
+            tables, rule_vector, battle.retreat)
         run_mc_method = lambda s: run_sea_monte_carlo(  # noqa: E731
-            tables, rule_vector, trials, s, progress)
+            tables, rule_vector, trials, s, progress, battle.retreat)
     else:
         tables = compile_tables(
             battle.attacker, battle.defender, battle.attacker_rules, battle.defender_rules,

@@ -91,6 +91,7 @@ class SeaSide:
 class CompiledSeaBattle:
     attacker: SeaSide
     defender: SeaSide
+    units: dict  # unit name -> Unit (the edition's table)
 
 
 def _pad(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,6 +188,7 @@ def compile_sea(attacker: dict[str, int], defender: dict[str, int], attacker_rul
     return CompiledSeaBattle(
         build_sea_side(attacker, dict(attacker_rules.units), "attack", attacker_order),
         build_sea_side(defender, dict(defender_rules.units), "defense", defender_order),
+        dict(attacker_rules.units),
     )
 
 

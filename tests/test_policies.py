@@ -143,8 +143,8 @@ RUN = ["run", "--rules", "1942-2e", "--method", "exact"]
     (["-a", "3 inf", "-d", "2 inf", "--defender-ool", "inf,,tank"], "empty unit name"),
     (["-a", "3 inf", "-d", "2 inf", "--keep-land", "4"], "more than the attacker's 3 land"),
     (["-a", "3 inf", "-d", "2 inf", "--keep-land", "-1"], "keep-land must be 0 or more"),
-    (["-a", "2 sub", "-d", "1 dd", "--sea", "--retreat-after", "1"], "apply to land battles"),
-    (["-a", "2 sub", "-d", "1 dd", "--sea", "--retreat-when-only-air"], "apply to land battles"),
+    (["-a", "2 sub", "-d", "1 dd", "--sea", "--retreat-below", "0.5"], "not supported in sea"),
+    (["-a", "2 sub", "-d", "1 dd", "--sea", "--retreat-when-only-air"], "applies to land"),
     (["-a", "2 sub", "-d", "1 dd", "--sea", "--keep-land", "1"], "land battles"),
     (["-a", "3 inf", "-d", "2 inf", "--retreat-after", "0"], "--retreat-after must be"),
     (["-a", "3 inf", "-d", "2 inf", "--retreat-below", "1.5"], "--retreat-below must be"),
@@ -172,3 +172,46 @@ def test_bombardment_with_aircraft_lost_before_land_units_is_refused():
     with pytest.raises(battlecalc.BattleInputError, match="land units before its aircraft"):
         battlecalc.simulate(rules="1942-2e", landing="2 inf", bombard="1 bb",
                             defender="2 inf 1 ftr", defender_ool="fighter", method="exact")
+
+
+def test_sea_retreat_after_one_round_is_analytic():
+    # Revised 1 sub v 1 destroyer: the sub fires first (1/3), the destroyer fires back even
+    # when hit (1/2): win 1/6, draw 1/6, lose 1/3, and with both missing (1/3) the attacker
+    # withdraws after round 1.
+    result = battlecalc.simulate(rules="revised", attacker="1 sub", defender="1 dd", sea=True,
+                                 retreat_after=1, method="exact")
+    assert (result.attacker_win, result.draw, result.defender_win, result.retreat) == \
+        pytest.approx((1 / 6, 1 / 6, 1 / 3, 1 / 3), abs=1e-12)
+
+
+@pytest.mark.parametrize("policy", [{"retreat_after": 2}, {"retreat_when_left": 2},
+                                    {"strafe": 1}])
+@pytest.mark.parametrize("edition", ["revised", "1942-2e"])
+def test_sea_retreat_monte_carlo_within_four_standard_errors(edition, policy):
+    kwargs = dict(rules=edition, attacker="3 sub 1 dd 1 ftr", defender="1 cv 2 ftr 1 dd 1 tt",
+                  sea=True, **policy)
+    exact = battlecalc.simulate(method="exact", **kwargs)
+    trials = 100_000
+    mc = battlecalc.simulate(method="mc", trials=trials, seed=23, **kwargs)
+    assert exact.retreat > 0.01
+    for key in ("attacker_win", "defender_win", "draw", "stalemate", "retreat"):
+        p = getattr(exact, key)
+        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
+        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
+    for key in ("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
+        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+
+
+def test_sea_retreat_counts_units_in_the_battle_not_submerged_subs():
+    # 2 subs that submerge at once (no enemy destroyer) leave 1 fighter in the battle, so
+    # "retreat with 1 unit left" withdraws it after round 1; were the submerged subs counted
+    # (3 units), the fighter would fight on.  Either way the attacker ends in `retreat`
+    # (its subs submerged), with both subs among the survivors.
+    common = dict(rules="1942-2e", attacker="2 sub 1 ftr", defender="1 cv 1 ftr", sea=True,
+                  attacker_submerge="first-chance", method="exact")
+    withdraw = battlecalc.simulate(retreat_when_left=1, **common)
+    fight_on = battlecalc.simulate(**common)
+    assert withdraw.mean_rounds == pytest.approx(1.0, abs=1e-12)
+    assert fight_on.mean_rounds > 1.2
+    assert withdraw.retreat == pytest.approx(1.0, abs=1e-12)
+    assert withdraw.attacker_survivors["submarine"] == pytest.approx(2.0, abs=1e-12)

@@ -8,7 +8,7 @@ explicitly first, because Revised subs may not submerge before it.
 import numpy as np
 from numba import njit
 
-from ..kernels.common import CONTINUE, RETREAT
+from ..kernels.common import CONTINUE, R_ACTIVE, R_AFTER, RETREAT, should_retreat
 from ..kernels.sea import (
     AIR_ALWAYS,
     AIR_TOP,
@@ -170,68 +170,116 @@ def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass,
 
 
 @njit(cache=True)
-def solve_sea(att, a_pmf, dfn, d_pmf, rules, mass, scratch_a, scratch_d, eps,
-              outcomes, a_final, d_final, joint_final, totals):
+def _finish(outcome, m, af, df, outcomes, a_final, d_final, joint_final):
+    outcomes[outcome] += m
+    a_final[af] += m
+    d_final[df] += m
+    if joint_final.shape[0] > 0:
+        joint_final[af, df] += m
+
+
+@njit(cache=True)
+def _enter(att, af, dfn, df, rules, rounds_played, retreat, a_units, d_units, a_may):
+    """What happens to probability arriving at the start of a round in the pair (af, df).
+
+    Returns (kind, af, df, outcome): kind 0 = a round is played from (af, df); 1 = the mass
+    moves on to the returned later pair (transports lost without dice, subs submerged);
+    2 = the battle ends there with `outcome` (attacker retreats included).
+    """
+    a_s, a_a, a_n0 = unflat(att, af)
+    d_s, d_a, d_n0 = unflat(dfn, df)
+    outcome, a_n, d_n = settle_sea(att, a_s, a_a, a_n0, dfn, d_s, d_a, d_n0, rules)
+    if a_n != a_n0 or d_n != d_n0:
+        return 1, flat(att, a_s, a_a, a_n), flat(dfn, d_s, d_a, d_n), outcome
+    if outcome != CONTINUE:
+        return 2, af, df, outcome
+    if rounds_played > 0 and retreat[R_ACTIVE] == 1 and should_retreat(
+            af, df, rounds_played, retreat, -1.0, a_units, d_units, a_may, a_may, _NO_VALUES):
+        return 2, af, df, RETREAT
+    timing = rules[SUBMERGE]
+    if timing == SUBMERGE_BEFORE_FIRE or (timing != SUBMERGE_NEVER and rounds_played > 0):
+        a_s2, d_s2 = submerge_step(att, a_s, a_a, a_n, dfn, d_s, d_a, d_n, rules)
+        if a_s2 != a_s or d_s2 != d_s:
+            return 1, flat(att, a_s2, a_a, a_n), flat(dfn, d_s2, d_a, d_n), outcome
+    return 0, af, df, outcome
+
+
+@njit(cache=True)
+def solve_sea(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, mass,
+              scratch_a, scratch_d, eps, outcomes, a_final, d_final, joint_final, totals):
     """Exact law of a sea battle.
 
-    att/dfn: side ints, a_pmf/d_pmf: their pmf tables (kernels/sea.py); mass[Fa, Fd] zeroed
-    work array; scratch_*: six arrays per side (int64 index maps filled with -1, int64 state
-    lists, float64 probability lists, twice); eps: transitions moving
-    less probability are skipped.  Outputs: outcomes[5], a_final[Fa], d_final[Fd],
-    joint_final[Fa, Fd] (0 x 0 to skip),
+    att/dfn: side ints, a_pmf/d_pmf: their pmf tables (kernels/sea.py); retreat: the
+    attacker's retreat vector (kernels.common.should_retreat, no probability threshold) with
+    a_units[Fa] / d_units[Fd] units in the battle per state and a_may[Fa] all True (no
+    amphibious or aircraft-only conditions at sea); mass[Fa, Fd] zeroed work array;
+    scratch_*: six arrays per side (int64 index maps filled with -1, int64 state lists,
+    float64 probability lists, twice); eps: transitions moving less probability are skipped.
+    Outputs: outcomes[5], a_final[Fa], d_final[Fd], joint_final[Fa, Fd] (0 x 0 to skip),
     totals[3] = expected rounds, pruned mass, 0.
+
+    The first max(1, retreat after R) rounds are played one by one (Revised subs may not
+    submerge before round 1, and a retreat policy may depend on the round); then the rest is
+    swept once, the "nothing changes" self-loop summed in closed form.
     """
     n_a = mass.shape[0]
     n_d = mass.shape[1]
-    timing = rules[SUBMERGE]
-    # Round 1 from the start, explicitly: no end-of-round submerging has happened yet.
-    outcome, a_n, d_n = settle_sea(att, 0, 0, 0, dfn, 0, 0, 0, rules)
-    a_s = 0
-    d_s = 0
-    if outcome == CONTINUE and timing == SUBMERGE_BEFORE_FIRE:
-        a_s, d_s = submerge_step(att, 0, 0, 0, dfn, 0, 0, 0, rules)
-    if outcome != CONTINUE or a_s != 0 or d_s != 0 or a_n != 0 or d_n != 0:
-        # decided or changed before any fire: the sweep below takes it from there
-        mass[flat(att, a_s, 0, a_n), flat(dfn, d_s, 0, d_n)] = 1.0
-    else:
-        totals[0] += 1.0
-        kept = _round(att, a_pmf, 0, 0, 0, dfn, d_pmf, 0, 0, 0, rules, 1.0, mass, -1, -1,
-                      scratch_a, scratch_d, eps, outcomes, a_final, d_final, joint_final, totals,
-                      False)
-        totals[1] += 1.0 - kept
+    mass[0, 0] = 1.0
+    explicit = 1
+    if retreat[R_ACTIVE] == 1:
+        explicit = max(explicit, retreat[R_AFTER])
+    rounds_played = 0
+    while rounds_played < explicit:
+        after = np.zeros((n_a, n_d))
+        for af in range(n_a):
+            for df in range(n_d):
+                m = mass[af, df]
+                if m == 0.0:
+                    continue
+                kind, af2, df2, outcome = _enter(att, af, dfn, df, rules, rounds_played,
+                                                 retreat, a_units, d_units, a_may)
+                if kind == 1:
+                    mass[af2, df2] += m
+                    continue
+                if kind == 2:
+                    _finish(outcome, m, af, df, outcomes, a_final, d_final, joint_final)
+                    continue
+                a_s, a_a, a_n = unflat(att, af)
+                d_s, d_a, d_n = unflat(dfn, df)
+                totals[0] += m
+                kept = _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, m,
+                              after, -1, -1, scratch_a, scratch_d, eps, outcomes, a_final,
+                              d_final, joint_final, totals, False)
+                totals[1] += m - kept
+        mass[:, :] = after
+        rounds_played += 1
     for af in range(n_a):
-        a_s0, a_a, a_n0 = unflat(att, af)
         for df in range(n_d):
             m = mass[af, df]
             if m == 0.0:
                 continue
-            d_s0, d_a, d_n0 = unflat(dfn, df)
-            outcome, a_n, d_n = settle_sea(att, a_s0, a_a, a_n0, dfn, d_s0, d_a, d_n0, rules)
-            if a_n != a_n0 or d_n != d_n0:
-                # transports lost without dice: the mass continues from the later state
-                mass[flat(att, a_s0, a_a, a_n), flat(dfn, d_s0, d_a, d_n)] += m
+            kind, af2, df2, outcome = _enter(att, af, dfn, df, rules, rounds_played, retreat,
+                                             a_units, d_units, a_may)
+            if kind == 1:
+                mass[af2, df2] += m
                 continue
-            if outcome != CONTINUE:
-                outcomes[outcome] += m
-                a_final[af] += m
-                d_final[df] += m
-                if joint_final.shape[0] > 0:
-                    joint_final[af, df] += m
+            if kind == 2:
+                _finish(outcome, m, af, df, outcomes, a_final, d_final, joint_final)
                 continue
-            if timing != SUBMERGE_NEVER:
-                a_s, d_s = submerge_step(att, a_s0, a_a, a_n, dfn, d_s0, d_a, d_n, rules)
-                if a_s != a_s0 or d_s != d_s0:
-                    mass[flat(att, a_s, a_a, a_n), flat(dfn, d_s, d_a, d_n)] += m
-                    continue
-            stay = _round(att, a_pmf, a_s0, a_a, a_n, dfn, d_pmf, d_s0, d_a, d_n, rules, 0.0,
+            a_s, a_a, a_n = unflat(att, af)
+            d_s, d_a, d_n = unflat(dfn, df)
+            stay = _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, 0.0,
                           mass, af, df, scratch_a, scratch_d, eps, outcomes, a_final, d_final,
                           joint_final, totals, True)
             w = m / (1.0 - stay)
             totals[0] += w
-            kept = _round(att, a_pmf, a_s0, a_a, a_n, dfn, d_pmf, d_s0, d_a, d_n, rules, w,
+            kept = _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w,
                           mass, af, df, scratch_a, scratch_d, eps, outcomes, a_final, d_final,
                           joint_final, totals, False)
             totals[1] += m - kept
+
+
+_NO_VALUES = np.zeros((1, 1))  # should_retreat's win probabilities: unused at sea
 
 
 def scratch_for(side_states: int):
