@@ -24,7 +24,7 @@ from .compile import (
     no_retreat,
 )
 from .errors import BattleInputError
-from .exact.sea_solver import scratch_for, solve_sea
+from .exact.sea_solver import scratch_for, sea_win_values, solve_sea
 from .exact.solver import solve, solve_serial, win_values
 from .formula.engine import simulate_formula
 from .kernels.common import N_OUTCOMES
@@ -227,11 +227,6 @@ def _check_retreat(retreat: Mapping | None, sea: bool) -> dict:
         return {}
     if sea and policy.get("only_air"):
         raise BattleInputError("--retreat-when-only-air applies to land battles")
-    if sea and policy.get("below") is not None:
-        raise BattleInputError(
-            "--retreat-below is not supported in sea battles (use --retreat-after, "
-            "--retreat-when-left or --strafe)"
-        )
     for key, label, lo in (("after", "--retreat-after", 1),
                            ("when_left", "--retreat-when-left", 0),
                            ("strafe", "--strafe", 0)):
@@ -412,9 +407,11 @@ def run_monte_carlo(
     return _run_chunks(att.n_states, dfn.n_states, trials, seed, progress, kernel)
 
 
-def sea_retreat_args(tables: CompiledSeaBattle, policy: dict | None) -> tuple:
-    """(retreat vector, attacker units in the battle, defender units in the battle, all-True
-    may-retreat) per flat state, for the sea kernels (kernels.common.should_retreat)."""
+def sea_retreat_args(tables: CompiledSeaBattle, policy: dict | None,
+                     rules: np.ndarray) -> tuple:
+    """(retreat vector, attacker / defender units in the battle per flat state, all-True
+    may-retreat, win-probability threshold, per-state win probabilities) for the sea kernels
+    (kernels.common.should_retreat); the win probabilities only for --retreat-below."""
     policy = policy or {}
     vector = np.array([
         1 if policy else 0,
@@ -434,8 +431,24 @@ def sea_retreat_args(tables: CompiledSeaBattle, policy: dict | None) -> tuple:
             np.int64)
 
     tables_units = tables.units
-    return (vector, in_battle(tables.attacker), in_battle(tables.defender),
-            np.ones(tables.attacker.n_states, dtype=np.bool_))
+    att, dfn = tables.attacker, tables.defender
+    a_units, d_units = in_battle(att), in_battle(dfn)
+    may = np.ones(att.n_states, dtype=np.bool_)
+    below = -1.0 if policy.get("below") is None else float(policy["below"])
+    win_value = np.zeros((1, 1))
+    if below >= 0:
+        if att.n_states * dfn.n_states > WIN_VALUE_LIMIT:
+            raise BattleInputError(
+                f"--retreat-below needs the exact win probability of every state, and this "
+                f"battle has {att.n_states * dfn.n_states:,} state pairs (limit "
+                f"{WIN_VALUE_LIMIT:,}); use another retreat option"
+            )
+        win_value = np.zeros((att.n_states, dfn.n_states))
+        a_ints, _, a_pmf = side_arrays(att)
+        d_ints, _, d_pmf = side_arrays(dfn)
+        sea_win_values(a_ints, a_pmf, d_ints, d_pmf, rules, vector, a_units, d_units, may,
+                       below, win_value, scratch_for(att.n_states), scratch_for(dfn.n_states))
+    return (vector, a_units, d_units, may, below, win_value)
 
 
 def run_sea_monte_carlo(tables: CompiledSeaBattle, rules: np.ndarray, trials: int, seed: int,
@@ -445,7 +458,7 @@ def run_sea_monte_carlo(tables: CompiledSeaBattle, rules: np.ndarray, trials: in
     att, dfn = tables.attacker, tables.defender
     a_ints, a_cdf, _ = side_arrays(att)
     d_ints, d_cdf, _ = side_arrays(dfn)
-    retreat_args = sea_retreat_args(tables, retreat)
+    retreat_args = sea_retreat_args(tables, retreat, rules)
 
     def kernel(seeds, chunk_trials, outcomes, takes, a_final, d_final, rounds_hist,
                rounds_sum, swing_sum, swing_sq_sum):
@@ -469,7 +482,8 @@ def run_sea_exact(tables: CompiledSeaBattle, rules: np.ndarray,
     joint = np.zeros((att.n_states, dfn.n_states) if joint_size <= JOINT_LIMIT else (0, 0))
     a_ints, _, a_pmf = side_arrays(att)
     d_ints, _, d_pmf = side_arrays(dfn)
-    solve_sea(a_ints, a_pmf, d_ints, d_pmf, rules, *sea_retreat_args(tables, retreat), mass,
+    solve_sea(a_ints, a_pmf, d_ints, d_pmf, rules, *sea_retreat_args(tables, retreat, rules),
+              mass,
               scratch_for(att.n_states),
               scratch_for(dfn.n_states), TRANSITION_EPS, outcomes, a_final, d_final, joint,
               totals)

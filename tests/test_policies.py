@@ -143,7 +143,6 @@ RUN = ["run", "--rules", "1942-2e", "--method", "exact"]
     (["-a", "3 inf", "-d", "2 inf", "--defender-ool", "inf,,tank"], "empty unit name"),
     (["-a", "3 inf", "-d", "2 inf", "--keep-land", "4"], "more than the attacker's 3 land"),
     (["-a", "3 inf", "-d", "2 inf", "--keep-land", "-1"], "keep-land must be 0 or more"),
-    (["-a", "2 sub", "-d", "1 dd", "--sea", "--retreat-below", "0.5"], "not supported in sea"),
     (["-a", "2 sub", "-d", "1 dd", "--sea", "--retreat-when-only-air"], "applies to land"),
     (["-a", "2 sub", "-d", "1 dd", "--sea", "--keep-land", "1"], "land battles"),
     (["-a", "3 inf", "-d", "2 inf", "--retreat-after", "0"], "--retreat-after must be"),
@@ -215,3 +214,21 @@ def test_sea_retreat_counts_units_in_the_battle_not_submerged_subs():
     assert fight_on.mean_rounds > 1.2
     assert withdraw.retreat == pytest.approx(1.0, abs=1e-12)
     assert withdraw.attacker_survivors["submarine"] == pytest.approx(2.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(("threshold", "expected"), [
+    (0.3, (1 / 6, 1 / 6, 1 / 3, 1 / 3)),  # fighting on wins 1/4 < 0.3: withdraw after round 1
+    (0.2, (1 / 4, 1 / 4, 1 / 2, 0.0)),  # 1/4 >= 0.2: fight to the end
+])
+def test_sea_retreat_below_uses_the_exact_win_probability(threshold, expected):
+    # Revised 1 sub v 1 destroyer: fighting on from the start state wins 1/4 (see above).
+    kwargs = dict(rules="revised", attacker="1 sub", defender="1 dd", sea=True,
+                  retreat_below=threshold)
+    result = battlecalc.simulate(method="exact", **kwargs)
+    got = (result.attacker_win, result.draw, result.defender_win, result.retreat)
+    assert got == pytest.approx(expected, abs=1e-12)
+    trials = 100_000
+    mc = battlecalc.simulate(method="mc", trials=trials, seed=29, **kwargs)
+    for key, p in zip(("attacker_win", "draw", "defender_win", "retreat"), expected,
+                      strict=True):
+        assert abs(getattr(mc, key) - p) <= 4 * math.sqrt(p * (1 - p) / trials) + 1e-12, key

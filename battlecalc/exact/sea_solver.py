@@ -8,7 +8,14 @@ explicitly first, because Revised subs may not submerge before it.
 import numpy as np
 from numba import njit
 
-from ..kernels.common import CONTINUE, R_ACTIVE, R_AFTER, RETREAT, should_retreat
+from ..kernels.common import (
+    ATTACKER_WIN,
+    CONTINUE,
+    R_ACTIVE,
+    R_AFTER,
+    RETREAT,
+    should_retreat,
+)
 from ..kernels.sea import (
     AIR_ALWAYS,
     AIR_TOP,
@@ -100,15 +107,18 @@ def _general_dist(firer, f_pmf, f_s, f_a, f_n, subs_fire, air_on_subs, target, t
 
 @njit(cache=True)
 def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass, self_f_a,
-           self_f_d,
-           scratch_a, scratch_d, eps, outcomes, a_final, d_final, joint_final, totals, dry):
+           self_f_d, scratch_a, scratch_d, eps, outcomes, a_final, d_final, joint_final, totals,
+           dry, value):
     """Play one round from the given state pair with weight w.
 
     dry=True: only return the probability that the round leaves the pair unchanged.
-    Otherwise add w * P(next pair) to mass (skipping the unchanged pair and anything below
-    eps, whose mass is counted as pruned), record lone-transport retreats as terminal, and
-    return the mass kept.
+    value of shape (Fa, Fd) (gathering): return the sum over the other next pairs of
+    P(next pair) * value[next pair] (0 for a lone-transport retreat).  Otherwise add
+    w * P(next pair) to mass (skipping the unchanged pair and anything below eps, whose mass
+    is counted as pruned), record lone-transport retreats as terminal, and return the mass
+    kept.
     """
+    gather = value.shape[0] > 0
     wa1, sa1, pa1, wa2, sa2, pa2 = scratch_a
     wd1, sd1, pd1, wd2, sd2, pd2 = scratch_d
     air_always = rules[AIR_ALWAYS] == 1
@@ -125,7 +135,7 @@ def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass,
             p1 = pa1[i] * pd1[j]
             if dry and (sa1[i] != self_f_a or sd1[j] != self_f_d):
                 continue
-            if not dry and w * p1 <= eps:
+            if not dry and not gather and w * p1 <= eps:
                 continue
             d1s, d1a, d1n = unflat(dfn, sd1[j])
             fa_s, fa_a, fa_n = firing_state(att, a_s, a_a, a_n, a1s, a1a, a1n, rules)
@@ -147,6 +157,10 @@ def _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w, mass,
                         stay += p
                         continue
                     if dry:
+                        continue
+                    if gather:
+                        if not (lone and attacker_left):
+                            kept += p * value[a2, d2]
                         continue
                     moved = w * p
                     if moved <= eps:
@@ -179,7 +193,8 @@ def _finish(outcome, m, af, df, outcomes, a_final, d_final, joint_final):
 
 
 @njit(cache=True)
-def _enter(att, af, dfn, df, rules, rounds_played, retreat, a_units, d_units, a_may):
+def _enter(att, af, dfn, df, rules, rounds_played, retreat, a_units, d_units, a_may, below,
+           win_value):
     """What happens to probability arriving at the start of a round in the pair (af, df).
 
     Returns (kind, af, df, outcome): kind 0 = a round is played from (af, df); 1 = the mass
@@ -194,7 +209,7 @@ def _enter(att, af, dfn, df, rules, rounds_played, retreat, a_units, d_units, a_
     if outcome != CONTINUE:
         return 2, af, df, outcome
     if rounds_played > 0 and retreat[R_ACTIVE] == 1 and should_retreat(
-            af, df, rounds_played, retreat, -1.0, a_units, d_units, a_may, a_may, _NO_VALUES):
+            af, df, rounds_played, retreat, below, a_units, d_units, a_may, a_may, win_value):
         return 2, af, df, RETREAT
     timing = rules[SUBMERGE]
     if timing == SUBMERGE_BEFORE_FIRE or (timing != SUBMERGE_NEVER and rounds_played > 0):
@@ -205,14 +220,16 @@ def _enter(att, af, dfn, df, rules, rounds_played, retreat, a_units, d_units, a_
 
 
 @njit(cache=True)
-def solve_sea(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, mass,
-              scratch_a, scratch_d, eps, outcomes, a_final, d_final, joint_final, totals):
+def solve_sea(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, below,
+              win_value, mass, scratch_a, scratch_d, eps, outcomes, a_final, d_final,
+              joint_final, totals):
     """Exact law of a sea battle.
 
     att/dfn: side ints, a_pmf/d_pmf: their pmf tables (kernels/sea.py); retreat: the
-    attacker's retreat vector (kernels.common.should_retreat, no probability threshold) with
-    a_units[Fa] / d_units[Fd] units in the battle per state and a_may[Fa] all True (no
-    amphibious or aircraft-only conditions at sea); mass[Fa, Fd] zeroed work array;
+    attacker's retreat vector (kernels.common.should_retreat) with a_units[Fa] / d_units[Fd]
+    units in the battle per state, a_may[Fa] all True (no amphibious or aircraft-only
+    conditions at sea), below and win_value[Fa, Fd] (`sea_win_values`, for --retreat-below);
+    mass[Fa, Fd] zeroed work array;
     scratch_*: six arrays per side (int64 index maps filled with -1, int64 state lists,
     float64 probability lists, twice); eps: transitions moving less probability are skipped.
     Outputs: outcomes[5], a_final[Fa], d_final[Fd], joint_final[Fa, Fd] (0 x 0 to skip),
@@ -224,6 +241,7 @@ def solve_sea(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, m
     """
     n_a = mass.shape[0]
     n_d = mass.shape[1]
+    no_value = np.zeros((0, 0))  # _round: spreading, not gathering
     mass[0, 0] = 1.0
     explicit = 1
     if retreat[R_ACTIVE] == 1:
@@ -237,7 +255,8 @@ def solve_sea(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, m
                 if m == 0.0:
                     continue
                 kind, af2, df2, outcome = _enter(att, af, dfn, df, rules, rounds_played,
-                                                 retreat, a_units, d_units, a_may)
+                                                 retreat, a_units, d_units, a_may, below,
+                                                 win_value)
                 if kind == 1:
                     mass[af2, df2] += m
                     continue
@@ -249,7 +268,7 @@ def solve_sea(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, m
                 totals[0] += m
                 kept = _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, m,
                               after, -1, -1, scratch_a, scratch_d, eps, outcomes, a_final,
-                              d_final, joint_final, totals, False)
+                              d_final, joint_final, totals, False, no_value)
                 totals[1] += m - kept
         mass[:, :] = after
         rounds_played += 1
@@ -259,7 +278,7 @@ def solve_sea(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, m
             if m == 0.0:
                 continue
             kind, af2, df2, outcome = _enter(att, af, dfn, df, rules, rounds_played, retreat,
-                                             a_units, d_units, a_may)
+                                             a_units, d_units, a_may, below, win_value)
             if kind == 1:
                 mass[af2, df2] += m
                 continue
@@ -270,16 +289,14 @@ def solve_sea(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, m
             d_s, d_a, d_n = unflat(dfn, df)
             stay = _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, 0.0,
                           mass, af, df, scratch_a, scratch_d, eps, outcomes, a_final, d_final,
-                          joint_final, totals, True)
+                          joint_final, totals, True, no_value)
             w = m / (1.0 - stay)
             totals[0] += w
             kept = _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules, w,
                           mass, af, df, scratch_a, scratch_d, eps, outcomes, a_final, d_final,
-                          joint_final, totals, False)
+                          joint_final, totals, False, no_value)
             totals[1] += m - kept
 
-
-_NO_VALUES = np.zeros((1, 1))  # should_retreat's win probabilities: unused at sea
 
 
 def scratch_for(side_states: int):
@@ -290,3 +307,39 @@ def scratch_for(side_states: int):
         np.zeros(side_states, dtype=np.int64), np.zeros(side_states),
     )
 
+
+
+@njit(cache=True)
+def sea_win_values(att, a_pmf, dfn, d_pmf, rules, retreat, a_units, d_units, a_may, below,
+                   win_value, scratch_a, scratch_d):
+    """Fill win_value[af, df]: the probability that the attacker wins if it fights on from
+    the end-of-round pair (af, df), itself retreating later as the policy says (the policy
+    must not depend on the round).  Swept backwards, so every successor is known first."""
+    n_a, n_d = win_value.shape
+    value = np.zeros((n_a, n_d))  # after the retreat decision at (af, df)
+    no_value = np.zeros((0, 0))
+    unused = np.zeros(1)
+    no_threshold = -1.0
+    for af in range(n_a - 1, -1, -1):
+        for df in range(n_d - 1, -1, -1):
+            kind, af2, df2, outcome = _enter(att, af, dfn, df, rules, 1, retreat, a_units,
+                                             d_units, a_may, no_threshold, win_value)
+            if kind == 2:
+                v = 1.0 if outcome == ATTACKER_WIN else 0.0
+                win_value[af, df] = v
+                value[af, df] = v
+                continue
+            if kind == 1:
+                fight_on = value[af2, df2]
+            else:
+                a_s, a_a, a_n = unflat(att, af)
+                d_s, d_a, d_n = unflat(dfn, df)
+                stay = _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules,
+                              0.0, value, af, df, scratch_a, scratch_d, 0.0, unused, unused,
+                              unused, no_value, unused, True, no_value)
+                gathered = _round(att, a_pmf, a_s, a_a, a_n, dfn, d_pmf, d_s, d_a, d_n, rules,
+                                  1.0, value, af, df, scratch_a, scratch_d, 0.0, unused,
+                                  unused, unused, no_value, unused, False, value)
+                fight_on = gathered / (1.0 - stay)
+            win_value[af, df] = fight_on
+            value[af, df] = 0.0 if (below >= 0.0 and fight_on < below) else fight_on

@@ -297,7 +297,8 @@ def _sample(cdf, category, row, top, state):
 
 
 @njit(cache=True)
-def _play_trial(att, a_cdf, dfn, d_cdf, rules, retreat, a_units, d_units, a_may, state):
+def _play_trial(att, a_cdf, dfn, d_cdf, rules, retreat, a_units, d_units, a_may, below,
+                win_value, state):
     """One sea battle; returns (outcome, attacker flat state, defender flat state, rounds)."""
     a_s = 0
     a_a = 0
@@ -350,22 +351,22 @@ def _play_trial(att, a_cdf, dfn, d_cdf, rules, retreat, a_units, d_units, a_may,
         if outcome == CONTINUE and retreat[0] == 1:
             a = flat(att, a_s, a_a, a_n)
             d = flat(dfn, d_s, d_a, d_n)
-            if should_retreat(a, d, rounds, retreat, -1.0, a_units, d_units, a_may, a_may,
-                              _NO_VALUES):
+            if should_retreat(a, d, rounds, retreat, below, a_units, d_units, a_may, a_may,
+                              win_value):
                 outcome = RETREAT
     return outcome, flat(att, a_s, a_a, a_n), flat(dfn, d_s, d_a, d_n), rounds
 
 
 @njit(parallel=True, cache=True)
 def simulate_sea_chunks(seeds, chunk_trials, att, a_cdf, dfn, d_cdf, rules, retreat, a_units,
-                        d_units, a_may, a_ipc, d_ipc,
+                        d_units, a_may, below, win_value, a_ipc, d_ipc,
                         outcomes, a_final, d_final, rounds_hist, rounds_sum,
                         swing_sum, swing_sq_sum):
     """Monte Carlo sea battles, chunk c writing only row c of each output.
 
     seeds[C] uint64 stream seeds, chunk_trials[C] trials per chunk; att/dfn side ints and
-    a_cdf/d_cdf their cdf tables (module docstring); retreat, a_units, d_units, a_may: the
-    attacker's retreat policy (see exact.sea_solver.solve_sea); rules
+    a_cdf/d_cdf their cdf tables (module docstring); retreat, a_units, d_units, a_may, below,
+    win_value: the attacker's retreat policy (see exact.sea_solver.solve_sea); rules
     int64[6] (module docstring); a_ipc/d_ipc[F] IPC lost per flat state.  Outputs as in
     kernels.montecarlo.simulate_chunks.
     """
@@ -374,11 +375,9 @@ def simulate_sea_chunks(seeds, chunk_trials, att, a_cdf, dfn, d_cdf, rules, retr
         state[0] = seeds[c]
         for _ in range(chunk_trials[c]):
             outcome, a, d, rounds = _play_trial(att, a_cdf, dfn, d_cdf, rules, retreat, a_units,
-                                                d_units, a_may, state)
+                                                d_units, a_may, below, win_value, state)
             record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
                          rounds_hist, rounds_sum, swing_sum, swing_sq_sum)
 
 
 N_SEA_OUTCOMES = N_OUTCOMES
-
-_NO_VALUES = np.zeros((1, 1))  # should_retreat's win probabilities: unused at sea
