@@ -43,10 +43,9 @@ MAX_TRIALS = 10_000_000_000
 CHUNK_TRIALS = 16_384
 CHUNKS_PER_CALL = 128  # one kernel call = one progress step; memory does not grow with trials
 ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
-# Exact solver: work estimate (state pairs x kept hit combinations) above which `auto`
-# switches to Monte Carlo and `exact` refuses.
-# Work estimates (elementary steps of the exact solvers): `auto` solves exactly up to the first
-# limit (about a second on 2 cores), `exact` refuses above the second (about ten).
+# Work estimates (elementary steps of the exact solvers: state pairs x kept hit combinations):
+# `auto` solves exactly up to the first limit (about a second on 2 cores), `exact` refuses
+# above the second (about ten).
 AUTO_EXACT_WORK = 4_000_000_000
 PARALLEL_EXACT_WORK = 20_000_000  # below this the exact land solver runs on one thread
 MAX_EXACT_WORK = 40_000_000_000
