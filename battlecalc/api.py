@@ -21,7 +21,7 @@ from .compile import (
     RetreatTables,
     SideTables,
     compile_tables,
-    no_retreat,
+    with_partial_retreats,
 )
 from .errors import BattleInputError
 from .exact.sea_solver import scratch_for, sea_win_values, solve_sea
@@ -260,28 +260,57 @@ def _kept_range(side: SideTables, eps: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _retreat_args(tables: CompiledBattle) -> tuple:
     r = tables.retreat_tables()
-    return (r.vector, r.below, r.a_units_left, r.d_units_left, r.a_may_retreat, r.win_value)
+    return (r.vector, r.below, r.a_units_left, r.d_units_left, r.a_may_retreat, r.win_value,
+            r.remainder_start)
 
 
-def retreat_tables(battle: Battle, tables: CompiledBattle) -> RetreatTables:
-    """Kernel arrays of the battle's retreat policy; the per-state win probabilities for
-    `retreat_below` come from the exact solver's backward sweep."""
+def _profile_maps(side: SideTables) -> tuple[np.ndarray, np.ndarray]:
+    """Per flat state: its profile's index and its profile's last ('nothing left') state."""
+    profile_of = np.repeat(np.arange(len(side.offset)), side.length + 1).astype(np.int64)
+    return profile_of, (side.offset + side.length)[profile_of].astype(np.int64)
+
+
+def _may_withdraw(battle: Battle, side: SideTables) -> np.ndarray:
+    """Units of each type that may withdraw at each attacker state [Sa, U].
+
+    All of them, except in an amphibious assault: landed units never retreat (a type's
+    casualties are counted against its landed units first), and with amphibious_retreat =
+    "air_only" (Revised) only aircraft do.
+    """
+    survivors = side.survivors
+    if not battle.landing:
+        return survivors.copy()
+    flag = battle.rules.flags["amphibious_retreat"]
+    allowed = np.zeros_like(survivors)
+    for i, name in enumerate(side.unit_names):
+        unit = battle.attacker_rules.units[name]
+        if unit.is_air and flag != "none":
+            allowed[:, i] = survivors[:, i]
+        elif flag == "air_and_overland":
+            allowed[:, i] = np.minimum(survivors[:, i], battle.overland.get(name, 0))
+    return allowed
+
+
+def with_retreat(battle: Battle, tables: CompiledBattle) -> CompiledBattle:
+    """The tables with the battle's retreat policy as kernel arrays: partial retreats of
+    amphibious assaults get profiles of their own (compile.with_partial_retreats), and the
+    per-state win probabilities of `retreat_below` come from a backward exact sweep."""
     policy = battle.retreat
-    att, dfn = tables.attacker, tables.defender
     if not policy:
-        return no_retreat(att.n_states, dfn.n_states)
-    names = list(att.unit_names)
+        return tables
+    n_main = tables.attacker.n_states
+    tables, remainder_start = with_partial_retreats(
+        tables, battle.attacker_rules, battle.attacker_order,
+        _may_withdraw(battle, tables.attacker))
+    att, dfn = tables.attacker, tables.defender
     a_units_left = att.survivors.sum(axis=1).astype(np.int64)
     d_units_left = dfn.survivors.sum(axis=1).astype(np.int64)
-    may = np.ones(att.n_states, dtype=np.bool_)
-    if battle.landing:
-        # an amphibious attacker retreats only once no landing unit is left (casualties of a
-        # type are taken from the landed units first); with amphibious_retreat = "air_only"
-        # only aircraft may retreat
-        for unit in battle.landing:
-            may &= att.survivors[:, names.index(unit)] <= battle.overland.get(unit, 0)
-        if battle.rules.flags["amphibious_retreat"] != "air_and_overland":
-            may &= ~att.has_land
+    # retreats happen from the original profiles only; the stayers of a partial retreat
+    # never retreat again
+    may = np.zeros(att.n_states, dtype=np.bool_)
+    may[:n_main] = remainder_start != -2
+    start = np.full(att.n_states, -1, dtype=np.int64)
+    start[:n_main] = np.maximum(remainder_start, -1)
     vector = np.array([
         1,
         policy.get("after") or 0,
@@ -304,8 +333,9 @@ def retreat_tables(battle: Battle, tables: CompiledBattle) -> RetreatTables:
         win_values(att.offset, att.length, att.pmf, a_lo, a_hi, att.can_hit, att.alive,
                    att.defenceless, att.has_land, dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive,
                    dfn.defenceless, int(dfn.length[0]), vector, below, a_units_left,
-                   d_units_left, may, win_value)
-    return RetreatTables(vector, below, a_units_left, d_units_left, may, win_value)
+                   d_units_left, may, win_value, start)
+    retreat = RetreatTables(vector, below, a_units_left, d_units_left, may, win_value, start)
+    return dataclasses.replace(tables, retreat=retreat)
 
 
 def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS, rounds_law: bool = False) -> dict:
@@ -331,7 +361,8 @@ def run_exact(tables: CompiledBattle, eps: float = PRUNE_EPS, rounds_law: bool =
         dfn.pmf, d_lo, d_hi, dfn.can_hit, dfn.alive, dfn.defenceless,
         int(dfn.length[0]),
         tables.bombardment.pmf, tables.bombardment.mode, tables.bombardment.land_prefix,
-        *_retreat_args(tables),
+        *_retreat_args(tables), _profile_maps(att)[0],
+        np.zeros((len(att.offset), dfn.n_states)),
         outcomes, a_final, d_final, joint, totals, rounds_hist, TRANSITION_EPS, STATE_EPS,
     )
     return {
@@ -386,7 +417,9 @@ def run_monte_carlo(
     """Monte Carlo aggregates of a land battle; identical for a seed whatever the threads."""
     att, dfn = tables.attacker, tables.defender
     profile_cdf = np.cumsum(att.profile_prob)
-    profile_cdf[-1] = 1.0
+    # exactly 1 from the last profile that can start on (partial-retreat profiles cannot)
+    profile_cdf[np.flatnonzero(att.profile_prob > 0)[-1]:] = 1.0
+    profile_end = _profile_maps(att)[1]
     bombard = tables.bombardment
     bombard_cdf = np.cumsum(bombard.pmf)
     bombard_cdf[-1] = 1.0
@@ -399,7 +432,7 @@ def run_monte_carlo(
             att.alive, att.defenceless, att.has_land, att.ipc_lost,
             dfn.cdf, dfn.max_hits, dfn.can_hit, dfn.alive, dfn.defenceless, dfn.ipc_lost,
             int(dfn.length[0]), bombard_cdf, bombard.mode, bombard.land_prefix,
-            *_retreat_args(tables),
+            *_retreat_args(tables), profile_end,
             outcomes, takes, a_final, d_final, rounds_hist, rounds_sum, swing_sum, swing_sq_sum,
         )
 
@@ -632,12 +665,17 @@ def simulate(
             attacker_order=battle.attacker_order, defender_order=battle.defender_order,
             landing_units=sum(battle.landing.values()),
         )
-        tables = dataclasses.replace(tables, retreat=retreat_tables(battle, tables))
+        tables = with_retreat(battle, tables)
         a_lo, a_hi = _kept_range(tables.attacker, PRUNE_EPS)
         d_lo, d_hi = _kept_range(tables.defender, PRUNE_EPS)
         work = _work_estimate(tables, a_lo, a_hi, d_lo, d_hi)
         too_big_for_auto = work > AUTO_EXACT_WORK
         too_big = work > MAX_EXACT_WORK
+        if rounds_distribution and (tables.attacker.profile_prob == 0).any():
+            raise BattleInputError(
+                "the exact law of rounds is not available with partial amphibious retreats; "
+                "use --method mc"
+            )
         run_exact_method = lambda: run_exact(tables, rounds_law=rounds_distribution)  # noqa: E731
         run_mc_method = lambda s: run_monte_carlo(tables, trials, s, progress)  # noqa: E731
     if method == "auto":

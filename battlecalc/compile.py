@@ -14,6 +14,7 @@ probability.  Flat state index = profile offset + casualty steps taken.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
@@ -94,8 +95,9 @@ class RetreatTables:
     """The attacker's retreat policy as kernel arrays (kernels.common.should_retreat).
 
     vector int64[5]; below: win-probability threshold (negative: none); a_units_left[Sa],
-    d_units_left[Sd]: units left that count; a_may_retreat[Sa]: all the attacker has left may
-    retreat; win_value[Sa, Sd]: win probability if fighting on (1 x 1 when not needed).
+    d_units_left[Sd]: units left that count; a_may_retreat[Sa]: the attacker may retreat (all
+    or part of what it has left); win_value[Sa, Sd]: win probability if fighting on (1 x 1
+    when not needed); remainder_start[Sa]: where a partial retreat goes on (-1: a full one).
     """
 
     vector: np.ndarray
@@ -104,12 +106,14 @@ class RetreatTables:
     d_units_left: np.ndarray
     a_may_retreat: np.ndarray
     win_value: np.ndarray
+    remainder_start: np.ndarray
 
 
 def no_retreat(n_a: int, n_d: int) -> RetreatTables:
     return RetreatTables(np.array([0, 0, -1, 0, -1], dtype=np.int64), -1.0,
                          np.zeros(n_a, dtype=np.int64), np.zeros(n_d, dtype=np.int64),
-                         np.zeros(n_a, dtype=np.bool_), np.zeros((1, 1)))
+                         np.zeros(n_a, dtype=np.bool_), np.zeros((1, 1)),
+                         np.full(n_a, -1, dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -268,19 +272,26 @@ def build_side_tables(
     role: str,
     order: LossOrder,
     base_ipc: dict[tuple, int] | None = None,
+    extras: list[tuple[int, list[int]]] | None = None,
 ) -> SideTables:
     """Tables for one side from its profiles: (probability, force after round-1 removals).
 
     `base_ipc` maps a profile's force (as a sorted tuple) to IPC already lost before its
-    casualty sequence starts (aircraft shot down by AA).
+    casualty sequence starts (aircraft shot down by AA).  `extras`, one per profile: IPC lost
+    before the profile starts and units that survive outside its fight (a partial retreat).
     """
     all_rows: list[_StateRow] = []
     offsets, lengths, probs = [], [], []
-    for prob, force in profiles:
+    for i, (prob, force) in enumerate(profiles):
         rows = _state_rows(force, units, role, order)
         already = (base_ipc or {}).get(tuple(sorted(force.items())), 0)
+        withdrawn = None
+        if extras is not None:
+            already, withdrawn = extras[i]
         for row in rows:
             row.ipc_lost += already
+            if withdrawn is not None:
+                row.survivors = [a + b for a, b in zip(row.survivors, withdrawn, strict=True)]
         offsets.append(len(all_rows))
         lengths.append(len(rows) - 1)
         probs.append(prob)
@@ -315,6 +326,50 @@ def build_side_tables(
         ),
         unit_names=tuple(units),
     )
+
+
+def with_partial_retreats(tables: CompiledBattle, attacker_rules: Ruleset, order: LossOrder,
+                          may_withdraw: np.ndarray) -> tuple[CompiledBattle, np.ndarray]:
+    """Add a profile for every attacker state from which a retreat is partial.
+
+    may_withdraw[Sa, U]: how many units of each type may withdraw at each attacker state (the
+    rest fight on).  A retreat at state a where some but not all units may withdraw sends the
+    battle on in a new profile: the units that stay, with the withdrawn ones as survivors and
+    the IPC already lost carried along.  Returns the tables (attacker profiles appended with
+    probability 0) and remainder_start[Sa] (flat start of that profile; -1 for a full retreat,
+    -2 when nothing may withdraw).
+    """
+    att = tables.attacker
+    units = dict(attacker_rules.units)
+    names = list(att.unit_names)
+    n_main = att.n_states
+    remainder_start = np.full(n_main, -1, dtype=np.int64)
+    profiles: list[tuple[float, dict[str, int]]] = []
+    extras: list[tuple[int, list[int]]] = []
+    starts: list[int] = []
+    for a in range(n_main):
+        left = att.survivors[a]
+        leaving = np.minimum(may_withdraw[a], left)
+        staying = left - leaving
+        if not att.alive[a] or not staying.any():
+            continue  # nothing left, or a full retreat
+        if not leaving.any():
+            remainder_start[a] = -2
+            continue
+        force = {names[i]: int(c) for i, c in enumerate(staying) if c}
+        profiles.append((0.0, force))
+        extras.append((int(att.ipc_lost[a]), [int(c) for c in leaving]))
+        starts.append(a)
+    if not profiles:
+        return tables, remainder_start
+    original = [(float(p), {names[i]: int(c) for i, c in enumerate(att.survivors[o]) if c})
+                for p, o in zip(att.profile_prob, att.offset, strict=True)]
+    base = [(int(att.ipc_lost[o]), [0] * len(names)) for o in att.offset]
+    merged = build_side_tables(original + profiles, units, "attack", order,
+                               extras=base + extras)
+    for k, a in enumerate(starts):
+        remainder_start[a] = merged.offset[len(original) + k]
+    return dataclasses.replace(tables, attacker=merged), remainder_start
 
 
 def aa_profiles(

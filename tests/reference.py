@@ -123,7 +123,7 @@ Keywords ``landing=None``, ``bombard=None``, ``combined_bombardment=False``.
   transports.  They are attackers exactly like the ``attacker`` units (they
   fight, are supported by artillery, are taken in the same order of losses);
   the two dicts are merged by unit name (``attacker`` may be empty).  Landing
-  units restrict retreat (see below).  Landing units are reported among the
+  units cannot retreat (partial retreats, see below).  Landing units are reported among the
   attacker's survivors and IPC losses like any attacker.
 * ``bombard`` -- dict of ships bombarding the territory.  Bombard values:
   revised battleship 4, destroyer 3 only with ``combined_bombardment``;
@@ -217,21 +217,41 @@ conditions holds:
   no hit at all leads back to the same state, where the attacker is taken to
   make the same choice (fight on) again.
 
-Amphibious restriction (only with landing units): the attacker may retreat
-only when none of its landing units is left -- casualties of a type are
-counted as taken from the landed units first, so that holds when, for every
-type, the remaining count <= the overland ``attacker`` count of that type.
-In revised, in an amphibious assault, it may retreat only when it has no land
-unit left at all.
+Partial retreats (only with landing units).  Which of the attacker's units
+may retreat: 1942-2e -- aircraft and overland (``attacker``) units, not the
+landed units; revised -- aircraft only (no land unit of an amphibious assault
+retreats).  Casualties of a type are counted as taken from its LANDED units
+first: of a type with n left and o overland at the start, min(n, o) are
+overland and max(0, n - o) landed.  When a condition holds:
+
+* every unit the attacker has left (that counts) may retreat -> full retreat
+  (outcome "retreat", below);
+* none of them may -> nothing happens, the battle goes on, and the conditions
+  are checked again at the end of the next round;
+* otherwise -> PARTIAL retreat: the units that may retreat withdraw (they are
+  survivors, never losses) and the others fight on alone; from then on no
+  further retreat is possible.  The outcome is decided by that continuing
+  fight (attacker_win / defender_win / draw / stalemate, takes_territory =
+  attacker_win with an infantry/artillery/tank of the remaining units left);
+  the withdrawn units do not count as units left for those end-of-battle
+  checks, but are counted in attacker_survivors.  The remaining units keep
+  the attacker's order of losses (resolved against what is left).
+
+With retreat_below, the probability compared with P is that of winning when
+fighting on WITHOUT retreating now (following the policy later); the value of
+a state in which the attacker has decided to retreat is 0 for a full retreat
+and, for a partial retreat, the probability that the remaining units win
+alone.  The other conditions (retreat_when_left counts all the attacker's
+units still fighting) trigger a partial retreat in the same way.
 
 Outcome "retreat": the attacker's remaining units are survivors (not losses,
 no territory taken), the defender keeps what it has, mean_rounds counts the
 rounds fought.  In the exact solver a state is (attacker counts, defender
-counts, rounds so far), the rounds capped at max(R, 1) (at 1 without
-retreat_after): past that cap the policy no longer depends on the round, and
-the round in which nobody hits is summed up as a geometric series.  The
-simulation rolls every die as before; a retreat_below decision asks the exact
-solver for the probability.
+counts, rounds so far, withdrawn counts -- None before any partial retreat),
+the rounds capped at max(R, 1) (at 1 without retreat_after): past that cap the
+policy no longer depends on the round, and the round in which nobody hits is
+summed up as a geometric series.  The simulation rolls every die as before; a
+retreat_below decision asks the exact solver for the probability.
 """
 
 from __future__ import annotations
@@ -825,14 +845,30 @@ class _Setup:
     def round_key(self, rounds):
         return min(rounds, self.last_round_key)
 
-    def retreat_allowed(self, att):
-        """Amphibious restriction (always allowed without landing units)."""
+    def retreat_split(self, att):
+        """Split the attacker's units into (stay, go): those that may NOT retreat
+        and those that may.
+
+        Without landing units every unit may retreat.  In an amphibious
+        assault: 1942-2e -- aircraft and overland units may retreat, landed
+        units may not; casualties of a type are counted as taken from its
+        landed units first, so of a type with `n` left, min(n, overland count)
+        are overland and the rest are landed.  revised -- only aircraft may
+        retreat.
+        """
         if not self.amphibious:
-            return True
-        if self.edition == REVISED:
-            return _land_units_left(self.edition, att) == 0
-        # casualties of a type are taken from the landed units first
-        return all(att[i] <= self.overland0[i] for i in range(len(UNITS)))
+            return tuple(0 for _ in UNITS), att
+        go = []
+        for i, u in enumerate(UNITS):
+            if u in AIRCRAFT:
+                go.append(att[i])
+            elif self.edition == E1942:
+                go.append(min(att[i], self.overland0[i]))
+            else:
+                go.append(0)
+        go = tuple(go)
+        stay = tuple(a - g for a, g in zip(att, go, strict=True))
+        return stay, go
 
     def retreat_triggered(self, att, dfn, rounds):
         """Every retreat condition except retreat_below."""
@@ -849,16 +885,26 @@ class _Setup:
 
     def retreats(self, att, dfn, rounds, win_if_fighting_on):
         """Does the attacker retreat at the end of round `rounds` (>= 1) in a
-        state where the battle is not over?  `win_if_fighting_on()` gives the
-        exact probability that it wins if it fights on (asked only when
-        retreat_below decides)."""
-        if rounds < 1 or not self.retreat_allowed(att):
-            return False
+        state where the battle is not over (and no partial retreat has taken
+        place yet)?  `win_if_fighting_on()` gives the exact probability that
+        it wins if it fights on without retreating now (asked only when
+        retreat_below decides).
+
+        Returns None (no retreat: none of its units may retreat, or no
+        condition holds) or (stay, go) from `retreat_split`: `go` withdraws;
+        `stay` has no unit that counts for a full retreat, else it fights on
+        alone (partial retreat).
+        """
+        if rounds < 1:
+            return None
+        stay, go = self.retreat_split(att)
+        if not _has_units(self.edition, go):
+            return None  # nothing may retreat: fight on, check again next round
         if self.retreat_triggered(att, dfn, rounds):
-            return True
-        if self.retreat_below is not None:
-            return win_if_fighting_on() < self.retreat_below
-        return False
+            return stay, go
+        if self.retreat_below is not None and win_if_fighting_on() < self.retreat_below:
+            return stay, go
+        return None
 
 
 # ---------------------------------------------------------------------------
@@ -960,13 +1006,16 @@ class _ExactSolver:
         self.node_memo = {}
         self.fight_memo = {}
 
-    def terminal_vector(self, outcome, att, dfn):
+    def terminal_vector(self, outcome, att, dfn, withdrawn=None):
+        """`att`: the attacker's units still fighting (they decide takes_territory);
+        `withdrawn`: units that left in a partial retreat (survivors too)."""
         vec = [Fraction(0)] * VECTOR_SIZE
         vec[ALL_OUTCOMES.index(outcome)] = Fraction(1)
         if outcome == "attacker_win" and _takes_territory(att):
             vec[TAKES] = Fraction(1)
+        final_att = att if withdrawn is None else _merge_counts(att, withdrawn)
         for i in range(len(UNITS)):
-            vec[ATT_AT + i] = Fraction(att[i])
+            vec[ATT_AT + i] = Fraction(final_att[i])
             vec[DFN_AT + i] = Fraction(dfn[i])
         return vec
 
@@ -987,24 +1036,32 @@ class _ExactSolver:
                 trans[key] = trans.get(key, 0) + pa * pd
         return trans
 
-    def node(self, att, dfn, rounds):
+    def node(self, att, dfn, rounds, withdrawn=None):
+        """`withdrawn`: None before any retreat; after a partial retreat, the
+        counts of the units that withdrew (no further retreat is possible)."""
         s = self.s
-        key = (att, dfn, s.round_key(rounds))
+        key = (att, dfn, s.round_key(rounds), withdrawn)
         if key in self.node_memo:
             return self.node_memo[key]
         outcome = _classify(s.edition, att, dfn, s.heavy_bombers, s.jets)
+        split = None
+        if outcome is None and withdrawn is None:
+            split = s.retreats(att, dfn, rounds, lambda: self.fight(att, dfn, rounds)[WIN])
         if outcome is not None:
-            vec = self.terminal_vector(outcome, att, dfn)
-        elif s.retreats(att, dfn, rounds, lambda: self.fight(att, dfn, rounds)[WIN]):
-            vec = self.terminal_vector("retreat", att, dfn)
+            vec = self.terminal_vector(outcome, att, dfn, withdrawn)
+        elif split is not None and not _has_units(s.edition, split[0]):
+            vec = self.terminal_vector("retreat", att, dfn)  # full retreat
+        elif split is not None:
+            stay, go = split  # partial retreat: `stay` fights on alone
+            vec = self.node(stay, dfn, rounds, go)
         else:
-            vec = self.fight(att, dfn, rounds)
+            vec = self.fight(att, dfn, rounds, withdrawn)
         self.node_memo[key] = vec
         return vec
 
-    def fight(self, att, dfn, rounds):
+    def fight(self, att, dfn, rounds, withdrawn=None):
         s = self.s
-        key = (att, dfn, s.round_key(rounds))
+        key = (att, dfn, s.round_key(rounds), withdrawn)
         if key in self.fight_memo:
             return self.fight_memo[key]
         trans = self.round_transitions(att, dfn)
@@ -1015,7 +1072,7 @@ class _ExactSolver:
                 raise AssertionError("non-terminal state cannot change; rules bug")
         acc = [Fraction(0)] * VECTOR_SIZE
         for (a2, d2), p in trans.items():
-            sub = self.node(a2, d2, rounds + 1)
+            sub = self.node(a2, d2, rounds + 1, withdrawn)
             for i in range(VECTOR_SIZE):
                 acc[i] += p * sub[i]
         acc[ROUNDS] += 1  # the round being fought now (repeated while self-looping)
@@ -1191,7 +1248,10 @@ def _roll_bombard_hits(rng, ships):
 
 
 def _simulate_one(rng, setup, solver=None):
-    """Fight one battle; return (outcome, final att, final dfn, rounds).
+    """Fight one battle; return (outcome, final att, final dfn, rounds, takes).
+
+    The final att includes units that withdrew in a partial retreat; `takes`
+    (takes_territory) is decided by the units still fighting at the end.
 
     `solver` (an _ExactSolver for the same setup) is needed only for a
     retreat_below decision, which asks for the exact probability that the
@@ -1206,13 +1266,22 @@ def _simulate_one(rng, setup, solver=None):
         dfn = setup.lose_to_bombard(dfn, _roll_bombard_hits(rng, ships))
     dfn = _aa_only_rule(edition, att, dfn)
     rounds = 0
+    withdrawn = None  # units that left in a partial retreat
     while True:
         outcome = _classify(edition, att, dfn, heavy_bombers, jets)
         if outcome is not None:
-            return outcome, att, dfn, rounds
-        if setup.retreats(att, dfn, rounds,
-                          lambda a=att, d=dfn, r=rounds: solver.fight(a, d, r)[WIN]):
-            return "retreat", att, dfn, rounds
+            takes = outcome == "attacker_win" and _takes_territory(att)
+            final = att if withdrawn is None else _merge_counts(att, withdrawn)
+            return outcome, final, dfn, rounds, takes
+        if withdrawn is None:
+            split = setup.retreats(att, dfn, rounds,
+                                   lambda a=att, d=dfn, r=rounds: solver.fight(a, d, r)[WIN])
+            if split is not None:
+                stay, go = split
+                if not _has_units(edition, stay):
+                    return "retreat", att, dfn, rounds, False  # full retreat
+                att, withdrawn = stay, go  # partial retreat: `stay` fights on alone
+                continue
         rounds += 1
         att_hits = _roll_hits(rng, edition, ATTACK, att, heavy_bombers, jets)
         dfn_hits = _roll_hits(rng, edition, DEFENCE, dfn, heavy_bombers, jets)
@@ -1257,10 +1326,9 @@ def simulate_land(edition, attacker, defender, *, trials, seed,
     att_surv = {k: 0 for k in att_names}
     dfn_surv = {k: 0 for k in defender}
     for _ in range(trials):
-        outcome, att, dfn, rounds = _simulate_one(rng, setup, solver)
+        outcome, att, dfn, rounds, took = _simulate_one(rng, setup, solver)
         tally[outcome] += 1
-        if outcome == "attacker_win" and _takes_territory(att):
-            takes += 1
+        takes += took
         rounds_total += rounds
         att_loss_total += _ipc_loss(edition, att0, att)
         dfn_loss_total += _ipc_loss(edition, dfn0, dfn)

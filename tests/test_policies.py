@@ -41,6 +41,18 @@ POLICY_BATTLES = [
       "retreat_below": 0.5, "defender_ool": "infantry"}),
     ("1942-2e", {"infantry": 4, "tank": 2}, {"infantry": 3, "tank": 1},
      {"defender_ool": "tank", "retreat_when_left": 3}),
+    # partial retreats of amphibious assaults: what may withdraw does, the landed units fight on
+    ("1942-2e", {"fighter": 1}, {"infantry": 2}, {"landing": {"infantry": 1}, "retreat_after": 1}),
+    ("revised", {"fighter": 1, "tank": 1}, {"infantry": 2},
+     {"landing": {"infantry": 1}, "retreat_after": 1}),
+    ("1942-2e", {"tank": 1}, {"infantry": 3}, {"landing": {"infantry": 1}, "retreat_after": 1}),
+    ("1942-2e", {"fighter": 2}, {"infantry": 3}, {"landing": {"infantry": 1}, "retreat_after": 1}),
+    ("1942-2e", {"fighter": 1, "tank": 1}, {"infantry": 3, "tank": 1},
+     {"landing": {"infantry": 2}, "bombard": {"cruiser": 1}, "retreat_below": 0.5}),
+    ("revised", {"fighter": 2}, {"infantry": 2, "tank": 1},
+     {"landing": {"infantry": 1, "tank": 1}, "strafe": 1}),
+    ("1942-2e", {"infantry": 1, "tank": 1, "fighter": 1}, {"infantry": 4},
+     {"landing": {"infantry": 2}, "retreat_after": 2}),
 ]
 IDS = [f"{e}-{'-'.join(k for k in o if k not in ('landing', 'bombard'))}-{i}"
        for i, (e, a, d, o) in enumerate(POLICY_BATTLES)]
@@ -232,3 +244,23 @@ def test_sea_retreat_below_uses_the_exact_win_probability(threshold, expected):
     for key, p in zip(("attacker_win", "draw", "defender_win", "retreat"), expected,
                       strict=True):
         assert abs(getattr(mc, key) - p) <= 4 * math.sqrt(p * (1 - p) / trials) + 1e-12, key
+
+
+def test_partial_amphibious_retreat_by_hand():
+    # 1942 2E: 1 fighter + 1 landed infantry v 2 infantry, retreat after round 1 (exact values
+    # of the reference, which were also checked by enumerating round 1 by hand):
+    result = battlecalc.simulate(rules="1942-2e", attacker="1 ftr", landing="1 inf",
+                                 defender="2 inf", retreat_after=1, method="exact")
+    assert result.attacker_win == pytest.approx(62 / 459, abs=1e-12)
+    assert result.retreat == pytest.approx(11 / 27, abs=1e-12)
+    # the fighter is lost after the infantry, so only when both defenders hit in round 1
+    # ((2/6)^2 = 1/9); otherwise it withdraws after round 1 and survives
+    assert result.attacker_survivors["fighter"] == pytest.approx(8 / 9, abs=1e-12)
+    assert result.takes_territory == pytest.approx(5 / 51, abs=1e-12)
+
+
+def test_exact_rounds_law_is_refused_with_partial_retreats():
+    with pytest.raises(battlecalc.BattleInputError, match="partial amphibious retreats"):
+        battlecalc.simulate(rules="1942-2e", attacker="1 ftr", landing="1 inf",
+                            defender="2 inf", retreat_after=1, method="exact",
+                            rounds_distribution=True)

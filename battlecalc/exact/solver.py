@@ -87,6 +87,7 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
           d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
           bombard_pmf, bombard_mode, land_prefix,
           retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
+          remainder_start, a_profile_of, transfer,
           outcomes, a_final, d_final, joint_final, totals, rounds_hist, eps, state_eps):
     """Propagate probability mass from each attacker profile's start to the end states.
 
@@ -110,13 +111,23 @@ def solve(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hi
     totals_p = np.zeros((n_profiles, totals.shape[0]))
     rounds_p = np.zeros((n_profiles, rounds_hist.shape[0]))
     # profiles are independent once round-1 AA fire is decided: one per thread
-    for p in prange(n_profiles):
-        _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi,
-                       a_can_hit, a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi,
-                       d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
-                       bombard_mode, land_prefix, retreat, below, a_units_left,
-                       d_units_left, a_may_retreat, win_value, outcomes_p[p], a_final,
-                       d_final_p[p], joint_final, totals_p[p], rounds_p[p], eps, state_eps)
+    no_init = np.zeros(0)
+    # phase 2 (partial retreats of amphibious assaults): profiles of probability 0 start from
+    # the mass that phase 1 sent them
+    for phase in range(2):
+        for p in prange(n_profiles):
+            if (a_profile_prob[p] > 0.0) != (phase == 0):
+                continue
+            init = no_init if phase == 0 else transfer[p]
+            if phase == 1 and not init.any():
+                continue
+            _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi,
+                           a_can_hit, a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi,
+                           d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
+                           bombard_mode, land_prefix, retreat, below, a_units_left,
+                           d_units_left, a_may_retreat, win_value, remainder_start,
+                           a_profile_of, transfer, init, outcomes_p[p], a_final, d_final_p[p],
+                           joint_final, totals_p[p], rounds_p[p], eps, state_eps)
     for p in range(n_profiles):  # fixed order: the same sums whatever the thread count
         outcomes += outcomes_p[p]
         d_final += d_final_p[p]
@@ -130,6 +141,7 @@ def solve_serial(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a
                  d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
                  bombard_pmf, bombard_mode, land_prefix,
                  retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
+                 remainder_start, a_profile_of, transfer,
                  outcomes, a_final, d_final, joint_final, totals, rounds_hist, eps, state_eps):
     """`solve` on one thread: no parallel region to open (cheaper for one profile or
     little work, and not held up when the other cores are busy).  A twin rather than
@@ -140,13 +152,23 @@ def solve_serial(a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a
     totals_p = np.zeros((n_profiles, totals.shape[0]))
     rounds_p = np.zeros((n_profiles, rounds_hist.shape[0]))
     # profiles are independent once round-1 AA fire is decided: one per thread
-    for p in range(n_profiles):
-        _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi,
-                       a_can_hit, a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi,
-                       d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
-                       bombard_mode, land_prefix, retreat, below, a_units_left,
-                       d_units_left, a_may_retreat, win_value, outcomes_p[p], a_final,
-                       d_final_p[p], joint_final, totals_p[p], rounds_p[p], eps, state_eps)
+    no_init = np.zeros(0)
+    # phase 2 (partial retreats of amphibious assaults): profiles of probability 0 start from
+    # the mass that phase 1 sent them
+    for phase in range(2):
+        for p in range(n_profiles):
+            if (a_profile_prob[p] > 0.0) != (phase == 0):
+                continue
+            init = no_init if phase == 0 else transfer[p]
+            if phase == 1 and not init.any():
+                continue
+            _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi,
+                           a_can_hit, a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi,
+                           d_can_hit, d_alive, d_defenceless, d_length, bombard_pmf,
+                           bombard_mode, land_prefix, retreat, below, a_units_left,
+                           d_units_left, a_may_retreat, win_value, remainder_start,
+                           a_profile_of, transfer, init, outcomes_p[p], a_final, d_final_p[p],
+                           joint_final, totals_p[p], rounds_p[p], eps, state_eps)
     for p in range(n_profiles):  # fixed order: the same sums whatever the thread count
         outcomes += outcomes_p[p]
         d_final += d_final_p[p]
@@ -171,10 +193,24 @@ def _finish(outcome, m, a, d, a_has_land, outcomes, a_final, d_final, joint_fina
 
 
 @njit(cache=True)
+def _withdraw(m, a, d, remainder_start, a_profile_of, transfer, a_has_land, outcomes, a_final,
+              d_final, joint_final, totals, rounds_hist, rounds):
+    """The attacker retreats in (a, d): a full retreat ends the battle; a partial one (landed
+    units stay) sends the mass to the start of the stayers' profile, solved in phase 2."""
+    start = remainder_start[a]
+    if start >= 0:
+        transfer[a_profile_of[start], d] += m
+    else:
+        _finish(RETREAT, m, a, d, a_has_land, outcomes, a_final, d_final, joint_final, totals,
+                rounds_hist, rounds)
+
+
+@njit(cache=True)
 def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_hi, a_can_hit,
                    a_alive, a_defenceless, a_has_land, d_pmf, d_lo, d_hi, d_can_hit, d_alive,
                    d_defenceless, d_length, bombard_pmf, bombard_mode, land_prefix,
                    retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
+                   remainder_start, a_profile_of, transfer, init_mass,
                    outcomes, a_final, d_final, joint_final, totals, rounds_hist, eps,
                    state_eps):
     """One attacker profile of `solve`; writes a_final / joint_final rows of its own states."""
@@ -186,7 +222,14 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
     mass = np.zeros((length + 1, n_d))
     prob = a_profile_prob[p]
     rounds_played = 0
-    if bombard_mode == 1:
+    retreating = retreat[R_ACTIVE] == 1
+    if init_mass.shape[0] > 0:
+        # the units that stayed after a partial retreat, at the end of some round: no more
+        # retreats, nothing round-dependent left
+        mass[0, :] = init_mass
+        retreating = False
+        rounds_played = rounds_hist.shape[0]
+    elif bombard_mode == 1:
         # bombardment casualties removed before anyone fires
         for hb in range(bombard_pmf.shape[0]):
             mass[0, min(hb, land_prefix)] += prob * bombard_pmf[hb]
@@ -198,12 +241,11 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
         rounds_played = 1
     else:
         mass[0, 0] = prob
-    retreating = retreat[R_ACTIVE] == 1
     # round by round while the policy depends on the round, and for the law of the rounds
     explicit = rounds_hist.shape[0] - 1
     if retreating:
         explicit = max(explicit, retreat[R_AFTER], 1)
-    if explicit > 0:
+    if explicit > 0 and init_mass.shape[0] == 0:
         while rounds_played < explicit:
             after = np.zeros((length + 1, n_d))
             for k in range(length + 1):
@@ -224,8 +266,9 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
                     if rounds_played > 0 and should_retreat(
                             a, d, rounds_played, retreat, below, a_units_left, d_units_left,
                             a_may_retreat, a_has_land, win_value):
-                        _finish(RETREAT, m, a, d, a_has_land, outcomes, a_final, d_final,
-                                joint_final, totals, rounds_hist, rounds_played)
+                        _withdraw(m, a, d, remainder_start, a_profile_of, transfer, a_has_land,
+                                  outcomes, a_final, d_final, joint_final, totals,
+                                  rounds_hist, rounds_played)
                         continue
                     if m < state_eps:
                         totals[1] += m
@@ -259,8 +302,9 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
             if retreating and should_retreat(a, d, rounds_played, retreat, below,
                                              a_units_left, d_units_left, a_may_retreat,
                                              a_has_land, win_value):
-                _finish(RETREAT, m, a, d, a_has_land, outcomes, a_final, d_final,
-                        joint_final, totals, rounds_hist, rounds_played)
+                _withdraw(m, a, d, remainder_start, a_profile_of, transfer, a_has_land,
+                          outcomes, a_final, d_final, joint_final, totals, rounds_hist,
+                          rounds_played)
                 continue
             if m < state_eps:
                 # a state this unlikely is not worth a round; its mass is reported
@@ -277,13 +321,16 @@ def _solve_profile(p, a_profile_prob, a_offset, a_length, a_pmf, a_cum, a_lo, a_
 @njit(cache=True)
 def win_values(a_offset, a_length, a_pmf, a_lo, a_hi, a_can_hit, a_alive, a_defenceless,
                a_has_land, d_pmf, d_lo, d_hi, d_can_hit, d_alive, d_defenceless, d_length,
-               retreat, below, a_units_left, d_units_left, a_may_retreat, win_value):
+               retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
+               remainder_start):
     """Fill win_value[a, d]: the probability that the attacker wins if it fights on from the
     end-of-round state pair (a, d), itself retreating later as the policy says (the policy
-    must not depend on the round).  Swept backwards: every successor is known first."""
+    must not depend on the round; remainder_start: see compile.with_partial_retreats).  Swept
+    backwards: every successor is known first."""
     d_end = d_length
     value = np.zeros(win_value.shape)  # value at (a, d) after the retreat decision there
-    for p in range(a_offset.shape[0]):
+    # backwards over profiles too: a partial retreat continues in a later profile
+    for p in range(a_offset.shape[0] - 1, -1, -1):
         offset = a_offset[p]
         length = a_length[p]
         a_end = offset + length
@@ -313,5 +360,7 @@ def win_values(a_offset, a_length, a_pmf, a_lo, a_hi, a_can_hit, a_alive, a_defe
                 win_value[a, d] = v
                 if should_retreat(a, d, 0, retreat, below, a_units_left, d_units_left,
                                   a_may_retreat, a_has_land, win_value):
-                    v = 0.0
+                    # a full retreat wins nothing; after a partial one the stayers fight on
+                    start = remainder_start[a]
+                    v = value[start, d] if start >= 0 else 0.0
                 value[a, d] = v

@@ -76,6 +76,7 @@ def simulate_chunks(seeds, chunk_trials,
                     d_cdf, d_top, d_can_hit, d_alive, d_defenceless, d_ipc, d_length,
                     bombard_cdf, bombard_mode, land_prefix,
                     retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
+                    remainder_start, a_profile_end,
                     outcomes, takes, a_final, d_final, rounds_hist, rounds_sum,
                     swing_sum, swing_sq_sum):
     """Simulate len(seeds) chunks of trials, chunk c writing only to row c of each output.
@@ -87,7 +88,9 @@ def simulate_chunks(seeds, chunk_trials,
     which only land on the defender's first land_prefix casualty steps (its land units);
     bombard_mode 0 none, 1 before round 1 with no return fire (Revised), 2 together with the
     attacker's round-1 fire (1942 2E: the casualties fire back).  Retreat: see
-    kernels.common.should_retreat, checked at the end of every round.  Outputs: outcomes[C, 5]
+    kernels.common.should_retreat, checked at the end of every round; a partial retreat
+    (remainder_start[a] >= 0, compile.with_partial_retreats) goes on in the stayers' profile,
+    whose last state is a_profile_end[start].  Outputs: outcomes[C, 5]
     counts, takes[C] territory taken, a_final[C, Sa] / d_final[C, Sd] final-state counts,
     rounds_hist[C, R] rounds (last bin is R-1 or more), rounds_sum[C], swing_sum[C] and
     swing_sq_sum[C] of the TUV swing in IPC.
@@ -122,7 +125,15 @@ def simulate_chunks(seeds, chunk_trials,
                 if outcome == CONTINUE and retreat[0] == 1 and should_retreat(
                         a, d, rounds, retreat, below, a_units_left, d_units_left,
                         a_may_retreat, a_has_land, win_value):
-                    outcome = RETREAT
+                    start = remainder_start[a]
+                    if start < 0:
+                        outcome = RETREAT
+                    else:
+                        a = start
+                        a_end = a_profile_end[start]
+                        outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit,
+                                               a_defenceless, d_alive, d_can_hit,
+                                               d_defenceless)
             if outcome == ATTACKER_WIN and a_has_land[a]:
                 takes[c] += 1
             record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
