@@ -65,10 +65,6 @@ class SideTables:
     def n_states(self) -> int:
         return int(self.pmf.shape[0])
 
-    def end_state(self) -> np.ndarray:
-        """Flat index of the 'nothing left' state of each profile."""
-        return self.offset + self.length
-
 
 @dataclass(frozen=True)
 class Bombardment:

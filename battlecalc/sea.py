@@ -83,9 +83,6 @@ class SeaSide:
     def n_states(self) -> int:
         return int(self.ipc_lost.shape[0])
 
-    def dims(self) -> tuple[int, int, int]:
-        return (2 * self.n_sub + 2, self.n_air_steps + 1, self.n_ship_steps + 1)
-
 
 @dataclass(frozen=True)
 class CompiledSeaBattle:

@@ -200,3 +200,16 @@ def test_validate_single_error(mutate, expected):
     with pytest.raises(RulesFileError) as info:
         validate(raw, "revised.toml")
     assert str(info.value) == f"invalid rules file:\n  {expected}"
+
+
+def test_load_rules_file_validates_an_edition_file_at_a_path(tmp_path):
+    from battlecalc.rules import load_rules_file
+
+    text = (resources.files("battlecalc.rules") / "revised.toml").read_text(encoding="utf-8")
+    good = tmp_path / "house.toml"
+    good.write_text(text.replace('id = "revised"', 'id = "house"'), encoding="utf-8")
+    assert load_rules_file(str(good)).units["bomber"].cost == 15
+    bad = tmp_path / "broken.toml"
+    bad.write_text(text.replace("cost = 15", 'cost = "fifteen"'), encoding="utf-8")
+    with pytest.raises(RulesFileError, match=r"revised\.units\.bomber\.cost: expected an integer"):
+        load_rules_file(str(bad))

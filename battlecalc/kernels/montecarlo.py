@@ -8,7 +8,7 @@ same seed gives the same numbers whatever the number of threads.
 import numpy as np
 from numba import njit, prange
 
-from .common import ATTACKER_WIN, CONTINUE, N_OUTCOMES, RETREAT, settle, should_retreat
+from .common import ATTACKER_WIN, CONTINUE, RETREAT, settle, should_retreat
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -139,5 +139,3 @@ def simulate_chunks(seeds, chunk_trials,
             record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
                          rounds_hist, rounds_sum, swing_sum, swing_sq_sum)
 
-
-N_OUTCOME_CODES = N_OUTCOMES

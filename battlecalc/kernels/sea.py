@@ -30,7 +30,6 @@ from .common import (
     CONTINUE,
     DEFENDER_WIN,
     DRAW,
-    N_OUTCOMES,
     RETREAT,
     STALEMATE,
     should_retreat,
@@ -379,5 +378,3 @@ def simulate_sea_chunks(seeds, chunk_trials, att, a_cdf, dfn, d_cdf, rules, retr
             record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
                          rounds_hist, rounds_sum, swing_sum, swing_sq_sum)
 
-
-N_SEA_OUTCOMES = N_OUTCOMES
