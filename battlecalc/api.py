@@ -291,6 +291,30 @@ def _may_withdraw(battle: Battle, side: SideTables) -> np.ndarray:
     return allowed
 
 
+def _retreat_vector(policy: dict) -> tuple[np.ndarray, float]:
+    """The retreat vector and win-probability threshold of kernels.common.should_retreat."""
+    vector = np.array([
+        1 if policy else 0,
+        policy.get("after") or 0,
+        -1 if policy.get("when_left") is None else policy["when_left"],
+        1 if policy.get("only_air") else 0,
+        -1 if policy.get("strafe") is None else policy["strafe"],
+    ], dtype=np.int64)
+    below = -1.0 if policy.get("below") is None else float(policy["below"])
+    return vector, below
+
+
+def _win_value_table(n_a: int, n_d: int) -> np.ndarray:
+    """Zeroed per-state win probabilities for --retreat-below, if the battle is small enough."""
+    if n_a * n_d > WIN_VALUE_LIMIT:
+        raise BattleInputError(
+            f"--retreat-below needs the exact win probability of every state, and this "
+            f"battle has {n_a * n_d:,} state pairs (limit {WIN_VALUE_LIMIT:,}); use another "
+            "retreat option"
+        )
+    return np.zeros((n_a, n_d))
+
+
 def with_retreat(battle: Battle, tables: CompiledBattle) -> CompiledBattle:
     """The tables with the battle's retreat policy as kernel arrays: partial retreats of
     amphibious assaults get profiles of their own (compile.with_partial_retreats), and the
@@ -311,23 +335,10 @@ def with_retreat(battle: Battle, tables: CompiledBattle) -> CompiledBattle:
     may[:n_main] = remainder_start != -2
     start = np.full(att.n_states, -1, dtype=np.int64)
     start[:n_main] = np.maximum(remainder_start, -1)
-    vector = np.array([
-        1,
-        policy.get("after") or 0,
-        -1 if policy.get("when_left") is None else policy["when_left"],
-        1 if policy.get("only_air") else 0,
-        -1 if policy.get("strafe") is None else policy["strafe"],
-    ], dtype=np.int64)
-    below = -1.0 if policy.get("below") is None else float(policy["below"])
+    vector, below = _retreat_vector(policy)
     win_value = np.zeros((1, 1))
     if below >= 0:
-        if att.n_states * dfn.n_states > WIN_VALUE_LIMIT:
-            raise BattleInputError(
-                f"--retreat-below needs the exact win probability of every state, and this "
-                f"battle has {att.n_states * dfn.n_states:,} state pairs (limit "
-                f"{WIN_VALUE_LIMIT:,}); use another retreat option"
-            )
-        win_value = np.zeros((att.n_states, dfn.n_states))
+        win_value = _win_value_table(att.n_states, dfn.n_states)
         a_lo, a_hi = _kept_range(att, PRUNE_EPS)
         d_lo, d_hi = _kept_range(dfn, PRUNE_EPS)
         win_values(att.offset, att.length, att.pmf, a_lo, a_hi, att.can_hit, att.alive,
@@ -444,38 +455,24 @@ def sea_retreat_args(tables: CompiledSeaBattle, policy: dict | None,
     """(retreat vector, attacker / defender units in the battle per flat state, all-True
     may-retreat, win-probability threshold, per-state win probabilities) for the sea kernels
     (kernels.common.should_retreat); the win probabilities only for --retreat-below."""
-    policy = policy or {}
-    vector = np.array([
-        1 if policy else 0,
-        policy.get("after") or 0,
-        -1 if policy.get("when_left") is None else policy["when_left"],
-        0,
-        -1 if policy.get("strafe") is None else policy["strafe"],
-    ], dtype=np.int64)
+    # --retreat-when-only-air is refused at sea, so the vector never asks for it
+    vector, below = _retreat_vector(policy or {})
 
     def in_battle(side):
         # submerged subs are survivors but no longer in the battle
         n_air, n_ship = side.n_air_steps + 1, side.n_ship_steps + 1
         s_index = np.arange(side.n_states) // (n_air * n_ship)
         subs = side.survivors[:, [i for i, name in enumerate(side.unit_names)
-                                  if tables_units[name].submarine]].sum(axis=1)
+                                  if tables.units[name].submarine]].sum(axis=1)
         return (side.survivors.sum(axis=1) - np.where(s_index > side.n_sub, subs, 0)).astype(
             np.int64)
 
-    tables_units = tables.units
     att, dfn = tables.attacker, tables.defender
     a_units, d_units = in_battle(att), in_battle(dfn)
     may = np.ones(att.n_states, dtype=np.bool_)
-    below = -1.0 if policy.get("below") is None else float(policy["below"])
     win_value = np.zeros((1, 1))
     if below >= 0:
-        if att.n_states * dfn.n_states > WIN_VALUE_LIMIT:
-            raise BattleInputError(
-                f"--retreat-below needs the exact win probability of every state, and this "
-                f"battle has {att.n_states * dfn.n_states:,} state pairs (limit "
-                f"{WIN_VALUE_LIMIT:,}); use another retreat option"
-            )
-        win_value = np.zeros((att.n_states, dfn.n_states))
+        win_value = _win_value_table(att.n_states, dfn.n_states)
         a_ints, _, a_pmf = side_arrays(att)
         d_ints, _, d_pmf = side_arrays(dfn)
         sea_win_values(a_ints, a_pmf, d_ints, d_pmf, rules, vector, a_units, d_units, may,
