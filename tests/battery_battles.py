@@ -1,0 +1,606 @@
+"""The exact-answer battery: a few hundred battles of both dice editions, as plain data.
+
+Each entry of BATTLES is a dict of keyword arguments for ``battlecalc.simulate`` (without
+``method``) plus a short unique ``id``.  ``python tests/battery_battles.py --write`` solves every
+battle with ``method="exact"`` and freezes the answers in ``tests/fixtures/battery.json``;
+tests/test_battery.py compares the package against that file.  The fixture was written from
+the code as it landed (before the engine rewrite), so it pins every exact answer: rewrite the
+engine, not the fixture.  Regenerate it only for a deliberate change of a rule, and say so in
+the commit.
+
+The list is built by hand-written tables and small loops over them (no randomness), so it is
+the same on every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "battery.json")
+FORMAT = 1
+EDITIONS = ("revised", "1942-2e")
+SUBMERGE = ("never", "when-only-subs-left", "first-chance")
+PRESETS = ("cheapest", "weakest", "smart")
+RETREATS = ("retreat_after", "retreat_when_left", "retreat_when_only_air", "strafe",
+            "retreat_below")
+
+# Keys of the exact Result frozen per battle.
+SCALARS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
+           "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "pruned")
+SURVIVORS = ("attacker_survivors", "defender_survivors")
+DISTRIBUTIONS = ("attacker_distribution", "defender_distribution", "swing_distribution",
+                 "rounds_distribution")
+
+
+def land(edition, attacker, defender, **options):
+    return dict(rules=edition, attacker=attacker, defender=defender, **options)
+
+
+def amphibious(edition, landing, bombard, defender, attacker=None, **options):
+    battle = dict(rules=edition, attacker=attacker, landing=landing, defender=defender)
+    if bombard is not None:
+        battle["bombard"] = bombard
+    battle.update(options)
+    return battle
+
+
+def sea(edition, attacker, defender, **options):
+    return dict(rules=edition, attacker=attacker, defender=defender, sea=True, **options)
+
+
+# --- land battles ----------------------------------------------------------------------------
+
+LAND_ATTACKERS = ["2 inf 1 art", "3 inf 1 tank", "2 inf 1 art 1 tank", "1 inf 1 art 2 tank",
+                  "4 inf 2 art", "3 inf 1 art 1 ftr", "2 inf 2 tank 1 bmb", "2 tank 2 ftr"]
+LAND_DEFENDERS = ["2 inf", "3 inf 1 tank", "4 inf", "2 inf 1 art 1 tank", "3 inf 1 ftr"]
+
+LAND_MIDSIZE = [
+    ("5 inf 2 art 2 tank", "6 inf 1 tank"),
+    ("4 inf 2 art 2 tank 1 ftr", "6 inf 2 tank"),
+    ("6 inf 3 art", "7 inf"),
+    ("3 inf 3 tank 2 ftr", "5 inf 1 art 1 ftr"),
+    ("2 inf 2 art 3 tank 1 bmb", "4 inf 2 tank 1 ftr"),
+    ("8 inf", "6 inf"),
+    ("1 inf", "1 inf"),
+    ("1 tank", "2 inf"),
+    ("1 bmb", "1 inf"),
+    ("2 ftr", "1 ftr"),
+    ("1 inf 1 art", "1 art 1 tank"),
+    ("2 bmb 2 ftr", "2 inf 2 ftr"),
+]
+
+# Revised AA gun: one die per aircraft however many guns, each aircraft's own die
+REVISED_AA = [
+    (guns, aircraft, defender)
+    for guns in (1, 2, 3)
+    for aircraft, defender in (("2 ftr", "2 inf"), ("1 ftr 1 bmb 1 inf", "3 inf"),
+                               ("3 ftr 2 bmb", "3 inf 1 tank"), ("2 bmb 2 inf", "4 inf"))
+]
+# 1942 AAA: up to 3 dice per gun, at most one per aircraft; the attacker chooses casualties
+AAA_1942 = [
+    (1, "1 ftr 1 inf", "2 inf"), (1, "2 ftr 1 bmb", "2 inf"), (1, "3 ftr 1 tank", "3 inf"),
+    (1, "7 ftr", "3 inf"), (2, "2 ftr", "1 inf"), (2, "3 ftr 2 bmb", "3 inf"),
+    (2, "4 ftr 1 bmb 1 inf", "3 inf 1 tank"), (2, "6 ftr", "2 inf"), (3, "3 ftr", "2 inf"),
+    (3, "5 ftr 2 bmb", "4 inf"), (3, "6 ftr 1 bmb", "3 inf 1 ftr"), (3, "4 bmb 2 tank", "4 inf"),
+]
+
+TECH_BATTLES = [
+    ("3 bmb", "3 inf", "heavy_bombers", None),
+    ("2 bmb 2 inf 1 tank", "4 inf 1 tank", "heavy_bombers", None),
+    ("2 ftr 1 bmb 2 inf", "3 inf 1 aa", "heavy_bombers,jets", None),
+    ("3 ftr 2 inf", "3 inf 1 ftr", "jets", None),
+    ("3 inf 1 tank 1 ftr", "3 inf 2 ftr", None, "jets"),
+    ("2 tank 2 ftr", "2 inf 1 ftr 1 aa", None, "jets"),
+    ("3 inf 2 tank", "3 inf 1 bmb", None, "heavy_bombers"),
+    ("2 ftr 2 bmb", "2 inf 2 ftr", "heavy_bombers,jets", "jets"),
+]
+
+
+def land_battles() -> list[dict]:
+    battles = []
+    for edition in EDITIONS:
+        for attacker in LAND_ATTACKERS:
+            for defender in LAND_DEFENDERS:
+                battles.append(land(edition, attacker, defender))
+        for attacker, defender in LAND_MIDSIZE:
+            battles.append(land(edition, attacker, defender))
+        for attacker, defender, a_tech, d_tech in TECH_BATTLES:
+            options = {}
+            if a_tech:
+                options["attacker_tech"] = a_tech
+            if d_tech:
+                options["defender_tech"] = d_tech
+            battles.append(land(edition, attacker, defender, **options))
+    for guns, aircraft, defender in REVISED_AA:
+        battles.append(land("revised", aircraft, f"{defender} {guns} aa"))
+    battles.append(land("revised", "2 ftr", "1 aa"))
+    battles.append(land("revised", "1 tank 1 ftr", "1 inf 2 aa"))
+    for guns, aircraft, defender in AAA_1942:
+        battles.append(land("1942-2e", aircraft, f"{defender} {guns} aa"))
+    battles.append(land("1942-2e", "1 tank", "1 aa"))
+    battles.append(land("1942-2e", "2 inf 1 ftr", "1 inf 2 aa"))
+    return battles
+
+
+# --- sea battles -----------------------------------------------------------------------------
+
+SEA_COMMON = [  # units both editions have
+    ("1 bmb", "1 bb"),
+    ("2 sub", "1 dd 1 tt"),
+    ("3 sub", "1 dd 1 cv 1 ftr 2 tt"),
+    ("2 ftr", "2 sub"),
+    ("1 dd 2 ftr", "3 sub"),
+    ("1 bb 1 dd", "1 bb 1 dd"),
+    ("1 dbb 2 dd", "1 bb 1 sub"),
+    ("1 cv 2 ftr 1 dd", "2 sub 1 dd 1 tt"),
+    ("1 sub 1 ftr", "1 sub 1 ftr"),
+    ("2 sub", "1 ftr 1 dd"),
+    ("1 dd 1 sub", "2 tt 1 sub"),
+    ("2 sub 1 bmb", "1 cv 1 ftr"),
+    ("2 sub 1 bmb", "1 cv 2 ftr 1 tt"),
+    ("1 bb", "2 dd"),
+    ("2 dd", "1 bb"),
+    ("1 bb 1 dbb", "2 bb"),
+    ("2 dbb", "1 bb 1 dd"),
+    ("1 bb 1 cv 2 ftr", "1 dbb 2 dd 1 sub"),
+    ("2 sub", "1 sub"),
+    ("1 sub", "1 dd"),
+    ("1 sub", "1 cv"),
+    ("1 dd", "1 tt"),
+    ("1 dd", "3 tt"),
+    ("2 ftr 1 bmb", "2 tt"),
+    ("1 tt", "1 tt"),
+    ("2 tt", "1 tt"),
+    ("2 tt", "1 sub 1 dd"),
+    ("2 tt 1 sub", "1 dd 1 sub"),
+    ("1 tt 1 dd", "1 dd"),
+    ("1 sub", "2 ftr"),
+    ("2 ftr", "1 sub 1 tt"),
+    ("3 sub 2 dd", "1 bb 1 cv 2 ftr"),
+    ("2 dd 2 sub 1 ftr", "1 bb 2 dd 1 tt"),
+    ("1 cv 2 ftr", "1 cv 2 ftr"),
+    ("1 bb 2 dd 1 bmb", "1 bb 1 cv 2 ftr 1 sub"),
+    ("4 sub", "2 dd 1 tt"),
+]
+SEA_1942 = [  # cruisers
+    ("1 bb 1 dd", "1 bb 1 ca"),
+    ("2 sub 1 ca", "1 ca 2 tt"),
+    ("2 ca 1 ftr", "1 cv 2 ftr 1 tt"),
+    ("1 ca 1 ftr", "1 sub 2 tt"),
+    ("1 dbb 1 dd", "1 ca 1 sub"),
+    ("2 ca", "1 bb"),
+    ("1 ca 2 sub", "1 dd 1 ca"),
+    ("3 ca", "1 cv 2 ftr 1 dd"),
+]
+SUPER_SUBS = [
+    ("2 sub", "1 bb"),
+    ("2 sub", "1 cv 2 ftr"),
+    ("3 sub 1 dd", "2 dd 1 tt"),
+]
+# submerge policies: every pair on a few battles with subs on either side
+SUBMERGE_BATTLES = [
+    ("2 sub 1 dd", "2 sub 1 tt"),
+    ("3 sub 1 ftr", "1 cv 1 ftr 2 sub"),
+]
+SUBMERGE_EXTRA = [
+    ("3 sub", "1 dd 1 sub", "first-chance", "never"),
+    ("2 sub 1 bmb", "1 cv 1 ftr", "when-only-subs-left", "never"),
+    ("1 dd 1 ftr", "3 sub", "never", "first-chance"),
+    ("2 sub", "1 cv 1 ftr", "first-chance", "never"),
+    ("2 sub", "1 dd", "first-chance", "never"),
+    ("2 ftr 1 sub", "2 sub", "when-only-subs-left", "when-only-subs-left"),
+    ("2 sub 1 ftr", "1 cv 1 ftr", "first-chance", "never"),
+    ("1 dd 2 sub", "2 sub 1 tt", "first-chance", "when-only-subs-left"),
+]
+
+
+def sea_battles() -> list[dict]:
+    battles = []
+    for edition in EDITIONS:
+        for attacker, defender in SEA_COMMON:
+            battles.append(sea(edition, attacker, defender))
+        for attacker, defender in SUPER_SUBS:
+            battles.append(sea(edition, attacker, defender, attacker_tech="super_subs"))
+        battles.append(sea(edition, "2 dd", "3 sub", defender_tech="super_subs"))
+        for attacker, defender in SUBMERGE_BATTLES:
+            for a_policy in SUBMERGE:
+                for d_policy in SUBMERGE:
+                    battles.append(sea(edition, attacker, defender, attacker_submerge=a_policy,
+                                       defender_submerge=d_policy))
+        for attacker, defender, a_policy, d_policy in SUBMERGE_EXTRA:
+            battles.append(sea(edition, attacker, defender, attacker_submerge=a_policy,
+                               defender_submerge=d_policy))
+    for attacker, defender in SEA_1942:
+        battles.append(sea("1942-2e", attacker, defender))
+    return battles
+
+
+# --- amphibious assaults ---------------------------------------------------------------------
+
+def amphibious_battles() -> list[dict]:
+    battles = []
+    for edition in EDITIONS:
+        battles += [
+            amphibious(edition, "1 inf", "1 bb", "1 inf"),
+            amphibious(edition, "1 inf", "2 bb", "1 inf 1 ftr"),
+            amphibious(edition, "2 inf", None, "2 inf"),
+            amphibious(edition, "2 inf 1 tank", None, "3 inf", attacker="1 tank"),
+            amphibious(edition, "1 inf 1 art", "1 bb", "2 inf"),
+            amphibious(edition, "2 inf 1 art", "1 bb", "3 inf 1 aa 1 ftr", attacker="1 tank"),
+            amphibious(edition, "2 inf 1 tank", "2 bb", "2 inf 1 tank 1 aa", attacker="1 ftr"),
+            amphibious(edition, "3 inf 1 tank", "1 dbb", "4 inf 1 art"),
+            amphibious(edition, "2 inf", "2 bb", "3 inf 1 aa", attacker="2 ftr",
+                       attacker_tech="jets"),
+            amphibious(edition, "1 inf 1 art", "1 bb", "2 inf 1 art 1 aa 1 ftr",
+                       attacker="2 ftr 1 bmb", attacker_tech="heavy_bombers"),
+            amphibious(edition, "2 tank", "1 bb", "1 aa 1 inf 2 ftr", defender_tech="jets"),
+            amphibious(edition, "2 inf 1 art", "1 bb", "4 inf 1 tank",
+                       attacker="2 inf 1 tank"),
+        ]
+    battles += [
+        # Revised: combined bombardment (destroyers bombard at 3)
+        amphibious("revised", "3 inf 1 art", "1 bb 2 dd", "4 inf 1 ftr",
+                   attacker_tech="combined_bombardment"),
+        amphibious("revised", "2 inf 1 art", "1 bb 1 dd", "2 inf 1 aa 1 ftr",
+                   attacker="2 ftr 1 bmb", attacker_tech="jets,combined_bombardment",
+                   defender_tech="jets"),
+        amphibious("revised", "1 inf", "2 dd", "2 inf", attacker_tech="combined_bombardment"),
+        amphibious("revised", "2 inf 1 tank", "1 dbb 1 dd", "3 inf 1 tank",
+                   attacker_tech="combined_bombardment"),
+        # 1942: cruisers, and more ships than landing units (the rest cannot bombard)
+        amphibious("1942-2e", "1 inf", "2 bb", "1 inf"),
+        amphibious("1942-2e", "2 inf 1 art", "1 bb 1 ca", "3 inf 1 aa 1 ftr", attacker="1 tank"),
+        amphibious("1942-2e", "3 inf 1 tank", "2 ca", "4 inf 1 art"),
+        amphibious("1942-2e", "2 tank", "2 ca 1 bb", "1 aa 1 inf 2 ftr"),
+        amphibious("1942-2e", "1 inf 1 art", "2 bb 2 ca", "2 inf 1 art 1 aa 1 ftr",
+                   attacker="2 ftr 1 bmb", attacker_tech="heavy_bombers"),
+        amphibious("1942-2e", "1 inf", "1 bb 1 ca 1 dbb", "2 inf", attacker="1 tank"),
+    ]
+    return battles
+
+
+# --- orders of losses ------------------------------------------------------------------------
+
+def order_battles() -> list[dict]:
+    battles = []
+    for edition in EDITIONS:
+        for preset in PRESETS:
+            battles += [
+                land(edition, "2 inf 1 art 1 tank 1 ftr 1 bmb", "4 inf 1 tank",
+                     attacker_ool=preset),
+                land(edition, "4 inf 1 tank", "2 inf 1 art 1 bmb 1 ftr", defender_ool=preset),
+                land(edition, "3 inf 1 art 1 ftr", "2 inf 1 tank 1 bmb",
+                     attacker_ool=preset, defender_ool=preset),
+                sea(edition, "1 bb 1 dd 1 ftr 1 sub", "1 cv 2 ftr 1 dd", attacker_ool=preset,
+                    defender_ool=preset),
+            ]
+        battles += [
+            land(edition, "2 inf 1 tank 1 bmb", "3 inf", attacker_ool="bomber,tank"),
+            land(edition, "2 inf 1 tank 1 bmb", "3 inf", attacker_ool="*^bomber;*^tank"),
+            land(edition, "3 inf 2 ftr", "3 inf", attacker_ool="*^infantry;*^fighter;1^infantry"),
+            land(edition, "3 inf 2 ftr", "3 inf", keep_land=1),
+            land(edition, "3 inf 1 tank 2 ftr", "4 inf", keep_land=2),
+            land(edition, "2 inf 1 tank 1 bmb", "3 inf", keep_land=1, attacker_ool="weakest"),
+            land(edition, "1 tank 1 bmb", "1 tank 1 ftr", attacker_ool="bomber"),
+            land(edition, "4 inf 2 tank", "3 inf 1 tank", defender_ool="tank"),
+            land(edition, "3 inf 1 art", "2 inf 1 art 1 ftr",
+                 defender_ool="2^infantry;*^fighter;*^artillery;*^infantry"),
+            land(edition, "2 inf 2 art 1 tank", "3 inf 1 ftr",
+                 attacker_ool="1^artillery;*^infantry;*^artillery;*^tank"),
+            land(edition, "3 inf 1 ftr", "1 inf 1 art 2 ftr", defender_ool="fighter,artillery"),
+            sea(edition, "1 bb 2 dd 1 ftr", "1 cv 2 ftr 1 sub", attacker_ool="fighter,destroyer"),
+            sea(edition, "2 sub 1 dd 1 ftr", "1 cv 2 ftr 1 dd 1 tt",
+                defender_ool="transport,fighter"),
+            sea(edition, "1 cv 2 ftr 1 dd", "1 bb 1 dd 1 sub",
+                attacker_ool="*^destroyer;1^fighter;*^carrier;*^fighter",
+                defender_ool="submarine,destroyer"),
+        ]
+    battles += [
+        land("1942-2e", "3 inf 2 ftr", "3 inf 1 aa", aa_last=True),
+        land("1942-2e", "4 inf 2 art 2 ftr 1 bmb", "3 inf 2 aa 1 ftr", aa_last=True, keep_land=1,
+             attacker_ool="smart"),
+        land("1942-2e", "2 tank 2 ftr", "1 inf 1 tank 1 aa", aa_last=True, defender_ool="weakest"),
+        land("1942-2e", "2 ftr 1 bmb 2 inf", "2 inf 2 aa", aa_last=True, attacker_ool="bomber"),
+        land("1942-2e", "2 ftr 1 bmb 2 inf", "2 inf 2 aa", attacker_ool="bomber"),
+    ]
+    return battles
+
+
+# --- retreats --------------------------------------------------------------------------------
+
+RETREAT_LAND = [
+    ("3 inf 1 art 1 tank", "4 inf 1 tank"),
+    ("5 inf 2 art 2 tank", "6 inf 1 tank"),
+    ("2 inf 1 tank 2 ftr", "4 inf"),
+]
+RETREAT_POLICIES_LAND = [
+    {"retreat_after": 1}, {"retreat_after": 2}, {"retreat_when_left": 2},
+    {"retreat_when_left": 3}, {"strafe": 1}, {"strafe": 2}, {"retreat_below": 0.3},
+    {"retreat_below": 0.6}, {"retreat_when_only_air": True},
+]
+RETREAT_SEA = [
+    ("3 sub 1 dd 1 ftr", "1 cv 2 ftr 1 dd 1 tt"),
+    ("1 bb 2 dd", "1 bb 1 dd 2 sub"),
+]
+RETREAT_POLICIES_SEA = [
+    {"retreat_after": 1}, {"retreat_after": 2}, {"retreat_when_left": 2}, {"strafe": 1},
+    {"retreat_below": 0.4},
+]
+
+
+def retreat_battles() -> list[dict]:
+    battles = []
+    for edition in EDITIONS:
+        for attacker, defender in RETREAT_LAND:
+            for policy in RETREAT_POLICIES_LAND:
+                battles.append(land(edition, attacker, defender, **policy))
+        battles += [
+            land(edition, "1 inf", "1 inf", retreat_after=1),
+            land(edition, "2 inf 2 ftr", "3 inf", retreat_when_only_air=True),
+            land(edition, "2 inf 1 tank 2 ftr", "4 inf", retreat_when_only_air=True,
+                 defender_ool="weakest"),
+            land(edition, "2 inf 1 ftr 1 bmb", "2 inf 1 aa", retreat_when_only_air=True,
+                 retreat_after=2),
+            land(edition, "3 inf 1 art 1 tank", "4 inf 1 tank", retreat_below=0.3,
+                 attacker_ool="*^infantry;*^tank;1^infantry"),
+            land(edition, "4 inf 2 tank 1 ftr", "5 inf", strafe=1, keep_land=1),
+            land(edition, "4 inf 2 tank", "3 inf 1 tank", defender_ool="tank",
+                 retreat_when_left=3),
+            land(edition, "3 inf 2 tank", "4 inf", strafe=2, retreat_after=3),
+            sea(edition, "1 sub", "1 dd", retreat_after=1),
+            sea(edition, "1 sub", "1 dd", retreat_below=0.3),
+            sea(edition, "2 sub 1 ftr", "1 cv 1 ftr", attacker_submerge="first-chance",
+                retreat_when_left=1),
+        ]
+        for attacker, defender in RETREAT_SEA:
+            for policy in RETREAT_POLICIES_SEA:
+                battles.append(sea(edition, attacker, defender, **policy))
+    battles += [
+        land("1942-2e", "6 inf 2 art 2 tank 2 ftr", "8 inf 1 tank 1 aa", retreat_when_left=4),
+        land("1942-2e", "3 inf 1 art 1 ftr", "3 inf 1 aa", retreat_below=0.5, keep_land=1),
+    ]
+    return battles
+
+
+def partial_retreat_battles() -> list[dict]:
+    """Amphibious assaults with a retreat policy: what may withdraw (aircraft; in 1942 also
+    overland units) does, the landed units fight on."""
+    battles = []
+    for edition in EDITIONS:
+        battles += [
+            amphibious(edition, "1 inf", None, "2 inf", attacker="1 ftr", retreat_after=1),
+            amphibious(edition, "1 inf", None, "2 inf", attacker="1 ftr 1 tank", retreat_after=1),
+            amphibious(edition, "1 inf", None, "3 inf", attacker="1 tank", retreat_after=1),
+            amphibious(edition, "1 inf", None, "3 inf", attacker="2 ftr", retreat_after=1),
+            amphibious(edition, "2 inf", "1 ca" if edition == "1942-2e" else "1 bb",
+                       "3 inf 1 tank", attacker="1 ftr 1 tank", retreat_below=0.5),
+            amphibious(edition, "1 inf 1 tank", None, "2 inf 1 tank", attacker="2 ftr", strafe=1),
+            amphibious(edition, "2 inf", None, "4 inf", attacker="1 inf 1 tank 1 ftr",
+                       retreat_after=2),
+            amphibious(edition, "2 inf", "1 bb", "3 inf", attacker="1 ftr", retreat_after=1),
+            amphibious(edition, "1 inf 1 tank", "1 bb", "2 inf 1 ftr 1 aa", attacker="1 ftr",
+                       retreat_after=1, defender_ool="weakest"),
+            amphibious(edition, "1 inf 1 art", "1 bb", "2 inf 1 aa 1 ftr",
+                       attacker="2 ftr 1 inf", retreat_below=0.5, defender_ool="infantry"),
+            amphibious(edition, "2 inf", None, "3 inf", attacker="2 tank 1 ftr",
+                       retreat_when_left=3),
+            amphibious(edition, "1 inf 1 art", None, "3 inf", attacker="1 ftr 1 bmb",
+                       retreat_when_only_air=True),
+        ]
+    battles += [
+        amphibious("1942-2e", "2 inf 1 art", "1 bb", "4 inf 1 aa", attacker="2 ftr 1 tank",
+                   retreat_after=1),
+        amphibious("1942-2e", "2 inf", "1 bb 2 ca", "4 inf", attacker="2 inf 1 art",
+                   retreat_after=2),
+        amphibious("revised", "2 inf", "1 bb 1 dd", "3 inf 1 tank", attacker="1 ftr 1 bmb",
+                   attacker_tech="combined_bombardment", retreat_after=1),
+    ]
+    return battles
+
+
+# --- the exact law of rounds -----------------------------------------------------------------
+
+ROUNDS_LAND = [
+    ("1 inf", "1 inf"),
+    ("3 inf 1 art 1 tank", "4 inf 1 tank"),
+    ("2 inf 2 art", "3 inf"),
+    ("5 inf 2 art 2 tank", "6 inf 1 tank"),
+    ("2 ftr 1 bmb 2 inf", "3 inf 1 aa"),
+    ("8 inf", "6 inf"),
+]
+
+
+def rounds_battles() -> list[dict]:
+    battles = []
+    for edition in EDITIONS:
+        for attacker, defender in ROUNDS_LAND:
+            battles.append(land(edition, attacker, defender, rounds_distribution=True))
+        battles += [
+            land(edition, "3 inf 1 art 1 tank", "4 inf 1 tank", retreat_after=2,
+                 rounds_distribution=True),
+            land(edition, "3 inf 1 art 1 tank", "4 inf 1 tank", retreat_below=0.4,
+                 rounds_distribution=True),
+            land(edition, "2 inf 1 tank 2 ftr", "4 inf", retreat_when_only_air=True,
+                 rounds_distribution=True),
+            land(edition, "3 inf 1 bmb", "3 inf 1 tank", attacker_ool="smart",
+                 attacker_tech="heavy_bombers", rounds_distribution=True),
+            amphibious(edition, "2 inf 1 art", "1 bb", "3 inf 1 ftr", attacker="1 tank",
+                       rounds_distribution=True),
+        ]
+    return battles
+
+
+# --- larger battles: bigger laws of survivors ------------------------------------------------
+
+LARGE_LAND = [
+    ("10 inf 5 art 3 tank", "12 inf 2 art 2 tank"),
+    ("6 inf 2 art 2 tank 2 ftr", "8 inf 1 tank 1 aa"),
+    ("6 inf 2 art 3 tank 2 ftr 1 bmb", "8 inf 2 tank 1 aa"),
+    ("6 ftr 2 bmb 2 tank", "6 inf 2 aa"),
+    ("8 inf 4 art 4 tank", "10 inf 2 tank 1 ftr"),
+    ("12 inf 4 art", "14 inf"),
+]
+LARGE_SEA = [
+    ("4 sub 2 dd 1 cv 2 ftr 1 bb", "1 bb 2 cv 4 ftr 2 dd 1 sub"),
+    ("3 sub 2 dd 1 cv 2 ftr 1 bb 1 bmb", "1 bb 1 cv 2 ftr 2 dd 2 sub 2 tt"),
+]
+
+
+def large_battles() -> list[dict]:
+    battles = []
+    for edition in EDITIONS:
+        for attacker, defender in LARGE_LAND:
+            battles.append(land(edition, attacker, defender))
+        for attacker, defender in LARGE_SEA:
+            battles.append(sea(edition, attacker, defender))
+        battles += [
+            land(edition, "6 inf 2 art 3 tank 2 ftr 1 bmb", "8 inf 2 tank 1 aa",
+                 attacker_ool="smart", defender_ool="weakest", retreat_below=0.5),
+            land(edition, "10 inf 5 art 3 tank", "12 inf 2 art 2 tank", retreat_when_left=6,
+                 rounds_distribution=True),
+            land(edition, "6 inf 2 art 2 tank 2 ftr", "8 inf 1 tank 1 aa", keep_land=2,
+                 strafe=3, attacker_tech="heavy_bombers,jets", defender_tech="jets"),
+            sea(edition, "4 sub 2 dd 1 cv 2 ftr 1 bb", "1 bb 2 cv 4 ftr 2 dd 1 sub",
+                attacker_submerge="first-chance", defender_submerge="when-only-subs-left",
+                retreat_when_left=4, attacker_ool="smart"),
+            amphibious(edition, "4 inf 2 art 2 tank", "2 bb", "8 inf 2 tank 1 aa 1 ftr",
+                       attacker="4 ftr 2 bmb"),
+            amphibious(edition, "4 inf 2 art 2 tank", "2 bb", "8 inf 2 tank 1 aa 1 ftr",
+                       attacker="2 ftr 1 bmb", retreat_after=2),
+        ]
+    # (aa_last with a defending fighter and bombardment is refused: the AAA, a land unit, would
+    # be lost after the fighter)
+    battles.append(amphibious("1942-2e", "4 inf 2 art 2 tank", "2 bb 2 ca", "8 inf 2 tank 2 aa",
+                              attacker="4 ftr 2 bmb", aa_last=True))
+    battles.append(amphibious("revised", "4 inf 2 art 2 tank", "2 bb 2 dd",
+                              "8 inf 2 tank 1 aa 1 ftr", attacker="4 ftr 2 bmb",
+                              attacker_tech="combined_bombardment,heavy_bombers"))
+    return battles
+
+
+# --- ids and the list ------------------------------------------------------------------------
+
+_SHORT = {"rules": None, "attacker": None, "defender": None, "sea": None, "landing": None,
+          "bombard": None}
+
+
+def battle_id(battle: dict) -> str:
+    """A short readable id from the kwargs (unique over BATTLES, checked below)."""
+    def army(text):
+        return "".join((text or "").split())
+
+    edition = {"revised": "rev", "1942-2e": "42"}[battle["rules"]]
+    kind = "sea" if battle.get("sea") else ("amph" if battle.get("landing") else "land")
+    attacker = army(battle.get("attacker"))
+    if battle.get("landing"):
+        attacker = "+".join(filter(None, (attacker, "L" + army(battle["landing"]))))
+        if battle.get("bombard"):
+            attacker += "@" + army(battle["bombard"])
+    extras = []
+    for key, value in battle.items():
+        if key in _SHORT:
+            continue
+        value = "".join(str(value).split())
+        extras.append(key if value == "True" else f"{key}={value}")
+    return (f"{edition}:{kind}:{attacker}-v-{army(battle['defender'])}"
+            + (f"[{';'.join(extras)}]" if extras else ""))
+
+
+def _build() -> list[dict]:
+    battles = []
+    seen = set()
+    for battle in (*land_battles(), *sea_battles(), *amphibious_battles(), *order_battles(),
+                   *retreat_battles(), *partial_retreat_battles(), *rounds_battles(),
+                   *large_battles()):
+        battle = {k: v for k, v in battle.items() if v is not None}
+        ident = battle_id(battle)
+        if ident in seen:
+            continue  # the same battle reached from two tables
+        seen.add(ident)
+        battles.append({"id": ident, **battle})
+    return battles
+
+
+BATTLES = _build()
+
+
+def kwargs_of(battle: dict) -> dict:
+    return {k: v for k, v in battle.items() if k != "id"}
+
+
+# --- freezing the answers --------------------------------------------------------------------
+
+def _frame(frame) -> dict | None:
+    if frame is None:
+        return None
+    return {"columns": [str(c) for c in frame.columns],
+            "rows": [list(row) for row in frame.itertuples(index=False, name=None)]}
+
+
+def _plain(value):
+    """numpy scalars to Python ones (json writes floats with repr: exact round trip)."""
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def freeze(result) -> dict:
+    """The exact Result's numbers as plain JSON data."""
+    data = {key: _plain(getattr(result, key)) for key in SCALARS}
+    for key in SURVIVORS:
+        data[key] = {unit: float(v) for unit, v in getattr(result, key).items()}
+    for key in DISTRIBUTIONS:
+        frame = _frame(getattr(result, key))
+        if frame is not None:
+            frame["rows"] = [[_plain(v) for v in row] for row in frame["rows"]]
+        data[key] = frame
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true",
+                        help=f"solve every battle exactly and write {FIXTURE}")
+    args = parser.parse_args(argv)
+    # run from the repository: import the package of this checkout, not an installed one
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import battlecalc
+
+    if not args.write:
+        print(f"{len(BATTLES)} battles; --write solves them and writes {FIXTURE}")
+        return 0
+    entries = []
+    started = time.perf_counter()
+    slowest = []
+    for battle in BATTLES:
+        t0 = time.perf_counter()
+        result = battlecalc.simulate(**kwargs_of(battle), method="exact")
+        slowest.append((time.perf_counter() - t0, battle["id"]))
+        entries.append({"id": battle["id"], "kwargs": kwargs_of(battle),
+                        "result": freeze(result)})
+    fixture = {"format": FORMAT, "package": battlecalc.__name__,
+               "note": "exact answers of the landed engine; see tests/battery_battles.py",
+               "battles": entries}
+    os.makedirs(os.path.dirname(FIXTURE), exist_ok=True)
+    tmp = FIXTURE + ".tmp"
+    # one battle per line: readable diffs, a few MB
+    head = json.dumps({k: v for k, v in fixture.items() if k != "battles"})[:-1]
+    with open(tmp, "w") as handle:
+        handle.write(head + ', "battles": [\n')
+        handle.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in entries))
+        handle.write("\n]}\n")
+    os.replace(tmp, FIXTURE)
+    slowest.sort(reverse=True)
+    print(f"{len(entries)} battles in {time.perf_counter() - started:.1f} s; "
+          f"{os.path.getsize(FIXTURE) / 1e6:.2f} MB written to {FIXTURE}")
+    for seconds, ident in slowest[:5]:
+        print(f"  {seconds:.3f} s  {ident}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
