@@ -12,9 +12,9 @@ import time
 import click
 
 from . import api
+from .compile import SUBMERGE_POLICIES
 from .errors import BattleInputError
 from .rules import RULE_FLAGS, list_editions, load_rules
-from .sea import SUBMERGE_POLICIES
 
 FORMATS = ("table", "json", "csv")
 
@@ -93,7 +93,7 @@ class _Progress:
         self.bar = None
         self.shown = 0
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, what: str = "trials") -> None:
         if self.bar is None:
             if not sys.stderr.isatty() or time.perf_counter() - self.started < 1.0:
                 return

@@ -1,381 +1,314 @@
-"""Compile a validated battle into the flat per-state tables both solvers share.
+"""Compile a validated battle into the flat tables the exact solver and the Monte Carlo kernel
+share (kernels/common.py documents their columns).
 
-The central idea: with a fixed order of losses, a side's whole future is a sequence of
-casualty steps, so its state is "how many hits it has absorbed" (an index into that
-sequence).  For every state we precompute the distribution of hits the remaining force
-scores in one round of fire.  The exact solver propagates probability through these tables;
-the Monte Carlo kernel samples them with one uniform per side and round.  One piece of code
-(this module) turns the rules into numbers, so the two methods cannot drift apart.
-
-Round-1 AA fire changes *which* aircraft the attacker has before any loss is taken, so the
-attacker has one casualty sequence ("profile") per distinct AA outcome, each with its
-probability.  Flat state index = profile offset + casualty steps taken.
+The side model: a side is up to three loss categories, each a casualty walk in the side's
+order of losses restricted to the category: ``s`` submarines, ``a`` aircraft, ``n`` every other
+unit.  Categories exist only where some fire step treats them differently (submarine hits never
+land on aircraft; aircraft may not hit submarines without a destroyer; shore bombardment hits
+only land units), so a land battle is one walk, the fast path.  For each step of each walk the
+tables hold the hit distribution of what is left of that category, the rank of its next
+casualty in the whole order of losses (hits are assigned by rank), and the survivors and IPC
+lost.  A side's state is one step per category, within a block: the force it began the battle
+with.  Round-1 AA fire gives the attacker one block per distinct outcome (which aircraft are
+left), each with its probability; a partial amphibious retreat continues in a block of the
+units that stay.  Fire before round 1 (AA, Revised bombardment) is compiled into each side's
+distribution of start states.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .dice import binomial_pmf, force_dice, hit_distribution
 from .errors import BattleInputError
-from .orders import LossOrder, casualty_steps, default_loss_order  # noqa: F401
-from .rules import Ruleset, Unit
+from .kernels.common import (
+    B_OFFSET,
+    B_RADIX_A,
+    B_RADIX_N,
+    NO_RANK,
+    R_DEFENCELESS,
+    R_DESTROYER,
+    R_HI,
+    R_LO,
+    R_RANK,
+    R_TOP,
+    R_TRANSPORTS,
+    ROW_COLS,
+    RU_A_POLICY,
+    RU_A_STRIKE,
+    RU_AIR_ALWAYS,
+    RU_BOMBARD,
+    RU_D_POLICY,
+    RU_D_STRIKE,
+    RU_LONE_RETREAT,
+    RU_SIMPLE,
+    RU_STRIKE_RETURN,
+    RU_SUBMERGE,
+    RULE_COLS,
+    S_ALIVE,
+    S_BLOCK,
+    S_HAS_LAND,
+    S_IPC,
+    S_MAY_RETREAT,
+    S_N,
+    S_S,
+    S_UNITS,
+    STATE_COLS,
+)
+from .orders import LossOrder, casualty_steps
 
-# Largest table the compiler builds (states x possible hit counts), to keep memory sane.
-MAX_TABLE_CELLS = 40_000_000
+CAT_S, CAT_A, CAT_N = 0, 1, 2
+SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")
+MAX_TABLE_CELLS = 40_000_000  # rows x hit counts of one side's tables
+PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
 
 
 @dataclass(frozen=True)
-class SideTables:
-    """Per-state tables of one side.  S = flat states, H = most hits in one round, U = unit types.
+class Side:
+    """One side's tables.  F flat states, R category steps (rows), W hit counts, U unit types.
 
-    profile_prob[P]   probability that the side starts the first round in profile p
-    offset[P]         flat index of profile p's state 0 (no casualty steps taken)
-    length[P]         casualty steps in profile p; state offset+length = nothing left
-    pmf[S, H+1]       probability of scoring h hits in one round of general fire
-    cdf[S, H+1]       running sum of pmf, last used entry forced to exactly 1
-    max_hits[S]       largest h with pmf > 0
-    can_hit[S]        the force can score a hit at all
-    alive[S]          the side still has a unit that counts
-    defenceless[S]    everything left is defenceless (lost without dice if the enemy can hit)
-    has_land[S]       a land unit is left (needed to take a territory)
-    ipc_lost[S]       IPC value of the units lost, in IPC
-    survivors[S, U]   units of each type left
+    blocks[B, BLOCK_COLS], states[F, STATE_COLS], rows[R, ROW_COLS]: see kernels/common.py;
+    pmf[R, W] / cdf[R, W]: law of the hits the category's units left score in one round (cdf:
+    running sums, exactly 1 from the largest possible count on); start[F]: probability of
+    starting the battle in each state; survivors[F, U], ipc_lost[F] (IPC) for the results.
     """
 
-    profile_prob: np.ndarray
-    offset: np.ndarray
-    length: np.ndarray
+    blocks: np.ndarray
+    states: np.ndarray
+    rows: np.ndarray
     pmf: np.ndarray
     cdf: np.ndarray
-    max_hits: np.ndarray
-    can_hit: np.ndarray
-    alive: np.ndarray
-    defenceless: np.ndarray
-    has_land: np.ndarray
-    ipc_lost: np.ndarray
+    start: np.ndarray
     survivors: np.ndarray
-    unit_names: tuple[str, ...] = field(default=())
+    ipc_lost: np.ndarray
+    unit_names: tuple[str, ...]
+    split: tuple[bool, bool] = (False, False)  # (subs, aircraft) are categories of their own
 
     @property
     def n_states(self) -> int:
-        return int(self.pmf.shape[0])
+        return int(self.states.shape[0])
 
 
 @dataclass(frozen=True)
 class Bombardment:
-    """Round-1 shore bombardment of an amphibious assault.
-
-    pmf[B]: law of the number of hits; mode 0 none, 1 before round 1 without return fire
-    (Revised), 2 with the attacker's round-1 fire, casualties fire back (1942 2E);
-    land_prefix: the defender's casualty steps that are land units (its first ones);
-    fired / unused: the ships that bombard and those beyond the one-per-landing-unit limit.
-    """
+    """Shore bombardment of an amphibious assault: pmf[B] law of its hits, fired / unused
+    ships (beyond one per landing unit), and whether its casualties fire back (else the hits
+    are taken before round 1)."""
 
     pmf: np.ndarray
-    mode: int
-    land_prefix: int
+    return_fire: bool
     fired: dict[str, int]
     unused: dict[str, int]
 
 
-NO_BOMBARDMENT = Bombardment(np.ones(1), 0, 0, {}, {})
+NO_BOMBARDMENT = Bombardment(np.ones(1), True, {}, {})
 
 
 @dataclass(frozen=True)
-class RetreatTables:
-    """The attacker's retreat policy as kernel arrays (kernels.common.should_retreat).
-
-    vector int64[5]; below: win-probability threshold (negative: none); a_units_left[Sa],
-    d_units_left[Sd]: units left that count; a_may_retreat[Sa]: the attacker may retreat (all
-    or part of what it has left); win_value[Sa, Sd]: win probability if fighting on (1 x 1
-    when not needed); remainder_start[Sa]: where a partial retreat goes on (-1: a full one).
-    """
+class Retreat:
+    """The attacker's retreat policy as kernel arrays (kernels/rules.should_retreat): vector
+    int64[5], below (win-probability threshold, < 0 none), win_value[Fa, Fd] (1 x 1 unless
+    needed), remainder_start[Fa]: where a partial retreat goes on (-1: a full retreat)."""
 
     vector: np.ndarray
     below: float
-    a_units_left: np.ndarray
-    d_units_left: np.ndarray
-    a_may_retreat: np.ndarray
     win_value: np.ndarray
     remainder_start: np.ndarray
 
 
-def no_retreat(n_a: int, n_d: int) -> RetreatTables:
-    return RetreatTables(np.array([0, 0, -1, 0, -1], dtype=np.int64), -1.0,
-                         np.zeros(n_a, dtype=np.int64), np.zeros(n_d, dtype=np.int64),
-                         np.zeros(n_a, dtype=np.bool_), np.zeros((1, 1)),
-                         np.full(n_a, -1, dtype=np.int64))
-
-
 @dataclass(frozen=True)
 class CompiledBattle:
-    attacker: SideTables
-    defender: SideTables
-    is_land_battle: bool
+    attacker: Side
+    defender: Side
+    rules: np.ndarray  # int64[RULE_COLS]
     bombardment: Bombardment = NO_BOMBARDMENT
-    retreat: RetreatTables | None = None
+    retreat: Retreat | None = None
+    sea: bool = False
 
-    def retreat_tables(self) -> RetreatTables:
-        return self.retreat or no_retreat(self.attacker.n_states, self.defender.n_states)
-
-
-# ---------------------------------------------------------------------------------------------
-# Probability helpers
-
-
-@functools.lru_cache(maxsize=4096)
-def binomial_pmf(n: int, p: float) -> np.ndarray:
-    """pmf of Binomial(n, p) as an array of length n+1 (exact to float rounding); cached,
-    so the returned array is shared: do not modify it."""
-    if n == 0 or p <= 0.0:
-        out = np.zeros(n + 1)
-        out[0] = 1.0
-        return out
-    if p >= 1.0:
-        out = np.zeros(n + 1)
-        out[n] = 1.0
-        return out
-    k = np.arange(n + 1)
-    if n <= 200:
-        combs = np.array([float(math.comb(n, i)) for i in range(n + 1)])
-        with np.errstate(under="ignore"):
-            out = combs * np.power(p, k) * np.power(1.0 - p, n - k)
-    else:
-        # log C(n, k) as a running sum of log((n - i + 1) / i): O(n), relative error ~1e-12
-        log_comb = np.concatenate(
-            ([0.0], np.cumsum(np.log(np.arange(n, 0, -1.0)) - np.log(np.arange(1.0, n + 1))))
-        )
-        with np.errstate(under="ignore"):
-            out = np.exp(log_comb + k * math.log(p) + (n - k) * math.log1p(-p))
-        out /= out.sum()  # the running sum's rounding, ~1e-13, taken out of the total
-    out.flags.writeable = False
-    return out
-
-
-def hits_pmf(dice_by_chance: dict[float, int]) -> np.ndarray:
-    """Distribution of total hits from independent dice grouped by their hit chance."""
-    return _hits_pmf(tuple(sorted((c, n) for c, n in dice_by_chance.items() if n and c > 0)))
-
-
-@functools.lru_cache(maxsize=65536)
-def _hits_pmf(groups: tuple[tuple[float, int], ...]) -> np.ndarray:
-    pmf = np.ones(1)
-    for chance, dice in groups:
-        pmf = np.convolve(pmf, binomial_pmf(dice, chance))
-    pmf.flags.writeable = False
-    return pmf
+    def retreat_tables(self) -> Retreat:
+        return self.retreat or Retreat(np.zeros(5, dtype=np.int64), -1.0, np.zeros((1, 1)),
+                                       np.full(self.attacker.n_states, -1, dtype=np.int64))
 
 
 # ---------------------------------------------------------------------------------------------
-# Forces and orders of losses
+# Walks and blocks
 
 
-def dice_by_chance(force: dict[str, int], units: dict[str, Unit], role: str) -> dict[float, int]:
-    """Dice the force rolls in one round of general fire, grouped by hit chance.
-
-    Attack support (artillery -> infantry) is counted from the units present, 1:1 per
-    support_count, and is attack-only.
-    """
-    support_capacity: dict[str, int] = {}
-    support_bonus: dict[str, int] = {}
-    if role == "attack":
-        for name, n in force.items():
-            unit = units[name]
-            if unit.support_target and unit.support_count and n:
-                target = unit.support_target
-                support_capacity[target] = support_capacity.get(target, 0) + n * unit.support_count
-                support_bonus[target] = max(support_bonus.get(target, 0), unit.support_bonus)
-    dice: dict[float, int] = {}
-
-    def add(value: int, count: int, dice_per_unit: int, best_die: bool) -> None:
-        value = min(value, 6)
-        if value <= 0 or count <= 0:
-            return
-        chance = value / 6.0
-        if best_die and dice_per_unit > 1:
-            chance = 1.0 - (1.0 - chance) ** dice_per_unit
-            dice_per_unit = 1
-        dice[chance] = dice.get(chance, 0) + count * dice_per_unit
-
-    for name, n in force.items():
-        unit = units[name]
-        if not n:
-            continue
-        if role == "attack":
-            if not unit.can_attack:
-                continue
-            supported = min(n, support_capacity.get(name, 0))
-            bonus = support_bonus.get(name, 0)
-            add(unit.attack + bonus, supported, unit.attack_dice, unit.best_die)
-            add(unit.attack, n - supported, unit.attack_dice, unit.best_die)
-        else:
-            add(unit.defense, n, 1, False)
-    return dice
-
-
-# ---------------------------------------------------------------------------------------------
-# Tables
+def _category(unit, split: tuple[bool, bool]) -> int:
+    if split[0] and unit.submarine:
+        return CAT_S
+    if split[1] and unit.is_air:
+        return CAT_A
+    return CAT_N
 
 
 @dataclass
-class _StateRow:
-    pmf: np.ndarray
-    alive: bool
-    defenceless: bool
-    has_land: bool
-    ipc_lost: int
-    survivors: list[int]
+class _Walk:
+    """One category's casualty walk: forces[k] after k steps, rank[k] of the next casualty."""
+
+    forces: list = field(default_factory=list)
+    ranks: list = field(default_factory=list)
+    ipc: list = field(default_factory=list)
 
 
-def _state_rows(force: dict[str, int], units: dict[str, Unit], role: str, order: LossOrder):
-    """Rows for every state of one casualty sequence, from 0 steps to everything lost."""
+def _walks(force: dict[str, int], units, order: LossOrder, split) -> list[_Walk]:
     steps = casualty_steps(force, units, order)
-    names = list(units)
-    current = {name: force.get(name, 0) for name in names}
-    ipc_lost = 0
-    rows = []
-    for step in range(len(steps) + 1):
-        if step:
-            name, kind = steps[step - 1]
-            unit = units[name]
-            current[name] -= 1
-            if kind == "damage":
-                current[unit.damaged_form or name] += 1
-            else:
-                ipc_lost += unit.cost
-        counted = [n for n in current if current[n] and units[n].can_be_casualty]
-        rows.append(
-            _StateRow(
-                pmf=hits_pmf(dice_by_chance(current, units, role)),
-                alive=bool(counted),
-                defenceless=bool(counted) and all(units[n].defenceless for n in counted),
-                has_land=any(units[n].is_land and units[n].can_be_casualty for n in counted),
-                ipc_lost=ipc_lost,
-                survivors=[current[n] if units[n].can_be_casualty else 0 for n in names],
-            )
-        )
-    return rows
+    walks = [_Walk() for _ in range(3)]
+    current = [{n: c for n, c in force.items() if c and units[n].can_be_casualty
+                and _category(units[n], split) == cat} for cat in range(3)]
+    lost = [0, 0, 0]
+    for walk, forces in zip(walks, current, strict=True):
+        walk.forces.append(dict(forces))
+        walk.ipc.append(0)
+    for rank, (name, kind) in enumerate(steps):
+        cat = _category(units[name], split)
+        walk, now = walks[cat], current[cat]
+        walk.ranks.append(rank)
+        now[name] -= 1
+        if kind == "damage":
+            form = units[name].damaged_form or name
+            now[form] = now.get(form, 0) + 1
+        else:
+            lost[cat] += units[name].cost
+        walk.forces.append({n: c for n, c in now.items() if c})
+        walk.ipc.append(lost[cat])
+    for walk in walks:
+        walk.ranks.append(NO_RANK)
+    return walks
 
 
-def build_side_tables(
-    profiles: list[tuple[float, dict[str, int]]],
-    units: dict[str, Unit],
-    role: str,
-    order: LossOrder,
-    base_ipc: dict[tuple, int] | None = None,
-    extras: list[tuple[int, list[int]]] | None = None,
-) -> SideTables:
-    """Tables for one side from its profiles: (probability, force after round-1 removals).
+@dataclass(frozen=True)
+class _SideSpec:
+    """What a side's tables depend on (hashable, for the table cache)."""
 
-    `base_ipc` maps a profile's force (as a sorted tuple) to IPC already lost before its
-    casualty sequence starts (aircraft shot down by AA).  `extras`, one per profile: IPC lost
-    before the profile starts and units that survive outside its fight (a partial retreat).
+    ruleset: object  # Ruleset with the side's technologies applied
+    role: str
+    order: LossOrder
+    split: tuple[bool, bool]
+    submerge: bool  # its submarines may submerge
+    blocks: tuple  # (probability, force items, ipc already lost, withdrawn survivor counts)
+    dice_model: str = "standard"
+
+
+def _row(force: dict[str, int], rank: int, spec: _SideSpec) -> tuple[np.ndarray, np.ndarray]:
+    """A category step's fire law and its row of flags."""
+    units = spec.ruleset.units
+    pmf = hit_distribution(force_dice(force, units, spec.role, spec.ruleset.supports),
+                           spec.ruleset.die_size, spec.dice_model)
+    kinds = [units[n] for n in force]
+    row = np.zeros(ROW_COLS, dtype=np.int64)
+    row[R_RANK] = rank
+    row[R_DESTROYER] = any(u.anti_sub for u in kinds)
+    row[R_DEFENCELESS] = bool(kinds) and all(u.defenceless for u in kinds)
+    row[R_TRANSPORTS] = bool(kinds) and all(u.transport for u in kinds)
+    return pmf, row
+
+
+@functools.lru_cache(maxsize=256)
+def build_side(spec: _SideSpec) -> Side:
+    """A side's tables from its blocks (see the module docstring).
+
+    Rows: every block's n-category steps first, in block order, then the s and a steps; so a
+    side that is one walk per block (no s or a category) has row index = flat state index.
     """
-    all_rows: list[_StateRow] = []
-    offsets, lengths, probs = [], [], []
-    for i, (prob, force) in enumerate(profiles):
-        rows = _state_rows(force, units, role, order)
-        already = (base_ipc or {}).get(tuple(sorted(force.items())), 0)
-        withdrawn = None
-        if extras is not None:
-            already, withdrawn = extras[i]
-        for row in rows:
-            row.ipc_lost += already
-            if withdrawn is not None:
-                row.survivors = [a + b for a, b in zip(row.survivors, withdrawn, strict=True)]
-        offsets.append(len(all_rows))
-        lengths.append(len(rows) - 1)
-        probs.append(prob)
-        all_rows.extend(rows)
-    width = max(len(r.pmf) for r in all_rows)
-    if len(all_rows) * width > MAX_TABLE_CELLS:
+    units = spec.ruleset.units
+    names = list(units)
+    index = {name: i for i, name in enumerate(names)}
+    land = np.array([units[n].is_land for n in names])
+    sub_cols = [index[n] for n in names if units[n].submarine]
+    walks = [_walks(dict(force), units, spec.order, spec.split) for _, force, _, _ in spec.blocks]
+    row_of = [[0, 0, 0] for _ in walks]
+    n_rows = 0
+    for b, block_walks in enumerate(walks):  # n rows first
+        row_of[b][CAT_N] = n_rows
+        n_rows += len(block_walks[CAT_N].forces)
+    for b, block_walks in enumerate(walks):
+        for cat in (CAT_S, CAT_A):
+            row_of[b][cat] = n_rows
+            n_rows += len(block_walks[cat].forces)
+    pmf_rows: list = [None] * n_rows
+    row_table = np.zeros((n_rows, ROW_COLS), dtype=np.int64)
+    block_rows, state_parts, surv_parts = [], [], []
+    n_states = 0
+    for b, ((_, _, ipc_before, withdrawn), block_walks) in enumerate(
+            zip(spec.blocks, walks, strict=True)):
+        vectors, ipc = [], []
+        for cat, walk in enumerate(block_walks):
+            for k, force in enumerate(walk.forces):
+                pmf_rows[row_of[b][cat] + k], row_table[row_of[b][cat] + k] = _row(
+                    force, walk.ranks[k], spec)
+            vec = np.zeros((len(walk.forces), len(names)), dtype=np.int64)
+            for k, force in enumerate(walk.forces):
+                for name, count in force.items():
+                    vec[k, index[name]] = count
+            vectors.append(vec)
+            ipc.append(np.array(walk.ipc, dtype=np.int64))
+        n_sub, n_air, n_other = (len(w.forces) - 1 for w in block_walks)
+        # s index: subs lost while in the battle, then (if they may submerge) the same again
+        # for the subs left having submerged
+        copies = 2 if spec.submerge and n_sub else 1
+        radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
+        grid = np.indices(radix).reshape(3, -1).T
+        s_lost = grid[:, 0] % (n_sub + 1)
+        survivors = vectors[CAT_S][s_lost] + vectors[CAT_A][grid[:, 1]] + vectors[CAT_N][grid[:, 2]]
+        in_battle_units = survivors.copy()
+        submerged = grid[:, 0] > n_sub
+        if submerged.any():
+            in_battle_units[np.ix_(submerged, sub_cols)] = 0
+        states = np.zeros((len(grid), STATE_COLS), dtype=np.int64)
+        states[:, S_BLOCK] = b
+        states[:, S_S:S_N + 1] = grid
+        states[:, S_ALIVE] = ((grid[:, 0] < n_sub) | (grid[:, 1] < n_air)
+                              | (grid[:, 2] < n_other))
+        states[:, S_HAS_LAND] = in_battle_units[:, land].sum(axis=1) > 0
+        states[:, S_UNITS] = in_battle_units.sum(axis=1)
+        states[:, S_IPC] = (ipc_before + ipc[CAT_S][s_lost] + ipc[CAT_A][grid[:, 1]]
+                            + ipc[CAT_N][grid[:, 2]])
+        if withdrawn is not None:
+            survivors = survivors + np.array(withdrawn, dtype=np.int64)
+        block_rows.append([n_states, *radix, *row_of[b], n_sub])
+        state_parts.append(states)
+        surv_parts.append(survivors)
+        n_states += len(grid)
+    width = max(len(p) for p in pmf_rows)
+    if n_rows * width > MAX_TABLE_CELLS or n_states * STATE_COLS > MAX_TABLE_CELLS:
         raise BattleInputError(
-            f"battle too large to compile ({len(all_rows)} states x {width} hit counts); "
+            f"battle too large to compile ({n_states:,} states x {width} hit counts); "
             "use fewer units"
         )
-    pmf = np.zeros((len(all_rows), width))
-    for i, row in enumerate(all_rows):
-        pmf[i, : len(row.pmf)] = row.pmf
-    max_hits = np.array([int(np.flatnonzero(r.pmf > 0)[-1]) for r in all_rows], dtype=np.int64)
+    pmf = np.zeros((n_rows, width))
+    for i, row in enumerate(pmf_rows):
+        pmf[i, : len(row)] = row
+    keep = pmf > PRUNE_EPS
+    keep[:, 0] = True  # the no-hit entry feeds the self-loop; always exact
+    row_table[:, R_TOP] = width - 1 - np.argmax((pmf > 0)[:, ::-1], axis=1)
+    row_table[:, R_LO] = np.argmax(keep, axis=1)
+    row_table[:, R_HI] = width - 1 - np.argmax(keep[:, ::-1], axis=1)
     cdf = np.cumsum(pmf, axis=1)
-    for i, top in enumerate(max_hits):
-        cdf[i, top:] = 1.0  # sampling can never run past the last possible hit count
-    return SideTables(
-        profile_prob=np.array(probs, dtype=np.float64),
-        offset=np.array(offsets, dtype=np.int64),
-        length=np.array(lengths, dtype=np.int64),
-        pmf=pmf,
-        cdf=cdf,
-        max_hits=max_hits,
-        can_hit=max_hits > 0,
-        alive=np.array([r.alive for r in all_rows], dtype=np.bool_),
-        defenceless=np.array([r.defenceless for r in all_rows], dtype=np.bool_),
-        has_land=np.array([r.has_land for r in all_rows], dtype=np.bool_),
-        ipc_lost=np.array([r.ipc_lost for r in all_rows], dtype=np.int64),
-        survivors=np.array([r.survivors for r in all_rows], dtype=np.int64).reshape(
-            len(all_rows), len(units)
-        ),
-        unit_names=tuple(units),
-    )
+    cdf[np.arange(width)[None, :] >= row_table[:, R_TOP][:, None]] = 1.0
+    states = np.concatenate(state_parts)
+    blocks = np.array(block_rows, dtype=np.int64)
+    start = np.zeros(n_states)
+    start[blocks[:, B_OFFSET]] = [prob for prob, *_ in spec.blocks]
+    return Side(blocks, states, row_table, pmf, cdf, start, np.concatenate(surv_parts),
+                states[:, S_IPC].copy(), tuple(names), spec.split)
 
 
-def with_partial_retreats(tables: CompiledBattle, attacker_rules: Ruleset, order: LossOrder,
-                          may_withdraw: np.ndarray) -> tuple[CompiledBattle, np.ndarray]:
-    """Add a profile for every attacker state from which a retreat is partial.
-
-    may_withdraw[Sa, U]: how many units of each type may withdraw at each attacker state (the
-    rest fight on).  A retreat at state a where some but not all units may withdraw sends the
-    battle on in a new profile: the units that stay, with the withdrawn ones as survivors and
-    the IPC already lost carried along.  Returns the tables (attacker profiles appended with
-    probability 0) and remainder_start[Sa] (flat start of that profile; -1 for a full retreat,
-    -2 when nothing may withdraw).
-    """
-    att = tables.attacker
-    units = dict(attacker_rules.units)
-    names = list(att.unit_names)
-    n_main = att.n_states
-    remainder_start = np.full(n_main, -1, dtype=np.int64)
-    profiles: list[tuple[float, dict[str, int]]] = []
-    extras: list[tuple[int, list[int]]] = []
-    starts: list[int] = []
-    for a in range(n_main):
-        left = att.survivors[a]
-        leaving = np.minimum(may_withdraw[a], left)
-        staying = left - leaving
-        if not att.alive[a] or not staying.any():
-            continue  # nothing left, or a full retreat
-        if not leaving.any():
-            remainder_start[a] = -2
-            continue
-        force = {names[i]: int(c) for i, c in enumerate(staying) if c}
-        profiles.append((0.0, force))
-        extras.append((int(att.ipc_lost[a]), [int(c) for c in leaving]))
-        starts.append(a)
-    if not profiles:
-        return tables, remainder_start
-    original = [(float(p), {names[i]: int(c) for i, c in enumerate(att.survivors[o]) if c})
-                for p, o in zip(att.profile_prob, att.offset, strict=True)]
-    base = [(int(att.ipc_lost[o]), [0] * len(names)) for o in att.offset]
-    merged = build_side_tables(original + profiles, units, "attack", order,
-                               extras=base + extras)
-    for k, a in enumerate(starts):
-        remainder_start[a] = merged.offset[len(original) + k]
-    return dataclasses.replace(tables, attacker=merged), remainder_start
+def flat_state(side: Side, block: int, s: int, a: int, n: int) -> int:
+    b = side.blocks[block]
+    return int(b[B_OFFSET] + (s * b[B_RADIX_A] + a) * b[B_RADIX_N] + n)
 
 
-def aa_profiles(
-    attacker: dict[str, int],
-    defender: dict[str, int],
-    attacker_units: dict[str, Unit],
-    defender_units: dict[str, Unit],
-    flags,
-    attacker_order: LossOrder,
-) -> list[tuple[float, dict[str, int]]]:
+# ---------------------------------------------------------------------------------------------
+# Fire before round 1
+
+
+def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_units, d_units, flags,
+              attacker_order: LossOrder) -> list[tuple[float, dict[str, int]]]:
     """The attacker's possible forces after round-1 AA fire, with their probabilities.
 
     Dice: one per attacking aircraft (`aa_dice = per_aircraft`) or min(aa_shots x guns,
@@ -383,22 +316,21 @@ def aa_profiles(
     losses restricted to aircraft (`aa_casualties = attacker_chooses`), or each die at its
     own aircraft, i.e. a uniformly random set of the aircraft shot at (`own_aircraft`).
     """
-    guns = {n: c for n, c in defender.items() if c and defender_units[n].is_aa}
-    aircraft = {n: c for n, c in attacker.items() if c and attacker_units[n].is_air}
+    guns = {n: c for n, c in defender.items() if c and d_units[n].is_aa}
+    aircraft = {n: c for n, c in attacker.items() if c and a_units[n].is_air}
     if not guns or not aircraft:
         return [(1.0, dict(attacker))]
     n_aircraft = sum(aircraft.values())
-    hit_value = max(defender_units[n].aa_value for n in guns)
+    hit_value = max(d_units[n].aa_value for n in guns)
     if flags["aa_dice"] == "per_aircraft":
         n_dice = n_aircraft
     else:
-        n_dice = min(n_aircraft, sum(c * defender_units[n].aa_shots for n, c in guns.items()))
+        n_dice = min(n_aircraft, sum(c * d_units[n].aa_shots for n, c in guns.items()))
     hit_chances = binomial_pmf(n_dice, hit_value / 6.0)
-
     outcomes: dict[tuple, float] = {}
-    # the attacker's own order of losses, restricted to aircraft
-    air_order = [n for n, kind in casualty_steps(attacker, attacker_units, attacker_order)
+    air_order = [n for n, kind in casualty_steps(attacker, a_units, attacker_order)
                  if kind == "kill" and n in aircraft]
+    names = list(aircraft)
     for hits, p_hits in enumerate(hit_chances):
         if p_hits == 0.0:
             continue
@@ -406,25 +338,19 @@ def aa_profiles(
             lost: dict[str, int] = {}
             for name in air_order[:hits]:
                 lost[name] = lost.get(name, 0) + 1
-            outcomes[tuple(sorted(lost.items()))] = (
-                outcomes.get(tuple(sorted(lost.items())), 0.0) + p_hits
-            )
-        else:
-            # the `hits` aircraft lost are a uniformly random subset of all aircraft
-            # (multivariate hypergeometric over types)
-            names = list(aircraft)
-            total = math.comb(n_aircraft, hits)
-            for lost_counts in _compositions(hits, [aircraft[n] for n in names]):
-                pairs = list(zip(names, lost_counts, strict=True))
-                ways = math.prod(math.comb(aircraft[n], k) for n, k in pairs)
-                key = tuple(sorted(pairs))
-                outcomes[key] = outcomes.get(key, 0.0) + p_hits * ways / total
-    profiles = []
-    for key, prob in outcomes.items():
-        lost = dict(key)
-        force = {n: c - lost.get(n, 0) for n, c in attacker.items()}
-        profiles.append((prob, force))
-    return profiles
+            key = tuple(sorted(lost.items()))
+            outcomes[key] = outcomes.get(key, 0.0) + p_hits
+            continue
+        # the `hits` aircraft lost are a uniformly random subset of all aircraft
+        # (multivariate hypergeometric over types)
+        total = math.comb(n_aircraft, hits)
+        for lost_counts in _compositions(hits, [aircraft[n] for n in names]):
+            pairs = list(zip(names, lost_counts, strict=True))
+            ways = math.prod(math.comb(aircraft[n], k) for n, k in pairs)
+            key = tuple(sorted(pairs))
+            outcomes[key] = outcomes.get(key, 0.0) + p_hits * ways / total
+    return [(prob, {n: c - dict(key).get(n, 0) for n, c in attacker.items()})
+            for key, prob in outcomes.items()]
 
 
 def _compositions(total: int, caps: list[int]):
@@ -438,65 +364,179 @@ def _compositions(total: int, caps: list[int]):
             yield (first, *rest)
 
 
-def compile_tables(
-    attacker: dict[str, int],
-    defender: dict[str, int],
-    attacker_rules: Ruleset,
-    defender_rules: Ruleset,
-    is_land_battle: bool,
-    attacker_order: LossOrder | None = None,
-    defender_order: LossOrder | None = None,
-    bombard: dict[str, int] | None = None,
-    landing_units: int = 0,
-) -> CompiledBattle:
-    """Both sides' tables for a validated battle (see the module docstring)."""
-    a_units, d_units = dict(attacker_rules.units), dict(defender_rules.units)
-    a_order = attacker_order or LossOrder("attack")
-    d_order = defender_order or LossOrder("defense")
-    profiles = [(1.0, dict(attacker))]
-    if is_land_battle:
-        profiles = aa_profiles(attacker, defender, a_units, d_units, attacker_rules.flags, a_order)
-    base_ipc = {}
-    for _, force in profiles:
-        base_ipc[tuple(sorted(force.items()))] = sum(
-            (attacker[n] - force[n]) * a_units[n].cost for n in attacker
-        )
-    attacker_tables = build_side_tables(profiles, a_units, "attack", a_order, base_ipc)
-    defender_tables = build_side_tables([(1.0, dict(defender))], d_units, "defense", d_order)
-    bombardment = NO_BOMBARDMENT
-    if bombard:
-        bombardment = compile_bombardment(bombard, landing_units, a_units, attacker_rules.flags,
-                                          defender, d_units, d_order)
-    return CompiledBattle(attacker_tables, defender_tables, is_land_battle, bombardment)
-
-
-def compile_bombardment(bombard: dict[str, int], landing_units: int, a_units: dict[str, Unit],
-                        flags, defender: dict[str, int], d_units: dict[str, Unit],
-                        d_order: LossOrder) -> Bombardment:
-    """Which ships fire (strongest first where one ship per landing unit is the limit), the
-    law of their hits, and how many of the defender's first casualty steps are land units."""
+def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags) -> Bombardment:
+    """Which ships fire (strongest first where one ship per landing unit is the limit) and the
+    law of their hits."""
     ships = sorted(((a_units[n].bombard, n) for n, c in bombard.items() for _ in range(c)),
                    reverse=True)
-    if flags["bombard_per_landing_unit"]:
-        firing, idle = ships[:landing_units], ships[landing_units:]
-    else:
-        firing, idle = ships, []
+    limit = landing_units if flags["bombard_per_landing_unit"] else len(ships)
     fired: dict[str, int] = {}
     unused: dict[str, int] = {}
-    dice: dict[float, int] = {}
-    for value, name in firing:
-        fired[name] = fired.get(name, 0) + 1
-        dice[value / 6.0] = dice.get(value / 6.0, 0) + 1
-    for _, name in idle:
-        unused[name] = unused.get(name, 0) + 1
-    steps = casualty_steps(defender, d_units, d_order)
-    land_prefix = 0
-    while land_prefix < len(steps) and d_units[steps[land_prefix][0]].is_land:
-        land_prefix += 1
-    if any(d_units[name].is_land for name, _ in steps[land_prefix:]):
-        raise BattleInputError(
-            "bombardment hits only land units: the defender's order of losses must take its "
-            "land units before its aircraft"
-        )
-    mode = 2 if flags["bombard_return_fire"] else 1
-    return Bombardment(hits_pmf(dice), mode, land_prefix, fired, unused)
+    dice: dict[tuple[int, int], int] = {}
+    for i, (value, name) in enumerate(ships):
+        if i < limit:
+            fired[name] = fired.get(name, 0) + 1
+            dice[(value, 1)] = dice.get((value, 1), 0) + 1
+        else:
+            unused[name] = unused.get(name, 0) + 1
+    return Bombardment(np.array(hit_distribution(dice)), bool(flags["bombard_return_fire"]),
+                       fired, unused)
+
+
+# ---------------------------------------------------------------------------------------------
+# The battle
+
+
+def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str,
+                bombard_in_round: bool, simple: bool) -> np.ndarray:
+    """The round-rule vector of the kernels (kernels/common.py) from an edition's flags."""
+    strike = {"always": (1, 1), "unless_enemy_destroyer": (2, 2), "attacker_only": (2, 0)}
+    a_strike, d_strike = strike[flags["sub_first_strike"]] if sea else (0, 0)
+    rules = np.zeros(RULE_COLS, dtype=np.int64)
+    rules[RU_A_STRIKE] = a_strike
+    rules[RU_D_STRIKE] = d_strike
+    rules[RU_STRIKE_RETURN] = flags["sub_first_strike"] == "always"
+    rules[RU_AIR_ALWAYS] = flags["air_hits_subs"] == "always"
+    rules[RU_SUBMERGE] = {"end_of_round": 0, "before_fire": 1, "never": 2}[
+        flags["submerge_timing"]]
+    rules[RU_LONE_RETREAT] = flags["lone_attacking_transports"] == "one_volley_then_retreat"
+    rules[RU_A_POLICY] = SUBMERGE_POLICIES.index(attacker_submerge)
+    rules[RU_D_POLICY] = SUBMERGE_POLICIES.index(defender_submerge)
+    rules[RU_BOMBARD] = bombard_in_round
+    rules[RU_SIMPLE] = simple
+    return rules
+
+
+def _force_key(force: dict[str, int]) -> tuple:
+    return tuple(sorted((n, c) for n, c in force.items() if c))
+
+
+def compile_battle(battle) -> CompiledBattle:
+    """Both sides' tables for a validated battle (api.Battle)."""
+    a_rules, d_rules = battle.attacker_rules, battle.defender_rules
+    a_units, d_units = a_rules.units, d_rules.units
+    flags = battle.rules.flags
+    a_subs = any(a_units[n].submarine for n in battle.attacker)
+    d_subs = any(d_units[n].submarine for n in battle.defender)
+    bombard = (bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags)
+               if battle.bombard else NO_BOMBARDMENT)
+    # aircraft are a category of their own where enemy subs make hits on them special, and a
+    # defender's where bombardment may not hit them
+    a_split = (a_subs, d_subs)
+    d_split = (d_subs, a_subs or bool(battle.bombard))
+    submerge_possible = battle.sea and flags["submerge_timing"] != "never"
+    a_submerge = submerge_possible and battle.attacker_submerge != "never"
+    d_submerge = submerge_possible and battle.defender_submerge != "never"
+    blocks = [(1.0, battle.attacker)]
+    if not battle.sea:
+        blocks = aa_blocks(battle.attacker, battle.defender, a_units, d_units, flags,
+                           battle.attacker_order)
+    a_blocks = tuple(
+        (prob, _force_key(force),
+         sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
+         None)
+        for prob, force in blocks)
+    dice_model = getattr(battle, "dice", "standard")
+    a_spec = _SideSpec(a_rules, "attack", battle.attacker_order, a_split, a_submerge, a_blocks,
+                       dice_model)
+    d_spec = _SideSpec(d_rules, "defense", battle.defender_order, d_split, d_submerge,
+                       ((1.0, _force_key(battle.defender), 0, None),), dice_model)
+    attacker, defender = build_side(a_spec), build_side(d_spec)
+    if battle.bombard and not bombard.return_fire:
+        defender = _bombarded_start(defender, bombard)
+    simple = not (battle.sea or any(a_split) or any(d_split))
+    rules = round_rules(flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
+                        bool(battle.bombard) and bombard.return_fire, simple)
+    compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
+    if battle.retreat:
+        compiled = with_retreat(battle, compiled, a_spec)
+    return compiled
+
+
+def _bombarded_start(defender: Side, bombard: Bombardment) -> Side:
+    """Bombardment before round 1 (no return fire): the defender starts with the hits taken
+    by its land units (category n), in its order of losses."""
+    start = np.zeros(defender.n_states)
+    last = int(defender.blocks[0, B_RADIX_N]) - 1
+    for hits, p in enumerate(bombard.pmf):
+        if p > 0.0:
+            start[flat_state(defender, 0, 0, 0, min(hits, last))] += p
+    return Side(defender.blocks, defender.states, defender.rows, defender.pmf, defender.cdf,
+                start, defender.survivors, defender.ipc_lost, defender.unit_names,
+                defender.split)
+
+
+# ---------------------------------------------------------------------------------------------
+# Retreats
+
+
+def _may_withdraw(battle, side: Side) -> np.ndarray:
+    """Units of each type that may withdraw at each attacker state [F, U].
+
+    All of them, except in an amphibious assault: landed units never retreat (a type's
+    casualties are counted against its landed units first), and with amphibious_retreat =
+    "air_only" (Revised) only aircraft do.
+    """
+    survivors = side.survivors
+    if not battle.landing:
+        return survivors.copy()
+    flag = battle.rules.flags["amphibious_retreat"]
+    allowed = np.zeros_like(survivors)
+    for i, name in enumerate(side.unit_names):
+        unit = battle.attacker_rules.units[name]
+        if unit.is_air and flag != "none":
+            allowed[:, i] = survivors[:, i]
+        elif flag == "air_and_overland":
+            allowed[:, i] = np.minimum(survivors[:, i], battle.overland.get(name, 0))
+    return allowed
+
+
+def retreat_vector(policy: dict) -> tuple[np.ndarray, float]:
+    """The retreat vector and win-probability threshold of kernels.rules.should_retreat."""
+    vector = np.array([
+        1 if policy else 0,
+        policy.get("after") or 0,
+        -1 if policy.get("when_left") is None else policy["when_left"],
+        1 if policy.get("only_air") else 0,
+        -1 if policy.get("strafe") is None else policy["strafe"],
+    ], dtype=np.int64)
+    below = -1.0 if policy.get("below") is None else float(policy["below"])
+    return vector, below
+
+
+def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> CompiledBattle:
+    """The battle with its retreat policy as kernel arrays.  A retreat at a state where some
+    but not all units may withdraw (an amphibious assault) goes on in a block of its own: the
+    units that stay, with the withdrawn ones as survivors and the IPC lost carried along."""
+    att = compiled.attacker
+    leaving = np.minimum(_may_withdraw(battle, att), att.survivors)
+    staying = att.survivors - leaving
+    n_main = att.n_states
+    remainder = np.full(n_main, -1, dtype=np.int64)
+    may = att.states[:, S_ALIVE].astype(bool)
+    extra = []
+    names = att.unit_names
+    for f in np.flatnonzero(may & staying.any(axis=1)):
+        if not leaving[f].any():
+            may[f] = False  # nothing may withdraw
+            continue
+        force = {names[i]: int(c) for i, c in enumerate(staying[f]) if c}
+        extra.append((f, (0.0, _force_key(force), int(att.ipc_lost[f]),
+                          tuple(int(c) for c in leaving[f]))))
+    if extra:
+        spec = _SideSpec(a_spec.ruleset, a_spec.role, a_spec.order, a_spec.split,
+                         a_spec.submerge, a_spec.blocks + tuple(b for _, b in extra),
+                         a_spec.dice_model)
+        att = build_side(spec)
+        for k, (f, _) in enumerate(extra):
+            remainder[f] = att.blocks[len(a_spec.blocks) + k, B_OFFSET]
+    remainder = np.concatenate([remainder, np.full(att.n_states - n_main, -1, dtype=np.int64)])
+    may = np.concatenate([may, np.zeros(att.n_states - n_main, dtype=bool)])
+    states = att.states.copy()
+    states[:, S_MAY_RETREAT] = may
+    att = Side(att.blocks, states, att.rows, att.pmf, att.cdf, att.start, att.survivors,
+               att.ipc_lost, att.unit_names, att.split)
+    vector, below = retreat_vector(battle.retreat)
+    retreat = Retreat(vector, below, np.zeros((1, 1)), remainder)
+    return CompiledBattle(att, compiled.defender, compiled.rules, compiled.bombardment, retreat,
+                          compiled.sea)

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .army import resolve_unit_name
+from .dice import firepower
 from .errors import BattleInputError
 from .rules import Ruleset, Unit
 
@@ -99,12 +100,6 @@ def _weakest_order(units: dict[str, Unit], role: str) -> list[str]:
     )
 
 
-def _firepower(force: dict[str, int], units: dict[str, Unit], role: str) -> float:
-    from .compile import dice_by_chance  # compile imports this module
-
-    return sum(chance * dice for chance, dice in dice_by_chance(force, units, role).items())
-
-
 def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
                  enemy_has_subs: bool) -> list[str]:
     """Greedy: lose the unit whose loss costs the least expected hits, then the cheapest."""
@@ -112,7 +107,7 @@ def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
     left = {n: c for n, c in kills.items() if c}
     sequence: list[str] = []
     while left:
-        base = _firepower(left, units, role)
+        base = firepower(left, units, role)
         costs = {}
         for name in left:
             unit = units[name]
@@ -120,7 +115,7 @@ def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
             after[name] -= 1
             keep_for_subs = 1 if (enemy_has_subs and unit.anti_sub) else 0
             costs[name] = (unit.loss_rank, keep_for_subs,
-                           round(base - _firepower(after, units, role), 12), unit.cost,
+                           round(base - firepower(after, units, role), 12), unit.cost,
                            index[name])
         name = min(left, key=costs.__getitem__)
         sequence.append(name)

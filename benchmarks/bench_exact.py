@@ -18,11 +18,11 @@ import os
 import time
 
 import numba
+from battlecalc.sea import compile_sea, rules_array
 
 import battlecalc
 from battlecalc.api import make_battle, run_exact, run_sea_exact
 from battlecalc.compile import compile_tables
-from battlecalc.sea import compile_sea, rules_array
 
 # label -> (simulate keyword arguments, target seconds for the end-to-end call or None)
 BATTLES = {

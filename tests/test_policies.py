@@ -177,12 +177,19 @@ def test_revised_aa_last_is_refused():
     assert result.exit_code == 2 and "never casualties" in result.stderr
 
 
-def test_bombardment_with_aircraft_lost_before_land_units_is_refused():
-    # bombardment hits only land units; with aircraft first in the defender's order the
-    # casualties would leave the order, which battlecalc does not model (docs/rules.md)
-    with pytest.raises(battlecalc.BattleInputError, match="land units before its aircraft"):
-        battlecalc.simulate(rules="1942-2e", landing="2 inf", bombard="1 bb",
-                            defender="2 inf 1 ftr", defender_ool="fighter", method="exact")
+@pytest.mark.parametrize("edition", ["revised", "1942-2e"])
+@pytest.mark.parametrize("order", ["fighter", "*^fighter;1^infantry"])
+def test_bombardment_with_aircraft_first_in_the_defenders_order(edition, order):
+    # bombardment hits only land units: with aircraft first in the defender's order, its
+    # aircraft form a loss category of their own that bombardment cannot reach, while the
+    # attacker's general hits still take them first (as many hits land as the rules allow)
+    options = {"landing": {"infantry": 2}, "bombard": {"battleship": 1}, "defender_ool": order}
+    expected = exact_land(edition, {}, {"infantry": 2, "fighter": 1}, **options)
+    result = _solve(edition, None, {"infantry": 2, "fighter": 1}, options, method="exact")
+    for key in KEYS:
+        assert getattr(result, key) == pytest.approx(float(expected[key]), abs=1e-9), key
+    assert result.defender_survivors["fighter"] == pytest.approx(
+        float(expected["defender_survivors"]["fighter"]), abs=1e-9)
 
 
 def test_sea_retreat_after_one_round_is_analytic():

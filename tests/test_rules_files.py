@@ -8,8 +8,8 @@ from importlib import resources
 
 import pytest
 
-from battlecalc.compile import default_loss_order
 from battlecalc.errors import BattleInputError
+from battlecalc.orders import default_loss_order
 from battlecalc.rules import RULE_FLAGS, RulesFileError, list_editions, load_rules, validate
 
 

@@ -35,8 +35,9 @@ import pandas as pd
 
 from ..army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
 from ..errors import BattleInputError
+from ..kernels import formula as kernels
+from ..kernels import jit
 from ..kernels.common import ATTACKER_WIN, DEFENDER_WIN, DRAW, N_OUTCOMES, RETREAT, STALEMATE
-from ..kernels.formula import apply_losses, outcome_code, row_counts, simulate_chunks
 from ..results import Z95, csv_text, spread_statistics, wilson_interval
 from ..rules import Ruleset, load_rules
 
@@ -290,9 +291,9 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
     def rows_of(a_up: tuple, d_up: tuple) -> list[tuple[int, float]]:
         key = (a_up, d_up)
         if key not in row_cache:
-            row_counts(battle.die, a.bonus, a.extra, np.array(a_up, dtype=np.int64), a.base,
-                       d.bonus, np.array(d_up, dtype=np.int64), d.base, battle.row_min,
-                       counts_buf)
+            kernels.row_counts(battle.die, a.bonus, a.extra, np.array(a_up, dtype=np.int64),
+                               a.base, d.bonus, np.array(d_up, dtype=np.int64), d.base,
+                               battle.row_min, counts_buf)
             row_cache[key] = [(r, int(n) / die2) for r, n in enumerate(counts_buf) if n]
         return row_cache[key]
 
@@ -301,7 +302,7 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
         if key not in loss_cache:
             up_arr = np.array(up, dtype=np.int64)
             fl_arr = np.array(fl, dtype=np.int64)
-            apply_losses(up_arr, fl_arr, points, a1)
+            kernels.apply_losses(up_arr, fl_arr, points, a1)
             loss_cache[key] = (tuple(int(x) for x in up_arr), tuple(int(x) for x in fl_arr))
         return loss_cache[key]
 
@@ -317,7 +318,7 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
 
     def stop(state: tuple, p: float, n_exchanges: int, a_pts: int, d_pts: int) -> None:
         a_up, a_fl, d_up, d_fl = state
-        outcomes[outcome_code(sum(a_up), sum(d_up))] += p
+        outcomes[kernels.outcome_code(sum(a_up), sum(d_up))] += p
         a_points[a_pts] += p
         d_points[d_pts] += p
         exchanges_dist[n_exchanges] += p
@@ -379,6 +380,7 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
 
 def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int) -> dict:
     """Monte Carlo counts; per-chunk streams from SeedSequence, so threads do not matter."""
+    jit.compiled()
     a, d = battle.a, battle.d
     n_chunks = -(-trials // CHUNK_TRIALS)
     chunk_trials = np.full(n_chunks, CHUNK_TRIALS, dtype=np.int64)
@@ -418,7 +420,7 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int) -> dict:
             "a_left_sq": np.zeros((n, 2), dtype=np.int64),
             "d_left_sq": np.zeros((n, 2), dtype=np.int64),
         }
-        simulate_chunks(
+        kernels.simulate_chunks(
             seeds[begin:end], chunk_trials[begin:end], battle.die, max_ex,
             battle.flips == "A1", battle.row_min, battle.row_att, battle.row_def,
             a.bonus, a.extra, a.base, a.face_up, a.flipped,

@@ -15,13 +15,13 @@ same numbers whatever the number of threads.
 """
 
 import numpy as np
-from numba import njit, prange
 
 from .common import ATTACKER_WIN, DEFENDER_WIN, DRAW, STALEMATE
-from .montecarlo import _next_uniform
+from .jit import kernel, prange
+from .montecarlo import next_uniform
 
 
-@njit(cache=True)
+@kernel
 def loss_row(diff, row_min):
     """Loss-table row of an attack - defence difference (points).
 
@@ -35,7 +35,7 @@ def loss_row(diff, row_min):
     return row
 
 
-@njit(cache=True)
+@kernel
 def side_value(roll, bonus, face_up, base):
     """Combat value in points: (roll + bonus) x face-up pieces + sum of base[t] x face_up[t].
 
@@ -51,7 +51,7 @@ def side_value(roll, bonus, face_up, base):
     return (roll + bonus) * pieces + extra
 
 
-@njit(cache=True)
+@kernel
 def _remove_flipped(flipped):
     for t in range(flipped.shape[0]):
         if flipped[t] > 0:
@@ -59,7 +59,7 @@ def _remove_flipped(flipped):
             return
 
 
-@njit(cache=True)
+@kernel
 def _flip_face_up(face_up, flipped):
     for t in range(face_up.shape[0]):
         if face_up[t] > 0:
@@ -68,7 +68,7 @@ def _flip_face_up(face_up, flipped):
             return
 
 
-@njit(cache=True)
+@kernel
 def apply_losses(face_up, flipped, points, same_exchange_removal):
     """Apply `points` loss points to one side, in place, one point at a time.
 
@@ -105,7 +105,7 @@ def apply_losses(face_up, flipped, points, same_exchange_removal):
             _remove_flipped(flipped)
 
 
-@njit(cache=True)
+@kernel
 def row_counts(die, a_bonus, a_extra, a_face_up, a_base, d_bonus, d_face_up, d_base, row_min,
                counts):
     """Fill counts[R] with the number of the die x die (attacker, defender) rolls per row.
@@ -120,7 +120,7 @@ def row_counts(die, a_bonus, a_extra, a_face_up, a_base, d_bonus, d_face_up, d_b
             counts[loss_row(attack - defence, row_min)] += 1
 
 
-@njit(cache=True)
+@kernel
 def outcome_code(a_face_up_left, d_face_up_left):
     """Outcome once exchanges stop: who still has face-up pieces (STALEMATE = undecided)."""
     if a_face_up_left > 0 and d_face_up_left > 0:
@@ -132,7 +132,7 @@ def outcome_code(a_face_up_left, d_face_up_left):
     return DRAW
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def simulate_chunks(seeds, chunk_trials, die, max_exchanges, same_exchange_removal,
                     row_min, row_att, row_def,
                     a_bonus, a_extra, a_base, a_face_up0, a_flipped0,
@@ -173,8 +173,8 @@ def simulate_chunks(seeds, chunk_trials, die, max_exchanges, same_exchange_remov
             d_points = 0
             exchanges = 0
             while exchanges < max_exchanges and a_face_up.sum() > 0 and d_face_up.sum() > 0:
-                ra = 1 + int(_next_uniform(state) * die)
-                rd = 1 + int(_next_uniform(state) * die)
+                ra = 1 + int(next_uniform(state) * die)
+                rd = 1 + int(next_uniform(state) * die)
                 attack = side_value(ra, a_bonus, a_face_up, a_base) + a_extra
                 defence = side_value(rd, d_bonus, d_face_up, d_base)
                 row = loss_row(attack - defence, row_min)

@@ -1,14 +1,58 @@
-"""Monte Carlo kernel: sample the per-state hit tables, aggregate inside the kernel.
+"""Monte Carlo: sample the compiled tables trial by trial, aggregate inside the kernel.
 
-Each chunk of trials has its own random stream, seeded from numpy's SeedSequence by the
-caller; chunks are independent of the thread count, and all aggregates are integers, so the
-same seed gives the same numbers whatever the number of threads.
+Each chunk of trials has its own splitmix64 stream, seeded from numpy's SeedSequence; chunks
+do not depend on the thread count and every aggregate is an integer, so the same seed gives the
+same numbers whatever the number of threads.  Memory is bounded by the chunks per kernel call,
+not by the number of trials.
 """
 
-import numpy as np
-from numba import njit, prange
+from __future__ import annotations
 
-from .common import ATTACKER_WIN, CONTINUE, RETREAT, settle, should_retreat
+import numpy as np
+
+from . import jit
+from .common import (
+    B_ROW_A,
+    B_ROW_N,
+    B_ROW_S,
+    CONTINUE,
+    N_OUTCOMES,
+    R_ACTIVE,
+    R_TOP,
+    RETREAT,
+    RU_AIR_ALWAYS,
+    RU_BOMBARD,
+    RU_SIMPLE,
+    RU_SUBMERGE,
+    S_A,
+    S_BLOCK,
+    S_IPC,
+    S_N,
+    S_S,
+    SUBMERGE_BEFORE_FIRE,
+    SUBMERGE_END_OF_ROUND,
+)
+from .jit import kernel, prange
+from .rules import (
+    air_on_subs,
+    assign,
+    block_end,
+    fires_back,
+    flat,
+    in_battle,
+    lone_transports,
+    settle,
+    settle_walk,
+    should_retreat,
+    strikes,
+    submerge_step,
+    subs_in,
+    takes,
+)
+
+CHUNK_TRIALS = 16_384
+CHUNKS_PER_CALL = 128  # one kernel call = one progress step
+ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -16,8 +60,8 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@njit(cache=True)
-def _next_uniform(state):
+@kernel
+def next_uniform(state):
     """Next uniform in [0, 1) from a splitmix64 stream; state: uint64[1], advanced in place."""
     state[0] += _GOLDEN
     z = state[0]
@@ -27,9 +71,12 @@ def _next_uniform(state):
     return (z >> np.uint64(11)) * _TO_UNIT
 
 
-@njit(cache=True)
-def _search(cdf, row, top, u):
-    """Smallest h in [0, top] with u < cdf[row, h] (cdf[row, top] is exactly 1)."""
+@kernel
+def _sample(cdf, row, top, state):
+    """Hits of one category step: the smallest h in [0, top] with u < cdf[row, h]."""
+    if top == 0:
+        return 0
+    u = next_uniform(state)
     lo = 0
     hi = top
     while lo < hi:
@@ -41,8 +88,10 @@ def _search(cdf, row, top, u):
     return lo
 
 
-@njit(cache=True)
-def _search_1d(cdf, u):
+@kernel
+def _pick(cdf, state):
+    """An index drawn with the law given by its running sums cdf[] (last entry 1)."""
+    u = next_uniform(state)
     lo = 0
     hi = cdf.shape[0] - 1
     while lo < hi:
@@ -54,88 +103,201 @@ def _search_1d(cdf, u):
     return lo
 
 
-@njit(cache=True, inline="always")
-def record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
-                 rounds_hist, rounds_sum, swing_sum, swing_sq_sum):
-    """Add one finished trial (outcome, final states a and d, rounds) to chunk c's row of the
-    aggregates; the last rounds bin takes that many rounds or more."""
-    outcomes[c, outcome] += 1
-    a_final[c, a] += 1
-    d_final[c, d] += 1
-    rounds_hist[c, min(rounds, rounds_hist.shape[1] - 1)] += 1
-    rounds_sum[c] += rounds
-    swing = d_ipc[d] - a_ipc[a]
-    swing_sum[c] += swing
-    swing_sq_sum[c] += swing * swing
+@kernel
+def _trial_walk(ab, ast, ar, acdf, db, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat,
+                below, win_value, remainder, state):
+    """One battle of two single walks (land): returns (outcome, a, d, rounds)."""
+    a_end = block_end(ab, ast, a)
+    d_end = block_end(db, dst, d)
+    outcome, a, d = settle_walk(a, a_end, ast, ar, d, d_end, dst, dr)
+    rounds = 0
+    while outcome == CONTINUE:
+        rounds += 1
+        a_hits = _sample(acdf, a, ar[a, R_TOP], state)
+        d_hits = _sample(dcdf, d, dr[d, R_TOP], state)
+        if rounds == 1 and rules[RU_BOMBARD] == 1:
+            a_hits += _pick(bombard_cdf, state)
+        d = min(d + a_hits, d_end)
+        a = min(a + d_hits, a_end)
+        outcome, a, d = settle_walk(a, a_end, ast, ar, d, d_end, dst, dr)
+        # (checking the flag here first keeps the call out of the hot loop)
+        if outcome == CONTINUE and retreat[R_ACTIVE] == 1 and should_retreat(
+                a, d, rounds, retreat, below, ast, dst, win_value):
+            if remainder[a] < 0:
+                outcome = RETREAT
+            else:  # a partial retreat: the units that stay fight on
+                a = remainder[a]
+                a_end = block_end(ab, ast, a)
+                outcome, a, d = settle_walk(a, a_end, ast, ar, d, d_end, dst, dr)
+    return outcome, a, d, rounds
 
 
-@njit(parallel=True, cache=True)
-def simulate_chunks(seeds, chunk_trials,
-                    a_profile_cdf, a_offset, a_length, a_cdf, a_top, a_can_hit, a_alive,
-                    a_defenceless, a_has_land, a_ipc,
-                    d_cdf, d_top, d_can_hit, d_alive, d_defenceless, d_ipc, d_length,
-                    bombard_cdf, bombard_mode, land_prefix,
-                    retreat, below, a_units_left, d_units_left, a_may_retreat, win_value,
-                    remainder_start, a_profile_end,
-                    outcomes, takes, a_final, d_final, rounds_hist, rounds_sum,
-                    swing_sum, swing_sq_sum):
+@kernel
+def _trial(ab, ast, ar, acdf, db, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, below,
+           win_value, remainder, state):
+    """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds)."""
+    air_always = rules[RU_AIR_ALWAYS] == 1
+    a_b, a_s, a_a, a_n = ast[a, S_BLOCK], ast[a, S_S], ast[a, S_A], ast[a, S_N]
+    d_b, d_s, d_a, d_n = dst[d, S_BLOCK], dst[d, S_S], dst[d, S_A], dst[d, S_N]
+    rounds = 0
+    outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n,
+                               air_always)
+    while outcome == CONTINUE:
+        timing = rules[RU_SUBMERGE]
+        if timing == SUBMERGE_BEFORE_FIRE or (timing == SUBMERGE_END_OF_ROUND and rounds > 0):
+            a_s, d_s = submerge_step(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n,
+                                     rules)
+            outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n,
+                                       air_always)
+            if outcome != CONTINUE:
+                break
+        rounds += 1
+        lone = lone_transports(ab, ar, a_b, a_s, a_a, a_n, rules)
+        a_strike, d_strike = strikes(ab, ar, a_b, a_s, a_n, db, dr, d_b, d_s, d_n, rules)
+        h = _sample(acdf, ab[a_b, B_ROW_S] + a_s, ar[ab[a_b, B_ROW_S] + a_s, R_TOP],
+                    state) if a_strike else 0
+        d1s, d1a, d1n = assign(db, dr, d_b, d_s, d_a, d_n, h, 0, 0, False)
+        h = _sample(dcdf, db[d_b, B_ROW_S] + d_s, dr[db[d_b, B_ROW_S] + d_s, R_TOP],
+                    state) if d_strike else 0
+        a1s, a1a, a1n = assign(ab, ar, a_b, a_s, a_a, a_n, h, 0, 0, False)
+        # units in general fire: those left after the opening step, or all of them
+        if fires_back(ab, ar, a_b, a_n, rules):
+            fa_s, fa_a, fa_n = a_s, a_a, a_n
+        else:
+            fa_s, fa_a, fa_n = a1s, a1a, a1n
+        if fires_back(db, dr, d_b, d_n, rules):
+            fd_s, fd_a, fd_n = d_s, d_a, d_n
+        else:
+            fd_s, fd_a, fd_n = d1s, d1a, d1n
+        hs_a, ha_a, hg_a = _general_hits(ab, ar, acdf, a_b, fa_s, fa_a, fa_n, a_strike, state)
+        hs_d, ha_d, hg_d = _general_hits(db, dr, dcdf, d_b, fd_s, fd_a, fd_n, d_strike, state)
+        if rounds == 1 and rules[RU_BOMBARD] == 1:  # shore bombardment: at non-air units
+            hs_a += _pick(bombard_cdf, state)
+        d_s, d_a, d_n = assign(db, dr, d_b, d1s, d1a, d1n, hs_a, ha_a, hg_a,
+                               air_on_subs(ab, ar, a_b, fa_n, rules))
+        a_s, a_a, a_n = assign(ab, ar, a_b, a1s, a1a, a1n, hs_d, ha_d, hg_d,
+                               air_on_subs(db, dr, d_b, fd_n, rules))
+        if lone and in_battle(ab, a_b, a_s, a_a, a_n):
+            outcome = RETREAT
+            break
+        outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n,
+                                   air_always)
+        if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
+            a = flat(ab, a_b, a_s, a_a, a_n)
+            d = flat(db, d_b, d_s, d_a, d_n)
+            if should_retreat(a, d, rounds, retreat, below, ast, dst, win_value):
+                if remainder[a] < 0:
+                    outcome = RETREAT
+                else:  # a partial retreat: the units that stay fight on
+                    a = remainder[a]
+                    a_b, a_s, a_a, a_n = ast[a, S_BLOCK], ast[a, S_S], ast[a, S_A], ast[a, S_N]
+                    outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s,
+                                               d_a, d_n, air_always)
+    return outcome, flat(ab, a_b, a_s, a_a, a_n), flat(db, d_b, d_s, d_a, d_n), rounds
+
+
+@kernel
+def _general_hits(xb_, xr, xcdf, b, s, a, n, struck, state):
+    """Hits of a side's general fire: (sub hits, air hits, other hits).  Subs that struck in
+    the opening step do not fire again."""
+    hs = 0
+    if not struck and subs_in(xb_, b, s) > 0:
+        row = xb_[b, B_ROW_S] + s
+        hs = _sample(xcdf, row, xr[row, R_TOP], state)
+    row = xb_[b, B_ROW_A] + a
+    ha = _sample(xcdf, row, xr[row, R_TOP], state)
+    row = xb_[b, B_ROW_N] + n
+    return hs, ha, _sample(xcdf, row, xr[row, R_TOP], state)
+
+
+@kernel(parallel=True)
+def _simulate_chunks(seeds, chunk_trials, ab, ast, ar, acdf, db, dst, dr, dcdf, rules,
+                     a_starts, a_start_cdf, d_starts, d_start_cdf, bombard_cdf, retreat, below,
+                     win_value, remainder, outcomes, taken, a_final, d_final, rounds_hist,
+                     rounds_sum, swing_hist, swing_offset):
     """Simulate len(seeds) chunks of trials, chunk c writing only to row c of each output.
 
-    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk.  Attacker tables (a_*)
-    are indexed by flat state, a_profile_cdf[P] is the cumulative probability of the
-    attacker's round-1 profiles; the defender has one profile of d_length steps.  ipc tables
-    are IPC lost per state.  Shore bombardment: bombard_cdf[B] cumulative law of its hits,
-    which only land on the defender's first land_prefix casualty steps (its land units);
-    bombard_mode 0 none, 1 before round 1 with no return fire (Revised), 2 together with the
-    attacker's round-1 fire (1942 2E: the casualties fire back).  Retreat: see
-    kernels.common.should_retreat, checked at the end of every round; a partial retreat
-    (remainder_start[a] >= 0, compile.with_partial_retreats) goes on in the stayers' profile,
-    whose last state is a_profile_end[start].  Outputs: outcomes[C, 5]
-    counts, takes[C] territory taken, a_final[C, Sa] / d_final[C, Sd] final-state counts,
-    rounds_hist[C, R] rounds (last bin is R-1 or more), rounds_sum[C], swing_sum[C] and
-    swing_sq_sum[C] of the TUV swing in IPC.
+    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk; a*/d*: each side's blocks,
+    states, rows and cdf tables; a_starts[K] / a_start_cdf[K] (and d_*): the side's possible
+    start states and the running sums of their probabilities; bombard_cdf: running sums of the
+    law of shore-bombardment hits; retreat, below, win_value, remainder: the attacker's retreat
+    policy (compile.Retreat).  Outputs: outcomes[C, 5] counts, taken[C] territory taken,
+    a_final[C, Fa] / d_final[C, Fd] final states, rounds_hist[C, R] (last bin: R-1 or more),
+    rounds_sum[C], swing_hist[C, K] TUV swing in IPC + swing_offset.
     """
-    n_chunks = seeds.shape[0]
-    for c in prange(n_chunks):
+    simple = rules[RU_SIMPLE] == 1
+    for c in prange(seeds.shape[0]):
         state = np.empty(1, dtype=np.uint64)
         state[0] = seeds[c]
-        d_end = d_length
         for _ in range(chunk_trials[c]):
-            profile = _search_1d(a_profile_cdf, _next_uniform(state))
-            a = a_offset[profile]
-            a_end = a + a_length[profile]
-            d = 0
-            if bombard_mode == 1:
-                d = min(_search_1d(bombard_cdf, _next_uniform(state)), land_prefix)
-            outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit, a_defenceless,
-                                   d_alive, d_can_hit, d_defenceless)
-            rounds = 0
-            while outcome == CONTINUE:
-                rounds += 1
-                a_hits = _search(a_cdf, a, a_top[a], _next_uniform(state))
-                d_hits = _search(d_cdf, d, d_top[d], _next_uniform(state))
-                if bombard_mode == 2 and rounds == 1:
-                    bombard_hits = _search_1d(bombard_cdf, _next_uniform(state))
-                    a_hits += min(bombard_hits, max(land_prefix - d, 0))
-                d = min(d + a_hits, d_end)
-                a = min(a + d_hits, a_end)
-                outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit,
-                                       a_defenceless, d_alive, d_can_hit, d_defenceless)
-                # (checking the flag here first keeps the call out of the hot loop)
-                if outcome == CONTINUE and retreat[0] == 1 and should_retreat(
-                        a, d, rounds, retreat, below, a_units_left, d_units_left,
-                        a_may_retreat, a_has_land, win_value):
-                    start = remainder_start[a]
-                    if start < 0:
-                        outcome = RETREAT
-                    else:
-                        a = start
-                        a_end = a_profile_end[start]
-                        outcome, a, d = settle(a, d, a_end, d_end, a_alive, a_can_hit,
-                                               a_defenceless, d_alive, d_can_hit,
-                                               d_defenceless)
-            if outcome == ATTACKER_WIN and a_has_land[a]:
-                takes[c] += 1
-            record_trial(c, outcome, a, d, rounds, a_ipc, d_ipc, outcomes, a_final, d_final,
-                         rounds_hist, rounds_sum, swing_sum, swing_sq_sum)
+            a = a_starts[_pick(a_start_cdf, state)]
+            d = d_starts[_pick(d_start_cdf, state)]
+            if simple:
+                outcome, a, d, rounds = _trial_walk(ab, ast, ar, acdf, db, dst, dr, dcdf, rules,
+                                                    a, d, bombard_cdf, retreat, below,
+                                                    win_value, remainder, state)
+            else:
+                outcome, a, d, rounds = _trial(ab, ast, ar, acdf, db, dst, dr, dcdf, rules, a,
+                                               d, bombard_cdf, retreat, below, win_value,
+                                               remainder, state)
+            outcomes[c, outcome] += 1
+            if takes(outcome, a, ast):
+                taken[c] += 1
+            a_final[c, a] += 1
+            d_final[c, d] += 1
+            rounds_hist[c, min(rounds, rounds_hist.shape[1] - 1)] += 1
+            rounds_sum[c] += rounds
+            swing_hist[c, dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
 
+
+def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(possible start states, running sums of their probabilities, last exactly 1)."""
+    states = np.flatnonzero(start > 0).astype(np.int64)
+    cdf = np.cumsum(start[states])
+    cdf[-1] = 1.0
+    return states, cdf
+
+
+def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
+    """Monte Carlo aggregates of a compiled battle (compile.CompiledBattle): integer counts.
+
+    progress(done, total, what) is called after every kernel call.
+    """
+    jit.compiled()
+    att, dfn = compiled.attacker, compiled.defender
+    retreat = compiled.retreat_tables()
+    bombard_cdf = np.cumsum(compiled.bombardment.pmf)
+    bombard_cdf[-1] = 1.0
+    swing_offset = int(att.ipc_lost.max())
+    shapes = {
+        "outcomes": (N_OUTCOMES,), "takes": (), "a_final": (att.n_states,),
+        "d_final": (dfn.n_states,), "rounds_hist": (ROUNDS_BINS,), "rounds_sum": (),
+        "swing_hist": (swing_offset + int(dfn.ipc_lost.max()) + 1,),
+    }
+    n_chunks = -(-trials // CHUNK_TRIALS)
+    chunk_trials = np.full(n_chunks, CHUNK_TRIALS, dtype=np.int64)
+    chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
+    seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
+    totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
+    starts = (*_start_law(att.start), *_start_law(dfn.start))
+    done = 0
+    for first in range(0, n_chunks, CHUNKS_PER_CALL):
+        last = min(first + CHUNKS_PER_CALL, n_chunks)
+        rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
+                for key, shape in shapes.items()}
+        _simulate_chunks(seeds[first:last], chunk_trials[first:last], att.blocks, att.states,
+                         att.rows, att.cdf, dfn.blocks, dfn.states, dfn.rows, dfn.cdf,
+                         compiled.rules, *starts, bombard_cdf, retreat.vector, retreat.below,
+                         retreat.win_value, retreat.remainder_start, *rows.values(),
+                         swing_offset)
+        for key, value in rows.items():
+            totals[key] += value.sum(axis=0)
+        done += int(chunk_trials[first:last].sum())
+        if progress is not None:
+            progress(done, trials, "trials")
+    swing = np.arange(len(totals["swing_hist"]), dtype=np.float64) - swing_offset
+    raw = {key: (int(v) if v.ndim == 0 else v) for key, v in totals.items()}
+    raw["swing_offset"] = -swing_offset
+    raw["swing_sum"] = float(totals["swing_hist"] @ swing)
+    raw["swing_sq_sum"] = float(totals["swing_hist"] @ (swing * swing))
+    return raw

@@ -201,7 +201,7 @@ class Tech:
     changes: MappingProxyType  # unit name -> {field: value}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Ruleset:
     id: str
     name: str
@@ -213,11 +213,30 @@ class Ruleset:
     model: str = "dice"  # "dice" (A&A dice battles) or "formula" (seed 002, battlecalc.formula)
     formula: MappingProxyType | None = None  # the validated [formula] table of a formula model
 
+    die_size: int = 6
+
     def unit(self, name: str) -> Unit:
         return self.units[name]
 
+    @property
+    def supports(self) -> tuple:
+        """Attack support rules (giver, targets, bonus, count, kind) of the unit table."""
+        from ..dice import unit_supports
+
+        return unit_supports(self.units)
+
     def with_techs(self, techs: tuple[str, ...] | list[str]) -> Ruleset:
-        """The same edition with the given technologies applied to its unit table."""
+        """The same edition with the given technologies applied to its unit table (one object
+        per edition and set of technologies, so compiled tables can be cached by it)."""
+        key = tuple(techs)
+        if not key:
+            return self
+        cache = self.__dict__.setdefault("_with_techs", {})
+        if key not in cache:
+            cache[key] = self._apply_techs(key)
+        return cache[key]
+
+    def _apply_techs(self, techs: tuple[str, ...]) -> Ruleset:
         units = dict(self.units)
         for tech_name in techs:
             if tech_name not in self.techs:

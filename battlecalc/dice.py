@@ -1,0 +1,150 @@
+"""Dice: how many hits a group of units scores in one fire step.
+
+Every fire step (general fire, AA, bombardment) goes through :func:`hit_distribution`: units
+roll dice with integer hit values on the edition's die (a die hits when it rolls at most the
+value), grouped as ``{(value, best_of): dice}``; ``best_of`` > 1 is a unit rolling that many
+dice of which the best counts (at most one hit).  The dice model is "standard" (every die rolled)
+or "low_luck" (the strength of the group, the sum of its values, gives one sure hit per full die
+size and one die for the remainder).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+DICE_MODELS = ("standard", "low_luck")
+DiceGroups = Mapping[tuple[int, int], int]  # (hit value, best of) -> number of dice
+
+
+@functools.lru_cache(maxsize=4096)
+def binomial_pmf(n: int, p: float) -> np.ndarray:
+    """pmf of Binomial(n, p) as an array of length n+1 (exact to float rounding); cached,
+    so the returned array is shared and read-only."""
+    if n == 0 or p <= 0.0 or p >= 1.0:
+        out = np.zeros(n + 1)
+        out[n if p >= 1.0 else 0] = 1.0
+        out.flags.writeable = False
+        return out
+    k = np.arange(n + 1)
+    if n <= 200:
+        combs = np.array([float(math.comb(n, i)) for i in range(n + 1)])
+        with np.errstate(under="ignore"):
+            out = combs * np.power(p, k) * np.power(1.0 - p, n - k)
+    else:
+        # log C(n, k) as a running sum of log((n - i + 1) / i): O(n), relative error ~1e-12
+        log_comb = np.concatenate(
+            ([0.0], np.cumsum(np.log(np.arange(n, 0, -1.0)) - np.log(np.arange(1.0, n + 1))))
+        )
+        with np.errstate(under="ignore"):
+            out = np.exp(log_comb + k * math.log(p) + (n - k) * math.log1p(-p))
+        out /= out.sum()  # the running sum's rounding, ~1e-13, taken out of the total
+    out.flags.writeable = False
+    return out
+
+
+def hit_chance(value: int, best_of: int, die_size: int) -> float:
+    """Chance that one unit's roll hits: value/die, or the best of `best_of` dice."""
+    chance = min(value, die_size) / die_size
+    return 1.0 - (1.0 - chance) ** best_of if best_of > 1 else chance
+
+
+def hit_distribution(dice: DiceGroups, die_size: int = 6, model: str = "standard") -> np.ndarray:
+    """Law of the number of hits of one fire step: pmf[h] for h = 0..most hits.  Read-only."""
+    groups = tuple(sorted((v, b, n) for (v, b), n in dice.items() if n > 0 and v > 0))
+    return _hit_distribution(groups, die_size, model)
+
+
+@functools.lru_cache(maxsize=65536)
+def _hit_distribution(groups: tuple[tuple[int, int, int], ...], die_size: int,
+                      model: str) -> np.ndarray:
+    if model == "low_luck":
+        strength = sum(min(v, die_size) * n * (1 if b == 1 else b) for v, b, n in groups)
+        sure, rest = divmod(strength, die_size)
+        pmf = np.zeros(sure + (2 if rest else 1))
+        pmf[sure] = 1.0 - rest / die_size
+        if rest:
+            pmf[sure + 1] = rest / die_size
+    else:
+        by_chance: dict[float, int] = {}
+        for v, b, n in groups:
+            chance = hit_chance(v, b, die_size)
+            by_chance[chance] = by_chance.get(chance, 0) + n
+        pmf = np.ones(1)
+        for chance in sorted(by_chance):
+            pmf = np.convolve(pmf, binomial_pmf(by_chance[chance], chance))
+    pmf.flags.writeable = False
+    return pmf
+
+
+def add_dice(dice: dict[tuple[int, int], int], value: int, units: int, dice_per_unit: int = 1,
+             best_of: bool = False) -> None:
+    """Add `units` units rolling `dice_per_unit` dice at `value` (best one counts if best_of)."""
+    if value <= 0 or units <= 0:
+        return
+    key = (value, dice_per_unit) if best_of and dice_per_unit > 1 else (value, 1)
+    count = units if key[1] > 1 else units * dice_per_unit
+    dice[key] = dice.get(key, 0) + count
+
+
+def unit_supports(units) -> tuple:
+    """Attack support rules (giver, targets, bonus, count, kind) of a unit table."""
+    return tuple((u.name, (u.support_target,), u.support_bonus, u.support_count, u.name)
+                 for u in units.values()
+                 if u.support_target and u.support_bonus and u.support_count)
+
+
+def firepower(force: Mapping[str, int], units, role: str, die_size: int = 6) -> float:
+    """Expected hits of a force in one round of general fire."""
+    return sum(hit_chance(v, b, die_size) * n
+               for (v, b), n in force_dice(force, units, role, unit_supports(units)).items())
+
+
+def supported_counts(force: Mapping[str, int], supports) -> dict[str, tuple[int, int]]:
+    """Units of each type that get a support bonus: {unit: (supported count, bonus)}.
+
+    supports: (giver, targets, bonus, count, kind) rules; each giver present supports `count`
+    target units, targets taken in the order listed.  Bonuses of one kind never stack: a unit
+    gets at most one bonus of a kind (the first kind listed wins where kinds compete).
+    """
+    supported: dict[str, tuple[int, int]] = {}
+    taken: dict[str, int] = {}
+    for giver, targets, bonus, count, _kind in supports:
+        capacity = force.get(giver, 0) * count
+        for target in targets:
+            if capacity <= 0:
+                break
+            free = force.get(target, 0) - taken.get(target, 0)
+            given = min(free, capacity)
+            if given > 0:
+                taken[target] = taken.get(target, 0) + given
+                capacity -= given
+                n, b = supported.get(target, (0, bonus))
+                supported[target] = (n + given, max(b, bonus))
+    return supported
+
+
+def force_dice(force: Mapping[str, int], units, role: str, supports=()) -> dict:
+    """Dice a force rolls in one round of general fire: {(value, best_of): dice}.
+
+    units: unit name -> Unit (attack, defense, attack_dice, best_die, can_attack); support
+    (see :func:`supported_counts`) counts on attack only, from the units present.
+    """
+    dice: dict[tuple[int, int], int] = {}
+    supported = supported_counts(force, supports) if role == "attack" else {}
+    for name, n in force.items():
+        unit = units[name]
+        if not n:
+            continue
+        if role == "attack":
+            if not unit.can_attack:
+                continue
+            boosted, bonus = supported.get(name, (0, 0))
+            add_dice(dice, unit.attack + bonus, boosted, unit.attack_dice, unit.best_die)
+            add_dice(dice, unit.attack, n - boosted, unit.attack_dice, unit.best_die)
+        else:
+            add_dice(dice, unit.defense, n)
+    return dice

@@ -1,1 +1,0 @@
-"""The exact solver: probability propagated through the per-state hit tables."""

@@ -1,0 +1,578 @@
+"""Exact solver: propagate probability through the compiled tables.
+
+A side's state only moves forward (casualty steps are never undone, submerging and units lost
+without dice move to later states), so within one attacker block the state pairs can be
+swept in order (attacker state, defender state): every predecessor of a pair comes before it.
+The only cycle is "nothing changes this round", summed in closed form by dividing by
+(1 - its probability).  The first rounds are played one at a time where anything depends on
+the round (round-1 bombardment, submerging at the end of a round, a retreat after round R, the
+law of the number of rounds); then one sweep finishes the battle.  Attacker blocks (one per
+outcome of round-1 AA fire) are independent and may be solved in parallel; blocks of the units
+that stay after a partial amphibious retreat start from the mass the first blocks send them.
+
+Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
+transitions moving less than `eps` probability are skipped, and states holding less than
+`state_eps` are not played on; all of it is reported as pruned mass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import jit
+from .common import (
+    ATTACKER_WIN,
+    B_OFFSET,
+    B_RADIX_A,
+    B_RADIX_N,
+    B_RADIX_S,
+    B_ROW_A,
+    B_ROW_N,
+    B_ROW_S,
+    CONTINUE,
+    N_OUTCOMES,
+    R_ACTIVE,
+    R_AFTER,
+    R_HI,
+    R_LO,
+    RETREAT,
+    RU_AIR_ALWAYS,
+    RU_BOMBARD,
+    RU_SIMPLE,
+    RU_SUBMERGE,
+    S_A,
+    S_BLOCK,
+    S_HAS_LAND,
+    S_N,
+    S_S,
+    SUBMERGE_BEFORE_FIRE,
+    SUBMERGE_NEVER,
+)
+from .jit import kernel, prange
+from .rules import (
+    air_on_subs,
+    assign,
+    block_end,
+    fires_back,
+    flat,
+    in_battle,
+    lone_transports,
+    settle,
+    settle_walk,
+    should_retreat,
+    strikes,
+    submerge_step,
+    subs_in,
+)
+
+TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
+STATE_EPS = 1e-16  # states holding less probability are not played on (mass reported)
+MOVE, END, PLAY = 0, 1, 2  # what _enter decides
+SPREAD, DRY, GATHER = 0, 1, 2  # what _transition does
+
+
+@kernel
+def _block_size(blocks, b):
+    return blocks[b, B_RADIX_S] * blocks[b, B_RADIX_A] * blocks[b, B_RADIX_N]
+
+
+@kernel
+def _enter(ab, ast, ar, db, dst, dr, rules, a, d, rounds_played, check_retreat, retreat, below,
+           win_value):
+    """What happens to probability arriving at the start of a round in the pair (a, d).
+
+    Returns (MOVE, a2, d2, _): the mass moves on to a later pair (units lost without dice,
+    subs submerged); (END, a, d, outcome) the battle ends there (RETREAT: the attacker
+    withdraws; only if check_retreat); (PLAY, a, d, _) a round is played from (a, d).
+    """
+    if rules[RU_SIMPLE] == 1:
+        outcome, a2, d2 = settle_walk(a, block_end(ab, ast, a), ast, ar, d, block_end(db, dst, d),
+                                      dst, dr)
+        if a2 != a or d2 != d:
+            return MOVE, a2, d2, outcome
+    else:
+        a_b, a_s, a_a, a_n0 = ast[a, S_BLOCK], ast[a, S_S], ast[a, S_A], ast[a, S_N]
+        d_b, d_s, d_a, d_n0 = dst[d, S_BLOCK], dst[d, S_S], dst[d, S_A], dst[d, S_N]
+        outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n0, db, dr, d_b, d_s, d_a, d_n0,
+                                   rules[RU_AIR_ALWAYS] == 1)
+        if a_n != a_n0 or d_n != d_n0:
+            return MOVE, flat(ab, a_b, a_s, a_a, a_n), flat(db, d_b, d_s, d_a, d_n), outcome
+    if outcome != CONTINUE:
+        return END, a, d, outcome
+    if check_retreat and rounds_played > 0 and retreat[R_ACTIVE] == 1 and should_retreat(
+            a, d, rounds_played, retreat, below, ast, dst, win_value):
+        return END, a, d, RETREAT
+    timing = rules[RU_SUBMERGE]
+    if rules[RU_SIMPLE] == 0 and (timing == SUBMERGE_BEFORE_FIRE
+                                  or (timing != SUBMERGE_NEVER and rounds_played > 0)):
+        a_s2, d_s2 = submerge_step(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n, rules)
+        if a_s2 != a_s or d_s2 != d_s:
+            return MOVE, flat(ab, a_b, a_s2, a_a, a_n), flat(db, d_b, d_s2, d_a, d_n), outcome
+    return PLAY, a, d, outcome
+
+
+@kernel
+def _add(where, states, probs, count, f, p):
+    """Accumulate probability p on flat state f in a small sparse list; returns the count."""
+    i = where[f]
+    if i < 0:
+        where[f] = count
+        states[count] = f
+        probs[count] = p
+        return count + 1
+    probs[i] += p
+    return count
+
+
+@kernel
+def _clear(where, states, count):
+    for i in range(count):
+        where[states[i]] = -1
+
+
+@kernel
+def _fire(xb_, xr, xpmf, xb, xs, xa, xn, subs_fire, others_fire, air_subs, extra_pmf,
+          yb_, yr, yb, ys, ya, yn, where, states, probs):
+    """Law of side y's state after side x fires once: its subs (if subs_fire) and its other
+    units (if others_fire), plus extra_pmf hits at non-air units (shore bombardment; [1.0]
+    when none).  Fills the sparse list (where, states, probs); returns its length."""
+    count = 0
+    s_lo = s_hi = 0
+    if subs_fire and subs_in(xb_, xb, xs) > 0:
+        s_row = xb_[xb, B_ROW_S] + xs
+        s_lo, s_hi = xr[s_row, R_LO], xr[s_row, R_HI]
+    a_lo = a_hi = n_lo = n_hi = 0
+    a_row = xb_[xb, B_ROW_A] + xa
+    n_row = xb_[xb, B_ROW_N] + xn
+    if others_fire:
+        a_lo, a_hi = xr[a_row, R_LO], xr[a_row, R_HI]
+        n_lo, n_hi = xr[n_row, R_LO], xr[n_row, R_HI]
+    for hs in range(s_lo, s_hi + 1):
+        ps = xpmf[s_row, hs] if s_hi > 0 else 1.0
+        for hb in range(extra_pmf.shape[0]):
+            pb = ps * extra_pmf[hb]
+            for ha in range(a_lo, a_hi + 1):
+                pa = pb * (xpmf[a_row, ha] if a_hi > 0 else 1.0)
+                for hg in range(n_lo, n_hi + 1):
+                    p = pa * (xpmf[n_row, hg] if n_hi > 0 else 1.0)
+                    if p == 0.0:
+                        continue
+                    s2, a2, n2 = assign(yb_, yr, yb, ys, ya, yn, hs + hb, ha, hg, air_subs)
+                    count = _add(where, states, probs, count, flat(yb_, yb, s2, a2, n2), p)
+    return count
+
+
+@kernel
+def _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, bombard_pmf, one, mode, w,
+                mass, a_base, self_a, self_d, value, scratch_a, scratch_ap, scratch_d,
+                scratch_dp, eps, out, rounds):
+    """One round from the pair (a, d) in the general round model.
+
+    mode SPREAD: add w * P(next pair) to mass[a2 - a_base, d2] for every next pair but
+    (self_a, self_d) (pass -1 to move everything), skipping moves below eps; a lone-transport
+    retreat is recorded as an outcome; returns the mass moved.  DRY: returns P(next pair =
+    (self_a, self_d)).  GATHER: returns the sum over the other next pairs of P(pair) *
+    value[pair] (0 for a lone-transport retreat).  bombard_pmf: hits joining the attacker's
+    fire at non-air units (`one` = [1.0] when none).  scratch_*: sparse lists, two levels per
+    side; out: the outputs of `_finish`, rounds: the round being played.
+    """
+    a_b, a_s, a_a, a_n = ast[a, S_BLOCK], ast[a, S_S], ast[a, S_A], ast[a, S_N]
+    d_b, d_s, d_a, d_n = dst[d, S_BLOCK], dst[d, S_S], dst[d, S_A], dst[d, S_N]
+    lone = lone_transports(ab, ar, a_b, a_s, a_a, a_n, rules)
+    a_strike, d_strike = strikes(ab, ar, a_b, a_s, a_n, db, dr, d_b, d_s, d_n, rules)
+    n_d1 = _fire(ab, ar, apmf, a_b, a_s, a_a, a_n, a_strike, False, False, one, db, dr,
+                 d_b, d_s, d_a, d_n, scratch_d[0], scratch_d[1], scratch_dp[0])
+    n_a1 = _fire(db, dr, dpmf, d_b, d_s, d_a, d_n, d_strike, False, False, one, ab, ar,
+                 a_b, a_s, a_a, a_n, scratch_a[0], scratch_a[1], scratch_ap[0])
+    result = 0.0
+    for i in range(n_a1):
+        a1 = scratch_a[1, i]
+        for j in range(n_d1):
+            d1 = scratch_d[1, j]
+            p1 = scratch_ap[0, i] * scratch_dp[0, j]
+            if mode == DRY and (a1 != self_a or d1 != self_d):
+                continue
+            if mode == SPREAD and w * p1 <= eps:
+                continue
+            # who fires in general fire: those left after the strikes, or all of them
+            fa = a if fires_back(ab, ar, a_b, a_n, rules) else a1
+            fd = d if fires_back(db, dr, d_b, d_n, rules) else d1
+            n_d2 = _fire(ab, ar, apmf, a_b, ast[fa, S_S], ast[fa, S_A], ast[fa, S_N],
+                         not a_strike, True, air_on_subs(ab, ar, a_b, ast[fa, S_N], rules),
+                         bombard_pmf, db, dr, d_b, dst[d1, S_S], dst[d1, S_A], dst[d1, S_N],
+                         scratch_d[2], scratch_d[3], scratch_dp[1])
+            n_a2 = _fire(db, dr, dpmf, d_b, dst[fd, S_S], dst[fd, S_A], dst[fd, S_N],
+                         not d_strike, True, air_on_subs(db, dr, d_b, dst[fd, S_N], rules),
+                         one, ab, ar, a_b, ast[a1, S_S], ast[a1, S_A], ast[a1, S_N],
+                         scratch_a[2], scratch_a[3], scratch_ap[1])
+            for k in range(n_a2):
+                a2 = scratch_a[3, k]
+                retreats = lone and in_battle(ab, a_b, ast[a2, S_S], ast[a2, S_A], ast[a2, S_N])
+                for m in range(n_d2):
+                    d2 = scratch_d[3, m]
+                    p = p1 * scratch_ap[1, k] * scratch_dp[1, m]
+                    if a2 == self_a and d2 == self_d and not retreats:
+                        if mode == DRY:
+                            result += p
+                        continue
+                    if mode == GATHER:
+                        if not retreats:
+                            result += p * value[a2, d2]
+                        continue
+                    if mode == DRY or w * p <= eps:
+                        continue
+                    result += w * p
+                    if retreats:
+                        _finish(RETREAT, w * p, a2, d2, rounds, ast, out)
+                    else:
+                        mass[a2 - a_base, d2] += w * p
+            _clear(scratch_d[2], scratch_d[3], n_d2)
+            _clear(scratch_a[2], scratch_a[3], n_a2)
+    _clear(scratch_d[0], scratch_d[1], n_d1)
+    _clear(scratch_a[0], scratch_a[1], n_a1)
+    return result
+
+
+@kernel
+def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_row, d_lo, d_hi,
+                 eps, include_stay):
+    """Two single walks: add w * P(attacker scores ha) * P(defender scores hd) to
+    mass[k + hd, d + ha] (capped at the walks' ends; attacker hits past the defender's last
+    state are summed from the running sums a_cum_row).  Rows by defender hits, a contiguous
+    (vectorisable) run over the attacker's kept hit counts in each; rows of weight <= eps are
+    skipped.  The "nobody hits" term lands on mass[k, d] itself and is counted as moved only
+    with include_stay.  Returns the probability moved."""
+    split = d_end - d  # from this many attacker hits on, the defender is wiped out
+    top = min(a_hi, split - 1)
+    tail = 0.0
+    if a_hi >= split:
+        start = max(a_lo, split)
+        tail = a_cum_row[a_hi] - (a_cum_row[start - 1] if start > 0 else 0.0)
+    row_mass = a_cum_row[a_hi] - (a_cum_row[a_lo - 1] if a_lo > 0 else 0.0)
+    kept = 0.0
+    for hd in range(d_lo, d_hi + 1):
+        wd = w * d_row[hd]
+        if wd <= eps:
+            continue
+        row = mass[min(k + hd, length)]
+        for ha in range(a_lo, top + 1):
+            row[d + ha] += wd * a_row[ha]
+        row[d_end] += wd * tail
+        kept += wd * row_mass
+        if hd == 0 and a_lo == 0 and not include_stay:
+            kept -= wd * a_row[0]
+    return kept
+
+
+@kernel
+def _finish(outcome, m, a, d, rounds, ast, out):
+    """Record probability m of the battle ending with `outcome` in the pair (a, d) after
+    `rounds` rounds.  out = (outcomes[5], a_final[Fa], d_final[Fd], joint[Fa, Fd] (0 x 0:
+    not kept), totals[3] (expected rounds, pruned mass, territory taken), rounds_hist[R] (the
+    last bin takes R-1 rounds or more))."""
+    outcomes, a_final, d_final, joint, totals, rounds_hist = out
+    outcomes[outcome] += m
+    a_final[a] += m
+    d_final[d] += m
+    if joint.shape[0] > 0:
+        joint[a, d] += m
+    rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += m
+    if outcome == ATTACKER_WIN and ast[a, S_HAS_LAND] == 1:
+        totals[2] += m
+
+
+
+
+@kernel
+def _play(A, D, rules, a, d, bombard, one, w, mass, a_base, explicit, scratch, eps, out,
+          rounds):
+    """Spread one round from (a, d) with weight w into mass (rows: attacker state - a_base).
+    explicit: the round is played on its own (the "nothing changes" part moves too); else that
+    part is left out, for the closed-form sweep.  Returns the mass moved."""
+    ab, ast, ar, apmf, acum = A
+    db, dst, dr, dpmf, dcum = D
+    if rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
+        return _spread_walk(mass, a - a_base, d, block_end(ab, ast, a) - a_base,
+                            block_end(db, dst, d), w, apmf[a], acum[a], ar[a, R_LO], ar[a, R_HI],
+                            dpmf[d], dr[d, R_LO], dr[d, R_HI], eps, explicit)
+    self_a, self_d = (-1, -1) if explicit else (a, d)
+    return _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, bombard, one, SPREAD,
+                       w, mass, a_base, self_a, self_d, mass[:0, :0], scratch[0], scratch[1],
+                       scratch[2], scratch[3], eps, out, rounds)
+
+
+@kernel
+def _stay(A, D, rules, a, d, one, scratch, out):
+    """Probability that a round from (a, d) changes nothing (no bombardment: not round 1)."""
+    ab, ast, ar, apmf, acum = A
+    db, dst, dr, dpmf, dcum = D
+    if rules[RU_SIMPLE] == 1:
+        return apmf[a, 0] * dpmf[d, 0]
+    return _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, one, one, DRY, 0.0,
+                       apmf[:0, :0], 0, a, d, apmf[:0, :0], scratch[0], scratch[1], scratch[2],
+                       scratch[3], 0.0, out, 0)
+
+
+@kernel
+def _gather(A, D, rules, a, d, one, value, scratch, out):
+    """Sum over the pairs a round from (a, d) may lead to, other than (a, d) itself, of
+    P(pair) * value[pair]."""
+    ab, ast, ar, apmf, acum = A
+    db, dst, dr, dpmf, dcum = D
+    if rules[RU_SIMPLE] == 0:
+        return _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, one, one, GATHER,
+                           0.0, apmf[:0, :0], 0, a, d, value, scratch[0], scratch[1],
+                           scratch[2], scratch[3], 0.0, out, 0)
+    a_end = block_end(ab, ast, a)
+    d_end = block_end(db, dst, d)
+    total = 0.0
+    for hd in range(dr[d, R_LO], dr[d, R_HI] + 1):
+        row = min(a + hd, a_end)
+        for ha in range(ar[a, R_LO], ar[a, R_HI] + 1):
+            if ha > 0 or hd > 0:
+                total += dpmf[d, hd] * apmf[a, ha] * value[row, min(d + ha, d_end)]
+    return total
+
+
+@kernel
+def _scratch(n_a, n_d):
+    """Sparse-list work arrays of _transition: index maps (-1) and state lists, two levels a
+    side, and their probabilities."""
+    return (np.full((4, n_a), -1, dtype=np.int64), np.zeros((2, n_a)),
+            np.full((4, n_d), -1, dtype=np.int64), np.zeros((2, n_d)))
+
+
+@kernel
+def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, transfer, out):
+    """The battle ends in (a, d); a partial retreat (remainder[a] >= 0) instead sends the mass
+    to the start of the stayers' block, solved afterwards."""
+    if outcome == RETREAT and remainder[a] >= 0:
+        transfer[ast[remainder[a], S_BLOCK], d] += m
+    else:
+        _finish(outcome, m, a, d, rounds, ast, out)
+
+
+@kernel
+def _solve_block(b, phase, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
+                 win_value, remainder, transfer, out, explicit, eps, state_eps):
+    """Solve attacker block b (see `solve`) if it belongs to `phase` (0: blocks a battle
+    starts in; 1: blocks of the units that stay after a partial retreat)."""
+    ab, ast = A[0], A[1]
+    dst = D[1]
+    base = ab[b, B_OFFSET]
+    if (a_start[base] > 0.0) != (phase == 0) or (phase == 1 and not transfer[b].any()):
+        return
+    totals, rounds_hist = out[4], out[5]
+    n_d = dst.shape[0]
+    size = _block_size(ab, b)
+    mass = np.zeros((size, n_d))
+    scratch = _scratch(ast.shape[0], n_d)
+    one = np.ones(1)
+    first_round = bombard_pmf if rules[RU_BOMBARD] == 1 else one
+    rounds_played = 0
+    check_retreat = True
+    if phase == 1:
+        # the units that stayed after a partial retreat, at the end of some round: no more
+        # retreats, nothing round-dependent left
+        mass[0, :] = transfer[b]
+        check_retreat = False
+        rounds_played = rounds_hist.shape[0]
+        explicit = 0
+    else:
+        mass[0, :] = a_start[base] * d_start
+    while rounds_played < explicit:
+        after = np.zeros((size, n_d))
+        for k in range(size):
+            for d in range(n_d):
+                m = mass[k, d]
+                if m == 0.0:
+                    continue
+                kind, a2, d2, outcome = _enter(ab, ast, A[2], D[0], dst, D[2], rules, base + k,
+                                               d, rounds_played, True, retreat, below, win_value)
+                if kind == MOVE:
+                    mass[a2 - base, d2] += m
+                elif kind == END:
+                    _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder,
+                                        transfer, out)
+                elif m < state_eps:
+                    totals[1] += m
+                else:
+                    totals[0] += m
+                    kept = _play(A, D, rules, base + k, d,
+                                 first_round if rounds_played == 0 else one, one, m, after, base,
+                                 True, scratch, eps, out, rounds_played + 1)
+                    totals[1] += m - kept
+        mass = after
+        rounds_played += 1
+    for k in range(size):
+        for d in range(n_d):
+            m = mass[k, d]
+            if m == 0.0:
+                continue
+            kind, a2, d2, outcome = _enter(ab, ast, A[2], D[0], dst, D[2], rules, base + k, d,
+                                           rounds_played, check_retreat, retreat, below,
+                                           win_value)
+            if kind == MOVE:
+                mass[a2 - base, d2] += m  # units lost without dice, subs submerged
+            elif kind == END:
+                _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder,
+                                    transfer, out)
+            elif m < state_eps:
+                totals[1] += m  # a state this unlikely is not worth a round
+            else:
+                w = m / (1.0 - _stay(A, D, rules, base + k, d, one, scratch, out))
+                totals[0] += w
+                kept = _play(A, D, rules, base + k, d, one, one, w, mass, base, False, scratch,
+                             eps, out, rounds_played + 1)
+                totals[1] += m - kept
+
+
+@kernel
+def _out(stacks, i):
+    """Output tuple of `_finish` from per-block stacks (outcomes, d_final, totals, rounds_hist
+    rows i; a_final and joint shared: blocks write only their own states)."""
+    outcomes, a_final, d_final, joint, totals, rounds_hist = stacks
+    return outcomes[i], a_final, d_final[i], joint, totals[i], rounds_hist[i]
+
+
+@kernel(parallel=True)
+def _solve_parallel(A, D, rules, a_start, d_start, bombard_pmf, retreat, below, win_value,
+                    remainder, transfer, stacks, explicit, eps, state_eps):
+    """`_solve_serial` with the blocks of each phase spread over threads, block b writing row b
+    of the stacks."""
+    for phase in range(2):
+        for b in prange(A[0].shape[0]):
+            _solve_block(b, phase, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
+                         win_value, remainder, transfer, _out(stacks, b), explicit, eps,
+                         state_eps)
+
+
+@kernel
+def _solve_serial(A, D, rules, a_start, d_start, bombard_pmf, retreat, below, win_value,
+                  remainder, transfer, stacks, explicit, eps, state_eps):
+    """Solve every attacker block, phase by phase, into row 0 of the stacks."""
+    out = _out(stacks, 0)
+    for phase in range(2):
+        for b in range(A[0].shape[0]):
+            _solve_block(b, phase, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
+                         win_value, remainder, transfer, out, explicit, eps, state_eps)
+
+
+@kernel
+def _win_values(A, D, rules, retreat, below, win_value, remainder, out):
+    """Fill win_value[a, d]: the probability that the attacker wins if it fights on from the
+    end-of-round pair (a, d), itself retreating later as the policy says (the policy must not
+    depend on the round).  Swept backwards, so every successor is known first."""
+    ab, ast, ar = A[0], A[1], A[2]
+    db, dst, dr = D[0], D[1], D[2]
+    n_a, n_d = win_value.shape
+    value = np.zeros((n_a, n_d))  # at (a, d) after the retreat decision there
+    scratch = _scratch(n_a, n_d)
+    one = np.ones(1)
+    for a in range(n_a - 1, -1, -1):
+        for d in range(n_d - 1, -1, -1):
+            kind, a2, d2, outcome = _enter(ab, ast, ar, db, dst, dr, rules, a, d, 1, False,
+                                           retreat, below, win_value)
+            if kind == END:
+                fight = 1.0 if outcome == ATTACKER_WIN else 0.0
+                win_value[a, d] = fight
+                value[a, d] = fight
+                continue
+            if kind == MOVE:
+                fight = value[a2, d2]
+            else:
+                stay = _stay(A, D, rules, a, d, one, scratch, out)
+                fight = _gather(A, D, rules, a, d, one, value, scratch, out) / (1.0 - stay)
+            win_value[a, d] = fight
+            value[a, d] = fight
+            if should_retreat(a, d, 1, retreat, below, ast, dst, win_value):
+                # a full retreat wins nothing; after a partial one the stayers fight on
+                value[a, d] = value[remainder[a], d] if remainder[a] >= 0 else 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Drivers
+
+PYTHON_WORK = 30_000  # below this many steps, run the kernels as plain Python (no numba load)
+PARALLEL_WORK = 20_000_000  # above this, blocks are solved on several threads
+JOINT_LIMIT = 4_000_000  # keep the joint final law (for the TUV-swing law) below this
+
+
+def _side_tuple(side):
+    return (side.blocks, side.states, side.rows, side.pmf, np.cumsum(side.pmf, axis=1))
+
+
+def work_estimate(compiled) -> float:
+    """Elementary steps of an exact solve: state pairs x kept hit combinations a round."""
+    def combos(side):
+        rows = side.rows
+        widths = (rows[:, R_HI] - rows[:, R_LO] + 1).astype(np.float64)
+        per_block = []
+        for b in side.blocks:
+            cells = 1.0
+            for start, length in ((b[B_ROW_S], b[B_RADIX_S]), (b[B_ROW_A], b[B_RADIX_A]),
+                                  (b[B_ROW_N], b[B_RADIX_N])):
+                n_rows = min(length, len(widths) - start)
+                cells *= float(np.mean(widths[start:start + n_rows])) if n_rows > 0 else 1.0
+            per_block.append(cells)
+        return float(np.mean(per_block))
+    att, dfn = compiled.attacker, compiled.defender
+    return att.n_states * dfn.n_states * combos(att) * combos(dfn)
+
+
+def _kernels(work: float):
+    """This module with its kernels compiled, unless the work is small enough for Python."""
+    if not jit.is_compiled() and work >= PYTHON_WORK:
+        jit.compiled()
+    return globals()
+
+
+def fill_win_values(compiled, work: float) -> None:
+    """Fill compiled.retreat.win_value (--retreat-below): the per-state win probabilities."""
+    retreat = compiled.retreat
+    k = _kernels(work)
+    k["_win_values"](_side_tuple(compiled.attacker), _side_tuple(compiled.defender),
+                     compiled.rules, retreat.vector, retreat.below, retreat.win_value,
+                     retreat.remainder_start, k["_out"](_stacks(compiled, False, 1, 1), 0))
+
+
+def _stacks(compiled, joint: bool, rounds_bins: int, rows: int):
+    n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
+    return (np.zeros((rows, N_OUTCOMES)), np.zeros(n_a), np.zeros((rows, n_d)),
+            np.zeros((n_a, n_d) if joint else (0, 0)), np.zeros((rows, 3)),
+            np.zeros((rows, rounds_bins)))
+
+
+def run_exact(compiled, rounds_bins: int = 1, work: float | None = None) -> dict:
+    """Exact outcome probabilities and final-state laws of a compiled battle.
+
+    rounds_bins > 1: also the law of the number of rounds (the first rounds_bins - 1 rounds are
+    then played one by one, which costs more than the closed-form sweep).
+    """
+    work = work_estimate(compiled) if work is None else work
+    k = _kernels(work)
+    att, dfn = compiled.attacker, compiled.defender
+    retreat = compiled.retreat_tables()
+    explicit = max(rounds_bins - 1, int(retreat.vector[R_AFTER]), 1)
+    joint = att.n_states * dfn.n_states <= JOINT_LIMIT
+    n_blocks = len(att.blocks)
+    parallel = jit.is_compiled() and n_blocks > 1 and work > PARALLEL_WORK
+    stacks = _stacks(compiled, joint, rounds_bins, n_blocks if parallel else 1)
+    kernel = k["_solve_parallel"] if parallel else k["_solve_serial"]
+    kernel(_side_tuple(att), _side_tuple(dfn), compiled.rules, att.start, dfn.start,
+           compiled.bombardment.pmf, retreat.vector, retreat.below, retreat.win_value,
+           retreat.remainder_start, np.zeros((n_blocks, dfn.n_states)), stacks, explicit,
+           TRANSITION_EPS, STATE_EPS)
+    # rows added in a fixed order: the same sums whatever the thread count
+    outcomes, a_final, d_final, joint_law, totals, rounds_hist = stacks
+    totals = totals.sum(axis=0)
+    return {
+        "outcomes": outcomes.sum(axis=0),
+        "takes": totals[2],
+        "a_final": a_final,
+        "d_final": d_final.sum(axis=0),
+        "joint": joint_law if joint else None,
+        "mean_rounds": totals[0],
+        "pruned": max(0.0, float(totals[1])),
+        "rounds_hist": rounds_hist.sum(axis=0) if rounds_bins > 1 else None,
+    }

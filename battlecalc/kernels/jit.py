@@ -1,0 +1,93 @@
+"""Kernels are plain Python until they are worth compiling.
+
+Kernel functions are marked with :func:`kernel` and stay ordinary Python functions, so a small
+exact solve runs without importing numba at all (importing numba alone costs about 0.3 s, more
+than a small battle takes in Python).  :func:`compiled` compiles every marked function of the
+kernel modules with numba, once per process, and rebinds the module globals to the compiled
+dispatchers, so a kernel calling another kernel (or ``prange``) reaches the compiled one.  The
+Python functions and the compiled ones are the same source: one implementation, two speeds.
+
+Compiled code is cached on disk (``cache=True``).  Where no cache folder is writable (a read-only
+install with an unwritable HOME), the cache moves to a temporary folder, and if even that
+fails, kernels are compiled without a cache.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import tempfile
+
+prange = range  # rebound to numba.prange in compiled kernels
+
+KERNEL_MODULES = ("battlecalc.kernels.rules", "battlecalc.kernels.montecarlo",
+                  "battlecalc.kernels.exact", "battlecalc.kernels.formula")
+_MARK = "_battlecalc_kernel"
+_state: dict = {"compiled": False}
+
+
+def kernel(func=None, *, parallel: bool = False, inline: bool = False):
+    """Mark a function as a kernel (compiled by :func:`compiled`, Python before that)."""
+
+    def mark(f):
+        setattr(f, _MARK, {"parallel": parallel, "inline": "always" if inline else "never"})
+        return f
+
+    return mark(func) if func is not None else mark
+
+
+def is_compiled() -> bool:
+    return _state["compiled"]
+
+
+def numba_loaded() -> bool:
+    """Whether numba is imported already (then compiling is cheap to reach)."""
+    return "numba" in sys.modules
+
+
+def _jit(numba, func, options):
+    try:
+        return numba.njit(cache=True, **options)(func)
+    except RuntimeError as exc:  # "cannot cache function ...: no locator available"
+        if "cache" not in str(exc):
+            raise
+    fallback = os.path.join(tempfile.gettempdir(), f"battlecalc-numba-{os.getuid()}")
+    try:
+        os.makedirs(fallback, exist_ok=True)
+        numba.config.CACHE_DIR = fallback
+        return numba.njit(cache=True, **options)(func)
+    except (OSError, RuntimeError):
+        return numba.njit(cache=False, **options)(func)
+
+
+def cache_is_cold() -> bool:
+    """True when the compiled kernels are not on disk yet (a first run compiles them)."""
+    rules = importlib.import_module(KERNEL_MODULES[0])
+    dispatcher = getattr(rules, "settle", None)
+    cache = getattr(dispatcher, "_cache", None)
+    index = getattr(cache, "_cache_file", None)
+    path = getattr(index, "_index_path", None)
+    return path is not None and not os.path.exists(path)
+
+
+def compiled():
+    """Compile every kernel module with numba (once) and return the module namespace."""
+    if _state["compiled"]:
+        return
+    import numba
+
+    modules = [importlib.import_module(name) for name in KERNEL_MODULES]
+    jitted = {}
+    for module in modules:
+        for obj in list(vars(module).values()):
+            options = getattr(obj, _MARK, None)
+            if options is not None and getattr(obj, "__module__", None) == module.__name__:
+                jitted[id(obj)] = _jit(numba, obj, options)
+    for module in modules:
+        for name, obj in list(vars(module).items()):
+            if id(obj) in jitted:
+                setattr(module, name, jitted[id(obj)])
+        if getattr(module, "prange", None) is range:
+            module.prange = numba.prange
+    _state["compiled"] = True
