@@ -15,16 +15,20 @@ It provides two functions:
   and ``rng.randint(1, 6)`` for every single die.
 
 Both also take the amphibious-assault keywords ``landing``, ``bombard`` and
-``combined_bombardment`` (see "Amphibious assaults" below), and the policy
+``combined_bombardment`` (see "Amphibious assaults" below), the policy
 keywords ``attacker_ool``, ``defender_ool``, ``keep_land``, ``aa_last``,
 ``retreat_after``, ``retreat_when_left``, ``retreat_when_only_air``, ``strafe``
-and ``retreat_below`` (see "Orders of losses and retreat" below); their
-defaults give the standard behaviour described first.
+and ``retreat_below`` (see "Orders of losses and retreat" below), and
+``attacker_tech``, ``defender_tech`` and ``dice`` (see "New editions,
+technologies and low luck" at the end); their defaults give the standard
+behaviour described first.
 
 Rules implemented (land battles only)
 =====================================
 
-Editions: ``"revised"`` and ``"1942-2e"``.
+Editions: ``"revised"`` and ``"1942-2e"`` (described first), and
+``"classic"``, ``"aa50"``, ``"1940-2e"`` (described at the end, by their
+differences).
 
 Unit stats (cost, attack, defence)::
 
@@ -252,6 +256,78 @@ the rounds capped at max(R, 1) (at 1 without retreat_after): past that cap the
 policy no longer depends on the round, and the round in which nobody hits is
 summed up as a geometric series.  The simulation rolls every die as before; a
 retreat_below decision asks the exact solver for the probability.
+
+New editions, technologies and low luck
+=======================================
+
+The rules in which the editions differ are the ``RULES`` table (one
+``EditionRules`` per edition); nothing else branches on an edition id.
+docs/editions.md is the prose version, with the sources and every choice.
+
+Unit stats (cost, attack, defence) of the new editions::
+
+    unit             classic      aa50         1940-2e
+    infantry         3, 1, 2      3, 1, 2      3, 1, 2
+    mech_infantry    -            -            4, 1, 2
+    artillery        4, 2, 2 (*)  4, 2, 2      4, 2, 2
+    tank             5, 3, 2      5, 3, 3      6, 3, 3
+    fighter          12, 3, 4     10, 3, 4     10, 3, 4
+    tactical_bomber  -            -            11, 3, 3
+    bomber           15, 4, 1     12, 4, 1     12, 4, 1
+    aa               5, 0, 0      6, 0, 0      5, 0, 0
+
+(*) classic's optional artillery, simply available.  A unit the edition does
+not have raises ValueError.  Aircraft = fighter, tactical_bomber, bomber;
+units that can take territory and land from transports = infantry,
+mech_infantry, artillery, tank; bombard hits may strike those and an AAA.
+
+* classic: AA gun -- one die per attacking aircraft at 1, round 1; the
+  attacker chooses the losses (its order of losses restricted to aircraft);
+  never a casualty nor a unit left (as the revised gun).  Bombardment by
+  battleships at 4, every ship fires (no limit), rolled in round 1 with the
+  general fire, casualties fire back (the 1942-2e mechanism).  No retreat at
+  all from an amphibious assault (a retreat condition changes nothing there).
+* aa50: AA gun as revised (one die rolled at each aircraft), ``radar``: hits
+  on 2.  Bombardment, bombard limit and partial amphibious retreat as 1942-2e.
+* 1940-2e: AAA as 1942-2e (``radar``: 2).  Artillery supports infantry or
+  mechanized infantry.  On attack each fighter or tank pairs with one
+  tactical bomber, which attacks at 4 (never more than +1; tactical bombers
+  with no partner attack at 3; no pairing on defence).  Bombardment, limit
+  and retreat as 1942-2e.
+* Default order of losses: as before (AAA first on defence in 1942-2e and
+  1940-2e; cheapest first, ties by the lower value in the role, then by the
+  UNITS order: infantry, mech_infantry, artillery, tank, fighter,
+  tactical_bomber, bomber).  Support and pairing are not considered.
+
+Technologies: ``attacker_tech`` / ``defender_tech`` list each side's (names
+from TECHS; one the edition does not have raises ValueError).  The old
+switches ``heavy_bombers`` and ``jets`` give the technology to both sides
+(each changes only one role, so that is the old meaning) and
+``combined_bombardment`` to the attacker (ignored outside revised, as before).
+
+* heavy_bombers, attacking bombers: classic 3 dice each able to hit; revised
+  2 dice each able to hit; aa50, 1942-2e, 1940-2e 2 dice, best counts (8/9
+  at 4).  lhtr_heavy_bombers (aa50, 1942-2e): best of 2 on attack AND defence
+  (11/36 at 1).
+* jets: classic, revised fighter defence +1 (5); aa50, 1942-2e, 1940-2e
+  fighter attack +1 (4).
+* improved_artillery (aa50, 1942-2e, 1940-2e): each artillery supports two.
+* radar (aa50, 1942-2e, 1940-2e, defender): AA / AAA hit on 2.
+* combined_bombardment (revised): destroyers bombard at 3.
+* super_subs: accepted, no effect on land.
+
+Low luck (``dice="low_luck"``; TripleA's Low Luck): every fire step sums the
+strength of its firing units and scores strength // 6 sure hits plus one
+die for the remainder (a hit with probability remainder / 6).  A unit's
+strength: its die value with support/pairing; k dice that may each hit:
+k x value; best-of-k: min(value + k - 1, 6) (TripleA's power).  The fire
+steps on land: each side's general fire (one group: every land-battle unit
+may hit every enemy unit), the bombardment (its own group), the AA fire
+(strength = dice x AA value, dice = aircraft fired at, or min(3 x AAA,
+aircraft)).  AA casualties where the attacker does not choose (revised,
+aa50): each aircraft type is cut into groups of 6 // value aircraft; each
+full group takes one sure hit; the other hits fall uniformly at random on
+the leftover aircraft of all types (TripleA's LowLuckTargetGroups).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ is ``tests/reference.py``; this file follows the same style.)
 It provides two functions:
 
 * ``exact_sea(edition, attacker, defender, *, attacker_submerge, defender_submerge,
-  attacker_super_subs, defender_super_subs)`` -- the exact result, computed with
-  ``fractions.Fraction`` by recursion with memoisation over battle states.
+  attacker_super_subs, defender_super_subs, attacker_tech, defender_tech, dice)``
+  -- the exact result, computed with ``fractions.Fraction`` by recursion with
+  memoisation over battle states.
 * ``simulate_sea(edition, attacker, defender, *, trials, seed, ...same options...)``
   -- a die-by-die Monte Carlo simulation using ``random.Random(seed)`` and
   ``rng.randint(1, 6)`` for every single die.  Its round loop is written
@@ -21,7 +22,9 @@ It provides two functions:
 Rules implemented (sea battles only)
 ====================================
 
-Editions: ``"revised"`` and ``"1942-2e"``.
+Editions: ``"revised"`` and ``"1942-2e"`` (described first), and
+``"classic"``, ``"aa50"``, ``"1940-2e"`` (described at the end, by their
+differences).
 
 Unit stats (cost, attack, defence)::
 
@@ -189,6 +192,77 @@ Interpretations taken where the brief was open
   let its air hit subs.)
 * The stalemate check and the defenceless-transport check look only at
   units in the battle (submerged subs are out of it).
+
+New editions, technologies and low luck
+=======================================
+
+docs/editions.md is the prose version, with the sources and every choice.
+The editions use three sea models (``MODEL``): "revised"; "v3" (1942-2e,
+aa50, 1940-2e: everything written above for 1942-2e); "classic".
+
+Unit stats (cost, attack, defence) of the new editions::
+
+    unit                 classic      aa50         1940-2e
+    battleship           24, 4, 4     20, 4, 4     20, 4, 4   (classic: one hit)
+    damaged_battleship   -            20, 4, 4     20, 4, 4
+    cruiser              -            12, 3, 3     12, 3, 3
+    destroyer            12, 3, 3 (*) 8, 2, 2      8, 2, 2
+    carrier              18, 1, 3     14, 1, 2     16, 0, 2   (1940-2e: two hits)
+    damaged_carrier      -            -            16, 0, 2
+    transport            8, 0, 1      7, 0, 0      7, 0, 0
+    submarine            8, 2, 2      6, 2, 1      6, 2, 1
+    fighter              12, 3, 4     10, 3, 4     10, 3, 4
+    tactical_bomber      -            -            11, 3, 3
+    bomber               15, 4, 1     12, 4, 1     12, 4, 1
+
+(*) classic's optional destroyer, simply available.  Tactical bombers are
+air units; on attack each fighter pairs with one tactical bomber, which then
+attacks at 4 (1940-2e; never more than +1).
+
+Two-hit units (``TWO_HIT``): battleships (not in classic) and 1940-2e
+carriers; a damaged carrier fights at full value, as a damaged battleship.
+The order of losses becomes: the damage slots of every healthy two-hit unit
+(cheapest type first: carriers 16 before battleships 20), the ordinary units
+(cost, value, UNITS order), the kill slots type by type (cheapest type
+first; within a type already-damaged units, then those damaged in this
+choice), V3 transports last.  "damaged_carrier" is reported when the input
+has a carrier (as "damaged_battleship" for a battleship).
+
+Classic, a round:
+
+1. sneak attack: if the attacker has subs and the defender has no destroyer
+   (at the start of the round), the attacker's subs fire (sub hits: sea units
+   only); the defender chooses and removes its casualties at once;
+2. general fire, simultaneous: the attacker with every other unit (and its
+   subs too if they did not sneak-attack: sub hits), the defender with every
+   unit left after step 1, its subs included (sub hits, never air).  Air may
+   always hit subs;
+3. all casualties removed; then the revised lone-transport rule (an attacker
+   with only transports at the start of the round fights it and, if any
+   transport is left, the battle ends as "retreat") and the end checks.
+
+No submerging in classic (a submerge policy other than "never" raises
+ValueError); transports are ordinary 0/1 units; no defenceless-transport
+rule.
+
+Technologies (``attacker_tech`` / ``defender_tech``, names as in
+tests/reference.py; the old ``*_super_subs`` switches add super_subs):
+super_subs (sub attack 3), jets (classic, revised: fighter defence +1; V3:
+fighter attack +1), heavy_bombers (attacking bombers: classic 3 dice each
+able to hit, revised 2 dice each able to hit, V3 best of 2),
+lhtr_heavy_bombers (aa50, 1942-2e: best of 2 on attack and defence); radar,
+improved_artillery, combined_bombardment are accepted and change nothing at
+sea.
+
+Low luck (``dice="low_luck"``): in every fire step (surprise strike / opening
+fire / sneak attack, general fire) a side's firing units are grouped by the
+set of enemy units present that they may hit (TripleA's target groups): sub
+hits never air; air hits not subs where the V3 destroyer rule forbids it;
+everything else anything.  Each group sums its strength (value; k x value
+for k dice that may each hit; min(value + k - 1, 6) for best-of-k) and
+scores strength // 6 sure hits plus one die for the remainder.  Kinds with
+the same target set fire as one group (e.g. subs and ships when the enemy
+has no aircraft); a kind with no target does not fire.
 """
 
 from __future__ import annotations
