@@ -575,34 +575,6 @@ def _has_units(edition, counts):
     return any(counts[_idx(u)] > 0 for u in UNITS if _counts_as_unit(edition, u))
 
 
-def _loss_order(edition, role, techs):
-    """Unit names in the order in which they are taken as casualties."""
-    candidates = [u for u in UNITS if _is_casualty(edition, u) and u in STATS[edition]]
-
-    def key(u):
-        aa_first = 0 if (RULES[edition].aa_is_unit and role == DEFENCE and u == "aa") else 1
-        return (aa_first, _cost(edition, u), _value(edition, u, role, techs), UNITS.index(u))
-
-    return sorted(candidates, key=key)
-
-
-def _removable(counts, order):
-    return sum(counts[_idx(u)] for u in order)
-
-
-def _remove_casualties(counts, hits, order):
-    """Remove `hits` units following `order`; extra hits are wasted."""
-    new = list(counts)
-    for u in order:
-        if hits == 0:
-            break
-        i = _idx(u)
-        taken = min(hits, new[i])
-        new[i] -= taken
-        hits -= taken
-    return tuple(new)
-
-
 def _aa_only_rule(edition, att, dfn):
     """AAA editions: a defender left with only AAA loses it if the attacker has units."""
     if not RULES[edition].aa_is_unit:
@@ -801,43 +773,6 @@ def _bombard_groups(ships):
     return [(ships.count(v), Fraction(v, 6)) for v in sorted(set(ships), reverse=True)]
 
 
-def _bombard_order(dfn_order):
-    """The defender's order of losses restricted to units bombard hits may strike."""
-    return [u for u in dfn_order if u in BOMBARD_TARGETS]
-
-
-@cache
-def _round1_defender_casualties(dfn, general_hits, bombard_hits, dfn_order):
-    """1942-2e round 1: the defender's state after general and bombard hits.
-
-    Brute force over every possible set of casualties (a count per unit):
-
-    * the set must be coverable by the hits, each casualty by its own hit:
-      every chosen non-land unit needs a general hit, and the chosen land
-      units take the bombard hits plus the general hits left over;
-    * among the coverable sets the largest ones are kept (as many hits as
-      possible land), and of those the lexicographically first in the order
-      of losses (the sorted sequence of order positions is smallest).
-    """
-    order = list(dfn_order)
-    best_key, best_choice = None, None
-    for choice in itertools.product(*(range(dfn[_idx(u)] + 1) for u in order)):
-        n_land = sum(c for u, c in zip(order, choice, strict=True) if u in BOMBARD_TARGETS)
-        n_other = sum(c for u, c in zip(order, choice, strict=True) if u not in BOMBARD_TARGETS)
-        if n_other > general_hits:
-            continue
-        if n_land > bombard_hits + (general_hits - n_other):
-            continue
-        sequence = tuple(pos for pos, c in enumerate(choice) for _ in range(c))
-        key = (-len(sequence), sequence)
-        if best_key is None or key < best_key:
-            best_key, best_choice = key, choice
-    new = list(dfn)
-    for u, c in zip(order, best_choice, strict=True):
-        new[_idx(u)] -= c
-    return tuple(new)
-
-
 # ---------------------------------------------------------------------------
 # Orders of losses and retreat policies (shared by the exact solver and the
 # simulation)
@@ -893,9 +828,8 @@ def _base_type_order(edition, role, techs, weakest=False, aa_last=False):
 
     Every key starts with a rank: -1 for a defending AAA (1942-2e, 1940-2e;
     lost first), +1 for it instead with ``aa_last`` (lost last), 0 for
-    everything else.  cheapest: (rank, cost, value, UNITS position) -- the
-    same as `_loss_order` when aa_last is off.  weakest: (rank, value, cost,
-    cheapest position).
+    everything else.  cheapest: (rank, cost, value, UNITS position).
+    weakest: (rank, value, cost, cheapest position).
     """
     candidates = [u for u in UNITS if _is_casualty(edition, u) and u in STATS[edition]]
 
@@ -975,13 +909,16 @@ def _take_first(counts, hits, sequence, eligible=None):
 
 @cache
 def _round1_casualties_in_sequence(dfn, general_hits, bombard_hits, sequence):
-    """`_round1_defender_casualties` for a loss sequence (one name per unit).
+    """Round 1 with bombardment: the defender's state after general and bombard hits.
 
+    Brute force over every possible set of casualties (a count per type): the
+    set must be coverable by the hits, each casualty by its own hit (every
+    chosen non-land unit needs a general hit; the chosen land units take the
+    bombard hits plus the general hits left over); among the largest
+    coverable sets (as many hits as possible land) one is taken as follows.
     A set of casualties (a count per unit type) sits at the positions of the
     first units of each type in `sequence`; among the largest coverable sets
     the one whose sorted positions are lexicographically smallest is taken.
-    (For a plain type order this is the same choice as
-    `_round1_defender_casualties`.)
     """
     types = [u for u in UNITS if u in sequence]
     positions = {u: [i for i, v in enumerate(sequence) if v == u] for u in types}
