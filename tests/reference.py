@@ -15,16 +15,20 @@ It provides two functions:
   and ``rng.randint(1, 6)`` for every single die.
 
 Both also take the amphibious-assault keywords ``landing``, ``bombard`` and
-``combined_bombardment`` (see "Amphibious assaults" below), and the policy
+``combined_bombardment`` (see "Amphibious assaults" below), the policy
 keywords ``attacker_ool``, ``defender_ool``, ``keep_land``, ``aa_last``,
 ``retreat_after``, ``retreat_when_left``, ``retreat_when_only_air``, ``strafe``
-and ``retreat_below`` (see "Orders of losses and retreat" below); their
-defaults give the standard behaviour described first.
+and ``retreat_below`` (see "Orders of losses and retreat" below), and
+``attacker_tech``, ``defender_tech`` and ``dice`` (see "New editions,
+technologies and low luck" at the end); their defaults give the standard
+behaviour described first.
 
 Rules implemented (land battles only)
 =====================================
 
-Editions: ``"revised"`` and ``"1942-2e"``.
+Editions: ``"revised"`` and ``"1942-2e"`` (described first), and
+``"classic"``, ``"aa50"``, ``"1940-2e"`` (described at the end, by their
+differences).
 
 Unit stats (cost, attack, defence)::
 
@@ -252,12 +256,85 @@ the rounds capped at max(R, 1) (at 1 without retreat_after): past that cap the
 policy no longer depends on the round, and the round in which nobody hits is
 summed up as a geometric series.  The simulation rolls every die as before; a
 retreat_below decision asks the exact solver for the probability.
+
+New editions, technologies and low luck
+=======================================
+
+The rules in which the editions differ are the ``RULES`` table (one
+``EditionRules`` per edition); nothing else branches on an edition id.
+docs/editions.md is the prose version, with the sources and every choice.
+
+Unit stats (cost, attack, defence) of the new editions::
+
+    unit             classic      aa50         1940-2e
+    infantry         3, 1, 2      3, 1, 2      3, 1, 2
+    mech_infantry    -            -            4, 1, 2
+    artillery        4, 2, 2 (*)  4, 2, 2      4, 2, 2
+    tank             5, 3, 2      5, 3, 3      6, 3, 3
+    fighter          12, 3, 4     10, 3, 4     10, 3, 4
+    tactical_bomber  -            -            11, 3, 3
+    bomber           15, 4, 1     12, 4, 1     12, 4, 1
+    aa               5, 0, 0      6, 0, 0      5, 0, 0
+
+(*) classic's optional artillery, simply available.  A unit the edition does
+not have raises ValueError.  Aircraft = fighter, tactical_bomber, bomber;
+units that can take territory and land from transports = infantry,
+mech_infantry, artillery, tank; bombard hits may strike those and an AAA.
+
+* classic: AA gun -- one die per attacking aircraft at 1, round 1; the
+  attacker chooses the losses (its order of losses restricted to aircraft);
+  never a casualty nor a unit left (as the revised gun).  Bombardment by
+  battleships at 4, every ship fires (no limit), rolled in round 1 with the
+  general fire, casualties fire back (the 1942-2e mechanism).  No retreat at
+  all from an amphibious assault (a retreat condition changes nothing there).
+* aa50: AA gun as revised (one die rolled at each aircraft), ``radar``: hits
+  on 2.  Bombardment, bombard limit and partial amphibious retreat as 1942-2e.
+* 1940-2e: AAA as 1942-2e (``radar``: 2).  Artillery supports infantry or
+  mechanized infantry.  On attack each fighter or tank pairs with one
+  tactical bomber, which attacks at 4 (never more than +1; tactical bombers
+  with no partner attack at 3; no pairing on defence).  Bombardment, limit
+  and retreat as 1942-2e.
+* Default order of losses: as before (AAA first on defence in 1942-2e and
+  1940-2e; cheapest first, ties by the lower value in the role, then by the
+  UNITS order: infantry, mech_infantry, artillery, tank, fighter,
+  tactical_bomber, bomber).  Support and pairing are not considered.
+
+Technologies: ``attacker_tech`` / ``defender_tech`` list each side's (names
+from TECHS; one the edition does not have raises ValueError).  The old
+switches ``heavy_bombers`` and ``jets`` give the technology to both sides
+(each changes only one role, so that is the old meaning) and
+``combined_bombardment`` to the attacker (ignored outside revised, as before).
+
+* heavy_bombers, attacking bombers: classic 3 dice each able to hit; revised
+  2 dice each able to hit; aa50, 1942-2e, 1940-2e 2 dice, best counts (8/9
+  at 4).  lhtr_heavy_bombers (aa50, 1942-2e): best of 2 on attack AND defence
+  (11/36 at 1).
+* jets: classic, revised fighter defence +1 (5); aa50, 1942-2e, 1940-2e
+  fighter attack +1 (4).
+* improved_artillery (aa50, 1942-2e, 1940-2e): each artillery supports two.
+* radar (aa50, 1942-2e, 1940-2e, defender): AA / AAA hit on 2.
+* combined_bombardment (revised): destroyers bombard at 3.
+* super_subs: accepted, no effect on land.
+
+Low luck (``dice="low_luck"``; TripleA's Low Luck): every fire step sums the
+strength of its firing units and scores strength // 6 sure hits plus one
+die for the remainder (a hit with probability remainder / 6).  A unit's
+strength: its die value with support/pairing; k dice that may each hit:
+k x value; best-of-k: min(value + k - 1, 6) (TripleA's power).  The fire
+steps on land: each side's general fire (one group: every land-battle unit
+may hit every enemy unit), the bombardment (its own group), the AA fire
+(strength = dice x AA value, dice = aircraft fired at, or min(3 x AAA,
+aircraft)).  AA casualties where the attacker does not choose (revised,
+aa50): each aircraft type is cut into groups of 6 // value aircraft; each
+full group takes one sure hit; the other hits fall uniformly at random on
+the leftover aircraft of all types (TripleA's LowLuckTargetGroups).
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from math import comb
@@ -268,14 +345,20 @@ from math import comb
 
 REVISED = "revised"
 E1942 = "1942-2e"
-EDITIONS = (REVISED, E1942)
+CLASSIC = "classic"
+AA50 = "aa50"
+E1940 = "1940-2e"
+EDITIONS = (REVISED, E1942, CLASSIC, AA50, E1940)
 
-# Fixed order used for the count tuples that describe a side.
-UNITS = ("infantry", "artillery", "tank", "fighter", "bomber", "aa")
-AIRCRAFT = ("fighter", "bomber")
-TERRITORY_TAKERS = ("infantry", "artillery", "tank")
+# Fixed order used for the count tuples that describe a side.  It is also the
+# last tie-break of the default order of losses (Decision 10: infantry,
+# mechanized infantry, artillery, tank, ...).
+UNITS = ("infantry", "mech_infantry", "artillery", "tank", "fighter", "tactical_bomber",
+         "bomber", "aa")
+AIRCRAFT = ("fighter", "tactical_bomber", "bomber")
+TERRITORY_TAKERS = ("infantry", "mech_infantry", "artillery", "tank")
 
-# (cost, attack, defence), before technologies.
+# (cost, attack, defence), before technologies and support.
 STATS = {
     REVISED: {
         "infantry": (3, 1, 2),
@@ -293,17 +376,112 @@ STATS = {
         "bomber": (12, 4, 1),
         "aa": (5, 0, 0),
     },
+    CLASSIC: {
+        "infantry": (3, 1, 2),
+        "artillery": (4, 2, 2),  # optional unit ("Use Destroyers and Artillery")
+        "tank": (5, 3, 2),
+        "fighter": (12, 3, 4),
+        "bomber": (15, 4, 1),
+        "aa": (5, 0, 0),
+    },
+    AA50: {
+        "infantry": (3, 1, 2),
+        "artillery": (4, 2, 2),
+        "tank": (5, 3, 3),
+        "fighter": (10, 3, 4),
+        "bomber": (12, 4, 1),
+        "aa": (6, 0, 0),
+    },
+    E1940: {
+        "infantry": (3, 1, 2),
+        "mech_infantry": (4, 1, 2),
+        "artillery": (4, 2, 2),
+        "tank": (6, 3, 3),
+        "fighter": (10, 3, 4),
+        "tactical_bomber": (11, 3, 3),
+        "bomber": (12, 4, 1),
+        "aa": (5, 0, 0),
+    },
+}
+
+# AA fire before round 1 (the three forms the editions use):
+AA_PER_PLANE = "per_plane"  # one die rolled at each aircraft; losses fall where the dice fall
+AA_ATTACKER_CHOOSES = "one_die_per_plane_attacker_chooses"  # one die per aircraft, attacker picks
+AA_THREE_PER_GUN = "min_3_per_gun_attacker_chooses"  # min(3 x AAA, aircraft) dice, attacker picks
+
+# Bombardment timing.
+BOMBARD_OPENING = "opening_fire"  # before round 1, casualties removed before they fire
+BOMBARD_ROUND1 = "round_1_return_fire"  # rolled in round 1, casualties fire back
+
+# Which attacker units may retreat from an amphibious assault.
+RETREAT_AIR = "air"
+RETREAT_AIR_AND_OVERLAND = "air_and_overland"
+RETREAT_NONE = "none"
+
+TECHS = ("heavy_bombers", "lhtr_heavy_bombers", "jets", "super_subs", "radar",
+         "improved_artillery", "combined_bombardment")
+
+STANDARD = "standard"
+LOW_LUCK = "low_luck"
+DICE = (STANDARD, LOW_LUCK)
+
+
+@dataclass(frozen=True)
+class EditionRules:
+    """The land-battle rules in which the editions differ (see the module docstring)."""
+
+    aa: str  # one of the AA_* forms
+    aa_is_unit: bool  # AAA: a 0/0 casualty that counts as a unit (else: never either)
+    bombard: str  # BOMBARD_OPENING or BOMBARD_ROUND1
+    bombard_values: dict  # ship -> bombard value
+    bombard_limit: bool  # at most one firing ship per landing unit
+    amphibious_retreat: str  # RETREAT_*
+    supported: tuple  # unit types artillery supports (+1 on attack)
+    tac_pairing: bool  # a fighter or a tank pairs with one tactical bomber (+1 on attack)
+    heavy_bombers: tuple  # (dice per attacking bomber, only the best die counts)
+    jets: str  # "defence" (fighter defence +1) or "attack" (fighter attack +1)
+    techs: frozenset  # technologies this edition has
+
+
+_V3_TECHS = frozenset({"heavy_bombers", "lhtr_heavy_bombers", "jets", "super_subs", "radar",
+                       "improved_artillery"})
+RULES = {
+    REVISED: EditionRules(
+        aa=AA_PER_PLANE, aa_is_unit=False, bombard=BOMBARD_OPENING,
+        bombard_values={"battleship": 4}, bombard_limit=False,
+        amphibious_retreat=RETREAT_AIR, supported=("infantry",), tac_pairing=False,
+        heavy_bombers=(2, False), jets="defence",
+        techs=frozenset({"heavy_bombers", "jets", "super_subs", "combined_bombardment"})),
+    E1942: EditionRules(
+        aa=AA_THREE_PER_GUN, aa_is_unit=True, bombard=BOMBARD_ROUND1,
+        bombard_values={"battleship": 4, "cruiser": 3}, bombard_limit=True,
+        amphibious_retreat=RETREAT_AIR_AND_OVERLAND, supported=("infantry",),
+        tac_pairing=False, heavy_bombers=(2, True), jets="attack", techs=_V3_TECHS),
+    CLASSIC: EditionRules(
+        aa=AA_ATTACKER_CHOOSES, aa_is_unit=False, bombard=BOMBARD_ROUND1,
+        bombard_values={"battleship": 4}, bombard_limit=False,
+        amphibious_retreat=RETREAT_NONE, supported=("infantry",), tac_pairing=False,
+        heavy_bombers=(3, False), jets="defence",
+        techs=frozenset({"heavy_bombers", "jets", "super_subs"})),
+    AA50: EditionRules(
+        aa=AA_PER_PLANE, aa_is_unit=False, bombard=BOMBARD_ROUND1,
+        bombard_values={"battleship": 4, "cruiser": 3}, bombard_limit=True,
+        amphibious_retreat=RETREAT_AIR_AND_OVERLAND, supported=("infantry",),
+        tac_pairing=False, heavy_bombers=(2, True), jets="attack", techs=_V3_TECHS),
+    E1940: EditionRules(
+        aa=AA_THREE_PER_GUN, aa_is_unit=True, bombard=BOMBARD_ROUND1,
+        bombard_values={"battleship": 4, "cruiser": 3}, bombard_limit=True,
+        amphibious_retreat=RETREAT_AIR_AND_OVERLAND,
+        supported=("infantry", "mech_infantry"), tac_pairing=True, heavy_bombers=(2, True),
+        jets="attack", techs=_V3_TECHS - {"lhtr_heavy_bombers"}),
 }
 
 # Amphibious assaults: units that may land from transports, defending units
-# that bombard hits may strike (the revised AA gun is excluded separately,
-# since it is never a casualty), and the bombard value of each ship.
-LANDING_UNITS = ("infantry", "artillery", "tank")
-BOMBARD_TARGETS = ("infantry", "artillery", "tank", "aa")
-BOMBARD_VALUES = {
-    REVISED: {"battleship": 4},
-    E1942: {"battleship": 4, "cruiser": 3},
-}
+# that bombard hits may strike (an AA gun that is not a unit is excluded
+# separately, since it is never a casualty), and the bombard values.
+LANDING_UNITS = ("infantry", "mech_infantry", "artillery", "tank")
+BOMBARD_TARGETS = ("infantry", "mech_infantry", "artillery", "tank", "aa")
+BOMBARD_VALUES = {edition: rules.bombard_values for edition, rules in RULES.items()}
 COMBINED_BOMBARDMENT_VALUES = {"destroyer": 3}  # revised technology only
 
 ATTACK = "attack"
@@ -323,11 +501,13 @@ def _check_edition(edition):
         raise ValueError(f"unknown edition {edition!r}; expected one of {EDITIONS}")
 
 
-def _to_counts(side):
+def _to_counts(side, edition=None):
     """dict unit -> count  ==>  tuple of counts in UNITS order."""
     for name, n in side.items():
         if name not in UNITS:
             raise ValueError(f"unknown unit {name!r}")
+        if edition is not None and name not in STATS[edition]:
+            raise ValueError(f"unit {name!r} does not exist in {edition}")
         if not isinstance(n, int) or n < 0:
             raise ValueError(f"bad count {n!r} for unit {name!r}")
     return tuple(side.get(name, 0) for name in UNITS)
@@ -341,62 +521,63 @@ def _cost(edition, unit):
     return STATS[edition][unit][0]
 
 
-def _value(edition, unit, role, jets):
-    """Combat value (die value) of one unit in the given role."""
+def _techs_of(edition, names, legacy=()):
+    """Validate a side's technologies; return them as a frozenset.
+
+    `legacy` are the old per-battle switches (heavy_bombers, jets,
+    combined_bombardment) that are on; they are kept where the edition has
+    them and ignored elsewhere (combined_bombardment in 1942-2e, as before).
+    """
+    if isinstance(names, str):
+        names = [names]
+    techs = set()
+    for name in names or ():
+        if name not in TECHS:
+            raise ValueError(f"unknown technology {name!r}; expected one of {TECHS}")
+        if name not in RULES[edition].techs:
+            raise ValueError(f"technology {name!r} does not exist in {edition}")
+        techs.add(name)
+    techs.update(t for t in legacy if t in RULES[edition].techs)
+    return frozenset(techs)
+
+
+def _value(edition, unit, role, techs):
+    """Combat value (die value) of one unit in the given role, without support."""
     _, attack, defence = STATS[edition][unit]
-    if jets and unit == "fighter":
-        if edition == REVISED:
-            defence = 5
+    if "jets" in techs and unit == "fighter":
+        if RULES[edition].jets == "defence":
+            defence += 1
         else:
-            attack = 4
+            attack += 1
     return attack if role == ATTACK else defence
 
 
+def _bomber_dice(edition, role, techs):
+    """(dice per bomber, best die only) in this role."""
+    if "lhtr_heavy_bombers" in techs:
+        return 2, True  # attack and defence, best die counts
+    if role == ATTACK and "heavy_bombers" in techs:
+        return RULES[edition].heavy_bombers
+    return 1, False
+
+
 def _is_casualty(edition, unit):
-    """Can this unit be taken as a loss?  (A revised AA gun never is.)"""
-    return not (edition == REVISED and unit == "aa")
+    """Can this unit be taken as a loss?  (An AA gun that is not a unit never is.)"""
+    return unit != "aa" or RULES[edition].aa_is_unit
 
 
 def _counts_as_unit(edition, unit):
-    """Does this unit count as 'a unit left'?  (A revised AA gun never does.)"""
-    return not (edition == REVISED and unit == "aa")
+    """Does this unit count as 'a unit left'?  (An AA gun that is not a unit never does.)"""
+    return unit != "aa" or RULES[edition].aa_is_unit
 
 
 def _has_units(edition, counts):
     return any(counts[_idx(u)] > 0 for u in UNITS if _counts_as_unit(edition, u))
 
 
-def _loss_order(edition, role, jets):
-    """Unit names in the order in which they are taken as casualties."""
-    candidates = [u for u in UNITS if _is_casualty(edition, u)]
-
-    def key(u):
-        aa_first = 0 if (edition == E1942 and role == DEFENCE and u == "aa") else 1
-        return (aa_first, _cost(edition, u), _value(edition, u, role, jets), UNITS.index(u))
-
-    return sorted(candidates, key=key)
-
-
-def _removable(counts, order):
-    return sum(counts[_idx(u)] for u in order)
-
-
-def _remove_casualties(counts, hits, order):
-    """Remove `hits` units following `order`; extra hits are wasted."""
-    new = list(counts)
-    for u in order:
-        if hits == 0:
-            break
-        i = _idx(u)
-        taken = min(hits, new[i])
-        new[i] -= taken
-        hits -= taken
-    return tuple(new)
-
-
 def _aa_only_rule(edition, att, dfn):
-    """1942-2e: a defender left with only AAA loses it if the attacker has units."""
-    if edition != E1942:
+    """AAA editions: a defender left with only AAA loses it if the attacker has units."""
+    if not RULES[edition].aa_is_unit:
         return dfn
     i = _idx("aa")
     only_aa = dfn[i] > 0 and all(dfn[j] == 0 for j in range(len(UNITS)) if j != i)
@@ -407,42 +588,90 @@ def _aa_only_rule(edition, att, dfn):
     return dfn
 
 
-def _dice_groups(edition, role, counts, heavy_bombers, jets):
-    """List of (number_of_dice, hit_probability) for one side's general fire.
+def _fire_profile(edition, role, counts, techs):
+    """One side's general fire as a list of (units, die value, dice per unit, best only).
 
-    Each "die" here scores at most one hit.  For 1942-2e heavy bombers the
-    two physical dice of a bomber are combined into one "die" with hit
-    probability 1 - (2/6)**2 = 8/9.
+    "best only": the unit rolls that many dice and scores at most one hit
+    (it hits if any die hits); otherwise every die may hit.  Support: each
+    artillery (two with improved_artillery) gives +1 to one supported unit on
+    attack; each fighter or tank gives +1 to one tactical bomber on attack
+    (1940-2e), never more than +1.
     """
-    groups = []
+    rules = RULES[edition]
+    support_left = 0
+    pairs_left = 0
+    if role == ATTACK:
+        per_artillery = 2 if "improved_artillery" in techs else 1
+        support_left = counts[_idx("artillery")] * per_artillery
+        if rules.tac_pairing:
+            pairs_left = counts[_idx("fighter")] + counts[_idx("tank")]
+    profile = []
     for u in UNITS:
         n = counts[_idx(u)]
         if n == 0:
             continue
-        if edition == REVISED and u == "aa":
+        if u == "aa" and not rules.aa_is_unit:
             continue  # AA guns never roll in general combat
-        v = _value(edition, u, role, jets)
-        if role == ATTACK and u == "infantry":
-            supported = min(n, counts[_idx("artillery")])
-            groups.append((supported, Fraction(v + 1, 6)))
-            groups.append((n - supported, Fraction(v, 6)))
-        elif role == ATTACK and u == "bomber" and heavy_bombers:
-            if edition == REVISED:
-                groups.append((2 * n, Fraction(v, 6)))
-            else:
-                miss = 1 - Fraction(v, 6)
-                groups.append((n, 1 - miss * miss))
+        v = _value(edition, u, role, techs)
+        if role == ATTACK and u in rules.supported:
+            supported = min(n, support_left)
+            support_left -= supported
+            profile += [(supported, v + 1, 1, False), (n - supported, v, 1, False)]
+        elif role == ATTACK and u == "tactical_bomber" and rules.tac_pairing:
+            paired = min(n, pairs_left)
+            pairs_left -= paired
+            profile += [(paired, v + 1, 1, False), (n - paired, v, 1, False)]
+        elif u == "bomber":
+            dice, best = _bomber_dice(edition, role, techs)
+            profile.append((n, v, dice, best))
         else:
-            groups.append((n, Fraction(v, 6)))
+            profile.append((n, v, 1, False))
+    return [entry for entry in profile if entry[0] > 0]
+
+
+def _dice_groups(edition, role, counts, techs):
+    """List of (number_of_dice, hit_probability) for one side's general fire.
+
+    Each "die" here scores at most one hit.  A best-of-k unit (1942-2e style
+    heavy bombers) is combined into one "die" with hit probability
+    1 - (1 - v/6)**k; a unit whose k dice may each hit is k dice.
+    """
+    groups = []
+    for n, v, dice, best in _fire_profile(edition, role, counts, techs):
+        if dice > 1 and best:
+            miss = 1 - Fraction(v, 6)
+            groups.append((n, 1 - miss**dice))
+        else:
+            groups.append((n * dice, Fraction(v, 6)))
     return [(n, p) for n, p in groups if n > 0]
 
 
-def _can_hit(edition, role, counts, heavy_bombers, jets):
-    return any(p > 0 for _, p in _dice_groups(edition, role, counts, heavy_bombers, jets))
+def _unit_power(value, dice, best):
+    """Low-luck strength of one unit (TripleA's power): its value, k x value for
+    k dice that may each hit, min(value + k - 1, 6) for best-of-k."""
+    if value <= 0:
+        return 0
+    if dice == 1:
+        return value
+    if best:
+        return min(value + dice - 1, 6)
+    return dice * value
 
 
-def _classify(edition, att, dfn, heavy_bombers, jets):
-    """Return the outcome name if the battle is over in this state, else None."""
+def _low_luck_strength(edition, role, counts, techs):
+    return sum(n * _unit_power(v, dice, best)
+               for n, v, dice, best in _fire_profile(edition, role, counts, techs))
+
+
+def _can_hit(edition, role, counts, techs):
+    return any(v > 0 for _, v, _, _ in _fire_profile(edition, role, counts, techs))
+
+
+def _classify(edition, att, dfn, techs):
+    """Return the outcome name if the battle is over in this state, else None.
+
+    `techs` maps ATTACK / DEFENCE to the sides' technologies.
+    """
     att_has = _has_units(edition, att)
     dfn_has = _has_units(edition, dfn)
     if not att_has and not dfn_has:
@@ -451,8 +680,8 @@ def _classify(edition, att, dfn, heavy_bombers, jets):
         return "attacker_win"
     if dfn_has and not att_has:
         return "defender_win"
-    if not _can_hit(edition, ATTACK, att, heavy_bombers, jets) and not _can_hit(
-        edition, DEFENCE, dfn, heavy_bombers, jets
+    if not _can_hit(edition, ATTACK, att, techs[ATTACK]) and not _can_hit(
+        edition, DEFENCE, dfn, techs[DEFENCE]
     ):
         return "stalemate"
     return None
@@ -475,17 +704,22 @@ def _reported_survivors(edition, counts, names):
 def _ipc_loss(edition, start, end):
     loss = 0
     for u in UNITS:
-        if _is_casualty(edition, u):
+        if _is_casualty(edition, u) and u in STATS[edition]:
             i = _idx(u)
             loss += _cost(edition, u) * (start[i] - end[i])
     return loss
+
+
+def _aa_value(edition, dfn_techs):
+    """AA hit number: 1, 2 with radar."""
+    return 2 if "radar" in dfn_techs else 1
 
 
 # ---------------------------------------------------------------------------
 # Amphibious-assault helpers (shared by the exact solver and the simulation)
 # ---------------------------------------------------------------------------
 
-def _landing_counts(landing):
+def _landing_counts(landing, edition=None):
     """Validate `landing` and return it as a count tuple in UNITS order."""
     landing = landing or {}
     for name in landing:
@@ -493,7 +727,7 @@ def _landing_counts(landing):
             raise ValueError(
                 f"{name!r} cannot land from a transport; expected one of {LANDING_UNITS}"
             )
-    return _to_counts(landing)
+    return _to_counts(landing, edition)
 
 
 def _merge_counts(a, b):
@@ -510,8 +744,9 @@ def _bombard_values_of(edition, combined_bombardment):
 def _firing_ships(edition, bombard, n_landing, combined_bombardment):
     """Validate `bombard`; return the die values of the ships that actually fire.
 
-    One entry per firing ship, strongest first.  1942-2e: at most one ship per
-    landing unit fires (the strongest ones).  revised: all of them fire.
+    One entry per firing ship, strongest first.  Editions with the limit
+    (1942-2e, aa50, 1940-2e): at most one ship per landing unit fires (the
+    strongest ones).  revised, classic: all of them fire.
     """
     bombard = bombard or {}
     values = _bombard_values_of(edition, combined_bombardment)
@@ -528,7 +763,7 @@ def _firing_ships(edition, bombard, n_landing, combined_bombardment):
     ships.sort(reverse=True)  # strongest first
     if ships and n_landing == 0:
         raise ValueError("bombard needs landing units: ships bombard only in an amphibious assault")
-    if edition == E1942:
+    if RULES[edition].bombard_limit:
         ships = ships[:n_landing]
     return ships
 
@@ -536,43 +771,6 @@ def _firing_ships(edition, bombard, n_landing, combined_bombardment):
 def _bombard_groups(ships):
     """Dice groups (number_of_dice, hit_probability) of the firing ships."""
     return [(ships.count(v), Fraction(v, 6)) for v in sorted(set(ships), reverse=True)]
-
-
-def _bombard_order(dfn_order):
-    """The defender's order of losses restricted to units bombard hits may strike."""
-    return [u for u in dfn_order if u in BOMBARD_TARGETS]
-
-
-@cache
-def _round1_defender_casualties(dfn, general_hits, bombard_hits, dfn_order):
-    """1942-2e round 1: the defender's state after general and bombard hits.
-
-    Brute force over every possible set of casualties (a count per unit):
-
-    * the set must be coverable by the hits, each casualty by its own hit:
-      every chosen non-land unit needs a general hit, and the chosen land
-      units take the bombard hits plus the general hits left over;
-    * among the coverable sets the largest ones are kept (as many hits as
-      possible land), and of those the lexicographically first in the order
-      of losses (the sorted sequence of order positions is smallest).
-    """
-    order = list(dfn_order)
-    best_key, best_choice = None, None
-    for choice in itertools.product(*(range(dfn[_idx(u)] + 1) for u in order)):
-        n_land = sum(c for u, c in zip(order, choice, strict=True) if u in BOMBARD_TARGETS)
-        n_other = sum(c for u, c in zip(order, choice, strict=True) if u not in BOMBARD_TARGETS)
-        if n_other > general_hits:
-            continue
-        if n_land > bombard_hits + (general_hits - n_other):
-            continue
-        sequence = tuple(pos for pos, c in enumerate(choice) for _ in range(c))
-        key = (-len(sequence), sequence)
-        if best_key is None or key < best_key:
-            best_key, best_choice = key, choice
-    new = list(dfn)
-    for u, c in zip(order, best_choice, strict=True):
-        new[_idx(u)] -= c
-    return tuple(new)
 
 
 # ---------------------------------------------------------------------------
@@ -625,27 +823,27 @@ def _parse_ool(spec):
     return tuple(sections)
 
 
-def _base_type_order(edition, role, jets, weakest=False, aa_last=False):
+def _base_type_order(edition, role, techs, weakest=False, aa_last=False):
     """Unit types that can be casualties, in the preset order.
 
-    Every key starts with a rank: -1 for a 1942-2e defending aa (lost first),
-    +1 for it instead with ``aa_last`` (lost last), 0 for everything else.
-    cheapest: (rank, cost, value, UNITS position) -- the same as `_loss_order`
-    when aa_last is off.  weakest: (rank, value, cost, cheapest position).
+    Every key starts with a rank: -1 for a defending AAA (1942-2e, 1940-2e;
+    lost first), +1 for it instead with ``aa_last`` (lost last), 0 for
+    everything else.  cheapest: (rank, cost, value, UNITS position).
+    weakest: (rank, value, cost, cheapest position).
     """
-    candidates = [u for u in UNITS if _is_casualty(edition, u)]
+    candidates = [u for u in UNITS if _is_casualty(edition, u) and u in STATS[edition]]
 
     def rank(u):
-        if edition == E1942 and role == DEFENCE and u == "aa":
+        if RULES[edition].aa_is_unit and role == DEFENCE and u == "aa":
             return 1 if aa_last else -1
         return 0
 
     cheapest = sorted(candidates, key=lambda u: (
-        rank(u), _cost(edition, u), _value(edition, u, role, jets), UNITS.index(u)))
+        rank(u), _cost(edition, u), _value(edition, u, role, techs), UNITS.index(u)))
     if not weakest:
         return cheapest
     return sorted(candidates, key=lambda u: (
-        rank(u), _value(edition, u, role, jets), _cost(edition, u), cheapest.index(u)))
+        rank(u), _value(edition, u, role, techs), _cost(edition, u), cheapest.index(u)))
 
 
 def _keep_land_last(sequence, n):
@@ -662,7 +860,7 @@ def _keep_land_last(sequence, n):
 
 
 @cache
-def _loss_sequence(edition, role, jets, counts, ool=None, keep_land=0, aa_last=False):
+def _loss_sequence(edition, role, techs, counts, ool=None, keep_land=0, aa_last=False):
     """The side's casualties in the order they are taken: one name per unit.
 
     Resolved against the units present (`counts`):
@@ -675,14 +873,14 @@ def _loss_sequence(edition, role, jets, counts, ool=None, keep_land=0, aa_last=F
     * "weakest" / default: all units in the preset type order;
     * keep_land (attacker): see `_keep_land_last`.
     """
-    base = _base_type_order(edition, role, jets, weakest=(ool == "weakest"), aa_last=aa_last)
+    base = _base_type_order(edition, role, techs, weakest=(ool == "weakest"), aa_last=aa_last)
     left = {u: counts[_idx(u)] for u in base}
     claimed = []
     if isinstance(ool, tuple):
         claims = [0] * len(ool)
         for i in reversed(range(len(ool))):
             n, unit = ool[i]
-            available = left.get(unit, 0)  # a revised aa is never a casualty: 0
+            available = left.get(unit, 0)  # an AA gun that is not a unit is never a casualty
             take = available if n is None else min(n, available)
             claims[i] = take
             if unit in left:
@@ -711,13 +909,16 @@ def _take_first(counts, hits, sequence, eligible=None):
 
 @cache
 def _round1_casualties_in_sequence(dfn, general_hits, bombard_hits, sequence):
-    """`_round1_defender_casualties` for a loss sequence (one name per unit).
+    """Round 1 with bombardment: the defender's state after general and bombard hits.
 
+    Brute force over every possible set of casualties (a count per type): the
+    set must be coverable by the hits, each casualty by its own hit (every
+    chosen non-land unit needs a general hit; the chosen land units take the
+    bombard hits plus the general hits left over); among the largest
+    coverable sets (as many hits as possible land) one is taken as follows.
     A set of casualties (a count per unit type) sits at the positions of the
     first units of each type in `sequence`; among the largest coverable sets
     the one whose sorted positions are lexicographically smallest is taken.
-    (For a plain type order this is the same choice as
-    `_round1_defender_casualties`.)
     """
     types = [u for u in UNITS if u in sequence]
     positions = {u: [i for i, v in enumerate(sequence) if v == u] for u in types}
@@ -765,18 +966,27 @@ class _Setup:
     def __init__(self, edition, attacker, defender, *, heavy_bombers, jets, landing, bombard,
                  combined_bombardment, attacker_ool, defender_ool, keep_land, aa_last,
                  retreat_after, retreat_when_left, retreat_when_only_air, strafe,
-                 retreat_below):
+                 retreat_below, attacker_tech=(), defender_tech=(), dice=STANDARD):
         _check_edition(edition)
         self.edition = edition
-        self.heavy_bombers = heavy_bombers
-        self.jets = jets
-        self.landing0 = _landing_counts(landing)
-        self.overland0 = _to_counts(attacker)
+        # The old switches apply to both sides: each changes only the role it
+        # is about (heavy bombers attack, revised jets defence, ...).
+        legacy = [name for name, on in (("heavy_bombers", heavy_bombers), ("jets", jets))
+                  if on]
+        att_legacy = legacy + (["combined_bombardment"] if combined_bombardment else [])
+        self.techs = {ATTACK: _techs_of(edition, attacker_tech, att_legacy),
+                      DEFENCE: _techs_of(edition, defender_tech, legacy)}
+        if dice not in DICE:
+            raise ValueError(f"unknown dice {dice!r}; expected one of {DICE}")
+        self.dice = dice
+        self.landing0 = _landing_counts(landing, edition)
+        self.overland0 = _to_counts(attacker, edition)
         self.att0 = _merge_counts(self.overland0, self.landing0)
-        self.dfn0 = _to_counts(defender)
+        self.dfn0 = _to_counts(defender, edition)
         self.amphibious = sum(self.landing0) > 0
-        self.ships = tuple(_firing_ships(edition, bombard, sum(self.landing0),
-                                         combined_bombardment))
+        self.ships = tuple(_firing_ships(
+            edition, bombard, sum(self.landing0),
+            "combined_bombardment" in self.techs[ATTACK]))
         self.att_names = {**dict.fromkeys(attacker), **dict.fromkeys(landing or {})}
         self.dfn_names = dict.fromkeys(defender)
 
@@ -809,11 +1019,11 @@ class _Setup:
     # -- orders of losses --------------------------------------------------
 
     def att_sequence(self, att):
-        return _loss_sequence(self.edition, ATTACK, self.jets, att, self.att_ool,
+        return _loss_sequence(self.edition, ATTACK, self.techs[ATTACK], att, self.att_ool,
                               self.keep_land, False)
 
     def dfn_sequence(self, dfn):
-        return _loss_sequence(self.edition, DEFENCE, self.jets, dfn, self.dfn_ool,
+        return _loss_sequence(self.edition, DEFENCE, self.techs[DEFENCE], dfn, self.dfn_ool,
                               0, self.aa_last)
 
     def lose_att(self, att, hits, eligible=None):
@@ -823,7 +1033,7 @@ class _Setup:
         return _take_first(dfn, hits, self.dfn_sequence(dfn), eligible)
 
     def lose_air(self, att, hits):
-        """1942-2e AA losses: the first aircraft in the attacker's sequence."""
+        """AA losses the attacker chooses: the first aircraft in its sequence."""
         return self.lose_att(att, hits, AIRCRAFT)
 
     def lose_to_bombard(self, dfn, hits):
@@ -840,6 +1050,24 @@ class _Setup:
         return _round1_casualties_in_sequence(dfn, general_hits, bombard_hits,
                                               self.dfn_sequence(dfn))
 
+    # -- fire ----------------------------------------------------------------
+
+    def classify(self, att, dfn):
+        return _classify(self.edition, att, dfn, self.techs)
+
+    def hit_law(self, role, counts, cap):
+        """Law of the hits of one side's general fire (hits >= cap lumped at cap)."""
+        techs = self.techs[role]
+        if self.dice == LOW_LUCK:
+            return _low_luck_law(_low_luck_strength(self.edition, role, counts, techs), cap)
+        return _hit_distribution(_dice_groups(self.edition, role, counts, techs), cap)
+
+    def bombard_law(self, cap):
+        """Law of the bombardment hits (hits >= cap lumped at cap)."""
+        if self.dice == LOW_LUCK:
+            return _low_luck_law(sum(self.ships), cap)
+        return _hit_distribution(_bombard_groups(list(self.ships)), cap)
+
     # -- retreat -----------------------------------------------------------
 
     def round_key(self, rounds):
@@ -850,19 +1078,22 @@ class _Setup:
         and those that may.
 
         Without landing units every unit may retreat.  In an amphibious
-        assault: 1942-2e -- aircraft and overland units may retreat, landed
-        units may not; casualties of a type are counted as taken from its
-        landed units first, so of a type with `n` left, min(n, overland count)
-        are overland and the rest are landed.  revised -- only aircraft may
-        retreat.
+        assault: 1942-2e, aa50, 1940-2e -- aircraft and overland units may
+        retreat, landed units may not; casualties of a type are counted as
+        taken from its landed units first, so of a type with `n` left,
+        min(n, overland count) are overland and the rest are landed.
+        revised -- only aircraft may retreat.  classic -- nothing may retreat.
         """
         if not self.amphibious:
             return tuple(0 for _ in UNITS), att
+        mode = RULES[self.edition].amphibious_retreat
         go = []
         for i, u in enumerate(UNITS):
-            if u in AIRCRAFT:
+            if mode == RETREAT_NONE:
+                go.append(0)
+            elif u in AIRCRAFT:
                 go.append(att[i])
-            elif self.edition == E1942:
+            elif mode == RETREAT_AIR_AND_OVERLAND:
                 go.append(min(att[i], self.overland0[i]))
             else:
                 go.append(0)
@@ -936,38 +1167,98 @@ def _hit_distribution(groups, cap):
     return {h: ph for h, ph in dist.items() if ph != 0}
 
 
-def _aa_fire_distribution(edition, att, dfn, lose_air=None):
+def _low_luck_law(strength, cap):
+    """Low-luck hits of one fire step of total strength `strength`: strength // 6
+    sure hits, plus one die for the remainder (a hit with probability
+    remainder / 6); hits >= cap lumped at cap."""
+    sure, remainder = divmod(strength, 6)
+    law = {}
+    for hits, p in ((sure, 1 - Fraction(remainder, 6)), (sure + 1, Fraction(remainder, 6))):
+        if p != 0:
+            law[min(hits, cap)] = law.get(min(hits, cap), 0) + p
+    return law
+
+
+def _aa_hits_law(dice, value, dice_mode):
+    """Law of the AA hits of `dice` dice hitting on `value` or less."""
+    if dice_mode == LOW_LUCK:
+        return _low_luck_law(dice * value, dice)
+    return _binomial(dice, Fraction(value, 6))
+
+
+def _per_plane_low_luck_groups(air, value):
+    """TripleA's low-luck AA casualties when the attacker does not choose.
+
+    `air`: dict aircraft type -> count.  Each type is cut into groups of
+    6 // value aircraft (when value divides 6); every full group is one
+    guaranteed hit on that type; the aircraft left over from each type form
+    the remainder pool.  Returns (guaranteed losses per type, remainder per type).
+    """
+    size = 6 // value if 6 % value == 0 else 0
+    if size == 0:
+        return {u: 0 for u in air}, dict(air)
+    return {u: n // size for u, n in air.items()}, {u: n % size for u, n in air.items()}
+
+
+def _aa_fire_distribution(setup, att, dfn):
     """Distribution over attacker states after round-1 AA fire: dict state -> Fraction.
 
-    `lose_air(att, hits)` takes the 1942-2e AA losses (default: fighters
-    before bombers).
+    * per plane (revised, aa50): standard dice -- one die per aircraft, aimed
+      at that aircraft: each type's losses are Binomial(count, value/6),
+      independently.  Low luck -- strength = aircraft x value; its hits fall
+      first as guaranteed hits on full groups of 6 // value aircraft of one
+      type, the rest uniformly at random among the leftover aircraft
+      (multivariate hypergeometric);
+    * attacker chooses (classic: one die per aircraft; 1942-2e, 1940-2e:
+      min(3 x AAA, aircraft) dice): the hits take the first aircraft of the
+      attacker's order of losses (`setup.lose_air`).
     """
+    edition = setup.edition
     n_aa = dfn[_idx("aa")]
     n_air = sum(att[_idx(u)] for u in AIRCRAFT)
     if n_aa == 0 or n_air == 0:
         return {att: Fraction(1)}
+    value = _aa_value(edition, setup.techs[DEFENCE])
+    mode = RULES[edition].aa
     result = {}
-    if edition == REVISED:
+
+    def add(state, p):
+        result[state] = result.get(state, 0) + p
+
+    if mode == AA_PER_PLANE and setup.dice == STANDARD:
         # one die per aircraft, aimed at that aircraft
-        fi, bi = _idx("fighter"), _idx("bomber")
-        for lost_f, pf in _binomial(att[fi], SIXTH).items():
-            for lost_b, pb in _binomial(att[bi], SIXTH).items():
-                new = list(att)
-                new[fi] -= lost_f
-                new[bi] -= lost_b
-                new = tuple(new)
-                result[new] = result.get(new, 0) + pf * pb
+        laws = [(u, _binomial(att[_idx(u)], Fraction(value, 6))) for u in AIRCRAFT]
+        for combo in itertools.product(*(law.items() for _, law in laws)):
+            new = list(att)
+            p = Fraction(1)
+            for (u, _), (lost, pl) in zip(laws, combo, strict=True):
+                new[_idx(u)] -= lost
+                p *= pl
+            add(tuple(new), p)
+    elif mode == AA_PER_PLANE:
+        air = {u: att[_idx(u)] for u in AIRCRAFT}
+        guaranteed, remainder = _per_plane_low_luck_groups(air, value)
+        pool = sum(remainder.values())
+        for hits, ph in _aa_hits_law(n_air, value, LOW_LUCK).items():
+            extra = hits - sum(guaranteed.values())
+            assert extra >= 0
+            base = [att[i] - guaranteed.get(u, 0) for i, u in enumerate(UNITS)]
+            if extra >= pool:
+                add(tuple(b - remainder.get(u, 0) for b, u in zip(base, UNITS, strict=True)), ph)
+                continue
+            for split in itertools.product(*(range(remainder[u] + 1) for u in AIRCRAFT)):
+                if sum(split) != extra:
+                    continue
+                ways = 1
+                new = list(base)
+                for u, k in zip(AIRCRAFT, split, strict=True):
+                    ways *= comb(remainder[u], k)
+                    new[_idx(u)] -= k
+                add(tuple(new), ph * Fraction(ways, comb(pool, extra)))
     else:
-        dice = min(3 * n_aa, n_air)
-        if lose_air is None:
-            air_order = [u for u in _loss_order(edition, ATTACK, False) if u in AIRCRAFT]
-
-            def lose_air(counts, hits):
-                return _remove_casualties(counts, hits, air_order)
-
-        for hits, ph in _binomial(dice, SIXTH).items():
-            new = lose_air(att, hits)
-            result[new] = result.get(new, 0) + ph
+        dice = n_air if mode == AA_ATTACKER_CHOOSES else min(3 * n_aa, n_air)
+        for hits, ph in _aa_hits_law(dice, value, setup.dice).items():
+            add(setup.lose_air(att, hits), ph)
     return result
 
 
@@ -1022,10 +1313,8 @@ class _ExactSolver:
     def round_transitions(self, att, dfn):
         """Distribution of (att', dfn') after one general round (incl. the AAA rule)."""
         s = self.s
-        att_groups = _dice_groups(s.edition, ATTACK, att, s.heavy_bombers, s.jets)
-        dfn_groups = _dice_groups(s.edition, DEFENCE, dfn, s.heavy_bombers, s.jets)
-        att_hits = _hit_distribution(att_groups, s.dfn_removable(dfn))
-        dfn_hits = _hit_distribution(dfn_groups, s.att_removable(att))
+        att_hits = s.hit_law(ATTACK, att, s.dfn_removable(dfn))
+        dfn_hits = s.hit_law(DEFENCE, dfn, s.att_removable(att))
         trans = {}
         for ha, pa in att_hits.items():
             for hd, pd in dfn_hits.items():
@@ -1043,7 +1332,7 @@ class _ExactSolver:
         key = (att, dfn, s.round_key(rounds), withdrawn)
         if key in self.node_memo:
             return self.node_memo[key]
-        outcome = _classify(s.edition, att, dfn, s.heavy_bombers, s.jets)
+        outcome = s.classify(att, dfn)
         split = None
         if outcome is None and withdrawn is None:
             split = s.retreats(att, dfn, rounds, lambda: self.fight(att, dfn, rounds)[WIN])
@@ -1081,21 +1370,19 @@ class _ExactSolver:
         return vec
 
     def first_round_with_bombardment(self, att, dfn):
-        """1942-2e: value from the start of round 1, bombard dice rolled in round 1.
+        """Bombardment with return fire (every edition but revised): value from
+        the start of round 1, bombard dice rolled in round 1.
 
         Round 1 differs from later rounds only by the bombard dice and the
         round-1 casualty rule; from the end of round 1 on, `node` takes over.
         """
         s = self.s
-        outcome = _classify(s.edition, att, dfn, s.heavy_bombers, s.jets)
+        outcome = s.classify(att, dfn)
         if outcome is not None:
             return self.terminal_vector(outcome, att, dfn)
-        att_groups = _dice_groups(s.edition, ATTACK, att, s.heavy_bombers, s.jets)
-        dfn_groups = _dice_groups(s.edition, DEFENCE, dfn, s.heavy_bombers, s.jets)
-        general_hits = _hit_distribution(att_groups, s.dfn_removable(dfn))
-        bombard_hits = _hit_distribution(_bombard_groups(list(s.ships)),
-                                         s.dfn_removable(dfn, BOMBARD_TARGETS))
-        dfn_hits = _hit_distribution(dfn_groups, s.att_removable(att))
+        general_hits = s.hit_law(ATTACK, att, s.dfn_removable(dfn))
+        bombard_hits = s.bombard_law(s.dfn_removable(dfn, BOMBARD_TARGETS))
+        dfn_hits = s.hit_law(DEFENCE, dfn, s.att_removable(att))
         acc = [Fraction(0)] * VECTOR_SIZE
         for hg, pg in general_hits.items():
             for hb, pb in bombard_hits.items():
@@ -1114,26 +1401,26 @@ class _ExactSolver:
         if not s.ships:
             return {dfn: Fraction(1)}
         result = {}
-        groups = _bombard_groups(list(s.ships))
-        for hits, p in _hit_distribution(groups, s.dfn_removable(dfn, BOMBARD_TARGETS)).items():
+        for hits, p in s.bombard_law(s.dfn_removable(dfn, BOMBARD_TARGETS)).items():
             new = s.lose_to_bombard(dfn, hits)
             result[new] = result.get(new, 0) + p
         return result
 
     def total(self):
         """Round-1 AA fire (revised: together with the opening bombardment), then
-        the pre-round AAA rule, then the battle proper (1942-2e: round 1 with
-        bombardment)."""
+        the pre-round AAA rule, then the battle proper (other editions: round 1
+        with bombardment)."""
         s = self.s
+        opening = RULES[s.edition].bombard == BOMBARD_OPENING
         total = [Fraction(0)] * VECTOR_SIZE
-        for att1, p in _aa_fire_distribution(s.edition, s.att0, s.dfn0, s.lose_air).items():
-            if s.edition == REVISED:
+        for att1, p in _aa_fire_distribution(s, s.att0, s.dfn0).items():
+            if opening:
                 after_bombardment = self.opening_bombardment(s.dfn0)
             else:
                 after_bombardment = {s.dfn0: Fraction(1)}
             for dfn_b, pb in after_bombardment.items():
                 dfn1 = _aa_only_rule(s.edition, att1, dfn_b)
-                if s.edition == E1942 and s.ships:
+                if not opening and s.ships:
                     sub = self.first_round_with_bombardment(att1, dfn1)
                 else:
                     sub = self.node(att1, dfn1, 0)
@@ -1146,7 +1433,8 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
                landing=None, bombard=None, combined_bombardment=False,
                attacker_ool=None, defender_ool=None, keep_land=0, aa_last=False,
                retreat_after=None, retreat_when_left=None, retreat_when_only_air=False,
-               strafe=None, retreat_below=None):
+               strafe=None, retreat_below=None, attacker_tech=(), defender_tech=(),
+               dice=STANDARD):
     """Exact land-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
@@ -1158,7 +1446,9 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
     module docstring).  Landing units are merged into the attacker.
     The order-of-losses and retreat options are described in the module
     docstring ("Orders of losses and retreat"); their defaults give the
-    standard rules (and retreat 0).
+    standard rules (and retreat 0).  `attacker_tech` / `defender_tech`: the
+    sides' technologies (names from TECHS that the edition has); `dice`:
+    "standard" or "low_luck" (see "New editions, technologies and low luck").
     """
     setup = _Setup(edition, attacker, defender, heavy_bombers=heavy_bombers, jets=jets,
                    landing=landing, bombard=bombard, combined_bombardment=combined_bombardment,
@@ -1166,7 +1456,8 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
                    aa_last=aa_last, retreat_after=retreat_after,
                    retreat_when_left=retreat_when_left,
                    retreat_when_only_air=retreat_when_only_air, strafe=strafe,
-                   retreat_below=retreat_below)
+                   retreat_below=retreat_below, attacker_tech=attacker_tech,
+                   defender_tech=defender_tech, dice=dice)
     total = _ExactSolver(setup).total()
     n = len(UNITS)
     att_final = tuple(total[ATT_AT + i] for i in range(n))
@@ -1195,55 +1486,101 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
 # Die-by-die Monte Carlo simulation
 # ---------------------------------------------------------------------------
 
-def _roll_hits(rng, edition, role, counts, heavy_bombers, jets):
-    """Roll every die of one side's general fire; return the number of hits."""
+def _roll_low_luck(rng, strength):
+    """Low luck: strength // 6 sure hits, one die for the remainder."""
+    sure, remainder = divmod(strength, 6)
+    if remainder:
+        sure += rng.randint(1, 6) <= remainder
+    return int(sure)
+
+
+def _roll_hits(rng, setup, role, counts):
+    """Roll every die of one side's general fire; return the number of hits.
+
+    Standard dice: one die per unit (k dice for a k-dice bomber, of which
+    every hit counts, or only whether any hit for a best-of-k bomber).  Low
+    luck: the units' strengths are summed and `_roll_low_luck` rolls.  Support
+    and pairing are counted here unit by unit, separately from `_fire_profile`.
+    """
+    edition, techs = setup.edition, setup.techs[role]
+    rules = RULES[edition]
+    supported_left = 0
+    paired_left = 0
+    if role == ATTACK:
+        supported_left = counts[_idx("artillery")] * (2 if "improved_artillery" in techs else 1)
+        if rules.tac_pairing:
+            paired_left = counts[_idx("fighter")] + counts[_idx("tank")]
     hits = 0
-    supported_left = counts[_idx("artillery")] if role == ATTACK else 0
+    strength = 0
     for u in UNITS:
-        if edition == REVISED and u == "aa":
+        if u == "aa" and not rules.aa_is_unit:
             continue  # AA guns never roll in general combat
-        v = _value(edition, u, role, jets)
+        if counts[_idx(u)] == 0:
+            continue
+        v = _value(edition, u, role, techs)
+        dice, best = _bomber_dice(edition, role, techs) if u == "bomber" else (1, False)
         for _ in range(counts[_idx(u)]):
-            if role == ATTACK and u == "infantry" and supported_left > 0:
+            value = v
+            if role == ATTACK and u in rules.supported and supported_left > 0:
                 supported_left -= 1
-                hits += rng.randint(1, 6) <= v + 1
-            elif role == ATTACK and u == "bomber" and heavy_bombers:
-                first = rng.randint(1, 6) <= v
-                second = rng.randint(1, 6) <= v
-                if edition == REVISED:
-                    hits += first + second
-                else:
-                    hits += first or second
-            else:
-                hits += rng.randint(1, 6) <= v
+                value = v + 1
+            elif role == ATTACK and u == "tactical_bomber" and paired_left > 0:
+                paired_left -= 1
+                value = v + 1
+            if setup.dice == LOW_LUCK:
+                if value > 0:
+                    strength += value if dice == 1 else (
+                        min(value + dice - 1, 6) if best else dice * value)
+                continue
+            rolled = [rng.randint(1, 6) <= value for _ in range(dice)]
+            hits += any(rolled) if best else sum(rolled)
+    if setup.dice == LOW_LUCK:
+        return _roll_low_luck(rng, strength)
     return int(hits)
 
 
-def _simulate_aa_fire(rng, edition, att, dfn, lose_air=None):
-    """Round-1 AA fire.  `lose_air(att, hits)` takes the 1942-2e AA losses
-    (default: fighters before bombers)."""
+def _simulate_aa_fire(rng, setup, att, dfn):
+    """Round-1 AA fire, die by die (see `_aa_fire_distribution`)."""
+    edition = setup.edition
     n_aa = dfn[_idx("aa")]
     n_air = sum(att[_idx(u)] for u in AIRCRAFT)
     if n_aa == 0 or n_air == 0:
         return att
+    value = _aa_value(edition, setup.techs[DEFENCE])
+    mode = RULES[edition].aa
     new = list(att)
-    if edition == REVISED:
+    if mode == AA_PER_PLANE and setup.dice == STANDARD:
         for u in AIRCRAFT:
             i = _idx(u)
             for _ in range(att[i]):
-                if rng.randint(1, 6) == 1:
+                if rng.randint(1, 6) <= value:
                     new[i] -= 1
         return tuple(new)
-    dice = min(3 * n_aa, n_air)
-    hits = sum(1 for _ in range(dice) if rng.randint(1, 6) == 1)
-    if lose_air is not None:
-        return lose_air(att, hits)
-    air_order = [u for u in _loss_order(edition, ATTACK, False) if u in AIRCRAFT]
-    return _remove_casualties(att, hits, air_order)
+    if mode == AA_PER_PLANE:
+        hits = _roll_low_luck(rng, n_air * value)
+        size = 6 // value if 6 % value == 0 else 0
+        pool = []
+        for u in AIRCRAFT:
+            n = att[_idx(u)]
+            sure = n // size if size else 0
+            new[_idx(u)] -= sure
+            hits -= sure
+            pool += [u] * (n - sure * size if size else n)
+        for u in rng.sample(pool, min(hits, len(pool))):
+            new[_idx(u)] -= 1
+        return tuple(new)
+    dice = n_air if mode == AA_ATTACKER_CHOOSES else min(3 * n_aa, n_air)
+    if setup.dice == LOW_LUCK:
+        hits = _roll_low_luck(rng, dice * value)
+    else:
+        hits = sum(1 for _ in range(dice) if rng.randint(1, 6) <= value)
+    return setup.lose_air(att, hits)
 
 
-def _roll_bombard_hits(rng, ships):
-    """One die per firing ship; return the number of hits."""
+def _roll_bombard_hits(rng, ships, dice=STANDARD):
+    """One die per firing ship (low luck: their summed strength); return the hits."""
+    if dice == LOW_LUCK:
+        return _roll_low_luck(rng, sum(ships))
     return sum(1 for v in ships if rng.randint(1, 6) <= v)
 
 
@@ -1257,18 +1594,19 @@ def _simulate_one(rng, setup, solver=None):
     retreat_below decision, which asks for the exact probability that the
     attacker wins if it fights on.
     """
-    edition, heavy_bombers, jets = setup.edition, setup.heavy_bombers, setup.jets
+    edition = setup.edition
     ships = setup.ships
+    opening = RULES[edition].bombard == BOMBARD_OPENING
     att, dfn = setup.att0, setup.dfn0
-    att = _simulate_aa_fire(rng, edition, att, dfn, setup.lose_air)
-    if edition == REVISED and ships:
+    att = _simulate_aa_fire(rng, setup, att, dfn)
+    if opening and ships:
         # opening fire: bombard casualties are removed before they can fire
-        dfn = setup.lose_to_bombard(dfn, _roll_bombard_hits(rng, ships))
+        dfn = setup.lose_to_bombard(dfn, _roll_bombard_hits(rng, ships, setup.dice))
     dfn = _aa_only_rule(edition, att, dfn)
     rounds = 0
     withdrawn = None  # units that left in a partial retreat
     while True:
-        outcome = _classify(edition, att, dfn, heavy_bombers, jets)
+        outcome = setup.classify(att, dfn)
         if outcome is not None:
             takes = outcome == "attacker_win" and _takes_territory(att)
             final = att if withdrawn is None else _merge_counts(att, withdrawn)
@@ -1283,10 +1621,10 @@ def _simulate_one(rng, setup, solver=None):
                 att, withdrawn = stay, go  # partial retreat: `stay` fights on alone
                 continue
         rounds += 1
-        att_hits = _roll_hits(rng, edition, ATTACK, att, heavy_bombers, jets)
-        dfn_hits = _roll_hits(rng, edition, DEFENCE, dfn, heavy_bombers, jets)
-        if edition == E1942 and ships and rounds == 1:
-            bombard_hits = _roll_bombard_hits(rng, ships)
+        att_hits = _roll_hits(rng, setup, ATTACK, att)
+        dfn_hits = _roll_hits(rng, setup, DEFENCE, dfn)
+        if not opening and ships and rounds == 1:
+            bombard_hits = _roll_bombard_hits(rng, ships, setup.dice)
             new_dfn = setup.round1_dfn(dfn, att_hits, bombard_hits)
         else:
             new_dfn = setup.lose_dfn(dfn, att_hits)
@@ -1299,7 +1637,8 @@ def simulate_land(edition, attacker, defender, *, trials, seed,
                   landing=None, bombard=None, combined_bombardment=False,
                   attacker_ool=None, defender_ool=None, keep_land=0, aa_last=False,
                   retreat_after=None, retreat_when_left=None, retreat_when_only_air=False,
-                  strafe=None, retreat_below=None):
+                  strafe=None, retreat_below=None, attacker_tech=(), defender_tech=(),
+                  dice=STANDARD):
     """Monte Carlo land battle: same keys as exact_land, as floats (means).
 
     A retreat_below decision uses the exact probability (from the exact
@@ -1311,7 +1650,8 @@ def simulate_land(edition, attacker, defender, *, trials, seed,
                    aa_last=aa_last, retreat_after=retreat_after,
                    retreat_when_left=retreat_when_left,
                    retreat_when_only_air=retreat_when_only_air, strafe=strafe,
-                   retreat_below=retreat_below)
+                   retreat_below=retreat_below, attacker_tech=attacker_tech,
+                   defender_tech=defender_tech, dice=dice)
     att0, dfn0, att_names = setup.att0, setup.dfn0, setup.att_names
     if trials <= 0:
         raise ValueError("trials must be positive")

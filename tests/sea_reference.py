@@ -9,8 +9,9 @@ is ``tests/reference.py``; this file follows the same style.)
 It provides two functions:
 
 * ``exact_sea(edition, attacker, defender, *, attacker_submerge, defender_submerge,
-  attacker_super_subs, defender_super_subs)`` -- the exact result, computed with
-  ``fractions.Fraction`` by recursion with memoisation over battle states.
+  attacker_super_subs, defender_super_subs, attacker_tech, defender_tech, dice)``
+  -- the exact result, computed with ``fractions.Fraction`` by recursion with
+  memoisation over battle states.
 * ``simulate_sea(edition, attacker, defender, *, trials, seed, ...same options...)``
   -- a die-by-die Monte Carlo simulation using ``random.Random(seed)`` and
   ``rng.randint(1, 6)`` for every single die.  Its round loop is written
@@ -21,7 +22,9 @@ It provides two functions:
 Rules implemented (sea battles only)
 ====================================
 
-Editions: ``"revised"`` and ``"1942-2e"``.
+Editions: ``"revised"`` and ``"1942-2e"`` (described first), and
+``"classic"``, ``"aa50"``, ``"1940-2e"`` (described at the end, by their
+differences).
 
 Unit stats (cost, attack, defence)::
 
@@ -189,6 +192,77 @@ Interpretations taken where the brief was open
   let its air hit subs.)
 * The stalemate check and the defenceless-transport check look only at
   units in the battle (submerged subs are out of it).
+
+New editions, technologies and low luck
+=======================================
+
+docs/editions.md is the prose version, with the sources and every choice.
+The editions use three sea models (``MODEL``): "revised"; "v3" (1942-2e,
+aa50, 1940-2e: everything written above for 1942-2e); "classic".
+
+Unit stats (cost, attack, defence) of the new editions::
+
+    unit                 classic      aa50         1940-2e
+    battleship           24, 4, 4     20, 4, 4     20, 4, 4   (classic: one hit)
+    damaged_battleship   -            20, 4, 4     20, 4, 4
+    cruiser              -            12, 3, 3     12, 3, 3
+    destroyer            12, 3, 3 (*) 8, 2, 2      8, 2, 2
+    carrier              18, 1, 3     14, 1, 2     16, 0, 2   (1940-2e: two hits)
+    damaged_carrier      -            -            16, 0, 2
+    transport            8, 0, 1      7, 0, 0      7, 0, 0
+    submarine            8, 2, 2      6, 2, 1      6, 2, 1
+    fighter              12, 3, 4     10, 3, 4     10, 3, 4
+    tactical_bomber      -            -            11, 3, 3
+    bomber               15, 4, 1     12, 4, 1     12, 4, 1
+
+(*) classic's optional destroyer, simply available.  Tactical bombers are
+air units; on attack each fighter pairs with one tactical bomber, which then
+attacks at 4 (1940-2e; never more than +1).
+
+Two-hit units (``TWO_HIT``): battleships (not in classic) and 1940-2e
+carriers; a damaged carrier fights at full value, as a damaged battleship.
+The order of losses becomes: the damage slots of every healthy two-hit unit
+(cheapest type first: carriers 16 before battleships 20), the ordinary units
+(cost, value, UNITS order), the kill slots type by type (cheapest type
+first; within a type already-damaged units, then those damaged in this
+choice), V3 transports last.  "damaged_carrier" is reported when the input
+has a carrier (as "damaged_battleship" for a battleship).
+
+Classic, a round:
+
+1. sneak attack: if the attacker has subs and the defender has no destroyer
+   (at the start of the round), the attacker's subs fire (sub hits: sea units
+   only); the defender chooses and removes its casualties at once;
+2. general fire, simultaneous: the attacker with every other unit (and its
+   subs too if they did not sneak-attack: sub hits), the defender with every
+   unit left after step 1, its subs included (sub hits, never air).  Air may
+   always hit subs;
+3. all casualties removed; then the revised lone-transport rule (an attacker
+   with only transports at the start of the round fights it and, if any
+   transport is left, the battle ends as "retreat") and the end checks.
+
+No submerging in classic (a submerge policy other than "never" raises
+ValueError); transports are ordinary 0/1 units; no defenceless-transport
+rule.
+
+Technologies (``attacker_tech`` / ``defender_tech``, names as in
+tests/reference.py; the old ``*_super_subs`` switches add super_subs):
+super_subs (sub attack 3), jets (classic, revised: fighter defence +1; V3:
+fighter attack +1), heavy_bombers (attacking bombers: classic 3 dice each
+able to hit, revised 2 dice each able to hit, V3 best of 2),
+lhtr_heavy_bombers (aa50, 1942-2e: best of 2 on attack and defence); radar,
+improved_artillery, combined_bombardment are accepted and change nothing at
+sea.
+
+Low luck (``dice="low_luck"``): in every fire step (surprise strike / opening
+fire / sneak attack, general fire) a side's firing units are grouped by the
+set of enemy units present that they may hit (TripleA's target groups): sub
+hits never air; air hits not subs where the V3 destroyer rule forbids it;
+everything else anything.  Each group sums its strength (value; k x value
+for k dice that may each hit; min(value + k - 1, 6) for best-of-k) and
+scores strength // 6 sure hits plus one die for the remainder.  Kinds with
+the same target set fire as one group (e.g. subs and ships when the enemy
+has no aircraft); a kind with no target does not fire.
 """
 
 from __future__ import annotations
@@ -205,7 +279,13 @@ from math import comb
 
 REVISED = "revised"
 E1942 = "1942-2e"
-EDITIONS = (REVISED, E1942)
+CLASSIC = "classic"
+AA50 = "aa50"
+E1940 = "1940-2e"
+EDITIONS = (REVISED, E1942, CLASSIC, AA50, E1940)
+
+# The three sea-combat models (see the module docstring).
+MODEL = {REVISED: "revised", CLASSIC: "classic", E1942: "v3", AA50: "v3", E1940: "v3"}
 
 # Fixed order used for the count tuples that describe a side.
 UNITS = (
@@ -214,15 +294,17 @@ UNITS = (
     "cruiser",
     "destroyer",
     "carrier",
+    "damaged_carrier",
     "transport",
     "submarine",
     "fighter",
+    "tactical_bomber",
     "bomber",
 )
-AIR = ("fighter", "bomber")
+AIR = ("fighter", "tactical_bomber", "bomber")
 BATTLESHIPS = ("battleship", "damaged_battleship")
 
-# (cost, attack, defence), before technologies.
+# (cost, attack, defence), before technologies and pairing.
 STATS = {
     REVISED: {
         "battleship": (24, 4, 4),
@@ -245,7 +327,69 @@ STATS = {
         "fighter": (10, 3, 4),
         "bomber": (12, 4, 1),
     },
+    CLASSIC: {
+        "battleship": (24, 4, 4),  # one hit
+        "destroyer": (12, 3, 3),  # optional unit ("Use Destroyers and Artillery")
+        "carrier": (18, 1, 3),
+        "transport": (8, 0, 1),
+        "submarine": (8, 2, 2),
+        "fighter": (12, 3, 4),
+        "bomber": (15, 4, 1),
+    },
+    AA50: {
+        "battleship": (20, 4, 4),
+        "damaged_battleship": (20, 4, 4),
+        "cruiser": (12, 3, 3),
+        "destroyer": (8, 2, 2),
+        "carrier": (14, 1, 2),
+        "transport": (7, 0, 0),
+        "submarine": (6, 2, 1),
+        "fighter": (10, 3, 4),
+        "bomber": (12, 4, 1),
+    },
+    E1940: {
+        "battleship": (20, 4, 4),
+        "damaged_battleship": (20, 4, 4),
+        "cruiser": (12, 3, 3),
+        "destroyer": (8, 2, 2),
+        "carrier": (16, 0, 2),  # two hits
+        "damaged_carrier": (16, 0, 2),
+        "transport": (7, 0, 0),
+        "submarine": (6, 2, 1),
+        "fighter": (10, 3, 4),
+        "tactical_bomber": (11, 3, 3),
+        "bomber": (12, 4, 1),
+    },
 }
+
+# Two-hit units of each edition: healthy form -> damaged form.
+TWO_HIT = {
+    REVISED: {"battleship": "damaged_battleship"},
+    E1942: {"battleship": "damaged_battleship"},
+    CLASSIC: {},
+    AA50: {"battleship": "damaged_battleship"},
+    E1940: {"battleship": "damaged_battleship", "carrier": "damaged_carrier"},
+}
+
+# Technologies each edition has (the same lists as tests/reference.py; those
+# that change nothing at sea -- radar, improved_artillery,
+# combined_bombardment -- are accepted and ignored).
+TECHS = ("heavy_bombers", "lhtr_heavy_bombers", "jets", "super_subs", "radar",
+         "improved_artillery", "combined_bombardment")
+_V3_TECHS = frozenset({"heavy_bombers", "lhtr_heavy_bombers", "jets", "super_subs", "radar",
+                       "improved_artillery"})
+EDITION_TECHS = {
+    REVISED: frozenset({"heavy_bombers", "jets", "super_subs", "combined_bombardment"}),
+    E1942: _V3_TECHS,
+    CLASSIC: frozenset({"heavy_bombers", "jets", "super_subs"}),
+    AA50: _V3_TECHS,
+    E1940: _V3_TECHS - {"lhtr_heavy_bombers"},
+}
+# Heavy bombers on attack: (dice per bomber, only the best die counts).
+HEAVY_BOMBERS = {REVISED: (2, False), CLASSIC: (3, False), E1942: (2, True), AA50: (2, True),
+                 E1940: (2, True)}
+# Jets: fighter defence +1 (classic, revised) or fighter attack +1 (the others).
+JETS_DEFENCE = (CLASSIC, REVISED)
 
 ATTACK = "attack"
 DEFENCE = "defence"
@@ -256,6 +400,10 @@ ROLE = (ATTACK, DEFENCE)
 
 OUTCOMES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
 POLICIES = ("never", "when-only-subs-left", "first-chance")
+
+STANDARD = "standard"
+LOW_LUCK = "low_luck"
+DICE = (STANDARD, LOW_LUCK)
 
 SUB_HIT = "sub"
 AIR_HIT = "air"
@@ -269,8 +417,9 @@ class Setup:
     """Everything about a battle that is not its changing state."""
 
     edition: str
-    super_subs: tuple  # (attacker, defender)
+    techs: tuple  # (attacker's, defender's) frozensets of technology names
     policy: tuple  # (attacker, defender)
+    dice: str = STANDARD
 
 
 # A battle state is a pair (units, submerged):
@@ -349,11 +498,28 @@ def _cost(edition, unit):
 
 
 def _value(setup, side, unit):
-    """Die value of one unit of `side` (its role fixes attack / defence)."""
+    """Die value of one unit of `side` (its role fixes attack / defence), before
+    pairing."""
     _, attack, defence = STATS[setup.edition][unit]
-    if unit == "submarine" and setup.super_subs[side]:
+    techs = setup.techs[side]
+    if unit == "submarine" and "super_subs" in techs:
         attack = 3
+    if unit == "fighter" and "jets" in techs:
+        if setup.edition in JETS_DEFENCE:
+            defence += 1
+        else:
+            attack += 1
     return attack if ROLE[side] == ATTACK else defence
+
+
+def _bomber_dice(setup, side):
+    """(dice per bomber, best die only) for `side`'s bombers."""
+    techs = setup.techs[side]
+    if "lhtr_heavy_bombers" in techs:
+        return 2, True  # attack and defence, best die counts
+    if ROLE[side] == ATTACK and "heavy_bombers" in techs:
+        return HEAVY_BOMBERS[setup.edition]
+    return 1, False
 
 
 def _hit_kind(unit):
@@ -365,8 +531,8 @@ def _hit_kind(unit):
 
 
 def _air_may_hit_subs(edition, firing_counts):
-    """Revised: always.  1942-2e: iff the firing side has a destroyer."""
-    return edition == REVISED or _has(firing_counts, "destroyer")
+    """Revised, classic: always.  V3 editions: iff the firing side has a destroyer."""
+    return MODEL[edition] != "v3" or _has(firing_counts, "destroyer")
 
 
 def _may_hit(kind, target, air_may_hit_subs):
@@ -413,9 +579,9 @@ def _end_check(setup, state):
 
 
 def _defenceless_transports(setup, state):
-    """1942-2e: transports of a side that cannot hit anything, facing an enemy
-    that can roll a hit, are lost.  (Revised: no such rule.)"""
-    if setup.edition != E1942:
+    """V3 editions: transports of a side that cannot hit anything, facing an
+    enemy that can roll a hit, are lost.  (Revised, classic: no such rule.)"""
+    if MODEL[setup.edition] != "v3":
         return state
     units, submerged = state
     new_units = list(units)
@@ -452,7 +618,7 @@ def _submerge(setup, state):
 
 
 def _lone_attacking_transports(state):
-    """Revised: the attacker's units in the battle are only transports."""
+    """Revised, classic: the attacker's units in the battle are only transports."""
     att = state[0][A]
     return _has(att, "transport") and all(
         _count(att, u) == 0 for u in UNITS if u != "transport"
@@ -471,32 +637,42 @@ def _only_subs(counts):
 # Casualty choice
 # ---------------------------------------------------------------------------
 
-DAMAGE = "damage"  # the damage slot of a healthy battleship
+DAMAGE = "damage"  # the damage slot of a healthy two-hit unit
 UNIT = "unit"  # an ordinary unit
-KILL = "kill"  # the kill slot of a damaged battleship
-KILL_NEW = "kill_new"  # the kill slot of a healthy battleship (needs its damage slot)
+KILL = "kill"  # the kill slot of a damaged two-hit unit
+KILL_NEW = "kill_new"  # the kill slot of a healthy two-hit unit (needs its damage slot)
 
 
 def _order_of_losses(setup, side, counts):
-    """The side's casualty slots in order: list of (slot kind, unit hit)."""
+    """The side's casualty slots in order: list of (slot kind, unit hit).
+
+    DAMAGE slots carry the healthy type, KILL slots the damaged type,
+    KILL_NEW slots the healthy type.  Two-hit types (and their damaged forms)
+    are taken cheapest first: 1940-2e carriers (16) before battleships (20).
+    """
     edition = setup.edition
-    healthy = _count(counts, "battleship")
-    damaged = _count(counts, "damaged_battleship")
-    slots = [(DAMAGE, "battleship")] * healthy
+    two_hit = TWO_HIT[edition]
+    v3 = MODEL[edition] == "v3"
 
     def key(u):
         return (_cost(edition, u), _value(setup, side, u), UNITS.index(u))
 
+    healthy_types = sorted(two_hit, key=key)
+    slots = []
+    for u in healthy_types:
+        slots += [(DAMAGE, u)] * _count(counts, u)
+
     middle = [
         u for u in STATS[edition]
-        if u not in BATTLESHIPS and not (edition == E1942 and u == "transport")
+        if u not in two_hit and u not in two_hit.values() and not (v3 and u == "transport")
     ]
     for u in sorted(middle, key=key):
         slots += [(UNIT, u)] * _count(counts, u)
 
-    slots += [(KILL, "damaged_battleship")] * damaged
-    slots += [(KILL_NEW, "battleship")] * healthy
-    if edition == E1942:
+    for u in healthy_types:
+        slots += [(KILL, two_hit[u])] * _count(counts, two_hit[u])
+        slots += [(KILL_NEW, u)] * _count(counts, u)
+    if v3:
         slots += [(UNIT, "transport")] * _count(counts, "transport")
     return slots
 
@@ -524,14 +700,17 @@ def _matchable(targets, hit_list, air_may_hit_subs):
     return True
 
 
-def _apply_slots(counts, slots):
+def _apply_slots(edition, counts, slots):
     """Counts after losing the given slots (DAMAGE slots come first in any OOL
-    prefix, so a KILL_NEW slot always finds its just-damaged battleship)."""
+    prefix, so a KILL_NEW slot always finds its just-damaged unit)."""
+    two_hit = TWO_HIT[edition]
     for kind, unit in slots:
         if kind == DAMAGE:
-            counts = _add(_add(counts, "battleship", -1), "damaged_battleship", +1)
-        elif kind in (KILL, KILL_NEW):
-            counts = _add(counts, "damaged_battleship", -1)
+            counts = _add(_add(counts, unit, -1), two_hit[unit], +1)
+        elif kind == KILL:
+            counts = _add(counts, unit, -1)
+        elif kind == KILL_NEW:
+            counts = _add(counts, two_hit[unit], -1)
         else:
             counts = _add(counts, unit, -1)
     return counts
@@ -545,22 +724,24 @@ def _take_casualties(setup, side, counts, hits, air_may_hit_subs):
     """
     hit_list = [kind for kind, n in zip(HIT_KINDS, hits, strict=True) for _ in range(n)]
     taken = []
-    damage_taken = 0
-    kill_new_taken = 0
+    damage_taken = {}
+    kill_new_taken = {}
     for slot in _order_of_losses(setup, side, counts):
         kind, unit = slot
-        if kind == KILL_NEW and kill_new_taken >= damage_taken:
+        if kind == KILL_NEW and kill_new_taken.get(unit, 0) >= damage_taken.get(unit, 0):
             continue  # its damage slot was not taken
         if _matchable([u for _, u in taken] + [unit], hit_list, air_may_hit_subs):
             taken.append(slot)
-            damage_taken += kind == DAMAGE
-            kill_new_taken += kind == KILL_NEW
-    return _apply_slots(counts, taken)
+            if kind == DAMAGE:
+                damage_taken[unit] = damage_taken.get(unit, 0) + 1
+            if kind == KILL_NEW:
+                kill_new_taken[unit] = kill_new_taken.get(unit, 0) + 1
+    return _apply_slots(setup.edition, counts, taken)
 
 
-def _slot_count(counts):
-    """Number of casualty slots (a healthy battleship has two)."""
-    return sum(counts) + _count(counts, "battleship")
+def _slot_count(edition, counts):
+    """Number of casualty slots (a healthy two-hit unit has two)."""
+    return sum(counts) + sum(_count(counts, u) for u in TWO_HIT[edition])
 
 
 # ---------------------------------------------------------------------------
@@ -573,31 +754,111 @@ def _final_counts(state, side):
     return _add(units[side], "submarine", submerged[side])
 
 
-def _reported_names(side_input):
+def _reported_names(edition, side_input):
     names = list(side_input)
-    if side_input.get("battleship", 0) > 0 and "damaged_battleship" not in names:
-        names.append("damaged_battleship")
+    for healthy, damaged in TWO_HIT[edition].items():
+        if side_input.get(healthy, 0) > 0 and damaged not in names:
+            names.append(damaged)
     return names
 
 
 def _ipc_loss(edition, start, end):
-    """Cost of the units destroyed.  Both battleship kinds cost the same, so
-    start - end over the two kinds counts each sunk battleship once and a
-    merely damaged one not at all."""
+    """Cost of the units destroyed.  A two-hit unit's two forms cost the same,
+    so start - end over both forms counts each sunk unit once and a merely
+    damaged one not at all."""
     return sum(_cost(edition, u) * (start[_idx(u)] - end[_idx(u)])
                for u in UNITS if u in STATS[edition])
 
 
+def _techs_of(edition, names, legacy=()):
+    if isinstance(names, str):
+        names = [names]
+    techs = set()
+    for name in names or ():
+        if name not in TECHS:
+            raise ValueError(f"unknown technology {name!r}; expected one of {TECHS}")
+        if name not in EDITION_TECHS[edition]:
+            raise ValueError(f"technology {name!r} does not exist in {edition}")
+        techs.add(name)
+    techs.update(legacy)
+    return frozenset(techs)
+
+
 def _make_setup(edition, attacker_submerge, defender_submerge,
-                attacker_super_subs, defender_super_subs):
+                attacker_super_subs, defender_super_subs,
+                attacker_tech=(), defender_tech=(), dice=STANDARD):
     _check_edition(edition)
     _check_policy(attacker_submerge)
     _check_policy(defender_submerge)
+    if MODEL[edition] == "classic" and (attacker_submerge, defender_submerge) != ("never",
+                                                                                  "never"):
+        raise ValueError("classic has no submerging; submerge policies must be 'never'")
+    if dice not in DICE:
+        raise ValueError(f"unknown dice {dice!r}; expected one of {DICE}")
     return Setup(
         edition=edition,
-        super_subs=(bool(attacker_super_subs), bool(defender_super_subs)),
+        techs=(_techs_of(edition, attacker_tech, ["super_subs"] if attacker_super_subs else []),
+               _techs_of(edition, defender_tech, ["super_subs"] if defender_super_subs else [])),
         policy=(attacker_submerge, defender_submerge),
+        dice=dice,
     )
+
+
+# ---------------------------------------------------------------------------
+# Fire: who rolls what, and at which targets
+# ---------------------------------------------------------------------------
+
+def _fire_units(setup, side, counts):
+    """The units of `counts` that roll, as (unit, units, die value, dice per
+    unit, best die only).  1940-2e: on attack each fighter pairs with one
+    tactical bomber, which then rolls at 4 (never more than +1)."""
+    entries = []
+    pairs_left = 0
+    if ROLE[side] == ATTACK and "tactical_bomber" in STATS[setup.edition]:
+        pairs_left = _count(counts, "fighter")
+    for u in UNITS:
+        n = _count(counts, u)
+        if n == 0:
+            continue
+        v = _value(setup, side, u)
+        if u == "tactical_bomber" and ROLE[side] == ATTACK:
+            paired = min(n, pairs_left)
+            pairs_left -= paired
+            entries += [(u, paired, v + 1, 1, False), (u, n - paired, v, 1, False)]
+        elif u == "bomber":
+            dice, best = _bomber_dice(setup, side)
+            entries.append((u, n, v, dice, best))
+        else:
+            entries.append((u, n, v, 1, False))
+    return [e for e in entries if e[1] > 0 and e[2] > 0]  # value 0: never hits
+
+
+def _unit_power(value, dice, best):
+    """Low-luck strength of one unit (TripleA's power): its value, k x value for
+    k dice that may each hit, min(value + k - 1, 6) for best-of-k."""
+    if dice == 1:
+        return value
+    if best:
+        return min(value + dice - 1, 6)
+    return dice * value
+
+
+def _group_by_targets(strength, enemy, air_may_hit_subs):
+    """Low luck: the hit kinds of one fire step grouped by the set of enemy
+    units present that they may hit (as TripleA groups firing units by their
+    targets).  `strength` is indexed like HIT_KINDS.  Returns [(kind index,
+    summed strength)]; kinds with nothing to hit are dropped; a group's hits
+    are labelled with its last kind (all kinds of a group hit the same
+    units here)."""
+    by_targets = {}
+    for k, kind in enumerate(HIT_KINDS):
+        if strength[k] == 0:
+            continue
+        targets = frozenset(u for u in UNITS
+                            if _has(enemy, u) and _may_hit(kind, u, air_may_hit_subs))
+        if targets:
+            by_targets.setdefault(targets, []).append(k)
+    return [(max(kinds), sum(strength[k] for k in kinds)) for kinds in by_targets.values()]
 
 
 # ---------------------------------------------------------------------------
@@ -610,13 +871,17 @@ def _binomial(n, p):
 
 
 def _fire_groups(setup, side, counts):
-    """List of (hit kind, number of dice, hit probability) for these units."""
+    """List of (hit kind, number of dice, hit probability) for these units.
+
+    A best-of-k bomber is one "die" with hit probability 1 - (1 - v/6)**k;
+    a bomber whose k dice may each hit is k dice."""
     groups = []
-    for u in UNITS:
-        if not _has(counts, u) or _value(setup, side, u) <= 0:
-            continue  # no such units, or value 0: never hits
-        v = _value(setup, side, u)
-        groups.append((HIT_KINDS.index(_hit_kind(u)), _count(counts, u), Fraction(v, 6)))
+    for u, n, v, dice, best in _fire_units(setup, side, counts):
+        kind = HIT_KINDS.index(_hit_kind(u))
+        if dice > 1 and best:
+            groups.append((kind, n, 1 - (1 - Fraction(v, 6)) ** dice))
+        else:
+            groups.append((kind, n * dice, Fraction(v, 6)))
     return groups
 
 
@@ -640,8 +905,38 @@ def _hits_distribution(groups, cap):
     return {h: p for h, p in dist.items() if p != 0}
 
 
-def _round_1942_exact(setup, state):
-    """1942-2e: distribution of the state after steps 2-4 of a round.
+def _low_luck_distribution(groups, cap):
+    """Low luck: each group (kind index, strength) scores strength // 6 sure
+    hits plus one die for the remainder; groups are independent."""
+    dist = {NO_HITS: Fraction(1)}
+    for kind, strength in groups:
+        sure, remainder = divmod(strength, 6)
+        new = {}
+        for hits, ph in dist.items():
+            for extra, pe in ((0, 1 - Fraction(remainder, 6)), (1, Fraction(remainder, 6))):
+                if pe == 0:
+                    continue
+                h = list(hits)
+                h[kind] = min(h[kind] + sure + extra, cap)
+                h = tuple(h)
+                new[h] = new.get(h, 0) + ph * pe
+        dist = new
+    return dist
+
+
+def _fire_law(setup, side, firing, enemy, air_may_hit_subs, cap):
+    """Law of the hit tuple scored by `firing` (units of `side`) at `enemy`."""
+    if setup.dice == LOW_LUCK:
+        strength = [0, 0, 0]
+        for u, n, v, dice, best in _fire_units(setup, side, firing):
+            strength[HIT_KINDS.index(_hit_kind(u))] += n * _unit_power(v, dice, best)
+        return _low_luck_distribution(_group_by_targets(strength, enemy, air_may_hit_subs), cap)
+    return _hits_distribution(_fire_groups(setup, side, firing), cap)
+
+
+def _round_v3_exact(setup, state):
+    """V3 editions (1942-2e, aa50, 1940-2e): distribution of the state after
+    steps 2-4 of a round.
 
     `state` is the state after the submerge decisions (battle still on).
     """
@@ -652,8 +947,9 @@ def _round_1942_exact(setup, state):
     strike_dist = []
     for s in (A, D):
         if strikes[s]:
-            groups = _fire_groups(setup, s, _only_subs(units[s]))
-            strike_dist.append(_hits_distribution(groups, _slot_count(units[1 - s])))
+            strike_dist.append(_fire_law(setup, s, _only_subs(units[s]), units[1 - s],
+                                         _air_may_hit_subs(edition, units[s]),
+                                         _slot_count(edition, units[1 - s])))
         else:
             strike_dist.append({NO_HITS: Fraction(1)})
 
@@ -672,9 +968,9 @@ def _round_1942_exact(setup, state):
             air_subs = []
             for s in (A, D):
                 firing = _without_subs(after2[s]) if strikes[s] else after2[s]
-                groups = _fire_groups(setup, s, firing)
-                general_dist.append(_hits_distribution(groups, _slot_count(after2[1 - s])))
                 air_subs.append(_air_may_hit_subs(edition, after2[s]))
+                general_dist.append(_fire_law(setup, s, firing, after2[1 - s], air_subs[s],
+                                              _slot_count(edition, after2[1 - s])))
             for g_a, q_a in general_dist[A].items():
                 for g_d, q_d in general_dist[D].items():
                     # Step 4: both sides take and remove their casualties.
@@ -688,11 +984,12 @@ def _round_1942_exact(setup, state):
 def _round_revised_exact(setup, state):
     """Revised: distribution of the state after steps 1-3 of a round."""
     units, submerged = state
+    edition = setup.edition
     has_destroyer = [_has(units[s], "destroyer") for s in (A, D)]
     # Step 1: opening fire of every submarine.
     open_dist = [
-        _hits_distribution(_fire_groups(setup, s, _only_subs(units[s])),
-                           _slot_count(units[1 - s]))
+        _fire_law(setup, s, _only_subs(units[s]), units[1 - s], True,
+                  _slot_count(edition, units[1 - s]))
         for s in (A, D)
     ]
     result = {}
@@ -708,8 +1005,9 @@ def _round_revised_exact(setup, state):
             general_dist = []
             for s in (A, D):
                 firing = units[s] if has_destroyer[s] else after_open[s]
-                groups = _fire_groups(setup, s, _without_subs(firing))
-                general_dist.append(_hits_distribution(groups, _slot_count(after_open[1 - s])))
+                general_dist.append(_fire_law(setup, s, _without_subs(firing),
+                                              after_open[1 - s], True,
+                                              _slot_count(edition, after_open[1 - s])))
             for g_a, q_a in general_dist[A].items():
                 for g_d, q_d in general_dist[D].items():
                     # Step 3: remove all casualties.
@@ -720,18 +1018,49 @@ def _round_revised_exact(setup, state):
     return result
 
 
+def _round_classic_exact(setup, state):
+    """Classic: distribution of the state after steps 1-3 of a round."""
+    (att, dfn), submerged = state
+    edition = setup.edition
+    # Step 1: the attacker's subs sneak-attack unless the defender has a destroyer.
+    sneak = _has(att, "submarine") and not _has(dfn, "destroyer")
+    if sneak:
+        sneak_dist = _fire_law(setup, A, _only_subs(att), dfn, True, _slot_count(edition, dfn))
+    else:
+        sneak_dist = {NO_HITS: Fraction(1)}
+    result = {}
+    for hits_s, p_s in sneak_dist.items():
+        dfn1 = _take_casualties(setup, D, dfn, hits_s, True)  # removed at once
+        # Step 2: general fire; the attacker's subs that sneak-attacked do not
+        # fire again; the defender's subs fire here (sub hits).
+        att_firing = _without_subs(att) if sneak else att
+        g_att = _fire_law(setup, A, att_firing, dfn1, True, _slot_count(edition, dfn1))
+        g_dfn = _fire_law(setup, D, dfn1, att, True, _slot_count(edition, att))
+        for g_a, q_a in g_att.items():
+            for g_d, q_d in g_dfn.items():
+                # Step 3: remove all casualties.
+                new_att = _take_casualties(setup, A, att, g_d, True)
+                new_dfn = _take_casualties(setup, D, dfn1, g_a, True)
+                key = ((new_att, new_dfn), submerged)
+                result[key] = result.get(key, 0) + p_s * q_a * q_d
+    return result
+
+
 def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
               defender_submerge="never", attacker_super_subs=False,
-              defender_super_subs=False):
+              defender_super_subs=False, attacker_tech=(), defender_tech=(),
+              dice=STANDARD):
     """Exact sea-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
     retreat, attacker_ipc_loss, defender_ipc_loss, tuv_swing, mean_rounds
     (Fractions) and attacker_survivors / defender_survivors (dict unit ->
-    Fraction expected count left).
+    Fraction expected count left).  `attacker_tech` / `defender_tech`: the
+    sides' technologies; `dice`: "standard" or "low_luck".
     """
     setup = _make_setup(edition, attacker_submerge, defender_submerge,
-                        attacker_super_subs, defender_super_subs)
+                        attacker_super_subs, defender_super_subs,
+                        attacker_tech, defender_tech, dice)
     att0 = _to_counts(edition, attacker)
     dfn0 = _to_counts(edition, defender)
     n = len(UNITS)
@@ -766,7 +1095,7 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
         acc[ROUNDS] += 1  # the round fought now (repeated while self-looping)
         return [x / (1 - q) for x in acc]
 
-    def value_1942(state):
+    def value_v3(state):
         # (a) defenceless transports
         checked = _defenceless_transports(setup, state)
         if checked != state:
@@ -781,18 +1110,19 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
         if outcome is not None:
             return terminal_vector(outcome, after_submerge)
         # 2.-4. the round; the next state's checks are applied by value()
-        trans = _round_1942_exact(setup, after_submerge)
+        trans = _round_v3_exact(setup, after_submerge)
         q = trans.pop(state, Fraction(0))  # P(nothing changes at all)
         return combine([(p, value(s)) for s, p in trans.items()], q)
 
-    def value_revised(state):
+    def value_revised_or_classic(state):
         outcome = _end_check(setup, state)
         if outcome is not None:
             return terminal_vector(outcome, state)
         lone = _lone_attacking_transports(state)
         weighted = []
         q = Fraction(0)
-        for after, p in _round_revised_exact(setup, state).items():
+        round_exact = _round_revised_exact if model == "revised" else _round_classic_exact
+        for after, p in round_exact(setup, state).items():
             if lone and _has(after[0][A], "transport"):
                 weighted.append((p, terminal_vector("retreat", after)))
                 continue
@@ -801,7 +1131,7 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
             if outcome is not None:
                 weighted.append((p, terminal_vector(outcome, after)))
                 continue
-            # 5. submerge at the end of the round
+            # 5. submerge at the end of the round (revised; never in classic)
             nxt = _submerge(setup, after)
             if nxt == state:
                 q += p  # nothing changed at all
@@ -809,12 +1139,14 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
                 weighted.append((p, value(nxt)))
         return combine(weighted, q)
 
+    model = MODEL[edition]
+
     def value(state):
         if state not in memo:
-            if edition == E1942:
-                memo[state] = value_1942(state)
+            if model == "v3":
+                memo[state] = value_v3(state)
             else:
-                memo[state] = value_revised(state)
+                memo[state] = value_revised_or_classic(state)
         return memo[state]
 
     total = value(((att0, dfn0), (0, 0)))
@@ -829,8 +1161,10 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
         "defender_ipc_loss": dfn_loss,
         "tuv_swing": dfn_loss - att_loss,
         "mean_rounds": total[ROUNDS],
-        "attacker_survivors": {u: att_final[_idx(u)] for u in _reported_names(attacker)},
-        "defender_survivors": {u: dfn_final[_idx(u)] for u in _reported_names(defender)},
+        "attacker_survivors": {u: att_final[_idx(u)]
+                               for u in _reported_names(edition, attacker)},
+        "defender_survivors": {u: dfn_final[_idx(u)]
+                               for u in _reported_names(edition, defender)},
     })
     return result
 
@@ -839,21 +1173,48 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
 # Die-by-die Monte Carlo simulation
 # ---------------------------------------------------------------------------
 
-def _roll(rng, setup, side, counts):
-    """Roll one die per unit in `counts`; return the hits as (sub, air, general)."""
+def _roll(rng, setup, side, counts, enemy, air_may_hit_subs):
+    """Roll the fire of the units in `counts` (of `side`) at `enemy`; return
+    the hits as (sub, air, general).
+
+    Standard dice: one die per unit (k dice for a k-dice bomber: every hit
+    counts, or for best-of-k whether any hit); value 0 is not rolled.  Low
+    luck: the strengths are summed per hit kind, grouped by targets, and one
+    die is rolled per group for the remainder.  Pairing (1940-2e: each
+    attacking fighter lifts one tactical bomber to 4) is counted here unit by
+    unit, separately from `_fire_units`.
+    """
     hits = [0, 0, 0]
+    strength = [0, 0, 0]
+    paired_left = 0
+    if ROLE[side] == ATTACK and "tactical_bomber" in STATS[setup.edition]:
+        paired_left = _count(counts, "fighter")
     for u in UNITS:
-        if not _has(counts, u) or _value(setup, side, u) <= 0:
-            continue  # no such units, or value 0: never hits, not rolled
-        v = _value(setup, side, u)
+        if not _has(counts, u):
+            continue
+        kind = HIT_KINDS.index(_hit_kind(u))
+        dice, best = _bomber_dice(setup, side) if u == "bomber" else (1, False)
         for _ in range(_count(counts, u)):
-            if rng.randint(1, 6) <= v:
-                hits[HIT_KINDS.index(_hit_kind(u))] += 1
-    return tuple(hits)
+            v = _value(setup, side, u)
+            if u == "tactical_bomber" and paired_left > 0:
+                paired_left -= 1
+                v += 1
+            if v <= 0:
+                continue  # value 0: never hits, not rolled
+            if setup.dice == LOW_LUCK:
+                strength[kind] += v if dice == 1 else (min(v + dice - 1, 6) if best else dice * v)
+                continue
+            rolled = [rng.randint(1, 6) <= v for _ in range(dice)]
+            hits[kind] += any(rolled) if best else sum(rolled)
+    if setup.dice == LOW_LUCK:
+        for kind, total in _group_by_targets(strength, enemy, air_may_hit_subs):
+            sure, remainder = divmod(total, 6)
+            hits[kind] += sure + (remainder > 0 and rng.randint(1, 6) <= remainder)
+    return tuple(int(h) for h in hits)
 
 
-def _simulate_one_1942(rng, setup, state):
-    """Fight one 1942-2e battle; return (outcome, final state, rounds)."""
+def _simulate_one_v3(rng, setup, state):
+    """Fight one battle of a V3 edition; return (outcome, final state, rounds)."""
     edition = setup.edition
     rounds = 0
     while True:
@@ -872,16 +1233,24 @@ def _simulate_one_1942(rng, setup, state):
         # 2. surprise strike
         att_strikes = _has(att, "submarine") and not _has(dfn, "destroyer")
         dfn_strikes = _has(dfn, "submarine") and not _has(att, "destroyer")
-        att_hits = _roll(rng, setup, A, _only_subs(att)) if att_strikes else NO_HITS
-        dfn_hits = _roll(rng, setup, D, _only_subs(dfn)) if dfn_strikes else NO_HITS
-        att2 = _take_casualties(setup, A, att, dfn_hits, _air_may_hit_subs(edition, dfn))
-        dfn2 = _take_casualties(setup, D, dfn, att_hits, _air_may_hit_subs(edition, att))
+        att_air_subs = _air_may_hit_subs(edition, att)
+        dfn_air_subs = _air_may_hit_subs(edition, dfn)
+        att_hits = (_roll(rng, setup, A, _only_subs(att), dfn, att_air_subs)
+                    if att_strikes else NO_HITS)
+        dfn_hits = (_roll(rng, setup, D, _only_subs(dfn), att, dfn_air_subs)
+                    if dfn_strikes else NO_HITS)
+        att2 = _take_casualties(setup, A, att, dfn_hits, dfn_air_subs)
+        dfn2 = _take_casualties(setup, D, dfn, att_hits, att_air_subs)
         # 3. general fire (subs that struck do not fire again)
-        att_hits = _roll(rng, setup, A, _without_subs(att2) if att_strikes else att2)
-        dfn_hits = _roll(rng, setup, D, _without_subs(dfn2) if dfn_strikes else dfn2)
+        att_air_subs = _air_may_hit_subs(edition, att2)
+        dfn_air_subs = _air_may_hit_subs(edition, dfn2)
+        att_hits = _roll(rng, setup, A, _without_subs(att2) if att_strikes else att2, dfn2,
+                         att_air_subs)
+        dfn_hits = _roll(rng, setup, D, _without_subs(dfn2) if dfn_strikes else dfn2, att2,
+                         dfn_air_subs)
         # 4. casualties
-        att3 = _take_casualties(setup, A, att2, dfn_hits, _air_may_hit_subs(edition, dfn2))
-        dfn3 = _take_casualties(setup, D, dfn2, att_hits, _air_may_hit_subs(edition, att2))
+        att3 = _take_casualties(setup, A, att2, dfn_hits, dfn_air_subs)
+        dfn3 = _take_casualties(setup, D, dfn2, att_hits, att_air_subs)
         state = ((att3, dfn3), submerged)
 
 
@@ -896,15 +1265,15 @@ def _simulate_one_revised(rng, setup, state):
         rounds += 1
         (att, dfn), submerged = state
         # 1. opening fire of all subs
-        att_hits = _roll(rng, setup, A, _only_subs(att))
-        dfn_hits = _roll(rng, setup, D, _only_subs(dfn))
+        att_hits = _roll(rng, setup, A, _only_subs(att), dfn, True)
+        dfn_hits = _roll(rng, setup, D, _only_subs(dfn), att, True)
         att_open = _take_casualties(setup, A, att, dfn_hits, True)
         dfn_open = _take_casualties(setup, D, dfn, att_hits, True)
         # 2. general fire; with a destroyer the opening casualties fire too
         att_firing = att if _has(att, "destroyer") else att_open
         dfn_firing = dfn if _has(dfn, "destroyer") else dfn_open
-        att_hits = _roll(rng, setup, A, _without_subs(att_firing))
-        dfn_hits = _roll(rng, setup, D, _without_subs(dfn_firing))
+        att_hits = _roll(rng, setup, A, _without_subs(att_firing), dfn_open, True)
+        dfn_hits = _roll(rng, setup, D, _without_subs(dfn_firing), att_open, True)
         # 3. remove all casualties
         att3 = _take_casualties(setup, A, att_open, dfn_hits, True)
         dfn3 = _take_casualties(setup, D, dfn_open, att_hits, True)
@@ -919,25 +1288,55 @@ def _simulate_one_revised(rng, setup, state):
         state = _submerge(setup, state)
 
 
+def _simulate_one_classic(rng, setup, state):
+    """Fight one classic battle; return (outcome, final state, rounds)."""
+    rounds = 0
+    while True:
+        outcome = _end_check(setup, state)
+        if outcome is not None:
+            return outcome, state, rounds
+        lone = _lone_attacking_transports(state)
+        rounds += 1
+        (att, dfn), submerged = state
+        # 1. sneak attack of the attacker's subs, unless the defender has a destroyer
+        sneak = _has(att, "submarine") and not _has(dfn, "destroyer")
+        if sneak:
+            dfn = _take_casualties(setup, D, dfn, _roll(rng, setup, A, _only_subs(att), dfn, True),
+                                   True)
+        # 2. general fire: everybody else, the defender's subs included
+        att_hits = _roll(rng, setup, A, _without_subs(att) if sneak else att, dfn, True)
+        dfn_hits = _roll(rng, setup, D, dfn, att, True)
+        # 3. remove all casualties
+        att3 = _take_casualties(setup, A, att, dfn_hits, True)
+        dfn3 = _take_casualties(setup, D, dfn, att_hits, True)
+        state = ((att3, dfn3), submerged)
+        if lone and _has(att3, "transport"):
+            return "retreat", state, rounds
+        # (the end checks come at the top of the loop)
+
+
 def simulate_sea(edition, attacker, defender, *, trials, seed,
                  attacker_submerge="never", defender_submerge="never",
-                 attacker_super_subs=False, defender_super_subs=False):
+                 attacker_super_subs=False, defender_super_subs=False,
+                 attacker_tech=(), defender_tech=(), dice=STANDARD):
     """Monte Carlo sea battle: same keys as exact_sea, as floats (means)."""
     setup = _make_setup(edition, attacker_submerge, defender_submerge,
-                        attacker_super_subs, defender_super_subs)
+                        attacker_super_subs, defender_super_subs,
+                        attacker_tech, defender_tech, dice)
     att0 = _to_counts(edition, attacker)
     dfn0 = _to_counts(edition, defender)
     if trials <= 0:
         raise ValueError("trials must be positive")
     rng = random.Random(seed)
-    simulate_one = _simulate_one_1942 if edition == E1942 else _simulate_one_revised
+    simulate_one = {"v3": _simulate_one_v3, "revised": _simulate_one_revised,
+                    "classic": _simulate_one_classic}[MODEL[edition]]
 
     tally = {k: 0 for k in OUTCOMES}
     rounds_total = 0
     att_loss_total = 0
     dfn_loss_total = 0
-    att_names = _reported_names(attacker)
-    dfn_names = _reported_names(defender)
+    att_names = _reported_names(edition, attacker)
+    dfn_names = _reported_names(edition, defender)
     att_surv = {k: 0 for k in att_names}
     dfn_surv = {k: 0 for k in dfn_names}
     for _ in range(trials):
