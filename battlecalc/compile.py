@@ -29,14 +29,22 @@ from .kernels.common import (
     B_OFFSET,
     B_RADIX_A,
     B_RADIX_N,
+    I_AIR,
+    I_AIR_FIRE,
+    I_DEFENCELESS,
+    I_DESTROYER,
+    I_IN_BATTLE,
+    I_OTHER,
+    I_OTHER_FIRE,
+    I_SUBMERGED,
+    I_SUBS,
+    I_SUBS_FIRE,
+    I_TRANSPORTS,
     NO_RANK,
-    R_DEFENCELESS,
-    R_DESTROYER,
     R_HI,
     R_LO,
     R_RANK,
     R_TOP,
-    R_TRANSPORTS,
     ROW_COLS,
     RU_A_POLICY,
     RU_A_STRIKE,
@@ -49,13 +57,23 @@ from .kernels.common import (
     RU_STRIKE_RETURN,
     RU_SUBMERGE,
     RULE_COLS,
-    S_ALIVE,
+    S_A,
+    S_AIR,
     S_BLOCK,
     S_HAS_LAND,
+    S_INFO,
     S_IPC,
     S_MAY_RETREAT,
     S_N,
+    S_OTHER,
+    S_ROW_A,
+    S_ROW_N,
+    S_ROW_S,
     S_S,
+    S_STRIDE_A,
+    S_STRIDE_S,
+    S_SUBMERGE,
+    S_SUBS,
     S_UNITS,
     STATE_COLS,
 )
@@ -194,18 +212,41 @@ class _SideSpec:
     dice_model: str = "standard"
 
 
-def _row(force: dict[str, int], rank: int, spec: _SideSpec) -> tuple[np.ndarray, np.ndarray]:
-    """A category step's fire law and its row of flags."""
+def _row(force: dict[str, int], spec: _SideSpec) -> tuple[np.ndarray, int]:
+    """A category step's fire law and its I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags."""
     units = spec.ruleset.units
     pmf = hit_distribution(force_dice(force, units, spec.role, spec.ruleset.supports),
                            spec.ruleset.die_size, spec.dice_model)
     kinds = [units[n] for n in force]
-    row = np.zeros(ROW_COLS, dtype=np.int64)
-    row[R_RANK] = rank
-    row[R_DESTROYER] = any(u.anti_sub for u in kinds)
-    row[R_DEFENCELESS] = bool(kinds) and all(u.defenceless for u in kinds)
-    row[R_TRANSPORTS] = bool(kinds) and all(u.transport for u in kinds)
-    return pmf, row
+    flags = I_DESTROYER if any(u.anti_sub for u in kinds) else 0
+    if kinds and all(u.defenceless for u in kinds):
+        flags |= I_DEFENCELESS
+    if kinds and all(u.transport for u in kinds):
+        flags |= I_TRANSPORTS
+    return pmf, flags
+
+
+def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int]):
+    """rows[R, ROW_COLS], pmf[R, W] and cdf[R, W] of a side's category steps."""
+    width = max(len(p) for p in pmf_rows)
+    if len(pmf_rows) * width > MAX_TABLE_CELLS:
+        raise BattleInputError(
+            f"battle too large to compile ({len(pmf_rows):,} steps x {width} hit counts); "
+            "use fewer units"
+        )
+    pmf = np.zeros((len(pmf_rows), width))
+    for i, row in enumerate(pmf_rows):
+        pmf[i, : len(row)] = row
+    rows = np.zeros((len(pmf_rows), ROW_COLS), dtype=np.int64)
+    keep = pmf > PRUNE_EPS
+    keep[:, 0] = True  # the no-hit entry feeds the self-loop; always exact
+    rows[:, R_TOP] = width - 1 - np.argmax((pmf > 0)[:, ::-1], axis=1)
+    rows[:, R_RANK] = ranks
+    rows[:, R_LO] = np.argmax(keep, axis=1)
+    rows[:, R_HI] = width - 1 - np.argmax(keep[:, ::-1], axis=1)
+    cdf = np.cumsum(pmf, axis=1)
+    cdf[np.arange(width)[None, :] >= rows[:, R_TOP][:, None]] = 1.0
+    return rows, pmf, cdf
 
 
 @functools.lru_cache(maxsize=256)
@@ -222,25 +263,25 @@ def build_side(spec: _SideSpec) -> Side:
     sub_cols = [index[n] for n in names if units[n].submarine]
     walks = [_walks(dict(force), units, spec.order, spec.split) for _, force, _, _ in spec.blocks]
     row_of = [[0, 0, 0] for _ in walks]
-    n_rows = 0
-    for b, block_walks in enumerate(walks):  # n rows first
-        row_of[b][CAT_N] = n_rows
-        n_rows += len(block_walks[CAT_N].forces)
-    for b, block_walks in enumerate(walks):
-        for cat in (CAT_S, CAT_A):
-            row_of[b][cat] = n_rows
-            n_rows += len(block_walks[cat].forces)
-    pmf_rows: list = [None] * n_rows
-    row_table = np.zeros((n_rows, ROW_COLS), dtype=np.int64)
+    pmf_rows, ranks, row_flags = [], [], []
+    for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
+        for b, block_walks in enumerate(walks):
+            for cat in cats:
+                row_of[b][cat] = len(pmf_rows)
+                for k, force in enumerate(block_walks[cat].forces):
+                    pmf, flags = _row(force, spec)
+                    pmf_rows.append(pmf)
+                    row_flags.append(flags)
+                    ranks.append(block_walks[cat].ranks[k])
+    rows, pmf, cdf = _hit_table(pmf_rows, ranks)
+    row_flags = np.array(row_flags, dtype=np.int64)
+    fires = rows[:, R_TOP] > 0
     block_rows, state_parts, surv_parts = [], [], []
     n_states = 0
     for b, ((_, _, ipc_before, withdrawn), block_walks) in enumerate(
             zip(spec.blocks, walks, strict=True)):
         vectors, ipc = [], []
-        for cat, walk in enumerate(block_walks):
-            for k, force in enumerate(walk.forces):
-                pmf_rows[row_of[b][cat] + k], row_table[row_of[b][cat] + k] = _row(
-                    force, walk.ranks[k], spec)
+        for walk in block_walks:
             vec = np.zeros((len(walk.forces), len(names)), dtype=np.int64)
             for k, force in enumerate(walk.forces):
                 for name, count in force.items():
@@ -248,53 +289,54 @@ def build_side(spec: _SideSpec) -> Side:
             vectors.append(vec)
             ipc.append(np.array(walk.ipc, dtype=np.int64))
         n_sub, n_air, n_other = (len(w.forces) - 1 for w in block_walks)
-        # s index: subs lost while in the battle, then (if they may submerge) the same again
-        # for the subs left having submerged
+        # s: subs lost while in the battle, then (if they may submerge) the same again for the
+        # subs left having submerged
         copies = 2 if spec.submerge and n_sub else 1
         radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
-        grid = np.indices(radix).reshape(3, -1).T
-        s_lost = grid[:, 0] % (n_sub + 1)
-        survivors = vectors[CAT_S][s_lost] + vectors[CAT_A][grid[:, 1]] + vectors[CAT_N][grid[:, 2]]
-        in_battle_units = survivors.copy()
-        submerged = grid[:, 0] > n_sub
-        if submerged.any():
-            in_battle_units[np.ix_(submerged, sub_cols)] = 0
-        states = np.zeros((len(grid), STATE_COLS), dtype=np.int64)
+        s, a, n = np.indices(radix).reshape(3, -1)
+        s_lost = s % (n_sub + 1)
+        submerged = s > n_sub
+        survivors = vectors[CAT_S][s_lost] + vectors[CAT_A][a] + vectors[CAT_N][n]
+        in_battle = survivors.copy()
+        in_battle[np.ix_(submerged, sub_cols)] = 0
+        states = np.zeros((len(s), STATE_COLS), dtype=np.int64)
         states[:, S_BLOCK] = b
-        states[:, S_S:S_N + 1] = grid
-        states[:, S_ALIVE] = ((grid[:, 0] < n_sub) | (grid[:, 1] < n_air)
-                              | (grid[:, 2] < n_other))
-        states[:, S_HAS_LAND] = in_battle_units[:, land].sum(axis=1) > 0
-        states[:, S_UNITS] = in_battle_units.sum(axis=1)
-        states[:, S_IPC] = (ipc_before + ipc[CAT_S][s_lost] + ipc[CAT_A][grid[:, 1]]
-                            + ipc[CAT_N][grid[:, 2]])
+        states[:, S_S], states[:, S_A], states[:, S_N] = s, a, n
+        states[:, S_ROW_S] = row_of[b][CAT_S] + s_lost
+        states[:, S_ROW_A] = row_of[b][CAT_A] + a
+        states[:, S_ROW_N] = row_of[b][CAT_N] + n
+        states[:, S_SUBS] = np.where(submerged, 0, n_sub - s)
+        states[:, S_AIR] = n_air - a
+        states[:, S_OTHER] = n_other - n
+        states[:, S_STRIDE_S] = radix[1] * radix[2]
+        states[:, S_STRIDE_A] = radix[2]
+        if copies == 2:
+            states[:, S_SUBMERGE] = np.where(submerged | (s == n_sub), 0,
+                                             (n_sub + 1) * radix[1] * radix[2])
+        states[:, S_INFO] = (
+            np.where(states[:, S_SUBS] > 0, I_SUBS, 0) | np.where(a < n_air, I_AIR, 0)
+            | np.where(n < n_other, I_OTHER, 0)
+            | np.where((states[:, S_SUBS] > 0) & fires[states[:, S_ROW_S]], I_SUBS_FIRE, 0)
+            | np.where(fires[states[:, S_ROW_A]], I_AIR_FIRE, 0)
+            | np.where(fires[states[:, S_ROW_N]], I_OTHER_FIRE, 0)
+            | row_flags[states[:, S_ROW_N]] | np.where(submerged, I_SUBMERGED, 0))
+        states[:, S_HAS_LAND] = in_battle[:, land].sum(axis=1) > 0
+        states[:, S_UNITS] = in_battle.sum(axis=1)
+        states[:, S_IPC] = ipc_before + ipc[CAT_S][s_lost] + ipc[CAT_A][a] + ipc[CAT_N][n]
         if withdrawn is not None:
             survivors = survivors + np.array(withdrawn, dtype=np.int64)
-        block_rows.append([n_states, *radix, *row_of[b], n_sub])
+        block_rows.append([n_states, *radix])
         state_parts.append(states)
         surv_parts.append(survivors)
-        n_states += len(grid)
-    width = max(len(p) for p in pmf_rows)
-    if n_rows * width > MAX_TABLE_CELLS or n_states * STATE_COLS > MAX_TABLE_CELLS:
-        raise BattleInputError(
-            f"battle too large to compile ({n_states:,} states x {width} hit counts); "
-            "use fewer units"
-        )
-    pmf = np.zeros((n_rows, width))
-    for i, row in enumerate(pmf_rows):
-        pmf[i, : len(row)] = row
-    keep = pmf > PRUNE_EPS
-    keep[:, 0] = True  # the no-hit entry feeds the self-loop; always exact
-    row_table[:, R_TOP] = width - 1 - np.argmax((pmf > 0)[:, ::-1], axis=1)
-    row_table[:, R_LO] = np.argmax(keep, axis=1)
-    row_table[:, R_HI] = width - 1 - np.argmax(keep[:, ::-1], axis=1)
-    cdf = np.cumsum(pmf, axis=1)
-    cdf[np.arange(width)[None, :] >= row_table[:, R_TOP][:, None]] = 1.0
+        n_states += len(s)
+    if n_states * STATE_COLS > MAX_TABLE_CELLS:
+        raise BattleInputError(f"battle too large to compile ({n_states:,} states); "
+                               "use fewer units")
     states = np.concatenate(state_parts)
     blocks = np.array(block_rows, dtype=np.int64)
     start = np.zeros(n_states)
     start[blocks[:, B_OFFSET]] = [prob for prob, *_ in spec.blocks]
-    return Side(blocks, states, row_table, pmf, cdf, start, np.concatenate(surv_parts),
+    return Side(blocks, states, rows, pmf, cdf, start, np.concatenate(surv_parts),
                 states[:, S_IPC].copy(), tuple(names), spec.split)
 
 
@@ -398,7 +440,7 @@ def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str
     rules[RU_STRIKE_RETURN] = flags["sub_first_strike"] == "always"
     rules[RU_AIR_ALWAYS] = flags["air_hits_subs"] == "always"
     rules[RU_SUBMERGE] = {"end_of_round": 0, "before_fire": 1, "never": 2}[
-        flags["submerge_timing"]]
+        flags["submerge_timing"] if sea else "never"]
     rules[RU_LONE_RETREAT] = flags["lone_attacking_transports"] == "one_volley_then_retreat"
     rules[RU_A_POLICY] = SUBMERGE_POLICIES.index(attacker_submerge)
     rules[RU_D_POLICY] = SUBMERGE_POLICIES.index(defender_submerge)
@@ -513,7 +555,7 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     staying = att.survivors - leaving
     n_main = att.n_states
     remainder = np.full(n_main, -1, dtype=np.int64)
-    may = att.states[:, S_ALIVE].astype(bool)
+    may = (att.states[:, S_INFO] & I_IN_BATTLE) != 0
     extra = []
     names = att.unit_names
     for f in np.flatnonzero(may & staying.any(axis=1)):

@@ -10,19 +10,36 @@ RETREAT = 4
 N_OUTCOMES = 5
 CONTINUE = -1
 
-# A side's state is (block, s, a, n): the block (the force it started the battle with, e.g. one
-# per outcome of round-1 AA fire) and the casualty steps taken in each loss category:
-# s submarines (s > n_sub: the n_sub - (s - n_sub - 1) subs left have submerged),
-# a aircraft, n everything else.  Categories a side does not need are empty.
-# blocks int64[B, BLOCK_COLS]:
-B_OFFSET, B_RADIX_S, B_RADIX_A, B_RADIX_N, B_ROW_S, B_ROW_A, B_ROW_N, B_NSUB = range(8)
-BLOCK_COLS = 8
-# states int64[F, STATE_COLS], per flat state:
-S_BLOCK, S_S, S_A, S_N, S_ALIVE, S_HAS_LAND, S_UNITS, S_IPC, S_MAY_RETREAT = range(9)
-STATE_COLS = 9
-# rows int64[R, ROW_COLS], per category step (row = block's row offset + steps taken):
-R_TOP, R_RANK, R_DESTROYER, R_DEFENCELESS, R_TRANSPORTS, R_LO, R_HI = range(7)
-ROW_COLS = 7
+# A side's state is a flat index f into its table of states: a block (the force it began the
+# battle with, e.g. one per outcome of round-1 AA fire) and the casualty steps taken in each
+# loss category (s submarines, a aircraft, n everything else; compile.py).  The kernels read
+# everything they need about a state from one row of that table, int64[F, STATE_COLS]:
+#   S_BLOCK, S_S, S_A, S_N      the block and the steps taken per category
+#   S_INFO                      bit flags I_* below
+#   S_ROW_S, S_ROW_A, S_ROW_N   row of each category's current step in the side's rows/tables
+#   S_SUBS, S_AIR, S_OTHER      units (steps) left in the battle per category
+#   S_STRIDE_S, S_STRIDE_A      flat-index step of one more casualty in s, in a (n: 1)
+#   S_SUBMERGE                  flat-index step of submerging the subs left (0: they may not)
+#   S_END                       the block's state with nothing left (single walks: flat end)
+#   S_HAS_LAND, S_UNITS, S_IPC  a land unit is left; units left; IPC lost so far
+#   S_MAY_RETREAT               the attacker may retreat from here
+(S_BLOCK, S_S, S_A, S_N, S_INFO, S_ROW_S, S_ROW_A, S_ROW_N, S_SUBS, S_AIR, S_OTHER, S_STRIDE_S,
+ S_STRIDE_A, S_SUBMERGE, S_END, S_HAS_LAND, S_UNITS, S_IPC, S_MAY_RETREAT) = range(19)
+STATE_COLS = 19
+I_SUBS, I_AIR, I_OTHER = 1, 2, 4  # units of the category in the battle
+I_SUBS_FIRE, I_AIR_FIRE, I_OTHER_FIRE = 8, 16, 32  # ... that can score hits
+I_DESTROYER = 64  # an anti-sub unit is left
+I_DEFENCELESS = 128  # the other units left are all defenceless (lost without dice when alone)
+I_TRANSPORTS = 256  # the other units left are all transports
+I_SUBMERGED = 512  # the subs left have submerged
+I_IN_BATTLE = I_SUBS | I_AIR | I_OTHER
+# blocks int64[B, BLOCK_COLS]: first flat state, radix (steps + 1) of each category
+B_OFFSET, B_RADIX_S, B_RADIX_A, B_RADIX_N = range(4)
+BLOCK_COLS = 4
+# rows int64[R, ROW_COLS], per category step: most hits, rank of the next casualty in the
+# side's order of losses, and the range of hit counts the exact solver keeps
+R_TOP, R_RANK, R_LO, R_HI = range(4)
+ROW_COLS = 4
 NO_RANK = 2**62  # rank of the next casualty of an exhausted category
 
 # Round rules, int64[RULE_COLS] (compile.round_rules):

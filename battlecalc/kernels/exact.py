@@ -26,9 +26,6 @@ from .common import (
     B_RADIX_A,
     B_RADIX_N,
     B_RADIX_S,
-    B_ROW_A,
-    B_ROW_N,
-    B_ROW_S,
     CONTINUE,
     N_OUTCOMES,
     R_ACTIVE,
@@ -40,11 +37,13 @@ from .common import (
     RU_BOMBARD,
     RU_SIMPLE,
     RU_SUBMERGE,
-    S_A,
     S_BLOCK,
     S_HAS_LAND,
-    S_N,
-    S_S,
+    S_OTHER,
+    S_ROW_A,
+    S_ROW_N,
+    S_ROW_S,
+    S_SUBS,
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_NEVER,
 )
@@ -52,17 +51,13 @@ from .jit import kernel, prange
 from .rules import (
     air_on_subs,
     assign,
-    block_end,
     fires_back,
-    flat,
     in_battle,
     lone_transports,
     settle,
-    settle_walk,
     should_retreat,
     strikes,
     submerge_step,
-    subs_in,
 )
 
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
@@ -77,37 +72,26 @@ def _block_size(blocks, b):
 
 
 @kernel
-def _enter(ab, ast, ar, db, dst, dr, rules, a, d, rounds_played, check_retreat, retreat, below,
-           win_value):
+def _enter(ast, dst, rules, a, d, rounds_played, check_retreat, retreat, below, win_value):
     """What happens to probability arriving at the start of a round in the pair (a, d).
 
     Returns (MOVE, a2, d2, _): the mass moves on to a later pair (units lost without dice,
     subs submerged); (END, a, d, outcome) the battle ends there (RETREAT: the attacker
     withdraws; only if check_retreat); (PLAY, a, d, _) a round is played from (a, d).
     """
-    if rules[RU_SIMPLE] == 1:
-        outcome, a2, d2 = settle_walk(a, block_end(ab, ast, a), ast, ar, d, block_end(db, dst, d),
-                                      dst, dr)
-        if a2 != a or d2 != d:
-            return MOVE, a2, d2, outcome
-    else:
-        a_b, a_s, a_a, a_n0 = ast[a, S_BLOCK], ast[a, S_S], ast[a, S_A], ast[a, S_N]
-        d_b, d_s, d_a, d_n0 = dst[d, S_BLOCK], dst[d, S_S], dst[d, S_A], dst[d, S_N]
-        outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n0, db, dr, d_b, d_s, d_a, d_n0,
-                                   rules[RU_AIR_ALWAYS] == 1)
-        if a_n != a_n0 or d_n != d_n0:
-            return MOVE, flat(ab, a_b, a_s, a_a, a_n), flat(db, d_b, d_s, d_a, d_n), outcome
+    outcome, a2, d2 = settle(ast, a, dst, d, rules[RU_AIR_ALWAYS] == 1)
+    if a2 != a or d2 != d:
+        return MOVE, a2, d2, outcome
     if outcome != CONTINUE:
         return END, a, d, outcome
     if check_retreat and rounds_played > 0 and retreat[R_ACTIVE] == 1 and should_retreat(
             a, d, rounds_played, retreat, below, ast, dst, win_value):
         return END, a, d, RETREAT
     timing = rules[RU_SUBMERGE]
-    if rules[RU_SIMPLE] == 0 and (timing == SUBMERGE_BEFORE_FIRE
-                                  or (timing != SUBMERGE_NEVER and rounds_played > 0)):
-        a_s2, d_s2 = submerge_step(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n, rules)
-        if a_s2 != a_s or d_s2 != d_s:
-            return MOVE, flat(ab, a_b, a_s2, a_a, a_n), flat(db, d_b, d_s2, d_a, d_n), outcome
+    if timing == SUBMERGE_BEFORE_FIRE or (timing != SUBMERGE_NEVER and rounds_played > 0):
+        a2, d2 = submerge_step(ast, a, dst, d, rules)
+        if a2 != a or d2 != d:
+            return MOVE, a2, d2, outcome
     return PLAY, a, d, outcome
 
 
@@ -131,19 +115,17 @@ def _clear(where, states, count):
 
 
 @kernel
-def _fire(xb_, xr, xpmf, xb, xs, xa, xn, subs_fire, others_fire, air_subs, extra_pmf,
-          yb_, yr, yb, ys, ya, yn, where, states, probs):
-    """Law of side y's state after side x fires once: its subs (if subs_fire) and its other
-    units (if others_fire), plus extra_pmf hits at non-air units (shore bombardment; [1.0]
-    when none).  Fills the sparse list (where, states, probs); returns its length."""
+def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr, y, where,
+          states, probs):
+    """Law of side y's state after side x (in state x) fires once: its subs (if subs_fire)
+    and its other units (if others_fire), plus extra_pmf hits at non-air units (shore
+    bombardment; [1.0] when none).  Fills the sparse list (where, states, probs); returns its
+    length."""
     count = 0
-    s_lo = s_hi = 0
-    if subs_fire and subs_in(xb_, xb, xs) > 0:
-        s_row = xb_[xb, B_ROW_S] + xs
+    s_row, a_row, n_row = xst[x, S_ROW_S], xst[x, S_ROW_A], xst[x, S_ROW_N]
+    s_lo = s_hi = a_lo = a_hi = n_lo = n_hi = 0
+    if subs_fire and xst[x, S_SUBS] > 0:
         s_lo, s_hi = xr[s_row, R_LO], xr[s_row, R_HI]
-    a_lo = a_hi = n_lo = n_hi = 0
-    a_row = xb_[xb, B_ROW_A] + xa
-    n_row = xb_[xb, B_ROW_N] + xn
     if others_fire:
         a_lo, a_hi = xr[a_row, R_LO], xr[a_row, R_HI]
         n_lo, n_hi = xr[n_row, R_LO], xr[n_row, R_HI]
@@ -155,17 +137,15 @@ def _fire(xb_, xr, xpmf, xb, xs, xa, xn, subs_fire, others_fire, air_subs, extra
                 pa = pb * (xpmf[a_row, ha] if a_hi > 0 else 1.0)
                 for hg in range(n_lo, n_hi + 1):
                     p = pa * (xpmf[n_row, hg] if n_hi > 0 else 1.0)
-                    if p == 0.0:
-                        continue
-                    s2, a2, n2 = assign(yb_, yr, yb, ys, ya, yn, hs + hb, ha, hg, air_subs)
-                    count = _add(where, states, probs, count, flat(yb_, yb, s2, a2, n2), p)
+                    if p != 0.0:
+                        count = _add(where, states, probs, count,
+                                     assign(yst, yr, y, hs + hb, ha, hg, air_subs), p)
     return count
 
 
 @kernel
-def _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, bombard_pmf, one, mode, w,
-                mass, a_base, self_a, self_d, value, scratch_a, scratch_ap, scratch_d,
-                scratch_dp, eps, out, rounds):
+def _transition(A, D, rules, a, d, bombard_pmf, one, mode, w, mass, a_base, self_a, self_d,
+                value, scratch, eps, out, rounds):
     """One round from the pair (a, d) in the general round model.
 
     mode SPREAD: add w * P(next pair) to mass[a2 - a_base, d2] for every next pair but
@@ -173,63 +153,55 @@ def _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, bombard_pmf, 
     retreat is recorded as an outcome; returns the mass moved.  DRY: returns P(next pair =
     (self_a, self_d)).  GATHER: returns the sum over the other next pairs of P(pair) *
     value[pair] (0 for a lone-transport retreat).  bombard_pmf: hits joining the attacker's
-    fire at non-air units (`one` = [1.0] when none).  scratch_*: sparse lists, two levels per
+    fire at non-air units (`one` = [1.0] when none).  scratch: sparse lists, two levels per
     side; out: the outputs of `_finish`, rounds: the round being played.
     """
-    a_b, a_s, a_a, a_n = ast[a, S_BLOCK], ast[a, S_S], ast[a, S_A], ast[a, S_N]
-    d_b, d_s, d_a, d_n = dst[d, S_BLOCK], dst[d, S_S], dst[d, S_A], dst[d, S_N]
-    lone = lone_transports(ab, ar, a_b, a_s, a_a, a_n, rules)
-    a_strike, d_strike = strikes(ab, ar, a_b, a_s, a_n, db, dr, d_b, d_s, d_n, rules)
-    n_d1 = _fire(ab, ar, apmf, a_b, a_s, a_a, a_n, a_strike, False, False, one, db, dr,
-                 d_b, d_s, d_a, d_n, scratch_d[0], scratch_d[1], scratch_dp[0])
-    n_a1 = _fire(db, dr, dpmf, d_b, d_s, d_a, d_n, d_strike, False, False, one, ab, ar,
-                 a_b, a_s, a_a, a_n, scratch_a[0], scratch_a[1], scratch_ap[0])
+    ast, ar, apmf = A[0], A[1], A[2]
+    dst, dr, dpmf = D[0], D[1], D[2]
+    wa, pa, wd, pd = scratch
+    lone = lone_transports(ast, a, rules)
+    a_strike, d_strike = strikes(ast, a, dst, d, rules)
+    n_d1 = _fire(ast, ar, apmf, a, a_strike, False, False, one, dst, dr, d, wd[0], wd[1], pd[0])
+    n_a1 = _fire(dst, dr, dpmf, d, d_strike, False, False, one, ast, ar, a, wa[0], wa[1], pa[0])
     result = 0.0
     for i in range(n_a1):
-        a1 = scratch_a[1, i]
+        a1 = wa[1, i]
         for j in range(n_d1):
-            d1 = scratch_d[1, j]
-            p1 = scratch_ap[0, i] * scratch_dp[0, j]
+            d1 = wd[1, j]
+            p1 = pa[0, i] * pd[0, j]
             if mode == DRY and (a1 != self_a or d1 != self_d):
                 continue
             if mode == SPREAD and w * p1 <= eps:
                 continue
             # who fires in general fire: those left after the strikes, or all of them
-            fa = a if fires_back(ab, ar, a_b, a_n, rules) else a1
-            fd = d if fires_back(db, dr, d_b, d_n, rules) else d1
-            n_d2 = _fire(ab, ar, apmf, a_b, ast[fa, S_S], ast[fa, S_A], ast[fa, S_N],
-                         not a_strike, True, air_on_subs(ab, ar, a_b, ast[fa, S_N], rules),
-                         bombard_pmf, db, dr, d_b, dst[d1, S_S], dst[d1, S_A], dst[d1, S_N],
-                         scratch_d[2], scratch_d[3], scratch_dp[1])
-            n_a2 = _fire(db, dr, dpmf, d_b, dst[fd, S_S], dst[fd, S_A], dst[fd, S_N],
-                         not d_strike, True, air_on_subs(db, dr, d_b, dst[fd, S_N], rules),
-                         one, ab, ar, a_b, ast[a1, S_S], ast[a1, S_A], ast[a1, S_N],
-                         scratch_a[2], scratch_a[3], scratch_ap[1])
+            fa = a if fires_back(ast, a, rules) else a1
+            fd = d if fires_back(dst, d, rules) else d1
+            n_d2 = _fire(ast, ar, apmf, fa, not a_strike, True, air_on_subs(ast, fa, rules),
+                         bombard_pmf, dst, dr, d1, wd[2], wd[3], pd[1])
+            n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, True, air_on_subs(dst, fd, rules),
+                         one, ast, ar, a1, wa[2], wa[3], pa[1])
             for k in range(n_a2):
-                a2 = scratch_a[3, k]
-                retreats = lone and in_battle(ab, a_b, ast[a2, S_S], ast[a2, S_A], ast[a2, S_N])
+                a2 = wa[3, k]
+                retreats = lone and in_battle(ast, a2)
                 for m in range(n_d2):
-                    d2 = scratch_d[3, m]
-                    p = p1 * scratch_ap[1, k] * scratch_dp[1, m]
+                    d2 = wd[3, m]
+                    p = p1 * pa[1, k] * pd[1, m]
                     if a2 == self_a and d2 == self_d and not retreats:
                         if mode == DRY:
                             result += p
-                        continue
-                    if mode == GATHER:
+                    elif mode == GATHER:
                         if not retreats:
                             result += p * value[a2, d2]
-                        continue
-                    if mode == DRY or w * p <= eps:
-                        continue
-                    result += w * p
-                    if retreats:
-                        _finish(RETREAT, w * p, a2, d2, rounds, ast, out)
-                    else:
-                        mass[a2 - a_base, d2] += w * p
-            _clear(scratch_d[2], scratch_d[3], n_d2)
-            _clear(scratch_a[2], scratch_a[3], n_a2)
-    _clear(scratch_d[0], scratch_d[1], n_d1)
-    _clear(scratch_a[0], scratch_a[1], n_a1)
+                    elif mode == SPREAD and w * p > eps:
+                        result += w * p
+                        if retreats:
+                            _finish(RETREAT, w * p, a2, d2, rounds, ast, out)
+                        else:
+                            mass[a2 - a_base, d2] += w * p
+            _clear(wd[2], wd[3], n_d2)
+            _clear(wa[2], wa[3], n_a2)
+    _clear(wd[0], wd[1], n_d1)
+    _clear(wa[0], wa[1], n_a1)
     return result
 
 
@@ -289,42 +261,38 @@ def _play(A, D, rules, a, d, bombard, one, w, mass, a_base, explicit, scratch, e
     """Spread one round from (a, d) with weight w into mass (rows: attacker state - a_base).
     explicit: the round is played on its own (the "nothing changes" part moves too); else that
     part is left out, for the closed-form sweep.  Returns the mass moved."""
-    ab, ast, ar, apmf, acum = A
-    db, dst, dr, dpmf, dcum = D
+    ast, ar, apmf, acum = A
+    dst, dr, dpmf = D[0], D[1], D[2]
     if rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
-        return _spread_walk(mass, a - a_base, d, block_end(ab, ast, a) - a_base,
-                            block_end(db, dst, d), w, apmf[a], acum[a], ar[a, R_LO], ar[a, R_HI],
+        return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
+                            d + dst[d, S_OTHER], w, apmf[a], acum[a], ar[a, R_LO], ar[a, R_HI],
                             dpmf[d], dr[d, R_LO], dr[d, R_HI], eps, explicit)
     self_a, self_d = (-1, -1) if explicit else (a, d)
-    return _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, bombard, one, SPREAD,
-                       w, mass, a_base, self_a, self_d, mass[:0, :0], scratch[0], scratch[1],
-                       scratch[2], scratch[3], eps, out, rounds)
+    return _transition(A, D, rules, a, d, bombard, one, SPREAD, w, mass, a_base, self_a, self_d,
+                       mass, scratch, eps, out, rounds)
 
 
 @kernel
 def _stay(A, D, rules, a, d, one, scratch, out):
     """Probability that a round from (a, d) changes nothing (no bombardment: not round 1)."""
-    ab, ast, ar, apmf, acum = A
-    db, dst, dr, dpmf, dcum = D
     if rules[RU_SIMPLE] == 1:
-        return apmf[a, 0] * dpmf[d, 0]
-    return _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, one, one, DRY, 0.0,
-                       apmf[:0, :0], 0, a, d, apmf[:0, :0], scratch[0], scratch[1], scratch[2],
-                       scratch[3], 0.0, out, 0)
+        return A[2][a, 0] * D[2][d, 0]
+    empty = A[2][:0, :0]
+    return _transition(A, D, rules, a, d, one, one, DRY, 0.0, empty, 0, a, d, empty, scratch,
+                       0.0, out, 0)
 
 
 @kernel
 def _gather(A, D, rules, a, d, one, value, scratch, out):
     """Sum over the pairs a round from (a, d) may lead to, other than (a, d) itself, of
     P(pair) * value[pair]."""
-    ab, ast, ar, apmf, acum = A
-    db, dst, dr, dpmf, dcum = D
+    ast, ar, apmf = A[0], A[1], A[2]
+    dst, dr, dpmf = D[0], D[1], D[2]
     if rules[RU_SIMPLE] == 0:
-        return _transition(ab, ast, ar, apmf, db, dst, dr, dpmf, rules, a, d, one, one, GATHER,
-                           0.0, apmf[:0, :0], 0, a, d, value, scratch[0], scratch[1],
-                           scratch[2], scratch[3], 0.0, out, 0)
-    a_end = block_end(ab, ast, a)
-    d_end = block_end(db, dst, d)
+        return _transition(A, D, rules, a, d, one, one, GATHER, 0.0, value, 0, a, d, value,
+                           scratch, 0.0, out, 0)
+    a_end = a + ast[a, S_OTHER]
+    d_end = d + dst[d, S_OTHER]
     total = 0.0
     for hd in range(dr[d, R_LO], dr[d, R_HI] + 1):
         row = min(a + hd, a_end)
@@ -353,12 +321,11 @@ def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, transfer, out)
 
 
 @kernel
-def _solve_block(b, phase, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
+def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
                  win_value, remainder, transfer, out, explicit, eps, state_eps):
-    """Solve attacker block b (see `solve`) if it belongs to `phase` (0: blocks a battle
-    starts in; 1: blocks of the units that stay after a partial retreat)."""
-    ab, ast = A[0], A[1]
-    dst = D[1]
+    """Solve attacker block b (ab: the attacker's blocks) if it belongs to `phase` (0: blocks a
+    battle starts in; 1: blocks of the units that stay after a partial retreat)."""
+    ast, dst = A[0], D[0]
     base = ab[b, B_OFFSET]
     if (a_start[base] > 0.0) != (phase == 0) or (phase == 1 and not transfer[b].any()):
         return
@@ -387,8 +354,8 @@ def _solve_block(b, phase, A, D, rules, a_start, d_start, bombard_pmf, retreat, 
                 m = mass[k, d]
                 if m == 0.0:
                     continue
-                kind, a2, d2, outcome = _enter(ab, ast, A[2], D[0], dst, D[2], rules, base + k,
-                                               d, rounds_played, True, retreat, below, win_value)
+                kind, a2, d2, outcome = _enter(ast, dst, rules, base + k, d, rounds_played,
+                                               True, retreat, below, win_value)
                 if kind == MOVE:
                     mass[a2 - base, d2] += m
                 elif kind == END:
@@ -409,9 +376,8 @@ def _solve_block(b, phase, A, D, rules, a_start, d_start, bombard_pmf, retreat, 
             m = mass[k, d]
             if m == 0.0:
                 continue
-            kind, a2, d2, outcome = _enter(ab, ast, A[2], D[0], dst, D[2], rules, base + k, d,
-                                           rounds_played, check_retreat, retreat, below,
-                                           win_value)
+            kind, a2, d2, outcome = _enter(ast, dst, rules, base + k, d, rounds_played,
+                                           check_retreat, retreat, below, win_value)
             if kind == MOVE:
                 mass[a2 - base, d2] += m  # units lost without dice, subs submerged
             elif kind == END:
@@ -436,25 +402,25 @@ def _out(stacks, i):
 
 
 @kernel(parallel=True)
-def _solve_parallel(A, D, rules, a_start, d_start, bombard_pmf, retreat, below, win_value,
+def _solve_parallel(ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below, win_value,
                     remainder, transfer, stacks, explicit, eps, state_eps):
     """`_solve_serial` with the blocks of each phase spread over threads, block b writing row b
     of the stacks."""
     for phase in range(2):
-        for b in prange(A[0].shape[0]):
-            _solve_block(b, phase, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
+        for b in prange(ab.shape[0]):
+            _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
                          win_value, remainder, transfer, _out(stacks, b), explicit, eps,
                          state_eps)
 
 
 @kernel
-def _solve_serial(A, D, rules, a_start, d_start, bombard_pmf, retreat, below, win_value,
+def _solve_serial(ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below, win_value,
                   remainder, transfer, stacks, explicit, eps, state_eps):
     """Solve every attacker block, phase by phase, into row 0 of the stacks."""
     out = _out(stacks, 0)
     for phase in range(2):
-        for b in range(A[0].shape[0]):
-            _solve_block(b, phase, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
+        for b in range(ab.shape[0]):
+            _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
                          win_value, remainder, transfer, out, explicit, eps, state_eps)
 
 
@@ -463,29 +429,25 @@ def _win_values(A, D, rules, retreat, below, win_value, remainder, out):
     """Fill win_value[a, d]: the probability that the attacker wins if it fights on from the
     end-of-round pair (a, d), itself retreating later as the policy says (the policy must not
     depend on the round).  Swept backwards, so every successor is known first."""
-    ab, ast, ar = A[0], A[1], A[2]
-    db, dst, dr = D[0], D[1], D[2]
+    ast, dst = A[0], D[0]
     n_a, n_d = win_value.shape
     value = np.zeros((n_a, n_d))  # at (a, d) after the retreat decision there
     scratch = _scratch(n_a, n_d)
     one = np.ones(1)
     for a in range(n_a - 1, -1, -1):
         for d in range(n_d - 1, -1, -1):
-            kind, a2, d2, outcome = _enter(ab, ast, ar, db, dst, dr, rules, a, d, 1, False,
-                                           retreat, below, win_value)
+            kind, a2, d2, outcome = _enter(ast, dst, rules, a, d, 1, False, retreat, below,
+                                           win_value)
             if kind == END:
                 fight = 1.0 if outcome == ATTACKER_WIN else 0.0
-                win_value[a, d] = fight
-                value[a, d] = fight
-                continue
-            if kind == MOVE:
+            elif kind == MOVE:
                 fight = value[a2, d2]
             else:
                 stay = _stay(A, D, rules, a, d, one, scratch, out)
                 fight = _gather(A, D, rules, a, d, one, value, scratch, out) / (1.0 - stay)
             win_value[a, d] = fight
             value[a, d] = fight
-            if should_retreat(a, d, 1, retreat, below, ast, dst, win_value):
+            if kind != END and should_retreat(a, d, 1, retreat, below, ast, dst, win_value):
                 # a full retreat wins nothing; after a partial one the stayers fight on
                 value[a, d] = value[remainder[a], d] if remainder[a] >= 0 else 0.0
 
@@ -493,29 +455,23 @@ def _win_values(A, D, rules, retreat, below, win_value, remainder, out):
 # ---------------------------------------------------------------------------------------------
 # Drivers
 
-PYTHON_WORK = 30_000  # below this many steps, run the kernels as plain Python (no numba load)
+PYTHON_WORK = 200_000  # below this many steps, run the kernels as plain Python (no numba load)
 PARALLEL_WORK = 20_000_000  # above this, blocks are solved on several threads
 JOINT_LIMIT = 4_000_000  # keep the joint final law (for the TUV-swing law) below this
 
 
 def _side_tuple(side):
-    return (side.blocks, side.states, side.rows, side.pmf, np.cumsum(side.pmf, axis=1))
+    return (side.states, side.rows, side.pmf, np.cumsum(side.pmf, axis=1))
 
 
 def work_estimate(compiled) -> float:
     """Elementary steps of an exact solve: state pairs x kept hit combinations a round."""
     def combos(side):
-        rows = side.rows
-        widths = (rows[:, R_HI] - rows[:, R_LO] + 1).astype(np.float64)
-        per_block = []
-        for b in side.blocks:
-            cells = 1.0
-            for start, length in ((b[B_ROW_S], b[B_RADIX_S]), (b[B_ROW_A], b[B_RADIX_A]),
-                                  (b[B_ROW_N], b[B_RADIX_N])):
-                n_rows = min(length, len(widths) - start)
-                cells *= float(np.mean(widths[start:start + n_rows])) if n_rows > 0 else 1.0
-            per_block.append(cells)
-        return float(np.mean(per_block))
+        widths = (side.rows[:, R_HI] - side.rows[:, R_LO] + 1).astype(np.float64)
+        st = side.states
+        per_state = (np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
+                     * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]])
+        return float(per_state.mean())
     att, dfn = compiled.attacker, compiled.defender
     return att.n_states * dfn.n_states * combos(att) * combos(dfn)
 
@@ -559,7 +515,7 @@ def run_exact(compiled, rounds_bins: int = 1, work: float | None = None) -> dict
     parallel = jit.is_compiled() and n_blocks > 1 and work > PARALLEL_WORK
     stacks = _stacks(compiled, joint, rounds_bins, n_blocks if parallel else 1)
     kernel = k["_solve_parallel"] if parallel else k["_solve_serial"]
-    kernel(_side_tuple(att), _side_tuple(dfn), compiled.rules, att.start, dfn.start,
+    kernel(att.blocks, _side_tuple(att), _side_tuple(dfn), compiled.rules, att.start, dfn.start,
            compiled.bombardment.pmf, retreat.vector, retreat.below, retreat.win_value,
            retreat.remainder_start, np.zeros((n_blocks, dfn.n_states)), stacks, explicit,
            TRANSITION_EPS, STATE_EPS)

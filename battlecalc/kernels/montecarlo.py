@@ -12,9 +12,6 @@ import numpy as np
 
 from . import jit
 from .common import (
-    B_ROW_A,
-    B_ROW_N,
-    B_ROW_S,
     CONTINUE,
     N_OUTCOMES,
     R_ACTIVE,
@@ -24,11 +21,12 @@ from .common import (
     RU_BOMBARD,
     RU_SIMPLE,
     RU_SUBMERGE,
-    S_A,
-    S_BLOCK,
     S_IPC,
-    S_N,
-    S_S,
+    S_OTHER,
+    S_ROW_A,
+    S_ROW_N,
+    S_ROW_S,
+    S_SUBS,
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_END_OF_ROUND,
 )
@@ -36,17 +34,13 @@ from .jit import kernel, prange
 from .rules import (
     air_on_subs,
     assign,
-    block_end,
     fires_back,
-    flat,
     in_battle,
     lone_transports,
     settle,
-    settle_walk,
     should_retreat,
     strikes,
     submerge_step,
-    subs_in,
     takes,
 )
 
@@ -104,12 +98,12 @@ def _pick(cdf, state):
 
 
 @kernel
-def _trial_walk(ab, ast, ar, acdf, db, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat,
-                below, win_value, remainder, state):
-    """One battle of two single walks (land): returns (outcome, a, d, rounds)."""
-    a_end = block_end(ab, ast, a)
-    d_end = block_end(db, dst, d)
-    outcome, a, d = settle_walk(a, a_end, ast, ar, d, d_end, dst, dr)
+def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, below,
+                win_value, remainder, state):
+    """One battle of two single walks (land; row = state): returns (outcome, a, d, rounds)."""
+    a_end = a + ast[a, S_OTHER]
+    d_end = d + dst[d, S_OTHER]
+    outcome, a, d = settle(ast, a, dst, d, False)
     rounds = 0
     while outcome == CONTINUE:
         rounds += 1
@@ -119,7 +113,7 @@ def _trial_walk(ab, ast, ar, acdf, db, dst, dr, dcdf, rules, a, d, bombard_cdf, 
             a_hits += _pick(bombard_cdf, state)
         d = min(d + a_hits, d_end)
         a = min(a + d_hits, a_end)
-        outcome, a, d = settle_walk(a, a_end, ast, ar, d, d_end, dst, dr)
+        outcome, a, d = settle(ast, a, dst, d, False)
         # (checking the flag here first keeps the call out of the hot loop)
         if outcome == CONTINUE and retreat[R_ACTIVE] == 1 and should_retreat(
                 a, d, rounds, retreat, below, ast, dst, win_value):
@@ -127,98 +121,75 @@ def _trial_walk(ab, ast, ar, acdf, db, dst, dr, dcdf, rules, a, d, bombard_cdf, 
                 outcome = RETREAT
             else:  # a partial retreat: the units that stay fight on
                 a = remainder[a]
-                a_end = block_end(ab, ast, a)
-                outcome, a, d = settle_walk(a, a_end, ast, ar, d, d_end, dst, dr)
+                a_end = a + ast[a, S_OTHER]
+                outcome, a, d = settle(ast, a, dst, d, False)
     return outcome, a, d, rounds
 
 
 @kernel
-def _trial(ab, ast, ar, acdf, db, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, below,
-           win_value, remainder, state):
+def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, below, win_value,
+           remainder, state):
     """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds)."""
     air_always = rules[RU_AIR_ALWAYS] == 1
-    a_b, a_s, a_a, a_n = ast[a, S_BLOCK], ast[a, S_S], ast[a, S_A], ast[a, S_N]
-    d_b, d_s, d_a, d_n = dst[d, S_BLOCK], dst[d, S_S], dst[d, S_A], dst[d, S_N]
     rounds = 0
-    outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n,
-                               air_always)
+    outcome, a, d = settle(ast, a, dst, d, air_always)
     while outcome == CONTINUE:
         timing = rules[RU_SUBMERGE]
         if timing == SUBMERGE_BEFORE_FIRE or (timing == SUBMERGE_END_OF_ROUND and rounds > 0):
-            a_s, d_s = submerge_step(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n,
-                                     rules)
-            outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n,
-                                       air_always)
+            a, d = submerge_step(ast, a, dst, d, rules)
+            outcome, a, d = settle(ast, a, dst, d, air_always)
             if outcome != CONTINUE:
                 break
         rounds += 1
-        lone = lone_transports(ab, ar, a_b, a_s, a_a, a_n, rules)
-        a_strike, d_strike = strikes(ab, ar, a_b, a_s, a_n, db, dr, d_b, d_s, d_n, rules)
-        h = _sample(acdf, ab[a_b, B_ROW_S] + a_s, ar[ab[a_b, B_ROW_S] + a_s, R_TOP],
-                    state) if a_strike else 0
-        d1s, d1a, d1n = assign(db, dr, d_b, d_s, d_a, d_n, h, 0, 0, False)
-        h = _sample(dcdf, db[d_b, B_ROW_S] + d_s, dr[db[d_b, B_ROW_S] + d_s, R_TOP],
-                    state) if d_strike else 0
-        a1s, a1a, a1n = assign(ab, ar, a_b, a_s, a_a, a_n, h, 0, 0, False)
+        lone = lone_transports(ast, a, rules)
+        a_strike, d_strike = strikes(ast, a, dst, d, rules)
+        h = _sample(acdf, ast[a, S_ROW_S], ar[ast[a, S_ROW_S], R_TOP], state) if a_strike else 0
+        d1 = assign(dst, dr, d, h, 0, 0, False)
+        h = _sample(dcdf, dst[d, S_ROW_S], dr[dst[d, S_ROW_S], R_TOP], state) if d_strike else 0
+        a1 = assign(ast, ar, a, h, 0, 0, False)
         # units in general fire: those left after the opening step, or all of them
-        if fires_back(ab, ar, a_b, a_n, rules):
-            fa_s, fa_a, fa_n = a_s, a_a, a_n
-        else:
-            fa_s, fa_a, fa_n = a1s, a1a, a1n
-        if fires_back(db, dr, d_b, d_n, rules):
-            fd_s, fd_a, fd_n = d_s, d_a, d_n
-        else:
-            fd_s, fd_a, fd_n = d1s, d1a, d1n
-        hs_a, ha_a, hg_a = _general_hits(ab, ar, acdf, a_b, fa_s, fa_a, fa_n, a_strike, state)
-        hs_d, ha_d, hg_d = _general_hits(db, dr, dcdf, d_b, fd_s, fd_a, fd_n, d_strike, state)
+        fa = a if fires_back(ast, a, rules) else a1
+        fd = d if fires_back(dst, d, rules) else d1
+        hs_a, ha_a, hg_a = _general_hits(ast, ar, acdf, fa, a_strike, state)
+        hs_d, ha_d, hg_d = _general_hits(dst, dr, dcdf, fd, d_strike, state)
         if rounds == 1 and rules[RU_BOMBARD] == 1:  # shore bombardment: at non-air units
             hs_a += _pick(bombard_cdf, state)
-        d_s, d_a, d_n = assign(db, dr, d_b, d1s, d1a, d1n, hs_a, ha_a, hg_a,
-                               air_on_subs(ab, ar, a_b, fa_n, rules))
-        a_s, a_a, a_n = assign(ab, ar, a_b, a1s, a1a, a1n, hs_d, ha_d, hg_d,
-                               air_on_subs(db, dr, d_b, fd_n, rules))
-        if lone and in_battle(ab, a_b, a_s, a_a, a_n):
+        d = assign(dst, dr, d1, hs_a, ha_a, hg_a, air_on_subs(ast, fa, rules))
+        a = assign(ast, ar, a1, hs_d, ha_d, hg_d, air_on_subs(dst, fd, rules))
+        if lone and in_battle(ast, a):
             outcome = RETREAT
             break
-        outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s, d_a, d_n,
-                                   air_always)
-        if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
-            a = flat(ab, a_b, a_s, a_a, a_n)
-            d = flat(db, d_b, d_s, d_a, d_n)
-            if should_retreat(a, d, rounds, retreat, below, ast, dst, win_value):
-                if remainder[a] < 0:
-                    outcome = RETREAT
-                else:  # a partial retreat: the units that stay fight on
-                    a = remainder[a]
-                    a_b, a_s, a_a, a_n = ast[a, S_BLOCK], ast[a, S_S], ast[a, S_A], ast[a, S_N]
-                    outcome, a_n, d_n = settle(ab, ar, a_b, a_s, a_a, a_n, db, dr, d_b, d_s,
-                                               d_a, d_n, air_always)
-    return outcome, flat(ab, a_b, a_s, a_a, a_n), flat(db, d_b, d_s, d_a, d_n), rounds
+        outcome, a, d = settle(ast, a, dst, d, air_always)
+        if outcome == CONTINUE and retreat[R_ACTIVE] == 1 and should_retreat(
+                a, d, rounds, retreat, below, ast, dst, win_value):
+            if remainder[a] < 0:
+                outcome = RETREAT
+            else:  # a partial retreat: the units that stay fight on
+                a = remainder[a]
+                outcome, a, d = settle(ast, a, dst, d, air_always)
+    return outcome, a, d, rounds
 
 
 @kernel
-def _general_hits(xb_, xr, xcdf, b, s, a, n, struck, state):
+def _general_hits(xst, xr, xcdf, x, struck, state):
     """Hits of a side's general fire: (sub hits, air hits, other hits).  Subs that struck in
     the opening step do not fire again."""
     hs = 0
-    if not struck and subs_in(xb_, b, s) > 0:
-        row = xb_[b, B_ROW_S] + s
-        hs = _sample(xcdf, row, xr[row, R_TOP], state)
-    row = xb_[b, B_ROW_A] + a
-    ha = _sample(xcdf, row, xr[row, R_TOP], state)
-    row = xb_[b, B_ROW_N] + n
-    return hs, ha, _sample(xcdf, row, xr[row, R_TOP], state)
+    if not struck and xst[x, S_SUBS] > 0:
+        hs = _sample(xcdf, xst[x, S_ROW_S], xr[xst[x, S_ROW_S], R_TOP], state)
+    ha = _sample(xcdf, xst[x, S_ROW_A], xr[xst[x, S_ROW_A], R_TOP], state)
+    return hs, ha, _sample(xcdf, xst[x, S_ROW_N], xr[xst[x, S_ROW_N], R_TOP], state)
 
 
 @kernel(parallel=True)
-def _simulate_chunks(seeds, chunk_trials, ab, ast, ar, acdf, db, dst, dr, dcdf, rules,
+def _simulate_chunks(seeds, chunk_trials, ast, ar, acdf, dst, dr, dcdf, rules,
                      a_starts, a_start_cdf, d_starts, d_start_cdf, bombard_cdf, retreat, below,
                      win_value, remainder, outcomes, taken, a_final, d_final, rounds_hist,
                      rounds_sum, swing_hist, swing_offset):
     """Simulate len(seeds) chunks of trials, chunk c writing only to row c of each output.
 
-    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk; a*/d*: each side's blocks,
-    states, rows and cdf tables; a_starts[K] / a_start_cdf[K] (and d_*): the side's possible
+    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk; a*/d*: each side's states,
+    rows and cdf tables; a_starts[K] / a_start_cdf[K] (and d_*): the side's possible
     start states and the running sums of their probabilities; bombard_cdf: running sums of the
     law of shore-bombardment hits; retreat, below, win_value, remainder: the attacker's retreat
     policy (compile.Retreat).  Outputs: outcomes[C, 5] counts, taken[C] territory taken,
@@ -233,12 +204,12 @@ def _simulate_chunks(seeds, chunk_trials, ab, ast, ar, acdf, db, dst, dr, dcdf, 
             a = a_starts[_pick(a_start_cdf, state)]
             d = d_starts[_pick(d_start_cdf, state)]
             if simple:
-                outcome, a, d, rounds = _trial_walk(ab, ast, ar, acdf, db, dst, dr, dcdf, rules,
-                                                    a, d, bombard_cdf, retreat, below,
-                                                    win_value, remainder, state)
+                outcome, a, d, rounds = _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d,
+                                                    bombard_cdf, retreat, below, win_value,
+                                                    remainder, state)
             else:
-                outcome, a, d, rounds = _trial(ab, ast, ar, acdf, db, dst, dr, dcdf, rules, a,
-                                               d, bombard_cdf, retreat, below, win_value,
+                outcome, a, d, rounds = _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d,
+                                               bombard_cdf, retreat, below, win_value,
                                                remainder, state)
             outcomes[c, outcome] += 1
             if takes(outcome, a, ast):
@@ -285,8 +256,8 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
         last = min(first + CHUNKS_PER_CALL, n_chunks)
         rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
                 for key, shape in shapes.items()}
-        _simulate_chunks(seeds[first:last], chunk_trials[first:last], att.blocks, att.states,
-                         att.rows, att.cdf, dfn.blocks, dfn.states, dfn.rows, dfn.cdf,
+        _simulate_chunks(seeds[first:last], chunk_trials[first:last], att.states, att.rows,
+                         att.cdf, dfn.states, dfn.rows, dfn.cdf,
                          compiled.rules, *starts, bombard_cdf, retreat.vector, retreat.below,
                          retreat.win_value, retreat.remainder_start, *rows.values(),
                          swing_offset)
