@@ -159,7 +159,7 @@ class ResultViews:
         for key, label in labels.items():
             ci = "" if exact else "[{:.2%}, {:.2%}]".format(*self.ci95[key])
             lines.append(f"{label:<{LABEL_WIDTH}}{getattr(self, key):>12.2%}   {ci}")
-        return lines
+        return [line.rstrip() for line in lines]
 
 
 # ---------------------------------------------------------------------------------------------
