@@ -407,7 +407,8 @@ def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int = 1
 
 
 def _given(value: Any, default: Any) -> bool:
-    if isinstance(value, (str, int, list, tuple, dict)):  # bool is an int
+    """Whether a dice-only argument is set (None, False, 0, "" and its default are not)."""
+    if isinstance(value, (str, numbers.Integral, list, tuple, dict)) or _is_bool(value):
         return bool(value) and value != default
     return value is not None
 
