@@ -269,25 +269,13 @@ class Result(ResultViews):
     rounds_law: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     swing_law: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
-    @cached_property
-    def attacker_distribution(self):
-        """Law of the attacker's survivors: a DataFrame, one row per surviving force."""
-        return self.attacker_law.frame()
-
-    @cached_property
-    def defender_distribution(self):
-        """Law of the defender's survivors: a DataFrame, one row per surviving force."""
-        return self.defender_law.frame()
-
-    @cached_property
-    def rounds_distribution(self):
-        """Law of the number of rounds (DataFrame rounds, probability), or None."""
-        return None if self.rounds_law is None else _law_frame("rounds", *self.rounds_law)
-
-    @cached_property
-    def swing_distribution(self):
-        """Law of the TUV swing (DataFrame tuv_swing, probability), or None."""
-        return None if self.swing_law is None else _law_frame("tuv_swing", *self.swing_law)
+    # the DataFrames, built on first use (see the class docstring)
+    attacker_distribution = cached_property(lambda self: self.attacker_law.frame())
+    defender_distribution = cached_property(lambda self: self.defender_law.frame())
+    rounds_distribution = cached_property(
+        lambda self: self.rounds_law and _law_frame("rounds", *self.rounds_law))
+    swing_distribution = cached_property(
+        lambda self: self.swing_law and _law_frame("tuv_swing", *self.swing_law))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (the JSON object of `--format json`)."""
