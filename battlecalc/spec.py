@@ -134,7 +134,7 @@ class RunSpec:
     method: str = "auto"
     trials: int = DEFAULT_TRIALS
     seed: int | None = None  # None: a random seed, drawn (and reported) when Monte Carlo runs
-    progress: Callable[[int, int], None] | None = None
+    progress: Callable[..., None] | None = None  # progress(done, total, what)
     rounds_distribution: bool = False
 
     def mc_seed(self) -> int:
@@ -147,7 +147,8 @@ def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = Non
     """Check how to compute; `trials` may be an integral float (1e6)."""
     if progress is not None and not callable(progress):
         raise BattleInputError(
-            f"progress must be a function progress(done, total) or None, got {quoted(progress)}")
+            f"progress must be a function progress(done, total, ...) or None, got "
+            f"{quoted(progress)}")
     return RunSpec(
         check_choice("method", method, METHODS),
         check_int("trials", trials, 1, MAX_TRIALS, floats=True),

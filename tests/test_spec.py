@@ -50,7 +50,7 @@ BAD_ARGUMENTS = [
     ({"rules": ["revised"]},
      "rules must be an edition id, a Ruleset or the path of an edition file, got ['revised']"),
     ({"rules": "bogus"}, "unknown edition 'bogus'; known editions: 1942-2e, formula, revised"),
-    ({"progress": 5}, "progress must be a function progress(done, total) or None, got 5"),
+    ({"progress": 5}, "progress must be a function progress(done, total, ...) or None, got 5"),
     ({"method": None}, "method must be one of auto, exact, mc, got None"),
     ({"trials": 1.5}, "trials must be a whole number, got 1.5"),
     ({"trials": float("inf")}, "trials must be a whole number, got inf"),
