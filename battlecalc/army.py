@@ -9,13 +9,15 @@ from __future__ import annotations
 import difflib
 import re
 
-from .errors import BattleInputError
+from .errors import BattleInputError, quoted
 from .rules import Ruleset
 
 MAX_UNITS_PER_TYPE = 1000
 
 # One entry: an optional signed count, then a name made of letters and underscores.
 _ENTRY = re.compile(r"\s*(?:(?P<count>[+-]?\d+)\s*)?(?P<name>[^\W\d_][^\W\d]*(?:-[^\W\d]+)*)")
+# A count written as a fraction or in scientific notation ("1e3 inf", "2.5 tank").
+_NOT_WHOLE = re.compile(r"\s*(?P<count>[+-]?(?:\d+[eE][+-]?\d+|\d*\.\d+(?:[eE][+-]?\d+)?))")
 
 
 def resolve_unit_name(name: str, ruleset: Ruleset) -> str:
@@ -28,7 +30,7 @@ def resolve_unit_name(name: str, ruleset: Ruleset) -> str:
     close = difflib.get_close_matches(key, list(ruleset.aliases), n=1, cutoff=0.6)
     hint = f"; did you mean {ruleset.aliases[close[0]]!r}?" if close else ""
     raise BattleInputError(
-        f"unknown unit {name!r} in {ruleset.id}{hint} "
+        f"unknown unit {quoted(name)} in {ruleset.id}{hint} "
         f"(units: {', '.join(ruleset.units)})"
     )
 
@@ -45,26 +47,36 @@ def parse_army(text: str, ruleset: Ruleset) -> dict[str, int]:
     position = 0
     source = text.strip()
     while position < len(source):
+        if bad := _NOT_WHOLE.match(source, position):
+            raise BattleInputError(
+                f"cannot read army {quoted(text)}: count {quoted(bad.group('count'))} is not a "
+                "whole number; write counts in digits, e.g. '1000 infantry'"
+            )
         match = _ENTRY.match(source, position)
         if not match or match.end() == position:
             rest = source[position:].strip()
             raise BattleInputError(
-                f"cannot read army {text!r} near {rest[:20]!r}: "
+                f"cannot read army {quoted(text)} near {rest[:20]!r}: "
                 "write counts before unit names, e.g. '3 infantry, 1 tank' or '3inf 1arm'"
             )
         position = match.end()
         while position < len(source) and source[position] in " ,":
             position += 1
         name = resolve_unit_name(match.group("name"), ruleset)
-        count = int(match.group("count")) if match.group("count") is not None else 1
+        count_text = match.group("count") or "1"
+        digits = count_text.lstrip("+-").lstrip("0")
+        # Python refuses to turn over 4,300 digits into an int: a long count reads as 10**30
+        count = int(count_text) if len(digits) < 30 else 10**30 * (-1 if "-" in count_text else 1)
         if count <= 0:
+            shown = count_text if len(digits) < 30 else count_text[:30] + "…"
             raise BattleInputError(
-                f"count for {name} must be at least 1, got {count} in {text!r}"
+                f"count for {name} must be at least 1, got {shown} in {quoted(text)}"
             )
         counts[name] = counts.get(name, 0) + count
         if counts[name] > MAX_UNITS_PER_TYPE:
+            total = counts[name] if count < 10**30 else "over 10**30"
             raise BattleInputError(
-                f"{counts[name]} {name} is more than the {MAX_UNITS_PER_TYPE} per unit type "
+                f"{total} {name} is more than the {MAX_UNITS_PER_TYPE} per unit type "
                 "battlecalc accepts"
             )
     return {name: counts[name] for name in ruleset.units if name in counts}

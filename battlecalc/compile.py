@@ -78,9 +78,9 @@ from .kernels.common import (
     STATE_COLS,
 )
 from .orders import LossOrder, casualty_steps
+from .spec import SUBMERGE_POLICIES
 
 CAT_S, CAT_A, CAT_N = 0, 1, 2
-SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")
 MAX_TABLE_CELLS = 40_000_000  # rows x hit counts of one side's tables
 PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
 
@@ -533,16 +533,17 @@ def _may_withdraw(battle, side: Side) -> np.ndarray:
     return allowed
 
 
-def retreat_vector(policy: dict) -> tuple[np.ndarray, float]:
-    """The retreat vector and win-probability threshold of kernels.rules.should_retreat."""
+def retreat_vector(policy) -> tuple[np.ndarray, float]:
+    """The retreat vector and win-probability threshold of kernels.rules.should_retreat, from
+    a spec.Retreat."""
     vector = np.array([
         1 if policy else 0,
-        policy.get("after") or 0,
-        -1 if policy.get("when_left") is None else policy["when_left"],
-        1 if policy.get("only_air") else 0,
-        -1 if policy.get("strafe") is None else policy["strafe"],
+        policy.after or 0,
+        -1 if policy.when_left is None else policy.when_left,
+        1 if policy.only_air else 0,
+        -1 if policy.strafe is None else policy.strafe,
     ], dtype=np.int64)
-    below = -1.0 if policy.get("below") is None else float(policy["below"])
+    below = -1.0 if policy.below is None else float(policy.below)
     return vector, below
 
 

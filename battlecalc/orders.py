@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from .army import resolve_unit_name
 from .dice import firepower
-from .errors import BattleInputError
+from .errors import BattleInputError, quoted
 from .rules import Ruleset, Unit
 
 PRESETS = ("cheapest", "weakest", "smart")
@@ -48,11 +48,15 @@ class LossOrder:
         return replace(self, enemy_has_subs=enemy_has_subs)
 
 
-def parse_loss_order(text: str | None, ruleset: Ruleset, role: str, keep_land: int = 0,
-                     aa_last: bool = False) -> LossOrder:
-    """Parse an order of losses; BattleInputError for unknown units or malformed sections."""
-    if keep_land < 0:
-        raise BattleInputError(f"keep-land must be 0 or more, got {keep_land}")
+def parse_loss_order(text: str | list[str] | tuple[str, ...] | None, ruleset: Ruleset,
+                     role: str, keep_land: int = 0, aa_last: bool = False) -> LossOrder:
+    """Parse an order of losses (text, or a list of unit names to lose first); BattleInputError
+    for unknown units or malformed sections."""
+    if isinstance(text, (list, tuple)) and all(isinstance(name, str) for name in text):
+        text = ",".join(text)
+    if text is not None and not isinstance(text, str):
+        raise BattleInputError(
+            f"an order of losses must be text or a list of unit names, got {quoted(text)}")
     raw = (text or "").strip()
     if not raw or raw.lower() in PRESETS:
         preset = raw.lower() or "cheapest"
@@ -63,21 +67,29 @@ def parse_loss_order(text: str | None, ruleset: Ruleset, role: str, keep_land: i
             match = _SECTION.match(part)
             if not match:
                 raise BattleInputError(
-                    f"order of losses {raw!r}: section {part.strip()!r} is not COUNT^unit or "
-                    "*^unit"
+                    f"order of losses {quoted(raw)}: section {quoted(part.strip())} is not "
+                    "COUNT^unit or *^unit"
                 )
             count_text, name = match.groups()
             count = None if count_text == "*" else int(count_text)
             if count is not None and count <= 0:
                 raise BattleInputError(
-                    f"order of losses {raw!r}: count in {part.strip()!r} must be at least 1"
+                    f"order of losses {quoted(raw)}: count in {quoted(part.strip())} must be "
+                    "at least 1"
                 )
             sections.append((resolve_unit_name(name, ruleset), count))
     else:
         for name in raw.split(","):
             if not name.strip():
-                raise BattleInputError(f"order of losses {raw!r}: empty unit name")
-            sections.append((resolve_unit_name(name, ruleset), None))
+                raise BattleInputError(f"order of losses {quoted(raw)}: empty unit name")
+            try:
+                sections.append((resolve_unit_name(name, ruleset), None))
+            except BattleInputError as exc:
+                if "," in raw:
+                    raise
+                raise BattleInputError(
+                    f"order of losses {quoted(raw)} is not a preset ({', '.join(PRESETS)}) "
+                    f"nor a unit: {exc}") from None
     return LossOrder(role, "cheapest", tuple(sections), keep_land, aa_last, text=raw)
 
 

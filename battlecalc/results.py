@@ -1,4 +1,10 @@
-"""Result of a battle: dict / JSON / CSV / pandas / table views of one set of numbers."""
+"""Results of a battle: one core of statistics and views for dice and formula results.
+
+:class:`ResultViews` gives both kinds their JSON, flat-row, CSV and DataFrame views and the
+parts of the table they share.  A dice :class:`Result` keeps the law of each side's final force
+as numpy arrays (:class:`SideLaw`) and builds its DataFrames (``attacker_distribution``, ...)
+only when first asked for: the dict, JSON, CSV-row and table views never import pandas.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +13,20 @@ import io
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .army import format_army
-from .kernels.common import ATTACKER_WIN, DEFENDER_WIN, DRAW, RETREAT, STALEMATE
 
+# in the order of the outcome codes of battlecalc.kernels.common (ATTACKER_WIN = 0, ...)
 OUTCOME_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
-_OUTCOME_INDEX = {
-    "attacker_win": ATTACKER_WIN,
-    "defender_win": DEFENDER_WIN,
-    "draw": DRAW,
-    "stalemate": STALEMATE,
-    "retreat": RETREAT,
-}
 Z95 = 1.959963984540054
+PERCENTILES = (10, 50, 90)
+LIKELY_OUTCOMES = 5  # end states listed per side
+LABEL_WIDTH = 34
 
 
 def wilson_interval(successes: float, n: int) -> tuple[float, float]:
@@ -38,40 +40,33 @@ def wilson_interval(successes: float, n: int) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def spread_statistics(key: str, value: Any, row: dict[str, Any]) -> bool:
-    """Put `stderr` / `ci95` entries into `row` as NAME_stderr, NAME_ci95_low/high columns;
-    False for any other key."""
-    if key == "stderr":
-        for name, err in value.items():
-            row[f"{name}_stderr"] = err
-        return True
-    if key == "ci95":
-        for name, (lo, hi) in value.items():
-            row[f"{name}_ci95_low"] = lo
-            row[f"{name}_ci95_high"] = hi
-        return True
-    return False
+def proportion_statistics(values: dict[str, float], n: int | None) -> tuple[dict, dict]:
+    """Standard error and 95% Wilson interval of each proportion in `values` from n trials;
+    zero and zero-width for exact results (n None)."""
+    stderr = {k: 0.0 if n is None else math.sqrt(max(p * (1 - p), 0.0) / n)
+              for k, p in values.items()}
+    ci95 = {k: (p, p) if n is None else wilson_interval(p * n, n) for k, p in values.items()}
+    return stderr, ci95
 
 
-def csv_text(row: dict[str, Any], header: bool = True) -> str:
-    """One row (and its header line) as CSV text."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(row), lineterminator="\n")
-    if header:
-        writer.writeheader()
-    writer.writerow(row)
-    return buffer.getvalue()
+def _frame(data: Any):
+    import pandas as pd  # only where a DataFrame is built
+
+    return pd.DataFrame(data)
+
+
+def _plain(value: Any) -> Any:
+    """Plain data for JSON: tuples as lists, dicts copied (recursively)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return list(map(_plain, value)) if isinstance(value, tuple) else value
 
 
 @dataclass
-class Result:
-    """Odds of one battle.  Probabilities sum to 1 over the five outcomes.
-
-    For Monte Carlo results `stderr` holds the standard error of each reported mean and `ci95`
-    95% intervals; for exact results both are zero-width and `pruned` is the probability mass
-    skipped for speed.  The `*_distribution` frames give the law of survivors, IPC loss,
-    TUV swing and rounds.
-    """
+class ResultViews:
+    """Views shared by dice and formula results.  The fields of a subclass, in order, are its
+    to_dict keys (a `policies` dict is spread in place; fields with repr=False are left out);
+    a subclass gives _frames (name -> DataFrame or None, for distribution_csv) and table."""
 
     rules: str
     method: str
@@ -79,9 +74,178 @@ class Result:
     seed: int | None
     attacker: str
     defender: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data view (the JSON object of `--format json`)."""
+        data: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "policies":
+                data.update(_plain(self.policies))
+            elif f.repr:
+                data[f.name] = _plain(getattr(self, f.name))
+        return data
+
+    def _frames(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """JSON text of :meth:`to_dict` (integer keys of distributions become strings)."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
+        """Put one to_dict entry into a flat row: dicts as KEY.SUB columns, lists joined."""
+        if isinstance(value, dict):
+            for sub, sub_value in value.items():
+                row[f"{key}.{sub}"] = sub_value
+        elif isinstance(value, list):
+            row[key] = ",".join(map(str, value))
+        else:
+            row[key] = value
+
+    def flat_row(self) -> dict[str, Any]:
+        """One flat row: the JSON fields with nested ones spread into columns (`stderr` and
+        `ci95` as NAME_stderr, NAME_ci95_low and NAME_ci95_high)."""
+        row: dict[str, Any] = {}
+        for key, value in self.to_dict().items():
+            if key == "stderr":
+                row.update({f"{name}_stderr": err for name, err in value.items()})
+            elif key == "ci95":
+                for name, (lo, hi) in value.items():
+                    row[f"{name}_ci95_low"], row[f"{name}_ci95_high"] = lo, hi
+            else:
+                self._spread(key, value, row)
+        return row
+
+    def to_frame(self):
+        """A one-row pandas DataFrame of :meth:`flat_row` (concatenate many with pd.concat)."""
+        return _frame([self.flat_row()])
+
+    def to_csv(self, header: bool = True) -> str:
+        """CSV text: a header line (unless header=False) and one row."""
+        row, buffer = self.flat_row(), io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(row), lineterminator="\n")
+        if header:
+            writer.writeheader()
+        writer.writerow(row)
+        return buffer.getvalue()
+
+    def distribution_csv(self, which: str) -> str:
+        """CSV of one distribution (see `_frames`); "" where this result has none."""
+        frame = self._frames().get(which, lambda: None)()
+        return "" if frame is None else frame.to_csv(index=False, lineterminator="\n")
+
+    def _method_line(self) -> str:
+        how = ("exact" if self.method == "exact"
+               else f"Monte Carlo, {self.trials:,} trials, seed {self.seed}")
+        return f"method: {how}   ({self.elapsed_s:.3f} s)"
+
+    def _pm(self, key: str) -> str:
+        """" ± half-width of the 95% interval" of a Monte Carlo mean; "" when exact."""
+        return "" if self.method == "exact" else f" ± {Z95 * self.stderr[key]:.3f}"
+
+    def _survivor_lines(self, width: int) -> list[str]:
+        """Mean survivors per unit, attacker and defender columns ("-": not on that side)."""
+        lines = []
+        for name in dict.fromkeys([*self.attacker_survivors, *self.defender_survivors]):
+            a, d = (side.get(name) for side in (self.attacker_survivors, self.defender_survivors))
+            lines.append(f"  {name:<20}" + "".join(
+                f"{'-' if v is None else f'{v:.3f}':>{width}}" for v in (a, d)))
+        return lines
+
+    def _outcome_lines(self, labels: dict[str, str]) -> list[str]:
+        """The outcome block: one line per (key, label) with its probability and interval."""
+        exact = self.method == "exact"
+        lines = [f"{'outcome':<{LABEL_WIDTH}}{'probability':>12}   {'' if exact else '95% CI'}"]
+        for key, label in labels.items():
+            ci = "" if exact else "[{:.2%}, {:.2%}]".format(*self.ci95[key])
+            lines.append(f"{label:<{LABEL_WIDTH}}{getattr(self, key):>12.2%}   {ci}")
+        return [line.rstrip() for line in lines]
+
+
+# ---------------------------------------------------------------------------------------------
+# Dice results
+
+
+def _grouped(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys (values, or rows of a 2-D array) ascending, and each one's weight."""
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    return unique, np.bincount(inverse.ravel(), weights=weights, minlength=len(unique))
+
+
+def _law_frame(name: str, values: np.ndarray, probability: np.ndarray):
+    keep = probability > 0
+    return _frame({name: values[keep], "probability": probability[keep]})
+
+
+@dataclass(frozen=True)
+class SideLaw:
+    """Law of one side's final force: each distinct survivor vector (columns `units`), its IPC
+    loss and probability, most likely first."""
+
+    units: tuple[str, ...]
+    survivors: np.ndarray  # int64 [K, len(units)]
+    ipc_lost: np.ndarray  # [K]
+    probability: np.ndarray  # float64 [K]
+
+    @classmethod
+    def of(cls, side, final: np.ndarray, units: list[str], n: float = 1.0) -> SideLaw:
+        """From per-state tables (`survivors`, `ipc_lost`, `unit_names`) and the final
+        probabilities, or counts out of n trials (added up before dividing: exact)."""
+        used = np.flatnonzero(final > 0)
+        columns = [list(side.unit_names).index(u) for u in units]
+        keys, weight = _grouped(np.column_stack([side.survivors[used][:, columns],
+                                                 side.ipc_lost[used]]), final[used])
+        order = np.argsort(-weight, kind="stable")
+        return cls(tuple(units), keys[order, :-1].astype(np.int64),
+                   keys[order, -1].astype(side.ipc_lost.dtype), weight[order] / n)
+
+    def ipc_percentiles(self) -> dict[str, int | float]:
+        """{"p10": L, "p50": L, "p90": L}: the smallest IPC loss L with P(loss <= L) >= q."""
+        values, probability = _grouped(self.ipc_lost, self.probability)
+        cumulative = np.cumsum(probability) / probability.sum()
+        return {f"p{q}": values[np.argmax(cumulative >= q / 100 - 1e-12)].item()
+                for q in PERCENTILES}
+
+    def keeps_at_least(self, size: int) -> dict[int, float]:
+        """{N: probability of keeping N or more units} for N = 1..size."""
+        by_count = np.bincount(self.survivors.sum(axis=1), weights=self.probability,
+                               minlength=size + 1)
+        return dict(enumerate(np.cumsum(by_count[::-1])[::-1][1:].tolist(), start=1))
+
+    def likely(self) -> list[dict[str, Any]]:
+        """The LIKELY_OUTCOMES most likely end states as {"survivors": {unit: count},
+        "probability": p}."""
+        return [{"survivors": self.counts(i), "probability": float(self.probability[i])}
+                for i in range(min(LIKELY_OUTCOMES, len(self.probability)))]
+
+    def counts(self, i: int) -> dict[str, int]:
+        return {u: int(n) for u, n in zip(self.units, self.survivors[i], strict=True) if n}
+
+    def frame(self):
+        return _frame({**{u: self.survivors[:, j] for j, u in enumerate(self.units)},
+                       "ipc_lost": self.ipc_lost, "probability": self.probability})
+
+
+DICE_LABELS = {"attacker_win": "attacker wins", "defender_win": "defender wins",
+               "draw": "draw (no unit left on either side)", "stalemate": "stalemate",
+               "retreat": "retreat", "takes_territory": "takes territory"}
+
+
+@dataclass
+class Result(ResultViews):
+    """Odds of one battle.  Probabilities sum to 1 over the five outcomes.
+
+    For Monte Carlo results `stderr` holds the standard error of each reported mean and `ci95`
+    95% intervals; for exact results both are zero-width and `pruned` is the probability mass
+    skipped for speed.  `attacker_distribution` / `defender_distribution` (law of survivors and
+    IPC loss), `rounds_distribution` and `swing_distribution` are DataFrames built on first
+    use (None where the method gives no such law).
+    """
+
     sea: bool
     attacker_tech: tuple[str, ...]
     defender_tech: tuple[str, ...]
+    policies: dict[str, Any]  # landing, bombard, orders of losses, retreat policy, ...
     attacker_win: float
     defender_win: float
     draw: float
@@ -96,331 +260,234 @@ class Result:
     defender_survivors: dict[str, float]
     stderr: dict[str, float]
     ci95: dict[str, tuple[float, float]]
+    pruned: float | None
     elapsed_s: float
-    pruned: float | None = None
-    attacker_distribution: pd.DataFrame = field(default=None, repr=False)
-    defender_distribution: pd.DataFrame = field(default=None, repr=False)
-    rounds_distribution: pd.DataFrame = field(default=None, repr=False)
-    swing_distribution: pd.DataFrame | None = field(default=None, repr=False)
     all_units: tuple[str, ...] = field(default=(), repr=False)
-    policies: dict[str, Any] = field(default_factory=dict)
+    attacker_law: SideLaw | None = field(default=None, repr=False)
+    defender_law: SideLaw | None = field(default=None, repr=False)
+    attacker_size: int = field(default=0, repr=False)  # units the attacker starts with
+    rounds_law: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    swing_law: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    # the DataFrames, built on first use (see the class docstring)
+    attacker_distribution = cached_property(lambda self: self.attacker_law.frame())
+    defender_distribution = cached_property(lambda self: self.defender_law.frame())
+    rounds_distribution = cached_property(
+        lambda self: self.rounds_law and _law_frame("rounds", *self.rounds_law))
+    swing_distribution = cached_property(
+        lambda self: self.swing_law and _law_frame("tuv_swing", *self.swing_law))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (the JSON object of `--format json`)."""
         return {
-            "rules": self.rules,
-            "method": self.method,
-            "trials": self.trials,
-            "seed": self.seed,
-            "attacker": self.attacker,
-            "defender": self.defender,
-            "sea": self.sea,
-            "attacker_tech": list(self.attacker_tech),
-            "defender_tech": list(self.defender_tech),
-            **self.policies,
-            **{key: getattr(self, key) for key in OUTCOME_KEYS},
-            "takes_territory": self.takes_territory,
-            "mean_rounds": self.mean_rounds,
-            "attacker_ipc_loss": self.attacker_ipc_loss,
-            "defender_ipc_loss": self.defender_ipc_loss,
-            "tuv_swing": self.tuv_swing,
-            "attacker_survivors": dict(self.attacker_survivors),
-            "defender_survivors": dict(self.defender_survivors),
-            "stderr": dict(self.stderr),
-            "ci95": {k: list(v) for k, v in self.ci95.items()},
-            "pruned": self.pruned,
-            "elapsed_s": self.elapsed_s,
+            **super().to_dict(),
+            "attacker_keeps_at_least": self.attacker_law.keeps_at_least(self.attacker_size),
+            "likely_outcomes": {"attacker": self.attacker_law.likely(),
+                                "defender": self.defender_law.likely()},
+            "attacker_ipc_loss_percentiles": self.attacker_law.ipc_percentiles(),
+            "defender_ipc_loss_percentiles": self.defender_law.ipc_percentiles(),
         }
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
+    def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
+        """Survivor columns cover every unit of the edition (0 where absent), so rows of
+        different battles of one edition share a header; armies (landing, bombard) are army
+        notation; the two laws whose size depends on the battle are left to the JSON."""
+        if key in ("attacker_survivors", "defender_survivors"):
+            for unit in self.all_units or value:
+                row[f"{key}.{unit}"] = value.get(unit, 0.0)
+        elif key in ("attacker_keeps_at_least", "likely_outcomes"):
+            return
+        elif isinstance(value, dict) and not key.endswith("_percentiles"):
+            row[key] = format_army(value) if value else ""
+        else:
+            super()._spread(key, value, row)
 
-    def flat_row(self) -> dict[str, Any]:
-        """One flat row: the JSON fields with nested ones spread into columns.
+    def _frames(self) -> dict[str, Any]:
+        return {"survivors": self._survivor_long_frame, "ipc": self._ipc_frame,
+                "rounds": lambda: self.rounds_distribution,
+                "swing": lambda: self.swing_distribution}
 
-        Survivor columns cover every unit of the edition (0 where absent), so rows of
-        different battles of one edition share a header.
-        """
-        data = self.to_dict()
-        row: dict[str, Any] = {}
-        for key, value in data.items():
-            if key in ("attacker_survivors", "defender_survivors"):
-                for unit in self.all_units or value:
-                    row[f"{key}.{unit}"] = value.get(unit, 0.0)
-            elif spread_statistics(key, value, row):
-                continue
-            elif isinstance(value, list):
-                row[key] = ",".join(value)
-            elif isinstance(value, dict):
-                row[key] = format_army(value) if value else ""
-            else:
-                row[key] = value
-        return row
+    def _sides(self):
+        return (("attacker", self.attacker_law), ("defender", self.defender_law))
 
-    def to_frame(self) -> pd.DataFrame:
-        """A one-row DataFrame of :meth:`flat_row` (concatenate many with ``pd.concat``)."""
-        return pd.DataFrame([self.flat_row()])
+    def _survivor_long_frame(self):
+        sides = self._sides()
+        return _frame({
+            "side": [side for side, law in sides for _ in law.probability],
+            "survivors": [format_army(law.counts(i)) for _, law in sides
+                          for i in range(len(law.probability))],
+            "ipc_lost": np.concatenate([law.ipc_lost for _, law in sides]),
+            "probability": np.concatenate([law.probability for _, law in sides]),
+        })
 
-    def to_csv(self, header: bool = True) -> str:
-        return csv_text(self.flat_row(), header)
+    def _ipc_frame(self):
+        laws = [(side, *_grouped(law.ipc_lost, law.probability)) for side, law in self._sides()]
+        return _frame({"side": [side for side, values, _ in laws for _ in values],
+                       "ipc_lost": np.concatenate([values for _, values, _ in laws]),
+                       "probability": np.concatenate([p for _, _, p in laws])})
 
-    def distribution_csv(self, which: str) -> str:
-        frame = {
-            "survivors": self._survivor_long_frame,
-            "ipc": self._ipc_frame,
-            "rounds": lambda: self.rounds_distribution,
-            "swing": lambda: self.swing_distribution,
-        }[which]()
-        if frame is None:
-            return ""
-        return frame.to_csv(index=False, lineterminator="\n")
+    def _policy_lines(self) -> list[str]:
+        p = self.policies
+        lines = [f"{label}: {format_army(p[key])}" for key, label in (
+            ("landing", "landing from transports"), ("bombard", "bombarding"),
+            ("bombard_unused", "cannot bombard (one ship per landing unit)")) if p.get(key)]
+        lines += [f"{side} submerge: {p[f'{side}_submerge']}" for side in ("attacker", "defender")
+                  if p.get(f"{side}_submerge", "never") != "never"]
+        lines += [f"{side} order of losses: {p[f'{side}_ool']}" for side in ("attacker", "defender")
+                  if p.get(f"{side}_ool", "cheapest") != "cheapest"]
+        if p.get("keep_land"):
+            lines.append(f"attacker keeps its last {p['keep_land']} land unit(s) until its "
+                         "aircraft are lost")
+        if p.get("aa_last"):
+            lines.append("defender loses its AAA last")
+        retreat = [f"{label} {p[key]}" for key, label in (
+            ("retreat_after", "after round"), ("retreat_when_left", "with units left <="),
+            ("retreat_below", "when its chance of winning <"),
+            ("strafe", "when defender units left <=")) if p.get(key) is not None]
+        retreat += ["when only aircraft are left"] if p.get("retreat_when_only_air") else []
+        return lines + (["attacker retreats " + "; ".join(retreat)] if retreat else [])
 
-    def _survivor_long_frame(self) -> pd.DataFrame:
-        parts = []
-        for side, frame in (("attacker", self.attacker_distribution),
-                            ("defender", self.defender_distribution)):
-            units = [c for c in frame.columns if c not in ("probability", "ipc_lost")]
-            part = frame.copy()
-            part.insert(0, "side", side)
-            labels = [format_army({u: int(row[u]) for u in units})
-                      for _, row in part[units].iterrows()]
-            part.insert(1, "survivors", labels)
-            parts.append(part[["side", "survivors", "ipc_lost", "probability"]])
-        return pd.concat(parts, ignore_index=True)
-
-    def _ipc_frame(self) -> pd.DataFrame:
-        parts = []
-        for side, frame in (("attacker", self.attacker_distribution),
-                            ("defender", self.defender_distribution)):
-            grouped = frame.groupby("ipc_lost", as_index=False)["probability"].sum()
-            grouped.insert(0, "side", side)
-            parts.append(grouped)
-        return pd.concat(parts, ignore_index=True)
+    def _law_lines(self) -> list[str]:
+        """Beyond the means: units the attacker keeps, likely end states, IPC-loss
+        percentiles."""
+        keeps = self.attacker_law.keeps_at_least(self.attacker_size)
+        shown = [f"{n}:{p:.1%}" for n, p in keeps.items() if p >= 0.0005]
+        shown += [f"{len(shown) + 1}+:0.0%"] if len(shown) < len(keeps) else []
+        lines = ["", "attacker keeps at least N units"]
+        for entry in shown:  # one row, wrapped at about 100 characters
+            if len(lines[-1]) + len(entry) > 98:
+                lines.append(" " * 31)
+            lines[-1] += "  " + entry
+        columns = [[f"{p:>7.2%}  {format_army(law.counts(i))}"
+                    for i, p in enumerate(law.probability[:LIKELY_OUTCOMES])]
+                   for _, law in self._sides()]
+        width = max(len("attacker"), *map(len, columns[0])) + 3
+        lines += ["", "most likely end states", f"  {'attacker':<{width}}defender"]
+        for i in range(max(map(len, columns))):
+            a_text, d_text = (c[i] if i < len(c) else "" for c in columns)
+            lines.append(f"  {a_text:<{width}}{d_text}".rstrip())
+        a, d = ("/".join(f"{v:g}" for v in law.ipc_percentiles().values())
+                for _, law in self._sides())
+        return [*lines, "", f"IPC lost percentiles 10/50/90   attacker {a}   defender {d}"]
 
     def table(self) -> str:
         """The human-readable report of `--format table`."""
-        lines = []
         head = f"{self.rules}: {self.attacker}  attacking  {self.defender}"
         if self.attacker_tech or self.defender_tech:
             head += (f"   (tech: attacker {','.join(self.attacker_tech) or '-'}, "
                      f"defender {','.join(self.defender_tech) or '-'})")
-        lines.append(head)
-        for key, label in (("landing", "landing from transports"), ("bombard", "bombarding"),
-                           ("bombard_unused", "cannot bombard (one ship per landing unit)")):
-            if self.policies.get(key):
-                lines.append(f"{label}: {format_army(self.policies[key])}")
-        for key in ("attacker_submerge", "defender_submerge"):
-            if self.policies.get(key, "never") != "never":
-                lines.append(f"{key.replace('_', ' ')}: {self.policies[key]}")
-        for key, label in (("attacker_ool", "attacker order of losses"),
-                           ("defender_ool", "defender order of losses")):
-            if self.policies.get(key, "cheapest") != "cheapest":
-                lines.append(f"{label}: {self.policies[key]}")
-        if self.policies.get("keep_land"):
-            lines.append(f"attacker keeps its last {self.policies['keep_land']} land unit(s) "
-                         "until its aircraft are lost")
-        if self.policies.get("aa_last"):
-            lines.append("defender loses its AAA last")
-        retreat = [f"{label} {self.policies[key]}" for key, label in (
-            ("retreat_after", "after round"), ("retreat_when_left", "with units left <="),
-            ("retreat_below", "when its chance of winning <"),
-            ("strafe", "when defender units left <=")) if self.policies.get(key) is not None]
-        if self.policies.get("retreat_when_only_air"):
-            retreat.append("when only aircraft are left")
-        if retreat:
-            lines.append("attacker retreats " + "; ".join(retreat))
-        how = ("exact" if self.method == "exact"
-               else f"Monte Carlo, {self.trials:,} trials, seed {self.seed}")
-        lines.append(f"method: {how}   ({self.elapsed_s:.3f} s)")
-        lines.append("")
+        lines = [head, *self._policy_lines(), self._method_line(), ""]
         exact = self.method == "exact"
-        lines.append(f"{'outcome':<18}{'probability':>12}   {'95% CI' if not exact else ''}")
-        labels = {
-            "attacker_win": "attacker wins",
-            "defender_win": "defender wins",
-            "draw": "draw (both die)",
-            "stalemate": "stalemate",
-            "retreat": "retreat",
-            "takes_territory": "takes territory",
-        }
-        for key, label in labels.items():
-            if key == "retreat" and self.retreat == 0:
-                continue
-            if key == "takes_territory" and self.sea:
-                continue
-            value = getattr(self, key)
-            ci = "" if exact else "[{:.2%}, {:.2%}]".format(*self.ci95[key])
-            lines.append(f"{label:<18}{value:>12.2%}   {ci}")
+        labels = {k: v for k, v in DICE_LABELS.items()
+                  if not (k == "retreat" and self.retreat == 0)
+                  and not (k == "takes_territory" and self.sea)}
+        lines += self._outcome_lines(labels)
+        if not self.sea and self.draw > 0:
+            lines.append("  (after a draw the territory stays the defender's)")
         lines.append("")
         lines.append(f"{'survivors (mean)':<22}{'attacker':>10}{'defender':>10}")
-        names = list(dict.fromkeys([*self.attacker_survivors, *self.defender_survivors]))
-        for name in names:
-            a = self.attacker_survivors.get(name)
-            d = self.defender_survivors.get(name)
-            a_text = f"{a:.3f}" if a is not None else "-"
-            d_text = f"{d:.3f}" if d is not None else "-"
-            lines.append(f"  {name:<20}{a_text:>10}{d_text:>10}")
-        lines.append("")
-        pm = "" if exact else " ± {:.3f}"
+        lines += [*self._survivor_lines(10), ""]
         lines.append(f"IPC lost   attacker {self.attacker_ipc_loss:.3f}"
-                     + (pm.format(Z95 * self.stderr['attacker_ipc_loss']) if pm else "")
-                     + f"   defender {self.defender_ipc_loss:.3f}"
-                     + (pm.format(Z95 * self.stderr['defender_ipc_loss']) if pm else ""))
-        lines.append(f"TUV swing  {self.tuv_swing:+.3f}"
-                     + (pm.format(Z95 * self.stderr['tuv_swing']) if pm else "")
-                     + "   (defender's loss minus attacker's; positive favours the attacker)")
+                     f"{self._pm('attacker_ipc_loss')}   defender "
+                     f"{self.defender_ipc_loss:.3f}{self._pm('defender_ipc_loss')}")
+        lines.append(f"TUV swing  {self.tuv_swing:+.3f}{self._pm('tuv_swing')}"
+                     "   (defender's loss minus attacker's; positive favours the attacker)")
         lines.append(f"rounds     {self.mean_rounds:.3f} on average")
         if exact and self.pruned:
             lines.append(f"pruned probability mass: {self.pruned:.2e}")
+        lines += self._law_lines()
         return "\n".join(lines)
 
 
-def _distribution_frame(tables_side, final: np.ndarray, present: list[str]) -> pd.DataFrame:
-    """Law of a side's final force: one row per distinct survivor vector."""
-    names = list(tables_side.unit_names)
-    idx = [names.index(n) for n in present]
-    used = np.flatnonzero(final > 0)
-    frame = pd.DataFrame(tables_side.survivors[used][:, idx], columns=present)
-    frame["ipc_lost"] = tables_side.ipc_lost[used]
-    frame["probability"] = final[used]
-    frame = frame.groupby([*present, "ipc_lost"], as_index=False)["probability"].sum()
-    return frame.sort_values("probability", ascending=False, ignore_index=True)
+def _present_units(army: dict[str, int], rules) -> list[str]:
+    """Units that can be survivors: the army's casualties (not e.g. the Revised AA gun) and
+    the damaged forms of its two-hit units."""
+    present = {name for name in army if rules.units[name].can_be_casualty}
+    present |= {rules.units[name].damaged_form for name in present}
+    return [name for name in rules.units if name in present]
 
 
-def _present_units(battle, side: str) -> list[str]:
-    army = battle.attacker if side == "attacker" else battle.defender
-    rules = battle.attacker_rules if side == "attacker" else battle.defender_rules
-    present = []
-    for name in army:
-        unit = rules.units[name]
-        if not unit.can_be_casualty:
-            continue  # e.g. the Revised AA gun: never a casualty, never a survivor
-        present.append(name)
-        if unit.damaged_form and unit.damaged_form not in present:
-            present.append(unit.damaged_form)
-    return [n for n in rules.units if n in present]
+def _mean_stderr(counts: np.ndarray, per_state: np.ndarray, n: float) -> float:
+    """Standard error of a Monte Carlo mean of per_state[s] over counts[s] of n trials."""
+    mean = (counts @ per_state) / n
+    second = (counts @ (per_state.astype(np.float64) ** 2)) / n
+    return math.sqrt(max(second - mean * mean, 0.0) / n)
+
+
+def _swing_law(raw: dict, att, dfn, n: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Law of the TUV swing: exact from the joint final law, Monte Carlo from swing_hist."""
+    if raw.get("swing_hist") is not None:
+        hist = raw["swing_hist"]
+        return np.arange(len(hist), dtype=np.int64) + int(raw["swing_offset"]), hist / n
+    joint = raw.get("joint")
+    if joint is None:
+        return None
+    return _grouped((dfn.ipc_lost[None, :] - att.ipc_lost[:, None])[joint > 0], joint[joint > 0])
 
 
 def build_result(battle, tables, method: str, trials, seed, raw: dict, started: float) -> Result:
-    """Turn solver aggregates (probabilities or counts) into a Result."""
-    att, dfn = tables.attacker, tables.defender
-    names = list(att.unit_names)
-    if method == "exact":
-        n = 1.0
-        outcome_p = raw["outcomes"]
-        takes = float(raw["takes"])
-        a_final = raw["a_final"]
-        d_final = raw["d_final"]
-        mean_rounds = float(raw["mean_rounds"])
-    else:
-        n = float(trials)
-        outcome_p = raw["outcomes"] / n
-        takes = raw["takes"] / n
-        a_final = raw["a_final"] / n
-        d_final = raw["d_final"] / n
-        mean_rounds = raw["rounds_sum"] / n
+    """Turn solver aggregates (probabilities, or counts out of `trials`) into a Result.
 
-    a_present = _present_units(battle, "attacker")
-    d_present = _present_units(battle, "defender")
-    a_surv = {u: float(a_final @ att.survivors[:, names.index(u)]) for u in a_present}
-    d_surv = {u: float(d_final @ dfn.survivors[:, names.index(u)]) for u in d_present}
+    raw: outcomes [5], takes, a_final [Fa], d_final [Fd], mean_rounds (exact) or rounds_sum
+    (Monte Carlo), rounds_hist (optional for exact), joint [Fa, Fd] (exact, optional), pruned
+    (exact), swing_sum and swing_sq_sum (Monte Carlo), and optionally swing_hist (int64 counts)
+    with swing_offset (the swing of bin 0) for the Monte Carlo law of the TUV swing.
+    """
+    att, dfn = tables.attacker, tables.defender
+    exact = method == "exact"
+    n = 1.0 if exact else float(trials)
+    a_final, d_final = raw["a_final"] / n, raw["d_final"] / n
+    mean_rounds = float(raw["mean_rounds"]) if exact else raw["rounds_sum"] / n
+    a_present = _present_units(battle.attacker, battle.attacker_rules)
+    d_present = _present_units(battle.defender, battle.defender_rules)
+    names = list(att.unit_names)
     a_ipc = float(a_final @ att.ipc_lost)
     d_ipc = float(d_final @ dfn.ipc_lost)
-
-    values = {key: float(outcome_p[_OUTCOME_INDEX[key]]) for key in OUTCOME_KEYS}
-    values["takes_territory"] = float(takes)
-
-    stderr: dict[str, float] = {}
-    ci95: dict[str, tuple[float, float]] = {}
-    if method == "exact":
-        for key in (*OUTCOME_KEYS, "takes_territory", "attacker_ipc_loss", "defender_ipc_loss",
-                    "tuv_swing", "mean_rounds"):
-            stderr[key] = 0.0
-        for key in (*OUTCOME_KEYS, "takes_territory"):
-            ci95[key] = (values[key], values[key])
-        rounds_frame = None
-        if raw.get("rounds_hist") is not None:
-            hist = raw["rounds_hist"]
-            rounds_frame = pd.DataFrame({"rounds": np.arange(len(hist)), "probability": hist})
-            rounds_frame = rounds_frame[rounds_frame["probability"] > 0].reset_index(drop=True)
-        swing_frame = None
-        if raw.get("joint") is not None:
-            joint = raw["joint"]
-            swing = dfn.ipc_lost[None, :] - att.ipc_lost[:, None]
-            mask = joint > 0
-            swing_frame = (
-                pd.DataFrame({"tuv_swing": swing[mask], "probability": joint[mask]})
-                .groupby("tuv_swing", as_index=False)["probability"].sum()
-            )
+    values = {key: float(raw["outcomes"][i] / n) for i, key in enumerate(OUTCOME_KEYS)}
+    values["takes_territory"] = float(raw["takes"] / n)
+    stderr, ci95 = proportion_statistics(values, None if exact else int(n))
+    if exact:
+        stderr.update(dict.fromkeys(
+            ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds"), 0.0))
     else:
-        for key in (*OUTCOME_KEYS, "takes_territory"):
-            p = values[key]
-            stderr[key] = math.sqrt(max(p * (1 - p), 0.0) / n)
-            ci95[key] = wilson_interval(p * n, int(n))
-
-        def mean_se(final_counts: np.ndarray, per_state: np.ndarray) -> float:
-            mean = (final_counts @ per_state) / n
-            second = (final_counts @ (per_state.astype(np.float64) ** 2)) / n
-            return math.sqrt(max(second - mean * mean, 0.0) / n)
-
-        stderr["attacker_ipc_loss"] = mean_se(raw["a_final"], att.ipc_lost)
-        stderr["defender_ipc_loss"] = mean_se(raw["d_final"], dfn.ipc_lost)
+        stderr["attacker_ipc_loss"] = _mean_stderr(raw["a_final"], att.ipc_lost, n)
+        stderr["defender_ipc_loss"] = _mean_stderr(raw["d_final"], dfn.ipc_lost, n)
         swing_mean = raw["swing_sum"] / n
-        swing_var = raw["swing_sq_sum"] / n - swing_mean**2
-        stderr["tuv_swing"] = math.sqrt(max(swing_var, 0.0) / n)
-        rounds_hist = raw["rounds_hist"]
-        r = np.arange(len(rounds_hist), dtype=np.float64)
-        rounds_second = float(rounds_hist @ (r * r)) / n
-        stderr["mean_rounds"] = math.sqrt(max(rounds_second - mean_rounds**2, 0.0) / n)
-        rounds_frame = pd.DataFrame({"rounds": np.arange(len(rounds_hist)),
-                                     "probability": rounds_hist / n})
-        rounds_frame = rounds_frame[rounds_frame["probability"] > 0].reset_index(drop=True)
-        swing_frame = None
+        stderr["tuv_swing"] = math.sqrt(max(raw["swing_sq_sum"] / n - swing_mean**2, 0.0) / n)
+        hist = raw["rounds_hist"]
+        rounds = np.arange(len(hist), dtype=np.float64)
+        stderr["mean_rounds"] = math.sqrt(
+            max(float(hist @ (rounds * rounds)) / n - mean_rounds**2, 0.0) / n)
+    hist = raw.get("rounds_hist")
+    rounds_law = None if hist is None else (np.arange(len(hist)), hist / n)
 
     # the same keys for every battle, so CSV rows of one edition share a header
-    bombardment = getattr(tables, "bombardment", None)
-    policies: dict[str, Any] = {
+    bombardment, retreat = getattr(tables, "bombardment", None), battle.retreat
+    policies = {
         "landing": dict(battle.landing),
         "bombard": dict(bombardment.fired) if bombardment else {},
         "bombard_unused": dict(bombardment.unused) if bombardment else {},
         "attacker_submerge": battle.attacker_submerge,
         "defender_submerge": battle.defender_submerge,
-        "attacker_ool": battle.attacker_order.text,
-        "defender_ool": battle.defender_order.text,
-        "keep_land": battle.attacker_order.keep_land,
-        "aa_last": battle.defender_order.aa_last,
-        "retreat_after": battle.retreat.get("after"),
-        "retreat_when_left": battle.retreat.get("when_left"),
-        "retreat_when_only_air": bool(battle.retreat.get("only_air")),
-        "retreat_below": battle.retreat.get("below"),
-        "strafe": battle.retreat.get("strafe"),
+        "attacker_ool": battle.attacker_order.text, "defender_ool": battle.defender_order.text,
+        "keep_land": battle.attacker_order.keep_land, "aa_last": battle.defender_order.aa_last,
+        "retreat_after": retreat.after, "retreat_when_left": retreat.when_left,
+        "retreat_when_only_air": retreat.only_air, "retreat_below": retreat.below,
+        "strafe": retreat.strafe,
     }
-
     return Result(
-        policies=policies,
-        rules=battle.rules.id,
-        method=method,
-        trials=trials,
-        seed=seed,
-        attacker=format_army(battle.attacker),
-        defender=format_army(battle.defender),
-        sea=battle.sea,
-        attacker_tech=battle.attacker_tech,
-        defender_tech=battle.defender_tech,
-        **values,
-        mean_rounds=mean_rounds,
-        attacker_ipc_loss=a_ipc,
-        defender_ipc_loss=d_ipc,
-        tuv_swing=d_ipc - a_ipc,
-        attacker_survivors=a_surv,
-        defender_survivors=d_surv,
-        stderr=stderr,
-        ci95=ci95,
-        elapsed_s=time.perf_counter() - started,
-        pruned=raw.get("pruned") if method == "exact" else None,
-        attacker_distribution=_distribution_frame(att, a_final, a_present),
-        defender_distribution=_distribution_frame(dfn, d_final, d_present),
-        rounds_distribution=rounds_frame,
-        swing_distribution=swing_frame,
-        all_units=tuple(battle.rules.units),
+        battle.rules.id, method, trials, seed, format_army(battle.attacker),
+        format_army(battle.defender), battle.sea, battle.attacker_tech, battle.defender_tech,
+        policies, **values, mean_rounds=mean_rounds, attacker_ipc_loss=a_ipc,
+        defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc,
+        attacker_survivors={u: float(a_final @ att.survivors[:, names.index(u)])
+                            for u in a_present},
+        defender_survivors={u: float(d_final @ dfn.survivors[:, names.index(u)])
+                            for u in d_present},
+        stderr=stderr, ci95=ci95, pruned=raw.get("pruned") if exact else None,
+        elapsed_s=time.perf_counter() - started, all_units=tuple(battle.rules.units),
+        attacker_law=SideLaw.of(att, raw["a_final"], a_present, n),
+        defender_law=SideLaw.of(dfn, raw["d_final"], d_present, n),
+        attacker_size=sum(battle.attacker.values()),
+        rounds_law=rounds_law, swing_law=_swing_law(raw, att, dfn, n),
     )

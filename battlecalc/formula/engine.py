@@ -1,4 +1,4 @@
-"""Formula combat (seed-002 fan game, rules reference §9): validate, compile, solve, report.
+"""Formula combat (seed-002 fan game, rules reference §9): compile, solve, report.
 
     >>> from battlecalc.formula import simulate_formula
     >>> r = simulate_formula("3 army", "2 army", exchanges=1, method="exact")
@@ -22,7 +22,6 @@ undecided; the same number is also reported as ``undecided``, and for ``until-do
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections import defaultdict
@@ -31,44 +30,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ..army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
+from ..army import format_army
 from ..errors import BattleInputError
 from ..kernels import formula as kernels
 from ..kernels import jit
-from ..kernels.common import ATTACKER_WIN, DEFENDER_WIN, DRAW, N_OUTCOMES, RETREAT, STALEMATE
-from ..results import Z95, csv_text, spread_statistics, wilson_interval
-from ..rules import Ruleset, load_rules
+from ..kernels.common import N_OUTCOMES, STALEMATE
+from ..results import OUTCOME_KEYS, ResultViews, _frame, proportion_statistics
+from ..rules import Ruleset
+from ..spec import (
+    DEFAULT_TRIALS,
+    UNTIL_DONE,
+    FormulaSpec,
+    RunSpec,
+    make_formula_spec,
+    make_run,
+)
 
-UNTIL_DONE = "until-done"
-METHODS = ("auto", "exact", "mc")
-FLIP_RULES = ("A2", "A1")
-DEFAULT_TRIALS = 1_000_000
-MAX_TRIALS = 10_000_000_000
-MAX_EXCHANGES = 1000  # for both `exchanges` and `exchange_cap`
-DEFAULT_EXCHANGE_CAP = 100
-MAX_COUNTER = 1000
-MAX_LOSS_MULTIPLIER = 10
 CHUNK_TRIALS = 16_384
 MAX_CHUNKS_PER_CALL = 128
 HIST_BYTES_PER_CALL = 32 * 2**20  # bound on the per-call histogram rows (memory per call)
 # Exact solver: transitions (state x loss-table row) above which `auto` switches to Monte Carlo
 # and `exact` refuses.
 EXACT_TRANSITION_LIMIT = 1_000_000
-OUTCOME_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
-_OUTCOME_INDEX = {
-    "attacker_win": ATTACKER_WIN,
-    "defender_win": DEFENDER_WIN,
-    "draw": DRAW,
-    "stalemate": STALEMATE,
-    "retreat": RETREAT,
-}
-
 
 
 # ---------------------------------------------------------------------------------------------
-# Input validation and compilation
+# Compilation
 
 
 @dataclass(frozen=True)
@@ -86,20 +74,9 @@ class SideArrays:
 
 @dataclass(frozen=True)
 class FormulaBattle:
-    """A validated, compiled formula battle."""
+    """A checked formula battle (battlecalc.spec.FormulaSpec) compiled for the kernels."""
 
-    ruleset: Ruleset
-    attacker: dict[str, int]
-    defender: dict[str, int]
-    attacker_level: int
-    defender_level: int
-    counter: int
-    hatred: bool
-    loss_multiplier: int
-    flips: str
-    exchanges: int | str
-    exchange_cap: int
-    max_exchanges: int  # exchanges to run at most: `exchanges`, or the cap for until-done
+    spec: FormulaSpec
     die: int
     row_min: np.ndarray  # int64[R-1]
     row_att: np.ndarray  # int64[R], multiplier applied
@@ -108,51 +85,13 @@ class FormulaBattle:
     d: SideArrays
 
 
-def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise BattleInputError(f"{name} must be a whole number, got {value!r}")
-    if not lo <= value <= hi:
-        raise BattleInputError(f"{name} must be between {lo} and {hi:,}, got {value}")
-    return int(value)
-
-
-def _check_seed(seed: Any) -> int:
-    if seed is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
-    return _check_int("seed", seed, 0, 2**63 - 1)
-
-
-def _army(value: str | Mapping[str, int] | None, ruleset: Ruleset, side: str) -> dict[str, int]:
-    if value is None:
-        raise BattleInputError(f"the {side} has no pieces")
-    if isinstance(value, str):
-        return parse_army(value, ruleset)
-    if not isinstance(value, Mapping):
-        raise BattleInputError(
-            f"{side} must be army notation or a {{unit: count}} mapping, got {value!r}"
-        )
-    counts: dict[str, int] = {}
-    for name, count in value.items():
-        if not isinstance(name, str):
-            raise BattleInputError(f"{side}: unit names must be text, got {name!r}")
-        unit = resolve_unit_name(name, ruleset)
-        count = _check_int(f"{side} count of {unit}", count, 0, MAX_UNITS_PER_TYPE)
-        counts[unit] = counts.get(unit, 0) + count
-        if counts[unit] > MAX_UNITS_PER_TYPE:
-            raise BattleInputError(
-                f"{side}: {counts[unit]} {unit} is more than the {MAX_UNITS_PER_TYPE} per unit "
-                "type battlecalc accepts"
-            )
-    return {name: counts[name] for name in ruleset.units if counts.get(name)}
-
-
 def _bonus(level: int, thresholds: tuple[int, ...]) -> int:
     """Military-level bonus: +1 per threshold reached (levels 3, 6, 9 in the seed game)."""
     return sum(1 for t in thresholds if level >= t)
 
 
-def _side(ruleset: Ruleset, army: dict[str, int], role: str, bonus: int, extra: int,
-          side: str) -> SideArrays:
+def _side(ruleset: Ruleset, army: dict[str, int], role: str, bonus: int,
+          extra: int) -> SideArrays:
     pairs = ruleset.formula["piece_types"]
     # order of losses: the type with the lowest base value in this role first, ties in file
     # order (army, air, navy); flipped pieces go in the same order
@@ -161,89 +100,33 @@ def _side(ruleset: Ruleset, army: dict[str, int], role: str, bonus: int, extra: 
     base = np.array([ruleset.units[up].value(role) for up, _ in types], dtype=np.int64)
     face_up = np.array([army.get(up, 0) for up, _ in types], dtype=np.int64)
     flipped = np.array([army.get(fl, 0) for _, fl in types], dtype=np.int64)
-    if face_up.sum() == 0:
-        raise BattleInputError(
-            f"the {side} needs at least one face-up piece to fight "
-            f"(got {format_army(army)}; flipped pieces do not count in the formula)"
-        )
     present = tuple(i for i in range(len(types)) if face_up[i] or flipped[i])
     return SideArrays(types, base, face_up, flipped, bonus, extra, present)
 
 
-def make_formula_battle(
-    attacker: str | Mapping[str, int],
-    defender: str | Mapping[str, int],
-    *,
-    attacker_level: int = 1,
-    defender_level: int = 1,
-    counter: int = 0,
-    hatred: bool = False,
-    loss_multiplier: int = 1,
-    exchanges: int | str = 1,
-    exchange_cap: int = DEFAULT_EXCHANGE_CAP,
-    flips: str | None = None,
-    rules: str | Ruleset = "formula",
-) -> FormulaBattle:
-    """Validate every input of a formula battle and compile it; BattleInputError if bad."""
-    ruleset = rules if isinstance(rules, Ruleset) else load_rules(rules)
-    if ruleset.model != "formula":
-        raise BattleInputError(
-            f"{ruleset.id} is not a formula-model edition (model = {ruleset.model!r})"
-        )
-    params = ruleset.formula
-    lo, hi = params["min_level"], params["max_level"]
-    attacker_level = _check_int("attacker level", attacker_level, lo, hi)
-    defender_level = _check_int("defender level", defender_level, lo, hi)
-    counter = _check_int("counter points", counter, 0, MAX_COUNTER)
-    if not isinstance(hatred, (bool, np.bool_)):
-        raise BattleInputError(f"hatred must be true or false, got {hatred!r}")
-    loss_multiplier = _check_int("loss multiplier", loss_multiplier, 1, MAX_LOSS_MULTIPLIER)
-    exchange_cap = _check_int("exchange cap", exchange_cap, 1, MAX_EXCHANGES)
-    if isinstance(exchanges, str) and exchanges.strip().isdigit():
-        exchanges = int(exchanges)  # "3" from a command line
-    if isinstance(exchanges, str):
-        if exchanges.strip().lower().replace("_", "-") != UNTIL_DONE:
-            raise BattleInputError(
-                f"exchanges must be a number 1..{MAX_EXCHANGES} or {UNTIL_DONE!r}, "
-                f"got {exchanges!r}"
-            )
-        exchanges = UNTIL_DONE
-        max_exchanges = exchange_cap
-    else:
-        exchanges = _check_int("exchanges", exchanges, 1, MAX_EXCHANGES)
-        max_exchanges = exchanges
-    if flips is None:
-        flips = ruleset.flags["formula_flips"]
-    if flips not in FLIP_RULES:
-        raise BattleInputError(f"flips must be one of {', '.join(FLIP_RULES)}, got {flips!r}")
-
-    a_army = _army(attacker, ruleset, "attacker")
-    d_army = _army(defender, ruleset, "defender")
+def compile_formula(spec: FormulaSpec) -> FormulaBattle:
+    """The kernel arrays of a checked formula battle."""
+    params = spec.ruleset.formula
     thresholds = params["level_thresholds"]
-    a = _side(ruleset, a_army, "attack", _bonus(attacker_level, thresholds),
-              counter + int(bool(hatred)), "attacker")
-    d = _side(ruleset, d_army, "defense", _bonus(defender_level, thresholds), 0, "defender")
     table = params["loss_table"]
     return FormulaBattle(
-        ruleset=ruleset,
-        attacker=a_army,
-        defender=d_army,
-        attacker_level=attacker_level,
-        defender_level=defender_level,
-        counter=counter,
-        hatred=bool(hatred),
-        loss_multiplier=loss_multiplier,
-        flips=flips,
-        exchanges=exchanges,
-        exchange_cap=exchange_cap,
-        max_exchanges=max_exchanges,
+        spec=spec,
         die=params["die"],
         row_min=np.array([row[0] for row in table[:-1]], dtype=np.int64),
-        row_att=np.array([row[1] * loss_multiplier for row in table], dtype=np.int64),
-        row_def=np.array([row[2] * loss_multiplier for row in table], dtype=np.int64),
-        a=a,
-        d=d,
+        row_att=np.array([row[1] * spec.loss_multiplier for row in table], dtype=np.int64),
+        row_def=np.array([row[2] * spec.loss_multiplier for row in table], dtype=np.int64),
+        a=_side(spec.ruleset, spec.attacker, "attack", _bonus(spec.attacker_level, thresholds),
+                spec.counter + int(spec.hatred)),
+        d=_side(spec.ruleset, spec.defender, "defense", _bonus(spec.defender_level, thresholds),
+                0),
     )
+
+
+def make_formula_battle(attacker: str | Mapping[str, int], defender: str | Mapping[str, int],
+                        **options: Any) -> FormulaBattle:
+    """Check a formula battle (options: see :func:`battlecalc.spec.make_formula_spec`) and
+    compile it; BattleInputError if bad."""
+    return compile_formula(make_formula_spec(attacker, defender, **options))
 
 
 def _potential(face_up, flipped) -> int:
@@ -255,7 +138,7 @@ def _exchange_bound(battle: FormulaBattle) -> int:
     """Exchanges that can happen at most: each one lowers the potential of a side by >= 1."""
     a, d = battle.a, battle.d
     total = _potential(a.face_up, a.flipped) + _potential(d.face_up, d.flipped)
-    return min(battle.max_exchanges, total)
+    return min(battle.spec.max_exchanges, total)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,7 +162,7 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
         limit = EXACT_TRANSITION_LIMIT
     a, d = battle.a, battle.d
     die2 = battle.die * battle.die
-    a1 = battle.flips == "A1"
+    a1 = battle.spec.flips == "A1"
     n_rows = battle.row_att.shape[0]
     counts_buf = np.zeros(n_rows, dtype=np.int64)
     a_pot0 = _potential(a.face_up, a.flipped)
@@ -332,7 +215,7 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
              tuple(int(x) for x in d.face_up), tuple(int(x) for x in d.flipped))
     live: dict[tuple, float] = {start: 1.0}
     transitions = 0
-    for done in range(battle.max_exchanges):
+    for done in range(battle.spec.max_exchanges):
         if not live:
             break
         following: dict[tuple, float] = defaultdict(float)
@@ -356,12 +239,12 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
     capped = 0.0
     for state, p in live.items():
         a_up, a_fl, d_up, d_fl = state
-        stop(state, p, battle.max_exchanges, a_pot0 - _potential(a_up, a_fl),
+        stop(state, p, battle.spec.max_exchanges, a_pot0 - _potential(a_up, a_fl),
              d_pot0 - _potential(d_up, d_fl))
         capped += p
     return {
         "outcomes": outcomes,
-        "capped": capped if battle.exchanges == UNTIL_DONE else 0.0,
+        "capped": capped if battle.spec.exchanges == UNTIL_DONE else 0.0,
         "a_points": dict(a_points),
         "d_points": dict(d_points),
         "exchanges": dict(exchanges_dist),
@@ -386,7 +269,7 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int) -> dict:
     chunk_trials = np.full(n_chunks, CHUNK_TRIALS, dtype=np.int64)
     chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
     seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
-    max_ex = battle.max_exchanges
+    max_ex = battle.spec.max_exchanges
     bound = _exchange_bound(battle)
     a_bins = bound * int(battle.row_att.max()) + 1
     d_bins = bound * int(battle.row_def.max()) + 1
@@ -422,7 +305,7 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int) -> dict:
         }
         kernels.simulate_chunks(
             seeds[begin:end], chunk_trials[begin:end], battle.die, max_ex,
-            battle.flips == "A1", battle.row_min, battle.row_att, battle.row_def,
+            battle.spec.flips == "A1", battle.row_min, battle.row_att, battle.row_def,
             a.bonus, a.extra, a.base, a.face_up, a.flipped,
             d.bonus, d.base, d.face_up, d.flipped,
             out["outcomes"], out["exchanges"], out["a_points"], out["d_points"],
@@ -439,7 +322,7 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int) -> dict:
 
 
 @dataclass
-class FormulaResult:
+class FormulaResult(ResultViews):
     """Odds of a formula battle.  The five outcome keys sum to 1.
 
     ``stalemate`` is the probability that both sides still have face-up pieces when the
@@ -451,12 +334,6 @@ class FormulaResult:
     `ci95` 95% intervals; for exact ones both are zero-width.
     """
 
-    rules: str
-    method: str
-    trials: int | None
-    seed: int | None
-    attacker: str
-    defender: str
     attacker_level: int
     defender_level: int
     counter: int
@@ -489,140 +366,53 @@ class FormulaResult:
     elapsed_s: float
     notes: tuple[str, ...] = field(default=(), repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-data view (the JSON object)."""
-        return {
-            "rules": self.rules,
-            "method": self.method,
-            "trials": self.trials,
-            "seed": self.seed,
-            "attacker": self.attacker,
-            "defender": self.defender,
-            "attacker_level": self.attacker_level,
-            "defender_level": self.defender_level,
-            "counter": self.counter,
-            "hatred": self.hatred,
-            "loss_multiplier": self.loss_multiplier,
-            "flips": self.flips,
-            "exchanges": self.exchanges,
-            "exchange_cap": self.exchange_cap,
-            **{key: getattr(self, key) for key in OUTCOME_KEYS},
-            "undecided": self.undecided,
-            "capped": self.capped,
-            "attacker_loss_points": self.attacker_loss_points,
-            "defender_loss_points": self.defender_loss_points,
-            "attacker_loss_points_distribution": dict(self.attacker_loss_points_distribution),
-            "defender_loss_points_distribution": dict(self.defender_loss_points_distribution),
-            "attacker_face_up_left": self.attacker_face_up_left,
-            "attacker_flipped_left": self.attacker_flipped_left,
-            "defender_face_up_left": self.defender_face_up_left,
-            "defender_flipped_left": self.defender_flipped_left,
-            "attacker_survivors": dict(self.attacker_survivors),
-            "defender_survivors": dict(self.defender_survivors),
-            "mean_exchanges": self.mean_exchanges,
-            "exchanges_distribution": dict(self.exchanges_distribution),
-            "stderr": dict(self.stderr),
-            "ci95": {k: list(v) for k, v in self.ci95.items()},
-            "elapsed_s": self.elapsed_s,
-        }
+    def _frames(self) -> dict[str, Any]:
+        """Distributions: "ipc" (loss points per side) and "rounds" (exchanges)."""
+        law = self.exchanges_distribution
+        return {"ipc": self.loss_points_frame,
+                "rounds": lambda: _frame({"exchanges": list(law),
+                                          "probability": list(law.values())})}
 
-    def to_json(self) -> str:
-        """JSON text of :meth:`to_dict` (distribution keys become strings)."""
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
-
-    def flat_row(self) -> dict[str, Any]:
-        """One flat row: nested fields spread into columns (``attacker_survivors.army``,
-        ``attacker_loss_points_distribution.3``, ``attacker_win_stderr``, ...)."""
-        row: dict[str, Any] = {}
-        for key, value in self.to_dict().items():
-            if spread_statistics(key, value, row):
-                continue
-            if isinstance(value, dict):
-                for sub, sub_value in value.items():
-                    row[f"{key}.{sub}"] = sub_value
-            else:
-                row[key] = value
-        return row
-
-    def to_frame(self) -> pd.DataFrame:
-        """A one-row DataFrame of :meth:`flat_row`."""
-        return pd.DataFrame([self.flat_row()])
-
-    def to_csv(self, header: bool = True) -> str:
-        """CSV text: a header line (unless header=False) and one row."""
-        return csv_text(self.flat_row(), header)
-
-    def distribution_csv(self, which: str) -> str:
-        """CSV of a distribution: "ipc" (loss points per side) or "rounds" (exchanges)."""
-        if which == "ipc":
-            frame = self.loss_points_frame()
-        elif which == "rounds":
-            frame = pd.DataFrame(sorted(self.exchanges_distribution.items()),
-                                 columns=["exchanges", "probability"])
-        else:
-            return ""
-        return frame.to_csv(index=False, lineterminator="\n")
-
-    def loss_points_frame(self) -> pd.DataFrame:
+    def loss_points_frame(self):
         """Long table of both loss-point distributions: side, loss_points, probability."""
-        rows = [
-            {"side": side, "loss_points": points, "probability": p}
-            for side, dist in (("attacker", self.attacker_loss_points_distribution),
-                               ("defender", self.defender_loss_points_distribution))
-            for points, p in sorted(dist.items())
-        ]
-        return pd.DataFrame(rows, columns=["side", "loss_points", "probability"])
+        rows = [(side, points, p)
+                for side, dist in (("attacker", self.attacker_loss_points_distribution),
+                                   ("defender", self.defender_loss_points_distribution))
+                for points, p in sorted(dist.items())]
+        return _frame({"side": [r[0] for r in rows], "loss_points": [r[1] for r in rows],
+                       "probability": [r[2] for r in rows]})
 
     def table(self) -> str:
         """Human-readable report."""
-        exact = self.method == "exact"
-        how = ("exact" if exact
-               else f"Monte Carlo, {self.trials:,} trials, seed {self.seed}")
         exchanges = (f"until done (cap {self.exchange_cap})" if self.exchanges == UNTIL_DONE
                      else str(self.exchanges))
         lines = [
             f"{self.rules}: {self.attacker}  attacking  {self.defender}",
-            f"method: {how}   ({self.elapsed_s:.3f} s)",
+            self._method_line(),
             f"levels {self.attacker_level} v {self.defender_level}, counter points "
             f"{self.counter}, hatred {'yes' if self.hatred else 'no'}, loss multiplier "
             f"x{self.loss_multiplier}, flips {self.flips}, exchanges {exchanges}",
             "",
-            f"{'outcome':<34}{'probability':>12}   {'' if exact else '95% CI'}",
+            *self._outcome_lines({
+                "attacker_win": "attacker wins",
+                "defender_win": "defender wins",
+                "draw": "draw (no face-up piece left)",
+                "stalemate": "undecided (both still face-up)",
+            }),
         ]
-        labels = {
-            "attacker_win": "attacker wins",
-            "defender_win": "defender wins",
-            "draw": "draw (no face-up piece left)",
-            "stalemate": "undecided (both still face-up)",
-        }
-        for key, label in labels.items():
-            value = getattr(self, key)
-            ci = "" if exact else "[{:.2%}, {:.2%}]".format(*self.ci95[key])
-            lines.append(f"{label:<34}{value:>12.2%}   {ci}")
         if self.exchanges == UNTIL_DONE:
             lines.append(f"{'  of which hit the exchange cap':<34}{self.capped:>12.2%}")
-        lines.append("")
-
-        def pm(key: str) -> str:
-            return "" if exact else f" ± {Z95 * self.stderr[key]:.3f}"
-
-        lines.append(f"{'(means)':<22}{'attacker':>16}{'defender':>16}")
+        lines += ["", f"{'(means)':<22}{'attacker':>16}{'defender':>16}"]
         for label, a_key, d_key in (
             ("loss points", "attacker_loss_points", "defender_loss_points"),
             ("face-up pieces left", "attacker_face_up_left", "defender_face_up_left"),
             ("flipped pieces left", "attacker_flipped_left", "defender_flipped_left"),
         ):
-            a_text = f"{getattr(self, a_key):.3f}{pm(a_key)}"
-            d_text = f"{getattr(self, d_key):.3f}{pm(d_key)}"
+            a_text = f"{getattr(self, a_key):.3f}{self._pm(a_key)}"
+            d_text = f"{getattr(self, d_key):.3f}{self._pm(d_key)}"
             lines.append(f"{label:<22}{a_text:>16}{d_text:>16}")
-        names = list(dict.fromkeys([*self.attacker_survivors, *self.defender_survivors]))
-        for name in names:
-            a_value = self.attacker_survivors.get(name)
-            d_value = self.defender_survivors.get(name)
-            a_text = "-" if a_value is None else f"{a_value:.3f}"
-            d_text = "-" if d_value is None else f"{d_value:.3f}"
-            lines.append(f"  {name:<20}{a_text:>16}{d_text:>16}")
-        lines.append(f"exchanges             {self.mean_exchanges:.3f}{pm('mean_exchanges')}"
+        lines += self._survivor_lines(16)
+        lines.append(f"exchanges             {self.mean_exchanges:.3f}{self._pm('mean_exchanges')}"
                      " on average")
         lines.append("")
         lines.append(f"{'loss points':<22}{'attacker':>16}{'defender':>16}")
@@ -645,99 +435,67 @@ def _mean_and_se(dist: dict[int, float], n: float | None) -> tuple[float, float]
     return mean, math.sqrt(max(second - mean * mean, 0.0) / n)
 
 
+LEFT_KEYS = ("attacker_face_up_left", "attacker_flipped_left", "defender_face_up_left",
+             "defender_flipped_left")
+SPEC_KEYS = ("attacker_level", "defender_level", "counter", "hatred", "loss_multiplier", "flips",
+             "exchanges", "exchange_cap")
+
+
 def _build_result(battle: FormulaBattle, method: str, trials: int | None, seed: int | None,
                   raw: dict, started: float) -> FormulaResult:
-    a, d = battle.a, battle.d
+    a, d, spec = battle.a, battle.d, battle.spec
     exact = method == "exact"
     if exact:
         n = None
         outcome_p = raw["outcomes"]
-        a_dist = {int(k): float(v) for k, v in sorted(raw["a_points"].items())}
-        d_dist = {int(k): float(v) for k, v in sorted(raw["d_points"].items())}
-        ex_dist = {int(k): float(v) for k, v in sorted(raw["exchanges"].items())}
-        a_up, a_fl = raw["a_face_up"], raw["a_flipped"]
-        d_up, d_fl = raw["d_face_up"], raw["d_flipped"]
+        a_dist, d_dist, ex_dist = ({int(k): float(v) for k, v in sorted(raw[key].items())}
+                                   for key in ("a_points", "d_points", "exchanges"))
+        a_up, a_fl, d_up, d_fl = raw["a_face_up"], raw["a_flipped"], raw["d_face_up"], raw[
+            "d_flipped"]
         second = raw["second"]
         capped = float(raw["capped"])
     else:
         n = float(trials)
         outcome_p = raw["outcomes"] / n
-
-        def dist(hist: np.ndarray) -> dict[int, float]:
-            return {int(k): float(hist[k] / n) for k in np.flatnonzero(hist)}
-
-        a_dist, d_dist, ex_dist = dist(raw["a_points"]), dist(raw["d_points"]), dist(
-            raw["exchanges"])
-        a_up, a_fl = raw["a_face_up"] / n, raw["a_flipped"] / n
-        d_up, d_fl = raw["d_face_up"] / n, raw["d_flipped"] / n
+        a_dist, d_dist, ex_dist = ({int(k): float(raw[key][k] / n) for k in np.flatnonzero(
+            raw[key])} for key in ("a_points", "d_points", "exchanges"))
+        a_up, a_fl, d_up, d_fl = (raw[key] / n for key in (
+            "a_face_up", "a_flipped", "d_face_up", "d_flipped"))
         second = np.concatenate([raw["a_left_sq"], raw["d_left_sq"]]) / n
-        capped = (float(outcome_p[STALEMATE]) if battle.exchanges == UNTIL_DONE else 0.0)
+        capped = (float(outcome_p[STALEMATE]) if spec.exchanges == UNTIL_DONE else 0.0)
 
-    values = {key: float(outcome_p[_OUTCOME_INDEX[key]]) for key in OUTCOME_KEYS}
+    values = {key: float(outcome_p[i]) for i, key in enumerate(OUTCOME_KEYS)}
     a_points, a_points_se = _mean_and_se(a_dist, n)
     d_points, d_points_se = _mean_and_se(d_dist, n)
     mean_exchanges, exchanges_se = _mean_and_se(ex_dist, n)
     left = [float(np.sum(a_up)), float(np.sum(a_fl)), float(np.sum(d_up)), float(np.sum(d_fl))]
 
     def survivors(side: SideArrays, up: np.ndarray, fl: np.ndarray) -> dict[str, float]:
-        names = battle.ruleset.units
+        names = list(spec.ruleset.units)
         out = {}
-        for i in sorted(side.present, key=lambda i: list(names).index(side.types[i][0])):
+        for i in sorted(side.present, key=lambda i: names.index(side.types[i][0])):
             out[side.types[i][0]] = float(up[i])
             out[side.types[i][1]] = float(fl[i])
         return out
 
-    stderr: dict[str, float] = {}
-    ci95: dict[str, tuple[float, float]] = {}
-    for key in OUTCOME_KEYS:
-        p = values[key]
-        stderr[key] = 0.0 if exact else math.sqrt(max(p * (1 - p), 0.0) / n)
-        ci95[key] = (p, p) if exact else wilson_interval(p * n, int(n))
-    stderr["attacker_loss_points"] = a_points_se
-    stderr["defender_loss_points"] = d_points_se
-    stderr["mean_exchanges"] = exchanges_se
-    for i, key in enumerate(("attacker_face_up_left", "attacker_flipped_left",
-                             "defender_face_up_left", "defender_flipped_left")):
+    stderr, ci95 = proportion_statistics(values, None if exact else int(n))
+    stderr.update(attacker_loss_points=a_points_se, defender_loss_points=d_points_se,
+                  mean_exchanges=exchanges_se)
+    for i, key in enumerate(LEFT_KEYS):
         stderr[key] = 0.0 if exact else math.sqrt(max(second[i] - left[i] ** 2, 0.0) / n)
-
     notes = []
-    if battle.exchanges == UNTIL_DONE and capped > 0:
+    if spec.exchanges == UNTIL_DONE and capped > 0:
         notes.append(f"{capped:.2%} of battles were still undecided after the cap of "
-                     f"{battle.exchange_cap} exchanges (reported as undecided)")
+                     f"{spec.exchange_cap} exchanges (reported as undecided)")
     return FormulaResult(
-        rules=battle.ruleset.id,
-        method=method,
-        trials=trials,
-        seed=seed,
-        attacker=format_army(battle.attacker),
-        defender=format_army(battle.defender),
-        attacker_level=battle.attacker_level,
-        defender_level=battle.defender_level,
-        counter=battle.counter,
-        hatred=battle.hatred,
-        loss_multiplier=battle.loss_multiplier,
-        flips=battle.flips,
-        exchanges=battle.exchanges,
-        exchange_cap=battle.exchange_cap,
-        **values,
-        undecided=values["stalemate"],
-        capped=capped,
-        attacker_loss_points=a_points,
-        defender_loss_points=d_points,
-        attacker_loss_points_distribution=a_dist,
-        defender_loss_points_distribution=d_dist,
-        attacker_face_up_left=left[0],
-        attacker_flipped_left=left[1],
-        defender_face_up_left=left[2],
-        defender_flipped_left=left[3],
-        attacker_survivors=survivors(a, a_up, a_fl),
-        defender_survivors=survivors(d, d_up, d_fl),
-        mean_exchanges=mean_exchanges,
-        exchanges_distribution=ex_dist,
-        stderr=stderr,
-        ci95=ci95,
-        elapsed_s=time.perf_counter() - started,
-        notes=tuple(notes),
+        spec.ruleset.id, method, trials, seed, format_army(spec.attacker),
+        format_army(spec.defender), **{key: getattr(spec, key) for key in SPEC_KEYS}, **values,
+        undecided=values["stalemate"], capped=capped, attacker_loss_points=a_points,
+        defender_loss_points=d_points, attacker_loss_points_distribution=a_dist,
+        defender_loss_points_distribution=d_dist, **dict(zip(LEFT_KEYS, left, strict=True)),
+        attacker_survivors=survivors(a, a_up, a_fl), defender_survivors=survivors(d, d_up, d_fl),
+        mean_exchanges=mean_exchanges, exchanges_distribution=ex_dist, stderr=stderr,
+        ci95=ci95, elapsed_s=time.perf_counter() - started, notes=tuple(notes),
     )
 
 
@@ -749,56 +507,48 @@ def simulate_formula(
     attacker: str | Mapping[str, int],
     defender: str | Mapping[str, int],
     *,
-    attacker_level: int = 1,
-    defender_level: int = 1,
-    counter: int = 0,
-    hatred: bool = False,
-    loss_multiplier: int = 1,
-    exchanges: int | str = 1,
-    exchange_cap: int = DEFAULT_EXCHANGE_CAP,
     method: str = "auto",
     trials: int = DEFAULT_TRIALS,
     seed: int | None = None,
-    flips: str | None = None,
-    rules: str | Ruleset = "formula",
+    **options: Any,
 ) -> FormulaResult:
     """Odds of a formula-model battle (seed-002 fan game; docs/formula.md).
 
     attacker, defender: army notation of the edition (``"3 army, 1 air"``, ``"3 陆军"``,
     already-flipped pieces as ``"1 army_flipped"``) or ``{unit: count}``.
-    attacker_level, defender_level: military level 1..10 (+1 to every unit at 3, 6 and 9).
-    counter: the attacker's counter points (>= 0), added to its final value.
-    hatred: national hatred, +1 to the attacker's final value.
-    loss_multiplier: multiplies both sides' loss points (Kursk card: 2), 1..10.
-    exchanges: number of exchanges 1..1000 (the battle stops earlier once a side has no
-    face-up piece), or ``"until-done"``: until a side has no face-up piece, at most
-    exchange_cap exchanges.
     method: ``"exact"``, ``"mc"`` or ``"auto"`` (exact unless the chain is too large).
     trials, seed: Monte Carlo size and seed (same seed, same numbers, any thread count).
-    flips: ``"A2"`` or ``"A1"`` (rules reference 9.3 item 9); None takes the edition's
-    ``formula_flips`` flag.  rules: a formula-model edition id or Ruleset.
+    options (:func:`battlecalc.spec.make_formula_spec`): attacker_level, defender_level:
+    military level 1..10 (+1 to every unit at 3, 6 and 9); counter: the attacker's counter
+    points (>= 0), added to its final value; hatred: national hatred, +1 to the attacker's
+    final value; loss_multiplier: multiplies both sides' loss points (Kursk card: 2), 1..10;
+    exchanges: number of exchanges 1..1000 (the battle stops earlier once a side has no
+    face-up piece), or ``"until-done"``: until a side has no face-up piece, at most
+    exchange_cap (default 100) exchanges; flips: ``"A2"`` or ``"A1"`` (rules reference 9.3
+    item 9), None takes the edition's ``formula_flips`` flag; rules: a formula-model edition
+    id, Ruleset or edition file (default ``"formula"``).
     Raises BattleInputError for any bad input.
     """
     started = time.perf_counter()
-    if method not in METHODS:
-        raise BattleInputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    trials = _check_int("trials", trials, 1, MAX_TRIALS)
-    battle = make_formula_battle(
-        attacker, defender, attacker_level=attacker_level, defender_level=defender_level,
-        counter=counter, hatred=hatred, loss_multiplier=loss_multiplier, exchanges=exchanges,
-        exchange_cap=exchange_cap, flips=flips, rules=rules,
-    )
-    if method in ("auto", "exact"):
+    run = make_run(method, trials, seed)
+    return run_formula(make_formula_spec(attacker, defender, **options), run, started)
+
+
+def run_formula(spec: FormulaSpec, run: RunSpec, started: float) -> FormulaResult:
+    """Solve a checked formula battle: exactly, or by Monte Carlo (`auto`: exactly unless the
+    chain is too large)."""
+    battle = compile_formula(spec)
+    if run.method in ("auto", "exact"):
         try:
             raw = _solve_exact(battle)
         except _TooLarge:
-            if method == "exact":
+            if run.method == "exact":
                 raise BattleInputError(
                     f"battle too large to solve exactly (more than {EXACT_TRANSITION_LIMIT:,} "
                     "transitions); use method 'mc' for Monte Carlo"
                 ) from None
         else:
             return _build_result(battle, "exact", None, None, raw, started)
-    seed = _check_seed(seed)
-    raw = _run_monte_carlo(battle, trials, seed)
-    return _build_result(battle, "mc", trials, seed, raw, started)
+    seed = run.mc_seed()
+    raw = _run_monte_carlo(battle, run.trials, seed)
+    return _build_result(battle, "mc", run.trials, seed, raw, started)

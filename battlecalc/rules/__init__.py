@@ -8,13 +8,15 @@ edition means adding a file here; the kernels never look at edition ids.
 from __future__ import annotations
 
 import dataclasses
+import os
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import BattleInputError
+from ..errors import BattleInputError, quoted
 
 FORMAT_VERSION = 1
 DOMAINS = ("land", "air", "sea")
@@ -241,7 +243,7 @@ class Ruleset:
         for tech_name in techs:
             if tech_name not in self.techs:
                 raise BattleInputError(
-                    f"unknown technology {tech_name!r} for {self.id}; "
+                    f"unknown technology {quoted(tech_name)} for {self.id}; "
                     f"known: {', '.join(self.techs) or 'none'}"
                 )
             for unit_name, overrides in self.techs[tech_name].changes.items():
@@ -394,43 +396,60 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
 
 
 def _edition_files() -> dict[str, Any]:
-    files = {}
-    for entry in resources.files(__name__).iterdir():
-        if entry.name.endswith(".toml"):
-            files[entry.name.removesuffix(".toml")] = entry
-    return files
+    return {entry.name.removesuffix(".toml"): entry for entry in resources.files(__name__).iterdir()
+            if entry.name.endswith(".toml")}
 
 
 def list_editions() -> list[str]:
-    """Ids of the shipped editions, sorted."""
+    """Ids of the shipped editions, sorted (from the file names: a broken file is reported
+    only when its edition is loaded)."""
     return sorted(_edition_files())
 
 
 _CACHE: dict[str, Ruleset] = {}
 
 
-def load_rules(edition: str) -> Ruleset:
-    """The validated Ruleset of a shipped edition id (e.g. ``"revised"``, ``"1942-2e"``)."""
-    if edition in _CACHE:
+def _parse(read, name: str) -> Ruleset:
+    """Read, parse and validate one edition file; RulesFileError naming the file otherwise."""
+    try:
+        return validate(tomllib.loads(read()), name)
+    except RulesFileError as exc:
+        raise RulesFileError(f"{name}: {exc}") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        why = {FileNotFoundError: "no such file", UnicodeDecodeError: "not UTF-8 text",
+               RecursionError: "not valid TOML: nested too deeply",
+               tomllib.TOMLDecodeError: f"not valid TOML: {exc}"}.get(type(exc))
+        raise RulesFileError(f"{name}: {why or exc.strerror}") from None
+
+
+def load_rules(edition: str | os.PathLike | Ruleset) -> Ruleset:
+    """The validated Ruleset of a shipped edition id (e.g. ``"revised"``, ``"1942-2e"``), of an
+    edition file (an ``os.PathLike``, or a str naming an existing file or ending in .toml), or
+    a Ruleset itself."""
+    if isinstance(edition, Ruleset):
+        return edition
+    if isinstance(edition, str) and edition in _CACHE:
         return _CACHE[edition]
     files = _edition_files()
+    if isinstance(edition, os.PathLike) or (
+            isinstance(edition, str) and edition not in files
+            and (edition.endswith(".toml") or os.path.isfile(edition))):
+        return load_rules_file(edition)
+    if not isinstance(edition, str):
+        raise BattleInputError(
+            f"rules must be an edition id, a Ruleset or the path of an edition file, "
+            f"got {quoted(edition)}")
     if edition not in files:
         raise BattleInputError(
-            f"unknown edition {edition!r}; known editions: {', '.join(sorted(files))}"
+            f"unknown edition {quoted(edition)}; known editions: {', '.join(sorted(files))}"
         )
-    raw = tomllib.loads(files[edition].read_text(encoding="utf-8"))
-    ruleset = validate(raw, f"{edition}.toml")
+    ruleset = _parse(files[edition].read_text, f"{edition}.toml")
     if ruleset.id != edition:
         raise RulesFileError(f"{edition}.toml: id is {ruleset.id!r}, expected {edition!r}")
     _CACHE[edition] = ruleset
     return ruleset
 
 
-def load_rules_file(path: str) -> Ruleset:
+def load_rules_file(path: str | os.PathLike) -> Ruleset:
     """Load and validate an edition file from any path (for edition authors)."""
-    with open(path, "rb") as handle:
-        try:
-            raw = tomllib.load(handle)
-        except tomllib.TOMLDecodeError as exc:
-            raise RulesFileError(f"{path}: not valid TOML: {exc}") from None
-    return validate(raw, path)
+    return _parse(lambda: Path(path).read_bytes().decode("utf-8"), os.fspath(path))

@@ -1,0 +1,443 @@
+"""Battle specs: every argument of `simulate` checked once, into frozen objects.
+
+A dice battle becomes a :class:`Battle`, a formula battle a :class:`FormulaSpec`, how to compute
+either a :class:`RunSpec`.  Light on purpose (no numpy, numba or pandas): the command line
+imports the constants below without loading the engine.  A whole number is an int or numpy int,
+a flag a bool or numpy bool.  Retreat thresholds above an army's size mean the same as its size
+and are clamped to it (``retreat_when_left=10**20``: retreat at the end of round 1).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import secrets
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, astuple, dataclass, field, fields
+from typing import Any
+
+from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
+from .errors import BattleInputError, quoted
+from .orders import PRESETS, LossOrder, parse_loss_order
+from .rules import Ruleset, load_rules
+
+METHODS = ("auto", "exact", "mc")
+DEFAULT_TRIALS = 1_000_000
+MAX_TRIALS = 10_000_000_000
+MAX_SEED = 2**63 - 1
+SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")
+LOSS_ORDER_PRESETS = PRESETS
+MAX_RETREAT_ROUND = 1000  # retreat_after: a battle this long has no measurable probability
+# the formula model (rules reference §9, docs/formula.md)
+FORMULA_OPTIONS = ("attacker_level", "defender_level", "counter", "hatred", "loss_multiplier",
+                   "exchanges", "exchange_cap", "flips")
+UNTIL_DONE = "until-done"
+FLIP_RULES = ("A2", "A1")
+MAX_EXCHANGES = 1000  # for both `exchanges` and `exchange_cap`
+DEFAULT_EXCHANGE_CAP = 100
+MAX_COUNTER = 1000
+MAX_LOSS_MULTIPLIER = 10
+Army = str | Mapping[str, int] | None  # army notation or {unit: count}
+Techs = str | Iterable[str] | None  # "jets,heavy_bombers" or ["jets", ...]
+Order = str | Iterable[str] | None  # an order of losses: text or a list of unit names
+# simulate's dice-model arguments and their defaults (refused by formula editions)
+DICE_ONLY = {"sea": False, "attacker_tech": None, "defender_tech": None,
+             "attacker_submerge": "never", "defender_submerge": "never", "landing": None,
+             "bombard": None, "attacker_ool": None, "defender_ool": None, "keep_land": 0,
+             "aa_last": False, "retreat_after": None, "retreat_when_left": None,
+             "retreat_when_only_air": False, "retreat_below": None, "strafe": None}
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+
+
+def _is_bool(value: Any) -> bool:
+    numpy = sys.modules.get("numpy")  # a numpy bool exists only once numpy is imported
+    return isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_))
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """A bool (or numpy bool)."""
+    if not _is_bool(value):
+        raise BattleInputError(f"{name} must be true or false (a bool), got {quoted(value)}")
+    return bool(value)
+
+
+def check_int(name: str, value: Any, lo: int, hi: int | None = None, hi_text: str = "",
+              floats: bool = False) -> int:
+    """A whole number lo..hi (hi None: no bound): an int or numpy int, with floats=True also
+    an integral float such as 1e6."""
+    if (floats and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+            and math.isfinite(value) and value == int(value)):
+        value = int(value)
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise BattleInputError(f"{name} must be a whole number, got {quoted(value)}")
+    if value < lo or (hi is not None and value > hi):
+        bound = f"{lo} or more" if hi is None else f"between {lo:,} and {hi_text or f'{hi:,}'}"
+        raise BattleInputError(f"{name} must be {bound}, got {quoted(int(value))}")
+    return int(value)
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise BattleInputError(f"{name} must be one of {', '.join(choices)}, got {quoted(value)}")
+    return value
+
+
+def army_counts(value: Army, ruleset: Ruleset, side: str) -> dict[str, int]:
+    """Army notation or ``{unit: count}`` as ``{canonical unit: count}`` in the edition's unit
+    order; at most MAX_UNITS_PER_TYPE of a type either way."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return parse_army(value, ruleset)
+    if not isinstance(value, Mapping):
+        raise BattleInputError(
+            f"{side} must be army notation or a {{unit: count}} mapping, got {quoted(value)}")
+    counts: dict[str, int] = {}
+    for name, count in value.items():
+        if not isinstance(name, str):
+            raise BattleInputError(f"{side}: unit names must be text, got {quoted(name)}")
+        unit = resolve_unit_name(name, ruleset)
+        count = check_int(f"{side} count of {unit}", count, 0, MAX_UNITS_PER_TYPE)
+        counts[unit] = counts.get(unit, 0) + count
+        if counts[unit] > MAX_UNITS_PER_TYPE:
+            raise BattleInputError(
+                f"{side}: {counts[unit]} {unit} is more than the {MAX_UNITS_PER_TYPE} per unit "
+                "type battlecalc accepts")
+    return {name: counts[name] for name in ruleset.units if counts.get(name)}
+
+
+def check_techs(value: Techs, side: str) -> tuple[str, ...]:
+    """Technologies, comma-separated or a list, normalised (``heavy-bombers`` ->
+    ``heavy_bombers``); Ruleset.with_techs checks that the edition knows them."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if value is not None and not (isinstance(value, (list, tuple))
+                                  and all(isinstance(t, str) for t in value)):
+        raise BattleInputError(
+            f"{side}_tech must be text or a list of technology names, got {quoted(value)}")
+    return tuple(t.strip().lower().replace("-", "_") for t in value or () if t.strip())
+
+
+# ---------------------------------------------------------------------------------------------
+# How to compute
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """How to compute a battle; rounds_distribution: the exact solver also gives the law of
+    the number of rounds."""
+
+    method: str = "auto"
+    trials: int = DEFAULT_TRIALS
+    seed: int | None = None  # None: a random seed, drawn (and reported) when Monte Carlo runs
+    progress: Callable[..., None] | None = None  # progress(done, total, what)
+    rounds_distribution: bool = False
+
+    def mc_seed(self) -> int:
+        """The seed a Monte Carlo run uses."""
+        return secrets.randbits(63) if self.seed is None else self.seed
+
+
+def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = None,
+             progress: Any = None, rounds_distribution: Any = False) -> RunSpec:
+    """Check how to compute; `trials` may be an integral float (1e6)."""
+    if progress is not None and not callable(progress):
+        raise BattleInputError(
+            f"progress must be a function progress(done, total, ...) or None, got "
+            f"{quoted(progress)}")
+    return RunSpec(
+        check_choice("method", method, METHODS),
+        check_int("trials", trials, 1, MAX_TRIALS, floats=True),
+        None if seed is None else check_int("seed", seed, 0, MAX_SEED, "2**63-1"),
+        progress,
+        check_flag("rounds_distribution", rounds_distribution),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Dice battles
+
+
+@dataclass(frozen=True)
+class Retreat:
+    """When the attacker withdraws at the end of a round (unset: never): after round `after`,
+    with `when_left` or fewer of its units left, once only aircraft are left (`only_air`, land
+    battles), once its exact chance of winning is below `below`, or once the defender has
+    `strafe` or fewer units left."""
+
+    after: int | None = None
+    when_left: int | None = None
+    only_air: bool = False
+    below: float | None = None
+    strafe: int | None = None
+
+    def __bool__(self) -> bool:
+        return any(v is not None and v is not False for v in astuple(self))
+
+
+def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: int,
+                  defender_size: int) -> Retreat:
+    """A Retreat from ``{after, when_left, only_air, below, strafe}`` (None: unset)."""
+    if isinstance(retreat, Retreat):
+        retreat = asdict(retreat)
+    if retreat is not None and not isinstance(retreat, Mapping):
+        raise BattleInputError(f"retreat must be a mapping, got {quoted(retreat)}")
+    policy = {k: v for k, v in (retreat or {}).items() if v is not None}
+    unknown = sorted(map(str, set(policy) - {f.name for f in fields(Retreat)}))
+    if unknown:
+        raise BattleInputError(f"unknown retreat options: {quoted(', '.join(unknown))}")
+    only_air = check_flag("--retreat-when-only-air", policy.get("only_air", False))
+    if sea and only_air:
+        raise BattleInputError("--retreat-when-only-air applies to land battles")
+    after, left, strafe = (
+        None if policy.get(key) is None else check_int(label, policy[key], lo, hi)
+        for key, label, lo, hi in (("after", "--retreat-after", 1, MAX_RETREAT_ROUND),
+                                   ("when_left", "--retreat-when-left", 0, None),
+                                   ("strafe", "--strafe", 0, None)))
+    below = policy.get("below")
+    if below is not None:
+        if _is_bool(below) or not isinstance(below, numbers.Real) or not 0 < below <= 1:
+            raise BattleInputError(
+                f"--retreat-below must be a probability in (0, 1], got {quoted(below)}")
+        if after:
+            raise BattleInputError("--retreat-below cannot be combined with --retreat-after")
+    return Retreat(after, None if left is None else min(left, attacker_size), only_air,
+                   None if below is None else float(below),
+                   None if strafe is None else min(strafe, defender_size))
+
+
+@dataclass(frozen=True)
+class Battle:
+    """A checked dice battle: armies as {canonical unit: count} in the edition's unit order
+    (``attacker`` = ``overland`` + ``landing``), rules with each side's techs applied, orders
+    of losses, submerge policies (sea battles) and the attacker's retreat policy."""
+
+    rules: Ruleset
+    attacker_rules: Ruleset
+    defender_rules: Ruleset
+    attacker: dict[str, int]
+    defender: dict[str, int]
+    sea: bool
+    attacker_tech: tuple[str, ...]
+    defender_tech: tuple[str, ...]
+    attacker_submerge: str = "never"
+    defender_submerge: str = "never"
+    landing: dict[str, int] = field(default_factory=dict)
+    bombard: dict[str, int] = field(default_factory=dict)
+    overland: dict[str, int] = field(default_factory=dict)
+    attacker_order: LossOrder = field(default_factory=lambda: LossOrder("attack"))
+    defender_order: LossOrder = field(default_factory=lambda: LossOrder("defense"))
+    retreat: Retreat = field(default_factory=Retreat)
+
+
+def _check_amphibious(ruleset: Ruleset, a_rules: Ruleset, sea: bool, landing: dict[str, int],
+                      bombard: dict[str, int]) -> None:
+    if sea and (landing or bombard):
+        raise BattleInputError(
+            "--landing and --bombard belong to amphibious assaults (land battles), "
+            "not to sea battles")
+    for name in landing:
+        unit = a_rules.units[name]
+        if not unit.is_land or not unit.can_attack:
+            raise BattleInputError(
+                f"{name} cannot land from a transport: --landing takes land units that attack")
+    if bombard and not landing:
+        raise BattleInputError(
+            "--bombard needs --landing: ships bombard only to support an amphibious assault")
+    for name in bombard:
+        if not a_rules.units[name].bombard:
+            enabling = [t for t, tech in ruleset.techs.items()
+                        if tech.changes.get(name, {}).get("bombard")]
+            hint = f" (needs the {enabling[0]} technology)" if enabling else ""
+            raise BattleInputError(f"{name} cannot bombard in {ruleset.id}{hint}")
+
+
+def _check_domains(ruleset: Ruleset, a_rules: Ruleset, sea: bool, a_army: dict[str, int],
+                   d_army: dict[str, int]) -> None:
+    for side, army in (("attacker", a_army), ("defender", d_army)):
+        if not army:
+            raise BattleInputError(f"the {side} has no units")
+        for name in army:
+            domain = ruleset.units[name].domain
+            if sea and domain == "land":
+                raise BattleInputError(
+                    f"{name} is a land unit and cannot be in a sea battle ({side})")
+            if not sea and domain == "sea":
+                raise BattleInputError(
+                    f"{name} is a sea unit and cannot be in a land battle ({side}); "
+                    "use --sea for a sea battle")
+    for name in a_army:
+        if not a_rules.units[name].can_attack:
+            raise BattleInputError(f"{name} cannot attack (it only defends)")
+    if sea and ruleset.flags["sub_first_strike"] not in ("always", "unless_enemy_destroyer"):
+        raise BattleInputError(
+            f"sea battles of {ruleset.id} are not supported (sub_first_strike = "
+            f"{ruleset.flags['sub_first_strike']})")
+
+
+def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool = False,
+                attacker_tech: Techs = None, defender_tech: Techs = None,
+                attacker_submerge: str = "never", defender_submerge: str = "never",
+                landing: Army = None, bombard: Army = None, attacker_ool: Order = None,
+                defender_ool: Order = None, keep_land: int = 0, aa_last: bool = False,
+                retreat: Mapping | Retreat | None = None) -> Battle:
+    """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
+
+    rules: an edition id, a Ruleset or the path of an edition file.  An amphibious assault is a
+    land battle with `landing` (land units from transports, on top of the overland `attacker`)
+    and optionally `bombard` (ships bombarding in round 1).
+    """
+    ruleset = load_rules(rules)
+    sea = check_flag("sea", sea)
+    a_tech = check_techs(attacker_tech, "attacker")
+    d_tech = check_techs(defender_tech, "defender")
+    a_rules, d_rules = ruleset.with_techs(a_tech), ruleset.with_techs(d_tech)
+    overland = army_counts(attacker, ruleset, "attacker")
+    d_army = army_counts(defender, ruleset, "defender")
+    landing_army = army_counts(landing, ruleset, "landing")
+    bombard_army = army_counts(bombard, ruleset, "bombard")
+    _check_amphibious(ruleset, a_rules, sea, landing_army, bombard_army)
+    a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
+              if overland.get(n, 0) + landing_army.get(n, 0)}
+    _check_domains(ruleset, a_rules, sea, a_army, d_army)
+    a_submerge = check_choice("attacker submerge policy", attacker_submerge, SUBMERGE_POLICIES)
+    d_submerge = check_choice("defender submerge policy", defender_submerge, SUBMERGE_POLICIES)
+    if not sea and (a_submerge != "never" or d_submerge != "never"):
+        raise BattleInputError("submerge policies apply to sea battles only (--sea)")
+    keep_land = check_int("keep-land", keep_land, 0)
+    if keep_land:
+        land_units = sum(n for u, n in a_army.items() if ruleset.units[u].is_land)
+        if sea:
+            raise BattleInputError("--keep-land applies to land battles, not to sea battles")
+        if keep_land > land_units:
+            raise BattleInputError(
+                f"--keep-land {quoted(keep_land)} is more than the attacker's {land_units} land "
+                "units")
+    if check_flag("aa_last", aa_last):
+        if not any(u.is_aa and u.can_be_casualty for u in ruleset.units.values()):
+            raise BattleInputError(f"--aa-last: AA guns are never casualties in {ruleset.id}")
+        if sea:
+            raise BattleInputError("--aa-last applies to land battles")
+    subs = {side: any(ruleset.units[u].submarine for u in army)
+            for side, army in (("attacker", a_army), ("defender", d_army))}
+    attacker_order = parse_loss_order(attacker_ool, ruleset, "attack", keep_land=keep_land)
+    defender_order = parse_loss_order(defender_ool, ruleset, "defense", aa_last=bool(aa_last))
+    return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
+                  a_submerge, d_submerge, landing_army, bombard_army, overland,
+                  attacker_order.with_enemy_subs(subs["defender"]),
+                  defender_order.with_enemy_subs(subs["attacker"]),
+                  check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values())))
+
+
+# ---------------------------------------------------------------------------------------------
+# Formula battles
+
+
+@dataclass(frozen=True)
+class FormulaSpec:
+    """A checked formula battle (battlecalc.formula compiles and solves it): armies as
+    {canonical unit: count}, military levels, counter points, hatred, loss multiplier, flip
+    rule, and exchanges (a number, or UNTIL_DONE with at most exchange_cap of them)."""
+
+    ruleset: Ruleset
+    attacker: dict[str, int]
+    defender: dict[str, int]
+    attacker_level: int = 1
+    defender_level: int = 1
+    counter: int = 0
+    hatred: bool = False
+    loss_multiplier: int = 1
+    flips: str = "A2"
+    exchanges: int | str = 1
+    exchange_cap: int = DEFAULT_EXCHANGE_CAP
+
+    @property
+    def max_exchanges(self) -> int:
+        """Exchanges to run at most: `exchanges`, or the cap for until-done."""
+        return self.exchange_cap if self.exchanges == UNTIL_DONE else self.exchanges
+
+
+def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int = 1,
+                      defender_level: int = 1, counter: int = 0, hatred: bool = False,
+                      loss_multiplier: int = 1, exchanges: int | str = 1,
+                      exchange_cap: int = DEFAULT_EXCHANGE_CAP, flips: str | None = None,
+                      rules: str | Ruleset = "formula") -> FormulaSpec:
+    """Check every input of a formula battle; BattleInputError if bad."""
+    ruleset = load_rules(rules)
+    if ruleset.model != "formula":
+        raise BattleInputError(
+            f"{ruleset.id} is not a formula-model edition (model = {ruleset.model!r})")
+    lo, hi = ruleset.formula["min_level"], ruleset.formula["max_level"]
+    if isinstance(exchanges, str) and exchanges.strip().isdigit() and len(exchanges) < 9:
+        exchanges = int(exchanges)  # "3" from a command line
+    if isinstance(exchanges, str):
+        if exchanges.strip().lower().replace("_", "-") != UNTIL_DONE:
+            raise BattleInputError(
+                f"exchanges must be a number 1..{MAX_EXCHANGES} or {UNTIL_DONE!r}, "
+                f"got {quoted(exchanges)}")
+        exchanges = UNTIL_DONE
+    else:
+        exchanges = check_int("exchanges", exchanges, 1, MAX_EXCHANGES)
+    armies = {side: army_counts(army, ruleset, side)
+              for side, army in (("attacker", attacker), ("defender", defender))}
+    for side, army in armies.items():
+        if not any(army.get(up) for up, _ in ruleset.formula["piece_types"]):
+            raise BattleInputError(
+                f"the {side} needs at least one face-up piece to fight "
+                f"(got {format_army(army)}; flipped pieces do not count in the formula)")
+    return FormulaSpec(
+        ruleset, armies["attacker"], armies["defender"],
+        check_int("attacker level", attacker_level, lo, hi),
+        check_int("defender level", defender_level, lo, hi),
+        check_int("counter points", counter, 0, MAX_COUNTER),
+        check_flag("hatred", hatred),
+        check_int("loss multiplier", loss_multiplier, 1, MAX_LOSS_MULTIPLIER),
+        check_choice("flips", ruleset.flags["formula_flips"] if flips is None else flips,
+                     FLIP_RULES),
+        exchanges,
+        check_int("exchange cap", exchange_cap, 1, MAX_EXCHANGES),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# simulate's arguments
+
+
+def _given(value: Any, default: Any) -> bool:
+    """Whether a dice-only argument is set (None, False, 0, "" and its default are not)."""
+    if isinstance(value, (str, numbers.Integral, list, tuple, dict)) or _is_bool(value):
+        return bool(value) and value != default
+    return value is not None
+
+
+def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpec]:
+    """Check every argument of :func:`battlecalc.simulate`, given as {parameter: value} (its
+    extra keyword arguments under ``formula_options``): the battle, and how to compute it."""
+    options = args["formula_options"]
+    unknown = set(options) - set(FORMULA_OPTIONS)
+    if unknown:
+        raise TypeError(f"simulate() got unexpected keyword arguments: {sorted(unknown)}")
+    run = make_run(args["method"], args["trials"], args["seed"], args["progress"],
+                   args["rounds_distribution"])
+    ruleset = load_rules(args["rules"])
+    if ruleset.model == "formula":
+        used = [name for name, default in DICE_ONLY.items() if _given(args[name], default)]
+        if used:
+            raise BattleInputError(
+                f"{', '.join(used)} do not apply to the {ruleset.id} edition (formula combat)")
+        return make_formula_spec(args["attacker"], args["defender"], rules=ruleset,
+                                 **{k: v for k, v in options.items() if v is not None}), run
+    given = [k for k, v in options.items() if v is not None]
+    if given:
+        raise BattleInputError(
+            f"{', '.join(given)} apply to formula-combat editions only, not to {ruleset.id}")
+    retreat = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
+               "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
+               "strafe": args["strafe"]}
+    return make_battle(ruleset, **{name: args[name] for name in ("attacker", "defender", *(
+        name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))},
+        retreat=retreat), run
