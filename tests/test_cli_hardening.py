@@ -93,6 +93,17 @@ def test_sigint_to_a_long_monte_carlo_run():
     assert out == ""
 
 
+def test_reader_gone_is_a_quiet_exit():
+    # `battlecalc units ... | true`: the pipe is closed before battlecalc writes
+    process = subprocess.Popen([sys.executable, "-m", "battlecalc", "units", "--rules", "revised"],
+                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    err = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(timeout=60) == 1
+    assert err == b""
+
+
 # --- ignored options are not silent ----------------------------------------------------------
 
 
