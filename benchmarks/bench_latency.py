@@ -9,7 +9,8 @@ Run:  python benchmarks/bench_latency.py [--repeats N]
 * the same query cold: the first run with an empty numba cache (NUMBA_CACHE_DIR pointed at a
   fresh temporary folder), so every kernel it needs is compiled (one run: it is the slow one).
 
-Runs ``python -m battlecalc`` from the repository root, so it measures this checkout.  Python
+Runs ``python -m battlecalc`` from the repository root, so it measures this checkout (or the
+one given with ``--repo``, to compare two checkouts under the same machine load).  Python
 bytecode is written (PYTHONDONTWRITEBYTECODE is dropped for the child processes), as in a normal
 install; the figures also depend on how busy the machine is.  Prints, never asserts.
 """
@@ -36,10 +37,10 @@ def environment(**extra: str) -> dict[str, str]:
     return env
 
 
-def timed(args: list[str], env: dict[str, str]) -> float:
+def timed(args: list[str], env: dict[str, str], repo: str = REPO) -> float:
     """Wall time of one `python -m battlecalc ARGS` process; fails loudly if it fails."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "battlecalc", *args], cwd=REPO, env=env,
+    done = subprocess.run([sys.executable, "-m", "battlecalc", *args], cwd=repo, env=env,
                           capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
@@ -61,17 +62,19 @@ def report(label: str, times: list[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7, help="runs per median (default 7)")
-    repeats = parser.parse_args().repeats
+    parser.add_argument("--repo", default=REPO, help="checkout to measure (default: this one)")
+    options = parser.parse_args()
+    repeats, repo = options.repeats, os.path.abspath(options.repo)
     env = environment()
 
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "")
-    timed(QUERY, env)  # warm-up: numba's cache filled, bytecode written
-    report("warm query", [timed(QUERY, env) for _ in range(repeats)])
-    timed(["--help"], env)
-    report("--help", [timed(["--help"], env) for _ in range(repeats)])
+    load = f", load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
+    print(f"{repo}: python {sys.version.split()[0]}, {os.cpu_count()} CPUs{load}")
+    timed(QUERY, env, repo)  # warm-up: numba's cache filled, bytecode written
+    report("warm query", [timed(QUERY, env, repo) for _ in range(repeats)])
+    timed(["--help"], env, repo)
+    report("--help", [timed(["--help"], env, repo) for _ in range(repeats)])
     with tempfile.TemporaryDirectory(prefix="battlecalc-numba-") as cache:
-        report("cold query", [timed(QUERY, environment(NUMBA_CACHE_DIR=cache))])
+        report("cold query", [timed(QUERY, environment(NUMBA_CACHE_DIR=cache), repo)])
 
 
 if __name__ == "__main__":
