@@ -1,11 +1,26 @@
 """battlecalc: battle odds for Axis & Allies-family games, exact where feasible, Monte Carlo
-(numba) where not."""
+(numba) where not.
 
-from .api import Battle, make_battle, simulate
-from .army import format_army, parse_army
-from .errors import BattleInputError
-from .results import Result
-from .rules import list_editions, load_rules
+The public names load on first use (PEP 562), so that ``import battlecalc.cli`` (and with it
+``battlecalc --help``) does not pay for numba, numpy and pandas.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+_PUBLIC = {
+    "Battle": "api",
+    "make_battle": "api",
+    "simulate": "api",
+    "format_army": "army",
+    "parse_army": "army",
+    "BattleInputError": "errors",
+    "Result": "results",
+    "list_editions": "rules",
+    "load_rules": "rules",
+}
 
 __all__ = [
     "Battle",
@@ -19,3 +34,27 @@ __all__ = [
     "simulate",
 ]
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
+    from .api import Battle, make_battle, simulate
+    from .army import format_army, parse_army
+    from .errors import BattleInputError
+    from .results import Result
+    from .rules import list_editions, load_rules
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    try:  # submodules: battlecalc.api, battlecalc.rules, ... after a bare `import battlecalc`
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -1,26 +1,43 @@
-"""Command-line interface: parse, call the library, format.  Bad input exits 2 with one line."""
+"""Command-line interface: parse, call the library, format.  Bad input exits 2 with one line.
+
+Importing this module must stay cheap (``battlecalc --help`` answers in a blink): the library
+(numpy, numba, pandas, the engine) is imported inside the commands, and the option
+declarations use only the constants below and the list of edition files.
+"""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
-import tempfile
 import time
 
 import click
+from click.core import ParameterSource
 
-from . import api
-from .compile import SUBMERGE_POLICIES
-from .errors import BattleInputError
-from .rules import RULE_FLAGS, list_editions, load_rules
+from .output import OutputError, open_destination
+from .rules import list_editions  # lists the edition files; imports no engine code
+from .spec import DEFAULT_TRIALS, METHODS, SUBMERGE_POLICIES  # light: no engine code
 
 FORMATS = ("table", "json", "csv")
+DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
+FORMULA_DISTRIBUTIONS = ("ipc", "rounds")  # loss points and exchanges
+PROGRESS_DELAY_S = 1.0  # a progress bar appears once its step has run this long
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program stopped by Ctrl-C
+
+
+class _Interrupted(Exception):
+    """Ctrl-C inside a command; carried past click, which would print "Aborted!" and exit 1."""
 
 
 class _OneLineErrors(click.Group):
     """Print usage and input errors as a single ``Error: ...`` line, exit status 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -34,10 +51,54 @@ class _OneLineErrors(click.Group):
             # one line: click lists choices on extra lines, rules files list every problem
             click.echo(f"Error: {' '.join(exc.format_message().split())}", err=True)
             sys.exit(exc.exit_code)
-        except click.exceptions.Abort:
-            click.echo("Aborted!", err=True)
+        except (_Interrupted, KeyboardInterrupt, click.exceptions.Abort):
+            click.echo("Aborted.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            # the reader went away (`battlecalc ... | head -1`): stop quietly
+            _silence_stdout()
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file descriptor (under a test runner): nothing will be flushed
+
+
+class _SectionedCommand(click.Command):
+    """A command whose ``--help`` lists its options in titled sections, in a given order.
+
+    ``sections`` is ``((title, (parameter name, ...)), ...)``; options not named in any
+    section are listed last under "Other options".
+    """
+
+    COL_MAX = 30
+
+    def __init__(self, *args, sections=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sections = tuple(sections)
+
+    def format_options(self, ctx, formatter):
+        records = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                records[param.name] = record
+        placed = {name for _, names in self.sections for name in names}
+        groups = [(title, [records[name] for name in names if name in records])
+                  for title, names in self.sections]
+        groups.append(("Other options", [r for n, r in records.items() if n not in placed]))
+        # one description column for all sections: pad one term of each to the widest
+        width = min(max((len(term) for term, _ in records.values()), default=0), self.COL_MAX)
+        for title, rows in groups:
+            if rows:
+                rows[0] = (rows[0][0].ljust(width), rows[0][1])
+                with formatter.section(title):
+                    formatter.write_dl(rows, col_max=self.COL_MAX)
 
 
 class _Trials(click.ParamType):
@@ -58,66 +119,206 @@ class _Trials(click.ParamType):
         return int(number)
 
 
-def _fail(exc: BattleInputError):
+def _fail(exc: Exception):
     raise click.UsageError(str(exc)) from None
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write the whole file or nothing: a temporary file in the same folder, then rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise click.UsageError(f"cannot write {path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".battlecalc-", suffix=".tmp", dir=folder)
+def _stderr_is_terminal() -> bool:
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise click.UsageError(f"cannot write {path}: {exc.strerror}") from None
-
-
-def _emit(text: str, output: str | None) -> None:
-    if output:
-        write_atomically(output, text if text.endswith("\n") else text + "\n")
-    else:
-        click.echo(text.rstrip("\n"))
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 class _Progress:
-    """A progress bar on stderr, shown only when stderr is a terminal and a run passes 1 s."""
+    """Draws the library's ``progress(done, total, what)`` calls on stderr, on a terminal only.
 
-    def __init__(self):
-        self.started = time.perf_counter()
-        self.bar = None
-        self.shown = 0
+    ``what`` names the step ("trials", "exact solve", "compiling kernels (first run only)");
+    a 2-argument call means "trials".  A step with a size (``total > 0``) gets a bar once it
+    has run :data:`PROGRESS_DELAY_S`; a step without one (``total == 0``) gets its label at
+    once.  The line is cleared when a step ends (``done >= total > 0``), when another step
+    starts, and by :meth:`close`, so nothing is left behind on the terminal.
+    """
 
-    def __call__(self, done: int, total: int, what: str = "trials") -> None:
-        if self.bar is None:
-            if not sys.stderr.isatty() or time.perf_counter() - self.started < 1.0:
-                return
-            self.bar = click.progressbar(length=total, label="trials", file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.shown)
-        self.shown = done
+    WIDTH = 30
+    REDRAW_S = 0.1
 
-    def close(self):
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
+    def __init__(self, stream=None, clock=time.monotonic):
+        self.enabled = _stderr_is_terminal() if stream is None else True
+        self.stream = stream
+        self.clock = clock
+        self.what = None
+        self.step_started = 0.0
+        self.drawn_at = None  # clock time of the last drawing; None: nothing on screen
+
+    def __call__(self, done: int, total: int, what: str | None = None) -> None:
+        if not self.enabled:
+            return
+        what = what or "trials"
+        now = self.clock()
+        if what != self.what:
+            self._clear()
+            self.what, self.step_started = what, now
+        if total <= 0:
+            if self.drawn_at is None:
+                self._draw(f"{what}...", now)
+            return
+        if done >= total:
+            self._clear()
+            return
+        if self.drawn_at is None and now - self.step_started < PROGRESS_DELAY_S:
+            return
+        if self.drawn_at is not None and now - self.drawn_at < self.REDRAW_S:
+            return
+        fraction = max(0.0, min(done / total, 1.0))
+        filled = int(fraction * self.WIDTH)
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        self._draw(f"{what} [{bar}] {fraction:4.0%}  {done:,}/{total:,}", now)
+
+    def _out(self):
+        return self.stream if self.stream is not None else sys.stderr
+
+    def _draw(self, text: str, now: float) -> None:
+        out = self._out()
+        out.write(f"\r{text}\x1b[K")
+        out.flush()
+        self.drawn_at = now
+
+    def _clear(self) -> None:
+        if self.drawn_at is not None:
+            out = self._out()
+            out.write("\r\x1b[K")
+            out.flush()
+            self.drawn_at = None
+
+    def close(self) -> None:
+        if self.enabled:
+            self._clear()
+
+
+def _destination(output: str | None):
+    """The checked output destination; done before any computing."""
+    try:
+        return open_destination(output)
+    except OutputError as exc:
+        _fail(exc)
+
+
+def _emit(text: str, destination) -> None:
+    if destination.kind == "stdout":
+        click.echo(text.rstrip("\n"))
+        return
+    try:
+        destination.write(text)
+    except OutputError as exc:
+        _fail(exc)
+
+
+MAX_RULES_FILE_BYTES = 1_000_000  # edition files are a few kB; refuse to read /dev/zero
+
+
+def _ruleset(edition: str | None, rules_file: str | None, required: bool = True):
+    """The Ruleset named by --rules or read from --rules-file (exactly one of them)."""
+    from .errors import BattleInputError
+    from .rules import load_rules, load_rules_file
+
+    if edition is not None and rules_file is not None:
+        raise click.UsageError("--rules and --rules-file cannot be used together; give one")
+    if edition is None and rules_file is None:
+        if not required:
+            return None
+        raise click.UsageError(
+            "Missing option '--rules' (an edition id: see `battlecalc rules`) or "
+            "'--rules-file' (an edition file)"
+        )
+    if edition is not None:
+        try:
+            return load_rules(edition)
+        except BattleInputError as exc:
+            _fail(exc)
+        except (ValueError, RecursionError) as exc:  # a broken shipped file (bad TOML)
+            raise click.UsageError(f"cannot read edition {edition}: {exc}") from None
+    if rules_file == "":
+        raise click.UsageError("--rules-file: the path is empty")
+    try:
+        info = os.stat(rules_file)
+    except OSError as exc:
+        raise click.UsageError(f"cannot read rules file {rules_file}: {exc.strerror}") from None
+    if not os.path.isfile(rules_file):
+        raise click.UsageError(f"cannot read rules file {rules_file}: not a regular file")
+    if info.st_size > MAX_RULES_FILE_BYTES:
+        raise click.UsageError(
+            f"cannot read rules file {rules_file}: {info.st_size:,} bytes is more than an "
+            f"edition file needs ({MAX_RULES_FILE_BYTES:,} at most)"
+        )
+    try:
+        return load_rules_file(rules_file)
+    except BattleInputError as exc:
+        _fail(exc)
+    except UnicodeDecodeError:
+        raise click.UsageError(f"cannot read rules file {rules_file}: not UTF-8 text") from None
+    except ValueError as exc:
+        raise click.UsageError(f"cannot read rules file {rules_file}: {exc}") from None
+    except RecursionError:
+        raise click.UsageError(
+            f"cannot read rules file {rules_file}: tables nested too deeply"
+        ) from None
+    except OSError as exc:
+        raise click.UsageError(f"cannot read rules file {rules_file}: {exc.strerror}") from None
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the user gave option `name` (on the command line or through the environment)."""
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE,
+                                              ParameterSource.ENVIRONMENT)
+
+
+def _ignored_options(ctx: click.Context, method: str, result) -> list[str]:
+    """One warning line per option that the run did not use."""
+    warnings = []
+    if method == "exact":
+        unused = [f"--{name}" for name in ("seed", "trials") if _given(ctx, name)]
+        if unused:
+            verb = "is" if len(unused) == 1 else "are"
+            warnings.append(
+                f"Warning: {' and '.join(unused)} {verb} ignored with --method exact "
+                "(no dice are rolled)"
+            )
+    if _given(ctx, "exchange_cap") and getattr(result, "exchanges", None) != "until-done":
+        warnings.append("Warning: --exchange-cap is ignored: it applies to --exchanges until-done")
+    return warnings
 
 
 rules_option = click.option(
-    "--rules", "rules", type=click.Choice(list_editions()), required=True,
+    "--rules", "rules", type=click.Choice(list_editions()), default=None,
     help="Edition id (see `battlecalc rules`).",
+)
+rules_file_option = click.option(
+    "--rules-file", "rules_file", type=str, default=None, metavar="PATH",
+    help="A custom edition file (TOML, as in battlecalc/rules/) instead of --rules.",
 )
 format_option = click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
     help="Output format.",
 )
 output_option = click.option(
-    "--output", "-o", type=click.Path(dir_okay=False), default=None,
-    help="Write to FILE (atomically) instead of standard output.",
+    "--output", "-o", type=str, default=None, metavar="FILE",
+    help="Write to FILE instead of standard output (a file is replaced atomically; a "
+    "symlink's target is replaced; a device or FIFO is written to; - is standard output).",
+)
+
+RUN_SECTIONS = (
+    ("Edition and armies", ("rules", "rules_file", "attacker", "defender", "sea",
+                            "attacker_tech", "defender_tech")),
+    ("Method", ("method", "trials", "seed", "threads")),
+    ("Policies: orders of losses, retreats, submerging",
+     ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
+      "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
+      "attacker_submerge", "defender_submerge")),
+    ("Amphibious assault", ("landing", "bombard")),
+    ("Formula edition only", ("attacker_level", "defender_level", "counter", "hatred",
+                              "loss_multiplier", "exchanges", "exchange_cap", "flips")),
+    ("Output", ("fmt", "distribution", "output")),
 )
 
 
@@ -127,48 +328,47 @@ def cli():
     """battlecalc: battle odds for Axis & Allies-family games."""
 
 
-@cli.command()
+@cli.command(cls=_SectionedCommand, sections=RUN_SECTIONS)
 @rules_option
+@rules_file_option
 @click.option("--attacker", "-a", default=None, help='Attacking army, e.g. "3 inf, 1 art, 2 tank".')
 @click.option("--defender", "-d", default=None, help='Defending army, e.g. "4inf 1arm 1aa".')
 @click.option("--sea", is_flag=True, help="A sea battle (default: a land battle).")
-@click.option("--trials", "-n", type=_Trials(), default=api.DEFAULT_TRIALS, show_default=True,
+@click.option("--trials", "-n", type=_Trials(), default=DEFAULT_TRIALS, show_default=True,
               help="Monte Carlo trials (1e6, 1_000_000 and 1,000,000 all work).")
 @click.option("--seed", "-s", type=int, default=None,
               help="Random seed; the same seed gives the same numbers. Default: random (reported).")
-@click.option("--method", "-m", type=click.Choice(api.METHODS), default="auto", show_default=True,
+@click.option("--method", "-m", type=click.Choice(METHODS), default="auto", show_default=True,
               help="exact solver, Monte Carlo (mc), or exact when small enough (auto).")
 @click.option("--attacker-tech", default="", help="Attacker technologies, comma separated "
               "(heavy_bombers, jets, super_subs, ...; see `battlecalc rules --rules R`).")
 @click.option("--defender-tech", default="", help="Defender technologies, comma separated.")
-@click.option("--distribution", type=click.Choice(("survivors", "ipc", "rounds", "swing")),
+@click.option("--distribution", type=click.Choice(DISTRIBUTIONS),
               default=None, help="With --format csv: write this distribution instead of the "
-              "one-row summary.")
+              "one-row summary (formula edition: ipc or rounds).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Worker threads for Monte Carlo (results do not depend on it).")
-@click.option("--landing", default=None, help="Amphibious assault: land units coming from "
+@click.option("--landing", default=None, help="Land units coming from "
               "transports (attackers on top of --attacker, which may then be omitted).")
-@click.option("--bombard", default=None, help="Amphibious assault: ships bombarding in round 1.")
+@click.option("--bombard", default=None, help="Ships bombarding in round 1 (needs --landing).")
 @click.option("--attacker-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
               show_default=True, help="When the attacker's submarines submerge (sea battles).")
 @click.option("--defender-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
               show_default=True, help="When the defender's submarines submerge (sea battles).")
 @click.option("--attacker-level", type=int, default=None,
-              help="Formula combat: attacker's military level 1-10.")
+              help="The attacker's military level 1-10.")
 @click.option("--defender-level", type=int, default=None,
-              help="Formula combat: defender's military level 1-10.")
-@click.option("--counter", type=int, default=None,
-              help="Formula combat: the attacker's counter points.")
+              help="The defender's military level 1-10.")
+@click.option("--counter", type=int, default=None, help="The attacker's counter points.")
 @click.option("--hatred", is_flag=True, default=None,
-              help="Formula combat: national hatred, +1 to the attacker's value.")
+              help="National hatred, +1 to the attacker's value.")
 @click.option("--loss-multiplier", type=int, default=None,
-              help="Formula combat: multiply both sides' losses (Kursk: 2).")
-@click.option("--exchanges", default=None,
-              help="Formula combat: number of exchanges, or until-done.")
+              help="Multiply both sides' losses (Kursk: 2).")
+@click.option("--exchanges", default=None, help="Number of exchanges, or until-done.")
 @click.option("--exchange-cap", type=int, default=None,
-              help="Formula combat: most exchanges for until-done.")
+              help="Most exchanges for --exchanges until-done.")
 @click.option("--flips", type=click.Choice(("A2", "A1")), default=None,
-              help="Formula combat: flip/removal reading (default: the edition's flag).")
+              help="Flip/removal reading (default: the edition's flag).")
 @click.option("--attacker-ool", default=None, help="Attacker's order of losses: a preset "
               "(cheapest, weakest, smart), units to lose first ('bomber,tank') or TripleA's "
               "'*^infantry;*^fighter;1^infantry'.")
@@ -188,18 +388,33 @@ def cli():
               help="The attacker retreats once the defender has N or fewer units left.")
 @format_option
 @output_option
-def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, defender_tech,
-        distribution, threads, landing, bombard, attacker_submerge, defender_submerge,
-        attacker_level, defender_level, counter, hatred, loss_multiplier, exchanges,
-        exchange_cap, flips, attacker_ool, defender_ool, keep_land, aa_last, retreat_after,
-        retreat_when_left, retreat_when_only_air, retreat_below, strafe, fmt, output):
+@click.pass_context
+def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, attacker_tech,
+        defender_tech, distribution, threads, landing, bombard, attacker_submerge,
+        defender_submerge, attacker_level, defender_level, counter, hatred, loss_multiplier,
+        exchanges, exchange_cap, flips, attacker_ool, defender_ool, keep_land, aa_last,
+        retreat_after, retreat_when_left, retreat_when_only_air, retreat_below, strafe, fmt,
+        output):
     """Odds of one battle."""
+    ruleset = _ruleset(rules, rules_file)
     if attacker is None and landing is None:
         raise click.UsageError("Missing option '--attacker' (the attacking army).")
     if defender is None:
         raise click.UsageError("Missing option '--defender' (the defending army).")
     if distribution and fmt != "csv":
-        raise click.UsageError("--distribution needs --format csv")
+        raise click.UsageError(
+            f"--distribution needs --format csv (--format csv --distribution {distribution})"
+        )
+    if distribution and ruleset.model == "formula" and distribution not in FORMULA_DISTRIBUTIONS:
+        raise click.UsageError(
+            f"the {distribution} distribution does not exist for formula combat ({ruleset.id}); "
+            "use --distribution ipc (loss points) or rounds (exchanges)"
+        )
+    destination = _destination(output)  # before any computing: a bad path costs nothing
+
+    from . import api  # the engine: numpy, numba, pandas
+    from .errors import BattleInputError
+
     if threads:
         import numba
 
@@ -207,9 +422,9 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
     progress = _Progress()
     try:
         result = api.simulate(
-            rules=rules, attacker=attacker, defender=defender, sea=sea, trials=trials,
-            seed=seed, method=method, attacker_tech=attacker_tech, defender_tech=defender_tech,
-            progress=progress, landing=landing, bombard=bombard,
+            rules=rules if rules is not None else ruleset, attacker=attacker, defender=defender,
+            sea=sea, trials=trials, seed=seed, method=method, attacker_tech=attacker_tech,
+            defender_tech=defender_tech, progress=progress, landing=landing, bombard=bombard,
             attacker_submerge=attacker_submerge, defender_submerge=defender_submerge,
             attacker_level=attacker_level, defender_level=defender_level, counter=counter,
             hatred=hatred or None, loss_multiplier=loss_multiplier, exchanges=exchanges,
@@ -223,6 +438,8 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
         _fail(exc)
     finally:
         progress.close()
+    for line in _ignored_options(ctx, method, result):
+        click.echo(line, err=True)
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
@@ -236,7 +453,7 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
             text = result.to_csv()
     else:
         text = result.table()
-    _emit(text, output)
+    _emit(text, destination)
 
 
 def _unit_rows(ruleset) -> list[dict]:
@@ -277,6 +494,8 @@ def _unit_rows(ruleset) -> list[dict]:
 
 def _rows_text(rows: list[dict], fmt: str) -> str:
     if fmt == "json":
+        import json
+
         return json.dumps(rows, indent=2, ensure_ascii=False)
     if fmt == "csv":
         import csv
@@ -295,25 +514,42 @@ def _rows_text(rows: list[dict], fmt: str) -> str:
 
 @cli.command()
 @rules_option
+@rules_file_option
 @format_option
 @output_option
-def units(rules, fmt, output):
+def units(rules, rules_file, fmt, output):
     """Unit table of an edition: names, aliases, cost, attack, defence, abilities."""
-    _emit(_rows_text(_unit_rows(load_rules(rules)), fmt), output)
+    ruleset = _ruleset(rules, rules_file)
+    destination = _destination(output)
+    _emit(_rows_text(_unit_rows(ruleset), fmt), destination)
+
+
+def _edition_row(edition_id: str, load_rules) -> dict:
+    """One line of `battlecalc rules`; a broken edition file is listed as such, not fatal."""
+    from .errors import BattleInputError
+
+    try:
+        ruleset = load_rules(edition_id)
+    except (BattleInputError, ValueError, RecursionError) as exc:
+        problem = " ".join(str(exc).split())
+        return {"id": edition_id, "name": "(invalid edition file)", "description": problem}
+    return {"id": edition_id, "name": ruleset.name, "description": ruleset.description}
 
 
 @cli.command(name="rules")
 @click.option("--rules", "edition", type=click.Choice(list_editions()), default=None,
               help="Show one edition's rule flags and technologies.")
+@rules_file_option
 @format_option
-def rules_command(edition, fmt):
+def rules_command(edition, rules_file, fmt):
     """Editions battlecalc knows, or one edition's rule flags and technologies."""
-    if edition is None:
-        rows = [{"id": e, "name": load_rules(e).name, "description": load_rules(e).description}
-                for e in list_editions()]
+    from .rules import RULE_FLAGS, load_rules
+
+    ruleset = _ruleset(edition, rules_file, required=False)
+    if ruleset is None:
+        rows = [_edition_row(edition_id, load_rules) for edition_id in list_editions()]
         click.echo(_rows_text(rows, fmt))
         return
-    ruleset = load_rules(edition)
     formula_model = ruleset.model == "formula"
     rows = [{"kind": "flag", "name": name, "value": str(value),
              "meaning": RULE_FLAGS[name][2]} for name, value in ruleset.flags.items()

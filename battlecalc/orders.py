@@ -24,7 +24,6 @@ import re
 from dataclasses import dataclass, replace
 
 from .army import resolve_unit_name
-from .dice import firepower
 from .errors import BattleInputError, quoted
 from .rules import Ruleset, Unit
 
@@ -115,6 +114,8 @@ def _weakest_order(units: dict[str, Unit], role: str) -> list[str]:
 def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
                  enemy_has_subs: bool) -> list[str]:
     """Greedy: lose the unit whose loss costs the least expected hits, then the cheapest."""
+    from .dice import firepower  # numpy: only the smart preset needs it, not parsing
+
     index = {name: i for i, name in enumerate(units)}
     left = {n: c for n, c in kills.items() if c}
     sequence: list[str] = []

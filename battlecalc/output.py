@@ -1,0 +1,187 @@
+"""Where a command's text goes: standard output or a file named by ``--output``.
+
+:func:`open_destination` checks the destination before any work is done, so that a bad path
+costs nothing; :meth:`Destination.write` then writes the finished text.
+
+* A regular file (new or existing) is written atomically: a temporary file in the folder of
+  the file, then a rename onto it.  A symlink is followed, so that its target is replaced and
+  the link stays a link.  A new file gets the usual ``0666 & ~umask`` mode; an existing file
+  keeps its mode (and, where permitted, its owner).
+* A character device (``/dev/null``, a terminal) or a FIFO is written through: opened and
+  written, never replaced.  Paths that name an open file descriptor (``/dev/stdout``,
+  ``/dev/fd/N``, ``/proc/self/fd/N``) are written through too, whatever they point to.
+* ``-`` is standard output.  Anything else (a directory, a block device, a socket, a missing or
+  unwritable folder, a new file under ``/dev``, ``/proc`` or ``/sys``) is an
+  :class:`OutputError`, raised by :func:`open_destination`.
+
+No import of the rest of the package: the CLI can use this before loading the engine.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+
+# Pseudo file systems: files there are kernel objects; battlecalc never creates or replaces one
+# (/dev/shm is ordinary shared memory, where files are fine).
+SYSTEM_FOLDERS = ("/dev", "/proc", "/sys")
+ORDINARY_FOLDERS = ("/dev/shm",)
+# Links that name an open file descriptor: writing through them is writing to that descriptor.
+DESCRIPTOR_LINK = re.compile(
+    r"/dev/std(in|out|err)|/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+"
+)
+
+
+class OutputError(ValueError):
+    """The output destination cannot be written; the message names the path and the reason."""
+
+
+@dataclass(frozen=True)
+class Destination:
+    """A checked output destination: ``kind`` is ``"stdout"``, ``"through"`` or ``"replace"``.
+
+    ``path`` is the path as given; ``target`` the file actually written (the end of any
+    symlink chain) for ``"replace"``.  ``mode``, ``uid`` and ``gid`` are the existing file's
+    (kept), or None for a new file.
+    """
+
+    kind: str
+    path: str = ""
+    target: str = ""
+    mode: int | None = None
+    uid: int | None = None
+    gid: int | None = None
+
+    def write(self, text: str) -> None:
+        """Write all of ``text`` (a final newline is added if missing); raise OutputError."""
+        if text and not text.endswith("\n"):
+            text += "\n"
+        if self.kind == "stdout":
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        elif self.kind == "through":
+            _write_through(self.path, text)
+        else:
+            _replace_atomically(self, text)
+
+
+def _error(path: str, reason: str) -> OutputError:
+    return OutputError(f"cannot write {path}: {reason}")
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _within(path: str, folders: tuple[str, ...]) -> bool:
+    return any(path == folder or path.startswith(folder + "/") for folder in folders)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only portable way to read it is to set it...
+    os.umask(mask)  # ...and put it back at once
+    return mask
+
+
+def open_destination(path: str | None) -> Destination:
+    """Check where output goes, before any computing; raise OutputError if it cannot be written.
+
+    None or ``-``: standard output.  Nothing is created or changed on disk.
+    """
+    if path is None or path == "-":
+        return Destination("stdout")
+    if path == "":
+        raise OutputError("the output path is empty (use -o - or leave -o out for stdout)")
+    if "\0" in path:
+        raise _error(repr(path), "the path contains a NUL character")
+    if path.endswith(os.sep):
+        raise _error(path, "the path names a directory (it ends with /)")
+    absolute = os.path.abspath(path)
+    try:
+        info = os.stat(path)  # follows symlinks
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:  # ELOOP, ENOTDIR, EACCES on a parent folder, ENAMETOOLONG, ...
+        raise _error(path, _reason(exc)) from None
+
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise _error(path, "it is a directory")
+    if info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        if not os.access(path, os.W_OK):
+            raise _error(path, "permission denied")
+        return Destination("through", path)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise _error(path, "not a regular file, character device or FIFO")
+    if info is not None and DESCRIPTOR_LINK.fullmatch(absolute):
+        # /dev/stdout redirected to a file: write to that open file, do not replace it
+        if not os.access(path, os.W_OK):
+            raise _error(path, "permission denied")
+        return Destination("through", path)
+
+    target = os.path.realpath(path)  # the end of the symlink chain (the file itself if none)
+    folder = os.path.dirname(target)
+    if any(_within(p, SYSTEM_FOLDERS) and not _within(p, ORDINARY_FOLDERS)
+           for p in (absolute, target)):
+        raise _error(path, f"battlecalc does not create or replace files in {folder}")
+    if not os.path.isdir(folder):
+        raise _error(path, f"folder {folder} does not exist")
+    if info is not None and not os.access(target, os.W_OK):
+        raise _error(path, "the file is read-only")
+    # The honest test of "can a file be created there": create one, and remove it.
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".battlecalc-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise _error(path, _reason(exc)) from None
+    os.close(fd)
+    os.unlink(probe)
+    if info is None:
+        return Destination("replace", path, target)
+    return Destination("replace", path, target, stat.S_IMODE(info.st_mode), info.st_uid,
+                       info.st_gid)
+
+
+def _write_through(path: str, text: str) -> None:
+    # Append mode: a character device or FIFO ignores it; a file behind /dev/stdout is
+    # written at its end, as the program's own standard output would be.
+    try:
+        with open(path, "a", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise _error(path, _reason(exc)) from None
+
+
+def _replace_atomically(destination: Destination, text: str) -> None:
+    target = destination.target
+    folder, name = os.path.split(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise _error(destination.path, _reason(exc)) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if destination.mode is None:
+            os.chmod(tmp, 0o666 & ~_umask())
+        else:
+            os.chmod(tmp, destination.mode)
+            owner = (destination.uid, destination.gid)
+            if hasattr(os, "getuid") and owner != (os.getuid(), os.getgid()):
+                try:
+                    os.chown(tmp, destination.uid, destination.gid)
+                except PermissionError:
+                    pass  # not ours to give away; the content still lands
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError as cleanup:
+            if cleanup.errno != errno.ENOENT:
+                raise _error(destination.path, _reason(exc)) from None
+        raise _error(destination.path, _reason(exc)) from None

@@ -1,0 +1,521 @@
+"""Command line, issue 10: Ctrl-C, warnings for ignored options, errors before work, grouped
+`run --help`, `--rules-file`, progress on a terminal, and a `--help` that loads no engine."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import battlecalc.api
+import battlecalc.cli as cli_module
+from battlecalc.cli import cli
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXACT_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "exact"]
+FORMULA_3V2 = ["run", "--rules", "formula", "-a", "3 army", "-d", "2 army"]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def assert_one_error(result, fragment: str) -> str:
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def battle_must_not_run(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the battle ran although the input was refused")
+
+    monkeypatch.setattr(battlecalc.api, "simulate", refuse)
+
+
+# --- Ctrl-C --------------------------------------------------------------------------------------
+
+
+def test_ctrl_c_exits_130_with_one_line(monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(battlecalc.api, "simulate", interrupted)
+    result = invoke(*EXACT_1V1)
+    assert result.exit_code == 130
+    assert result.stderr == "Aborted.\n"
+    assert result.stdout == ""
+
+
+def test_ctrl_c_during_progress_clears_the_progress_line(monkeypatch):
+    monkeypatch.setattr(cli_module, "_stderr_is_terminal", lambda: True)
+
+    def interrupted(*args, progress=None, **kwargs):
+        progress(0, 0, "exact solve")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(battlecalc.api, "simulate", interrupted)
+    result = invoke(*EXACT_1V1)
+    assert result.exit_code == 130
+    assert result.stderr == "\rexact solve...\x1b[K\r\x1b[KAborted.\n"
+
+
+def test_sigint_to_a_long_monte_carlo_run():
+    # a real Ctrl-C: SIGINT to a run of 10 billion trials, once it is under way
+    process = subprocess.Popen(
+        [sys.executable, "-m", "battlecalc", "run", "--rules", "revised", "-a", "1 inf",
+         "-d", "1 inf", "--method", "mc", "--trials", "1e10", "--seed", "1"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        time.sleep(4)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert err == "Aborted.\n"
+    assert out == ""
+
+
+def test_reader_gone_is_a_quiet_exit():
+    # `battlecalc units ... | true`: the pipe is closed before battlecalc writes
+    process = subprocess.Popen([sys.executable, "-m", "battlecalc", "units", "--rules", "revised"],
+                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    err = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(timeout=60) == 1
+    assert err == b""
+
+
+# --- ignored options are not silent ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("extra", "warning"), [
+    (["--seed", "5"], "Warning: --seed is ignored with --method exact (no dice are rolled)"),
+    (["--trials", "100"], "Warning: --trials is ignored with --method exact (no dice are rolled)"),
+    (["-s", "5", "-n", "1e6"],
+     "Warning: --seed and --trials are ignored with --method exact (no dice are rolled)"),
+])
+def test_seed_and_trials_with_exact_warn_once(extra, warning):
+    result = invoke(*EXACT_1V1, "--format", "json", *extra)
+    assert result.exit_code == 0
+    assert result.stderr == warning + "\n"
+    assert json.loads(result.stdout)["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+
+
+@pytest.mark.parametrize("args", [
+    EXACT_1V1,  # nothing given that goes unused
+    [*EXACT_1V1[:-1], "mc", "--seed", "5", "--trials", "1000"],
+    [*EXACT_1V1[:-2], "--seed", "5"],  # auto: the seed is used if auto picks Monte Carlo
+])
+def test_no_warning_when_nothing_is_ignored(args):
+    result = invoke(*args)
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+def test_exchange_cap_without_until_done_warns():
+    result = invoke(*FORMULA_3V2, "--exchanges", "2", "--exchange-cap", "5", "--format", "json")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "Warning: --exchange-cap is ignored: it applies to --exchanges until-done\n"
+    )
+    assert json.loads(result.stdout)["exchanges"] == 2
+
+
+def test_exchange_cap_with_until_done_is_used():
+    result = invoke(*FORMULA_3V2, "--exchanges", "until-done", "--exchange-cap", "1",
+                    "--format", "json")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    data = json.loads(result.stdout)
+    # capped at one exchange: the same odds as --exchanges 1 (22/36 for the attacker)
+    assert data["exchange_cap"] == 1
+    assert data["attacker_win"] == pytest.approx(22 / 36, abs=1e-12)
+
+
+def test_exchange_cap_with_a_dice_edition_is_an_error():
+    assert_one_error(invoke(*EXACT_1V1, "--exchange-cap", "5"), "formula-combat editions only")
+
+
+# --- errors before work ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", ["survivors", "swing"])
+def test_formula_survivors_and_swing_are_refused_before_the_run(which, battle_must_not_run):
+    line = assert_one_error(
+        invoke(*FORMULA_3V2, "--format", "csv", "--distribution", which),
+        f"the {which} distribution does not exist for formula combat (formula)",
+    )
+    assert "use --distribution ipc (loss points) or rounds (exchanges)" in line
+
+
+@pytest.mark.parametrize("which", ["survivors", "ipc", "rounds", "swing"])
+def test_distribution_without_csv_is_refused_before_the_run(which, battle_must_not_run):
+    line = assert_one_error(invoke(*EXACT_1V1, "--distribution", which),
+                            "--distribution needs --format csv")
+    assert f"--format csv --distribution {which}" in line
+
+
+@pytest.mark.parametrize("which", ["ipc", "rounds"])
+def test_formula_distributions_that_exist(which):
+    result = invoke(*FORMULA_3V2, "--exchanges", "1", "--format", "csv", "--distribution", which)
+    assert result.exit_code == 0, result.output
+    header = result.stdout.splitlines()[0]
+    assert header == ("side,loss_points,probability" if which == "ipc"
+                      else "exchanges,probability")
+
+
+def test_rules_and_rules_file_together(tmp_path, battle_must_not_run):
+    path = write_edition(tmp_path)
+    assert_one_error(invoke("run", "--rules", "revised", "--rules-file", str(path), "-a", "1 inf",
+                            "-d", "1 inf"), "--rules and --rules-file cannot be used together")
+
+
+@pytest.mark.parametrize("command", ["run", "units"])
+def test_neither_rules_nor_rules_file(command, battle_must_not_run):
+    args = [command] + (["-a", "1 inf", "-d", "1 inf"] if command == "run" else [])
+    assert_one_error(invoke(*args), "Missing option '--rules' (an edition id: see `battlecalc "
+                                    "rules`) or '--rules-file' (an edition file)")
+
+
+# --- run --help ----------------------------------------------------------------------------------
+
+
+def test_run_help_groups_options_in_sections():
+    out = invoke("run", "--help").stdout
+    titles = [line[:-1] for line in out.splitlines() if line and not line.startswith(" ")
+              and line.endswith(":")]
+    assert titles == ["Edition and armies", "Method",
+                      "Policies: orders of losses, retreats, submerging", "Amphibious assault",
+                      "Formula edition only", "Output", "Other options"]
+    sections = {}
+    for line in out.splitlines():
+        if line[:-1] in titles:
+            current = sections.setdefault(line[:-1], [])
+        elif line.startswith("  -") and titles[0] in sections:
+            current.append(line.split()[0].rstrip(","))
+    assert sections["Amphibious assault"] == ["--landing", "--bombard"]
+    assert sections["Formula edition only"][:2] == ["--attacker-level", "--defender-level"]
+    assert "--rules-file" in sections["Edition and armies"]
+    assert sections["Output"] == ["--format", "--distribution", "-o"]
+    assert sections["Other options"] == ["-h"]
+
+
+def test_every_run_option_is_in_a_section():
+    command = cli.commands["run"]
+    named = [name for _, names in command.sections for name in names]
+    assert len(named) == len(set(named))
+    assert set(named) == {p.name for p in command.params}
+
+
+def test_help_loads_no_engine():
+    probe = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from battlecalc.cli import cli\n"
+        "for args in ([\"--help\"], [\"run\", \"--help\"], [\"units\", \"--help\"]):\n"
+        "    assert CliRunner().invoke(cli, args).exit_code == 0\n"
+        "heavy = [m for m in ('numba', 'numpy', 'pandas', 'battlecalc.api', 'battlecalc.compile')"
+        " if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_dice_edition_tables_load_no_engine():
+    # (`battlecalc rules` without --rules still does: validating formula.toml imports
+    # battlecalc.formula, whose __init__ imports its numba engine)
+    probe = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from battlecalc.cli import cli\n"
+        "assert CliRunner().invoke(cli, ['rules', '--rules', '1942-2e']).exit_code == 0\n"
+        "assert CliRunner().invoke(cli, ['units', '--rules', 'revised']).exit_code == 0\n"
+        "print([m for m in ('numba', 'numpy', 'pandas') if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+# --- --rules-file ------------------------------------------------------------------------------
+
+
+def write_edition(folder, edition="revised", new_id="custom", replace=()):
+    """A copy of a shipped edition file under another id, with text replacements."""
+    text = (cli_module_rules_folder() / f"{edition}.toml").read_text(encoding="utf-8")
+    lines = [f'id = "{new_id}"' if line.startswith("id = ") else line
+             for line in text.splitlines()]
+    text = "\n".join(lines) + "\n"
+    for old, new in replace:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = folder / f"{new_id}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def cli_module_rules_folder():
+    from importlib import resources
+    from pathlib import Path
+
+    return Path(str(resources.files("battlecalc.rules")))
+
+
+def strong_infantry_edition(tmp_path):
+    # infantry attacking at 2: 1 inf v 1 inf is then symmetric, each side hitting on 1/3;
+    # P(attacker wins) = (1/3)(2/3) / (1 - (2/3)^2) = 2/5, draw (1/3)^2 / (5/9) = 1/5
+    text = (cli_module_rules_folder() / "revised.toml").read_text(encoding="utf-8")
+    start = text.index("[units.infantry]")
+    block_end = text.index("[units.", start + 1)
+    block = text[start:block_end]
+    assert "attack = 1" in block
+    text = text[:start] + block.replace("attack = 1", "attack = 2") + text[block_end:]
+    text = "\n".join('id = "strong"' if line.startswith("id = ") else line
+                     for line in text.splitlines()) + "\n"
+    path = tmp_path / "strong.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_run_with_a_rules_file(tmp_path):
+    path = strong_infantry_edition(tmp_path)
+    result = invoke("run", "--rules-file", str(path), "-a", "1 inf", "-d", "1 inf",
+                    "--method", "exact", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["rules"] == "strong"
+    assert data["attacker_win"] == pytest.approx(2 / 5, abs=1e-12)
+    assert data["defender_win"] == pytest.approx(2 / 5, abs=1e-12)
+    assert data["draw"] == pytest.approx(1 / 5, abs=1e-12)
+
+
+def test_rules_file_does_not_shadow_the_shipped_edition(tmp_path):
+    # a file whose id is "revised" changes nothing for a later --rules revised
+    path = strong_infantry_edition(tmp_path)
+    text = path.read_text(encoding="utf-8").replace('id = "strong"', 'id = "revised"')
+    path.write_text(text, encoding="utf-8")
+    assert invoke("run", "--rules-file", str(path), "-a", "1 inf", "-d", "1 inf",
+                  "--method", "exact").exit_code == 0
+    data = json.loads(invoke(*EXACT_1V1, "--format", "json").stdout)
+    assert data["attacker_win"] == pytest.approx(1 / 4, abs=1e-12)
+
+
+def test_formula_rules_file(tmp_path):
+    path = write_edition(tmp_path, "formula", "my-formula")
+    result = invoke("run", "--rules-file", str(path), "-a", "3 army", "-d", "2 army",
+                    "--exchanges", "1", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["rules"] == "my-formula"
+    assert data["attacker_win"] == pytest.approx(22 / 36, abs=1e-12)
+    assert_one_error(invoke("run", "--rules-file", str(path), "-a", "3 army", "-d", "2 army",
+                            "--format", "csv", "--distribution", "swing"),
+                     "does not exist for formula combat (my-formula)")
+
+
+def test_units_and_rules_with_a_rules_file(tmp_path):
+    path = strong_infantry_edition(tmp_path)
+    rows = json.loads(invoke("units", "--rules-file", str(path), "--format", "json").stdout)
+    infantry = next(row for row in rows if row["name"] == "infantry")
+    assert (infantry["attack"], infantry["defense"]) == (2, 2)
+    out = invoke("rules", "--rules-file", str(path)).stdout
+    assert any(line.split()[:3] == ["flag", "aa_dice", "per_aircraft"]
+               for line in out.splitlines())
+
+
+@pytest.mark.parametrize(("content", "fragment"), [
+    (b"format = 1\nid = [\n", "not valid TOML"),
+    (b"\xff\xfe\x00garbage", "not UTF-8"),
+    (b'format = 1\nid = "x"\nname = "x"\n[units.inf]\ncost = 3\nattack = 9\ndefense = 2\n'
+     b'domain = "land"\n', "x.units.inf.attack: expected an integer 0..6, got 9"),
+    (b'format = 1\nid = "x"\nname = "x"\nbogus = 1\n[units.inf]\ncost = 3\nattack = 1\n'
+     b'defense = 2\ndomain = "land"\n', "x.bogus: unknown key"),
+    (b"", "expected 1, got None"),
+], ids=["bad-toml", "not-utf8", "bad-value", "unknown-key", "empty"])
+def test_bad_rules_file_is_one_error_line(tmp_path, battle_must_not_run, content, fragment):
+    path = tmp_path / "bad.toml"
+    path.write_bytes(content)
+    for command in (["run", "-a", "1 inf", "-d", "1 inf"], ["units"], ["rules"]):
+        line = assert_one_error(invoke(*command, "--rules-file", str(path)), fragment)
+        assert "Traceback" not in line
+
+
+def test_rules_file_error_names_the_file(tmp_path, battle_must_not_run):
+    path = tmp_path / "bad.toml"
+    path.write_bytes(b"format = 1\nid = [\n")
+    assert_one_error(invoke("units", "--rules-file", str(path)), str(path))
+
+
+@pytest.mark.parametrize(("make", "fragment"), [
+    (lambda tmp: str(tmp / "missing.toml"), "No such file or directory"),
+    (lambda tmp: str(tmp), "not a regular file"),
+    (lambda tmp: "", "--rules-file: the path is empty"),
+    (lambda tmp: "/dev/zero", "not a regular file"),
+], ids=["missing", "directory", "empty-path", "dev-zero"])
+def test_unreadable_rules_file(tmp_path, battle_must_not_run, make, fragment):
+    assert_one_error(invoke("units", "--rules-file", make(tmp_path)), fragment)
+
+
+def test_oversized_rules_file(tmp_path, battle_must_not_run):
+    path = tmp_path / "big.toml"
+    path.write_bytes(b"#" * (cli_module.MAX_RULES_FILE_BYTES + 1))
+    assert_one_error(invoke("units", "--rules-file", str(path)), "more than an edition file needs")
+
+
+def test_fifo_as_rules_file_does_not_hang(tmp_path, battle_must_not_run):
+    fifo = tmp_path / "rules.toml"
+    os.mkfifo(fifo)
+    assert_one_error(invoke("units", "--rules-file", str(fifo)), "not a regular file")
+
+
+def test_rules_listing_survives_a_broken_edition_file(monkeypatch):
+    import battlecalc.rules
+
+    real = battlecalc.rules.load_rules
+
+    def broken_formula(edition):
+        if edition == "formula":
+            import tomllib
+
+            return tomllib.loads("id = [")
+        return real(edition)
+
+    monkeypatch.setattr(battlecalc.rules, "load_rules", broken_formula)
+    result = invoke("rules")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
+    assert sorted(rows) == ["1942-2e", "formula", "revised"]
+    assert "(invalid edition file)" in rows["formula"]
+    assert "(invalid edition file)" not in rows["revised"]
+
+
+def test_broken_shipped_edition_is_one_error_line(monkeypatch, battle_must_not_run):
+    import tomllib
+
+    import battlecalc.rules
+
+    monkeypatch.setattr(battlecalc.rules, "load_rules", lambda edition: tomllib.loads("id = ["))
+    assert_one_error(invoke(*EXACT_1V1), "cannot read edition revised")
+
+
+# --- progress on a terminal ------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_progress_bar_after_the_delay_then_cleared():
+    stream, clock = io.StringIO(), Clock()
+    progress = cli_module._Progress(stream=stream, clock=clock)
+    progress(0, 1000, "trials")
+    clock.now = 0.5
+    progress(100, 1000, "trials")
+    assert stream.getvalue() == ""  # under a second: nothing drawn
+    clock.now = 1.2
+    progress(500, 1000, "trials")
+    assert stream.getvalue() == "\rtrials [###############---------------]  50%  500/1,000\x1b[K"
+    clock.now = 1.25
+    progress(600, 1000, "trials")  # too soon after the last drawing
+    assert stream.getvalue().count("\r") == 1
+    clock.now = 2.0
+    progress(1000, 1000, "trials")  # done: the line is cleared
+    assert stream.getvalue().endswith("\r\x1b[K")
+    progress.close()
+    assert stream.getvalue().count("\r\x1b[K") == 1
+
+
+def test_progress_label_for_a_step_without_a_size():
+    stream, clock = io.StringIO(), Clock()
+    progress = cli_module._Progress(stream=stream, clock=clock)
+    progress(0, 0, "compiling kernels (first run only)")
+    assert stream.getvalue() == "\rcompiling kernels (first run only)...\x1b[K"
+    progress(0, 0, "compiling kernels (first run only)")  # drawn once
+    clock.now = 3.0
+    progress(0, 0, "exact solve")  # another step: the old line is cleared, the new one drawn
+    assert stream.getvalue().endswith("\r\x1b[K\rexact solve...\x1b[K")
+    progress.close()
+    assert stream.getvalue().endswith("\rexact solve...\x1b[K\r\x1b[K")
+
+
+def test_progress_two_argument_calls_mean_trials():
+    stream, clock = io.StringIO(), Clock()
+    progress = cli_module._Progress(stream=stream, clock=clock)
+    progress(0, 10)
+    clock.now = 5.0
+    progress(3, 10)
+    assert stream.getvalue().startswith("\rtrials [#########-")
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(monkeypatch):
+    monkeypatch.setattr(cli_module, "PROGRESS_DELAY_S", 0.0)
+    result = invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
+                    "--trials", "3e6", "--seed", "1", "--format", "json")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+def test_progress_from_the_library_on_a_fake_terminal(monkeypatch):
+    monkeypatch.setattr(cli_module, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(cli_module, "PROGRESS_DELAY_S", 0.0)
+    monkeypatch.setattr(cli_module._Progress, "REDRAW_S", 0.0)
+    result = invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
+                    "--trials", "3e6", "--seed", "1", "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["trials"] == 3_000_000
+    # the Monte Carlo kernel reports in steps of 128 x 16,384 trials: a bar, then a clean line
+    assert "\rtrials [" in result.stderr
+    assert "/3,000,000" in result.stderr
+    assert result.stderr.endswith("\r\x1b[K")
+
+
+def test_progress_with_a_stub_library(monkeypatch):
+    monkeypatch.setattr(cli_module, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(cli_module, "PROGRESS_DELAY_S", 0.0)
+    real = battlecalc.api.simulate
+
+    def stub(*args, progress=None, **kwargs):
+        progress(0, 0, "compiling kernels (first run only)")
+        progress(0, 0, "retreat-below table")
+        progress(2, 4, "exact solve")
+        progress(4, 4, "exact solve")
+        progress(1, 2)  # the 2-argument form
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(battlecalc.api, "simulate", stub)
+    result = invoke(*EXACT_1V1, "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+    drawn = [part.removesuffix("\x1b[K") for part in result.stderr.split("\r") if part]
+    assert [d for d in drawn if d] == [
+        "compiling kernels (first run only)...",
+        "retreat-below table...",
+        "exact solve [###############---------------]  50%  2/4",
+        "trials [###############---------------]  50%  1/2",
+    ]
+    assert result.stderr.endswith("\r\x1b[K")
