@@ -188,12 +188,20 @@ def cli():
               help="The attacker retreats once the defender has N or fewer units left.")
 @format_option
 @output_option
+@click.option("--plot", "plot_path", default=None, help="Also draw the result into FILE.png "
+              "or FILE.svg (needs battlecalc[plot]).")
 def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, defender_tech,
         distribution, threads, landing, bombard, attacker_submerge, defender_submerge,
         attacker_level, defender_level, counter, hatred, loss_multiplier, exchanges,
         exchange_cap, flips, attacker_ool, defender_ool, keep_land, aa_last, retreat_after,
-        retreat_when_left, retreat_when_only_air, retreat_below, strafe, fmt, output):
+        retreat_when_left, retreat_when_only_air, retreat_below, strafe, fmt, output,
+        plot_path):
     """Odds of one battle."""
+    if plot_path is not None:
+        from . import plot
+
+        if problem := plot.check_plot_path(plot_path):
+            raise click.UsageError(problem)
     if attacker is None and landing is None:
         raise click.UsageError("Missing option '--attacker' (the attacking army).")
     if defender is None:
@@ -237,6 +245,8 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
     else:
         text = result.table()
     _emit(text, output)
+    if plot_path is not None:
+        plot.save_plot(result, plot_path)
 
 
 def _unit_rows(ruleset) -> list[dict]:
@@ -321,6 +331,20 @@ def rules_command(edition, fmt):
     rows += [{"kind": "tech", "name": tech.name, "value": "", "meaning": tech.description}
              for tech in ruleset.techs.values()]
     click.echo(_rows_text(rows, fmt))
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; anything but this machine's own prints a warning.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+def serve(host, port):
+    """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
+    try:
+        from .web.server import serve as serve_page
+    except ImportError as exc:
+        raise click.UsageError(f"serve needs the web extra: pip install 'battlecalc[web]' "
+                               f"({exc})") from None
+    serve_page(host, port)
 
 
 def main():

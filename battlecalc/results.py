@@ -135,6 +135,12 @@ class Result:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
+    def plot(self):
+        """A matplotlib Figure of this result (needs battlecalc[plot]; see battlecalc.plot)."""
+        from .plot import plot_result
+
+        return plot_result(self)
+
     def flat_row(self) -> dict[str, Any]:
         """One flat row: the JSON fields with nested ones spread into columns.
 
