@@ -260,6 +260,8 @@ def plot_result(result):
 def save_plot(result, path: str) -> None:
     """Write :func:`plot_result` to `path` (.png or .svg, by extension), whole or not at all:
     a temporary file in the same folder, then a rename."""
+    from matplotlib import rc_context
+
     figure = plot_result(result)
     extension = os.path.splitext(path)[1].lower()
     folder = os.path.dirname(os.path.abspath(path))
@@ -271,7 +273,8 @@ def save_plot(result, path: str) -> None:
         mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=".battlecalc-", suffix=extension, dir=folder)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        # SVG text stays text (searchable, smaller) instead of glyph outlines
+        with os.fdopen(fd, "wb") as handle, rc_context({"svg.fonttype": "none"}):
             figure.savefig(handle, format=extension[1:], dpi=110)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
