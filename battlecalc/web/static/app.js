@@ -302,6 +302,7 @@
   }
 
   async function run() {
+    timer = null;
     const params = apiParams();
     const query = params.toString();
     if (query === lastQuery) {
@@ -323,12 +324,13 @@
       if (!response.ok) {
         showError(data.error || `HTTP ${response.status}`);
         $("#status").textContent = `error (${ms} ms)`;
-        document.body.dataset.state = "error";
+        document.body.dataset.state = timer === null ? "error" : "pending";
       } else {
         lastQuery = query;
         render(data, ms);
         $("#status").textContent = `answered in ${ms} ms`;
-        document.body.dataset.state = "idle";
+        // "idle" only when no newer change waits for its request
+        document.body.dataset.state = timer === null ? "idle" : "pending";
       }
     } catch (error) {
       if (error.name === "AbortError") return;
@@ -544,7 +546,7 @@
     const plotW = W - L - R, plotH = H - T - B;
     const x = (v) => L + ((v - xmin + step / 2) / span) * plotW;
     const y = (p) => T + plotH - (p / ymax) * plotH;
-    const group = (plotW * step / span) * 0.85;
+    const group = Math.min(48, (plotW * step / span) * 0.85);
     const barW = Math.max(1, group / series.length);
     const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": title });
     series.forEach((s, i) => {
