@@ -17,6 +17,8 @@ import os
 import tempfile
 from typing import Any
 
+import numpy as np
+
 from .army import format_army
 
 PLOT_FORMATS = (".png", ".svg")
@@ -42,26 +44,34 @@ def _pairs(items) -> list[list]:
     return pairs
 
 
+def _law(values: np.ndarray, probabilities: np.ndarray) -> list[list]:
+    """The law of `values` (one probability each) as sorted [value, probability] pairs."""
+    keys, index = np.unique(values, return_inverse=True)
+    return _pairs(zip(keys.tolist(), np.bincount(index, weights=probabilities).tolist(),
+                      strict=True))
+
+
 def _frame_pairs(frame, column: str) -> list[list] | None:
     if frame is None:
         return None
-    grouped = frame.groupby(column)["probability"].sum()
-    return _pairs(grouped.items())
+    return _law(frame[column].to_numpy(), frame["probability"].to_numpy(dtype=float))
 
 
 def _side(frame) -> dict[str, Any]:
-    """Units-left law, IPC-loss law and the most likely end states of one side."""
+    """Units-left law, IPC-loss law and the most likely end states of one side (numpy, not
+    pandas groupby: this runs on every request of the page)."""
     units = [c for c in frame.columns if c not in ("ipc_lost", "probability")]
-    left = frame[units].sum(axis=1) if units else frame["probability"] * 0
-    units_left = frame.assign(units_left=left).groupby("units_left")["probability"].sum()
-    top = frame.sort_values("probability", ascending=False).head(TOP_STATES)
+    counts = frame[units].to_numpy(dtype=np.int64).reshape(len(frame), len(units))
+    ipc = frame["ipc_lost"].to_numpy()
+    probability = frame["probability"].to_numpy(dtype=float)
+    top = np.argsort(-probability, kind="stable")[:TOP_STATES]
     return {
-        "units_left": _pairs(units_left.items()),
-        "ipc_lost": _frame_pairs(frame, "ipc_lost"),
+        "units_left": _law(counts.sum(axis=1), probability),
+        "ipc_lost": _law(ipc, probability),
         "top": [
-            {"survivors": format_army({u: int(row[u]) for u in units}),
-             "ipc_lost": int(row["ipc_lost"]), "probability": float(row["probability"])}
-            for _, row in top.iterrows()
+            {"survivors": format_army(dict(zip(units, counts[i].tolist(), strict=True))),
+             "ipc_lost": int(ipc[i]), "probability": float(probability[i])}
+            for i in top
         ],
     }
 
