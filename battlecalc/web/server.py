@@ -345,7 +345,9 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         if warm:
             seconds = await asyncio.get_running_loop().run_in_executor(
                 engine.pool, engine.warm_up)
-            print(f"battlecalc: kernels warm in {seconds:.1f} s", file=sys.stderr, flush=True)
+            layer = "serialised" if engine.serial else "concurrent"
+            print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run {layer}ly",
+                  file=sys.stderr, flush=True)
         yield
         engine.close()
 
