@@ -314,3 +314,31 @@ def test_serve_command_warns_off_loopback_and_stays_quiet_on_it(monkeypatch):
     assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8000
     result = CliRunner().invoke(cli, ["serve", "--port", "70000"])
     assert result.exit_code == 2
+
+
+def test_progress_reports_of_an_exact_solve_do_not_count_as_monte_carlo(monkeypatch):
+    """The server tells Monte Carlo progress ("trials", or no third argument) from an exact
+    solver's own progress reports."""
+    real = api.simulate
+    calls = []
+
+    def reporting(what):
+        def simulate(**kwargs):
+            progress = kwargs.pop("progress")
+            calls.append(what)
+            progress(1, 2, what) if what else progress(1, 2)
+            return real(**kwargs)
+        return simulate
+
+    engine = Engine()
+    battle = {"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}
+    try:
+        monkeypatch.setattr(api, "simulate", reporting("states"))
+        assert engine.compute(battle, False)["method"] == "exact"
+        for what in ("trials", None):
+            monkeypatch.setattr(api, "simulate", reporting(what))
+            with pytest.raises(web_server.TooMuchWork, match="too large to solve exactly"):
+                engine.compute(battle, False)
+    finally:
+        engine.close()
+    assert calls == ["states", "trials", None]

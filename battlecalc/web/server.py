@@ -152,8 +152,9 @@ class Engine:
         if kwargs.get("method") == "exact":
             # exact only where `auto` would solve exactly: ask auto, and stop it at its first
             # Monte Carlo progress report if it went for Monte Carlo instead
-            def refuse(done: int, total: int) -> None:
-                raise _Stop("exact")
+            def refuse(done: int, total: int, what: str = "trials", *_) -> None:
+                if what == "trials":
+                    raise _Stop("exact")
 
             try:
                 return api.simulate(**{**kwargs, "method": "auto"}, progress=refuse)
@@ -164,16 +165,16 @@ class Engine:
                 ) from None
         deadline = time.monotonic() + self.time_limit
 
-        def watch(done: int, total: int) -> None:
+        def watch(done: int, total: int, what: str = "trials", *_) -> None:
             if time.monotonic() > deadline and done < total:
-                raise _Stop(f"{done:,} of {total:,}")
+                raise _Stop(f"{done:,} of {total:,} {what}")
 
         try:
             return api.simulate(**kwargs, progress=watch)
         except _Stop as stop:
             raise TooMuchWork(
-                f"Monte Carlo stopped at the server's time limit of {self.time_limit:g} s "
-                f"after {stop} trials; ask for fewer trials"
+                f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
+                "ask for fewer trials"
             ) from None
 
     async def run(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from .. import api
 from ..errors import BattleInputError
 from ..orders import PRESETS
 from ..rules import list_editions, load_rules
-from ..sea import SUBMERGE_POLICIES
 
 MAX_TEXT = 2_000  # characters in one text parameter
 
@@ -238,10 +237,10 @@ OPTIONS: list[dict[str, Any]] = [
     {"name": "strafe", "label": "strafe: retreat when defender units <=", "group": "Retreat",
      "kind": "int", "default": "", "min": 0, "when": {"models": ["dice"]}},
     {"name": "attacker_submerge", "label": "attacker subs submerge", "group": "Submarines",
-     "kind": "choice", "choices": list(SUBMERGE_POLICIES), "default": "never",
+     "kind": "choice", "choices": list(api.SUBMERGE_POLICIES), "default": "never",
      "when": {"kinds": ["sea"]}},
     {"name": "defender_submerge", "label": "defender subs submerge", "group": "Submarines",
-     "kind": "choice", "choices": list(SUBMERGE_POLICIES), "default": "never",
+     "kind": "choice", "choices": list(api.SUBMERGE_POLICIES), "default": "never",
      "when": {"kinds": ["sea"]}},
     {"name": "attacker_level", "label": "attacker level", "group": "Formula", "kind": "int",
      "default": "1", "min": 1, "max": 10, "when": {"models": ["formula"]}},
