@@ -99,7 +99,7 @@ def shown_outcomes(page) -> dict[str, tuple[float, str]]:
 
 
 def shown_numbers(page) -> dict[str, tuple[float, str]]:
-    cells = page.locator("#numbers [data-key], #survivors [data-key]")
+    cells = page.locator("#numbers [data-value], #survivors [data-value]")
     return {cells.nth(i).get_attribute("data-key"): (
         float(cells.nth(i).get_attribute("data-value")), cells.nth(i).text_content())
         for i in range(cells.count())}

@@ -175,17 +175,18 @@ def parse_params(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
 # ---------------------------------------------------------------------------------------------
 # The page's form, as data
 
-# Battle kinds: the army fields each shows, and the parameters it sets.  `models`: the edition
-# models that have it.
+# Battle kinds: the army fields each shows, the parameters it sets and the endpoint that
+# answers it (a raid kind would bring its own).  `models`: the edition models that have it.
 KINDS: list[dict[str, Any]] = [
     {"id": "land", "label": "Land", "models": ["dice"], "armies": ["attacker", "defender"],
-     "params": {}},
+     "params": {}, "endpoint": "/api/run"},
     {"id": "sea", "label": "Sea", "models": ["dice"], "armies": ["attacker", "defender"],
-     "params": {"sea": True}},
+     "params": {"sea": True}, "endpoint": "/api/run"},
     {"id": "amphibious", "label": "Amphibious", "models": ["dice"],
-     "armies": ["attacker", "landing", "bombard", "defender"], "params": {}},
+     "armies": ["attacker", "landing", "bombard", "defender"], "params": {},
+     "endpoint": "/api/run"},
     {"id": "formula", "label": "Formula battle", "models": ["formula"],
-     "armies": ["attacker", "defender"], "params": {}},
+     "armies": ["attacker", "defender"], "params": {}, "endpoint": "/api/run"},
 ]
 ARMY_LABELS = {
     "attacker": "Attacker", "defender": "Defender",

@@ -316,7 +316,7 @@
     $("#results").classList.add("busy");
     $("#status").textContent = "computing\u2026";
     try {
-      const response = await fetch(`/api/run?${query}&distributions=1`,
+      const response = await fetch(`${kind().endpoint}?${query}&distributions=1`,
                                    { signal: controller.signal, cache: "no-store" });
       const data = await response.json();
       if (controller !== inflight) return;
@@ -432,9 +432,19 @@
     const known = new Set([...spec.outcomes.map((o) => o[0]), ...spec.options.map((o) => o.name),
       ...Object.keys(spec.army_labels), "rules", "method", "trials", "seed", "sea",
       "elapsed_s", "pruned", "stderr", "ci95", "distributions"]);
+    const short = (v) => Number(v.toPrecision(6)).toString();
     for (const [key, value] of Object.entries(data)) {
       if (shown.has(key) || known.has(key) || key.endsWith("_survivors")) continue;
-      if (typeof value === "number") add(key, key.replace(/_/g, " "), Number(value.toPrecision(6)).toString());
+      if (key.endsWith("_distribution")) continue;  // drawn as charts
+      if (typeof value === "number") add(key, key.replace(/_/g, " "), short(value));
+      // {name: number} fields (percentiles, "keeps at least N", ...): one line each
+      const entries = value && typeof value === "object" && !Array.isArray(value)
+        ? Object.entries(value) : [];
+      if (entries.length && entries.every(([, v]) => typeof v === "number")) {
+        shown.add(key);
+        items.push(el("dt", { text: key.replace(/_/g, " ") }), el("dd", { "data-key": key,
+          text: entries.map(([k, v]) => `${k.replace(/_/g, " ")}: ${short(v)}`).join(", ") }));
+      }
     }
     $("#numbers").replaceChildren(...items);
   }
@@ -560,7 +570,8 @@
     });
     root.append(svg("line", { class: "axis", x1: L, x2: W - R, y1: T + plotH, y2: T + plotH }));
     root.append(svg("line", { class: "axis", x1: L, x2: L, y1: T, y2: T + plotH }));
-    const xStep = niceStep(xmax - xmin || 1, 6);
+    const integral = xs.every(Number.isInteger);
+    const xStep = integral ? Math.max(1, niceStep(xmax - xmin || 1, 6)) : niceStep(xmax - xmin || 1, 6);
     for (let v = Math.ceil(xmin / xStep) * xStep; v <= xmax + 1e-9; v += xStep) {
       root.append(svg("text", { x: x(v), y: T + plotH + 12, "text-anchor": "middle" }, String(Number(v.toPrecision(6)))));
     }
