@@ -342,3 +342,12 @@ def test_progress_reports_of_an_exact_solve_do_not_count_as_monte_carlo(monkeypa
     finally:
         engine.close()
     assert calls == ["states", "trials", None]
+
+
+def test_serve_without_the_web_extra_says_how_to_install_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "battlecalc.web.server", None)  # import fails
+    result = CliRunner().invoke(cli, ["serve"])
+    assert result.exit_code == 2
+    assert "pip install 'battlecalc[web]'" in result.stderr
