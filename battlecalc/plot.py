@@ -7,7 +7,7 @@ matplotlib (the optional extra ``battlecalc[plot]``; imported only when a figure
     >>> import battlecalc
     >>> r = battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf",
     ...                         method="exact")
-    >>> distributions(r)["attacker"]["units_left"]
+    >>> [[n, round(p, 12)] for n, p in distributions(r)["attacker"]["units_left"]]
     [[0, 0.75], [1, 0.25]]
 """
 
