@@ -351,3 +351,16 @@ def test_serve_without_the_web_extra_says_how_to_install_it(monkeypatch):
     result = CliRunner().invoke(cli, ["serve"])
     assert result.exit_code == 2
     assert "pip install 'battlecalc[web]'" in result.stderr
+
+
+def test_warm_up_runs_every_kind_of_battle():
+    engine = Engine()
+    try:
+        assert engine.warm_up() < 120
+        assert engine.warm_up_problems == []
+    finally:
+        engine.close()
+    kinds = {(b["rules"], b.get("sea", False), "landing" in b, b["method"])
+             for b in web_server.WARM_UP}
+    assert {("1942-2e", False, False, "exact"), ("1942-2e", True, False, "mc"),
+            ("1942-2e", False, True, "exact"), ("formula", False, False, "mc")} <= kinds

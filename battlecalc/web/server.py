@@ -96,7 +96,7 @@ class TooMuchWork(BattleInputError):
 
 
 class _Stop(Exception):
-    """Raised from the progress callback to stop a Monte Carlo run."""
+    """Raised from a progress callback to stop a run."""
 
 
 def _one_line(exc: BaseException) -> str:
@@ -120,6 +120,7 @@ class Engine:
         # the OpenMP and TBB layers may (set after the warm-up, see _check_threading)
         self.serial: threading.Lock | None = None
         self.warm_up_s: float | None = None
+        self.warm_up_problems: list[str] = []
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
@@ -189,10 +190,17 @@ class Engine:
             self.pending -= 1
 
     def warm_up(self) -> float:
-        """Run WARM_UP once (compiles or loads every kernel); returns the seconds taken."""
+        """Run WARM_UP once (compiles or loads every kernel); returns the seconds taken.  A
+        warm-up battle the library refuses is noted in `warm_up_problems`, not fatal."""
         started = time.perf_counter()
+        self.warm_up_problems = []
         for battle in WARM_UP:
-            api.simulate(**battle)
+            try:
+                api.simulate(**battle)
+            except BattleInputError as exc:
+                self.warm_up_problems.append(f"{battle}: {_one_line(exc)}")
+                print(f"battlecalc: warm-up battle refused: {self.warm_up_problems[-1]}",
+                      file=sys.stderr, flush=True)
         self._check_threading()
         self.warm_up_s = time.perf_counter() - started
         return self.warm_up_s
