@@ -246,7 +246,10 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
         text = result.table()
     _emit(text, output)
     if plot_path is not None:
-        plot.save_plot(result, plot_path)
+        try:
+            plot.save_plot(result, plot_path)
+        except OSError as exc:
+            raise click.UsageError(f"cannot write {plot_path}: {exc.strerror}") from None
 
 
 def _unit_rows(ruleset) -> list[dict]:

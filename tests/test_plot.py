@@ -124,3 +124,20 @@ def test_plot_into_a_folder_is_refused(tmp_path):
     (tmp_path / "dir.png").mkdir()
     result = CliRunner().invoke(cli, [*BATTLE, "--plot", str(tmp_path / "dir.png")])
     assert result.exit_code == 2 and "is a folder" in result.stderr
+
+
+def test_a_failing_write_is_one_error_line_and_leaves_nothing(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import errno
+
+    from matplotlib.figure import Figure
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", full)
+    result = CliRunner().invoke(cli, [*BATTLE, "--plot", str(tmp_path / "odds.png")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: cannot write {tmp_path / 'odds.png'}: No space left on device")
+    assert os.listdir(tmp_path) == []  # no file, no temporary left behind
