@@ -318,7 +318,7 @@ RUN_SECTIONS = (
     ("Amphibious assault", ("landing", "bombard")),
     ("Formula edition only", ("attacker_level", "defender_level", "counter", "hatred",
                               "loss_multiplier", "exchanges", "exchange_cap", "flips")),
-    ("Output", ("fmt", "distribution", "output")),
+    ("Output", ("fmt", "distribution", "output", "plot_path")),
 )
 
 
@@ -388,14 +388,21 @@ def cli():
               help="The attacker retreats once the defender has N or fewer units left.")
 @format_option
 @output_option
+@click.option("--plot", "plot_path", default=None, help="Also draw the result into FILE.png "
+              "or FILE.svg (needs battlecalc[plot]).")
 @click.pass_context
 def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, attacker_tech,
         defender_tech, distribution, threads, landing, bombard, attacker_submerge,
         defender_submerge, attacker_level, defender_level, counter, hatred, loss_multiplier,
         exchanges, exchange_cap, flips, attacker_ool, defender_ool, keep_land, aa_last,
         retreat_after, retreat_when_left, retreat_when_only_air, retreat_below, strafe, fmt,
-        output):
+        output, plot_path):
     """Odds of one battle."""
+    if plot_path is not None:
+        from . import plot
+
+        if problem := plot.check_plot_path(plot_path):
+            raise click.UsageError(problem)
     ruleset = _ruleset(rules, rules_file)
     if attacker is None and landing is None:
         raise click.UsageError("Missing option '--attacker' (the attacking army).")
@@ -454,6 +461,11 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
     else:
         text = result.table()
     _emit(text, destination)
+    if plot_path is not None:
+        try:
+            plot.save_plot(result, plot_path)
+        except OSError as exc:
+            raise click.UsageError(f"cannot write {plot_path}: {exc.strerror}") from None
 
 
 def _unit_rows(ruleset) -> list[dict]:
@@ -557,6 +569,20 @@ def rules_command(edition, rules_file, fmt):
     rows += [{"kind": "tech", "name": tech.name, "value": "", "meaning": tech.description}
              for tech in ruleset.techs.values()]
     click.echo(_rows_text(rows, fmt))
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; anything but this machine's own prints a warning.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+def serve(host, port):
+    """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
+    try:
+        from .web.server import serve as serve_page
+    except ImportError as exc:
+        raise click.UsageError(f"serve needs the web extra: pip install 'battlecalc[web]' "
+                               f"({exc})") from None
+    serve_page(host, port)
 
 
 def main():

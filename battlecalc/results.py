@@ -307,6 +307,12 @@ class Result(ResultViews):
                 "rounds": lambda: self.rounds_distribution,
                 "swing": lambda: self.swing_distribution}
 
+    def plot(self):
+        """A matplotlib Figure of this result (needs battlecalc[plot]; see battlecalc.plot)."""
+        from .plot import plot_result
+
+        return plot_result(self)
+
     def _sides(self):
         return (("attacker", self.attacker_law), ("defender", self.defender_law))
 

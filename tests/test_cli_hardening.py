@@ -215,7 +215,7 @@ def test_run_help_groups_options_in_sections():
     assert sections["Amphibious assault"] == ["--landing", "--bombard"]
     assert sections["Formula edition only"][:2] == ["--attacker-level", "--defender-level"]
     assert "--rules-file" in sections["Edition and armies"]
-    assert sections["Output"] == ["--format", "--distribution", "-o"]
+    assert sections["Output"] == ["--format", "--distribution", "-o", "--plot"]
     assert sections["Other options"] == ["-h"]
 
 

@@ -1,0 +1,385 @@
+"""`battlecalc serve`: one page, its two assets and a JSON API, on Starlette and uvicorn.
+
+Routes (nothing else is served, and no path ever reaches the file system):
+
+    GET  /                   the page (static/index.html)
+    GET  /static/app.js      its script;  GET /static/app.css  its style sheet
+    GET  /api/spec           editions (units, costs, techs, rule flags), battle kinds, options
+    GET  /api/run?...        one battle: the arguments of battlecalc.simulate, armies as
+    POST /api/run            notation; returns the CLI's `--format json` object
+                             (`distributions=1` adds the charts' laws under "distributions")
+
+Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
+Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
+``method=exact`` is solved only where ``auto`` would solve exactly, and battles run on a
+small thread pool (pending requests beyond a bound get 503).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .. import api
+from ..errors import BattleInputError
+from ..plot import distributions
+from ..rules import load_rules
+from .spec import ParamError, page_spec, parse_params
+
+MAX_BODY_BYTES = 64 * 1024
+MAX_TRIALS = 10_000_000
+MAX_FORMULA_TRIALS = 1_000_000  # the formula engine has no progress hook to stop it early
+TIME_LIMIT_S = 20.0
+WORKERS = 4
+MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+ASSETS = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/static/app.css": ("app.css", "text/css; charset=utf-8"),
+}
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+}
+
+# Tiny battles of every kind, run once at start-up so that every kernel is compiled (or
+# loaded from numba's cache) before the first request.
+WARM_UP = [
+    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="exact"),
+    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="mc",
+         trials=1000, seed=1),
+    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="exact",
+         rounds_distribution=True),
+    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="mc",
+         trials=1000, seed=1, retreat_after=2),
+    dict(rules="1942-2e", attacker="2 inf 1 tank", defender="3 inf", method="exact",
+         retreat_below=0.5),
+    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
+         method="exact"),
+    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
+         method="mc", trials=1000, seed=1),
+    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
+         method="exact"),
+    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
+         method="mc", trials=1000, seed=1),
+    dict(rules="1942-2e", sea=True, attacker="2 sub", defender="1 sub 1 tt", method="exact",
+         retreat_below=0.5),
+    dict(rules="formula", attacker="2 army", defender="2 army", method="exact"),
+    dict(rules="formula", attacker="2 army", defender="2 army", method="mc", trials=1000,
+         seed=1),
+]
+
+
+class TooMuchWork(BattleInputError):
+    """A request over the server's limits (HTTP 400, with a hint)."""
+
+
+class _Stop(Exception):
+    """Raised from a progress callback to stop a run."""
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message as the CLI's `Error:` line shows it (whitespace folded)."""
+    return " ".join(str(exc).split())
+
+
+class Engine:
+    """Runs battles on a bounded thread pool, within the server's limits."""
+
+    def __init__(self, workers: int = WORKERS, max_trials: int = MAX_TRIALS,
+                 max_formula_trials: int = MAX_FORMULA_TRIALS,
+                 time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING):
+        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
+        self.max_trials = max_trials
+        self.max_formula_trials = max_formula_trials
+        self.time_limit = time_limit
+        self.max_pending = max_pending
+        self.pending = 0
+        # numba's workqueue threading layer must not be entered from two threads at once;
+        # the OpenMP and TBB layers may (set after the warm-up, see _check_threading)
+        self.serial: threading.Lock | None = None
+        self.warm_up_s: float | None = None
+        self.warm_up_problems: list[str] = []
+
+    def limits(self) -> dict[str, Any]:
+        return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
+                "time_limit_s": self.time_limit, "max_body_bytes": MAX_BODY_BYTES}
+
+    def check(self, kwargs: dict[str, Any]) -> None:
+        """Refuse, before any work, what is over the limits."""
+        trials = kwargs.get("trials", api.DEFAULT_TRIALS)
+        formula = load_rules(kwargs.get("rules", "revised")).model == "formula"
+        cap = self.max_formula_trials if formula else self.max_trials
+        if isinstance(trials, int) and trials > cap:
+            raise TooMuchWork(
+                f"trials: at most {cap:,} per request on this server, got {trials:,}; "
+                "use the command line (battlecalc run) for more"
+            )
+
+    def compute(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
+        """One battle (in a worker thread): the JSON object, plus its laws if asked."""
+        with self.serial or contextlib.nullcontext():
+            result = self._simulate(kwargs)
+        data = result.to_dict()
+        if with_laws:
+            data["distributions"] = distributions(result)
+        return data
+
+    def _simulate(self, kwargs: dict[str, Any]):
+        ruleset = load_rules(kwargs.get("rules", "revised"))
+        if ruleset.model != "dice":
+            return api.simulate(**kwargs)
+        if kwargs.get("method") == "exact":
+            # exact only where `auto` would solve exactly: ask auto, and stop it at its first
+            # Monte Carlo progress report if it went for Monte Carlo instead
+            def refuse(done: int, total: int, what: str = "trials", *_) -> None:
+                if what == "trials":
+                    raise _Stop("exact")
+
+            try:
+                return api.simulate(**{**kwargs, "method": "auto"}, progress=refuse)
+            except _Stop:
+                raise TooMuchWork(
+                    "battle too large to solve exactly on this server (method auto would use "
+                    "Monte Carlo); use method=mc or method=auto"
+                ) from None
+        deadline = time.monotonic() + self.time_limit
+
+        def watch(done: int, total: int, what: str = "trials", *_) -> None:
+            if time.monotonic() > deadline and done < total:
+                raise _Stop(f"{done:,} of {total:,} {what}")
+
+        try:
+            return api.simulate(**kwargs, progress=watch)
+        except _Stop as stop:
+            raise TooMuchWork(
+                f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
+                "ask for fewer trials"
+            ) from None
+
+    async def run(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
+        self.check(kwargs)
+        if self.pending >= self.max_pending:
+            raise _Busy()
+        self.pending += 1
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self.pool, self.compute, kwargs, with_laws)
+        finally:
+            self.pending -= 1
+
+    def warm_up(self) -> float:
+        """Run WARM_UP once (compiles or loads every kernel); returns the seconds taken.  A
+        warm-up battle the library refuses is noted in `warm_up_problems`, not fatal."""
+        started = time.perf_counter()
+        self.warm_up_problems = []
+        for battle in WARM_UP:
+            try:
+                api.simulate(**battle)
+            except BattleInputError as exc:
+                self.warm_up_problems.append(f"{battle}: {_one_line(exc)}")
+                print(f"battlecalc: warm-up battle refused: {self.warm_up_problems[-1]}",
+                      file=sys.stderr, flush=True)
+        self._check_threading()
+        self.warm_up_s = time.perf_counter() - started
+        return self.warm_up_s
+
+    def _check_threading(self) -> None:
+        import numba
+
+        try:
+            layer = numba.threading_layer()
+        except ValueError:  # no parallel kernel has run yet
+            layer = "workqueue"
+        if layer == "workqueue":
+            self.serial = threading.Lock()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _Busy(Exception):
+    pass
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(json.dumps(data), status_code=status, media_type="application/json",
+                    headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
+
+
+def _error(message: str, status: int = 400) -> Response:
+    return _json({"error": message}, status)
+
+
+async def _read_body(request: Request) -> bytes | None:
+    """The body, or None when it is over MAX_BODY_BYTES."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            return None
+    return bytes(body)
+
+
+def _query_params(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for name, value in pairs:
+        if name in params:
+            raise ParamError(f"parameter {name!r} given more than once")
+        params[name] = value
+    return params
+
+
+async def _request_params(request: Request) -> dict[str, Any] | Response:
+    if request.method == "GET":
+        return _query_params(request.query_params.multi_items())
+    body = await _read_body(request)
+    if body is None:
+        return _error(f"request body over {MAX_BODY_BYTES:,} bytes", 413)
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "application/x-www-form-urlencoded":
+        return _query_params(parse_qsl(body.decode("utf-8", "replace"),
+                                       keep_blank_values=True))
+    try:
+        params = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return _error("the request body must be a JSON object of simulate's arguments")
+    if not isinstance(params, dict):
+        return _error("the request body must be a JSON object of simulate's arguments")
+    return params
+
+
+def _host_allowed(header: str, allowed: set[str] | None) -> bool:
+    """Host header check (a defence against DNS rebinding); None allows every host."""
+    if allowed is None:
+        return True
+    host = header.strip().lower()
+    if host.startswith("["):  # [::1]:8000
+        host = host[1:].split("]")[0]
+    elif host.count(":") == 1:
+        host = host.split(":")[0]
+    return host in allowed
+
+
+def allowed_hosts(host: str) -> set[str] | None:
+    """Host names the server answers to when bound to `host` (None: any)."""
+    if host in ("0.0.0.0", "::", ""):
+        return None
+    return {*LOOPBACK, host.strip("[]").lower()}
+
+
+class HostCheck:
+    """ASGI middleware: answer 400 to requests whose Host header names another server."""
+
+    def __init__(self, app, hosts: set[str] | None):
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            if not _host_allowed(header, self.hosts):
+                await _error("unknown Host header", 400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(engine: Engine | None = None, warm: bool = True,
+               host: str = "127.0.0.1") -> Starlette:
+    """The ASGI app.  warm: run the warm-up battles at start-up, before serving; host: the
+    address it is bound to (sets the Host header names it answers)."""
+    engine = engine or Engine()
+    static = resources.files("battlecalc.web") / "static"
+    assets = {path: (static.joinpath(name).read_bytes(), media)
+              for path, (name, media) in ASSETS.items()}
+    spec_body = json.dumps(page_spec(engine.limits()))
+
+    async def asset(request: Request) -> Response:
+        body, media = assets[request.url.path]
+        return Response(body, media_type=media,
+                        headers={**SECURITY_HEADERS, "Cache-Control": "no-cache"})
+
+    async def spec(request: Request) -> Response:
+        return Response(spec_body, media_type="application/json",
+                        headers={**SECURITY_HEADERS, "Cache-Control": "no-cache"})
+
+    async def run(request: Request) -> Response:
+        try:
+            params = await _request_params(request)
+            if isinstance(params, Response):
+                return params
+            kwargs, extra = parse_params(params)
+            data = await engine.run(kwargs, bool(extra.get("distributions")))
+        except BattleInputError as exc:
+            return _error(_one_line(exc))
+        except _Busy:
+            return _error("the server is busy; try again in a moment", 503)
+        except Exception:  # a bug: say so, keep serving
+            traceback.print_exc(file=sys.stderr)
+            return _error("internal error (see the server's output)", 500)
+        return _json(data)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _error("not found", 404)
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return _error("method not allowed", 405)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        if warm:
+            seconds = await asyncio.get_running_loop().run_in_executor(
+                engine.pool, engine.warm_up)
+            layer = "serialised" if engine.serial else "concurrent"
+            print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run {layer}ly",
+                  file=sys.stderr, flush=True)
+        yield
+        engine.close()
+
+    routes = [Route(path, asset, methods=["GET", "HEAD"]) for path in ASSETS]
+    routes += [Route("/api/spec", spec, methods=["GET", "HEAD"]),
+               Route("/api/run", run, methods=["GET", "POST"])]
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host))],
+                    exception_handlers={404: not_found, 405: not_allowed})
+    app.state.engine = engine
+    return app
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run the server until Ctrl-C (the `battlecalc serve` command)."""
+    import uvicorn
+
+    if host not in LOOPBACK:
+        print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
+              "it can run battles here (there is no login).", file=sys.stderr, flush=True)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"battlecalc: warming up, then serving http://{shown}:{port}/  (Ctrl-C stops)",
+          file=sys.stderr, flush=True)
+    app = create_app(host=host)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
+                lifespan="on", server_header=False)

@@ -1,0 +1,366 @@
+"""`battlecalc serve`'s JSON API and limits, against a real server on a loopback port.
+
+The API must answer exactly the CLI's `--format json` object, and bad input the CLI's
+`Error:` message with HTTP 400.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+import urllib.parse
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from click.testing import CliRunner  # noqa: E402
+from webserver import get_json, request, run_query, running_server  # noqa: E402
+
+import battlecalc  # noqa: E402
+from battlecalc import api  # noqa: E402
+from battlecalc.cli import cli  # noqa: E402
+from battlecalc.plot import distributions  # noqa: E402
+from battlecalc.rules import list_editions, load_rules  # noqa: E402
+from battlecalc.web import server as web_server  # noqa: E402
+from battlecalc.web.server import Engine  # noqa: E402
+from battlecalc.web.spec import OPTIONS, ParamError, parse_params, simulate_parameters  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def base():
+    with running_server() as url:
+        yield url
+
+
+def cli_json(args: list[str]) -> dict:
+    result = CliRunner().invoke(cli, ["run", *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def cli_error(args: list[str]) -> str:
+    result = CliRunner().invoke(cli, ["run", *args])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("Error: ")
+    return line[len("Error: "):]
+
+
+def without_time(data: dict) -> dict:
+    return {k: v for k, v in data.items() if k != "elapsed_s"}
+
+
+# (query parameters, the same battle on the command line)
+SAME_AS_CLI = [
+    ({"rules": "revised", "attacker": "2 inf 1 art", "defender": "2 inf"},
+     ["--rules", "revised", "-a", "2 inf 1 art", "-d", "2 inf"]),
+    ({"rules": "1942-2e", "attacker": "3 inf 1 art 1 tank 1 ftr", "defender": "4 inf 1 aa",
+      "method": "mc", "trials": "50000", "seed": "11", "attacker_tech": "jets"},
+     ["--rules", "1942-2e", "-a", "3 inf 1 art 1 tank 1 ftr", "-d", "4 inf 1 aa", "-m", "mc",
+      "-n", "50000", "-s", "11", "--attacker-tech", "jets"]),
+    ({"rules": "1942-2e", "sea": "1", "attacker": "2 sub 1 dd 1 ftr",
+      "defender": "1 cv 2 ftr 1 dd 1 tt", "defender_submerge": "first-chance"},
+     ["--rules", "1942-2e", "--sea", "-a", "2 sub 1 dd 1 ftr", "-d", "1 cv 2 ftr 1 dd 1 tt",
+      "--defender-submerge", "first-chance"]),
+    ({"rules": "1942-2e", "attacker": "1 tank", "landing": "2 inf", "bombard": "1 bb",
+      "defender": "2 inf 1 aa", "retreat_after": "2", "attacker_ool": "tank,infantry"},
+     ["--rules", "1942-2e", "-a", "1 tank", "--landing", "2 inf", "--bombard", "1 bb",
+      "-d", "2 inf 1 aa", "--retreat-after", "2", "--attacker-ool", "tank,infantry"]),
+    ({"rules": "formula", "attacker": "3 army", "defender": "2 army", "exchanges": "2",
+      "attacker_level": "3"},
+     ["--rules", "formula", "-a", "3 army", "-d", "2 army", "--exchanges", "2",
+      "--attacker-level", "3"]),
+]
+
+
+@pytest.mark.parametrize(("params", "args"), SAME_AS_CLI)
+def test_get_returns_the_cli_json_object(base, params, args):
+    status, data = run_query(base, **params)
+    assert status == 200
+    assert without_time(data) == without_time(cli_json(args))
+
+
+def test_post_json_and_form_bodies_equal_get(base):
+    params = {"rules": "revised", "attacker": "3 inf 1 arm", "defender": "3 inf",
+              "method": "mc", "trials": 30000, "seed": 4, "retreat_when_left": 1}
+    status, by_get = run_query(base, **params)
+    assert status == 200
+    status, _, body = request(base, "POST", "/api/run", json.dumps(params).encode(),
+                              {"Content-Type": "application/json"})
+    assert status == 200
+    assert without_time(json.loads(body)) == without_time(by_get)
+    status, _, body = request(base, "POST", "/api/run", urllib.parse.urlencode(params).encode(),
+                              {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 200
+    assert without_time(json.loads(body)) == without_time(by_get)
+    # a JSON object may give an army as {unit: count}
+    status, _, body = request(base, "POST", "/api/run", json.dumps(
+        {**params, "attacker": {"infantry": 3, "tank": 1}}).encode())
+    assert status == 200
+    assert without_time(json.loads(body)) == without_time(by_get)
+
+
+def test_distributions_only_when_asked_and_equal_to_the_results_laws(base):
+    params = {"rules": "1942-2e", "attacker": "3 inf 1 art 1 tank", "defender": "4 inf 1 tank",
+              "method": "exact", "rounds_distribution": "1"}
+    status, plain = run_query(base, **params)
+    assert status == 200 and "distributions" not in plain
+    status, with_laws = run_query(base, **params, distributions="1")
+    assert status == 200
+    laws = with_laws.pop("distributions")
+    assert without_time(with_laws) == without_time(plain)
+    result = battlecalc.simulate(rules="1942-2e", attacker="3 inf 1 art 1 tank",
+                                 defender="4 inf 1 tank", method="exact",
+                                 rounds_distribution=True)
+    assert laws == json.loads(json.dumps(distributions(result)))
+    # the laws are laws: each sums to 1, and the IPC law's mean is the reported mean
+    for side in ("attacker", "defender"):
+        assert sum(p for _, p in laws[side]["units_left"]) == pytest.approx(1, abs=1e-9)
+        mean = sum(v * p for v, p in laws[side]["ipc_lost"])
+        assert mean == pytest.approx(plain[f"{side}_ipc_loss"], abs=1e-9)
+    assert sum(v * p for v, p in laws["tuv_swing"]) == pytest.approx(plain["tuv_swing"], abs=1e-9)
+    assert sum(v * p for v, p in laws["rounds"]) == pytest.approx(plain["mean_rounds"], abs=1e-9)
+
+
+BAD_INPUT = [
+    ({"rules": "revised", "attacker": "2 infanty", "defender": "1 inf"},
+     ["--rules", "revised", "-a", "2 infanty", "-d", "1 inf"]),
+    ({"rules": "1942-2e", "sea": "1", "attacker": "1 inf", "defender": "1 dd"},
+     ["--rules", "1942-2e", "--sea", "-a", "1 inf", "-d", "1 dd"]),
+    ({"rules": "1942-2e", "attacker": "1 inf", "defender": "1 inf", "bombard": "1 bb"},
+     ["--rules", "1942-2e", "-a", "1 inf", "-d", "1 inf", "--bombard", "1 bb"]),
+    ({"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "attacker_ool": "smartest"},
+     ["--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--attacker-ool", "smartest"]),
+    ({"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "attacker_level": "2"},
+     ["--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--attacker-level", "2"]),
+]
+
+
+@pytest.mark.parametrize(("params", "args"), BAD_INPUT)
+def test_bad_input_is_400_with_the_cli_message(base, params, args):
+    status, data = run_query(base, **params)
+    assert status == 400
+    assert data == {"error": cli_error(args)}
+
+
+@pytest.mark.parametrize(("query", "fragment"), [
+    ("rules=revised&attacker=1+inf&defender=1+inf&colour=red", "unknown parameter 'colour'"),
+    ("rules=revised&attacker=1+inf&attacker=2+inf&defender=1+inf", "given more than once"),
+    ("rules=revised&attacker=1+inf&defender=1+inf&keep_land=one", "keep_land must be a whole"),
+    ("rules=revised&attacker=1+inf&defender=1+inf&sea=maybe", "sea must be true or false"),
+    ("rules=revised&attacker=1+inf&defender=1+inf&retreat_below=nan", "finite number"),
+    ("rules=..%2Fsetup.py&attacker=1+inf&defender=1+inf", "unknown edition"),
+    ("rules=revised&attacker=1+inf&defender=1+inf&trials=20000000",
+     "at most 10,000,000 per request"),
+    ("rules=formula&attacker=1+army&defender=1+army&method=mc&trials=2000000",
+     "at most 1,000,000 per request"),
+])
+def test_unreadable_or_over_limit_parameters_are_400(base, query, fragment):
+    status, data = get_json(base, "/api/run?" + query)
+    assert status == 400
+    assert fragment in data["error"]
+
+
+def test_exact_only_where_auto_would_solve_exactly(base):
+    big_sea = {"rules": "1942-2e", "sea": "1", "attacker": "20 sub 10 dd 6 ftr 4 bb",
+               "defender": "20 sub 10 dd 6 ftr 4 bb 2 cv", "trials": "2000", "seed": "1"}
+    status, data = run_query(base, **big_sea)
+    assert status == 200 and data["method"] == "mc"  # what auto does with it
+    status, data = run_query(base, **big_sea, method="exact")
+    assert status == 400
+    assert "too large to solve exactly on this server" in data["error"]
+    assert "method=mc" in data["error"]
+    status, data = run_query(base, rules="revised", attacker="1 inf", defender="1 inf",
+                             method="exact")
+    assert status == 200 and data["method"] == "exact"
+    assert data["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+
+
+def test_monte_carlo_stops_at_the_time_limit():
+    with running_server(Engine(time_limit=0.0)) as url:
+        status, data = run_query(url, rules="revised", attacker="3 inf", defender="3 inf",
+                                 method="mc", trials="4000000", seed="1")
+        assert status == 400
+        assert "time limit of 0 s" in data["error"]
+        assert "of 4,000,000 trials; ask for fewer trials" in data["error"]
+        # a run that ends before the first check is not stopped
+        status, data = run_query(url, rules="revised", attacker="3 inf", defender="3 inf",
+                                 method="mc", trials="20000", seed="1")
+        assert status == 200 and data["trials"] == 20000
+
+
+def test_request_body_is_capped(base):
+    body = json.dumps({"rules": "revised", "attacker": "1 inf " * 20_000, "defender": "1 inf"})
+    assert len(body) > web_server.MAX_BODY_BYTES
+    status, _, answer = request(base, "POST", "/api/run", body.encode(),
+                                {"Content-Type": "application/json"})
+    assert status == 413
+    assert "over 65,536 bytes" in json.loads(answer)["error"]
+    status, _, answer = request(base, "POST", "/api/run", b"[1, 2]")
+    assert status == 400 and "JSON object" in json.loads(answer)["error"]
+
+
+@pytest.mark.parametrize("path", [
+    "/static/../server.py", "/static/%2e%2e/server.py", "/static/..%2fserver.py",
+    "/../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/static/", "/static",
+    "/static/index.html", "/index.html", "/web/server.py", "/battlecalc/web/server.py",
+    "/static/app.js/../../spec.py", "/api", "/api/", "/api/run/../spec", "//etc/passwd",
+    "/static//app.js", "/.git/config", "/pyproject.toml",
+])
+def test_nothing_but_the_page_its_assets_and_the_api(base, path):
+    status, headers, body = request(base, "GET", path)
+    assert status in (404, 400), (path, status)
+    assert b"import" not in body and b"root:" not in body
+    assert headers.get("content-type", "").startswith("application/json")
+
+
+def test_the_page_and_its_assets(base):
+    for path, kind in (("/", "text/html"), ("/static/app.js", "text/javascript"),
+                       ("/static/app.css", "text/css")):
+        status, headers, body = request(base, "GET", path)
+        assert status == 200 and headers["content-type"].startswith(kind)
+        assert "default-src 'none'" in headers["content-security-policy"]
+        assert headers["x-content-type-options"] == "nosniff"
+        # no CDN, nothing fetched from elsewhere
+        assert b"http://" not in body.replace(b"http://www.w3.org/2000/svg", b"")
+        assert b"https://" not in body
+    status, _, _ = request(base, "DELETE", "/api/run")
+    assert status == 405
+
+
+def test_another_host_header_is_refused(base):
+    status, _, body = request(base, "GET", "/", headers={"Host": "attacker.example:8000"})
+    assert status == 400 and json.loads(body) == {"error": "unknown Host header"}
+    status, _, _ = request(base, "GET", "/", headers={"Host": "localhost:8000"})
+    assert status == 200
+
+
+def test_spec_is_built_from_the_edition_data(base):
+    status, spec = get_json(base, "/api/spec")
+    assert status == 200
+    assert [e["id"] for e in spec["editions"]] == list_editions()
+    for edition in spec["editions"]:
+        ruleset = load_rules(edition["id"])
+        assert [(u["name"], u["cost"]) for u in edition["units"]] == [
+            (u.name, u.cost) for u in ruleset.units.values()]
+        assert [t["name"] for t in edition["techs"]] == list(ruleset.techs)
+        assert edition["flags"] == dict(ruleset.flags)
+    revised = next(e for e in spec["editions"] if e["id"] == "revised")
+    assert "aa" not in revised["roles"]["land"]["attacker"]  # the AA gun cannot attack
+    assert "aa" in revised["roles"]["land"]["defender"]
+    # Revised destroyers bombard only with combined bombardment: offered, refused without it
+    assert revised["roles"]["amphibious"]["bombard"] == ["battleship", "damaged_battleship",
+                                                         "destroyer"]
+    assert spec["limits"]["max_trials"] == 10_000_000
+    # every option of the form is an argument of simulate
+    assert {o["name"] for o in spec["options"]} <= set(simulate_parameters())
+
+
+def test_every_simulate_argument_is_a_request_parameter():
+    names = set(inspect.signature(battlecalc.simulate).parameters) - {"progress",
+                                                                      "formula_options"}
+    assert set(simulate_parameters()) == names | set(api.FORMULA_OPTIONS)
+    assert {o["name"] for o in OPTIONS} <= set(simulate_parameters())
+    kwargs, extra = parse_params({"trials": "1,000,000", "seed": "7", "sea": "yes",
+                                  "retreat_below": "0.25", "attacker_tech": "jets",
+                                  "keep_land": "", "distributions": "on"})
+    assert kwargs == {"trials": 1_000_000, "seed": 7, "sea": True, "retreat_below": 0.25,
+                      "attacker_tech": "jets"}
+    assert extra == {"distributions": True}
+    assert parse_params({"trials": "1e5"})[0] == {"trials": 100_000}
+    with pytest.raises(ParamError, match="whole number of trials"):
+        parse_params({"trials": "1.5"})
+
+
+def test_concurrent_requests_each_get_their_own_battle(base):
+    battles = [
+        {"rules": "revised", "attacker": f"{n} inf 1 art", "defender": f"{n} inf",
+         "method": method, "trials": "20000", "seed": str(n)}
+        for n in range(1, 9) for method in ("exact", "mc")
+    ] + [
+        {"rules": "1942-2e", "sea": "1", "attacker": f"{n} sub 1 dd", "defender": "2 dd",
+         "method": "mc", "trials": "20000", "seed": "3"} for n in range(1, 5)
+    ]
+    expected = [without_time(run_query(base, **b)[1]) for b in battles]
+    answers: list = [None] * (3 * len(battles))
+
+    def fetch(i):
+        answers[i] = run_query(base, **battles[i % len(battles)])
+
+    threads = [threading.Thread(target=fetch, args=(i,)) for i in range(len(answers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    for i, (status, data) in enumerate(answers):
+        assert status == 200
+        assert without_time(data) == expected[i % len(battles)]
+
+
+def test_serve_command_warns_off_loopback_and_stays_quiet_on_it(monkeypatch):
+    import uvicorn
+
+    calls = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append(kw))
+    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", "8123"])
+    assert result.exit_code == 0, result.output
+    assert "Warning: listening on 0.0.0.0" in result.stderr
+    assert calls[-1]["host"] == "0.0.0.0" and calls[-1]["port"] == 8123
+    result = CliRunner().invoke(cli, ["serve"])
+    assert result.exit_code == 0 and "Warning" not in result.stderr
+    assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8000
+    result = CliRunner().invoke(cli, ["serve", "--port", "70000"])
+    assert result.exit_code == 2
+
+
+def test_progress_reports_of_an_exact_solve_do_not_count_as_monte_carlo(monkeypatch):
+    """The server tells Monte Carlo progress ("trials", or no third argument) from an exact
+    solver's own progress reports."""
+    real = api.simulate
+    calls = []
+
+    def reporting(what):
+        def simulate(**kwargs):
+            progress = kwargs.pop("progress")
+            calls.append(what)
+            progress(1, 2, what) if what else progress(1, 2)
+            return real(**kwargs)
+        return simulate
+
+    engine = Engine()
+    battle = {"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}
+    try:
+        monkeypatch.setattr(api, "simulate", reporting("states"))
+        assert engine.compute(battle, False)["method"] == "exact"
+        for what in ("trials", None):
+            monkeypatch.setattr(api, "simulate", reporting(what))
+            with pytest.raises(web_server.TooMuchWork, match="too large to solve exactly"):
+                engine.compute(battle, False)
+    finally:
+        engine.close()
+    assert calls == ["states", "trials", None]
+
+
+def test_serve_without_the_web_extra_says_how_to_install_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "battlecalc.web.server", None)  # import fails
+    result = CliRunner().invoke(cli, ["serve"])
+    assert result.exit_code == 2
+    assert "pip install 'battlecalc[web]'" in result.stderr
+
+
+def test_warm_up_runs_every_kind_of_battle():
+    engine = Engine()
+    try:
+        assert engine.warm_up() < 120
+        assert engine.warm_up_problems == []
+    finally:
+        engine.close()
+    kinds = {(b["rules"], b.get("sea", False), "landing" in b, b["method"])
+             for b in web_server.WARM_UP}
+    assert {("1942-2e", False, False, "exact"), ("1942-2e", True, False, "mc"),
+            ("1942-2e", False, True, "exact"), ("formula", False, False, "mc")} <= kinds
