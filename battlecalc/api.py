@@ -579,6 +579,8 @@ def simulate(
     retreat_below: float | None = None,
     strafe: int | None = None,
     rounds_distribution: bool = False,
+    waves: Iterable[str | Mapping[str, int]] | None = None,
+    counterattack: str | Mapping[str, int] | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -598,12 +600,20 @@ def simulate(
     retreat_when_left N, retreat_when_only_air, retreat_below P, strafe N: when the attacker
     withdraws at the end of a round (land battles; reported as ``retreat``);
     rounds_distribution: the exact solver also computes the law of the number of rounds
-    (Monte Carlo always does).
+    (Monte Carlo always does); waves: further waves on the defender's survivors, and
+    counterattack: the defender side's counter-attack on the territory taken (both return a
+    :class:`battlecalc.waves.WavesResult`; see :mod:`battlecalc.waves`).
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.formula.engine.simulate_formula` instead (attacker_level, counter,
     exchanges, ...) and return its FormulaResult.
     """
+    if waves or counterattack is not None:  # a sequence of battles: battlecalc.waves
+        options = {k: v for k, v in locals().items()
+                   if k not in ("waves", "counterattack", "formula_options")}
+        from .waves import simulate_waves
+
+        return simulate_waves(waves, counterattack, **options, **formula_options)
     started = time.perf_counter()
     unknown = set(formula_options) - set(FORMULA_OPTIONS)
     if unknown:
