@@ -4,6 +4,7 @@
 from .api import Battle, make_battle, simulate
 from .army import format_army, parse_army
 from .errors import BattleInputError
+from .planner import plan
 from .results import Result
 from .rules import list_editions, load_rules
 
@@ -16,6 +17,7 @@ __all__ = [
     "load_rules",
     "make_battle",
     "parse_army",
+    "plan",
     "simulate",
 ]
 __version__ = "0.1.0"

@@ -3,8 +3,8 @@
     >>> import battlecalc
     >>> p = battlecalc.plan(rules="revised", defender="2 inf", pool="4 inf 2 tank",
     ...                     goal="takes_territory>=0.8", method="exact")
-    >>> p.plans[0].addition, p.plans[0].cost
-    ('1 infantry, 2 tank', 13)
+    >>> [(battlecalc.format_army(q.addition), q.cost) for q in p.plans]
+    [('2 infantry, 1 tank', 11), ('1 infantry, 2 tank', 13)]
 
 A *plan* is a force taken from the pool (each unit type up to its count) that meets every goal
 (``"takes_territory>=0.9"``; any numeric key of the ``--format json`` result, ``>=`` or ``<=``).
@@ -23,26 +23,40 @@ With ``defend=True`` the pool is the defender's: the plan is the cheapest additi
 results are cached, and the number of battles solved is reported as ``solves``. The search
 assumes *monotonicity*: adding a unit to the planner's side never lowers that side's chances
 (``attacker_win`` and ``takes_territory`` never fall, ``defender_win`` never rises, when an
-attacking unit is added; the reverse when a defending unit is added). It holds by a coupling
-argument under a fixed order of losses and is checked in tests/test_plan.py on a sample of
-battles to 1e-12. Goals in that direction (``attacker_win>=``, ``takes_territory>=``,
-``defender_win<=`` when attacking; ``attacker_win<=``, ``takes_territory<=``,
-``defender_win>=`` when defending) make the set of plans closed upwards, and the search prunes:
+attacking unit is added; the reverse when a defending unit is added). Under an order of losses
+that is a fixed priority of unit types (the default ``cheapest``, ``weakest``, lists such as
+``bomber,tank``) it follows from a coupling argument: the larger force rolls every die the
+smaller one rolls, and after the same hits it keeps every unit the smaller one keeps.
+tests/test_planner.py checks it to 1e-12 on a sample of battles (AA guns of both editions,
+``keep_land``, ``aa_last`` and the retreat policies below included). Goals in that direction
+(``attacker_win>=``, ``takes_territory>=``, ``defender_win<=`` when attacking;
+``attacker_win<=``, ``takes_territory<=``, ``defender_win>=`` when defending) make the set of
+plans closed upwards, and the search prunes:
 
 * an infeasible force proves every smaller force infeasible, a feasible one every larger one;
 * for ``cost``, forces are split into the unit type with the most copies in the pool (usually
   infantry, the *line*) and the rest; for each composition of the rest, in order of cost, the
   cheapest line count is probed at the most the remaining budget allows (the cost of the
   ``top``-th plan found so far), then binary-searched, and compositions whose cost alone
-  passes the budget end the search.
+  passes the budget end the search;
+* for ``loss`` and ``swing``, which adding a unit can move either way, every feasible force is
+  solved, from the largest down, skipping those below a force already found infeasible.
 
-The assumption does not hold for every option: with ``retreat_below`` the attacker retreats on
-its chance of winning and counterexamples exist, and with any retreat policy ``defender_win``
-may rise when an attacker is added (the bigger force fights on and can die where the smaller
-one withdrew); those goals, other goals (``draw``, ``attacker_ipc_loss<=``, ...) and orders of
-losses other than the default are searched exhaustively, up to ``MAX_EXHAUSTIVE`` forces.
+Where the assumption fails the search is exhaustive (every force solved, up to
+``MAX_EXHAUSTIVE``), and the result says why (:func:`why_not_monotone`):
+
+* ``retreat_below`` and ``strafe``: counterexamples are in the tests (with ``strafe`` an extra
+  defender keeps the attacker from retreating and raises its chance of winning; with
+  ``retreat_below`` an extra bomber raises ``defender_win``);
+* ``retreat_after``, ``retreat_when_left``, ``retreat_when_only_air``: ``attacker_win`` and
+  ``takes_territory`` stay monotone, but ``defender_win`` does not (a larger attacker fights
+  on where a smaller one withdrew, and can die);
+* orders of losses that depend on the force (``smart``, TripleA's counted notation): no
+  counterexample was found, but there is no proof either; ``search="monotone"`` prunes anyway;
+* goals in the other direction, or on other keys (``draw``, ``attacker_ipc_loss<=``, ...).
+
 With Monte Carlo every force is simulated with the same seed; the goal is then checked on
-estimates.
+estimates, and monotonicity holds only up to their noise.
 """
 
 from __future__ import annotations
@@ -67,6 +81,7 @@ from .rules import load_rules
 GOAL_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
 OBJECTIVES = ("cost", "loss", "swing")
+SEARCHES = ("auto", "monotone", "exhaustive")
 MAX_EXHAUSTIVE = 3000  # forces solved one by one when the monotone pruning does not apply
 MAX_LATTICE = 2_000_000  # forces the pool may describe at all
 # +1: the key never falls when a unit is added to the planner's side; -1: it never rises
@@ -161,8 +176,9 @@ class PlanResult:
     """The best plans (best first) and how the search went.
 
     `solves` counts the battles solved, `forces` the forces the pool describes, `search` is
-    ``"monotone"`` (pruned) or ``"exhaustive"``; `best_reachable` is the whole pool's result
-    when no force meets the goal (then `plans` is empty).
+    ``"monotone"`` (pruned) or ``"exhaustive"`` (`exhaustive_because` says why); when no force
+    meets the goal, `plans` is empty and `best_reachable` is the result of the force that
+    comes closest to the first goal (the whole pool, in a monotone search).
     """
 
     rules: str
@@ -180,6 +196,7 @@ class PlanResult:
     method: str
     seed: int | None
     elapsed_s: float
+    exhaustive_because: str | None = None
     best_reachable: Result | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,6 +211,7 @@ class PlanResult:
             "method": self.method,
             "seed": self.seed,
             "search": self.search,
+            "exhaustive_because": self.exhaustive_because,
             "forces": self.forces,
             "solves": self.solves,
             "elapsed_s": self.elapsed_s,
@@ -223,14 +241,18 @@ class PlanResult:
                  f"pool: {format_army(self.pool)}",
                  f"goal: {', '.join(map(str, self.goals))}   {what}",
                  f"{self.forces:,} forces, {self.solves:,} battles solved "
-                 f"({self.search} search, method {self.method}"
+                 f"({self.search} search"
+                 + (f": {self.exhaustive_because}" if self.exhaustive_because else "")
+                 + f", method {self.method}"
                  + (f", seed {self.seed}" if self.seed is not None else "")
                  + f")   ({self.elapsed_s:.3f} s)", ""]
         if not self.plans:
             lines.append("no force from the pool meets the goal")
-            if self.best_reachable is not None:
-                values = _values(self.best_reachable)
-                lines.append("the whole pool reaches " + ", ".join(
+            best = self.best_reachable
+            if best is not None:
+                values = _values(best)
+                force = best.attacker if self.mode == "attack" else best.defender
+                lines.append(f"closest: {force}, with " + ", ".join(
                     f"{g.key} = {values[g.key]:.4g}" for g in self.goals))
             return "\n".join(lines)
         lines.append(f"{'rank':<6}{'cost':>6}  force")
@@ -260,16 +282,24 @@ def _army_counts(value, ruleset, label: str) -> dict[str, int]:
     return parse_army(value, ruleset)
 
 
-def _options_keep_monotone(options: Mapping[str, Any]) -> tuple[bool, bool]:
-    """(monotone at all, defender_win monotone) for these run options (see module doc)."""
-    if options.get("retreat_below") is not None:
-        return False, False
+def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, Any]) -> str | None:
+    """None when the monotone pruning applies to these goals and run options, else why not."""
+    for key, flag in (("retreat_below", "--retreat-below"), ("strafe", "--strafe")):
+        if options.get(key) is not None:
+            return f"{flag} can make a stronger force do worse"
     for key in ("attacker_ool", "defender_ool"):
-        if options.get(key) not in (None, "", "cheapest"):
-            return False, False
-    retreats = any(options.get(k) not in (None, False) for k in (
-        "retreat_after", "retreat_when_left", "retreat_when_only_air", "strafe"))
-    return True, not retreats
+        text = (options.get(key) or "").strip().lower()
+        if text == "smart" or "^" in text or ";" in text:
+            return f"the order of losses {text!r} depends on the force"
+    retreats = any(options.get(k) not in (None, False, 0) for k in (
+        "retreat_after", "retreat_when_left", "retreat_when_only_air"))
+    directions = MONOTONE[mode]
+    for g in goals:
+        if directions.get(g.key, 0) != (1 if g.op == ">=" else -1):
+            return f"the goal {g} is not one that adding a unit can only help"
+        if g.key == "defender_win" and retreats:
+            return "with a retreat policy defender_win can move either way"
+    return None
 
 
 class _Evaluator:
@@ -322,6 +352,7 @@ def plan(
     method: str = "auto",
     trials: int = 100_000,
     seed: int | None = None,
+    search: str = "auto",
     **run_options,
 ) -> PlanResult:
     """The best forces from `pool` that meet `goal` (see the module documentation).
@@ -334,7 +365,9 @@ def plan(
     other keywords (attacker_tech, defender_tech, attacker_ool, defender_ool, keep_land,
     aa_last, retreat_after, retreat_when_left, retreat_when_only_air, retreat_below, strafe)
     are passed to :func:`battlecalc.simulate` for every force. Monte Carlo uses one seed for
-    every force (drawn and reported when not given).
+    every force (drawn and reported when not given). `search`: ``"auto"`` prunes by
+    monotonicity where it applies (:func:`why_not_monotone`), ``"monotone"`` prunes anyway
+    (at your risk), ``"exhaustive"`` solves every force.
     """
     started = time.perf_counter()
     ruleset = load_rules(rules)
@@ -393,11 +426,10 @@ def plan(
                 f"{format_army(att)} attacking {format_army(dfn)}: {exc}") from None
 
     evaluator = _Evaluator(names, mode, base, opponent, goals, run)
-    monotone, defender_win_monotone = _options_keep_monotone(run_options)
-    directions = MONOTONE[mode]
-    upward = monotone and all(
-        directions.get(g.key, 0) == (1 if g.op == ">=" else -1)
-        and (g.key != "defender_win" or defender_win_monotone) for g in goals)
+    reason = why_not_monotone(goals, mode, run_options)
+    if search not in SEARCHES:
+        raise BattleInputError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    upward = search == "monotone" or (search == "auto" and reason is None)
     full = tuple(caps)
     sign = 1 if goals[0].op == ">=" else -1
     side_loss = "attacker_ipc_loss" if mode == "attack" else "defender_ipc_loss"
@@ -421,16 +453,16 @@ def plan(
     if upward and not evaluator.feasible(full):
         points: list[tuple[int, ...]] = []
         best_reachable = evaluator.result(full)
-        search = "monotone"
     elif upward and objective == "cost":
         points = _cheapest_lean(evaluator, caps, costs, top, budget)
-        search = "monotone"
     elif upward:
         points = _all_feasible_monotone(evaluator, caps, costs, budget)
-        search = "monotone"
     else:
         points = _all_feasible_exhaustive(evaluator, caps, costs, budget, lean=objective == "cost")
-        search = "exhaustive"
+        if not points:  # the force closest to the first goal
+            solved = [p for p, r in evaluator.cache.items() if r is not None]
+            best_reachable = evaluator.result(max(
+                solved, key=lambda p: sign * _values(evaluator.result(p))[goals[0].key]))
     ranked = sorted(points, key=key_of)[:top]
     plans = [Plan({n: k for n, k in zip(names, p, strict=True) if k}, cost_of(p),
                   evaluator.result(p)) for p in ranked]
@@ -441,7 +473,9 @@ def plan(
     return PlanResult(
         rules=ruleset.id, mode=mode, goals=goals, objective=objective,
         opponent=format_army(opponent), base=format_army(base), pool=pool_counts, sea=sea,
-        plans=plans, solves=evaluator.solves, forces=forces, search=search,
+        plans=plans, solves=evaluator.solves, forces=forces,
+        search="monotone" if upward else "exhaustive",
+        exhaustive_because=None if upward else (reason or "asked for"),
         method=used_methods.pop() if len(used_methods) == 1 else "mixed",
         seed=seed if any(r is not None and r.method == "mc" for r in evaluator.cache.values())
         else None,
