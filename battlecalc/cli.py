@@ -269,6 +269,9 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
               "pool to --defender that meets the goal against --attacker.")
 @click.option("--max-cost", type=click.FloatRange(0), default=None,
               help="Leave out forces that cost more.")
+@click.option("--search", type=click.Choice(("auto", "monotone", "exhaustive")), default="auto",
+              show_default=True, help="auto: prune by monotonicity where it holds; monotone: "
+              "prune anyway; exhaustive: solve every force.")
 @click.option("--sea", is_flag=True, help="A sea battle.")
 @click.option("--method", "-m", type=click.Choice(api.METHODS), default="auto", show_default=True)
 @click.option("--trials", "-n", type=_Trials(), default=100_000, show_default=True,
@@ -287,8 +290,8 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
 @click.option("--strafe", type=int, default=None)
 @format_option
 @output_option
-def plan(rules, defender, attacker, pool, goal, minimize, maximize, top, defend, max_cost, sea,
-         method, trials, seed, fmt, output, **run_options):
+def plan(rules, defender, attacker, pool, goal, minimize, maximize, top, defend, max_cost,
+         search, sea, method, trials, seed, fmt, output, **run_options):
     """The cheapest attack (or, with --defend, defence) from a pool that meets a goal.
 
     Lists the best plans and the next best (--top), each with its outcome. Assumes that
@@ -304,7 +307,8 @@ def plan(rules, defender, attacker, pool, goal, minimize, maximize, top, defend,
         result = plan_battle(
             rules=rules, defender=defender, attacker=attacker, pool=pool, goal=goal,
             objective=maximize or minimize or "cost", top=top, defend=defend,
-            max_cost=max_cost, sea=sea, method=method, trials=trials, seed=seed, **run_options)
+            max_cost=max_cost, search=search, sea=sea, method=method, trials=trials, seed=seed,
+            **run_options)
     except BattleInputError as exc:
         _fail(exc)
     text = {"json": result.to_json, "csv": result.to_csv, "table": result.table}[fmt]()

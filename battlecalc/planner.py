@@ -115,6 +115,8 @@ def parse_goals(goal: str | Goal | Iterable[str | Goal]) -> tuple[Goal, ...]:
         else list(goal)
     goals = []
     for item in items:
+        if not isinstance(item, Goal) and not str(item).strip():
+            continue
         if isinstance(item, Goal):
             goals.append(item)
             continue
