@@ -162,13 +162,13 @@ class Plan:
 
     def outcome_line(self, sea: bool) -> str:
         r = self.result
-        parts = [f"wins {r.attacker_win:.2%}"]
+        parts = [f"attacker wins {r.attacker_win:.2%}"]
         if not sea:
             parts.append(f"takes {r.takes_territory:.2%}")
         parts.append(f"defender wins {r.defender_win:.2%}")
         if r.retreat:
             parts.append(f"retreats {r.retreat:.2%}")
-        parts.append(f"IPC lost {r.attacker_ipc_loss:.1f} / {r.defender_ipc_loss:.1f}")
+        parts.append(f"IPC lost att {r.attacker_ipc_loss:.1f} def {r.defender_ipc_loss:.1f}")
         parts.append(f"swing {r.tuv_swing:+.1f}")
         return ", ".join(parts)
 
