@@ -28,7 +28,10 @@ that is a fixed priority of unit types (the default ``cheapest``, ``weakest``, l
 ``bomber,tank``) it follows from a coupling argument: the larger force rolls every die the
 smaller one rolls, and after the same hits it keeps every unit the smaller one keeps.
 tests/test_planner.py checks it to 1e-12 on a sample of battles (AA guns of both editions,
-``keep_land``, ``aa_last`` and the retreat policies below included). Goals in that direction
+``keep_land``, ``aa_last`` and the retreat policies below included). At sea hits are assigned
+by category (submarines, aircraft, other ships) and there is no such proof; it was checked on
+random 1942 2E sea battles (400 single-unit additions, no counterexample), and the tests hold
+a sea sample too. Goals in that direction
 (``attacker_win>=``, ``takes_territory>=``, ``defender_win<=`` when attacking;
 ``attacker_win<=``, ``takes_territory<=``, ``defender_win>=`` when defending) make the set of
 plans closed upwards, and the search prunes:
@@ -51,8 +54,9 @@ Where the assumption fails the search is exhaustive (every force solved, up to
 * ``retreat_after``, ``retreat_when_left``, ``retreat_when_only_air``: ``attacker_win`` and
   ``takes_territory`` stay monotone, but ``defender_win`` does not (a larger attacker fights
   on where a smaller one withdrew, and can die);
-* orders of losses that depend on the force (``smart``, TripleA's counted notation): no
-  counterexample was found, but there is no proof either; ``search="monotone"`` prunes anyway;
+* orders of losses that depend on the force (``smart``, TripleA's counted notation) and
+  submerge policies: no counterexample was found, but there is no proof either;
+  ``search="monotone"`` prunes anyway;
 * goals in the other direction, or on other keys (``draw``, ``attacker_ipc_loss<=``, ...).
 
 With Monte Carlo every force is simulated with the same seed; the goal is then checked on
@@ -83,6 +87,7 @@ GOAL_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "ta
 OBJECTIVES = ("cost", "loss", "swing")
 SEARCHES = ("auto", "monotone", "exhaustive")
 MAX_EXHAUSTIVE = 3000  # forces solved one by one when the monotone pruning does not apply
+MAX_OBJECTIVE_FORCES = 20_000  # forces within the cost limit for the loss and swing objectives
 MAX_LATTICE = 2_000_000  # forces the pool may describe at all
 # +1: the key never falls when a unit is added to the planner's side; -1: it never rises
 MONOTONE = {
@@ -289,6 +294,9 @@ def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, A
     for key, flag in (("retreat_below", "--retreat-below"), ("strafe", "--strafe")):
         if options.get(key) is not None:
             return f"{flag} can make a stronger force do worse"
+    for key in ("attacker_submerge", "defender_submerge"):
+        if options.get(key) not in (None, "never"):
+            return "submerge policies were not checked for monotonicity"
     for key in ("attacker_ool", "defender_ool"):
         text = (options.get(key) or "").strip().lower()
         if text == "smart" or "^" in text or ";" in text:
@@ -574,13 +582,17 @@ def _cheapest_lean(evaluator: _Evaluator, caps, costs, top: int, budget: float):
 def _all_feasible_monotone(evaluator: _Evaluator, caps, costs, budget: float):
     """Every feasible force of cost <= budget, for a feasible set closed upwards: forces are
     solved from the largest down, and a force below a solved infeasible one is skipped."""
-    points = sorted(itertools.product(*[range(c + 1) for c in caps]),
+    points = sorted((p for p in itertools.product(*[range(c + 1) for c in caps])
+                     if sum(n * c for n, c in zip(p, costs, strict=True)) <= budget + 1e-9),
                     key=lambda p: (-sum(p), p))
+    if len(points) > MAX_OBJECTIVE_FORCES:
+        raise BattleInputError(
+            f"--minimize loss and --maximize swing solve every force that meets the goal, and "
+            f"the pool describes {len(points):,} forces within the cost limit (at most "
+            f"{MAX_OBJECTIVE_FORCES:,}); shrink the pool or give --max-cost")
     infeasible: list[np.ndarray] = []
     feasible_points = []
     for p in points:
-        if sum(n * c for n, c in zip(p, costs, strict=True)) > budget + 1e-9:
-            continue
         arr = np.array(p)
         if infeasible and (np.array(infeasible) >= arr).all(axis=1).any():
             continue

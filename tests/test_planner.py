@@ -121,6 +121,24 @@ def test_defence_plans_match_brute_force():
     assert result.mode == "defend" and result.search == "monotone"
 
 
+def test_sea_plans_match_brute_force():
+    pool = {"submarine": 2, "destroyer": 2, "fighter": 1}
+    goal = "attacker_win>=0.7"
+    names, table = brute_force("1942-2e", {"destroyer": 1, "submarine": 1}, pool, goal,
+                               sea=True)
+    result = battlecalc.plan(rules="1942-2e", sea=True, defender="1 dd 1 sub", pool=pool,
+                             goal=goal, method="exact")
+    cost = {"submarine": 6, "destroyer": 8, "fighter": 10}
+    feasible = {p for p, r in table.items() if meets(r, goal)}
+    lean = sorted((p for p in feasible if not any(
+        p[i] and p[:i] + (p[i] - 1,) + p[i + 1:] in feasible for i in range(len(p)))),
+        key=lambda p: (sum(cost[n] * k for n, k in zip(names, p, strict=True)),
+                       -table[p].attacker_win, p))
+    assert len(lean) >= 2
+    assert [pt for pt, _ in plan_points(result, names)] == lean[:5]
+    assert result.search == "monotone"
+
+
 def test_unreachable_goal_reports_the_whole_pool():
     result = battlecalc.plan(rules="revised", defender="4 inf", pool="2 inf",
                              goal="takes_territory>=0.5", method="exact")
@@ -171,17 +189,29 @@ MONOTONE_SAMPLE = [
     ("1942-2e", {"infantry": 2, "tank": 1, "fighter": 2},
      {"infantry": 3, "artillery": 1, "aa": 1}, {"retreat_when_only_air": True}),
 ]
+SEA_SAMPLE = [
+    ("1942-2e", {"submarine": 2, "destroyer": 1, "fighter": 1},
+     {"destroyer": 1, "carrier": 1, "fighter": 1, "submarine": 1}, {"sea": True}),
+    ("revised", {"submarine": 1, "battleship": 1, "bomber": 1},
+     {"submarine": 2, "destroyer": 1, "transport": 1}, {"sea": True}),
+]
 
 
-@pytest.mark.parametrize("rules,attacker,defender,options", MONOTONE_SAMPLE)
+@pytest.mark.parametrize("rules,attacker,defender,options", MONOTONE_SAMPLE + SEA_SAMPLE)
 def test_adding_a_unit_never_hurts_its_side(rules, attacker, defender, options):
     """Adding any one attacking unit never lowers attacker_win or takes_territory (and never
     raises defender_win without a retreat policy); adding a defending unit, the reverse."""
     retreats = any(k.startswith("retreat") for k in options)
     base = battlecalc.simulate(rules=rules, attacker=attacker, defender=defender,
                                method="exact", **options)
-    additions = [("attack", u) for u in ("infantry", "artillery", "tank", "fighter", "bomber")]
-    additions += [("defend", u) for u in ("infantry", "tank", "fighter", "aa")]
+    if options.get("sea"):
+        additions = [("attack", u) for u in ("submarine", "destroyer", "fighter", "bomber",
+                                             "battleship")]
+        additions += [("defend", u) for u in ("submarine", "destroyer", "carrier")]
+    else:
+        additions = [("attack", u) for u in ("infantry", "artillery", "tank", "fighter",
+                                             "bomber")]
+        additions += [("defend", u) for u in ("infantry", "tank", "fighter", "aa")]
     for side, unit in additions:
         att, dfn = dict(attacker), dict(defender)
         target = att if side == "attack" else dfn
