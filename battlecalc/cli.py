@@ -277,17 +277,21 @@ def run(rules, attacker, defender, sea, trials, seed, method, attacker_tech, def
 @click.option("--trials", "-n", type=_Trials(), default=100_000, show_default=True,
               help="Monte Carlo trials per force.")
 @click.option("--seed", "-s", type=int, default=None, help="One seed for every force.")
-@click.option("--attacker-tech", default="")
-@click.option("--defender-tech", default="")
-@click.option("--attacker-ool", default=None)
-@click.option("--defender-ool", default=None)
-@click.option("--keep-land", type=int, default=0)
-@click.option("--aa-last", is_flag=True)
-@click.option("--retreat-after", type=int, default=None)
-@click.option("--retreat-when-left", type=int, default=None)
-@click.option("--retreat-when-only-air", is_flag=True)
-@click.option("--retreat-below", type=float, default=None)
-@click.option("--strafe", type=int, default=None)
+@click.option("--attacker-tech", default="", help="As for run.")
+@click.option("--defender-tech", default="", help="As for run.")
+@click.option("--attacker-ool", default=None, help="As for run.")
+@click.option("--defender-ool", default=None, help="As for run.")
+@click.option("--keep-land", type=int, default=0, help="As for run.")
+@click.option("--aa-last", is_flag=True, help="As for run.")
+@click.option("--retreat-after", type=int, default=None, help="As for run.")
+@click.option("--retreat-when-left", type=int, default=None, help="As for run.")
+@click.option("--retreat-when-only-air", is_flag=True, help="As for run.")
+@click.option("--retreat-below", type=float, default=None, help="As for run.")
+@click.option("--strafe", type=int, default=None, help="As for run.")
+@click.option("--attacker-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
+              help="As for run.")
+@click.option("--defender-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
+              help="As for run.")
 @format_option
 @output_option
 def plan(rules, defender, attacker, pool, goal, minimize, maximize, top, defend, max_cost,
