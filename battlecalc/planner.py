@@ -235,7 +235,7 @@ class PlanResult:
     def to_csv(self) -> str:
         """One row per plan: rank, cost, addition, then the `run --format csv` columns."""
         if not self.plans:
-            return ""
+            return "rank,cost,addition\n"
         rows = [{"rank": i + 1, **p.flat_row()} for i, p in enumerate(self.plans)]
         return csv_text(rows[0]) + "".join(csv_text(row, header=False) for row in rows[1:])
 
@@ -565,6 +565,8 @@ def _cheapest_lean(evaluator: _Evaluator, caps, costs, top: int, budget: float):
                 hi = mid
             else:
                 lo = mid + 1
+        if lo > most or not feasible(k, lo):  # only when estimates break monotonicity
+            continue
         lean = True
         for j in range(len(outer_idx)):
             if outer[k, j] > 0:

@@ -169,6 +169,23 @@ def test_max_cost_and_base_attacker():
     assert first.cost < plain.plans[0].cost
 
 
+def test_monte_carlo_plans_are_reproducible_and_close_to_exact():
+    args = dict(rules="revised", defender="2 inf", pool="4 inf 2 tank",
+                goal="takes_territory>=0.85")
+    mc = battlecalc.plan(**args, method="mc", trials=20_000, seed=3)
+    again = battlecalc.plan(**args, method="mc", trials=20_000, seed=3)
+    assert mc.seed == 3 and mc.method == "mc"
+    assert [p.addition for p in mc.plans] == [p.addition for p in again.plans]
+    assert mc.plans
+    for plan in mc.plans:
+        exact = battlecalc.simulate(rules="revised", attacker=plan.addition, defender="2 inf",
+                                    method="exact").takes_territory
+        se = (exact * (1 - exact) / 20_000) ** 0.5
+        assert abs(plan.result.takes_territory - exact) < 4 * se
+        assert plan.result.takes_territory >= 0.85
+    assert "seed 3" in mc.table()
+
+
 # --- monotonicity, the assumption behind the pruning -----------------------------------------
 
 MONOTONE_SAMPLE = [
