@@ -45,11 +45,11 @@ PLANS = {
 WAVES = {
     "1942 three waves + counter, exact": dict(
         rules="1942-2e", attacker="6 inf 2 art 2 tank 2 ftr", defender="10 inf 2 tank 1 aa",
-        waves=["4 inf 2 tank", "3 inf 1 art 1 tank"], counterattack="6 inf 2 art 2 tank 2 ftr",
+        waves=["4 inf 2 tank", "3 inf 1 art 1 tank"], counterattack="4 inf 1 art 1 tank",
         method="exact"),
     "1942 three waves + counter, mc 1e6": dict(
         rules="1942-2e", attacker="6 inf 2 art 2 tank 2 ftr", defender="10 inf 2 tank 1 aa",
-        waves=["4 inf 2 tank", "3 inf 1 art 1 tank"], counterattack="6 inf 2 art 2 tank 2 ftr",
+        waves=["4 inf 2 tank", "3 inf 1 art 1 tank"], counterattack="4 inf 1 art 1 tank",
         method="mc", trials=1_000_000, seed=1),
 }
 
