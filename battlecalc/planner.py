@@ -469,8 +469,8 @@ def plan(
         points = _all_feasible_monotone(evaluator, caps, costs, budget)
     else:
         points = _all_feasible_exhaustive(evaluator, caps, costs, budget, lean=objective == "cost")
-        if not points:  # the force closest to the first goal
-            solved = [p for p, r in evaluator.cache.items() if r is not None]
+        solved = [p for p, r in evaluator.cache.items() if r is not None]
+        if not points and solved:  # the force closest to the first goal
             best_reachable = evaluator.result(max(
                 solved, key=lambda p: sign * _values(evaluator.result(p))[goals[0].key]))
     ranked = sorted(points, key=key_of)[:top]
@@ -486,7 +486,8 @@ def plan(
         plans=plans, solves=evaluator.solves, forces=forces,
         search="monotone" if upward else "exhaustive",
         exhaustive_because=None if upward else (reason or "asked for"),
-        method=used_methods.pop() if len(used_methods) == 1 else "mixed",
+        method=(used_methods.pop() if len(used_methods) == 1
+                else "mixed" if used_methods else method),
         seed=seed if any(r is not None and r.method == "mc" for r in evaluator.cache.values())
         else None,
         elapsed_s=time.perf_counter() - started, best_reachable=best_reachable,
