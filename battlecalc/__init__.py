@@ -20,6 +20,7 @@ _PUBLIC = {
     "Result": "results",
     "list_editions": "rules",
     "load_rules": "rules",
+    "plan": "planner",
 }
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "load_rules",
     "make_battle",
     "parse_army",
+    "plan",
     "simulate",
 ]
 __version__ = "0.1.0"
@@ -39,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .api import Battle, make_battle, simulate
     from .army import format_army, parse_army
     from .errors import BattleInputError
+    from .planner import plan
     from .results import Result
     from .rules import list_editions, load_rules
 

@@ -93,6 +93,8 @@ def simulate(
     retreat_below: float | None = None,
     strafe: int | None = None,
     rounds_distribution: bool = False,
+    waves: Iterable[str | Mapping[str, int]] | None = None,
+    counterattack: str | Mapping[str, int] | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -115,13 +117,22 @@ def simulate(
     of a round (reported as ``retreat``; N above the armies' sizes means the same as their
     size); rounds_distribution: the exact solver also computes the law of the number of
     rounds (Monte Carlo always does).  Flags must be bools and counts whole numbers; every
-    bad argument raises BattleInputError before anything runs (battlecalc.spec).
+    bad argument raises BattleInputError before anything runs (battlecalc.spec).  waves:
+    further waves on the defender's survivors, and counterattack: the defender side's
+    counter-attack on the territory taken (both return a :class:`battlecalc.waves.WavesResult`;
+    see :mod:`battlecalc.waves`).
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.spec.make_formula_spec` instead (attacker_level, counter, exchanges,
     ...) and return a :class:`battlecalc.formula.FormulaResult`.
     """
     arguments = dict(locals())  # every parameter above, checked in one place
+    if waves or counterattack is not None:  # a sequence of battles: battlecalc.waves
+        from .waves import simulate_waves
+
+        options = {k: v for k, v in arguments.items()
+                   if k not in ("waves", "counterattack", "formula_options")}
+        return simulate_waves(waves, counterattack, **options, **formula_options)
     started = time.perf_counter()
     battle, run = simulate_spec(arguments)
     if isinstance(battle, FormulaSpec):

@@ -316,6 +316,7 @@ RUN_SECTIONS = (
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
       "attacker_submerge", "defender_submerge")),
     ("Amphibious assault", ("landing", "bombard")),
+    ("Waves and counter-attack", ("waves", "counterattack")),
     ("Formula edition only", ("attacker_level", "defender_level", "counter", "hatred",
                               "loss_multiplier", "exchanges", "exchange_cap", "flips")),
     ("Output", ("fmt", "distribution", "output", "plot_path")),
@@ -386,6 +387,10 @@ def cli():
               help="The attacker retreats when its chance of winning falls below P.")
 @click.option("--strafe", type=int, default=None,
               help="The attacker retreats once the defender has N or fewer units left.")
+@click.option("--wave", "waves", multiple=True, help="A further wave on the defender's "
+              "survivors (repeatable; sent only while the territory is not yet taken).")
+@click.option("--counterattack", default=None, help="The defender side's counter-attack on "
+              "the attacker's land units left in the territory taken.")
 @format_option
 @output_option
 @click.option("--plot", "plot_path", default=None, help="Also draw the result into FILE.png "
@@ -395,9 +400,9 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
         defender_tech, distribution, threads, landing, bombard, attacker_submerge,
         defender_submerge, attacker_level, defender_level, counter, hatred, loss_multiplier,
         exchanges, exchange_cap, flips, attacker_ool, defender_ool, keep_land, aa_last,
-        retreat_after, retreat_when_left, retreat_when_only_air, retreat_below, strafe, fmt,
-        output, plot_path):
-    """Odds of one battle."""
+        retreat_after, retreat_when_left, retreat_when_only_air, retreat_below, strafe, waves,
+        counterattack, fmt, output, plot_path):
+    """Odds of one battle (or of several waves and a counter-attack)."""
     if plot_path is not None:
         from . import plot
 
@@ -417,6 +422,8 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
             f"the {distribution} distribution does not exist for formula combat ({ruleset.id}); "
             "use --distribution ipc (loss points) or rounds (exchanges)"
         )
+    if distribution and (waves or counterattack is not None):
+        raise click.UsageError("--distribution is not available with --wave or --counterattack")
     destination = _destination(output)  # before any computing: a bad path costs nothing
 
     from . import api  # the engine: numpy, numba, pandas
@@ -439,7 +446,8 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
             defender_ool=defender_ool, keep_land=keep_land, aa_last=aa_last,
             retreat_after=retreat_after, retreat_when_left=retreat_when_left,
             retreat_when_only_air=retreat_when_only_air, retreat_below=retreat_below,
-            strafe=strafe, rounds_distribution=distribution == "rounds",
+            strafe=strafe, rounds_distribution=distribution == "rounds", waves=list(waves),
+            counterattack=counterattack,
         )
     except BattleInputError as exc:
         _fail(exc)
@@ -466,6 +474,80 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
             plot.save_plot(result, plot_path)
         except OSError as exc:
             raise click.UsageError(f"cannot write {plot_path}: {exc.strerror}") from None
+
+
+@cli.command()
+@rules_option
+@click.option("--defender", "-d", default=None, help="The defending army (with --defend: the "
+              "defender's units already there, may be omitted).")
+@click.option("--attacker", "-a", default=None, help="With --defend: the attacking army. "
+              "Otherwise: units sent in any case, on top of the pool.")
+@click.option("--pool", required=True, help='Units available, each up to its count, e.g. '
+              '"8 inf 4 art 4 tank 3 ftr 2 bmb".')
+@click.option("--goal", default="takes_territory>=0.9", show_default=True,
+              help="KEY>=VALUE or KEY<=VALUE on any outcome key of the JSON result; several "
+              "separated by commas.")
+@click.option("--minimize", type=click.Choice(("cost", "loss")), default=None,
+              help="cost (IPC value of the units taken from the pool; the default) or loss "
+              "(expected IPC lost by the planner's side).")
+@click.option("--maximize", type=click.Choice(("swing",)), default=None,
+              help="swing: the planner's side's expected TUV swing.")
+@click.option("--top", type=click.IntRange(1, 1000), default=5, show_default=True,
+              help="How many plans to list.")
+@click.option("--defend", is_flag=True, help="Plan a defence: the cheapest addition from the "
+              "pool to --defender that meets the goal against --attacker.")
+@click.option("--max-cost", type=click.FloatRange(0), default=None,
+              help="Leave out forces that cost more.")
+@click.option("--search", type=click.Choice(("auto", "monotone", "exhaustive")), default="auto",
+              show_default=True, help="auto: prune by monotonicity where it holds; monotone: "
+              "prune anyway; exhaustive: solve every force.")
+@click.option("--sea", is_flag=True, help="A sea battle.")
+@click.option("--method", "-m", type=click.Choice(METHODS), default="auto", show_default=True)
+@click.option("--trials", "-n", type=_Trials(), default=100_000, show_default=True,
+              help="Monte Carlo trials per force.")
+@click.option("--seed", "-s", type=int, default=None, help="One seed for every force.")
+@click.option("--attacker-tech", default="", help="As for run.")
+@click.option("--defender-tech", default="", help="As for run.")
+@click.option("--attacker-ool", default=None, help="As for run.")
+@click.option("--defender-ool", default=None, help="As for run.")
+@click.option("--keep-land", type=int, default=0, help="As for run.")
+@click.option("--aa-last", is_flag=True, help="As for run.")
+@click.option("--retreat-after", type=int, default=None, help="As for run.")
+@click.option("--retreat-when-left", type=int, default=None, help="As for run.")
+@click.option("--retreat-when-only-air", is_flag=True, help="As for run.")
+@click.option("--retreat-below", type=float, default=None, help="As for run.")
+@click.option("--strafe", type=int, default=None, help="As for run.")
+@click.option("--attacker-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
+              help="As for run.")
+@click.option("--defender-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
+              help="As for run.")
+@format_option
+@output_option
+def plan(rules, defender, attacker, pool, goal, minimize, maximize, top, defend, max_cost,
+         search, sea, method, trials, seed, fmt, output, **run_options):
+    """The cheapest attack (or, with --defend, defence) from a pool that meets a goal.
+
+    Lists the best plans and the next best (--top), each with its outcome. Assumes that
+    adding a unit never lowers a side's chances (see README); where that does not hold
+    (--retreat-below, other goals, orders of losses that depend on the force) every force is
+    solved.
+    """
+    if minimize and maximize:
+        raise click.UsageError("give --minimize or --maximize, not both")
+    destination = _destination(output)
+    from .errors import BattleInputError
+    from .planner import plan as plan_battle
+
+    try:
+        result = plan_battle(
+            rules=rules, defender=defender, attacker=attacker, pool=pool, goal=goal,
+            objective=maximize or minimize or "cost", top=top, defend=defend,
+            max_cost=max_cost, search=search, sea=sea, method=method, trials=trials, seed=seed,
+            **run_options)
+    except BattleInputError as exc:
+        _fail(exc)
+    text = {"json": result.to_json, "csv": result.to_csv, "table": result.table}[fmt]()
+    _emit(text, destination)
 
 
 def _unit_rows(ruleset) -> list[dict]:

@@ -29,6 +29,16 @@ LIKELY_OUTCOMES = 5  # end states listed per side
 LABEL_WIDTH = 34
 
 
+def csv_text(row: dict[str, Any], header: bool = True) -> str:
+    """One row (and its header line) as CSV text."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(row), lineterminator="\n")
+    if header:
+        writer.writeheader()
+    writer.writerow(row)
+    return buffer.getvalue()
+
+
 def wilson_interval(successes: float, n: int) -> tuple[float, float]:
     """95% Wilson score interval for a binomial proportion."""
     if n <= 0:
@@ -122,12 +132,7 @@ class ResultViews:
 
     def to_csv(self, header: bool = True) -> str:
         """CSV text: a header line (unless header=False) and one row."""
-        row, buffer = self.flat_row(), io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(row), lineterminator="\n")
-        if header:
-            writer.writeheader()
-        writer.writerow(row)
-        return buffer.getvalue()
+        return csv_text(self.flat_row(), header)
 
     def distribution_csv(self, which: str) -> str:
         """CSV of one distribution (see `_frames`); "" where this result has none."""

@@ -205,7 +205,8 @@ def test_run_help_groups_options_in_sections():
               and line.endswith(":")]
     assert titles == ["Edition and armies", "Method",
                       "Policies: orders of losses, retreats, submerging", "Amphibious assault",
-                      "Formula edition only", "Output", "Other options"]
+                      "Waves and counter-attack", "Formula edition only", "Output",
+                      "Other options"]
     sections = {}
     for line in out.splitlines():
         if line[:-1] in titles:
