@@ -6,6 +6,7 @@ from .army import format_army, parse_army
 from .errors import BattleInputError
 from .results import Result
 from .rules import list_editions, load_rules
+from .sweep import sweep  # the function; the module stays importable as battlecalc.sweep
 
 __all__ = [
     "Battle",
@@ -17,5 +18,6 @@ __all__ = [
     "make_battle",
     "parse_army",
     "simulate",
+    "sweep",
 ]
 __version__ = "0.1.0"
