@@ -49,6 +49,7 @@ ARMY_SIDES = ("attacker", "defender", "landing", "bombard")
 SUPPORTED_EXTENSIONS = (".csv", ".parquet", ".pq")
 MAX_ROWS = 1_000_000  # after grid expansion: a typo like 1..1000000 x 1..1000 stops early
 MAX_CHUNK = 32  # battles per task: small enough to balance, big enough to hide task overhead
+CONNECT_TIMEOUT_S = 10  # to reach a Dask scheduler
 
 _TRUE = {"true", "t", "yes", "y", "1", "on"}
 _FALSE = {"false", "f", "no", "n", "0", "off"}
@@ -237,7 +238,12 @@ def _prepare(row: dict[str, Any], index: int, sweep_seed: int,
                 continue
             if row[name] is not None:
                 kwargs[name] = row[name]
-    units = [unit for unit in unit_columns if not _is_empty(row[unit[0]])]
+    units = []
+    for unit in unit_columns:
+        if _is_empty(row[unit[0]]):
+            row[unit[0]] = None
+        else:
+            units.append(unit)
     if units:
         try:
             _set_unit_counts(row, kwargs, units)
@@ -354,7 +360,7 @@ def _dask_client(scheduler):
     if isinstance(scheduler, Client):
         return scheduler, False
     try:
-        return Client(scheduler, timeout="10s"), True
+        return Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s"), True
     except (OSError, TimeoutError, ValueError) as exc:
         raise BattleInputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") \
             from None
