@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -390,21 +391,21 @@ def _missing(value: Any) -> bool:
         isinstance(value, float | np.floating) and math.isnan(value))
 
 
-def _column(values: list[Any]) -> pd.Series:
-    """One output column with a dtype that keeps every value exact: whole numbers stay whole
+def _typed(column: pd.Series) -> pd.Series:
+    """An object column with a dtype that keeps every value exact: whole numbers stay whole
     (nullable Int64 where some are missing, never float), text stays object."""
-    present = [v for v in values if not _missing(v)]
-    gaps = len(present) < len(values)
-    if present and all(isinstance(v, bool | np.bool_) for v in present):
-        return pd.Series(values, dtype="boolean" if gaps else bool)
-    if present and all(isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
-                       and -2**63 <= v < 2**63 for v in present):
-        return pd.Series([pd.NA if _missing(v) else v for v in values],
-                         dtype="Int64" if gaps else "int64")
-    if present and all(isinstance(v, float | int | np.floating | np.integer)
-                       and not isinstance(v, bool | np.bool_) for v in present):
-        return pd.Series([np.nan if _missing(v) else v for v in values], dtype="float64")
-    return pd.Series([None if _missing(v) else v for v in values], dtype=object)
+    kind = pd.api.types.infer_dtype(column, skipna=True)
+    gaps = bool(column.isna().any())
+    try:
+        if kind == "boolean":
+            return column.astype("boolean" if gaps else bool)
+        if kind == "integer":
+            return column.astype("Int64" if gaps else "int64")
+        if kind in ("floating", "mixed-integer-float"):
+            return column.astype("float64")
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return column.where(column.notna(), None) if gaps else column
 
 
 def read_battles(path: str | os.PathLike) -> pd.DataFrame:
@@ -510,8 +511,10 @@ def sweep(
     Returns the input columns (option cells typed; for a battle that ran, the result's value,
     e.g. the army spelled out, the method used, the seed used), the result columns of
     :meth:`Result.flat_row`, and ``error`` (None, or why the row has no result).
-    Raises BattleInputError for a bad table, --vary or file.
+    Raises BattleInputError for a bad table, --vary or file.  ``frame.attrs["timing_s"]``
+    holds the seconds spent preparing rows, running battles and assembling the table.
     """
+    started = time.perf_counter()
     if isinstance(battles, pd.DataFrame):
         frame = battles
     elif isinstance(battles, str | os.PathLike):
@@ -525,13 +528,13 @@ def sweep(
     if chunk_size is not None and (isinstance(chunk_size, bool) or int(chunk_size) < 1):
         raise BattleInputError(f"chunk_size must be at least 1, got {chunk_size}")
 
-    base_rows = frame.to_dict("records")
+    base_rows = frame.astype(object).to_dict("records")  # plain values, fast to iterate
     combos = list(itertools.product(*(values for _, values in grid)))
     total = len(base_rows) * len(combos)
     if total > MAX_ROWS:
         raise BattleInputError(
             f"the sweep has {total:,} battles after --vary, more than {MAX_ROWS:,}")
-    input_columns = [str(c) for c in frame.columns]
+    input_columns = [str(c) for c in frame.columns if str(c) != "error"]
     input_columns += [key for key, _ in grid if key not in input_columns]
     if "rules" not in input_columns:
         raise BattleInputError("battles need a 'rules' column (or --vary rules=...)")
@@ -554,6 +557,7 @@ def sweep(
         except BattleInputError as exc:
             errors[index] = str(exc)
 
+    prepared = time.perf_counter()
     if jobs:
         client = own_client = None
         if scheduler is not None:
@@ -590,21 +594,23 @@ def sweep(
                 if own_client:
                     client.close()
 
+    ran = time.perf_counter()
     result_columns: dict[str, None] = {}
     for flat in results:
         if flat is not None:
             result_columns.update(dict.fromkeys(flat))
     columns = input_columns + [c for c in result_columns if c not in input_columns]
-    data = {}
-    for name in columns:
-        data[name] = _column([
-            (flat[name] if flat is not None and name in flat else row.get(name))
-            for row, flat in zip(rows, results, strict=True)
-        ])
-    data["error"] = pd.Series(errors, dtype=object)
-    out = pd.DataFrame(data, columns=[*columns, "error"]) if total else pd.DataFrame(
-        columns=[*columns, "error"])
+    # an input that is an earlier output: a row that fails now keeps no earlier result
+    stale = dict.fromkeys(c for c in result_columns if c in input_columns
+                          and c not in OPTION_TYPES)
+    merged = [{**row, **flat} if flat is not None else {**row, **stale} if stale else row
+              for row, flat in zip(rows, results, strict=True)]
+    out = pd.DataFrame(merged, columns=columns, dtype=object)
+    out = pd.DataFrame({name: _typed(out[name]) for name in columns})
+    out["error"] = pd.Series(errors, dtype=object)
     out.attrs["seed"] = sweep_seed
+    out.attrs["timing_s"] = {"prepare": prepared - started, "run": ran - prepared,
+                             "assemble": time.perf_counter() - ran}
     return out
 
 

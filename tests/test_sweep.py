@@ -463,3 +463,20 @@ def test_cli_notes_a_misspelt_column(tmp_path):
            "'attacker_ool'?)" in result.stderr
     assert math.isclose(float(result.stdout.splitlines()[1].split(",").pop(
         result.stdout.splitlines()[0].split(",").index("attacker_win"))), 0.25)
+
+
+def test_an_earlier_output_can_be_swept_again(local_table):
+    again = local_table.drop(columns=["elapsed_s"]).copy()
+    again.loc[0, "defender"] = "1 infantri"  # now a bad row: its old numbers must go
+    again.loc[3, "defender"] = "2 infantry"  # now a good row: its old error must go
+    table = battlecalc.sweep(again, seed=2024, workers=1)
+    assert list(comparable(table).columns) == list(comparable(local_table).columns)
+    assert table.loc[0, "error"].startswith("unknown unit 'infantri'")
+    assert pd.isna(table.loc[0, "attacker_win"]) and pd.isna(table.loc[0, "tuv_swing"])
+    assert pd.isna(table.loc[3, "error"])
+    assert table.loc[3, "attacker_win"] == simulate(
+        rules="revised", attacker="2 inf", defender="2 inf", seed=derived_seed(2024, 3)
+    ).attacker_win
+    same = [1, 2, 4, 6]
+    pd.testing.assert_frame_equal(comparable(table).iloc[same], comparable(local_table).iloc[same],
+                                  check_dtype=False)

@@ -1,0 +1,167 @@
+"""Sweep benchmark: small exact battles per second, and where each battle's time goes.
+
+Run:  python benchmarks/bench_sweep.py [--battles N] [--workers W] [--dask]
+
+The battles are a grid of small exact land battles (1942 2E and Revised, 1-8 infantry plus
+artillery/tanks against 1-8 infantry plus a tank or AA), repeated up to N.  Measured:
+
+* simulate alone: the same battles through `battlecalc.simulate` in a plain loop, in this
+  process (what the engine costs; the sweep cannot be faster than this per core);
+* sweep in this process (`workers=1`): the sweep's own work per battle on top of simulate
+  (reading cells, seeds, building flat rows, assembling the table), split by phase;
+* pickling: one chunk of battle keywords out and its result rows back, as worker processes
+  and Dask do it;
+* sweep on W local worker processes: the start-up (fork server, W workers, each loading the
+  compiled kernels once) measured alone on a 2-battle sweep, the whole run, and the steady
+  rate once the workers are up;
+* with --dask, the same on a 2-worker `distributed.LocalCluster` (processes) on loopback.
+
+Prints, never asserts.  The target (issue 12): >= 300 small exact battles per second on 2
+cores, so per-battle overhead well under 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+
+import pandas as pd
+
+import battlecalc
+from battlecalc.sweep import MAX_CHUNK, derived_seed, run_chunk
+
+TARGET_PER_S = 300
+
+
+def grid(n: int) -> pd.DataFrame:
+    bases = [
+        {"rules": "1942-2e", "attacker": "1 art 1 tank", "defender": "1 tank"},
+        {"rules": "1942-2e", "attacker": "1 art 1 ftr", "defender": "1 aa"},
+        {"rules": "revised", "attacker": "1 art 1 tank", "defender": "1 tank"},
+        {"rules": "revised", "attacker": "2 tank", "defender": "1 art"},
+    ]
+    rows = []
+    while len(rows) < n:
+        for base in bases:
+            for a in range(1, 9):
+                for d in range(1, 9):
+                    rows.append({**base, "method": "exact", "attacker.infantry": a,
+                                 "defender.infantry": d})
+    return pd.DataFrame(rows[:n])
+
+
+def per_battle_ms(seconds: float, n: int) -> float:
+    return 1000 * seconds / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--battles", type=int, default=1024)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--dask", action="store_true", help="also time a Dask LocalCluster")
+    args = parser.parse_args()
+    n = args.battles
+    battles = grid(n)
+
+    # warm-up: load the compiled kernels in this process
+    battlecalc.sweep(battles.head(8), workers=1, seed=1)
+
+    # 1. simulate alone, on the keywords the sweep would pass
+    prepared = battlecalc.sweep(battles, workers=1, seed=1)
+    kwargs = [{"rules": r, "attacker": a, "defender": d, "method": "exact",
+               "seed": derived_seed(1, i)}
+              for i, (r, a, d) in enumerate(zip(prepared["rules"], prepared["attacker"],
+                                                prepared["defender"], strict=True))]
+    wall, cpu = time.perf_counter(), time.process_time()
+    for k in kwargs:
+        battlecalc.simulate(**k)
+    t_simulate = time.perf_counter() - wall
+    c_simulate = time.process_time() - cpu
+    results = [battlecalc.simulate(**k) for k in kwargs[:256]]
+    cpu = time.process_time()
+    for result in results:
+        result.flat_row()
+    c_flat = (time.process_time() - cpu) * n / len(results)
+
+    # 2. the sweep in this process
+    wall, cpu = time.perf_counter(), time.process_time()
+    local = battlecalc.sweep(battles, workers=1, seed=1)
+    t_local = time.perf_counter() - wall
+    c_local = time.process_time() - cpu
+    phases = local.attrs["timing_s"]
+    assert local["error"].isna().all(), local["error"].dropna().head()
+
+    # 3. pickling one chunk each way (what a worker process or Dask adds per battle)
+    chunk = [(i, k) for i, k in enumerate(kwargs[:MAX_CHUNK])]
+    back = run_chunk(chunk)
+    t0 = time.perf_counter()
+    for _ in range(20):
+        pickle.loads(pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL))
+        pickle.loads(pickle.dumps(back, protocol=pickle.HIGHEST_PROTOCOL))
+    t_pickle = (time.perf_counter() - t0) / 20 / len(chunk)
+    row_bytes = len(pickle.dumps(back, protocol=pickle.HIGHEST_PROTOCOL)) / len(chunk)
+
+    # 4. local worker processes
+    t0 = time.perf_counter()
+    battlecalc.sweep(battles.head(2), workers=args.workers, chunk_size=1, seed=1)
+    t_startup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    pooled = battlecalc.sweep(battles, workers=args.workers, seed=1)
+    t_pool = time.perf_counter() - t0
+    same = local.drop(columns="elapsed_s").equals(pooled.drop(columns="elapsed_s"))
+    steady = t_pool - t_startup
+
+    sim_ms, sim_cpu = per_battle_ms(t_simulate, n), per_battle_ms(c_simulate, n)
+    print(f"{n} small exact battles (1942 2E and Revised land, 2-10 units a side), "
+          f"python {sys.version.split()[0]}")
+    print()
+    print("per battle, in one process                        wall ms   CPU ms")
+    print(f"  simulate() alone                              {sim_ms:7.3f}  {sim_cpu:7.3f}")
+    print(f"    of which Result.flat_row()                           "
+          f"{per_battle_ms(c_flat, n):7.3f}")
+    print(f"  sweep(workers=1), all in                      {per_battle_ms(t_local, n):7.3f}  "
+          f"{per_battle_ms(c_local, n):7.3f}")
+    print(f"  sweep machinery = difference                  "
+          f"{per_battle_ms(t_local, n) - sim_ms:7.3f}  "
+          f"{per_battle_ms(c_local, n) - sim_cpu:7.3f}")
+    print(f"    preparing rows (cells, grid, seeds)         "
+          f"{per_battle_ms(phases['prepare'], n):7.3f}")
+    print(f"    running (simulate + flat_row + bookkeeping) {per_battle_ms(phases['run'], n):7.3f}")
+    print(f"    assembling the table                        "
+          f"{per_battle_ms(phases['assemble'], n):7.3f}")
+    print(f"  pickling a battle out and its row back        {1000 * t_pickle:7.3f}"
+          f"            ({row_bytes:,.0f} bytes a row)")
+    print()
+    print(f"{args.workers} local worker processes")
+    print(f"  start-up (fork server, workers, kernels)      {t_startup:7.2f} s")
+    print(f"  whole sweep                                   {t_pool:7.2f} s   "
+          f"{n / t_pool:6.0f} battles/s")
+    print(f"  once started                                  {steady:7.2f} s   "
+          f"{n / steady:6.0f} battles/s   (target >= {TARGET_PER_S})")
+    print(f"  same table as workers=1                       {same}")
+
+    if args.dask:
+        from distributed import Client, LocalCluster
+
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                          dashboard_address=None, worker_dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            t0 = time.perf_counter()
+            battlecalc.sweep(battles.head(4), scheduler=client, chunk_size=1, seed=1)
+            t_warm = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            remote = battlecalc.sweep(battles, scheduler=client, seed=1)
+            t_dask = time.perf_counter() - t0
+        same = local.drop(columns="elapsed_s").equals(remote.drop(columns="elapsed_s"))
+        print()
+        print("Dask LocalCluster, 2 worker processes, loopback TCP")
+        print(f"  first battles (workers load the kernels)      {t_warm:7.2f} s")
+        print(f"  whole sweep, warm workers                     {t_dask:7.2f} s   "
+              f"{n / t_dask:6.0f} battles/s")
+        print(f"  same table as workers=1                       {same}")
+
+
+if __name__ == "__main__":
+    main()
