@@ -279,7 +279,9 @@ def _set_unit_counts(row: dict[str, Any], kwargs: dict[str, Any], units) -> None
 
 # ----------------------------------------------------------------------------- running
 
-_SIMULATE_LOCK = threading.Lock()  # one battle at a time per process: numba kernels + threads
+# One battle at a time per process: Dask runs tasks on threads, and numba's parallel kernels
+# must not be entered from two threads at once (its workqueue layer would abort).
+_SIMULATE_LOCK = threading.Lock()
 
 
 def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict | None,
@@ -385,11 +387,6 @@ def _run_dask(chunks, client, on_done) -> None:
 
 
 # ----------------------------------------------------------------------------- the table
-
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (
-        isinstance(value, float | np.floating) and math.isnan(value))
-
 
 def _typed(column: pd.Series) -> pd.Series:
     """An object column with a dtype that keeps every value exact: whole numbers stay whole
