@@ -304,7 +304,8 @@ def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
 
 
 def _warm_worker(numba_threads: int) -> None:
-    """Worker initializer: share the cores among workers, load the compiled kernels once."""
+    """Worker initializer: share the cores among workers, load the compiled kernels once
+    (already loaded in a worker forked from battlecalc/_sweep_server.py)."""
     import numba
 
     numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
@@ -327,11 +328,12 @@ def _run_local(chunks, workers: int, on_done) -> None:
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    # fork is unsafe once numba's OpenMP threads have run in this process; forkserver forks
-    # workers from a clean server that imported battlecalc once.  spawn elsewhere.
+    # fork is unsafe once numba's OpenMP threads have run in this process; the fork server
+    # loads battlecalc and its kernels once, with a fork-safe threading layer, and forks warm
+    # workers (battlecalc/_sweep_server.py).  spawn where there is no fork server.
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["battlecalc.sweep"])
+        context.set_forkserver_preload(["battlecalc._sweep_server"])
     else:
         context = multiprocessing.get_context("spawn")
     processes = min(workers, len(chunks))

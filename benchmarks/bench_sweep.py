@@ -11,9 +11,11 @@ artillery/tanks against 1-8 infantry plus a tank or AA), repeated up to N.  Meas
   (reading cells, seeds, building flat rows, assembling the table), split by phase;
 * pickling: one chunk of battle keywords out and its result rows back, as worker processes
   and Dask do it;
-* sweep on W local worker processes: the start-up (fork server, W workers, each loading the
-  compiled kernels once) measured alone on a 2-battle sweep, the whole run, and the steady
-  rate once the workers are up;
+* sweep on W local worker processes: the fork server (imports battlecalc and loads the
+  kernels once per Python process) and the start-up of W workers forked from it, each
+  measured alone on a 2-battle sweep; the whole run; the rate once the workers are up; and
+  the CPU time per battle in the workers and in this process (psutil), from which the rate
+  on idle cores follows when other programs share the machine;
 * with --dask, the same on a 2-worker `distributed.LocalCluster` (processes) on loopback.
 
 Prints, never asserts.  The target (issue 12): >= 300 small exact battles per second on 2
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import sys
+import threading
 import time
 
 import pandas as pd
@@ -50,6 +53,49 @@ def grid(n: int) -> pd.DataFrame:
                     rows.append({**base, "method": "exact", "attacker.infantry": a,
                                  "defender.infantry": d})
     return pd.DataFrame(rows[:n])
+
+
+class ChildrenCpu:
+    """CPU seconds used by this process's descendants (the workers) from now until stop(),
+    sampled by a thread (the workers exit before their time could be read at the end)."""
+
+    def __init__(self):
+        self.own_cpu = 0.0
+        try:
+            import psutil
+        except ImportError:  # psutil comes with distributed; without it, no CPU split
+            self.thread = None
+            return
+        self.me = psutil.Process()
+        self.error = psutil.Error
+        self.start = self._sample()
+        self.last = dict(self.start)
+        self.running = True
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> dict[int, float]:
+        seen = {}
+        for child in self.me.children(recursive=True):
+            try:
+                times = child.cpu_times()
+                seen[child.pid] = times.user + times.system
+            except self.error:
+                pass
+        return seen
+
+    def _poll(self):
+        while self.running:
+            self.last.update(self._sample())
+            self.own_cpu = time.thread_time()  # this thread's CPU, not the sweep's
+            time.sleep(0.05)
+
+    def stop(self) -> float | None:
+        if self.thread is None:
+            return None
+        self.running = False
+        self.thread.join()
+        return sum(t - self.start.get(pid, 0.0) for pid, t in self.last.items())
 
 
 def per_battle_ms(seconds: float, n: int) -> float:
@@ -103,13 +149,22 @@ def main() -> None:
     t_pickle = (time.perf_counter() - t0) / 20 / len(chunk)
     row_bytes = len(pickle.dumps(back, protocol=pickle.HIGHEST_PROTOCOL)) / len(chunk)
 
-    # 4. local worker processes
+    # 4. local worker processes: the first sweep of a process also starts the fork server
+    t0 = time.perf_counter()
+    battlecalc.sweep(battles.head(2), workers=args.workers, chunk_size=1, seed=1)
+    t_first = time.perf_counter() - t0
+    children = ChildrenCpu()
     t0 = time.perf_counter()
     battlecalc.sweep(battles.head(2), workers=args.workers, chunk_size=1, seed=1)
     t_startup = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    c_startup = children.stop()
+    children = ChildrenCpu()
+    wall, cpu = time.perf_counter(), time.process_time()
     pooled = battlecalc.sweep(battles, workers=args.workers, seed=1)
-    t_pool = time.perf_counter() - t0
+    t_pool = time.perf_counter() - wall
+    c_parent = time.process_time() - cpu
+    c_workers = children.stop()
+    c_parent -= children.own_cpu
     same = local.drop(columns="elapsed_s").equals(pooled.drop(columns="elapsed_s"))
     steady = t_pool - t_startup
 
@@ -135,11 +190,18 @@ def main() -> None:
           f"            ({row_bytes:,.0f} bytes a row)")
     print()
     print(f"{args.workers} local worker processes")
-    print(f"  start-up (fork server, workers, kernels)      {t_startup:7.2f} s")
+    print(f"  fork server (first sweep of a process only)   {t_first - t_startup:7.2f} s")
+    print(f"  start-up (forking {args.workers} warm workers)              {t_startup:7.2f} s")
     print(f"  whole sweep                                   {t_pool:7.2f} s   "
           f"{n / t_pool:6.0f} battles/s")
     print(f"  once started                                  {steady:7.2f} s   "
           f"{n / steady:6.0f} battles/s   (target >= {TARGET_PER_S})")
+    if c_workers is not None:
+        c_workers -= c_startup  # the workers' own start-up, measured alone above
+        per_battle = (c_workers + c_parent) / n
+        print(f"  CPU per battle: workers {per_battle_ms(c_workers, n):.3f} ms, this process "
+              f"{per_battle_ms(c_parent, n):.3f} ms -> on {args.workers} idle cores about "
+              f"{args.workers / per_battle:,.0f} battles/s once started")
     print(f"  same table as workers=1                       {same}")
 
     if args.dask:
