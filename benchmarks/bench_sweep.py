@@ -174,24 +174,22 @@ def main() -> None:
     print()
     print("per battle, in one process                        wall ms   CPU ms")
     print(f"  simulate() alone                              {sim_ms:7.3f}  {sim_cpu:7.3f}")
-    print(f"    of which Result.flat_row()                           "
-          f"{per_battle_ms(c_flat, n):7.3f}")
     print(f"  sweep(workers=1), all in                      {per_battle_ms(t_local, n):7.3f}  "
           f"{per_battle_ms(c_local, n):7.3f}")
-    print(f"  sweep machinery = difference                  "
-          f"{per_battle_ms(t_local, n) - sim_ms:7.3f}  "
-          f"{per_battle_ms(c_local, n) - sim_cpu:7.3f}")
-    print(f"    preparing rows (cells, grid, seeds)         "
-          f"{per_battle_ms(phases['prepare'], n):7.3f}")
-    print(f"    running (simulate + flat_row + bookkeeping) {per_battle_ms(phases['run'], n):7.3f}")
-    print(f"    assembling the table                        "
-          f"{per_battle_ms(phases['assemble'], n):7.3f}")
-    print(f"  pickling a battle out and its row back        {1000 * t_pickle:7.3f}"
-          f"            ({row_bytes:,.0f} bytes a row)")
+    own = [("preparing rows (cells, grid, seeds)", per_battle_ms(phases["prepare"], n)),
+           ("Result.flat_row() (in the worker)", per_battle_ms(c_flat, n)),
+           ("pickling a battle out and its row back", 1000 * t_pickle),
+           ("assembling the table", per_battle_ms(phases["assemble"], n))]
+    print(f"  the sweep's own work                          "
+          f"{sum(ms for _, ms in own):7.3f}   (the difference of the two lines above is "
+          "noise-level)")
+    for label, ms in own:
+        print(f"    {label:<44}{ms:7.3f}")
+    print(f"  ({row_bytes:,.0f} bytes a pickled result row)")
     print()
     print(f"{args.workers} local worker processes")
     print(f"  fork server (first sweep of a process only)   {t_first - t_startup:7.2f} s")
-    print(f"  start-up (forking {args.workers} warm workers)              {t_startup:7.2f} s")
+    print(f"  {f'start-up (forking {args.workers} warm workers)':<46}{t_startup:7.2f} s")
     print(f"  whole sweep                                   {t_pool:7.2f} s   "
           f"{n / t_pool:6.0f} battles/s")
     print(f"  once started                                  {steady:7.2f} s   "
