@@ -23,6 +23,7 @@ from battlecalc.sweep import (
     option_lookalikes,
     parse_vary,
     read_battles,
+    run_chunk,
     write_table,
 )
 
@@ -480,3 +481,70 @@ def test_an_earlier_output_can_be_swept_again(local_table):
     same = [1, 2, 4, 6]
     pd.testing.assert_frame_equal(comparable(table).iloc[same], comparable(local_table).iloc[same],
                                   check_dtype=False)
+
+
+# ----------------------------------------------------------------------------- failures, progress
+
+def crashing_chunk(jobs):
+    """Stands in for run_chunk: the worker process running the chunk of row 3 dies."""
+    if any(index == 3 for index, _ in jobs):
+        os._exit(1)
+    return _real_run_chunk(jobs)
+
+
+def failing_chunk(jobs):
+    """Stands in for run_chunk: the task of the chunk of row 3 raises on the cluster."""
+    if any(index == 3 for index, _ in jobs):
+        raise RuntimeError("worker lost")
+    return _real_run_chunk(jobs)
+
+
+_real_run_chunk = run_chunk  # the genuine one, whatever a test patches into the module
+
+
+SIX = [{"rules": "revised", "attacker": f"{n} inf", "defender": "1 inf", "method": "exact"}
+       for n in range(1, 7)]
+
+
+def check_lost_chunk(table, message):
+    assert len(table) == 6  # no row lost
+    lost = table["error"].notna()
+    assert lost[2] and lost[3]  # chunks of two: rows 2 and 3 travel together
+    assert (table.loc[lost, "error"].str.startswith(message)).all()
+    assert table.loc[lost, "attacker_win"].isna().all()
+    for i in table.index[~lost]:
+        assert table.loc[i, "attacker_win"] == simulate(**SIX[i]).attacker_win
+
+
+def test_a_dead_worker_process_marks_its_rows(monkeypatch):
+    monkeypatch.setattr(sys.modules["battlecalc.sweep"], "run_chunk", crashing_chunk)
+    table = battlecalc.sweep(SIX, workers=2, chunk_size=2)
+    check_lost_chunk(table, "worker process died")
+
+
+def test_a_failed_cluster_task_marks_its_rows(dask_cluster, monkeypatch):
+    monkeypatch.setattr(sys.modules["battlecalc.sweep"], "run_chunk", failing_chunk)
+    table = battlecalc.sweep(SIX, scheduler=dask_cluster.scheduler_address, chunk_size=2)
+    check_lost_chunk(table, "cluster task failed: worker lost")
+    assert table["error"].notna().sum() == 2
+
+
+def test_progress_counts_every_row():
+    calls = []
+    battlecalc.sweep(SIX + [{"rules": "revised", "attacker": "1 inf", "sea": "maybe"}],
+                     workers=1, chunk_size=4, progress=lambda done, total: calls.append(
+                         (done, total)))
+    # the bad row counts as done before any battle runs; then two chunks of 4 and 2
+    assert calls == [(1, 7), (5, 7), (7, 7)]
+
+
+def test_cli_progress_bar_on_a_terminal(monkeypatch, capsys):
+    from battlecalc.cli import _SweepProgress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    progress = _SweepProgress()
+    for done in (0, 5, 10):
+        progress(done, 10)
+    progress.close()
+    err = capsys.readouterr().err
+    assert "battles" in err and "100%" in err
