@@ -342,7 +342,8 @@ def rules_command(edition, fmt):
               help="Battles per task (default: automatic, at most 32).")
 def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
     """Odds of every battle of a CSV or Parquet table, one result row per battle."""
-    # imported here so that the other commands never load the sweep machinery
+    # imported when the command runs; its heavy parts (worker processes, dask, pyarrow) load
+    # only inside these calls
     from .sweep import check_output, option_lookalikes, read_battles, write_table
     from .sweep import sweep as run_sweep
 
