@@ -21,6 +21,7 @@ _PUBLIC = {
     "list_editions": "rules",
     "load_rules": "rules",
     "plan": "planner",
+    "sweep": "sweeper",
 }
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "parse_army",
     "plan",
     "simulate",
+    "sweep",
 ]
 __version__ = "0.1.0"
 
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .planner import plan
     from .results import Result
     from .rules import list_editions, load_rules
+    from .sweeper import sweep
 
 
 def __getattr__(name: str):

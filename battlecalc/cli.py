@@ -667,5 +667,53 @@ def serve(host, port):
     serve_page(host, port)
 
 
+@cli.command()
+@click.argument("battles", type=click.Path(dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write the results to FILE (.csv or .parquet, atomically); default: CSV on "
+              "standard output.")
+@click.option("--vary", multiple=True, metavar="KEY=VALUES",
+              help="Run each battle for every value: attacker.infantry=1..20, trials=1e4,1e5, "
+              "attacker_ool=cheapest|weakest (repeatable: every combination).")
+@click.option("--seed", "-s", type=int, default=None,
+              help="Sweep seed: a row without a seed gets one derived from it and the row "
+              "number. Default: random.")
+@click.option("--workers", "-w", type=click.IntRange(1, 1024), default=None,
+              help="Local worker processes (default: the CPU count; 1 runs in this process).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on this Dask distributed scheduler (tcp://host:8786) instead.")
+@click.option("--chunk-size", type=click.IntRange(1, 100_000), default=None,
+              help="Battles per task (default: automatic, at most 32).")
+def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
+    """Odds of every battle of a CSV or Parquet table, one result row per battle."""
+    # imported when the command runs; its heavy parts (worker processes, dask, pyarrow) load
+    # only inside these calls
+    from .errors import BattleInputError
+    from .sweeper import check_output, option_lookalikes, read_battles, write_table
+    from .sweeper import sweep as run_sweep
+
+    progress = _Progress()
+    try:
+        if output:
+            check_output(output)
+        frame = read_battles(battles)
+        for note in option_lookalikes(frame.columns):
+            click.echo(f"Note: {note}", err=True)
+        table = run_sweep(frame, vary=vary, seed=seed, workers=workers, scheduler=scheduler,
+                          chunk_size=chunk_size, progress=progress)
+        progress.close()
+        if output:
+            write_table(table, output)
+        else:
+            click.echo(table.to_csv(index=False), nl=False)
+    except BattleInputError as exc:
+        _fail(exc)
+    finally:
+        progress.close()
+    failed = int(table["error"].notna().sum())
+    if failed:
+        click.echo(f"{failed} of {len(table)} battles failed (see the error column)", err=True)
+
+
 def main():
     cli()

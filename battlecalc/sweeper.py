@@ -1,0 +1,642 @@
+"""Many battles, one table: :func:`sweep` and ``battlecalc sweep``.
+
+Each input row is a battle: a column per keyword of :func:`battlecalc.simulate` (``rules``,
+``attacker``, ``defender``, ``sea``, ``method``, ``trials``, ``seed``, ``attacker_ool``, ...);
+other columns are labels, passed through untouched.  Each output row holds the input columns
+plus the result columns of ``battlecalc run --format csv`` (:meth:`Result.flat_row`), and an
+``error`` column: a bad row gets the message there and the other rows go on.
+
+Grid expansion (``--vary`` / ``vary=``) turns each input row into a series; a column named
+``SIDE.UNIT`` (``attacker.infantry``) sets the count of that unit in that side's army.
+
+Rows without a seed get ``derived_seed(sweep_seed, i)`` (``i``: the row's position in the
+output), so local runs with any number of workers and Dask runs give the same numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .api import simulate
+from .army import format_army, parse_army
+from .errors import BattleInputError
+from .rules import load_rules
+
+# Every keyword of simulate() (and of the formula editions) a column may set, with how a
+# cell is read.  tests/test_sweep.py checks this against simulate's signature.
+OPTION_TYPES: dict[str, str] = {
+    "rules": "str", "attacker": "str", "defender": "str", "sea": "bool", "trials": "int",
+    "seed": "int", "method": "str", "attacker_tech": "str", "defender_tech": "str",
+    "attacker_submerge": "str", "defender_submerge": "str", "landing": "str", "bombard": "str",
+    "attacker_ool": "str", "defender_ool": "str", "keep_land": "int", "aa_last": "bool",
+    "retreat_after": "int", "retreat_when_left": "int", "retreat_when_only_air": "bool",
+    "retreat_below": "float", "strafe": "int", "rounds_distribution": "bool",
+    # formula editions
+    "attacker_level": "int", "defender_level": "int", "counter": "int", "hatred": "bool",
+    "loss_multiplier": "int", "exchanges": "str", "exchange_cap": "int", "flips": "str",
+}
+ARMY_SIDES = ("attacker", "defender", "landing", "bombard")
+SUPPORTED_EXTENSIONS = (".csv", ".parquet", ".pq")
+MAX_ROWS = 1_000_000  # after grid expansion: a typo like 1..1000000 x 1..1000 stops early
+MAX_CHUNK = 32  # battles per task: small enough to balance, big enough to hide task overhead
+CONNECT_TIMEOUT_S = 10  # to reach a Dask scheduler
+
+_TRUE = {"true", "t", "yes", "y", "1", "on"}
+_FALSE = {"false", "f", "no", "n", "0", "off"}
+_RANGE = re.compile(r"^\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*(?::\s*(\d+)\s*)?$")
+_UNIT_COLUMN = re.compile(rf"^({'|'.join(ARMY_SIDES)})\.(\S+)$")
+
+
+# ----------------------------------------------------------------------------- reading cells
+
+def _is_empty(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    if isinstance(value, float | np.floating):
+        return math.isnan(value)
+    return isinstance(value, str) and not value.strip()
+
+
+def _whole(name: str, value: Any) -> int:
+    if isinstance(value, bool | np.bool_):
+        raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        number = float(value)
+    else:
+        text = str(value).strip().replace("_", "")
+        if name == "trials":  # like --trials: 100000, 100_000, 100,000 or 1e5
+            text = text.replace(",", "")
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                number = float(text)
+            except ValueError:
+                raise BattleInputError(
+                    f"{name}: expected a whole number, got {value!r}") from None
+    if not math.isfinite(number) or number != int(number):
+        raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
+    return int(number)
+
+
+def convert(name: str, value: Any) -> Any:
+    """A cell read as the type of simulate's keyword `name`; None when empty (the default).
+
+    Booleans: true/false, yes/no, y/n, t/f, on/off, 1/0 (any case); whole numbers: 12, 12.0,
+    1e5 (trials also 100_000 and 100,000); anything else is text.
+    """
+    if _is_empty(value):
+        return None
+    kind = OPTION_TYPES[name]
+    if kind == "bool":
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
+        text = str(value).strip().lower()
+        if text.endswith(".0"):  # a bool column with gaps read back as floats
+            text = text[:-2]
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise BattleInputError(f"{name}: expected true or false, got {value!r}")
+    if kind == "int":
+        return _whole(name, value)
+    if kind == "float":
+        try:
+            number = float(str(value).strip()) if isinstance(value, str) else float(value)
+        except (TypeError, ValueError):
+            raise BattleInputError(f"{name}: expected a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise BattleInputError(f"{name}: expected a number, got {value!r}")
+        return number
+    return str(value).strip()
+
+
+# ----------------------------------------------------------------------------- grid expansion
+
+def _vary_key(key: str) -> str:
+    key = key.strip()
+    match = _UNIT_COLUMN.match(key)
+    if match:
+        return f"{match.group(1)}.{match.group(2).lower()}"
+    name = key.replace("-", "_").lower()
+    if name in OPTION_TYPES:
+        return name
+    raise BattleInputError(
+        f"--vary {key!r}: expected an option of simulate ({', '.join(OPTION_TYPES)}) "
+        f"or SIDE.UNIT with SIDE one of {', '.join(ARMY_SIDES)}, e.g. attacker.infantry"
+    )
+
+
+def parse_vary(spec: str) -> tuple[str, list[Any]]:
+    """``"attacker.infantry=1..20"`` -> ``("attacker.infantry", [1, ..., 20])``.
+
+    KEY=VALUES.  KEY is a keyword of simulate (``trials``, ``retreat-below``, ...) or
+    SIDE.UNIT.  VALUES are separated by ``|`` if the text has one, else by commas; an item
+    ``A..B`` is the whole numbers A to B inclusive, ``A..B:S`` every S-th of them; an empty
+    item means the default.
+    """
+    key, sep, values = spec.partition("=")
+    if not sep or not key.strip():
+        raise BattleInputError(
+            f"--vary {spec!r}: expected KEY=VALUES, e.g. attacker.infantry=1..20")
+    column = _vary_key(key)
+    items: list[Any] = []
+    for item in values.split("|" if "|" in values else ","):
+        match = _RANGE.match(item)
+        if match:
+            low, high, step = int(match.group(1)), int(match.group(2)), int(match.group(3) or 1)
+            if high < low or step < 1:
+                raise BattleInputError(f"--vary {spec!r}: empty range {item.strip()!r}")
+            items.extend(range(low, high + 1, step))
+        else:
+            items.append(item.strip())
+    try:
+        if column in OPTION_TYPES:
+            items = [convert(column, item) for item in items]
+        else:
+            items = [_count(column, item) for item in items]
+    except BattleInputError as exc:
+        raise BattleInputError(f"--vary {spec!r}: {exc}") from None
+    return column, items
+
+
+def _count(column: str, value: Any) -> int:
+    if _is_empty(value):
+        raise BattleInputError(f"{column}: expected a unit count, got nothing")
+    count = _whole(column, value)
+    if count < 0:
+        raise BattleInputError(f"{column}: a unit count cannot be negative, got {count}")
+    return count
+
+
+def _vary_grid(vary) -> list[tuple[str, list[Any]]]:
+    if isinstance(vary, str):
+        vary = [vary]
+    if isinstance(vary, Mapping):
+        grid = []
+        for key, values in vary.items():
+            values = [values] if isinstance(values, str) or not isinstance(values, Iterable) \
+                else list(values)
+            grid.append(parse_vary(f"{key}={'|'.join(str(v) for v in values)}"))
+    else:
+        grid = [parse_vary(spec) for spec in vary]
+    keys = [key for key, _ in grid]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise BattleInputError(f"--vary {', '.join(repeated)} given more than once")
+    return grid
+
+
+# ----------------------------------------------------------------------------- seeds
+
+def derived_seed(sweep_seed: int, index: int) -> int:
+    """The seed of output row `index` when the row gives none: the first 64-bit word of
+    ``numpy.random.SeedSequence(sweep_seed, spawn_key=(index,))``, shifted right by one bit."""
+    word = np.random.SeedSequence(sweep_seed, spawn_key=(index,)).generate_state(1, np.uint64)
+    return int(word[0]) >> 1
+
+
+def _sweep_seed(seed) -> int:
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (2**63))
+    try:
+        seed = _whole("seed", seed)
+    except BattleInputError:
+        raise BattleInputError(f"sweep seed must be a whole number, got {seed!r}") from None
+    if not 0 <= seed < 2**63:
+        raise BattleInputError(f"sweep seed must be between 0 and 2**63-1, got {seed}")
+    return seed
+
+
+# ----------------------------------------------------------------------------- preparing rows
+
+def _prepare(row: dict[str, Any], index: int, sweep_seed: int,
+             unit_columns: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
+    """Turn one expanded input row into simulate's keywords, in place: option cells become
+    typed values (None = default), SIDE.UNIT cells are applied to the armies."""
+    kwargs: dict[str, Any] = {}
+    errors = []
+    for name in OPTION_TYPES:
+        if name in row:
+            try:
+                row[name] = convert(name, row[name])
+            except BattleInputError as exc:
+                errors.append(str(exc))
+                continue
+            if row[name] is not None:
+                kwargs[name] = row[name]
+    units = []
+    for unit in unit_columns:
+        if _is_empty(row[unit[0]]):
+            row[unit[0]] = None
+        else:
+            units.append(unit)
+    if units:
+        try:
+            _set_unit_counts(row, kwargs, units)
+        except BattleInputError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise BattleInputError("; ".join(errors))
+    if "seed" not in kwargs:
+        kwargs["seed"] = derived_seed(sweep_seed, index)
+    return kwargs
+
+
+def _set_unit_counts(row: dict[str, Any], kwargs: dict[str, Any], units) -> None:
+    """Apply the SIDE.UNIT cells of a row to its armies (row and keywords)."""
+    if "rules" not in kwargs:
+        raise BattleInputError("rules: an edition is needed to set unit counts")
+    ruleset = load_rules(kwargs["rules"])
+    armies: dict[str, dict[str, int]] = {}
+    for column, side, unit in units:
+        if side not in armies:
+            armies[side] = parse_army(kwargs.get(side) or "", ruleset)
+        name = next(iter(parse_army(f"1 {unit}", ruleset)))
+        armies[side][name] = row[column] = _count(column, row[column])
+    for side, army in armies.items():
+        army = {unit: n for unit, n in army.items() if n}
+        row[side] = format_army(army) if army else None
+        if army:
+            kwargs[side] = row[side]
+        else:
+            kwargs.pop(side, None)
+
+
+# ----------------------------------------------------------------------------- running
+
+# One battle at a time per process: Dask runs tasks on threads, and numba's parallel kernels
+# must not be entered from two threads at once (its workqueue layer would abort).
+_SIMULATE_LOCK = threading.Lock()
+
+
+def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict | None,
+                                                                         str | None]]:
+    """Run a chunk of battles: ``[(index, kwargs)]`` -> ``[(index, flat_row, error)]``.
+
+    Runs on a worker (a local process or a Dask worker); never raises for a bad battle.
+    """
+    out = []
+    for index, kwargs in jobs:
+        try:
+            with _SIMULATE_LOCK:
+                result = simulate(**kwargs)
+            out.append((index, result.flat_row(), None))
+        except BattleInputError as exc:
+            out.append((index, None, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - a bug in one battle must not lose the others
+            out.append((index, None, f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+def _warm_worker(numba_threads: int) -> None:
+    """Worker initializer: share the cores among workers, load the compiled kernels once
+    (already loaded in a worker forked from battlecalc/_sweep_server.py)."""
+    import numba
+
+    numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
+    simulate(rules="revised", attacker="1 infantry", defender="1 infantry", method="exact")
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _run_local(chunks, workers: int, on_done) -> None:
+    if workers == 1 or len(chunks) == 1:
+        for chunk in chunks:
+            on_done(chunk, run_chunk(chunk), None)
+        return
+    broken = _run_pool(chunks, workers, on_done)
+    # a worker that dies breaks its whole pool: the chunks it took down with it run again,
+    # each in a pool of its own, so only the chunk that kills its worker is lost
+    for chunk in broken:
+        for lost in _run_pool([chunk], 1, on_done):
+            on_done(lost, None, "worker process died while running this chunk")
+
+
+def _run_pool(chunks, workers: int, on_done) -> list:
+    """Run the chunks on a pool of worker processes; returns those lost when the pool broke."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    # fork is unsafe once numba's OpenMP threads have run in this process; the fork server
+    # loads battlecalc and its kernels once, with a fork-safe threading layer, and forks warm
+    # workers (battlecalc/_sweep_server.py).  spawn where there is no fork server.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["battlecalc._sweep_server"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    processes = min(workers, len(chunks))
+    threads = max(1, _cpu_count() // processes)
+    broken = []
+    with ProcessPoolExecutor(processes, mp_context=context, initializer=_warm_worker,
+                             initargs=(threads,)) as pool:
+        futures = {pool.submit(run_chunk, chunk): chunk for chunk in chunks}
+        try:
+            for future in as_completed(futures):
+                try:
+                    on_done(futures[future], future.result(), None)
+                except BrokenProcessPool:
+                    broken.append(futures[future])
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return broken
+
+
+def _dask_client(scheduler):
+    """(client, whether this sweep opened it) for an address or a ``distributed.Client``."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise BattleInputError(
+            "--scheduler needs the dask and distributed packages: "
+            "pip install 'battlecalc[cluster]'"
+        ) from None
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    try:
+        return Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s"), True
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise BattleInputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") \
+            from None
+
+
+def _run_dask(chunks, client, on_done) -> None:
+    from distributed import as_completed
+
+    futures = client.map(run_chunk, chunks, pure=False)
+    chunk_of = {future.key: chunk for future, chunk in zip(futures, chunks, strict=True)}
+    try:
+        for future in as_completed(futures):
+            try:
+                out = future.result()
+            except Exception as exc:  # noqa: BLE001 - a lost task marks its rows, no more
+                on_done(chunk_of[future.key], None, f"cluster task failed: {exc}")
+            else:
+                on_done(chunk_of[future.key], out, None)
+    finally:
+        client.cancel(futures)
+
+
+# ----------------------------------------------------------------------------- the table
+
+def _typed(column: pd.Series) -> pd.Series:
+    """An object column with a dtype that keeps every value exact: whole numbers stay whole
+    (nullable Int64 where some are missing, never float), text stays object."""
+    kind = pd.api.types.infer_dtype(column, skipna=True)
+    gaps = bool(column.isna().any())
+    try:
+        if kind == "boolean":
+            return column.astype("boolean" if gaps else bool)
+        if kind == "integer":
+            return column.astype("Int64" if gaps else "int64")
+        if kind in ("floating", "mixed-integer-float"):
+            return column.astype("float64")
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return column.where(column.notna(), None) if gaps else column
+
+
+def read_battles(path: str | os.PathLike) -> pd.DataFrame:
+    """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``."""
+    path = os.fspath(path)
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in SUPPORTED_EXTENSIONS:
+        raise BattleInputError(
+            f"cannot tell the format of {path}: use a .csv or .parquet file")
+    try:
+        if extension == ".csv":
+            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+        return pd.read_parquet(path, dtype_backend="numpy_nullable")
+    except FileNotFoundError:
+        raise BattleInputError(f"no such file: {path}") from None
+    except ImportError as exc:
+        raise BattleInputError(
+            f"reading {path} needs pyarrow: pip install 'battlecalc[parquet]' ({exc})") from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise BattleInputError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
+
+
+def check_output(path: str | os.PathLike) -> None:
+    """Fail early (before a long sweep) on an output path that cannot be written."""
+    path = os.fspath(path)
+    if os.path.splitext(path)[1].lower() not in SUPPORTED_EXTENSIONS:
+        raise BattleInputError(f"cannot tell the format of {path}: use a .csv or .parquet file")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise BattleInputError(f"cannot write {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise BattleInputError(f"cannot write {path}: folder {folder} is not writable")
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write `frame` as ``.csv`` or ``.parquet``/``.pq``, whole or not at all: a temporary file
+    in the same folder, renamed over `path` once complete."""
+    path = os.fspath(path)
+    check_output(path)
+    extension = os.path.splitext(path)[1].lower()
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".battlecalc-", suffix=extension + ".tmp", dir=folder)
+    os.close(fd)
+    try:
+        if extension == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            _arrow_ready(frame).to_parquet(tmp, index=False)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is not what a results file wants
+        os.replace(tmp, path)
+    except ImportError as exc:
+        raise BattleInputError(
+            f"writing {path} needs pyarrow: pip install 'battlecalc[parquet]' ({exc})") from None
+    except OSError as exc:
+        raise BattleInputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _arrow_ready(frame: pd.DataFrame) -> pd.DataFrame:
+    """Object columns that mix kinds of values (a label column, an input cell that failed to
+    convert next to typed ones) are written as text."""
+    import pyarrow as pa
+
+    fixed = {}
+    for name in frame.columns:
+        if frame[name].dtype != object:
+            continue
+        try:
+            pa.array(frame[name], from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            fixed[name] = frame[name].map(lambda v: None if _is_empty(v) and not isinstance(
+                v, str) else str(v))
+    return frame.assign(**fixed) if fixed else frame
+
+
+def sweep(
+    battles: pd.DataFrame | str | os.PathLike | Iterable[Mapping[str, Any]],
+    vary: Sequence[str] | Mapping[str, Iterable[Any]] | str = (),
+    *,
+    seed: int | None = None,
+    workers: int | None = None,
+    scheduler: Any = None,
+    chunk_size: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """Odds of many battles: one output row per battle, in input order.
+
+    battles: a DataFrame, a ``.csv``/``.parquet`` path or a list of dicts; each row is a
+    battle, a column per keyword of :func:`battlecalc.simulate` (empty = default), other
+    columns are labels.  A column ``SIDE.UNIT`` (``attacker.infantry``) sets that unit's
+    count in that army.  vary: ``["attacker.infantry=1..20", "trials=1e4,1e5"]`` or
+    ``{"attacker.infantry": range(1, 21)}``; each input row becomes one row per combination
+    (the last key varying fastest).  seed: the sweep seed from which rows without a seed get
+    :func:`derived_seed` (default: random, in ``frame.attrs["seed"]``).  workers: local worker
+    processes (default: the CPU count; 1 runs in this process).  scheduler: a Dask scheduler
+    address or ``distributed.Client``, instead of local workers.  chunk_size: battles per task.
+    progress: called as progress(done, total, "battles") after each chunk.
+
+    Returns the input columns (option cells typed; for a battle that ran, the result's value,
+    e.g. the army spelled out, the method used, the seed used), the result columns of
+    :meth:`Result.flat_row`, and ``error`` (None, or why the row has no result).
+    Raises BattleInputError for a bad table, --vary or file.  ``frame.attrs["timing_s"]``
+    holds the seconds spent preparing rows, running battles and assembling the table.
+    """
+    started = time.perf_counter()
+    if isinstance(battles, pd.DataFrame):
+        frame = battles
+    elif isinstance(battles, str | os.PathLike):
+        frame = read_battles(battles)
+    else:
+        frame = pd.DataFrame(list(battles))
+    grid = _vary_grid(vary)
+    sweep_seed = _sweep_seed(seed)
+    if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
+        raise BattleInputError(f"workers must be at least 1, got {workers}")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or int(chunk_size) < 1):
+        raise BattleInputError(f"chunk_size must be at least 1, got {chunk_size}")
+
+    base_rows = frame.astype(object).to_dict("records")  # plain values, fast to iterate
+    combos = list(itertools.product(*(values for _, values in grid)))
+    total = len(base_rows) * len(combos)
+    if total > MAX_ROWS:
+        raise BattleInputError(
+            f"the sweep has {total:,} battles after --vary, more than {MAX_ROWS:,}")
+    input_columns = [str(c) for c in frame.columns if str(c) != "error"]
+    input_columns += [key for key, _ in grid if key not in input_columns]
+    if "rules" not in input_columns:
+        raise BattleInputError("battles need a 'rules' column (or --vary rules=...)")
+    rows: list[dict[str, Any]] = []
+    for base in base_rows:
+        base = {str(k): v for k, v in base.items()}
+        for combo in combos:
+            row = dict(base)
+            row.update(zip((key for key, _ in grid), combo, strict=True))
+            rows.append(row)
+
+    errors: list[str | None] = [None] * total
+    results: list[dict | None] = [None] * total
+    jobs = []
+    unit_columns = [(column, m.group(1), m.group(2)) for column in input_columns
+                    if (m := _UNIT_COLUMN.match(column))]
+    for index, row in enumerate(rows):
+        try:
+            jobs.append((index, _prepare(row, index, sweep_seed, unit_columns)))
+        except BattleInputError as exc:
+            errors[index] = str(exc)
+
+    prepared = time.perf_counter()
+    if jobs:
+        client = own_client = None
+        if scheduler is not None:
+            client, own_client = _dask_client(scheduler)
+            slots = max(1, sum(client.nthreads().values()))
+        else:
+            workers = int(workers) if workers is not None else _cpu_count()
+            slots = workers
+        size = int(chunk_size) if chunk_size else max(1, min(MAX_CHUNK, -(-len(jobs) // (
+            4 * slots))))
+        chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+        done = total - len(jobs)
+        if progress:
+            progress(done, total, "battles")
+
+        def on_done(chunk, out, failure):
+            nonlocal done
+            if failure is not None:
+                for index, _ in chunk:
+                    errors[index] = failure
+            else:
+                for index, flat, error in out:
+                    results[index], errors[index] = flat, error
+            done += len(chunk)
+            if progress:
+                progress(done, total, "battles")
+
+        if client is None:
+            _run_local(chunks, workers, on_done)
+        else:
+            try:
+                _run_dask(chunks, client, on_done)
+            finally:
+                if own_client:
+                    client.close()
+
+    ran = time.perf_counter()
+    result_columns: dict[str, None] = {}
+    for flat in results:
+        if flat is not None:
+            result_columns.update(dict.fromkeys(flat))
+    columns = input_columns + [c for c in result_columns if c not in input_columns]
+    # an input that is an earlier output: a row that fails now keeps no earlier result
+    stale = dict.fromkeys(c for c in result_columns if c in input_columns
+                          and c not in OPTION_TYPES)
+    merged = [{**row, **flat} if flat is not None else {**row, **stale} if stale else row
+              for row, flat in zip(rows, results, strict=True)]
+    out = pd.DataFrame(merged, columns=columns, dtype=object)
+    out = pd.DataFrame({name: _typed(out[name]) for name in columns})
+    out["error"] = pd.Series(errors, dtype=object)
+    out.attrs["seed"] = sweep_seed
+    out.attrs["timing_s"] = {"prepare": prepared - started, "run": ran - prepared,
+                             "assemble": time.perf_counter() - ran}
+    return out
+
+
+def option_lookalikes(columns: Iterable[str]) -> list[str]:
+    """Notes for label columns named almost like an option (``atacker_ool``): likely typos."""
+    import difflib
+
+    notes = []
+    for column in columns:
+        name = str(column)
+        if name in OPTION_TYPES or _UNIT_COLUMN.match(name):
+            continue
+        close = difflib.get_close_matches(name.replace("-", "_").lower(), list(OPTION_TYPES),
+                                          n=1, cutoff=0.85)
+        if close:
+            notes.append(f"column {name!r} is not an option of simulate (did you mean "
+                         f"{close[0]!r}?); it is passed through as a label")
+    return notes
