@@ -63,7 +63,7 @@ from .rules import (
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
 STATE_EPS = 1e-16  # states holding less probability are not played on (mass reported)
 MOVE, END, PLAY = 0, 1, 2  # what _enter decides
-SPREAD, DRY, GATHER = 0, 1, 2  # what _transition does
+SPREAD, GATHER = 0, 1  # what _transition does
 
 
 @kernel
@@ -137,24 +137,25 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
                 pa = pb * (xpmf[a_row, ha] if a_hi > 0 else 1.0)
                 for hg in range(n_lo, n_hi + 1):
                     p = pa * (xpmf[n_row, hg] if n_hi > 0 else 1.0)
-                    if p != 0.0:
+                    if p > 0.0:
                         count = _add(where, states, probs, count,
                                      assign(yst, yr, y, hs + hb, ha, hg, air_subs), p)
     return count
 
 
 @kernel
-def _transition(A, D, rules, a, d, bombard_pmf, one, mode, w, mass, a_base, self_a, self_d,
-                value, scratch, eps, out, rounds):
-    """One round from the pair (a, d) in the general round model.
+def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, closed, value,
+                scratch, eps, out, rounds):
+    """One round from the pair (a, d) in the general round model; returns (result, stay, w).
 
-    mode SPREAD: add w * P(next pair) to mass[a2 - a_base, d2] for every next pair but
-    (self_a, self_d) (pass -1 to move everything), skipping moves below eps; a lone-transport
-    retreat is recorded as an outcome; returns the mass moved.  DRY: returns P(next pair =
-    (self_a, self_d)).  GATHER: returns the sum over the other next pairs of P(pair) *
-    value[pair] (0 for a lone-transport retreat).  bombard_pmf: hits joining the attacker's
-    fire at non-air units (`one` = [1.0] when none).  scratch: sparse lists, two levels per
-    side; out: the outputs of `_finish`, rounds: the round being played.
+    stay: the probability that the round changes nothing.  mode SPREAD: add w * P(next pair)
+    to mass[a2 - a_base, d2], skipping moves of eps or less; closed: the "nothing changes" part
+    is left out and w = m / (1 - stay) (the closed-form sweep), else w = m and everything moves
+    (a round played on its own); a lone-transport retreat is recorded as an outcome; result:
+    the mass moved.  GATHER: result = the sum over the next pairs but (a, d) itself of
+    P(pair) * value[pair] (0 for a lone-transport retreat).  bombard_pmf: hits joining the
+    attacker's fire at non-air units (`one` = [1.0] when none).  scratch: sparse lists, two
+    levels per side; out: the outputs of `_finish`, rounds: the round being played.
     """
     ast, ar, apmf = A[0], A[1], A[2]
     dst, dr, dpmf = D[0], D[1], D[2]
@@ -163,46 +164,54 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, w, mass, a_base, self
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
     n_d1 = _fire(ast, ar, apmf, a, a_strike, False, False, one, dst, dr, d, wd[0], wd[1], pd[0])
     n_a1 = _fire(dst, dr, dpmf, d, d_strike, False, False, one, ast, ar, a, wa[0], wa[1], pa[0])
+    # the strike outcome in which nothing happens first: after it, the chance that the round
+    # changes nothing is known (and with it w) before anything else is spread
+    first = wa[0, a] * n_d1 + wd[0, d] if wa[0, a] >= 0 and wd[0, d] >= 0 else -1
+    stay = 0.0
+    w = m
     result = 0.0
-    for i in range(n_a1):
+    for t in range(-1, n_a1 * n_d1):
+        if t == first or (t < 0 and first < 0):
+            continue
+        i, j = (first // n_d1, first % n_d1) if t < 0 else (t // n_d1, t % n_d1)
         a1 = wa[1, i]
-        for j in range(n_d1):
-            d1 = wd[1, j]
-            p1 = pa[0, i] * pd[0, j]
-            if mode == DRY and (a1 != self_a or d1 != self_d):
-                continue
-            if mode == SPREAD and w * p1 <= eps:
-                continue
-            # who fires in general fire: those left after the strikes, or all of them
-            fa = a if fires_back(ast, a, rules) else a1
-            fd = d if fires_back(dst, d, rules) else d1
-            n_d2 = _fire(ast, ar, apmf, fa, not a_strike, True, air_on_subs(ast, fa, rules),
-                         bombard_pmf, dst, dr, d1, wd[2], wd[3], pd[1])
-            n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, True, air_on_subs(dst, fd, rules),
-                         one, ast, ar, a1, wa[2], wa[3], pa[1])
-            for k in range(n_a2):
-                a2 = wa[3, k]
-                retreats = lone and in_battle(ast, a2)
-                for m in range(n_d2):
-                    d2 = wd[3, m]
-                    p = p1 * pa[1, k] * pd[1, m]
-                    if a2 == self_a and d2 == self_d and not retreats:
-                        if mode == DRY:
-                            result += p
-                    elif mode == GATHER:
-                        if not retreats:
-                            result += p * value[a2, d2]
-                    elif mode == SPREAD and w * p > eps:
-                        result += w * p
-                        if retreats:
-                            _finish(RETREAT, w * p, a2, d2, rounds, ast, out)
-                        else:
-                            mass[a2 - a_base, d2] += w * p
-            _clear(wd[2], wd[3], n_d2)
-            _clear(wa[2], wa[3], n_a2)
+        d1 = wd[1, j]
+        p1 = pa[0, i] * pd[0, j]
+        if t >= 0 and mode == SPREAD and w * p1 <= eps:
+            continue
+        # who fires in general fire: those left after the strikes, or all of them
+        fa = a if fires_back(ast, a, rules) else a1
+        fd = d if fires_back(dst, d, rules) else d1
+        n_d2 = _fire(ast, ar, apmf, fa, not a_strike, True, air_on_subs(ast, fa, rules),
+                     bombard_pmf, dst, dr, d1, wd[2], wd[3], pd[1])
+        n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, True, air_on_subs(dst, fd, rules),
+                     one, ast, ar, a1, wa[2], wa[3], pa[1])
+        if t < 0 and wa[2, a] >= 0 and wd[2, d] >= 0 and not (lone and in_battle(ast, a)):
+            stay = p1 * pa[1, wa[2, a]] * pd[1, wd[2, d]]
+            if closed and mode == SPREAD:
+                w = m / (1.0 - stay)
+        for k in range(n_a2):
+            a2 = wa[3, k]
+            retreats = lone and in_battle(ast, a2)
+            for n in range(n_d2):
+                d2 = wd[3, n]
+                p = p1 * pa[1, k] * pd[1, n]
+                if closed and a2 == a and d2 == d and not retreats:
+                    continue
+                if mode == GATHER:
+                    if not retreats:
+                        result += p * value[a2, d2]
+                elif w * p > eps:
+                    result += w * p
+                    if retreats:
+                        _finish(RETREAT, w * p, a2, d2, rounds, ast, out)
+                    else:
+                        mass[a2 - a_base, d2] += w * p
+        _clear(wd[2], wd[3], n_d2)
+        _clear(wa[2], wa[3], n_a2)
     _clear(wd[0], wd[1], n_d1)
     _clear(wa[0], wa[1], n_a1)
-    return result
+    return result, stay, w
 
 
 @kernel
@@ -227,8 +236,11 @@ def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_r
         if wd <= eps:
             continue
         row = mass[min(k + hd, length)]
-        for ha in range(a_lo, top + 1):
-            row[d + ha] += wd * a_row[ha]
+        # slices, so that the loop index is known non-negative and the loop vectorises
+        target = row[d + a_lo:d + top + 1]
+        source = a_row[a_lo:top + 1]
+        for j in range(source.shape[0]):
+            target[j] += wd * source[j]
         row[d_end] += wd * tail
         kept += wd * row_mass
         if hd == 0 and a_lo == 0 and not include_stay:
@@ -256,41 +268,33 @@ def _finish(outcome, m, a, d, rounds, ast, out):
 
 
 @kernel
-def _play(A, D, rules, a, d, bombard, one, w, mass, a_base, explicit, scratch, eps, out,
-          rounds):
-    """Spread one round from (a, d) with weight w into mass (rows: attacker state - a_base).
-    explicit: the round is played on its own (the "nothing changes" part moves too); else that
-    part is left out, for the closed-form sweep.  Returns the mass moved."""
+def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps, out, rounds):
+    """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base).
+    closed: the closed-form sweep: the "nothing changes" part stays out and the rest moves
+    with weight w = m / (1 - its probability); else the round is played on its own (w = m).
+    Returns (mass moved, w)."""
     ast, ar, apmf, acum = A
     dst, dr, dpmf = D[0], D[1], D[2]
     if rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
+        w = m / (1.0 - apmf[a, 0] * dpmf[d, 0]) if closed else m
         return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
                             d + dst[d, S_OTHER], w, apmf[a], acum[a], ar[a, R_LO], ar[a, R_HI],
-                            dpmf[d], dr[d, R_LO], dr[d, R_HI], eps, explicit)
-    self_a, self_d = (-1, -1) if explicit else (a, d)
-    return _transition(A, D, rules, a, d, bombard, one, SPREAD, w, mass, a_base, self_a, self_d,
-                       mass, scratch, eps, out, rounds)
+                            dpmf[d], dr[d, R_LO], dr[d, R_HI], eps, not closed), w
+    moved, _, w = _transition(A, D, rules, a, d, bombard, one, SPREAD, m, mass, a_base, closed,
+                              mass, scratch, eps, out, rounds)
+    return moved, w
 
 
 @kernel
-def _stay(A, D, rules, a, d, one, scratch, out):
-    """Probability that a round from (a, d) changes nothing (no bombardment: not round 1)."""
-    if rules[RU_SIMPLE] == 1:
-        return A[2][a, 0] * D[2][d, 0]
-    empty = A[2][:0, :0]
-    return _transition(A, D, rules, a, d, one, one, DRY, 0.0, empty, 0, a, d, empty, scratch,
-                       0.0, out, 0)
-
-
-@kernel
-def _gather(A, D, rules, a, d, one, value, scratch, out):
-    """Sum over the pairs a round from (a, d) may lead to, other than (a, d) itself, of
-    P(pair) * value[pair]."""
+def _fight_on(A, D, rules, a, d, one, value, scratch, out):
+    """The attacker's chance to win if a round is fought from (a, d): the value of every pair
+    it may lead to, (a, d) itself summed in closed form."""
     ast, ar, apmf = A[0], A[1], A[2]
     dst, dr, dpmf = D[0], D[1], D[2]
     if rules[RU_SIMPLE] == 0:
-        return _transition(A, D, rules, a, d, one, one, GATHER, 0.0, value, 0, a, d, value,
-                           scratch, 0.0, out, 0)
+        total, stay, _ = _transition(A, D, rules, a, d, one, one, GATHER, 0.0, value, 0, True,
+                                     value, scratch, 0.0, out, 0)
+        return total / (1.0 - stay)
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     total = 0.0
@@ -299,7 +303,7 @@ def _gather(A, D, rules, a, d, one, value, scratch, out):
         for ha in range(ar[a, R_LO], ar[a, R_HI] + 1):
             if ha > 0 or hd > 0:
                 total += dpmf[d, hd] * apmf[a, ha] * value[row, min(d + ha, d_end)]
-    return total
+    return total / (1.0 - apmf[a, 0] * dpmf[d, 0])
 
 
 @kernel
@@ -365,9 +369,9 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
                     totals[1] += m
                 else:
                     totals[0] += m
-                    kept = _play(A, D, rules, base + k, d,
-                                 first_round if rounds_played == 0 else one, one, m, after, base,
-                                 True, scratch, eps, out, rounds_played + 1)
+                    kept, _ = _play(A, D, rules, base + k, d,
+                                    first_round if rounds_played == 0 else one, one, m, after,
+                                    base, False, scratch, eps, out, rounds_played + 1)
                     totals[1] += m - kept
         mass = after
         rounds_played += 1
@@ -386,10 +390,9 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
             elif m < state_eps:
                 totals[1] += m  # a state this unlikely is not worth a round
             else:
-                w = m / (1.0 - _stay(A, D, rules, base + k, d, one, scratch, out))
+                kept, w = _play(A, D, rules, base + k, d, one, one, m, mass, base, True, scratch,
+                                eps, out, rounds_played + 1)
                 totals[0] += w
-                kept = _play(A, D, rules, base + k, d, one, one, w, mass, base, False, scratch,
-                             eps, out, rounds_played + 1)
                 totals[1] += m - kept
 
 
@@ -443,8 +446,7 @@ def _win_values(A, D, rules, retreat, below, win_value, remainder, out):
             elif kind == MOVE:
                 fight = value[a2, d2]
             else:
-                stay = _stay(A, D, rules, a, d, one, scratch, out)
-                fight = _gather(A, D, rules, a, d, one, value, scratch, out) / (1.0 - stay)
+                fight = _fight_on(A, D, rules, a, d, one, value, scratch, out)
             win_value[a, d] = fight
             value[a, d] = fight
             if kind != END and should_retreat(a, d, 1, retreat, below, ast, dst, win_value):
