@@ -158,8 +158,7 @@ def simulate_chunks(seeds, chunk_trials, die, max_exchanges, same_exchange_remov
     a_top = a_points_hist.shape[1] - 1
     d_top = d_points_hist.shape[1] - 1
     for c in prange(n_chunks):
-        state = np.empty(1, dtype=np.uint64)
-        state[0] = seeds[c]
+        state = seeds[c]
         a_face_up = np.empty(n_types_a, dtype=np.int64)
         a_flipped = np.empty(n_types_a, dtype=np.int64)
         d_face_up = np.empty(n_types_d, dtype=np.int64)
@@ -173,8 +172,10 @@ def simulate_chunks(seeds, chunk_trials, die, max_exchanges, same_exchange_remov
             d_points = 0
             exchanges = 0
             while exchanges < max_exchanges and a_face_up.sum() > 0 and d_face_up.sum() > 0:
-                ra = 1 + int(next_uniform(state) * die)
-                rd = 1 + int(next_uniform(state) * die)
+                ua, state = next_uniform(state)
+                ud, state = next_uniform(state)
+                ra = 1 + int(ua * die)
+                rd = 1 + int(ud * die)
                 attack = side_value(ra, a_bonus, a_face_up, a_base) + a_extra
                 defence = side_value(rd, d_bonus, d_face_up, d_base)
                 row = loss_row(attack - defence, row_min)

@@ -27,11 +27,18 @@ _MARK = "_battlecalc_kernel"
 _state: dict = {"compiled": False}
 
 
+# parallel kernels only turn their prange loops into threads: the other parallel passes find
+# nothing to do in these kernels and cost compile time
+_PARALLEL = {"prange": True, "comprehension": False, "inplace_binop": False, "reduction": False,
+             "setitem": False, "numpy": False, "stencil": False, "fusion": False}
+
+
 def kernel(func=None, *, parallel: bool = False, inline: bool = False):
     """Mark a function as a kernel (compiled by :func:`compiled`, Python before that)."""
 
     def mark(f):
-        setattr(f, _MARK, {"parallel": parallel, "inline": "always" if inline else "never"})
+        setattr(f, _MARK, {"parallel": dict(_PARALLEL) if parallel else False,
+                           "inline": "always" if inline else "never"})
         return f
 
     return mark(func) if func is not None else mark

@@ -54,23 +54,25 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@kernel
+@kernel(inline=True)
 def next_uniform(state):
-    """Next uniform in [0, 1) from a splitmix64 stream; state: uint64[1], advanced in place."""
-    state[0] += _GOLDEN
-    z = state[0]
+    """(next uniform in [0, 1), next state) of a splitmix64 stream; state: uint64.  The state is
+    passed as a value, not kept in an array, so drawing stores nothing to memory and the
+    compiler may keep the battle's tables in registers across draws."""
+    state += _GOLDEN
+    z = state
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
     z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)) * _TO_UNIT
+    return (z >> np.uint64(11)) * _TO_UNIT, state
 
 
-@kernel
+@kernel(inline=True)
 def _sample(cdf, row, top, state):
-    """Hits of one category step: the smallest h in [0, top] with u < cdf[row, h]."""
+    """(hits of one category step: the smallest h in [0, top] with u < cdf[row, h], state)."""
     if top == 0:
-        return 0
-    u = next_uniform(state)
+        return 0, state
+    u, state = next_uniform(state)
     lo = 0
     hi = top
     while lo < hi:
@@ -79,13 +81,13 @@ def _sample(cdf, row, top, state):
             hi = mid
         else:
             lo = mid + 1
-    return lo
+    return lo, state
 
 
-@kernel
+@kernel(inline=True)
 def _pick(cdf, state):
-    """An index drawn with the law given by its running sums cdf[] (last entry 1)."""
-    u = next_uniform(state)
+    """(an index drawn with the law given by its running sums cdf[] (last entry 1), state)."""
+    u, state = next_uniform(state)
     lo = 0
     hi = cdf.shape[0] - 1
     while lo < hi:
@@ -94,23 +96,25 @@ def _pick(cdf, state):
             hi = mid
         else:
             lo = mid + 1
-    return lo
+    return lo, state
 
 
 @kernel
 def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, below,
                 win_value, remainder, state):
-    """One battle of two single walks (land; row = state): returns (outcome, a, d, rounds)."""
+    """One battle of two single walks (land; row = state index): returns (outcome, a, d,
+    rounds, random state)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = settle(ast, a, dst, d, False)
     rounds = 0
     while outcome == CONTINUE:
         rounds += 1
-        a_hits = _sample(acdf, a, ar[a, R_TOP], state)
-        d_hits = _sample(dcdf, d, dr[d, R_TOP], state)
+        a_hits, state = _sample(acdf, a, ar[a, R_TOP], state)
+        d_hits, state = _sample(dcdf, d, dr[d, R_TOP], state)
         if rounds == 1 and rules[RU_BOMBARD] == 1:
-            a_hits += _pick(bombard_cdf, state)
+            bombard_hits, state = _pick(bombard_cdf, state)
+            a_hits += bombard_hits
         d = min(d + a_hits, d_end)
         a = min(a + d_hits, a_end)
         outcome, a, d = settle(ast, a, dst, d, False)
@@ -123,13 +127,14 @@ def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat,
                 a = remainder[a]
                 a_end = a + ast[a, S_OTHER]
                 outcome, a, d = settle(ast, a, dst, d, False)
-    return outcome, a, d, rounds
+    return outcome, a, d, rounds, state
 
 
 @kernel
 def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, below, win_value,
            remainder, state):
-    """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds)."""
+    """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
+    random state)."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     rounds = 0
     outcome, a, d = settle(ast, a, dst, d, air_always)
@@ -143,17 +148,22 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
         rounds += 1
         lone = lone_transports(ast, a, rules)
         a_strike, d_strike = strikes(ast, a, dst, d, rules)
-        h = _sample(acdf, ast[a, S_ROW_S], ar[ast[a, S_ROW_S], R_TOP], state) if a_strike else 0
+        h = 0
+        if a_strike:
+            h, state = _sample(acdf, ast[a, S_ROW_S], ar[ast[a, S_ROW_S], R_TOP], state)
         d1 = assign(dst, dr, d, h, 0, 0, False)
-        h = _sample(dcdf, dst[d, S_ROW_S], dr[dst[d, S_ROW_S], R_TOP], state) if d_strike else 0
+        h = 0
+        if d_strike:
+            h, state = _sample(dcdf, dst[d, S_ROW_S], dr[dst[d, S_ROW_S], R_TOP], state)
         a1 = assign(ast, ar, a, h, 0, 0, False)
         # units in general fire: those left after the opening step, or all of them
         fa = a if fires_back(ast, a, rules) else a1
         fd = d if fires_back(dst, d, rules) else d1
-        hs_a, ha_a, hg_a = _general_hits(ast, ar, acdf, fa, a_strike, state)
-        hs_d, ha_d, hg_d = _general_hits(dst, dr, dcdf, fd, d_strike, state)
+        hs_a, ha_a, hg_a, state = _general_hits(ast, ar, acdf, fa, a_strike, state)
+        hs_d, ha_d, hg_d, state = _general_hits(dst, dr, dcdf, fd, d_strike, state)
         if rounds == 1 and rules[RU_BOMBARD] == 1:  # shore bombardment: at non-air units
-            hs_a += _pick(bombard_cdf, state)
+            h, state = _pick(bombard_cdf, state)
+            hs_a += h
         d = assign(dst, dr, d1, hs_a, ha_a, hg_a, air_on_subs(ast, fa, rules))
         a = assign(ast, ar, a1, hs_d, ha_d, hg_d, air_on_subs(dst, fd, rules))
         if lone and in_battle(ast, a):
@@ -167,58 +177,71 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
             else:  # a partial retreat: the units that stay fight on
                 a = remainder[a]
                 outcome, a, d = settle(ast, a, dst, d, air_always)
-    return outcome, a, d, rounds
+    return outcome, a, d, rounds, state
 
 
 @kernel
 def _general_hits(xst, xr, xcdf, x, struck, state):
-    """Hits of a side's general fire: (sub hits, air hits, other hits).  Subs that struck in
+    """(sub hits, air hits, other hits, state) of a side's general fire.  Subs that struck in
     the opening step do not fire again."""
     hs = 0
     if not struck and xst[x, S_SUBS] > 0:
-        hs = _sample(xcdf, xst[x, S_ROW_S], xr[xst[x, S_ROW_S], R_TOP], state)
-    ha = _sample(xcdf, xst[x, S_ROW_A], xr[xst[x, S_ROW_A], R_TOP], state)
-    return hs, ha, _sample(xcdf, xst[x, S_ROW_N], xr[xst[x, S_ROW_N], R_TOP], state)
+        hs, state = _sample(xcdf, xst[x, S_ROW_S], xr[xst[x, S_ROW_S], R_TOP], state)
+    ha, state = _sample(xcdf, xst[x, S_ROW_A], xr[xst[x, S_ROW_A], R_TOP], state)
+    hg, state = _sample(xcdf, xst[x, S_ROW_N], xr[xst[x, S_ROW_N], R_TOP], state)
+    return hs, ha, hg, state
+
+
+@kernel
+def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_value,
+           remainder, out, swing_offset):
+    """Play `trials` battles on one splitmix64 stream (seed) into one row of the outputs."""
+    ast, ar, acdf = A
+    dst, dr, dcdf = D
+    a_starts, a_start_cdf, d_starts, d_start_cdf = starts
+    outcomes, taken, a_final, d_final, rounds_hist, rounds_sum, swing_hist = out
+    state = seed
+    simple = rules[RU_SIMPLE] == 1
+    for _ in range(trials):
+        i, state = _pick(a_start_cdf, state)
+        j, state = _pick(d_start_cdf, state)
+        if simple:
+            outcome, a, d, rounds, state = _trial_walk(
+                ast, ar, acdf, dst, dr, dcdf, rules, a_starts[i], d_starts[j], bombard_cdf,
+                retreat, below, win_value, remainder, state)
+        else:
+            outcome, a, d, rounds, state = _trial(
+                ast, ar, acdf, dst, dr, dcdf, rules, a_starts[i], d_starts[j], bombard_cdf,
+                retreat, below, win_value, remainder, state)
+        outcomes[outcome] += 1
+        if takes(outcome, a, ast):
+            taken[0] += 1
+        a_final[a] += 1
+        d_final[d] += 1
+        rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
+        rounds_sum[0] += rounds
+        swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
 
 
 @kernel(parallel=True)
-def _simulate_chunks(seeds, chunk_trials, ast, ar, acdf, dst, dr, dcdf, rules,
-                     a_starts, a_start_cdf, d_starts, d_start_cdf, bombard_cdf, retreat, below,
+def _simulate_chunks(seeds, chunk_trials, A, D, rules, starts, bombard_cdf, retreat, below,
                      win_value, remainder, outcomes, taken, a_final, d_final, rounds_hist,
                      rounds_sum, swing_hist, swing_offset):
     """Simulate len(seeds) chunks of trials, chunk c writing only to row c of each output.
 
-    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk; a*/d*: each side's states,
-    rows and cdf tables; a_starts[K] / a_start_cdf[K] (and d_*): the side's possible
-    start states and the running sums of their probabilities; bombard_cdf: running sums of the
-    law of shore-bombardment hits; retreat, below, win_value, remainder: the attacker's retreat
-    policy (compile.Retreat).  Outputs: outcomes[C, 5] counts, taken[C] territory taken,
-    a_final[C, Fa] / d_final[C, Fd] final states, rounds_hist[C, R] (last bin: R-1 or more),
-    rounds_sum[C], swing_hist[C, K] TUV swing in IPC + swing_offset.
+    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk; A, D: each side's states,
+    rows and cdf tables; starts: (a_starts[K], a_start_cdf[K], d_starts, d_start_cdf), each
+    side's possible start states and the running sums of their probabilities; bombard_cdf:
+    running sums of the law of shore-bombardment hits; retreat, below, win_value, remainder:
+    the attacker's retreat policy (compile.Retreat).  Outputs: outcomes[C, 5] counts, taken[C]
+    territory taken, a_final[C, Fa] / d_final[C, Fd] final states, rounds_hist[C, R] (last
+    bin: R-1 or more), rounds_sum[C], swing_hist[C, K] TUV swing in IPC + swing_offset.
     """
-    simple = rules[RU_SIMPLE] == 1
     for c in prange(seeds.shape[0]):
-        state = np.empty(1, dtype=np.uint64)
-        state[0] = seeds[c]
-        for _ in range(chunk_trials[c]):
-            a = a_starts[_pick(a_start_cdf, state)]
-            d = d_starts[_pick(d_start_cdf, state)]
-            if simple:
-                outcome, a, d, rounds = _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d,
-                                                    bombard_cdf, retreat, below, win_value,
-                                                    remainder, state)
-            else:
-                outcome, a, d, rounds = _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d,
-                                               bombard_cdf, retreat, below, win_value,
-                                               remainder, state)
-            outcomes[c, outcome] += 1
-            if takes(outcome, a, ast):
-                taken[c] += 1
-            a_final[c, a] += 1
-            d_final[c, d] += 1
-            rounds_hist[c, min(rounds, rounds_hist.shape[1] - 1)] += 1
-            rounds_sum[c] += rounds
-            swing_hist[c, dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
+        _chunk(seeds[c], chunk_trials[c], A, D, rules, starts, bombard_cdf, retreat, below,
+               win_value, remainder, (outcomes[c], taken[c:c + 1], a_final[c], d_final[c],
+                                      rounds_hist[c], rounds_sum[c:c + 1], swing_hist[c]),
+               swing_offset)
 
 
 def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -256,9 +279,9 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
         last = min(first + CHUNKS_PER_CALL, n_chunks)
         rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
                 for key, shape in shapes.items()}
-        _simulate_chunks(seeds[first:last], chunk_trials[first:last], att.states, att.rows,
-                         att.cdf, dfn.states, dfn.rows, dfn.cdf,
-                         compiled.rules, *starts, bombard_cdf, retreat.vector, retreat.below,
+        _simulate_chunks(seeds[first:last], chunk_trials[first:last],
+                         (att.states, att.rows, att.cdf), (dfn.states, dfn.rows, dfn.cdf),
+                         compiled.rules, starts, bombard_cdf, retreat.vector, retreat.below,
                          retreat.win_value, retreat.remainder_start, *rows.values(),
                          swing_offset)
         for key, value in rows.items():
