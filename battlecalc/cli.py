@@ -560,8 +560,10 @@ def _unit_rows(ruleset) -> list[dict]:
             shots = f"{unit.aa_shots} shots/gun" if ruleset.flags["aa_dice"] == "per_gun" else (
                 "1 shot/aircraft")
             abilities.append(f"AA at {unit.aa_value} ({shots})")
-        if unit.support_target:
-            abilities.append(f"+{unit.support_bonus} to {unit.support_count} {unit.support_target}")
+        for support in ruleset.supports:
+            if support.giver == unit.name:
+                abilities.append(f"+{support.bonus} on attack to {support.count} "
+                                 f"{' or '.join(support.targets)}")
         if unit.submarine:
             abilities.append("submarine")
         if unit.anti_sub:

@@ -76,6 +76,9 @@ from .kernels.common import (
     S_SUBS,
     S_UNITS,
     STATE_COLS,
+    STRIKE_ALWAYS,
+    STRIKE_NEVER,
+    STRIKE_UNLESS_DESTROYER,
 )
 from .orders import LossOrder, casualty_steps
 from .spec import SUBMERGE_POLICIES
@@ -173,8 +176,9 @@ class _Walk:
     ipc: list = field(default_factory=list)
 
 
-def _walks(force: dict[str, int], units, order: LossOrder, split) -> list[_Walk]:
-    steps = casualty_steps(force, units, order)
+def _walks(force: dict[str, int], ruleset, order: LossOrder, split) -> list[_Walk]:
+    units = ruleset.units
+    steps = casualty_steps(force, units, order, ruleset.supports)
     walks = [_Walk() for _ in range(3)]
     current = [{n: c for n, c in force.items() if c and units[n].can_be_casualty
                 and _category(units[n], split) == cat} for cat in range(3)]
@@ -261,7 +265,8 @@ def build_side(spec: _SideSpec) -> Side:
     index = {name: i for i, name in enumerate(names)}
     land = np.array([units[n].is_land for n in names])
     sub_cols = [index[n] for n in names if units[n].submarine]
-    walks = [_walks(dict(force), units, spec.order, spec.split) for _, force, _, _ in spec.blocks]
+    walks = [_walks(dict(force), spec.ruleset, spec.order, spec.split)
+             for _, force, _, _ in spec.blocks]
     row_of = [[0, 0, 0] for _ in walks]
     pmf_rows, ranks, row_flags = [], [], []
     for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
@@ -349,7 +354,7 @@ def flat_state(side: Side, block: int, s: int, a: int, n: int) -> int:
 # Fire before round 1
 
 
-def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_units, d_units, flags,
+def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_units, flags,
               attacker_order: LossOrder) -> list[tuple[float, dict[str, int]]]:
     """The attacker's possible forces after round-1 AA fire, with their probabilities.
 
@@ -358,6 +363,7 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_units, d_uni
     losses restricted to aircraft (`aa_casualties = attacker_chooses`), or each die at its
     own aircraft, i.e. a uniformly random set of the aircraft shot at (`own_aircraft`).
     """
+    a_units = a_rules.units
     guns = {n: c for n, c in defender.items() if c and d_units[n].is_aa}
     aircraft = {n: c for n, c in attacker.items() if c and a_units[n].is_air}
     if not guns or not aircraft:
@@ -370,7 +376,8 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_units, d_uni
         n_dice = min(n_aircraft, sum(c * d_units[n].aa_shots for n, c in guns.items()))
     hit_chances = binomial_pmf(n_dice, hit_value / 6.0)
     outcomes: dict[tuple, float] = {}
-    air_order = [n for n, kind in casualty_steps(attacker, a_units, attacker_order)
+    air_order = [n for n, kind in casualty_steps(attacker, a_units, attacker_order,
+                                                 a_rules.supports)
                  if kind == "kill" and n in aircraft]
     names = list(aircraft)
     for hits, p_hits in enumerate(hit_chances):
@@ -432,12 +439,13 @@ def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags) -> 
 def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str,
                 bombard_in_round: bool, simple: bool) -> np.ndarray:
     """The round-rule vector of the kernels (kernels/common.py) from an edition's flags."""
-    strike = {"always": (1, 1), "unless_enemy_destroyer": (2, 2), "attacker_only": (2, 0)}
-    a_strike, d_strike = strike[flags["sub_first_strike"]] if sea else (0, 0)
+    strike = {"never": STRIKE_NEVER, "always": STRIKE_ALWAYS,
+              "unless_enemy_destroyer": STRIKE_UNLESS_DESTROYER}
     rules = np.zeros(RULE_COLS, dtype=np.int64)
-    rules[RU_A_STRIKE] = a_strike
-    rules[RU_D_STRIKE] = d_strike
-    rules[RU_STRIKE_RETURN] = flags["sub_first_strike"] == "always"
+    if sea:
+        rules[RU_A_STRIKE] = strike[flags["attacker_sub_first_strike"]]
+        rules[RU_D_STRIKE] = strike[flags["defender_sub_first_strike"]]
+    rules[RU_STRIKE_RETURN] = flags["strike_casualties_fire_back"] == "with_own_destroyer"
     rules[RU_AIR_ALWAYS] = flags["air_hits_subs"] == "always"
     rules[RU_SUBMERGE] = {"end_of_round": 0, "before_fire": 1, "never": 2}[
         flags["submerge_timing"] if sea else "never"]
@@ -471,7 +479,7 @@ def compile_battle(battle) -> CompiledBattle:
     d_submerge = submerge_possible and battle.defender_submerge != "never"
     blocks = [(1.0, battle.attacker)]
     if not battle.sea:
-        blocks = aa_blocks(battle.attacker, battle.defender, a_units, d_units, flags,
+        blocks = aa_blocks(battle.attacker, battle.defender, a_rules, d_units, flags,
                            battle.attacker_order)
     a_blocks = tuple(
         (prob, _force_key(force),

@@ -90,61 +90,47 @@ def add_dice(dice: dict[tuple[int, int], int], value: int, units: int, dice_per_
     dice[key] = dice.get(key, 0) + count
 
 
-def unit_supports(units) -> tuple:
-    """Attack support rules (giver, targets, bonus, count, kind) of a unit table."""
-    return tuple((u.name, (u.support_target,), u.support_bonus, u.support_count, u.name)
-                 for u in units.values()
-                 if u.support_target and u.support_bonus and u.support_count)
-
-
-def firepower(force: Mapping[str, int], units, role: str, die_size: int = 6) -> float:
+def firepower(force: Mapping[str, int], units, role: str, supports=(),
+              die_size: int = 6) -> float:
     """Expected hits of a force in one round of general fire."""
     return sum(hit_chance(v, b, die_size) * n
-               for (v, b), n in force_dice(force, units, role, unit_supports(units)).items())
+               for (v, b), n in force_dice(force, units, role, supports).items())
 
 
 def supported_counts(force: Mapping[str, int], supports) -> dict[str, tuple[int, int]]:
     """Units of each type that get a support bonus: {unit: (supported count, bonus)}.
 
-    supports: (giver, targets, bonus, count, kind) rules; each giver present supports `count`
-    target units, targets taken in the order listed.  Bonuses of one kind never stack: a unit
-    gets at most one bonus of a kind (the first kind listed wins where kinds compete).
+    supports: rules.Support entries; each giver present supports `count` target units, the
+    targets taken in the order listed; a unit gets at most one support bonus.
     """
     supported: dict[str, tuple[int, int]] = {}
     taken: dict[str, int] = {}
-    for giver, targets, bonus, count, _kind in supports:
-        capacity = force.get(giver, 0) * count
-        for target in targets:
-            if capacity <= 0:
-                break
-            free = force.get(target, 0) - taken.get(target, 0)
-            given = min(free, capacity)
+    for support in supports:
+        capacity = force.get(support.giver, 0) * support.count
+        for target in support.targets:
+            given = min(force.get(target, 0) - taken.get(target, 0), capacity)
             if given > 0:
                 taken[target] = taken.get(target, 0) + given
                 capacity -= given
-                n, b = supported.get(target, (0, bonus))
-                supported[target] = (n + given, max(b, bonus))
+                n, bonus = supported.get(target, (0, support.bonus))
+                supported[target] = (n + given, max(bonus, support.bonus))
     return supported
 
 
 def force_dice(force: Mapping[str, int], units, role: str, supports=()) -> dict:
     """Dice a force rolls in one round of general fire: {(value, best_of): dice}.
 
-    units: unit name -> Unit (attack, defense, attack_dice, best_die, can_attack); support
-    (see :func:`supported_counts`) counts on attack only, from the units present.
+    units: unit name -> Unit; role: "attack" or "defense"; supports (rules.Support) count on
+    attack only, from the units present.
     """
     dice: dict[tuple[int, int], int] = {}
     supported = supported_counts(force, supports) if role == "attack" else {}
     for name, n in force.items():
         unit = units[name]
-        if not n:
+        if not n or (role == "attack" and not unit.can_attack):
             continue
-        if role == "attack":
-            if not unit.can_attack:
-                continue
-            boosted, bonus = supported.get(name, (0, 0))
-            add_dice(dice, unit.attack + bonus, boosted, unit.attack_dice, unit.best_die)
-            add_dice(dice, unit.attack, n - boosted, unit.attack_dice, unit.best_die)
-        else:
-            add_dice(dice, unit.defense, n)
+        boosted, bonus = supported.get(name, (0, 0))
+        value, per_unit = unit.value(role), unit.dice(role)
+        add_dice(dice, value + bonus, boosted, per_unit, unit.best_die)
+        add_dice(dice, value, n - boosted, per_unit, unit.best_die)
     return dice

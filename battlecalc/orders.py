@@ -112,7 +112,7 @@ def _weakest_order(units: dict[str, Unit], role: str) -> list[str]:
 
 
 def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
-                 enemy_has_subs: bool) -> list[str]:
+                 enemy_has_subs: bool, supports) -> list[str]:
     """Greedy: lose the unit whose loss costs the least expected hits, then the cheapest."""
     from .dice import firepower  # numpy: only the smart preset needs it, not parsing
 
@@ -120,7 +120,7 @@ def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
     left = {n: c for n, c in kills.items() if c}
     sequence: list[str] = []
     while left:
-        base = firepower(left, units, role)
+        base = firepower(left, units, role, supports)
         costs = {}
         for name in left:
             unit = units[name]
@@ -128,7 +128,7 @@ def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
             after[name] -= 1
             keep_for_subs = 1 if (enemy_has_subs and unit.anti_sub) else 0
             costs[name] = (unit.loss_rank, keep_for_subs,
-                           round(base - firepower(after, units, role), 12), unit.cost,
+                           round(base - firepower(after, units, role, supports), 12), unit.cost,
                            index[name])
         name = min(left, key=costs.__getitem__)
         sequence.append(name)
@@ -139,8 +139,9 @@ def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
 
 
 def casualty_steps(force: dict[str, int], units: dict[str, Unit],
-                   order: LossOrder | list[str]) -> list[tuple[str, str]]:
-    """The casualty sequence of a force: (unit name, "damage" | "kill") in the order lost."""
+                   order: LossOrder | list[str], supports=()) -> list[tuple[str, str]]:
+    """The casualty sequence of a force: (unit name, "damage" | "kill") in the order lost;
+    supports (rules.Support) matter to the smart preset only."""
     if not isinstance(order, LossOrder):  # a plain list of unit names, lost in that order
         names = list(order)
         order = LossOrder("attack", "cheapest", tuple((n, None) for n in names))
@@ -176,7 +177,7 @@ def casualty_steps(force: dict[str, int], units: dict[str, Unit],
         name = units[name].damaged_form or name if units[name].hp > 1 else name
         kill_sequence.extend([name] * take)
     if order.preset == "smart":
-        remainder = _smart_kills(left, units, role, order.enemy_has_subs)
+        remainder = _smart_kills(left, units, role, order.enemy_has_subs, supports)
     else:
         remainder = [n for n in sorted(left, key=lambda n: rank.get(n, len(rank)))
                      for _ in range(left[n])]

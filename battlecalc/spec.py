@@ -273,10 +273,6 @@ def _check_domains(ruleset: Ruleset, a_rules: Ruleset, sea: bool, a_army: dict[s
     for name in a_army:
         if not a_rules.units[name].can_attack:
             raise BattleInputError(f"{name} cannot attack (it only defends)")
-    if sea and ruleset.flags["sub_first_strike"] not in ("always", "unless_enemy_destroyer"):
-        raise BattleInputError(
-            f"sea battles of {ruleset.id} are not supported (sub_first_strike = "
-            f"{ruleset.flags['sub_first_strike']})")
 
 
 def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool = False,
@@ -308,6 +304,10 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     d_submerge = check_choice("defender submerge policy", defender_submerge, SUBMERGE_POLICIES)
     if not sea and (a_submerge != "never" or d_submerge != "never"):
         raise BattleInputError("submerge policies apply to sea battles only (--sea)")
+    if (a_submerge != "never" or d_submerge != "never") \
+            and ruleset.flags["submerge_timing"] == "never":
+        raise BattleInputError(f"submarines never submerge in {ruleset.id}: "
+                               "use the submerge policy never")
     keep_land = check_int("keep-land", keep_land, 0)
     if keep_land:
         land_units = sum(n for u, n in a_army.items() if ruleset.units[u].is_land)

@@ -360,7 +360,7 @@ TOML_VALUES = st.sampled_from([
     "[" * 50 + "]" * 50,
 ])
 INSERTED_LINES = ["bogus = 1", "[units.extra]", "[tech.x]", "hp = 3", "attack_dice = 3",
-                  "best_die = true", 'support_target = "nobody"', 'damaged_form = "infantry"',
+                  "best_die = true", 'damaged_form = "infantry"',
                   "aa_value = 6", "aa_shots = 10", "carrier_capacity = 4", "= =", "["]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import tomllib
 from importlib import resources
 
@@ -10,7 +11,14 @@ import pytest
 
 from battlecalc.errors import BattleInputError
 from battlecalc.orders import default_loss_order
-from battlecalc.rules import RULE_FLAGS, RulesFileError, list_editions, load_rules, validate
+from battlecalc.rules import (
+    RULE_FLAGS,
+    RulesFileError,
+    list_editions,
+    load_rules,
+    load_rules_file,
+    validate,
+)
 
 
 def _raw(edition: str) -> dict:
@@ -184,8 +192,8 @@ def test_validate_reports_no_cascading_errors():
          "revised.rules.bombard_return_fire: expected one of True, False, got 'yes'"),
         (lambda raw: raw["rules"].update(aa_rounds=True),
          "revised.rules.aa_rounds: expected one of 1, got True"),
-        (lambda raw: raw["units"]["artillery"].update(support_target="ninja"),
-         "revised.units.artillery.support_target: unknown unit 'ninja'"),
+        (lambda raw: raw["support"][0].update(targets=["ninja"]),
+         "revised.support[0]: unknown unit 'ninja'"),
         (lambda raw: raw["units"]["tank"].update(aliases=["inf"]),
          "revised.units.tank.aliases: 'inf' already names 'infantry'"),
         (lambda raw: raw["tech"]["jets"]["fighter"].update(range=2),
@@ -213,3 +221,79 @@ def test_load_rules_file_validates_an_edition_file_at_a_path(tmp_path):
     bad.write_text(text.replace("cost = 15", 'cost = "fifteen"'), encoding="utf-8")
     with pytest.raises(RulesFileError, match=r"revised\.units\.bomber\.cost: expected an integer"):
         load_rules_file(str(bad))
+
+
+# --- edition files that build on a shipped edition (issue 9: data-only editions) -------------
+
+
+def _write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_an_edition_file_on_a_base_runs_with_one_value_changed(tmp_path):
+    path = _write(tmp_path, "strong-tanks.toml", """
+base = "revised"
+format = 1
+id = "strong-tanks"
+name = "Revised with tanks attacking at 4"
+
+[units.tank]
+attack = 4
+""")
+    import battlecalc
+
+    r = battlecalc.simulate(rules=path, attacker="1 tank", defender="1 inf", method="exact")
+    # a round: the tank hits on 4 (4/6), the infantry on 2 (2/6); nothing changes w.p. 8/36
+    assert (r.attacker_win, r.draw, r.defender_win) == pytest.approx((4 / 7, 2 / 7, 1 / 7),
+                                                                    abs=1e-12)
+    ruleset = load_rules_file(path)
+    base = load_rules("revised")
+    assert ruleset.units["tank"].cost == base.units["tank"].cost  # the rest is the base's
+    assert ruleset.flags == base.flags and ruleset.supports == base.supports
+    assert set(ruleset.techs) == set(base.techs)
+    # unchanged units give the base's answers
+    same = battlecalc.simulate(rules=path, attacker="3 inf 1 art", defender="3 inf",
+                               method="exact")
+    want = battlecalc.simulate(rules="revised", attacker="3 inf 1 art", defender="3 inf",
+                               method="exact")
+    assert same.attacker_win == want.attacker_win
+
+
+def test_a_technology_may_change_a_support(tmp_path):
+    path = _write(tmp_path, "improved.toml", """
+base = "1942-2e"
+format = 1
+id = "improved"
+name = "1942 2E with improved artillery"
+
+[tech.improved_artillery]
+description = "each artillery supports two infantry"
+support.artillery = { count = 2 }
+""")
+    import battlecalc
+
+    improved = battlecalc.simulate(rules=path, attacker="2 inf 1 art", defender="1 inf",
+                                   attacker_tech="improved_artillery", method="exact")
+    plain = battlecalc.simulate(rules=path, attacker="2 inf 1 art", defender="1 inf",
+                                method="exact")
+    # with both infantry supported the attacker scores three dice at 2: more wins
+    assert improved.attacker_win > plain.attacker_win
+    ruleset = load_rules_file(path).with_techs(("improved_artillery",))
+    assert [(s.giver, s.count) for s in ruleset.supports] == [("artillery", 2)]
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ('base = "nowhere"\n', "'nowhere' is neither a shipped edition"),
+    ('base = "cycle.toml"\n', "is a cycle"),
+    ('base = "revised"\n[tech.x]\nsupport.tank = { count = 2 }\n', "no support of that giver"),
+    ('base = "revised"\n[[support]]\ngiver = "tank"\ntargets = ["ninja"]\n',
+     "support[0]: unknown unit 'ninja'"),
+    ('base = "revised"\ndie_size = 1\n', "die_size: expected an integer 2..100"),
+])
+def test_edition_file_base_errors_name_the_file(tmp_path, text, fragment):
+    path = _write(tmp_path, "cycle.toml", 'format = 1\nid = "x"\nname = "x"\n' + text)
+    with pytest.raises(RulesFileError, match=re.escape(fragment)) as caught:
+        load_rules_file(path)
+    assert str(path) in str(caught.value)

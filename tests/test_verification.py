@@ -226,7 +226,8 @@ def _assert_caught(monkeypatch, edition, broken):
 
 def test_mutation_1942_subs_always_strike_first(monkeypatch):
     true = load_rules("1942-2e")
-    _assert_caught(monkeypatch, "1942-2e", _with_flags(true, sub_first_strike="always"))
+    _assert_caught(monkeypatch, "1942-2e", _with_flags(true, attacker_sub_first_strike="always",
+                                                       defender_sub_first_strike="always"))
 
 
 def test_mutation_1942_air_always_hits_subs(monkeypatch):
@@ -259,7 +260,7 @@ def test_mutation_1942_bombardment_casualties_do_not_fire_back(monkeypatch):
 
 def test_mutation_1942_artillery_supports_nobody(monkeypatch):
     true = load_rules("1942-2e")
-    _assert_caught(monkeypatch, "1942-2e", _with_unit(true, "artillery", support_count=0))
+    _assert_caught(monkeypatch, "1942-2e", dataclasses.replace(true, supports=()))
 
 
 def test_mutation_1942_transports_defend_at_one(monkeypatch):
@@ -269,6 +270,6 @@ def test_mutation_1942_transports_defend_at_one(monkeypatch):
 
 def test_mutation_is_undone_after_the_test():
     # monkeypatch restores _CACHE: the shipped rules are back (whatever ran before)
-    assert load_rules("1942-2e").flags["sub_first_strike"] == "unless_enemy_destroyer"
-    assert load_rules("1942-2e").units["artillery"].support_count == 1
+    assert load_rules("1942-2e").flags["attacker_sub_first_strike"] == "unless_enemy_destroyer"
+    assert [s.giver for s in load_rules("1942-2e").supports] == ["artillery"]
     assert load_rules("revised").flags["aa_dice"] == "per_aircraft"

@@ -3,11 +3,12 @@
 A formula-model edition (``model = "formula"``) describes the seed-002 combat: each side rolls
 one die, its value is (die + level bonus) x face-up pieces + the sum of the per-type base
 values of its face-up pieces, and the difference (attack - defence) is read off a loss table.
-The table is data, validated here; :func:`validate_formula` is called by
+The table is data, validated here; :func:`validate_section` is called by
 :func:`battlecalc.rules.validate` and appends its problems to the same error list, each with a
 path (``formula.formula.loss_table[2].attacker_loses: ...``).
 
-This module must not import :mod:`battlecalc.rules` (which imports it lazily).
+This module must not import :mod:`battlecalc.rules` (which loads it, by name, for formula
+editions: rules.MODEL_SECTIONS).
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def _piece_types(units: dict[str, Any], prefix: str, errors: list[str]) -> tuple
     return tuple(pairs)
 
 
-def validate_formula(raw: Any, prefix: str, units: dict[str, Any], errors: list[str]):
+def validate_section(raw: Any, prefix: str, units: dict[str, Any], errors: list[str]):
     """Check the ``[formula]`` table of a formula-model edition; append problems to `errors`.
 
     raw: the parsed table; prefix: the edition id used in error paths; units: the edition's

@@ -8,6 +8,7 @@ edition means adding a file here; the kernels never look at edition ids.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -38,39 +39,54 @@ RULE_FLAGS: dict[str, tuple[tuple[Any, ...], Any, str]] = {
         "losses restricted to aircraft (1942 2E)",
     ),
     "aa_rounds": ((1,), 1, "AA fires in the first round only"),
-    "sub_first_strike": (
-        ("always", "unless_enemy_destroyer", "attacker_only"),
-        "unless_enemy_destroyer",
-        "when a side's submarines fire in the opening step (sea battles)",
+    "attacker_sub_first_strike": (
+        ("never", "always", "unless_enemy_destroyer"),
+        "never",
+        "when the attacker's submarines fire in an opening step of their own, before general "
+        "fire, at sea units only (subs that do not strike fire with the other units)",
+    ),
+    "defender_sub_first_strike": (
+        ("never", "always", "unless_enemy_destroyer"),
+        "never",
+        "the same for the defender's submarines",
+    ),
+    "strike_casualties_fire_back": (
+        ("never", "with_own_destroyer"),
+        "never",
+        "whether units sunk in the opening step still fire in general fire (Revised: a side "
+        "with a destroyer)",
     ),
     "air_hits_subs": (
         ("always", "with_own_destroyer"),
-        "with_own_destroyer",
+        "always",
         "whether aircraft may hit submarines without a destroyer on their side",
     ),
     "submerge_timing": (
         ("end_of_round", "before_fire", "never"),
-        "before_fire",
+        "never",
         "when submarines may submerge (never while an enemy destroyer is present)",
     ),
     "lone_attacking_transports": (
         ("one_volley_then_retreat", "destroyed"),
         "destroyed",
-        "what happens to an attacking force left with transports only",
+        "one_volley_then_retreat: an attacking force left with transports only takes one more "
+        "volley, then retreats; destroyed: no special rule (defenceless units are lost without "
+        "dice when the enemy can hit them)",
     ),
     "bombard_return_fire": (
         (True, False),
-        True,
-        "whether shore-bombardment casualties fire back in round 1",
+        False,
+        "whether shore-bombardment hits join round 1, their casualties firing back (else they "
+        "are taken before round 1)",
     ),
     "bombard_per_landing_unit": (
         (True, False),
-        True,
+        False,
         "at most one bombarding ship per land unit landed from transports",
     ),
     "amphibious_retreat": (
         ("none", "air_only", "air_and_overland"),
-        "air_and_overland",
+        "none",
         "which attackers of an amphibious assault may retreat",
     ),
     "formula_flips": (
@@ -81,7 +97,11 @@ RULE_FLAGS: dict[str, tuple[tuple[Any, ...], Any, str]] = {
         "earlier in the same exchange may also be removed",
     ),
 }
+# Combat models: "dice" (A&A dice battles, the engine) and models whose edition files carry a
+# section of their own, validated by the module named here (imported only to load such a file:
+# edition data knows no model's code).
 MODELS = ("dice", "formula")
+MODEL_SECTIONS = {"formula": "battlecalc.formula.schema"}
 
 # Unit fields: name -> (type check, default).  `None` default means required.
 _REQUIRED = object()
@@ -121,8 +141,10 @@ UNIT_FIELDS: dict[str, tuple[Any, Any]] = {
     "defense": (_is_int(0, 6), _REQUIRED),
     "domain": (_is_domain, _REQUIRED),
     "hp": (_is_int(1, 3), 1),
-    # dice rolled per unit on attack; with best_die only the best one counts (max 1 hit)
+    # dice rolled per unit on attack / defence; with best_die only the best one counts (at most
+    # one hit a unit)
     "attack_dice": (_is_int(1, 3), 1),
+    "defense_dice": (_is_int(1, 3), 1),
     "best_die": (_is_bool, False),
     "can_attack": (_is_bool, True),
     # can_be_casualty=false: never chosen as a casualty (Revised AA gun); such a unit does not
@@ -136,10 +158,6 @@ UNIT_FIELDS: dict[str, tuple[Any, Any]] = {
     "defenceless": (_is_bool, False),
     # order-of-losses rank: lower ranks are lost first, before cost is considered
     "loss_rank": (_is_int(-9, 9), 0),
-    # support given on attack: support_bonus to support_count units of type support_target
-    "support_target": (_is_name_or_empty, ""),
-    "support_bonus": (_is_int(0, 6), 0),
-    "support_count": (_is_int(0, 10), 0),
     # sea abilities (used by sea battles)
     "submarine": (_is_bool, False),
     "anti_sub": (_is_bool, False),
@@ -162,6 +180,7 @@ class Unit:
     domain: str
     hp: int = 1
     attack_dice: int = 1
+    defense_dice: int = 1
     best_die: bool = False
     can_attack: bool = True
     can_be_casualty: bool = True
@@ -169,9 +188,6 @@ class Unit:
     aa_shots: int = 0
     defenceless: bool = False
     loss_rank: int = 0
-    support_target: str = ""
-    support_bonus: int = 0
-    support_count: int = 0
     submarine: bool = False
     anti_sub: bool = False
     transport: bool = False
@@ -195,12 +211,37 @@ class Unit:
         """Combat value when attacking (`role="attack"`) or defending."""
         return self.attack if role == "attack" else self.defense
 
+    def dice(self, role: str) -> int:
+        """Dice the unit rolls when attacking (`role="attack"`) or defending."""
+        return self.attack_dice if role == "attack" else self.defense_dice
+
+
+@dataclass(frozen=True)
+class Support:
+    """On attack, each `giver` present gives +`bonus` to `count` units of the `targets` (taken
+    in the order listed); a unit gets at most one support bonus."""
+
+    giver: str
+    targets: tuple[str, ...]
+    bonus: int = 1
+    count: int = 1
+
+
+SUPPORT_FIELDS: dict[str, tuple[Any, Any]] = {
+    "giver": (_is_name_or_empty, _REQUIRED),
+    "targets": (_is_str_list, _REQUIRED),
+    "bonus": (_is_int(1, 6), 1),
+    "count": (_is_int(1, 10), 1),
+}
+
 
 @dataclass(frozen=True)
 class Tech:
     name: str
     description: str
     changes: MappingProxyType  # unit name -> {field: value}
+    support_changes: MappingProxyType = field(  # giver -> {field: value}
+        default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,18 +255,11 @@ class Ruleset:
     aliases: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     model: str = "dice"  # "dice" (A&A dice battles) or "formula" (seed 002, battlecalc.formula)
     formula: MappingProxyType | None = None  # the validated [formula] table of a formula model
-
     die_size: int = 6
+    supports: tuple[Support, ...] = ()
 
     def unit(self, name: str) -> Unit:
         return self.units[name]
-
-    @property
-    def supports(self) -> tuple:
-        """Attack support rules (giver, targets, bonus, count, kind) of the unit table."""
-        from ..dice import unit_supports
-
-        return unit_supports(self.units)
 
     def with_techs(self, techs: tuple[str, ...] | list[str]) -> Ruleset:
         """The same edition with the given technologies applied to its unit table (one object
@@ -240,29 +274,62 @@ class Ruleset:
 
     def _apply_techs(self, techs: tuple[str, ...]) -> Ruleset:
         units = dict(self.units)
+        supports = self.supports
         for tech_name in techs:
             if tech_name not in self.techs:
                 raise BattleInputError(
                     f"unknown technology {quoted(tech_name)} for {self.id}; "
                     f"known: {', '.join(self.techs) or 'none'}"
                 )
-            for unit_name, overrides in self.techs[tech_name].changes.items():
+            tech = self.techs[tech_name]
+            for unit_name, overrides in tech.changes.items():
                 units[unit_name] = dataclasses.replace(units[unit_name], **overrides)
-        return dataclasses.replace(self, units=MappingProxyType(units))
+            supports = tuple(dataclasses.replace(s, **tech.support_changes.get(s.giver, {}))
+                             for s in supports)
+        return dataclasses.replace(self, units=MappingProxyType(units), supports=supports)
 
 
 class RulesFileError(BattleInputError):
     """An edition file that does not validate; the message lists every problem with a path."""
 
 
+def _fields(spec: Any, schema: dict[str, tuple[Any, Any]], path: str,
+            errors: list[str]) -> dict[str, Any] | None:
+    """A table checked against a field schema, defaults filled in; None if it has problems
+    (each appended to errors with its path)."""
+    if not isinstance(spec, dict):
+        errors.append(f"{path}: expected a table")
+        return None
+    values: dict[str, Any] = {}
+    ok = True
+    for key, value in spec.items():
+        if key not in schema:
+            errors.append(f"{path}.{key}: unknown key")
+            ok = False
+        elif problem := schema[key][0](value):
+            errors.append(f"{path}.{key}: {problem}")
+            ok = False
+        else:
+            values[key] = value
+    for key, (_, default) in schema.items():
+        if key not in values and key not in spec:
+            if default is _REQUIRED:
+                errors.append(f"{path}.{key}: missing")
+                ok = False
+            else:
+                values[key] = default
+    return values if ok else None
+
+
 def validate(raw: dict[str, Any], source: str) -> Ruleset:
-    """Check a parsed edition file and build its Ruleset; raise with every error at once."""
+    """Check a parsed edition file (its base merged in) and build its Ruleset; raise with every
+    error at once."""
     errors: list[str] = []
     edition_id = raw.get("id")
     prefix = edition_id if isinstance(edition_id, str) and edition_id else source
 
-    known_top = {"format", "id", "name", "description", "model", "formula", "rules", "units",
-                 "tech"}
+    known_top = {"format", "id", "name", "description", "model", "die_size", "rules", "units",
+                 "support", "tech", "base", *MODEL_SECTIONS}
     for key in raw:
         if key not in known_top:
             errors.append(f"{prefix}.{key}: unknown key")
@@ -271,6 +338,9 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
     for key in ("id", "name"):
         if not isinstance(raw.get(key), str) or not raw.get(key):
             errors.append(f"{prefix}.{key}: expected a non-empty string")
+    die_size = raw.get("die_size", 6)
+    if problem := _is_int(2, 100)(die_size):
+        errors.append(f"{prefix}.die_size: {problem}")
 
     flags: dict[str, Any] = {name: spec[1] for name, spec in RULE_FLAGS.items()}
     raw_rules = raw.get("rules", {})
@@ -292,37 +362,30 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         errors.append(f"{prefix}.units: expected a table of units")
         raw_units = {}
     for unit_name, spec in raw_units.items():
-        path = f"{prefix}.units.{unit_name}"
-        if not isinstance(spec, dict):
-            errors.append(f"{path}: expected a table")
-            continue
-        values: dict[str, Any] = {}
-        for key, value in spec.items():
-            if key not in UNIT_FIELDS:
-                errors.append(f"{path}.{key}: unknown key")
-                continue
-            problem = UNIT_FIELDS[key][0](value)
-            if problem:
-                errors.append(f"{path}.{key}: {problem}")
-            else:
-                values[key] = value
-        for key, (_, default) in UNIT_FIELDS.items():
-            if key in values:
-                continue
-            if default is _REQUIRED:
-                if key not in spec:
-                    errors.append(f"{path}.{key}: missing")
-            else:
-                values[key] = default
-        if all(key in values for key in UNIT_FIELDS):
+        values = _fields(spec, UNIT_FIELDS, f"{prefix}.units.{unit_name}", errors)
+        if values is not None:
             values["aliases"] = tuple(a.lower() for a in values["aliases"])
             units[unit_name] = Unit(name=unit_name, **values)
-
     for unit in units.values():
-        for ref_field in ("support_target", "damaged_form"):
-            ref = getattr(unit, ref_field)
-            if ref and ref not in raw_units:
-                errors.append(f"{prefix}.units.{unit.name}.{ref_field}: unknown unit {ref!r}")
+        if unit.damaged_form and unit.damaged_form not in raw_units:
+            errors.append(f"{prefix}.units.{unit.name}.damaged_form: unknown unit "
+                          f"{unit.damaged_form!r}")
+
+    supports: list[Support] = []
+    raw_support = raw.get("support", [])
+    if not isinstance(raw_support, list):
+        errors.append(f"{prefix}.support: expected a list of tables (one [[support]] each)")
+        raw_support = []
+    for i, spec in enumerate(raw_support):
+        path = f"{prefix}.support[{i}]"
+        values = _fields(spec, SUPPORT_FIELDS, path, errors)
+        if values is None:
+            continue
+        for name in (values["giver"], *values["targets"]):
+            if name not in raw_units:
+                errors.append(f"{path}: unknown unit {name!r}")
+        supports.append(Support(values["giver"], tuple(values["targets"]), values["bonus"],
+                                values["count"]))
 
     aliases: dict[str, str] = {}
     for unit in units.values():
@@ -339,46 +402,52 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
     if not isinstance(raw_techs, dict):
         errors.append(f"{prefix}.tech: expected a table")
         raw_techs = {}
+    givers = {s.giver for s in supports}
     for tech_name, spec in raw_techs.items():
         path = f"{prefix}.tech.{tech_name}"
         if not isinstance(spec, dict):
             errors.append(f"{path}: expected a table")
             continue
-        description = spec.get("description", "")
         changes: dict[str, dict[str, Any]] = {}
-        for unit_name, overrides in spec.items():
-            if unit_name == "description":
+        support_changes: dict[str, dict[str, Any]] = {}
+        for key, overrides in spec.items():
+            if key == "description":
                 continue
-            if unit_name not in raw_units:
-                errors.append(f"{path}.{unit_name}: unknown unit")
+            if key == "support":  # support.<giver> = {count = 2}
+                for giver, fields_ in (overrides.items() if isinstance(overrides, dict)
+                                       else [("", overrides)]):
+                    if giver not in givers:
+                        errors.append(f"{path}.support.{giver}: no support of that giver")
+                    elif _fields(fields_, {k: (c, None) for k, (c, _) in SUPPORT_FIELDS.items()
+                                           if k not in ("giver",)},
+                                 f"{path}.support.{giver}", errors) is not None:
+                        support_changes[giver] = dict(fields_)
                 continue
-            if unit_name not in units:  # the unit itself is invalid; already reported
+            if key not in raw_units:
+                errors.append(f"{path}.{key}: unknown unit")
                 continue
-            if not isinstance(overrides, dict):
-                errors.append(f"{path}.{unit_name}: expected a table of unit fields")
+            if key not in units:  # the unit itself is invalid; already reported
                 continue
-            for key, value in overrides.items():
-                if key not in UNIT_FIELDS or key == "aliases":
-                    errors.append(f"{path}.{unit_name}.{key}: unknown key")
-                elif problem := UNIT_FIELDS[key][0](value):
-                    errors.append(f"{path}.{unit_name}.{key}: {problem}")
-            changes[unit_name] = dict(overrides)
-        techs[tech_name] = Tech(tech_name, description, MappingProxyType(changes))
+            if _fields(overrides, {k: (c, None) for k, (c, _) in UNIT_FIELDS.items()
+                                   if k != "aliases"}, f"{path}.{key}", errors) is not None:
+                changes[key] = dict(overrides)
+        techs[tech_name] = Tech(tech_name, spec.get("description", ""),
+                                MappingProxyType(changes), MappingProxyType(support_changes))
 
     model = raw.get("model", "dice")
-    formula = None
+    sections: dict[str, Any] = {}
     if model not in MODELS:
         allowed = ", ".join(repr(m) for m in MODELS)
         errors.append(f"{prefix}.model: expected one of {allowed}, got {model!r}")
-    elif model == "formula":
-        from ..formula.schema import validate_formula  # lazy: battlecalc.formula imports rules
-
-        if "formula" not in raw:
-            errors.append(f'{prefix}.formula: missing (required with model = "formula")')
-        else:
-            formula = validate_formula(raw["formula"], prefix, units, errors)
-    elif "formula" in raw:
-        errors.append(f'{prefix}.formula: only allowed with model = "formula"')
+    for section, module_name in MODEL_SECTIONS.items() if model in MODELS else ():
+        if section == model:
+            if section not in raw:
+                errors.append(f'{prefix}.{section}: missing (required with model = "{model}")')
+            else:  # the model's own schema, loaded only for its editions
+                module = importlib.import_module(module_name)
+                sections[section] = module.validate_section(raw[section], prefix, units, errors)
+        elif section in raw:
+            errors.append(f'{prefix}.{section}: only allowed with model = "{section}"')
 
     if errors:
         raise RulesFileError("invalid rules file:\n  " + "\n  ".join(errors))
@@ -391,8 +460,34 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         techs=MappingProxyType(techs),
         aliases=MappingProxyType(aliases),
         model=model,
-        formula=formula,
+        formula=sections.get("formula"),
+        die_size=die_size,
+        supports=tuple(supports),
     )
+
+
+def merged(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """An edition file on top of its base: the child's values win; `rules` and each unit
+    are merged field by field, a technology or the support list is replaced whole."""
+    out = {key: value for key, value in base.items() if key != "base"}
+    for key, value in child.items():
+        if key == "base":
+            continue
+        if key in ("rules", "units", *MODEL_SECTIONS) and isinstance(value, dict) \
+                and isinstance(out.get(key), dict):
+            table = dict(out[key])
+            for name, entry in value.items():
+                if key == "units" and isinstance(entry, dict) and isinstance(table.get(name),
+                                                                             dict):
+                    table[name] = {**table[name], **entry}
+                else:
+                    table[name] = entry
+            out[key] = table
+        elif key == "tech" and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
 
 
 def _edition_files() -> dict[str, Any]:
@@ -409,10 +504,11 @@ def list_editions() -> list[str]:
 _CACHE: dict[str, Ruleset] = {}
 
 
-def _parse(read, name: str) -> Ruleset:
-    """Read, parse and validate one edition file; RulesFileError naming the file otherwise."""
+def _parse(read, name: str, folder: str | None = None) -> Ruleset:
+    """Read, parse and validate one edition file (on top of its base); RulesFileError naming
+    the file otherwise."""
     try:
-        return validate(tomllib.loads(read()), name)
+        return validate(_raw(read, name, folder, ()), name)
     except RulesFileError as exc:
         raise RulesFileError(f"{name}: {exc}") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
@@ -420,6 +516,30 @@ def _parse(read, name: str) -> Ruleset:
                RecursionError: "not valid TOML: nested too deeply",
                tomllib.TOMLDecodeError: f"not valid TOML: {exc}"}.get(type(exc))
         raise RulesFileError(f"{name}: {why or exc.strerror}") from None
+
+
+def _raw(read, name: str, folder: str | None, seen: tuple[str, ...]) -> dict[str, Any]:
+    """A parsed edition file with its base (`base = "1942-2e"`, a shipped edition, or a file
+    next to it) merged underneath."""
+    raw = tomllib.loads(read())
+    base = raw.get("base")
+    if base is None:
+        return raw
+    if not isinstance(base, str) or not base:
+        raise RulesFileError(f"base: expected an edition id or an edition file, got {base!r}")
+    if base in seen:
+        raise RulesFileError(f"base: {' -> '.join((*seen, base))} is a cycle")
+    files = _edition_files()
+    if base in files:
+        base_raw = _raw(files[base].read_text, f"{base}.toml", None, (*seen, base))
+    else:
+        path = os.path.join(folder or ".", base)
+        if not os.path.isfile(path):
+            raise RulesFileError(f"base: {base!r} is neither a shipped edition "
+                                 f"({', '.join(sorted(files))}) nor a file")
+        base_raw = _raw(lambda: Path(path).read_bytes().decode("utf-8"), path,
+                        os.path.dirname(path), (*seen, base))
+    return merged(base_raw, raw)
 
 
 def load_rules(edition: str | os.PathLike | Ruleset) -> Ruleset:
@@ -452,4 +572,5 @@ def load_rules(edition: str | os.PathLike | Ruleset) -> Ruleset:
 
 def load_rules_file(path: str | os.PathLike) -> Ruleset:
     """Load and validate an edition file from any path (for edition authors)."""
-    return _parse(lambda: Path(path).read_bytes().decode("utf-8"), os.fspath(path))
+    return _parse(lambda: Path(path).read_bytes().decode("utf-8"), os.fspath(path),
+                  os.path.dirname(os.fspath(path)))
