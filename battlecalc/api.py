@@ -93,6 +93,7 @@ def simulate(
     retreat_below: float | None = None,
     strafe: int | None = None,
     rounds_distribution: bool = False,
+    dice: str = "standard",
     waves: Iterable[str | Mapping[str, int]] | None = None,
     counterattack: str | Mapping[str, int] | None = None,
     **formula_options,
@@ -116,8 +117,10 @@ def simulate(
     retreat_when_only_air, retreat_below P, strafe N: when the attacker withdraws at the end
     of a round (reported as ``retreat``; N above the armies' sizes means the same as their
     size); rounds_distribution: the exact solver also computes the law of the number of
-    rounds (Monte Carlo always does).  Flags must be bools and counts whole numbers; every
-    bad argument raises BattleInputError before anything runs (battlecalc.spec).  waves:
+    rounds (Monte Carlo always does); dice: ``"standard"`` or ``"low_luck"`` (each fire
+    step's strength in sure hits, one die for the remainder).  Flags must be bools and counts
+    whole numbers; every bad argument raises BattleInputError before anything runs
+    (battlecalc.spec).  waves:
     further waves on the defender's survivors, and counterattack: the defender side's
     counter-attack on the territory taken (both return a :class:`battlecalc.waves.WavesResult`;
     see :mod:`battlecalc.waves`).

@@ -310,7 +310,7 @@ output_option = click.option(
 RUN_SECTIONS = (
     ("Edition and armies", ("rules", "rules_file", "attacker", "defender", "sea",
                             "attacker_tech", "defender_tech")),
-    ("Method", ("method", "trials", "seed", "threads")),
+    ("Method", ("method", "dice", "trials", "seed", "threads")),
     ("Policies: orders of losses, retreats, submerging",
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
@@ -347,6 +347,9 @@ def cli():
 @click.option("--distribution", type=click.Choice(DISTRIBUTIONS),
               default=None, help="With --format csv: write this distribution instead of the "
               "one-row summary (formula edition: ipc or rounds).")
+@click.option("--dice", type=click.Choice(("standard", "low-luck")), default="standard",
+              show_default=True, help="Dice: every die rolled, or low luck (each fire step's "
+              "strength gives sure hits, one die rolls for the rest).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Worker threads for Monte Carlo (results do not depend on it).")
 @click.option("--landing", default=None, help="Land units coming from "
@@ -397,7 +400,7 @@ def cli():
               "or FILE.svg (needs battlecalc[plot]).")
 @click.pass_context
 def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, attacker_tech,
-        defender_tech, distribution, threads, landing, bombard, attacker_submerge,
+        defender_tech, distribution, dice, threads, landing, bombard, attacker_submerge,
         defender_submerge, attacker_level, defender_level, counter, hatred, loss_multiplier,
         exchanges, exchange_cap, flips, attacker_ool, defender_ool, keep_land, aa_last,
         retreat_after, retreat_when_left, retreat_when_only_air, retreat_below, strafe, waves,
@@ -446,8 +449,8 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
             defender_ool=defender_ool, keep_land=keep_land, aa_last=aa_last,
             retreat_after=retreat_after, retreat_when_left=retreat_when_left,
             retreat_when_only_air=retreat_when_only_air, retreat_below=retreat_below,
-            strafe=strafe, rounds_distribution=distribution == "rounds", waves=list(waves),
-            counterattack=counterattack,
+            strafe=strafe, rounds_distribution=distribution == "rounds", dice=dice,
+            waves=list(waves), counterattack=counterattack,
         )
     except BattleInputError as exc:
         _fail(exc)

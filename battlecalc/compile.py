@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .dice import binomial_pmf, force_dice, hit_distribution
+from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
 from .kernels.common import (
     B_OFFSET,
@@ -44,6 +44,7 @@ from .kernels.common import (
     R_HI,
     R_LO,
     R_RANK,
+    R_STRENGTH,
     R_TOP,
     ROW_COLS,
     RU_A_POLICY,
@@ -52,7 +53,9 @@ from .kernels.common import (
     RU_BOMBARD,
     RU_D_POLICY,
     RU_D_STRIKE,
+    RU_DIE,
     RU_LONE_RETREAT,
+    RU_LOW_LUCK,
     RU_SIMPLE,
     RU_STRIKE_RETURN,
     RU_SUBMERGE,
@@ -216,21 +219,22 @@ class _SideSpec:
     dice_model: str = "standard"
 
 
-def _row(force: dict[str, int], spec: _SideSpec) -> tuple[np.ndarray, int]:
-    """A category step's fire law and its I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags."""
+def _row(force: dict[str, int], spec: _SideSpec) -> tuple[np.ndarray, int, int]:
+    """A category step's fire law, low-luck strength and I_DESTROYER / I_DEFENCELESS /
+    I_TRANSPORTS flags."""
     units = spec.ruleset.units
-    pmf = hit_distribution(force_dice(force, units, spec.role, spec.ruleset.supports),
-                           spec.ruleset.die_size, spec.dice_model)
+    dice = force_dice(force, units, spec.role, spec.ruleset.supports)
+    pmf = hit_distribution(dice, spec.ruleset.die_size, spec.dice_model)
     kinds = [units[n] for n in force]
     flags = I_DESTROYER if any(u.anti_sub for u in kinds) else 0
     if kinds and all(u.defenceless for u in kinds):
         flags |= I_DEFENCELESS
     if kinds and all(u.transport for u in kinds):
         flags |= I_TRANSPORTS
-    return pmf, flags
+    return pmf, strength(dice, spec.ruleset.die_size), flags
 
 
-def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int]):
+def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int], strengths: list[int]):
     """rows[R, ROW_COLS], pmf[R, W] and cdf[R, W] of a side's category steps."""
     width = max(len(p) for p in pmf_rows)
     if len(pmf_rows) * width > MAX_TABLE_CELLS:
@@ -246,6 +250,7 @@ def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int]):
     keep[:, 0] = True  # the no-hit entry feeds the self-loop; always exact
     rows[:, R_TOP] = width - 1 - np.argmax((pmf > 0)[:, ::-1], axis=1)
     rows[:, R_RANK] = ranks
+    rows[:, R_STRENGTH] = strengths
     rows[:, R_LO] = np.argmax(keep, axis=1)
     rows[:, R_HI] = width - 1 - np.argmax(keep[:, ::-1], axis=1)
     cdf = np.cumsum(pmf, axis=1)
@@ -268,17 +273,18 @@ def build_side(spec: _SideSpec) -> Side:
     walks = [_walks(dict(force), spec.ruleset, spec.order, spec.split)
              for _, force, _, _ in spec.blocks]
     row_of = [[0, 0, 0] for _ in walks]
-    pmf_rows, ranks, row_flags = [], [], []
+    pmf_rows, ranks, strengths, row_flags = [], [], [], []
     for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
         for b, block_walks in enumerate(walks):
             for cat in cats:
                 row_of[b][cat] = len(pmf_rows)
                 for k, force in enumerate(block_walks[cat].forces):
-                    pmf, flags = _row(force, spec)
+                    pmf, power, flags = _row(force, spec)
                     pmf_rows.append(pmf)
+                    strengths.append(power)
                     row_flags.append(flags)
                     ranks.append(block_walks[cat].ranks[k])
-    rows, pmf, cdf = _hit_table(pmf_rows, ranks)
+    rows, pmf, cdf = _hit_table(pmf_rows, ranks, strengths)
     row_flags = np.array(row_flags, dtype=np.int64)
     fires = rows[:, R_TOP] > 0
     block_rows, state_parts, surv_parts = [], [], []
@@ -355,13 +361,16 @@ def flat_state(side: Side, block: int, s: int, a: int, n: int) -> int:
 
 
 def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_units, flags,
-              attacker_order: LossOrder) -> list[tuple[float, dict[str, int]]]:
+              attacker_order: LossOrder, dice_model: str = "standard",
+              die_size: int = 6) -> list[tuple[float, dict[str, int]]]:
     """The attacker's possible forces after round-1 AA fire, with their probabilities.
 
     Dice: one per attacking aircraft (`aa_dice = per_aircraft`) or min(aa_shots x guns,
-    aircraft) (`per_gun`); each hits on the gun's aa_value.  Losses: the attacker's order of
-    losses restricted to aircraft (`aa_casualties = attacker_chooses`), or each die at its
-    own aircraft, i.e. a uniformly random set of the aircraft shot at (`own_aircraft`).
+    aircraft) (`per_gun`); each hits on the gun's aa_value (low luck: one group of that
+    strength).  Losses: the attacker's order of losses restricted to aircraft (`aa_casualties =
+    attacker_chooses`), or each die at its own aircraft, i.e. a uniformly random set of the
+    aircraft shot at (`own_aircraft`; low luck: TripleA's rule, a sure hit on every full group
+    of die / value aircraft of one type, the rest at random among the aircraft left over).
     """
     a_units = a_rules.units
     guns = {n: c for n, c in defender.items() if c and d_units[n].is_aa}
@@ -374,7 +383,7 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_uni
         n_dice = n_aircraft
     else:
         n_dice = min(n_aircraft, sum(c * d_units[n].aa_shots for n, c in guns.items()))
-    hit_chances = binomial_pmf(n_dice, hit_value / 6.0)
+    hit_chances = hit_distribution({(hit_value, 1): n_dice}, die_size, dice_model)
     outcomes: dict[tuple, float] = {}
     air_order = [n for n, kind in casualty_steps(attacker, a_units, attacker_order,
                                                  a_rules.supports)
@@ -390,12 +399,20 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_uni
             key = tuple(sorted(lost.items()))
             outcomes[key] = outcomes.get(key, 0.0) + p_hits
             continue
-        # the `hits` aircraft lost are a uniformly random subset of all aircraft
-        # (multivariate hypergeometric over types)
-        total = math.comb(n_aircraft, hits)
-        for lost_counts in _compositions(hits, [aircraft[n] for n in names]):
-            pairs = list(zip(names, lost_counts, strict=True))
-            ways = math.prod(math.comb(aircraft[n], k) for n, k in pairs)
+        sure = dict.fromkeys(names, 0)
+        pool = dict(aircraft)
+        if dice_model == "low_luck" and die_size % hit_value == 0:
+            group = die_size // hit_value
+            sure = {n: c // group for n, c in aircraft.items()}
+            pool = {n: c % group for n, c in aircraft.items()}
+        # the other hits fall on a uniformly random subset of the pool (multivariate
+        # hypergeometric over types)
+        rest = min(hits - sum(sure.values()), sum(pool.values()))
+        total = math.comb(sum(pool.values()), rest)
+        for lost_counts in _compositions(rest, [pool[n] for n in names]):
+            pairs = [(n, sure[n] + k) for n, k in zip(names, lost_counts, strict=True)]
+            ways = math.prod(math.comb(pool[n], k) for n, k in zip(names, lost_counts,
+                                                                   strict=True))
             key = tuple(sorted(pairs))
             outcomes[key] = outcomes.get(key, 0.0) + p_hits * ways / total
     return [(prob, {n: c - dict(key).get(n, 0) for n, c in attacker.items()})
@@ -413,9 +430,10 @@ def _compositions(total: int, caps: list[int]):
             yield (first, *rest)
 
 
-def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags) -> Bombardment:
+def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags,
+                dice_model: str = "standard", die_size: int = 6) -> Bombardment:
     """Which ships fire (strongest first where one ship per landing unit is the limit) and the
-    law of their hits."""
+    law of their hits (one fire step: low luck sums their strength)."""
     ships = sorted(((a_units[n].bombard, n) for n, c in bombard.items() for _ in range(c)),
                    reverse=True)
     limit = landing_units if flags["bombard_per_landing_unit"] else len(ships)
@@ -428,8 +446,8 @@ def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags) -> 
             dice[(value, 1)] = dice.get((value, 1), 0) + 1
         else:
             unused[name] = unused.get(name, 0) + 1
-    return Bombardment(np.array(hit_distribution(dice)), bool(flags["bombard_return_fire"]),
-                       fired, unused)
+    return Bombardment(np.array(hit_distribution(dice, die_size, dice_model)),
+                       bool(flags["bombard_return_fire"]), fired, unused)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,7 +455,8 @@ def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags) -> 
 
 
 def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str,
-                bombard_in_round: bool, simple: bool) -> np.ndarray:
+                bombard_in_round: bool, simple: bool, dice_model: str = "standard",
+                die_size: int = 6) -> np.ndarray:
     """The round-rule vector of the kernels (kernels/common.py) from an edition's flags."""
     strike = {"never": STRIKE_NEVER, "always": STRIKE_ALWAYS,
               "unless_enemy_destroyer": STRIKE_UNLESS_DESTROYER}
@@ -454,6 +473,8 @@ def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str
     rules[RU_D_POLICY] = SUBMERGE_POLICIES.index(defender_submerge)
     rules[RU_BOMBARD] = bombard_in_round
     rules[RU_SIMPLE] = simple
+    rules[RU_LOW_LUCK] = dice_model == "low_luck"
+    rules[RU_DIE] = die_size
     return rules
 
 
@@ -468,8 +489,9 @@ def compile_battle(battle) -> CompiledBattle:
     flags = battle.rules.flags
     a_subs = any(a_units[n].submarine for n in battle.attacker)
     d_subs = any(d_units[n].submarine for n in battle.defender)
-    bombard = (bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags)
-               if battle.bombard else NO_BOMBARDMENT)
+    dice_model, die_size = battle.dice, battle.rules.die_size
+    bombard = (bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
+                           dice_model, die_size) if battle.bombard else NO_BOMBARDMENT)
     # aircraft are a category of their own where enemy subs make hits on them special, and a
     # defender's where bombardment may not hit them
     a_split = (a_subs, d_subs)
@@ -480,13 +502,12 @@ def compile_battle(battle) -> CompiledBattle:
     blocks = [(1.0, battle.attacker)]
     if not battle.sea:
         blocks = aa_blocks(battle.attacker, battle.defender, a_rules, d_units, flags,
-                           battle.attacker_order)
+                           battle.attacker_order, dice_model, die_size)
     a_blocks = tuple(
         (prob, _force_key(force),
          sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
          None)
         for prob, force in blocks)
-    dice_model = getattr(battle, "dice", "standard")
     a_spec = _SideSpec(a_rules, "attack", battle.attacker_order, a_split, a_submerge, a_blocks,
                        dice_model)
     d_spec = _SideSpec(d_rules, "defense", battle.defender_order, d_split, d_submerge,
@@ -496,7 +517,8 @@ def compile_battle(battle) -> CompiledBattle:
         defender = _bombarded_start(defender, bombard)
     simple = not (battle.sea or any(a_split) or any(d_split))
     rules = round_rules(flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
-                        bool(battle.bombard) and bombard.return_fire, simple)
+                        bool(battle.bombard) and bombard.return_fire, simple, dice_model,
+                        die_size)
     compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)

@@ -5,7 +5,8 @@ roll dice with integer hit values on the edition's die (a die hits when it rolls
 value), grouped as ``{(value, best_of): dice}``; ``best_of`` > 1 is a unit rolling that many
 dice of which the best counts (at most one hit).  The dice model is "standard" (every die rolled)
 or "low_luck" (the strength of the group, the sum of its values, gives one sure hit per full die
-size and one die for the remainder).
+size and one die for the remainder).  Which units fire together as one group is the round
+model's business (kernels/rules.py); this module gives the law of one group.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Mapping
 
 import numpy as np
 
-DICE_MODELS = ("standard", "low_luck")
 DiceGroups = Mapping[tuple[int, int], int]  # (hit value, best of) -> number of dice
 
 
@@ -58,16 +58,29 @@ def hit_distribution(dice: DiceGroups, die_size: int = 6, model: str = "standard
     return _hit_distribution(groups, die_size, model)
 
 
+def strength(dice: DiceGroups, die_size: int = 6) -> int:
+    """A group's low-luck strength: the sum of its dice values (TripleA's "power"); a unit
+    rolling k dice of which the best counts is worth min(value + k - 1, die) (docs/editions.md
+    §6), a die that may hit on its own its value."""
+    return sum(n * min(v + b - 1, die_size) for (v, b), n in dice.items() if n > 0 and v > 0)
+
+
+def low_luck_hits(strength_: int, die_size: int = 6) -> tuple[int, float]:
+    """(sure hits, chance of one more) of a low-luck group of the given strength."""
+    sure, rest = divmod(strength_, die_size)
+    return sure, rest / die_size
+
+
 @functools.lru_cache(maxsize=65536)
 def _hit_distribution(groups: tuple[tuple[int, int, int], ...], die_size: int,
                       model: str) -> np.ndarray:
     if model == "low_luck":
-        strength = sum(min(v, die_size) * n * (1 if b == 1 else b) for v, b, n in groups)
-        sure, rest = divmod(strength, die_size)
-        pmf = np.zeros(sure + (2 if rest else 1))
-        pmf[sure] = 1.0 - rest / die_size
-        if rest:
-            pmf[sure + 1] = rest / die_size
+        sure, chance = low_luck_hits(strength({(v, b): n for v, b, n in groups}, die_size),
+                                     die_size)
+        pmf = np.zeros(sure + (2 if chance else 1))
+        pmf[sure] = 1.0 - chance
+        if chance:
+            pmf[sure + 1] = chance
     else:
         by_chance: dict[float, int] = {}
         for v, b, n in groups:

@@ -351,6 +351,9 @@ class Result(ResultViews):
                          "aircraft are lost")
         if p.get("aa_last"):
             lines.append("defender loses its AAA last")
+        if p.get("dice", "standard") != "standard":
+            lines.append("dice: low luck (sure hits for each full die of strength, one die "
+                         "for the rest)")
         retreat = [f"{label} {p[key]}" for key, label in (
             ("retreat_after", "after round"), ("retreat_when_left", "with units left <="),
             ("retreat_below", "when its chance of winning <"),
@@ -484,7 +487,7 @@ def build_result(battle, tables, method: str, trials, seed, raw: dict, started: 
         "keep_land": battle.attacker_order.keep_land, "aa_last": battle.defender_order.aa_last,
         "retreat_after": retreat.after, "retreat_when_left": retreat.when_left,
         "retreat_when_only_air": retreat.only_air, "retreat_below": retreat.below,
-        "strafe": retreat.strafe,
+        "strafe": retreat.strafe, "dice": battle.dice,
     }
     return Result(
         battle.rules.id, method, trials, seed, format_army(battle.attacker),

@@ -41,12 +41,14 @@ MAX_LOSS_MULTIPLIER = 10
 Army = str | Mapping[str, int] | None  # army notation or {unit: count}
 Techs = str | Iterable[str] | None  # "jets,heavy_bombers" or ["jets", ...]
 Order = str | Iterable[str] | None  # an order of losses: text or a list of unit names
+DICE_MODELS = ("standard", "low_luck")  # battlecalc.dice
 # simulate's dice-model arguments and their defaults (refused by formula editions)
 DICE_ONLY = {"sea": False, "attacker_tech": None, "defender_tech": None,
              "attacker_submerge": "never", "defender_submerge": "never", "landing": None,
              "bombard": None, "attacker_ool": None, "defender_ool": None, "keep_land": 0,
              "aa_last": False, "retreat_after": None, "retreat_when_left": None,
-             "retreat_when_only_air": False, "retreat_below": None, "strafe": None}
+             "retreat_when_only_air": False, "retreat_below": None, "strafe": None,
+             "dice": "standard"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,6 +234,7 @@ class Battle:
     attacker_order: LossOrder = field(default_factory=lambda: LossOrder("attack"))
     defender_order: LossOrder = field(default_factory=lambda: LossOrder("defense"))
     retreat: Retreat = field(default_factory=Retreat)
+    dice: str = "standard"  # DICE_MODELS
 
 
 def _check_amphibious(ruleset: Ruleset, a_rules: Ruleset, sea: bool, landing: dict[str, int],
@@ -280,14 +283,17 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                 attacker_submerge: str = "never", defender_submerge: str = "never",
                 landing: Army = None, bombard: Army = None, attacker_ool: Order = None,
                 defender_ool: Order = None, keep_land: int = 0, aa_last: bool = False,
-                retreat: Mapping | Retreat | None = None) -> Battle:
+                retreat: Mapping | Retreat | None = None, dice: str = "standard") -> Battle:
     """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
 
     rules: an edition id, a Ruleset or the path of an edition file.  An amphibious assault is a
     land battle with `landing` (land units from transports, on top of the overland `attacker`)
-    and optionally `bombard` (ships bombarding in round 1).
+    and optionally `bombard` (ships bombarding in round 1).  dice: "standard" or "low_luck"
+    ("low-luck" too).
     """
     ruleset = load_rules(rules)
+    dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
+                        DICE_MODELS)
     sea = check_flag("sea", sea)
     a_tech = check_techs(attacker_tech, "attacker")
     d_tech = check_techs(defender_tech, "defender")
@@ -330,7 +336,7 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
                   defender_order.with_enemy_subs(subs["attacker"]),
-                  check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values())))
+                  check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values())), dice)
 
 
 # ---------------------------------------------------------------------------------------------

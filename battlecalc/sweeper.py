@@ -41,7 +41,7 @@ OPTION_TYPES: dict[str, str] = {
     "attacker_submerge": "str", "defender_submerge": "str", "landing": "str", "bombard": "str",
     "attacker_ool": "str", "defender_ool": "str", "keep_land": "int", "aa_last": "bool",
     "retreat_after": "int", "retreat_when_left": "int", "retreat_when_only_air": "bool",
-    "retreat_below": "float", "strafe": "int", "rounds_distribution": "bool",
+    "retreat_below": "float", "strafe": "int", "rounds_distribution": "bool", "dice": "str",
     # formula editions
     "attacker_level": "int", "defender_level": "int", "counter": "int", "hatred": "bool",
     "loss_multiplier": "int", "exchanges": "str", "exchange_cap": "int", "flips": "str",

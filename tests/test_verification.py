@@ -114,6 +114,11 @@ BATTLES = [
     sea("revised", "2 dd 1 ftr", "3 sub", defender_submerge="when-only-subs-left"),
     sea("revised", "2 tt 1 sub", "1 dd 1 sub"),
     sea("revised", "2 sub 1 bmb", "1 cv 2 ftr 1 tt"),
+    # --- low-luck dice: land with AA and artillery, sea with subs, air and destroyers
+    land("1942-2e", "3 inf 1 art 2 tank 2 ftr", "5 inf 1 tank 1 aa", dice="low_luck"),
+    land("revised", "4 inf 3 ftr 2 bmb", "4 inf 1 aa", dice="low_luck"),
+    sea("1942-2e", "2 sub 1 dd 2 ftr", "1 dd 1 cv 1 ftr 1 sub", dice="low_luck"),
+    sea("revised", "2 sub 1 bb", "1 dd 1 cv 2 sub", dice="low_luck"),
 ]
 
 
@@ -266,6 +271,16 @@ def test_mutation_1942_artillery_supports_nobody(monkeypatch):
 def test_mutation_1942_transports_defend_at_one(monkeypatch):
     true = load_rules("1942-2e")
     _assert_caught(monkeypatch, "1942-2e", _with_unit(true, "transport", defense=1))
+
+
+def test_mutation_low_luck_replaced_by_standard_dice(monkeypatch):
+    # the broken engine rolls every die where low luck is asked: the exact answers of the
+    # low-luck battles, solved with standard dice, leave the band of the true samples
+    indices = [i for i, b in enumerate(BATTLES) if b.get("dice") == "low_luck"]
+    samples = {i: _true_sample(i) for i in indices}
+    caught = [IDS[i] for i in indices if _outside_band(
+        _exact({**BATTLES[i], "dice": "standard"}), samples[i])]
+    assert caught, "the battery does not detect low luck replaced by standard dice"
 
 
 def test_mutation_is_undone_after_the_test():

@@ -37,9 +37,10 @@ I_IN_BATTLE = I_SUBS | I_AIR | I_OTHER
 B_OFFSET, B_RADIX_S, B_RADIX_A, B_RADIX_N = range(4)
 BLOCK_COLS = 4
 # rows int64[R, ROW_COLS], per category step: most hits, rank of the next casualty in the
-# side's order of losses, and the range of hit counts the exact solver keeps
-R_TOP, R_RANK, R_LO, R_HI = range(4)
-ROW_COLS = 4
+# side's order of losses, the range of hit counts the exact solver keeps, and the low-luck
+# strength of what is left of the category (the sum of its dice values)
+R_TOP, R_RANK, R_LO, R_HI, R_STRENGTH = range(5)
+ROW_COLS = 5
 NO_RANK = 2**62  # rank of the next casualty of an exhausted category
 
 # Round rules, int64[RULE_COLS] (compile.round_rules):
@@ -52,9 +53,10 @@ NO_RANK = 2**62  # rank of the next casualty of an exhausted category
 # A_POLICY, D_POLICY: submerge policy, 0 never, 1 when only subs are left, 2 at the first chance.
 # BOMBARD: 1 shore bombardment hits join the attacker's round-1 fire (at non-air units).
 # SIMPLE: 1 both sides are single walks with no restricted fire (the land fast path).
+# LOW_LUCK: 1 low-luck dice (units firing at the same targets fire as one group); DIE: die size.
 (RU_A_STRIKE, RU_D_STRIKE, RU_STRIKE_RETURN, RU_AIR_ALWAYS, RU_SUBMERGE, RU_LONE_RETREAT,
- RU_A_POLICY, RU_D_POLICY, RU_BOMBARD, RU_SIMPLE) = range(10)
-RULE_COLS = 10
+ RU_A_POLICY, RU_D_POLICY, RU_BOMBARD, RU_SIMPLE, RU_LOW_LUCK, RU_DIE) = range(12)
+RULE_COLS = 12
 STRIKE_NEVER, STRIKE_ALWAYS, STRIKE_UNLESS_DESTROYER = 0, 1, 2
 SUBMERGE_END_OF_ROUND, SUBMERGE_BEFORE_FIRE, SUBMERGE_NEVER = 0, 1, 2
 POLICY_NEVER, POLICY_ONLY_SUBS, POLICY_FIRST_CHANCE = 0, 1, 2

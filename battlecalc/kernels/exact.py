@@ -32,13 +32,17 @@ from .common import (
     R_AFTER,
     R_HI,
     R_LO,
+    R_STRENGTH,
     RETREAT,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
+    RU_DIE,
+    RU_LOW_LUCK,
     RU_SIMPLE,
     RU_SUBMERGE,
     S_BLOCK,
     S_HAS_LAND,
+    S_INFO,
     S_OTHER,
     S_ROW_A,
     S_ROW_N,
@@ -51,6 +55,7 @@ from .jit import kernel, prange
 from .rules import (
     air_on_subs,
     assign,
+    fire_groups,
     fires_back,
     in_battle,
     lone_transports,
@@ -115,16 +120,35 @@ def _clear(where, states, count):
 
 
 @kernel
-def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr, y, where,
-          states, probs):
+def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr, y, rules,
+          where, states, probs):
     """Law of side y's state after side x (in state x) fires once: its subs (if subs_fire)
     and its other units (if others_fire), plus extra_pmf hits at non-air units (shore
-    bombardment; [1.0] when none).  Fills the sparse list (where, states, probs); returns its
+    bombardment; [1.0] when none).  With low-luck dice, general fire goes in groups
+    (kernels/rules.fire_groups).  Fills the sparse list (where, states, probs); returns its
     length."""
     count = 0
     s_row, a_row, n_row = xst[x, S_ROW_S], xst[x, S_ROW_A], xst[x, S_ROW_N]
+    subs_fire = subs_fire and xst[x, S_SUBS] > 0
+    if others_fire and rules[RU_LOW_LUCK] == 1:
+        die = rules[RU_DIE]
+        gs, ga, gn = fire_groups(xr[s_row, R_STRENGTH] if subs_fire else 0,
+                                 xr[a_row, R_STRENGTH], xr[n_row, R_STRENGTH], yst[y, S_INFO],
+                                 air_subs)
+        for ks in range(2 if gs % die else 1):
+            ps = _low_luck_chance(gs, die, ks)
+            for hb in range(extra_pmf.shape[0]):
+                for ka in range(2 if ga % die else 1):
+                    pa = ps * extra_pmf[hb] * _low_luck_chance(ga, die, ka)
+                    for kn in range(2 if gn % die else 1):
+                        p = pa * _low_luck_chance(gn, die, kn)
+                        if p > 0.0:
+                            count = _add(where, states, probs, count, assign(
+                                yst, yr, y, gs // die + ks + hb, ga // die + ka, gn // die + kn,
+                                air_subs), p)
+        return count
     s_lo = s_hi = a_lo = a_hi = n_lo = n_hi = 0
-    if subs_fire and xst[x, S_SUBS] > 0:
+    if subs_fire:
         s_lo, s_hi = xr[s_row, R_LO], xr[s_row, R_HI]
     if others_fire:
         a_lo, a_hi = xr[a_row, R_LO], xr[a_row, R_HI]
@@ -141,6 +165,13 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
                         count = _add(where, states, probs, count,
                                      assign(yst, yr, y, hs + hb, ha, hg, air_subs), p)
     return count
+
+
+@kernel
+def _low_luck_chance(strength, die, extra):
+    """Chance that a low-luck group of this strength scores strength // die + extra hits."""
+    chance = (strength % die) / die
+    return chance if extra == 1 else 1.0 - chance
 
 
 @kernel
@@ -162,8 +193,10 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     wa, pa, wd, pd = scratch
     lone = lone_transports(ast, a, rules)
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
-    n_d1 = _fire(ast, ar, apmf, a, a_strike, False, False, one, dst, dr, d, wd[0], wd[1], pd[0])
-    n_a1 = _fire(dst, dr, dpmf, d, d_strike, False, False, one, ast, ar, a, wa[0], wa[1], pa[0])
+    n_d1 = _fire(ast, ar, apmf, a, a_strike, False, False, one, dst, dr, d, rules, wd[0], wd[1],
+                 pd[0])
+    n_a1 = _fire(dst, dr, dpmf, d, d_strike, False, False, one, ast, ar, a, rules, wa[0], wa[1],
+                 pa[0])
     # the strike outcome in which nothing happens first: after it, the chance that the round
     # changes nothing is known (and with it w) before anything else is spread
     first = wa[0, a] * n_d1 + wd[0, d] if wa[0, a] >= 0 and wd[0, d] >= 0 else -1
@@ -183,9 +216,9 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
         fa = a if fires_back(ast, a, rules) else a1
         fd = d if fires_back(dst, d, rules) else d1
         n_d2 = _fire(ast, ar, apmf, fa, not a_strike, True, air_on_subs(ast, fa, rules),
-                     bombard_pmf, dst, dr, d1, wd[2], wd[3], pd[1])
+                     bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
         n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, True, air_on_subs(dst, fd, rules),
-                     one, ast, ar, a1, wa[2], wa[3], pa[1])
+                     one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
         if t < 0 and wa[2, a] >= 0 and wd[2, d] >= 0 and not (lone and in_battle(ast, a)):
             stay = p1 * pa[1, wa[2, a]] * pd[1, wd[2, d]]
             if closed and mode == SPREAD:

@@ -15,12 +15,16 @@ from .common import (
     CONTINUE,
     N_OUTCOMES,
     R_ACTIVE,
+    R_STRENGTH,
     R_TOP,
     RETREAT,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
+    RU_DIE,
+    RU_LOW_LUCK,
     RU_SIMPLE,
     RU_SUBMERGE,
+    S_INFO,
     S_IPC,
     S_OTHER,
     S_ROW_A,
@@ -34,6 +38,7 @@ from .jit import kernel, prange
 from .rules import (
     air_on_subs,
     assign,
+    fire_groups,
     fires_back,
     in_battle,
     lone_transports,
@@ -159,13 +164,17 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
         # units in general fire: those left after the opening step, or all of them
         fa = a if fires_back(ast, a, rules) else a1
         fd = d if fires_back(dst, d, rules) else d1
-        hs_a, ha_a, hg_a, state = _general_hits(ast, ar, acdf, fa, a_strike, state)
-        hs_d, ha_d, hg_d, state = _general_hits(dst, dr, dcdf, fd, d_strike, state)
+        a_air_subs = air_on_subs(ast, fa, rules)
+        d_air_subs = air_on_subs(dst, fd, rules)
+        hs_a, ha_a, hg_a, state = _general_hits(ast, ar, acdf, fa, a_strike, dst[d1, S_INFO],
+                                                a_air_subs, rules, state)
+        hs_d, ha_d, hg_d, state = _general_hits(dst, dr, dcdf, fd, d_strike, ast[a1, S_INFO],
+                                                d_air_subs, rules, state)
         if rounds == 1 and rules[RU_BOMBARD] == 1:  # shore bombardment: at non-air units
             h, state = _pick(bombard_cdf, state)
             hs_a += h
-        d = assign(dst, dr, d1, hs_a, ha_a, hg_a, air_on_subs(ast, fa, rules))
-        a = assign(ast, ar, a1, hs_d, ha_d, hg_d, air_on_subs(dst, fd, rules))
+        d = assign(dst, dr, d1, hs_a, ha_a, hg_a, a_air_subs)
+        a = assign(ast, ar, a1, hs_d, ha_d, hg_d, d_air_subs)
         if lone and in_battle(ast, a):
             outcome = RETREAT
             break
@@ -181,15 +190,34 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
 
 
 @kernel
-def _general_hits(xst, xr, xcdf, x, struck, state):
-    """(sub hits, air hits, other hits, state) of a side's general fire.  Subs that struck in
-    the opening step do not fire again."""
+def _general_hits(xst, xr, xcdf, x, struck, y_info, air_subs, rules, state):
+    """(sub hits, air hits, other hits, state) of a side's general fire at an enemy with
+    state flags y_info.  Subs that struck in the opening step do not fire again."""
+    subs_fire = not struck and xst[x, S_SUBS] > 0
+    if rules[RU_LOW_LUCK] == 1:
+        groups = fire_groups(xr[xst[x, S_ROW_S], R_STRENGTH] if subs_fire else 0,
+                             xr[xst[x, S_ROW_A], R_STRENGTH], xr[xst[x, S_ROW_N], R_STRENGTH],
+                             y_info, air_subs)
+        hs, state = _low_luck(groups[0], rules[RU_DIE], state)
+        ha, state = _low_luck(groups[1], rules[RU_DIE], state)
+        hg, state = _low_luck(groups[2], rules[RU_DIE], state)
+        return hs, ha, hg, state
     hs = 0
-    if not struck and xst[x, S_SUBS] > 0:
+    if subs_fire:
         hs, state = _sample(xcdf, xst[x, S_ROW_S], xr[xst[x, S_ROW_S], R_TOP], state)
     ha, state = _sample(xcdf, xst[x, S_ROW_A], xr[xst[x, S_ROW_A], R_TOP], state)
     hg, state = _sample(xcdf, xst[x, S_ROW_N], xr[xst[x, S_ROW_N], R_TOP], state)
     return hs, ha, hg, state
+
+
+@kernel(inline=True)
+def _low_luck(strength, die, state):
+    """(hits of a low-luck group of this strength, state): strength // die sure hits and one
+    die for the remainder."""
+    if strength % die == 0:
+        return strength // die, state
+    u, state = next_uniform(state)
+    return strength // die + (1 if u * die < strength % die else 0), state
 
 
 @kernel

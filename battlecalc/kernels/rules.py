@@ -276,3 +276,28 @@ def takes(outcome, a, ast):
 @kernel
 def in_battle(xst, x):
     return (xst[x, S_INFO] & I_IN_BATTLE) != 0
+
+
+@kernel
+def fire_groups(s_strength, a_strength, n_strength, y_info, air_subs):
+    """Low luck: a side's general fire as groups of units firing at the same enemy units,
+    each group's strength rolled as one (sure hits per full die, one die for the rest).
+
+    Strengths of the side's subs, aircraft and other units; y_info: the enemy's state flags;
+    air_subs: its aircraft may hit subs.  Returns the strengths of the groups whose hits are
+    sub hits, air hits and general hits: a category joins the general group when it may hit
+    every enemy unit present, subs and aircraft join when they may hit the same ones.
+    """
+    present = y_info & I_IN_BATTLE
+    sub_targets = present & (I_SUBS | I_OTHER)
+    air_targets = present & (I_AIR | I_OTHER | (I_SUBS if air_subs else 0))
+    if air_targets == present:
+        n_strength += a_strength
+        a_strength = 0
+    if sub_targets == present:
+        n_strength += s_strength
+        s_strength = 0
+    if a_strength > 0 and sub_targets == air_targets:
+        s_strength += a_strength
+        a_strength = 0
+    return s_strength, a_strength, n_strength
