@@ -18,7 +18,7 @@ from .compile import compile_battle
 from .errors import BattleInputError
 from .formula.engine import run_formula
 from .kernels.common import RU_SIMPLE
-from .kernels.exact import fill_win_values, run_exact, work_estimate
+from .kernels.exact import fill_win_values, run_exact, seconds_estimate
 from .kernels.montecarlo import ROUNDS_BINS, run_monte_carlo
 from .results import build_result
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
@@ -34,26 +34,17 @@ from .spec import (  # noqa: F401  (re-exported: the public constants and spec o
     simulate_spec,
 )
 
-# Work estimates (kernels.exact.work_estimate: state pairs x kept hit combinations): `auto`
-# solves exactly up to the first limit (about a second on 2 cores), `exact` refuses above the
-# second (about ten).  A round in the general model (sea, amphibious with bombardment) costs
-# more per step than the land fast path.
-AUTO_EXACT_WORK = 4_000_000_000
-MAX_EXACT_WORK = 40_000_000_000
-GENERAL_AUTO_EXACT_WORK = 150_000_000
-GENERAL_MAX_EXACT_WORK = 1_500_000_000
+# The exact solver's cost is estimated before it runs (kernels.exact.seconds_estimate): `auto`
+# solves exactly when that beats the Monte Carlo run it would replace, `exact` refuses above
+# MAX_EXACT_SECONDS; the mass table of the solver caps the state pairs.
+MAX_EXACT_SECONDS = 10.0
 EXACT_STATE_LIMIT = 4_000_000  # attacker x defender states (the solver's mass table)
 WIN_VALUE_LIMIT = 4_000_000  # state pairs for --retreat-below's per-state win probabilities
+# Monte Carlo trials a second on two cores, roughly (benchmarks/bench_engine.py)
+MC_RATE = {True: 6_000_000, False: 2_500_000}  # land fast path, general round
 
 
-def _exact_limits(compiled) -> tuple[float, float]:
-    """(auto limit, exact limit) on the work estimate: about one and ten seconds."""
-    if compiled.rules[RU_SIMPLE]:
-        return AUTO_EXACT_WORK, MAX_EXACT_WORK
-    return GENERAL_AUTO_EXACT_WORK, GENERAL_MAX_EXACT_WORK
-
-
-def _with_win_values(compiled, work: float):
+def _with_win_values(compiled, seconds: float, progress):
     """--retreat-below: the exact per-state win probabilities, from a backward sweep."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
     if n_a * n_d > WIN_VALUE_LIMIT:
@@ -64,7 +55,7 @@ def _with_win_values(compiled, work: float):
         )
     retreat = dataclasses.replace(compiled.retreat, win_value=np.zeros((n_a, n_d)))
     compiled = dataclasses.replace(compiled, retreat=retreat)
-    fill_win_values(compiled, work)
+    fill_win_values(compiled, seconds, progress)
     return compiled
 
 
@@ -141,11 +132,10 @@ def simulate(
     if isinstance(battle, FormulaSpec):
         return run_formula(battle, run, started)
     compiled = compile_battle(battle)
-    work = work_estimate(compiled)
+    seconds = seconds_estimate(compiled)
     pairs = compiled.attacker.n_states * compiled.defender.n_states
-    auto_limit, max_limit = _exact_limits(compiled)
     if compiled.retreat is not None and compiled.retreat.below >= 0:
-        compiled = _with_win_values(compiled, work)
+        compiled = _with_win_values(compiled, seconds, run.progress)
     partial = (compiled.attacker.start[compiled.attacker.blocks[:, 0]] == 0).any()
     if run.rounds_distribution and partial:
         raise BattleInputError(
@@ -153,15 +143,17 @@ def simulate(
             "use --method mc"
         )
     method = run.method
-    if method == "auto":
-        method = "mc" if work > auto_limit or pairs > EXACT_STATE_LIMIT else "exact"
-    if method == "exact" and (work > max_limit or pairs > EXACT_STATE_LIMIT):
+    if method == "auto":  # the faster of the two
+        mc_seconds = run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE])]
+        method = "exact" if seconds <= mc_seconds and pairs <= EXACT_STATE_LIMIT else "mc"
+    if method == "exact" and (seconds > MAX_EXACT_SECONDS or pairs > EXACT_STATE_LIMIT):
         raise BattleInputError(
-            f"battle too large to solve exactly (about {work:.2g} elementary steps, limit "
-            f"{max_limit:.2g}); use --method mc for Monte Carlo"
+            f"battle too large to solve exactly (about {seconds:.2g} s of work, limit "
+            f"{MAX_EXACT_SECONDS:g} s); use --method mc for Monte Carlo"
         )
     if method == "exact":
-        raw = run_exact(compiled, ROUNDS_BINS if run.rounds_distribution else 1, work)
+        raw = run_exact(compiled, ROUNDS_BINS if run.rounds_distribution else 1, seconds,
+                        run.progress)
         return build_result(battle, compiled, "exact", None, None, raw, started)
     seed = run.mc_seed()
     raw = run_monte_carlo(compiled, run.trials, seed, run.progress)

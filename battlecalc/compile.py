@@ -87,7 +87,14 @@ from .orders import LossOrder, casualty_steps
 from .spec import SUBMERGE_POLICIES
 
 CAT_S, CAT_A, CAT_N = 0, 1, 2
-MAX_TABLE_CELLS = 40_000_000  # rows x hit counts of one side's tables
+# Bounds on what one side's tables may hold (checked before they are built, so a battle too
+# large is refused in well under a second and a few hundred MB): states (a row of STATE_COLS
+# int64 each), category steps x hit counts (pmf and cdf), and round-1 AA outcomes.
+MAX_STATES = 1_000_000
+MAX_TABLE_CELLS = 8_000_000
+MAX_AA_OUTCOMES = 20_000
+TOO_LARGE_HINT = ("battlecalc's tables hold about a thousand units a side (fewer at sea, where "
+                  "submarines, aircraft and ships are counted apart); split the battle")
 PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
 
 
@@ -237,11 +244,6 @@ def _row(force: dict[str, int], spec: _SideSpec) -> tuple[np.ndarray, int, int]:
 def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int], strengths: list[int]):
     """rows[R, ROW_COLS], pmf[R, W] and cdf[R, W] of a side's category steps."""
     width = max(len(p) for p in pmf_rows)
-    if len(pmf_rows) * width > MAX_TABLE_CELLS:
-        raise BattleInputError(
-            f"battle too large to compile ({len(pmf_rows):,} steps x {width} hit counts); "
-            "use fewer units"
-        )
     pmf = np.zeros((len(pmf_rows), width))
     for i, row in enumerate(pmf_rows):
         pmf[i, : len(row)] = row
@@ -270,6 +272,7 @@ def build_side(spec: _SideSpec) -> Side:
     index = {name: i for i, name in enumerate(names)}
     land = np.array([units[n].is_land for n in names])
     sub_cols = [index[n] for n in names if units[n].submarine]
+    _check_size(spec)
     walks = [_walks(dict(force), spec.ruleset, spec.order, spec.split)
              for _, force, _, _ in spec.blocks]
     row_of = [[0, 0, 0] for _ in walks]
@@ -340,15 +343,34 @@ def build_side(spec: _SideSpec) -> Side:
         state_parts.append(states)
         surv_parts.append(survivors)
         n_states += len(s)
-    if n_states * STATE_COLS > MAX_TABLE_CELLS:
-        raise BattleInputError(f"battle too large to compile ({n_states:,} states); "
-                               "use fewer units")
     states = np.concatenate(state_parts)
     blocks = np.array(block_rows, dtype=np.int64)
     start = np.zeros(n_states)
     start[blocks[:, B_OFFSET]] = [prob for prob, *_ in spec.blocks]
     return Side(blocks, states, rows, pmf, cdf, start, np.concatenate(surv_parts),
                 states[:, S_IPC].copy(), tuple(names), spec.split)
+
+
+def _check_size(spec: _SideSpec) -> None:
+    """Refuse a side whose tables would be too large, before building them (from each block's
+    force: steps per loss category, and dice)."""
+    units = spec.ruleset.units
+    states = cells = 0
+    for _, force, _, _ in spec.blocks:
+        steps = [0, 0, 0]
+        for name, count in force:
+            if units[name].can_be_casualty:
+                steps[_category(units[name], spec.split)] += count * units[name].hp
+        dice = sum(force_dice(dict(force), units, spec.role, spec.ruleset.supports).values())
+        states += ((steps[0] + 1) * (2 if spec.submerge and steps[0] else 1) * (steps[1] + 1)
+                   * (steps[2] + 1))
+        cells += (sum(steps) + 3) * (dice + 1)
+    if states > MAX_STATES or cells > MAX_TABLE_CELLS:
+        side = "attacker" if spec.role == "attack" else "defender"
+        raise BattleInputError(
+            f"battle too large: the {side}'s tables would hold {states:,} states and "
+            f"{cells:,} hit probabilities (limits {MAX_STATES:,} and {MAX_TABLE_CELLS:,}); "
+            + TOO_LARGE_HINT)
 
 
 def flat_state(side: Side, block: int, s: int, a: int, n: int) -> int:
@@ -378,6 +400,12 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_uni
     if not guns or not aircraft:
         return [(1.0, dict(attacker))]
     n_aircraft = sum(aircraft.values())
+    outcomes_bound = (n_aircraft + 1 if flags["aa_casualties"] == "attacker_chooses"
+                      else math.prod(c + 1 for c in aircraft.values()))
+    if outcomes_bound > MAX_AA_OUTCOMES:
+        raise BattleInputError(
+            f"battle too large: {n_aircraft} aircraft against AA fire have up to "
+            f"{outcomes_bound:,} outcomes (limit {MAX_AA_OUTCOMES:,}); " + TOO_LARGE_HINT)
     hit_value = max(d_units[n].aa_value for n in guns)
     if flags["aa_dice"] == "per_aircraft":
         n_dice = n_aircraft

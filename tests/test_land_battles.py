@@ -261,8 +261,8 @@ def test_exact_refuses_a_battle_too_large_and_auto_falls_back_to_monte_carlo(mon
     # the limits scaled down so that a small battle counts as too large
     import battlecalc.api as api
 
-    monkeypatch.setattr(api, "AUTO_EXACT_WORK", 1_000)
-    monkeypatch.setattr(api, "MAX_EXACT_WORK", 10_000)
+    monkeypatch.setattr(api, "MAX_EXACT_SECONDS", 1e-7)
+    monkeypatch.setattr(api, "MC_RATE", {True: 1e12, False: 1e12})
     battle = dict(rules="1942-2e", attacker="12 inf 4 art", defender="14 inf")
     with pytest.raises(battlecalc.BattleInputError,
                        match="too large to solve exactly.*--method mc"):

@@ -490,38 +490,62 @@ def _win_values(A, D, rules, retreat, below, win_value, remainder, out):
 # ---------------------------------------------------------------------------------------------
 # Drivers
 
-PYTHON_WORK = 200_000  # below this many steps, run the kernels as plain Python (no numba load)
-PARALLEL_WORK = 20_000_000  # above this, blocks are solved on several threads
+PYTHON_SECONDS = 0.0005  # solves estimated below this (compiled) run as plain Python
+PARALLEL_SECONDS = 0.01  # above this, attacker blocks are solved on several threads
+PYTHON_SLOWDOWN = 300  # plain Python against compiled kernels, roughly
 JOINT_LIMIT = 4_000_000  # keep the joint final law (for the TUV-swing law) below this
 
 
 def _side_tuple(side):
-    return (side.states, side.rows, side.pmf, np.cumsum(side.pmf, axis=1))
+    return (side.states, side.rows, side.pmf, side.cdf)
 
 
-def work_estimate(compiled) -> float:
-    """Elementary steps of an exact solve: state pairs x kept hit combinations a round."""
-    def combos(side):
-        widths = (side.rows[:, R_HI] - side.rows[:, R_LO] + 1).astype(np.float64)
-        st = side.states
-        per_state = (np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
-                     * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]])
-        return float(per_state.mean())
+def _combos(side) -> float:
+    """Mean over a side's states of the hit combinations its fire has in one round."""
+    widths = (side.rows[:, R_HI] - side.rows[:, R_LO] + 1).astype(np.float64)
+    st = side.states
+    return float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
+                  * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
+
+
+def seconds_estimate(compiled) -> float:
+    """Rough seconds of an exact solve with compiled kernels on two cores: state pairs times
+    their cost a round (land: the rectangle of both sides' hit counts; the general round: both
+    sides' hit combinations, each one assignment).  Calibrated on benchmarks/bench_engine.py's
+    battles; meant for choosing a method, within a factor of a few."""
     att, dfn = compiled.attacker, compiled.defender
-    return att.n_states * dfn.n_states * combos(att) * combos(dfn)
+    pairs = att.n_states * dfn.n_states
+    if compiled.rules[RU_SIMPLE]:
+        return pairs * (1e-7 + 2e-10 * _combos(att) * _combos(dfn))
+    return pairs * (1e-7 + 4e-9 * (_combos(att) + _combos(dfn)))
 
 
-def _kernels(work: float):
-    """This module with its kernels compiled, unless the work is small enough for Python."""
-    if not jit.is_compiled() and work >= PYTHON_WORK:
+_python_seconds = [0.0]  # estimated time this process has spent in plain-Python solves
+
+
+def _kernels(seconds: float, progress=None):
+    """This module with its kernels compiled, unless the solve is small enough for Python.
+
+    A process that keeps solving (a planner, a sweep, a server) compiles once its
+    plain-Python solves add up to about half a second: loading the compiled kernels costs
+    about that much once, and each solve is then a few hundred times faster.
+    """
+    python_seconds = seconds * PYTHON_SLOWDOWN
+    if not jit.is_compiled() and _python_seconds[0] + python_seconds >= 0.5:
+        if progress is not None and jit.cache_is_cold():
+            progress(0, 0, "compiling kernels (first run only)")
         jit.compiled()
+    elif not jit.is_compiled():
+        _python_seconds[0] += python_seconds
     return globals()
 
 
-def fill_win_values(compiled, work: float) -> None:
+def fill_win_values(compiled, seconds: float, progress=None) -> None:
     """Fill compiled.retreat.win_value (--retreat-below): the per-state win probabilities."""
     retreat = compiled.retreat
-    k = _kernels(work)
+    k = _kernels(seconds, progress)
+    if progress is not None:
+        progress(0, 0, "retreat-below table")
     k["_win_values"](_side_tuple(compiled.attacker), _side_tuple(compiled.defender),
                      compiled.rules, retreat.vector, retreat.below, retreat.win_value,
                      retreat.remainder_start, k["_out"](_stacks(compiled, False, 1, 1), 0))
@@ -534,20 +558,24 @@ def _stacks(compiled, joint: bool, rounds_bins: int, rows: int):
             np.zeros((rows, rounds_bins)))
 
 
-def run_exact(compiled, rounds_bins: int = 1, work: float | None = None) -> dict:
+def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
+              progress=None) -> dict:
     """Exact outcome probabilities and final-state laws of a compiled battle.
 
     rounds_bins > 1: also the law of the number of rounds (the first rounds_bins - 1 rounds are
-    then played one by one, which costs more than the closed-form sweep).
+    then played one by one, which costs more than the closed-form sweep).  progress(done,
+    total, what) hears of compiling and of the solve.
     """
-    work = work_estimate(compiled) if work is None else work
-    k = _kernels(work)
+    seconds = seconds_estimate(compiled) if seconds is None else seconds
+    k = _kernels(seconds, progress)
+    if progress is not None:
+        progress(0, 0, "exact solve")
     att, dfn = compiled.attacker, compiled.defender
     retreat = compiled.retreat_tables()
     explicit = max(rounds_bins - 1, int(retreat.vector[R_AFTER]), 1)
     joint = att.n_states * dfn.n_states <= JOINT_LIMIT
     n_blocks = len(att.blocks)
-    parallel = jit.is_compiled() and n_blocks > 1 and work > PARALLEL_WORK
+    parallel = jit.is_compiled() and n_blocks > 1 and seconds > PARALLEL_SECONDS
     stacks = _stacks(compiled, joint, rounds_bins, n_blocks if parallel else 1)
     kernel = k["_solve_parallel"] if parallel else k["_solve_serial"]
     kernel(att.blocks, _side_tuple(att), _side_tuple(dfn), compiled.rules, att.start, dfn.start,

@@ -50,7 +50,8 @@ from .rules import (
 )
 
 CHUNK_TRIALS = 16_384
-CHUNKS_PER_CALL = 128  # one kernel call = one progress step
+CHUNKS_PER_CALL = 128  # one kernel call = one progress step (fewer for large battles:
+OUTPUT_BUDGET = 8_000_000  # per-chunk output rows of one call, in int64 entries)
 ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -303,8 +304,10 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
     starts = (*_start_law(att.start), *_start_law(dfn.start))
     done = 0
-    for first in range(0, n_chunks, CHUNKS_PER_CALL):
-        last = min(first + CHUNKS_PER_CALL, n_chunks)
+    per_call = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
+        int(np.prod(shape)) for shape in shapes.values())))
+    for first in range(0, n_chunks, per_call):
+        last = min(first + per_call, n_chunks)
         rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
                 for key, shape in shapes.items()}
         _simulate_chunks(seeds[first:last], chunk_trials[first:last],

@@ -192,8 +192,11 @@ class Engine:
     def warm_up(self) -> float:
         """Run WARM_UP once (compiles or loads every kernel); returns the seconds taken.  A
         warm-up battle the library refuses is noted in `warm_up_problems`, not fatal."""
+        from ..kernels import jit
+
         started = time.perf_counter()
         self.warm_up_problems = []
+        jit.compiled()  # small battles would otherwise run as plain Python (kernels/jit.py)
         for battle in WARM_UP:
             try:
                 api.simulate(**battle)
