@@ -316,7 +316,7 @@ def test_units_json():
 def test_rules_lists_editions():
     out = ok("rules").stdout
     ids = [line.split()[0] for line in out.splitlines()[1:]]
-    assert ids == ["1942-2e", "formula", "revised"]
+    assert ids == ["1940-2e", "1942-2e", "aa50", "classic", "formula", "revised"]
 
 
 def test_rules_of_one_edition():
@@ -341,7 +341,8 @@ def test_rules_of_one_edition_csv():
 
 BAD_INPUT = [
     pytest.param(["run", "--rules", "bogus", "-a", "1 inf", "-d", "1 inf"],
-                 "'bogus' is not one of '1942-2e', 'formula', 'revised'", id="unknown-edition"),
+                 "'bogus' is not one of '1940-2e', '1942-2e', 'aa50', 'classic', 'formula', "
+                 "'revised'", id="unknown-edition"),
     pytest.param(["run", "--rules", "revised", "-a", "1 infanty", "-d", "1 inf"],
                  "unknown unit 'infanty' in revised; did you mean 'infantry'?",
                  id="unknown-unit"),

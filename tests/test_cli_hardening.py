@@ -406,7 +406,7 @@ def test_rules_listing_survives_a_broken_edition_file(monkeypatch):
     result = invoke("rules")
     assert result.exit_code == 0, result.output
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
-    assert sorted(rows) == ["1942-2e", "formula", "revised"]
+    assert sorted(rows) == ["1940-2e", "1942-2e", "aa50", "classic", "formula", "revised"]
     assert "(invalid edition file)" in rows["formula"]
     assert "(invalid edition file)" not in rows["revised"]
 

@@ -17,6 +17,7 @@ from battlecalc.rules import (
     list_editions,
     load_rules,
     load_rules_file,
+    merged,
     validate,
 )
 
@@ -26,18 +27,24 @@ def _raw(edition: str) -> dict:
     return tomllib.loads(text)
 
 
+def _raw_with_base(edition: str) -> dict:
+    """The edition file with its base (a shipped edition) merged underneath."""
+    raw = _raw(edition)
+    return merged(_raw_with_base(raw["base"]), raw) if "base" in raw else raw
+
+
 def _subsequence(order: list[str], expected: list[str]) -> list[str]:
     """`order` restricted to the names in `expected`, in `order`'s order."""
     return [name for name in order if name in expected]
 
 
 def test_shipped_editions():
-    assert list_editions() == ["1942-2e", "formula", "revised"]
+    assert list_editions() == ["1940-2e", "1942-2e", "aa50", "classic", "formula", "revised"]
 
 
 @pytest.mark.parametrize("edition", list_editions())
 def test_every_shipped_file_parses_and_validates(edition):
-    raw = _raw(edition)
+    raw = _raw_with_base(edition)
     ruleset = validate(raw, f"{edition}.toml")
     assert ruleset.id == edition
     assert ruleset.name == raw["name"]

@@ -49,7 +49,8 @@ BAD_ARGUMENTS = [
     ({"attacker_tech": "lasers"}, "unknown technology 'lasers' for revised"),
     ({"rules": ["revised"]},
      "rules must be an edition id, a Ruleset or the path of an edition file, got ['revised']"),
-    ({"rules": "bogus"}, "unknown edition 'bogus'; known editions: 1942-2e, formula, revised"),
+    ({"rules": "bogus"}, "unknown edition 'bogus'; known editions: 1940-2e, 1942-2e, aa50, "
+                         "classic, formula, revised"),
     ({"progress": 5}, "progress must be a function progress(done, total, ...) or None, got 5"),
     ({"method": None}, "method must be one of auto, exact, mc, got None"),
     ({"trials": 1.5}, "trials must be a whole number, got 1.5"),
@@ -273,7 +274,8 @@ def test_a_broken_shipped_edition_does_not_break_listing(monkeypatch, tmp_path):
     files = rules_module._edition_files()
     files["broken"] = Path(_broken(tmp_path, "broken.toml", b"[units.x]\ncost = \n"))
     monkeypatch.setattr(rules_module, "_edition_files", lambda: files)
-    assert list_editions() == ["1942-2e", "broken", "formula", "revised"]
+    assert list_editions() == ["1940-2e", "1942-2e", "aa50", "broken", "classic", "formula",
+                               "revised"]
     assert load_rules("revised").id == "revised"
     with pytest.raises(RulesFileError, match=r"^broken\.toml: not valid TOML: .*line 2"):
         load_rules("broken")

@@ -1,5 +1,5 @@
-"""Statistical verification (issue 4): the exact solver against the Monte Carlo kernel on a
-battery of battles of both editions, and proof that the battery catches broken rules.
+"""Statistical verification (issues 4 and 11): the exact solver against the Monte Carlo kernel on
+a battery of battles of every dice edition, and proof that the battery catches broken rules.
 
 Every check compares an exact value with a Monte Carlo sample of TRIALS trials at the fixed
 seed SEED and accepts a deviation of at most 4 standard errors:
@@ -119,6 +119,67 @@ BATTLES = [
     land("revised", "4 inf 3 ftr 2 bmb", "4 inf 1 aa", dice="low_luck"),
     sea("1942-2e", "2 sub 1 dd 2 ftr", "1 dd 1 cv 1 ftr 1 sub", dice="low_luck"),
     sea("revised", "2 sub 1 bb", "1 dd 1 cv 2 sub", dice="low_luck"),
+    # --- Classic: artillery, the one-die-per-aircraft AA gun (attacker chooses, several guns
+    # still one die per aircraft), heavy bombers' 3 dice, jets on defence, bombardment without
+    # a limit whose casualties fire back, no amphibious retreat; at sea the attacker's sneak
+    # attack (cancelled by a destroyer), defending subs firing with the others, air on subs,
+    # one-hit battleships, lone transports
+    land("classic", "3 inf 1 art 1 tank", "4 inf 1 tank"),
+    land("classic", "2 ftr 1 bmb 2 inf", "3 inf 1 aa"),
+    land("classic", "4 ftr 2 bmb 1 tank", "4 inf 2 aa"),
+    land("classic", "3 bmb 1 inf", "4 inf", attacker_tech="heavy_bombers"),
+    land("classic", "4 inf 2 tank", "3 inf 2 ftr", defender_tech="jets"),
+    land("classic", "5 inf 2 art 2 tank", "6 inf 1 tank", retreat_after=2),
+    amphibious("classic", "2 inf 1 art", "2 bb", "3 inf 1 ftr", attacker="1 tank"),
+    amphibious("classic", "2 inf", "1 bb", "3 inf", attacker="1 ftr 1 tank", retreat_after=1),
+    sea("classic", "2 sub", "1 tt 1 cv"),
+    sea("classic", "2 sub 1 bb", "2 sub 1 tt"),
+    sea("classic", "1 bb 1 cv 2 ftr", "2 sub 1 dd"),
+    sea("classic", "2 sub 1 ftr", "2 sub 1 cv"),
+    sea("classic", "2 tt 1 sub", "1 dd 1 sub"),
+    sea("classic", "3 sub 1 dd", "1 bb 1 cv 1 ftr", attacker_tech="super_subs"),
+    # --- AA50: the Revised AA gun (own aircraft) with radar, improved artillery, both heavy
+    # bombers, jets on attack; the 1942 2E amphibious and sea battles with AA50's units
+    land("aa50", "3 inf 1 art 1 tank", "4 inf 1 tank"),
+    land("aa50", "2 ftr 2 bmb 2 inf", "3 inf 1 aa"),
+    land("aa50", "4 ftr 1 bmb 1 tank", "4 inf 1 aa", defender_tech="radar"),
+    land("aa50", "4 inf 2 art", "5 inf", attacker_tech="improved_artillery"),
+    land("aa50", "2 bmb 2 inf", "3 inf 1 bmb", attacker_tech="lhtr_heavy_bombers",
+         defender_tech="lhtr_heavy_bombers"),
+    land("aa50", "3 ftr 2 inf 1 tank", "4 inf 1 ftr", attacker_tech="jets"),
+    land("aa50", "4 inf 2 art 2 tank", "6 inf 1 aa", strafe=2),
+    amphibious("aa50", "2 inf 1 art", "1 bb 1 ca", "3 inf 1 aa 1 ftr", attacker="1 tank"),
+    amphibious("aa50", "2 inf", "2 bb", "3 inf", attacker="1 ftr 1 tank", retreat_after=1),
+    sea("aa50", "2 sub 1 dd", "1 bb 1 tt"),
+    sea("aa50", "1 dd 2 ftr", "3 sub"),
+    sea("aa50", "1 bb 1 cv 2 ftr", "1 dbb 2 dd 1 sub"),
+    sea("aa50", "3 sub", "1 dd 1 sub", attacker_submerge="first-chance"),
+    sea("aa50", "1 dd 1 ftr", "3 sub", defender_submerge="when-only-subs-left"),
+    # --- 1940 2E: mechanized infantry supported by artillery, tactical bombers paired with
+    # fighters and tanks, AAA, techs, orders of losses and retreats; amphibious assaults with
+    # mech infantry; at sea two-hit carriers (healthy and damaged), tactical bombers, submerging
+    land("1940-2e", "2 inf 2 mech 2 art 1 tank", "5 inf 1 tank"),
+    land("1940-2e", "3 mech 2 art", "4 inf"),
+    land("1940-2e", "2 mech 2 art 1 tank", "3 inf 1 art", attacker_tech="improved_artillery"),
+    land("1940-2e", "2 tac 1 ftr 1 tank 2 inf", "4 inf 1 aa"),
+    land("1940-2e", "3 tac 2 tank", "4 inf 1 tank"),
+    land("1940-2e", "2 tac 2 ftr", "3 inf 1 ftr"),
+    land("1940-2e", "2 ftr 1 tac 2 bmb", "3 inf 2 aa", attacker_tech="heavy_bombers,jets",
+         defender_tech="radar"),
+    land("1940-2e", "4 inf 2 mech 2 art 2 tank", "6 inf 1 aa 1 tac", aa_last=True),
+    land("1940-2e", "3 inf 1 mech 1 art 1 tac 1 ftr", "5 inf", retreat_when_left=3,
+         attacker_ool="smart"),
+    land("1940-2e", "2 inf 1 tank 2 tac", "4 inf", retreat_below=0.3),
+    amphibious("1940-2e", "2 mech 1 art", "1 bb 1 ca", "3 inf 1 aa", attacker="1 tank 1 tac"),
+    amphibious("1940-2e", "2 inf 1 mech", "1 bb", "3 inf 1 tank", attacker="2 ftr",
+               retreat_after=1),
+    sea("1940-2e", "2 bmb", "1 cv 1 dd"),
+    sea("1940-2e", "1 bb 2 dd", "2 cv 1 ftr"),
+    sea("1940-2e", "2 tac 2 ftr", "1 cv 2 ftr 1 dd"),
+    sea("1940-2e", "1 dcv 2 tac 1 dd", "2 sub 1 ca"),
+    sea("1940-2e", "3 sub 1 tac", "1 cv 1 ftr 1 tt", attacker_submerge="when-only-subs-left"),
+    sea("1940-2e", "1 dd 2 tac", "3 sub", defender_submerge="first-chance"),
+    sea("1940-2e", "2 sub 1 dd 1 ca", "1 dcv 1 dbb 1 sub 1 tt"),
 ]
 
 
@@ -168,14 +229,20 @@ def _outside_band(exact, mc) -> dict[str, float]:
     return out
 
 
+NEW_EDITIONS = ("classic", "aa50", "1940-2e")
+
+
 def test_battery_covers_the_issue():
     assert len(BATTLES) >= 40
+    assert len([b for b in BATTLES if b["rules"] in NEW_EDITIONS]) >= 40  # issue 11
     assert len(set(IDS)) == len(IDS)
-    for edition in ("revised", "1942-2e"):
+    for edition in ("revised", "1942-2e", *NEW_EDITIONS):
         mine = [b for b in BATTLES if b["rules"] == edition]
         assert any(b.get("sea") for b in mine)
         assert any(b.get("landing") for b in mine)
         assert any(not b.get("sea") and not b.get("landing") for b in mine)
+        if edition == "classic":  # no submerging in Classic
+            continue
         for policy in ("when-only-subs-left", "first-chance"):
             assert any(policy in (b.get("attacker_submerge"), b.get("defender_submerge"))
                        for b in mine)
@@ -283,8 +350,37 @@ def test_mutation_low_luck_replaced_by_standard_dice(monkeypatch):
     assert caught, "the battery does not detect low luck replaced by standard dice"
 
 
+def test_mutation_1940_tactical_bombers_unpaired(monkeypatch):
+    true = load_rules("1940-2e")
+    broken = dataclasses.replace(true, supports=tuple(s for s in true.supports
+                                                      if s.giver == "artillery"))
+    _assert_caught(monkeypatch, "1940-2e", broken)
+
+
+def test_mutation_1940_artillery_does_not_support_mechanized_infantry(monkeypatch):
+    true = load_rules("1940-2e")
+    broken = dataclasses.replace(true, supports=tuple(
+        dataclasses.replace(s, targets=("infantry",)) if s.giver == "artillery" else s
+        for s in true.supports))
+    _assert_caught(monkeypatch, "1940-2e", broken)
+
+
+def test_mutation_1940_one_hit_carriers(monkeypatch):
+    true = load_rules("1940-2e")
+    _assert_caught(monkeypatch, "1940-2e", _with_unit(true, "carrier", hp=1, damaged_form=""))
+
+
+def test_mutation_classic_defending_subs_sneak_attack(monkeypatch):
+    true = load_rules("classic")
+    _assert_caught(monkeypatch, "classic",
+                   _with_flags(true, defender_sub_first_strike="unless_enemy_destroyer"))
+
+
 def test_mutation_is_undone_after_the_test():
     # monkeypatch restores _CACHE: the shipped rules are back (whatever ran before)
     assert load_rules("1942-2e").flags["attacker_sub_first_strike"] == "unless_enemy_destroyer"
     assert [s.giver for s in load_rules("1942-2e").supports] == ["artillery"]
     assert load_rules("revised").flags["aa_dice"] == "per_aircraft"
+    assert len(load_rules("1940-2e").supports) == 3
+    assert load_rules("1940-2e").units["carrier"].hp == 2
+    assert load_rules("classic").flags["defender_sub_first_strike"] == "never"
