@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
 import time
 from collections.abc import Callable
@@ -410,16 +411,17 @@ def _air_battle(spec: RaidSpec, walk: _Walk, method: str, trials: int, seed: int
         return None
     from .api import simulate  # the engine (numba) only when there is an air battle
 
-    options = {} if spec.dice == "standard" else {"dice": spec.dice}
-    try:
-        result = simulate(
-            rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,
-            method=method, trials=trials, seed=seed, attacker_tech=list(spec.attacker_tech),
-            defender_tech=list(spec.defender_tech), attacker_ool=spec.order.text,
-            retreat_after=1, progress=progress, **options)
-    except TypeError:  # an engine without dice models (before low luck landed)
-        raise BattleInputError(f"{spec.dice} dice are not available for air battles in this "
-                               "version") from None
+    options = {}
+    if spec.dice != "standard":
+        if "dice" not in inspect.signature(simulate).parameters:  # before the engine's low luck
+            raise BattleInputError(f"{spec.dice} dice are not available for air battles in "
+                                   "this version")
+        options["dice"] = spec.dice
+    result = simulate(
+        rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,
+        method=method, trials=trials, seed=seed, attacker_tech=list(spec.attacker_tech),
+        defender_tech=list(spec.defender_tech), attacker_ool=spec.order.text,
+        retreat_after=1, progress=progress, **options)
     law = result.attacker_law
     columns = [law.units.index(u) if u in law.units else None for u in walk.units]
     weights = np.zeros(len(walk.bombers_before))
@@ -636,7 +638,6 @@ class RaidResult(ResultViews):
                 lines.append("  " + "   ".join(entries[i: i + 6]))
         else:
             lines += ["", "damage law: --format csv --distribution damage"]
-        lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
