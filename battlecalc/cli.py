@@ -662,6 +662,14 @@ def _unit_rows(ruleset) -> list[dict]:
             abilities.append("cannot attack")
         if not unit.can_be_casualty:
             abilities.append("never a casualty")
+        if unit.raid_dice:
+            dice = ("1 die" if unit.raid_dice == 1 else f"best of {unit.raid_dice} dice"
+                    if unit.raid_best_die else f"{unit.raid_dice} dice")
+            bonus = f" +{unit.raid_bonus}" if unit.raid_bonus else ""
+            where = f" ({', '.join(unit.raid_targets)} only)" if unit.raid_targets else ""
+            abilities.append(f"raids: {dice}{bonus}{where}")
+        if ruleset.flags["air_battle"] and (unit.air_attack or unit.air_defense):
+            abilities.append(f"air battle {unit.air_attack}/{unit.air_defense}")
         if unit.defenceless:
             abilities.append("lost when alone")
         rows.append({
@@ -736,6 +744,9 @@ def rules_command(edition, rules_file, fmt):
             if name.startswith("formula_") == formula_model]
     rows += [{"kind": "tech", "name": tech.name, "value": "", "meaning": tech.description}
              for tech in ruleset.techs.values()]
+    rows += [{"kind": "facility", "name": f.name, "value": str(f.max_damage),
+              "meaning": f"{f.description or f.name}: a raid deals it at most this damage"}
+             for f in ruleset.facilities.values()]
     click.echo(_rows_text(rows, fmt))
 
 

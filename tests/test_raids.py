@@ -751,3 +751,35 @@ def test_raid_damage_law_sums_to_one_for_a_large_raid():
     assert result.damage_law[1].sum() == pytest.approx(1.0, abs=1e-12)
     assert result.expected_damage == pytest.approx(40 * 5 / 6 * 7, rel=1e-12)
     assert np.all(np.diff(result.damage_law[0]) > 0)
+
+
+def test_cli_units_and_rules_list_the_raid_data(rulesets):
+    path = rulesets["paths"]["1940-2e"]
+    rows = {r["name"]: r for r in json.loads(
+        _invoke("units", "--rules-file", path, "--format", "json").stdout)}
+    assert rows["bomber"]["abilities"] == "raids: 1 die +2; air battle 1/0"
+    assert rows["tactical_bomber"]["abilities"] == (
+        "raids: 1 die (airbase, navalbase only); air battle 1/0")
+    assert rows["fighter"]["abilities"] == "air battle 1/1"
+    revised = {r["name"]: r for r in json.loads(
+        _invoke("units", "--rules", "revised", "--format", "json").stdout)}
+    assert revised["bomber"]["abilities"] == "raids: 1 die"
+    listed = json.loads(_invoke("rules", "--rules-file", path, "--format", "json").stdout)
+    facilities = {r["name"]: r["value"] for r in listed if r["kind"] == "facility"}
+    assert facilities == {"major": "20", "minor": "6", "airbase": "6", "navalbase": "6"}
+    flags = {r["name"]: r["value"] for r in listed if r["kind"] == "flag"}
+    assert (flags["raid_aa"], flags["raid_damage_cap"], flags["air_battle"]) == (
+        "built_in", "facility", "True")
+
+
+def test_a_raid_without_air_battle_does_not_load_the_engine():
+    import subprocess
+    import sys
+
+    code = ("import sys, battlecalc; "
+            "r = battlecalc.raid('revised', '3 bomber', target_value=3, aa=True, method='mc', "
+            "trials=1000, seed=1); "
+            "print(r.method, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "mc False"
