@@ -18,6 +18,8 @@ _PUBLIC = {
     "parse_army": "army",
     "BattleInputError": "errors",
     "Result": "results",
+    "RaidResult": "raids",
+    "raid": "raids",
     "list_editions": "rules",
     "load_rules": "rules",
     "plan": "planner",
@@ -27,6 +29,7 @@ _PUBLIC = {
 __all__ = [
     "Battle",
     "BattleInputError",
+    "RaidResult",
     "Result",
     "format_army",
     "list_editions",
@@ -34,6 +37,7 @@ __all__ = [
     "make_battle",
     "parse_army",
     "plan",
+    "raid",
     "simulate",
     "sweep",
 ]
@@ -44,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .army import format_army, parse_army
     from .errors import BattleInputError
     from .planner import plan
+    from .raids import RaidResult, raid
     from .results import Result
     from .rules import list_editions, load_rules
     from .sweeper import sweep

@@ -22,6 +22,7 @@ from .spec import DEFAULT_TRIALS, METHODS, SUBMERGE_POLICIES  # light: no engine
 FORMATS = ("table", "json", "csv")
 DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
 FORMULA_DISTRIBUTIONS = ("ipc", "rounds")  # loss points and exchanges
+RAID_DICE = ("standard", "low-luck")
 PROGRESS_DELAY_S = 1.0  # a progress bar appears once its step has run this long
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program stopped by Ctrl-C
 
@@ -479,6 +480,89 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
             raise click.UsageError(f"cannot write {plot_path}: {exc.strerror}") from None
 
 
+RAID_SECTIONS = (
+    ("Edition, raiders and target", ("rules", "rules_file", "attacker", "defender",
+                                     "target_value", "facility", "aa", "attacker_tech",
+                                     "defender_tech", "attacker_ool", "dice")),
+    ("Method", ("method", "trials", "seed", "threads")),
+    ("Output", ("fmt", "distribution", "output")),
+)
+
+
+@cli.command(cls=_SectionedCommand, sections=RAID_SECTIONS)
+@rules_option
+@rules_file_option
+@click.option("--attacker", "-a", required=True, help='Bombers, and escorts where the edition '
+              'has an air battle (1940-2e), e.g. "3 bomber 2 fighter".')
+@click.option("--defender", "-d", default=None,
+              help="Interceptors, where the edition has an air battle (1940-2e fighters).")
+@click.option("--target-value", type=int, default=None, metavar="N",
+              help="The territory's production value: the damage cap depends on it (Revised, "
+              "AA50, 1942-2e).")
+@click.option("--facility", default=None, metavar="KIND", help="What is bombed, where the "
+              "edition has facilities: major, minor, airbase or navalbase (1940-2e).")
+@click.option("--aa", is_flag=True, help="The territory has an AA gun (Classic, Revised, AA50; "
+              "1942-2e and 1940-2e targets always fire their built-in AA).")
+@click.option("--attacker-tech", default="", help="Attacker technologies, comma separated "
+              "(heavy_bombers, jets, ...).")
+@click.option("--defender-tech", default="", help="Defender technologies (jets, radar, ...).")
+@click.option("--attacker-ool", default=None, help="Order of losses of the bombers and escorts "
+              "(as for run).")
+@click.option("--dice", type=click.Choice(RAID_DICE), default="standard", show_default=True,
+              help="Dice model.")
+@click.option("--method", "-m", type=click.Choice(METHODS), default="auto", show_default=True,
+              help="exact, Monte Carlo (mc), or auto (exact).")
+@click.option("--trials", "-n", type=_Trials(), default=DEFAULT_TRIALS, show_default=True,
+              help="Monte Carlo trials.")
+@click.option("--seed", "-s", type=int, default=None,
+              help="Random seed; the same seed gives the same numbers. Default: random (reported).")
+@click.option("--threads", type=click.IntRange(1, 1024), default=None,
+              help="Worker threads for the air battle's Monte Carlo (results do not depend on it).")
+@click.option("--distribution", type=click.Choice(("damage",)), default=None,
+              help="With --format csv: the law of the damage instead of the one-row summary.")
+@format_option
+@output_option
+@click.pass_context
+def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, attacker_tech,
+         defender_tech, attacker_ool, dice, method, trials, seed, threads, distribution, fmt,
+         output):
+    """Odds of a strategic bombing raid: the damage dealt and the units each side loses."""
+    ruleset = _ruleset(rules, rules_file)
+    if distribution and fmt != "csv":
+        raise click.UsageError(
+            f"--distribution needs --format csv (--format csv --distribution {distribution})")
+    destination = _destination(output)
+
+    from .errors import BattleInputError
+    from .raids import raid as run_raid  # the engine: numpy, pandas (numba for an air battle)
+
+    if threads:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    progress = _Progress()
+    try:
+        result = run_raid(
+            rules=rules if rules is not None else ruleset, attacker=attacker, defender=defender,
+            target_value=target_value, facility=facility, aa=aa, trials=trials, seed=seed,
+            method=method, attacker_tech=attacker_tech, defender_tech=defender_tech,
+            attacker_ool=attacker_ool, dice=dice, progress=progress)
+    except BattleInputError as exc:
+        _fail(exc)
+    finally:
+        progress.close()
+    for line in [*_ignored_options(ctx, result.method, result),
+                 *(f"Warning: {note}" for note in result.notes)]:
+        click.echo(line, err=True)
+    if fmt == "json":
+        text = result.to_json()
+    elif fmt == "csv":
+        text = result.distribution_csv(distribution) if distribution else result.to_csv()
+    else:
+        text = result.table()
+    _emit(text, destination)
+
+
 @cli.command()
 @rules_option
 @click.option("--defender", "-d", default=None, help="The defending army (with --defend: the "
@@ -581,6 +665,14 @@ def _unit_rows(ruleset) -> list[dict]:
             abilities.append("cannot attack")
         if not unit.can_be_casualty:
             abilities.append("never a casualty")
+        if unit.raid_dice:
+            dice = ("1 die" if unit.raid_dice == 1 else f"best of {unit.raid_dice} dice"
+                    if unit.raid_best_die else f"{unit.raid_dice} dice")
+            bonus = f" +{unit.raid_bonus}" if unit.raid_bonus else ""
+            where = f" ({', '.join(unit.raid_targets)} only)" if unit.raid_targets else ""
+            abilities.append(f"raids: {dice}{bonus}{where}")
+        if ruleset.flags["air_battle"] and (unit.air_attack or unit.air_defense):
+            abilities.append(f"air battle {unit.air_attack}/{unit.air_defense}")
         if unit.defenceless:
             abilities.append("lost when alone")
         rows.append({
@@ -655,6 +747,9 @@ def rules_command(edition, rules_file, fmt):
             if name.startswith("formula_") == formula_model]
     rows += [{"kind": "tech", "name": tech.name, "value": "", "meaning": tech.description}
              for tech in ruleset.techs.values()]
+    rows += [{"kind": "facility", "name": f.name, "value": str(f.max_damage),
+              "meaning": f"{f.description or f.name}: a raid deals it at most this damage"}
+             for f in ruleset.facilities.values()]
     click.echo(_rows_text(rows, fmt))
 
 

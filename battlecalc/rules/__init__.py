@@ -89,6 +89,30 @@ RULE_FLAGS: dict[str, tuple[tuple[Any, ...], Any, str]] = {
         "none",
         "which attackers of an amphibious assault may retreat",
     ),
+    # strategic bombing raids (battlecalc.raids; docs/editions.md section 5)
+    "raid_aa": (
+        ("none", "territory_gun", "built_in"),
+        "none",
+        "AA fire at raiding bombers, one die each at the AA unit's aa_value (radar included): "
+        "none; territory_gun: only when the raid says the territory has an AA gun (Classic, "
+        "Revised, AA50); built_in: always, the industrial complex's or facility's own AA "
+        "(1942 2E, 1940 2E; AA units do not fire at raids)",
+    ),
+    "raid_damage_cap": (
+        ("none", "target_value_per_bomber", "twice_target_value", "facility"),
+        "none",
+        "the most damage a raid deals: none (Classic); target_value_per_bomber: each bomber's "
+        "damage at most the territory's production value (Revised); twice_target_value: the "
+        "total at most twice that value (AA50, 1942 2E); facility: the total at most the "
+        "facility's max_damage (1940 2E, [facilities])",
+    ),
+    "air_battle": (
+        (True, False),
+        False,
+        "a raid opens with one round of air battle: attacking units fire at their air_attack "
+        "(escorts: units with air_attack that do not bomb), interceptors (defending units with "
+        "air_defense) at their air_defense (1940 2E)",
+    ),
     "formula_flips": (
         ("A2", "A1"),
         "A2",
@@ -165,6 +189,22 @@ UNIT_FIELDS: dict[str, tuple[Any, Any]] = {
     "carrier_capacity": (_is_int(0, 4), 0),
     "bombard": (_is_int(0, 6), 0),
     "damaged_form": (_is_name_or_empty, ""),
+    # strategic bombing raids: damage dice over the target (0: the unit does not bomb), summed
+    # or the best one (raid_best_die), plus raid_bonus; raid_targets: the facilities it may
+    # raid (empty: any target)
+    "raid_dice": (_is_int(0, 3), 0),
+    "raid_best_die": (_is_bool, False),
+    "raid_bonus": (_is_int(0, 20), 0),
+    "raid_targets": (_is_str_list, []),
+    # die values in a raid's air battle (rule flag air_battle): as escort or bomber, as
+    # interceptor (0: does not fire there, and a defender without it does not intercept)
+    "air_attack": (_is_int(0, 6), 0),
+    "air_defense": (_is_int(0, 6), 0),
+}
+# [facilities.<name>]: what a raid may target where the edition has facilities (1940 2E).
+FACILITY_FIELDS: dict[str, tuple[Any, Any]] = {
+    "max_damage": (_is_int(0, 1000), _REQUIRED),
+    "description": (lambda v: None if isinstance(v, str) else f"expected text, got {v!r}", ""),
 }
 
 
@@ -194,6 +234,12 @@ class Unit:
     carrier_capacity: int = 0
     bombard: int = 0
     damaged_form: str = ""
+    raid_dice: int = 0
+    raid_best_die: bool = False
+    raid_bonus: int = 0
+    raid_targets: tuple[str, ...] = ()
+    air_attack: int = 0
+    air_defense: int = 0
 
     @property
     def is_air(self) -> bool:
@@ -236,6 +282,15 @@ SUPPORT_FIELDS: dict[str, tuple[Any, Any]] = {
 
 
 @dataclass(frozen=True)
+class Facility:
+    """A target of strategic bombing raids (1940 2E): the most damage a raid deals it."""
+
+    name: str
+    max_damage: int
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class Tech:
     name: str
     description: str
@@ -257,6 +312,7 @@ class Ruleset:
     formula: MappingProxyType | None = None  # the validated [formula] table of a formula model
     die_size: int = 6
     supports: tuple[Support, ...] = ()
+    facilities: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def unit(self, name: str) -> Unit:
         return self.units[name]
@@ -329,7 +385,7 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
     prefix = edition_id if isinstance(edition_id, str) and edition_id else source
 
     known_top = {"format", "id", "name", "description", "model", "die_size", "rules", "units",
-                 "support", "tech", "base", *MODEL_SECTIONS}
+                 "support", "tech", "base", "facilities", *MODEL_SECTIONS}
     for key in raw:
         if key not in known_top:
             errors.append(f"{prefix}.{key}: unknown key")
@@ -356,6 +412,16 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         else:
             flags[name] = value
 
+    facilities: dict[str, Facility] = {}
+    raw_facilities = raw.get("facilities", {})
+    if not isinstance(raw_facilities, dict):
+        errors.append(f"{prefix}.facilities: expected a table of facilities")
+        raw_facilities = {}
+    for name, spec in raw_facilities.items():
+        values = _fields(spec, FACILITY_FIELDS, f"{prefix}.facilities.{name}", errors)
+        if values is not None:
+            facilities[name] = Facility(name=name, **values)
+
     units: dict[str, Unit] = {}
     raw_units = raw.get("units", {})
     if not isinstance(raw_units, dict) or not raw_units:
@@ -365,11 +431,17 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         values = _fields(spec, UNIT_FIELDS, f"{prefix}.units.{unit_name}", errors)
         if values is not None:
             values["aliases"] = tuple(a.lower() for a in values["aliases"])
+            values["raid_targets"] = tuple(values["raid_targets"])
             units[unit_name] = Unit(name=unit_name, **values)
     for unit in units.values():
         if unit.damaged_form and unit.damaged_form not in raw_units:
             errors.append(f"{prefix}.units.{unit.name}.damaged_form: unknown unit "
                           f"{unit.damaged_form!r}")
+        for target in unit.raid_targets:
+            if target not in raw_facilities:
+                errors.append(f"{prefix}.units.{unit.name}.raid_targets: unknown facility "
+                              f"{target!r}")
+    _check_raid_flags(flags, units, raw_facilities, prefix, errors)
 
     supports: list[Support] = []
     raw_support = raw.get("support", [])
@@ -430,7 +502,8 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
                 continue
             if _fields(overrides, {k: (c, None) for k, (c, _) in UNIT_FIELDS.items()
                                    if k != "aliases"}, f"{path}.{key}", errors) is not None:
-                changes[key] = dict(overrides)
+                changes[key] = {field_: tuple(value) if isinstance(value, list) else value
+                                for field_, value in overrides.items()}
         techs[tech_name] = Tech(tech_name, spec.get("description", ""),
                                 MappingProxyType(changes), MappingProxyType(support_changes))
 
@@ -463,7 +536,19 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         formula=sections.get("formula"),
         die_size=die_size,
         supports=tuple(supports),
+        facilities=MappingProxyType(facilities),
     )
+
+
+def _check_raid_flags(flags: dict[str, Any], units: dict[str, Unit], raw_facilities: dict,
+                      prefix: str, errors: list[str]) -> None:
+    """The raid flags need what they refer to: an AA unit, facilities."""
+    if flags["raid_aa"] != "none" and units and not any(u.aa_value for u in units.values()):
+        errors.append(f"{prefix}.rules.raid_aa: {flags['raid_aa']!r} needs a unit with "
+                      "aa_value (its value is the AA's hit value at raids)")
+    if flags["raid_damage_cap"] == "facility" and not raw_facilities:
+        errors.append(f'{prefix}.rules.raid_damage_cap: "facility" needs [facilities.<name>] '
+                      "tables (each with max_damage)")
 
 
 def merged(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
@@ -473,12 +558,12 @@ def merged(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     for key, value in child.items():
         if key == "base":
             continue
-        if key in ("rules", "units", *MODEL_SECTIONS) and isinstance(value, dict) \
+        if key in ("rules", "units", "facilities", *MODEL_SECTIONS) and isinstance(value, dict) \
                 and isinstance(out.get(key), dict):
             table = dict(out[key])
             for name, entry in value.items():
-                if key == "units" and isinstance(entry, dict) and isinstance(table.get(name),
-                                                                             dict):
+                if key in ("units", "facilities") and isinstance(entry, dict) \
+                        and isinstance(table.get(name), dict):
                     table[name] = {**table[name], **entry}
                 else:
                     table[name] = entry
