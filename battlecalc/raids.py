@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import math
 import time
 from collections.abc import Callable
@@ -58,6 +57,7 @@ from .results import Z95, ResultViews, _frame
 from .rules import Ruleset, load_rules
 from .spec import (
     DEFAULT_TRIALS,
+    DICE_MODELS,
     Army,
     Order,
     Techs,
@@ -73,7 +73,7 @@ RAID_STREAM = 0x52414944  # "RAID": first spawn-key word of the Monte Carlo AA a
 CHUNK_DRAWS = 1 << 22  # dice a Monte Carlo chunk draws at most (memory), whatever the force
 MAX_CHUNK_TRIALS = 1 << 18
 MAX_TARGET_VALUE = 1000
-DICE = ("standard", "low_luck")
+
 PERCENTILES = (10, 50, 90)
 TABLE_LAW_VALUES = 40  # the table lists the damage law when it has at most this many values
 
@@ -235,7 +235,7 @@ def make_raid(rules: str | Ruleset, attacker: Army, defender: Army = None,
     aa_value = max((u.aa_value for u in d_rules.units.values()), default=0) if aa_fires else 0
     if isinstance(dice, str):
         dice = dice.strip().lower().replace("-", "_")
-    dice = check_choice("dice", dice, DICE)
+    dice = check_choice("dice", dice, DICE_MODELS)
     air_rules = air_battle_rules(ruleset)
     order = parse_loss_order(attacker_ool, air_rules, "attack")
     steps = casualty_steps(a_army, air_rules.with_techs(a_tech).units, order, ())
@@ -411,17 +411,11 @@ def _air_battle(spec: RaidSpec, walk: _Walk, method: str, trials: int, seed: int
         return None
     from .api import simulate  # the engine (numba) only when there is an air battle
 
-    options = {}
-    if spec.dice != "standard":
-        if "dice" not in inspect.signature(simulate).parameters:  # before the engine's low luck
-            raise BattleInputError(f"{spec.dice} dice are not available for air battles in "
-                                   "this version")
-        options["dice"] = spec.dice
     result = simulate(
         rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,
         method=method, trials=trials, seed=seed, attacker_tech=list(spec.attacker_tech),
         defender_tech=list(spec.defender_tech), attacker_ool=spec.order.text,
-        retreat_after=1, progress=progress, **options)
+        retreat_after=1, progress=progress, dice=spec.dice)
     law = result.attacker_law
     columns = [law.units.index(u) if u in law.units else None for u in walk.units]
     weights = np.zeros(len(walk.bombers_before))
