@@ -303,7 +303,8 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int) -> dict:
             "a_left_sq": np.zeros((n, 2), dtype=np.int64),
             "d_left_sq": np.zeros((n, 2), dtype=np.int64),
         }
-        kernels.simulate_chunks(
+        jit.threads(
+            kernels.simulate_chunks, end - begin,
             seeds[begin:end], chunk_trials[begin:end], battle.die, max_ex,
             battle.spec.flips == "A1", battle.row_min, battle.row_att, battle.row_def,
             a.bonus, a.extra, a.base, a.face_up, a.flipped,

@@ -51,8 +51,10 @@ from .common import (
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_NEVER,
 )
-from .jit import kernel, prange
+from .jit import kernel
 from .rules import (
+    FLAGS,
+    VALUES,
     air_on_subs,
     assign,
     fire_groups,
@@ -193,10 +195,9 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     wa, pa, wd, pd = scratch
     lone = lone_transports(ast, a, rules)
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
-    n_d1 = _fire(ast, ar, apmf, a, a_strike, False, False, one, dst, dr, d, rules, wd[0], wd[1],
-                 pd[0])
-    n_a1 = _fire(dst, dr, dpmf, d, d_strike, False, False, one, ast, ar, a, rules, wa[0], wa[1],
-                 pa[0])
+    no, yes = FLAGS[0], FLAGS[1]
+    n_d1 = _fire(ast, ar, apmf, a, a_strike, no, no, one, dst, dr, d, rules, wd[0], wd[1], pd[0])
+    n_a1 = _fire(dst, dr, dpmf, d, d_strike, no, no, one, ast, ar, a, rules, wa[0], wa[1], pa[0])
     # the strike outcome in which nothing happens first: after it, the chance that the round
     # changes nothing is known (and with it w) before anything else is spread
     first = wa[0, a] * n_d1 + wd[0, d] if wa[0, a] >= 0 and wd[0, d] >= 0 else -1
@@ -215,9 +216,9 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
         # who fires in general fire: those left after the strikes, or all of them
         fa = a if fires_back(ast, a, rules) else a1
         fd = d if fires_back(dst, d, rules) else d1
-        n_d2 = _fire(ast, ar, apmf, fa, not a_strike, True, air_on_subs(ast, fa, rules),
+        n_d2 = _fire(ast, ar, apmf, fa, not a_strike, yes, air_on_subs(ast, fa, rules),
                      bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
-        n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, True, air_on_subs(dst, fd, rules),
+        n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
                      one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
         if t < 0 and wa[2, a] >= 0 and wd[2, d] >= 0 and not (lone and in_battle(ast, a)):
             stay = p1 * pa[1, wa[2, a]] * pd[1, wd[2, d]]
@@ -237,7 +238,7 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
                 elif w * p > eps:
                     result += w * p
                     if retreats:
-                        _finish(RETREAT, w * p, a2, d2, rounds, ast, out)
+                        _finish(VALUES[RETREAT], w * p, a2, d2, rounds, ast, out)
                     else:
                         mass[a2 - a_base, d2] += w * p
         _clear(wd[2], wd[3], n_d2)
@@ -313,8 +314,8 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps
         return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
                             d + dst[d, S_OTHER], w, apmf[a], acum[a], ar[a, R_LO], ar[a, R_HI],
                             dpmf[d], dr[d, R_LO], dr[d, R_HI], eps, not closed), w
-    moved, _, w = _transition(A, D, rules, a, d, bombard, one, SPREAD, m, mass, a_base, closed,
-                              mass, scratch, eps, out, rounds)
+    moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
+                              closed, mass, scratch, eps, out, rounds)
     return moved, w
 
 
@@ -325,8 +326,8 @@ def _fight_on(A, D, rules, a, d, one, value, scratch, out):
     ast, ar, apmf = A[0], A[1], A[2]
     dst, dr, dpmf = D[0], D[1], D[2]
     if rules[RU_SIMPLE] == 0:
-        total, stay, _ = _transition(A, D, rules, a, d, one, one, GATHER, 0.0, value, 0, True,
-                                     value, scratch, 0.0, out, 0)
+        total, stay, _ = _transition(A, D, rules, a, d, one, one, VALUES[GATHER], 0.0, value,
+                                     VALUES[0], FLAGS[1], value, scratch, 0.0, out, VALUES[0])
         return total / (1.0 - stay)
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
@@ -375,15 +376,16 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
     first_round = bombard_pmf if rules[RU_BOMBARD] == 1 else one
     rounds_played = 0
     check_retreat = True
+    # (element by element: an array assignment brings numba's shape-error formatting, seconds
+    # of compiling)
+    for d in range(n_d):
+        mass[0, d] = transfer[b, d] if phase == 1 else a_start[base] * d_start[d]
     if phase == 1:
         # the units that stayed after a partial retreat, at the end of some round: no more
         # retreats, nothing round-dependent left
-        mass[0, :] = transfer[b]
         check_retreat = False
         rounds_played = rounds_hist.shape[0]
         explicit = 0
-    else:
-        mass[0, :] = a_start[base] * d_start
     while rounds_played < explicit:
         after = np.zeros((size, n_d))
         for k in range(size):
@@ -392,7 +394,7 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
                 if m == 0.0:
                     continue
                 kind, a2, d2, outcome = _enter(ast, dst, rules, base + k, d, rounds_played,
-                                               True, retreat, below, win_value)
+                                               FLAGS[1], retreat, below, win_value)
                 if kind == MOVE:
                     mass[a2 - base, d2] += m
                 elif kind == END:
@@ -404,7 +406,7 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
                     totals[0] += m
                     kept, _ = _play(A, D, rules, base + k, d,
                                     first_round if rounds_played == 0 else one, one, m, after,
-                                    base, False, scratch, eps, out, rounds_played + 1)
+                                    base, FLAGS[0], scratch, eps, out, rounds_played + 1)
                     totals[1] += m - kept
         mass = after
         rounds_played += 1
@@ -423,8 +425,8 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
             elif m < state_eps:
                 totals[1] += m  # a state this unlikely is not worth a round
             else:
-                kept, w = _play(A, D, rules, base + k, d, one, one, m, mass, base, True, scratch,
-                                eps, out, rounds_played + 1)
+                kept, w = _play(A, D, rules, base + k, d, one, one, m, mass, base, FLAGS[1],
+                                scratch, eps, out, rounds_played + 1)
                 totals[0] += w
                 totals[1] += m - kept
 
@@ -437,27 +439,15 @@ def _out(stacks, i):
     return outcomes[i], a_final, d_final[i], joint, totals[i], rounds_hist[i]
 
 
-@kernel(parallel=True)
-def _solve_parallel(ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below, win_value,
-                    remainder, transfer, stacks, explicit, eps, state_eps):
-    """`_solve_serial` with the blocks of each phase spread over threads, block b writing row b
-    of the stacks."""
-    for phase in range(2):
-        for b in prange(ab.shape[0]):
-            _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
-                         win_value, remainder, transfer, _out(stacks, b), explicit, eps,
-                         state_eps)
-
-
-@kernel
-def _solve_serial(ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below, win_value,
-                  remainder, transfer, stacks, explicit, eps, state_eps):
-    """Solve every attacker block, phase by phase, into row 0 of the stacks."""
-    out = _out(stacks, 0)
-    for phase in range(2):
-        for b in range(ab.shape[0]):
-            _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
-                         win_value, remainder, transfer, out, explicit, eps, state_eps)
+@kernel(nogil=True)
+def _solve_blocks(first, last, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat,
+                  below, win_value, remainder, transfer, stacks, explicit, eps, state_eps):
+    """Solve attacker blocks first..last-1 of one phase (see _solve_block), block b writing
+    row b of the stacks, or row 0 when they have one row."""
+    for b in range(first, last):
+        _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
+                     win_value, remainder, transfer,
+                     _out(stacks, b if stacks[0].shape[0] > 1 else 0), explicit, eps, state_eps)
 
 
 @kernel
@@ -472,8 +462,8 @@ def _win_values(A, D, rules, retreat, below, win_value, remainder, out):
     one = np.ones(1)
     for a in range(n_a - 1, -1, -1):
         for d in range(n_d - 1, -1, -1):
-            kind, a2, d2, outcome = _enter(ast, dst, rules, a, d, 1, False, retreat, below,
-                                           win_value)
+            kind, a2, d2, outcome = _enter(ast, dst, rules, a, d, VALUES[1], FLAGS[0], retreat,
+                                           below, win_value)
             if kind == END:
                 fight = 1.0 if outcome == ATTACKER_WIN else 0.0
             elif kind == MOVE:
@@ -577,11 +567,15 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
     n_blocks = len(att.blocks)
     parallel = jit.is_compiled() and n_blocks > 1 and seconds > PARALLEL_SECONDS
     stacks = _stacks(compiled, joint, rounds_bins, n_blocks if parallel else 1)
-    kernel = k["_solve_parallel"] if parallel else k["_solve_serial"]
-    kernel(att.blocks, _side_tuple(att), _side_tuple(dfn), compiled.rules, att.start, dfn.start,
-           compiled.bombardment.pmf, retreat.vector, retreat.below, retreat.win_value,
-           retreat.remainder_start, np.zeros((n_blocks, dfn.n_states)), stacks, explicit,
-           TRANSITION_EPS, STATE_EPS)
+    args = (att.blocks, _side_tuple(att), _side_tuple(dfn), compiled.rules, att.start,
+            dfn.start, compiled.bombardment.pmf, retreat.vector, retreat.below,
+            retreat.win_value, retreat.remainder_start, np.zeros((n_blocks, dfn.n_states)),
+            stacks, explicit, TRANSITION_EPS, STATE_EPS)
+    for phase in range(2):  # blocks the battle starts in, then partial-retreat remainders
+        if parallel:
+            jit.threads(k["_solve_blocks"], n_blocks, phase, *args)
+        else:
+            k["_solve_blocks"](0, n_blocks, phase, *args)
     # rows added in a fixed order: the same sums whatever the thread count
     outcomes, a_final, d_final, joint_law, totals, rounds_hist = stacks
     totals = totals.sum(axis=0)

@@ -17,7 +17,7 @@ same numbers whatever the number of threads.
 import numpy as np
 
 from .common import ATTACKER_WIN, DEFENDER_WIN, DRAW, STALEMATE
-from .jit import kernel, prange
+from .jit import kernel
 from .montecarlo import next_uniform
 
 
@@ -112,7 +112,8 @@ def row_counts(die, a_bonus, a_extra, a_face_up, a_base, d_bonus, d_face_up, d_b
 
     a_extra: counter points + hatred, added to the attacker's final value.
     """
-    counts[:] = 0
+    for i in range(counts.shape[0]):
+        counts[i] = 0
     for ra in range(1, die + 1):
         attack = side_value(ra, a_bonus, a_face_up, a_base) + a_extra
         for rd in range(1, die + 1):
@@ -132,15 +133,15 @@ def outcome_code(a_face_up_left, d_face_up_left):
     return DRAW
 
 
-@kernel(parallel=True)
-def simulate_chunks(seeds, chunk_trials, die, max_exchanges, same_exchange_removal,
+@kernel(nogil=True)
+def simulate_chunks(first, last, seeds, chunk_trials, die, max_exchanges, same_exchange_removal,
                     row_min, row_att, row_def,
                     a_bonus, a_extra, a_base, a_face_up0, a_flipped0,
                     d_bonus, d_base, d_face_up0, d_flipped0,
                     outcomes, exchanges_hist, a_points_hist, d_points_hist,
                     a_face_up_sum, a_flipped_sum, d_face_up_sum, d_flipped_sum,
                     a_left_sq, d_left_sq):
-    """Simulate len(seeds) chunks of formula battles; chunk c writes only to row c.
+    """Simulate chunks first..last-1 of formula battles; chunk c writes only to row c.
 
     seeds[C] uint64 stream seeds, chunk_trials[C] trials per chunk.  A battle runs exchanges
     while both sides have a face-up piece, at most max_exchanges.  row_att[R] / row_def[R]:
@@ -152,22 +153,23 @@ def simulate_chunks(seeds, chunk_trials, die, max_exchanges, same_exchange_remov
     *_flipped_sum[C, T] (pieces left), *_left_sq[C, 2] (sums of squares of the face-up and
     flipped totals left).
     """
-    n_chunks = seeds.shape[0]
     n_types_a = a_face_up0.shape[0]
     n_types_d = d_face_up0.shape[0]
     a_top = a_points_hist.shape[1] - 1
     d_top = d_points_hist.shape[1] - 1
-    for c in prange(n_chunks):
+    for c in range(first, last):
         state = seeds[c]
         a_face_up = np.empty(n_types_a, dtype=np.int64)
         a_flipped = np.empty(n_types_a, dtype=np.int64)
         d_face_up = np.empty(n_types_d, dtype=np.int64)
         d_flipped = np.empty(n_types_d, dtype=np.int64)
         for _ in range(chunk_trials[c]):
-            a_face_up[:] = a_face_up0
-            a_flipped[:] = a_flipped0
-            d_face_up[:] = d_face_up0
-            d_flipped[:] = d_flipped0
+            for t in range(n_types_a):  # (element by element: see kernels/exact.py)
+                a_face_up[t] = a_face_up0[t]
+                a_flipped[t] = a_flipped0[t]
+            for t in range(n_types_d):
+                d_face_up[t] = d_face_up0[t]
+                d_flipped[t] = d_flipped0[t]
             a_points = 0
             d_points = 0
             exchanges = 0

@@ -4,7 +4,7 @@ Kernel functions are marked with :func:`kernel` and stay ordinary Python functio
 exact solve runs without importing numba at all (importing numba alone costs about 0.3 s, more
 than a small battle takes in Python).  :func:`compiled` compiles every marked function of the
 kernel modules with numba, once per process, and rebinds the module globals to the compiled
-dispatchers, so a kernel calling another kernel (or ``prange``) reaches the compiled one.  The
+dispatchers, so a kernel calling another kernel reaches the compiled one.  The
 Python functions and the compiled ones are the same source: one implementation, two speeds.
 
 Compiled code is cached on disk (``cache=True``).  Where no cache folder is writable (a read-only
@@ -14,12 +14,11 @@ fails, kernels are compiled without a cache.
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib
 import os
 import sys
 import tempfile
-
-prange = range  # rebound to numba.prange in compiled kernels
 
 KERNEL_MODULES = ("battlecalc.kernels.rules", "battlecalc.kernels.montecarlo",
                   "battlecalc.kernels.exact", "battlecalc.kernels.formula")
@@ -27,21 +26,33 @@ _MARK = "_battlecalc_kernel"
 _state: dict = {"compiled": False}
 
 
-# parallel kernels only turn their prange loops into threads: the other parallel passes find
-# nothing to do in these kernels and cost compile time
-_PARALLEL = {"prange": True, "comprehension": False, "inplace_binop": False, "reduction": False,
-             "setitem": False, "numpy": False, "stencil": False, "fusion": False}
-
-
-def kernel(func=None, *, parallel: bool = False, inline: bool = False):
-    """Mark a function as a kernel (compiled by :func:`compiled`, Python before that)."""
+def kernel(func=None, *, inline: bool = False, nogil: bool = False):
+    """Mark a function as a kernel (compiled by :func:`compiled`, Python before that).
+    nogil: it releases the GIL, so :func:`threads` can run it on several cores."""
 
     def mark(f):
-        setattr(f, _MARK, {"parallel": dict(_PARALLEL) if parallel else False,
-                           "inline": "always" if inline else "never"})
+        setattr(f, _MARK, {"inline": "always" if inline else "never", "nogil": nogil})
         return f
 
     return mark(func) if func is not None else mark
+
+
+def threads(function, n_items: int, *args) -> None:
+    """Run function(first, last, *args) over contiguous ranges of range(n_items), one range
+    per thread (numba's thread count, which --threads sets).  Kernels run this way write only
+    their own items' outputs, so the results do not depend on the number of threads.  Plain
+    threads rather than numba's parallel loops: those cost seconds of compiling each."""
+    import numba
+
+    n_threads = max(1, min(numba.get_num_threads(), n_items))
+    bounds = [n_items * i // n_threads for i in range(n_threads + 1)]
+    if n_threads == 1:
+        function(0, n_items, *args)
+        return
+    with concurrent.futures.ThreadPoolExecutor(n_threads) as pool:
+        for future in [pool.submit(function, bounds[i], bounds[i + 1], *args)
+                       for i in range(n_threads)]:
+            future.result()
 
 
 def is_compiled() -> bool:
@@ -95,6 +106,4 @@ def compiled():
         for name, obj in list(vars(module).items()):
             if id(obj) in jitted:
                 setattr(module, name, jitted[id(obj)])
-        if getattr(module, "prange", None) is range:
-            module.prange = numba.prange
     _state["compiled"] = True

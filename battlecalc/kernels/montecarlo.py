@@ -34,8 +34,10 @@ from .common import (
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_END_OF_ROUND,
 )
-from .jit import kernel, prange
+from .jit import kernel
 from .rules import (
+    FLAGS,
+    VALUES,
     air_on_subs,
     assign,
     fire_groups,
@@ -112,7 +114,7 @@ def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat,
     rounds, random state)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
-    outcome, a, d = settle(ast, a, dst, d, False)
+    outcome, a, d = settle(ast, a, dst, d, FLAGS[0])
     rounds = 0
     while outcome == CONTINUE:
         rounds += 1
@@ -123,7 +125,7 @@ def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat,
             a_hits += bombard_hits
         d = min(d + a_hits, d_end)
         a = min(a + d_hits, a_end)
-        outcome, a, d = settle(ast, a, dst, d, False)
+        outcome, a, d = settle(ast, a, dst, d, FLAGS[0])
         # (checking the flag here first keeps the call out of the hot loop)
         if outcome == CONTINUE and retreat[R_ACTIVE] == 1 and should_retreat(
                 a, d, rounds, retreat, below, ast, dst, win_value):
@@ -132,7 +134,7 @@ def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat,
             else:  # a partial retreat: the units that stay fight on
                 a = remainder[a]
                 a_end = a + ast[a, S_OTHER]
-                outcome, a, d = settle(ast, a, dst, d, False)
+                outcome, a, d = settle(ast, a, dst, d, FLAGS[0])
     return outcome, a, d, rounds, state
 
 
@@ -142,6 +144,7 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
     """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
     random state)."""
     air_always = rules[RU_AIR_ALWAYS] == 1
+    none = VALUES[0]
     rounds = 0
     outcome, a, d = settle(ast, a, dst, d, air_always)
     while outcome == CONTINUE:
@@ -157,11 +160,11 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
         h = 0
         if a_strike:
             h, state = _sample(acdf, ast[a, S_ROW_S], ar[ast[a, S_ROW_S], R_TOP], state)
-        d1 = assign(dst, dr, d, h, 0, 0, False)
+        d1 = assign(dst, dr, d, h, none, none, FLAGS[0])
         h = 0
         if d_strike:
             h, state = _sample(dcdf, dst[d, S_ROW_S], dr[dst[d, S_ROW_S], R_TOP], state)
-        a1 = assign(ast, ar, a, h, 0, 0, False)
+        a1 = assign(ast, ar, a, h, none, none, FLAGS[0])
         # units in general fire: those left after the opening step, or all of them
         fa = a if fires_back(ast, a, rules) else a1
         fd = d if fires_back(dst, d, rules) else d1
@@ -252,11 +255,11 @@ def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_v
         swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
 
 
-@kernel(parallel=True)
-def _simulate_chunks(seeds, chunk_trials, A, D, rules, starts, bombard_cdf, retreat, below,
-                     win_value, remainder, outcomes, taken, a_final, d_final, rounds_hist,
-                     rounds_sum, swing_hist, swing_offset):
-    """Simulate len(seeds) chunks of trials, chunk c writing only to row c of each output.
+@kernel(nogil=True)
+def _simulate_chunks(first, last, seeds, chunk_trials, A, D, rules, starts, bombard_cdf,
+                     retreat, below, win_value, remainder, outcomes, taken, a_final, d_final,
+                     rounds_hist, rounds_sum, swing_hist, swing_offset):
+    """Simulate chunks first..last-1 of trials, chunk c writing only to row c of each output.
 
     seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk; A, D: each side's states,
     rows and cdf tables; starts: (a_starts[K], a_start_cdf[K], d_starts, d_start_cdf), each
@@ -266,7 +269,7 @@ def _simulate_chunks(seeds, chunk_trials, A, D, rules, starts, bombard_cdf, retr
     territory taken, a_final[C, Fa] / d_final[C, Fd] final states, rounds_hist[C, R] (last
     bin: R-1 or more), rounds_sum[C], swing_hist[C, K] TUV swing in IPC + swing_offset.
     """
-    for c in prange(seeds.shape[0]):
+    for c in range(first, last):
         _chunk(seeds[c], chunk_trials[c], A, D, rules, starts, bombard_cdf, retreat, below,
                win_value, remainder, (outcomes[c], taken[c:c + 1], a_final[c], d_final[c],
                                       rounds_hist[c], rounds_sum[c:c + 1], swing_hist[c]),
@@ -310,11 +313,11 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
         last = min(first + per_call, n_chunks)
         rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
                 for key, shape in shapes.items()}
-        _simulate_chunks(seeds[first:last], chunk_trials[first:last],
-                         (att.states, att.rows, att.cdf), (dfn.states, dfn.rows, dfn.cdf),
-                         compiled.rules, starts, bombard_cdf, retreat.vector, retreat.below,
-                         retreat.win_value, retreat.remainder_start, *rows.values(),
-                         swing_offset)
+        jit.threads(_simulate_chunks, last - first, seeds[first:last],
+                    chunk_trials[first:last], (att.states, att.rows, att.cdf),
+                    (dfn.states, dfn.rows, dfn.cdf), compiled.rules, starts, bombard_cdf,
+                    retreat.vector, retreat.below, retreat.win_value, retreat.remainder_start,
+                    *rows.values(), swing_offset)
         for key, value in rows.items():
             totals[key] += value.sum(axis=0)
         done += int(chunk_trials[first:last].sum())

@@ -14,6 +14,8 @@ destroyer on their side or where the edition allows it always); hits are assigne
 many land as the rules allow, then by the owner's order of losses (Decision 6).
 """
 
+import numpy as np
+
 from .common import (
     ATTACKER_WIN,
     CONTINUE,
@@ -67,6 +69,11 @@ from .common import (
 from .jit import kernel
 
 _FIRES = I_SUBS_FIRE | I_AIR_FIRE | I_OTHER_FIRE
+# Numba compiles a function once per combination of literal arguments, so a call passing True
+# (or 0) and another passing a variable would compile the callee, and all it calls, twice.
+# Kernels pass constants read from these arrays instead: values, not literals.
+VALUES = np.arange(8, dtype=np.int64)
+FLAGS = np.array([False, True])
 
 
 @kernel
