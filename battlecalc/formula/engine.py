@@ -261,9 +261,11 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
 # Monte Carlo
 
 
-def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int) -> dict:
-    """Monte Carlo counts; per-chunk streams from SeedSequence, so threads do not matter."""
+def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=None) -> dict:
+    """Monte Carlo counts; per-chunk streams from SeedSequence, so threads do not matter;
+    progress(done, total, what) after each kernel call."""
     jit.compiled()
+    jit.compiling_notice(kernels.simulate_chunks, progress)
     a, d = battle.a, battle.d
     n_chunks = -(-trials // CHUNK_TRIALS)
     chunk_trials = np.full(n_chunks, CHUNK_TRIALS, dtype=np.int64)
@@ -315,6 +317,8 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int) -> dict:
         )
         for key, value in out.items():
             totals[key] += value.sum(axis=0)
+        if progress is not None:
+            progress(int(chunk_trials[:end].sum()), trials, "trials")
     return totals
 
 
@@ -551,5 +555,5 @@ def run_formula(spec: FormulaSpec, run: RunSpec, started: float) -> FormulaResul
         else:
             return _build_result(battle, "exact", None, None, raw, started)
     seed = run.mc_seed()
-    raw = _run_monte_carlo(battle, run.trials, seed)
+    raw = _run_monte_carlo(battle, run.trials, seed, run.progress)
     return _build_result(battle, "mc", run.trials, seed, raw, started)

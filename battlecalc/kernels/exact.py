@@ -522,9 +522,8 @@ def _kernels(seconds: float, progress=None):
     """
     python_seconds = seconds * PYTHON_SLOWDOWN
     if not jit.is_compiled() and _python_seconds[0] + python_seconds >= 0.5:
-        if progress is not None and jit.cache_is_cold():
-            progress(0, 0, "compiling kernels (first run only)")
         jit.compiled()
+        jit.compiling_notice(globals()["_solve_blocks"], progress)
     elif not jit.is_compiled():
         _python_seconds[0] += python_seconds
     return globals()

@@ -79,14 +79,17 @@ def _jit(numba, func, options):
         return numba.njit(cache=False, **options)(func)
 
 
-def cache_is_cold() -> bool:
-    """True when the compiled kernels are not on disk yet (a first run compiles them)."""
-    rules = importlib.import_module(KERNEL_MODULES[0])
-    dispatcher = getattr(rules, "settle", None)
-    cache = getattr(dispatcher, "_cache", None)
-    index = getattr(cache, "_cache_file", None)
-    path = getattr(index, "_index_path", None)
+def cache_is_cold(dispatcher) -> bool:
+    """True when a compiled kernel is not on disk yet (calling it compiles it, seconds)."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    path = getattr(cache_file, "_index_path", None)
     return path is not None and not os.path.exists(path)
+
+
+def compiling_notice(dispatcher, progress) -> None:
+    """Tell progress(done, total, what) that the kernel is about to be compiled, if it is."""
+    if progress is not None and cache_is_cold(dispatcher):
+        progress(0, 0, "compiling kernels (first run only)")
 
 
 def compiled():

@@ -290,6 +290,7 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
     progress(done, total, what) is called after every kernel call.
     """
     jit.compiled()
+    jit.compiling_notice(_simulate_chunks, progress)
     att, dfn = compiled.attacker, compiled.defender
     retreat = compiled.retreat_tables()
     bombard_cdf = np.cumsum(compiled.bombardment.pmf)
