@@ -25,21 +25,11 @@ import numpy as np
 
 from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
+from .kernels import common
 from .kernels.common import (
     B_OFFSET,
     B_RADIX_A,
     B_RADIX_N,
-    I_AIR,
-    I_AIR_FIRE,
-    I_DEFENCELESS,
-    I_DESTROYER,
-    I_IN_BATTLE,
-    I_OTHER,
-    I_OTHER_FIRE,
-    I_SUBMERGED,
-    I_SUBS,
-    I_SUBS_FIRE,
-    I_TRANSPORTS,
     NO_RANK,
     R_HI,
     R_LO,
@@ -228,16 +218,16 @@ class _SideSpec:
 
 def _row(force: dict[str, int], spec: _SideSpec) -> tuple[np.ndarray, int, int]:
     """A category step's fire law, low-luck strength and I_DESTROYER / I_DEFENCELESS /
-    I_TRANSPORTS flags."""
+    I_TRANSPORTS flags (kernels/common.py)."""
     units = spec.ruleset.units
     dice = force_dice(force, units, spec.role, spec.ruleset.supports)
     pmf = hit_distribution(dice, spec.ruleset.die_size, spec.dice_model)
     kinds = [units[n] for n in force]
-    flags = I_DESTROYER if any(u.anti_sub for u in kinds) else 0
+    flags = common.I_DESTROYER if any(u.anti_sub for u in kinds) else 0
     if kinds and all(u.defenceless for u in kinds):
-        flags |= I_DEFENCELESS
+        flags |= common.I_DEFENCELESS
     if kinds and all(u.transport for u in kinds):
-        flags |= I_TRANSPORTS
+        flags |= common.I_TRANSPORTS
     return pmf, strength(dice, spec.ruleset.die_size), flags
 
 
@@ -328,12 +318,12 @@ def build_side(spec: _SideSpec) -> Side:
             states[:, S_SUBMERGE] = np.where(submerged | (s == n_sub), 0,
                                              (n_sub + 1) * radix[1] * radix[2])
         states[:, S_INFO] = (
-            np.where(states[:, S_SUBS] > 0, I_SUBS, 0) | np.where(a < n_air, I_AIR, 0)
-            | np.where(n < n_other, I_OTHER, 0)
-            | np.where((states[:, S_SUBS] > 0) & fires[states[:, S_ROW_S]], I_SUBS_FIRE, 0)
-            | np.where(fires[states[:, S_ROW_A]], I_AIR_FIRE, 0)
-            | np.where(fires[states[:, S_ROW_N]], I_OTHER_FIRE, 0)
-            | row_flags[states[:, S_ROW_N]] | np.where(submerged, I_SUBMERGED, 0))
+            np.where(states[:, S_SUBS] > 0, common.I_SUBS, 0) | np.where(a < n_air, common.I_AIR, 0)
+            | np.where(n < n_other, common.I_OTHER, 0)
+            | np.where((states[:, S_SUBS] > 0) & fires[states[:, S_ROW_S]], common.I_SUBS_FIRE, 0)
+            | np.where(fires[states[:, S_ROW_A]], common.I_AIR_FIRE, 0)
+            | np.where(fires[states[:, S_ROW_N]], common.I_OTHER_FIRE, 0)
+            | row_flags[states[:, S_ROW_N]] | np.where(submerged, common.I_SUBMERGED, 0))
         states[:, S_HAS_LAND] = in_battle[:, land].sum(axis=1) > 0
         states[:, S_UNITS] = in_battle.sum(axis=1)
         states[:, S_IPC] = ipc_before + ipc[CAT_S][s_lost] + ipc[CAT_A][a] + ipc[CAT_N][n]
@@ -614,7 +604,7 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     staying = att.survivors - leaving
     n_main = att.n_states
     remainder = np.full(n_main, -1, dtype=np.int64)
-    may = (att.states[:, S_INFO] & I_IN_BATTLE) != 0
+    may = (att.states[:, S_INFO] & common.I_IN_BATTLE) != 0
     extra = []
     names = att.unit_names
     for f in np.flatnonzero(may & staying.any(axis=1)):

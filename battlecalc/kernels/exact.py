@@ -367,7 +367,7 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
     base = ab[b, B_OFFSET]
     if (a_start[base] > 0.0) != (phase == 0) or (phase == 1 and not transfer[b].any()):
         return
-    totals, rounds_hist = out[4], out[5]
+    rounds_hist = out[5]
     n_d = dst.shape[0]
     size = _block_size(ab, b)
     mass = np.zeros((size, n_d))
@@ -388,30 +388,30 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
         explicit = 0
     while rounds_played < explicit:
         after = np.zeros((size, n_d))
-        for k in range(size):
-            for d in range(n_d):
-                m = mass[k, d]
-                if m == 0.0:
-                    continue
-                kind, a2, d2, outcome = _enter(ast, dst, rules, base + k, d, rounds_played,
-                                               FLAGS[1], retreat, below, win_value)
-                if kind == MOVE:
-                    mass[a2 - base, d2] += m
-                elif kind == END:
-                    _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder,
-                                        transfer, out)
-                elif m < state_eps:
-                    totals[1] += m
-                else:
-                    totals[0] += m
-                    kept, _ = _play(A, D, rules, base + k, d,
-                                    first_round if rounds_played == 0 else one, one, m, after,
-                                    base, FLAGS[0], scratch, eps, out, rounds_played + 1)
-                    totals[1] += m - kept
+        _sweep_round(A, D, rules, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
+                     first_round if rounds_played == 0 else one, one, retreat, below, win_value,
+                     remainder, transfer, out, scratch, eps, state_eps)
         mass = after
         rounds_played += 1
-    for k in range(size):
-        for d in range(n_d):
+    # every later round alike: solved in one sweep, each state's "nothing changes" part in
+    # closed form, mass moving onwards within `mass` itself
+    _sweep_round(A, D, rules, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one,
+                 one, retreat, below, win_value, remainder, transfer, out, scratch, eps,
+                 state_eps)
+
+
+@kernel
+def _sweep_round(A, D, rules, mass, target, base, rounds_played, check_retreat, closed, dice,
+                 one, retreat, below, win_value, remainder, transfer, out, scratch, eps,
+                 state_eps):
+    """Play one round from every state of a block (mass rows: attacker state - base) into
+    target; states that end the battle are finished, states that only move (losses without
+    dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
+    (bombardment) or `one`; closed: see _play."""
+    ast, dst = A[0], D[0]
+    totals = out[4]
+    for k in range(mass.shape[0]):
+        for d in range(mass.shape[1]):
             m = mass[k, d]
             if m == 0.0:
                 continue
@@ -425,7 +425,7 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
             elif m < state_eps:
                 totals[1] += m  # a state this unlikely is not worth a round
             else:
-                kept, w = _play(A, D, rules, base + k, d, one, one, m, mass, base, FLAGS[1],
+                kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, closed,
                                 scratch, eps, out, rounds_played + 1)
                 totals[0] += w
                 totals[1] += m - kept

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import jit
+from . import rules as round_model
 from .common import (
     CONTINUE,
     N_OUTCOMES,
@@ -35,21 +36,6 @@ from .common import (
     SUBMERGE_END_OF_ROUND,
 )
 from .jit import kernel
-from .rules import (
-    FLAGS,
-    VALUES,
-    air_on_subs,
-    assign,
-    fire_groups,
-    fires_back,
-    in_battle,
-    lone_transports,
-    settle,
-    should_retreat,
-    strikes,
-    submerge_step,
-    takes,
-)
 
 CHUNK_TRIALS = 16_384
 CHUNKS_PER_CALL = 128  # one kernel call = one progress step (fewer for large battles:
@@ -114,7 +100,7 @@ def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat,
     rounds, random state)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
-    outcome, a, d = settle(ast, a, dst, d, FLAGS[0])
+    outcome, a, d = round_model.settle(ast, a, dst, d, round_model.FLAGS[0])
     rounds = 0
     while outcome == CONTINUE:
         rounds += 1
@@ -125,17 +111,28 @@ def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat,
             a_hits += bombard_hits
         d = min(d + a_hits, d_end)
         a = min(a + d_hits, a_end)
-        outcome, a, d = settle(ast, a, dst, d, FLAGS[0])
+        outcome, a, d = round_model.settle(ast, a, dst, d, round_model.FLAGS[0])
         # (checking the flag here first keeps the call out of the hot loop)
-        if outcome == CONTINUE and retreat[R_ACTIVE] == 1 and should_retreat(
-                a, d, rounds, retreat, below, ast, dst, win_value):
-            if remainder[a] < 0:
-                outcome = RETREAT
-            else:  # a partial retreat: the units that stay fight on
-                a = remainder[a]
-                a_end = a + ast[a, S_OTHER]
-                outcome, a, d = settle(ast, a, dst, d, FLAGS[0])
+        if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
+            outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat, below,
+                                                   win_value, remainder, round_model.FLAGS[0])
+            if stayers >= 0:
+                a_end = stayers + ast[stayers, S_OTHER]
     return outcome, a, d, rounds, state
+
+
+@kernel
+def _retreat_step(ast, a, dst, d, rounds, retreat, below, win_value, remainder, air_always):
+    """The attacker's retreat decision after a round both sides survived: (outcome, a, d,
+    stayers), stayers the state the units that stay after a partial retreat start in (they
+    fight on), else -1."""
+    if not round_model.should_retreat(a, d, rounds, retreat, below, ast, dst, win_value):
+        return CONTINUE, a, d, -1
+    stayers = remainder[a]
+    if stayers < 0:
+        return RETREAT, a, d, -1
+    outcome, a, d = round_model.settle(ast, stayers, dst, d, air_always)
+    return outcome, a, d, stayers
 
 
 @kernel
@@ -144,32 +141,32 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
     """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
     random state)."""
     air_always = rules[RU_AIR_ALWAYS] == 1
-    none = VALUES[0]
+    none = round_model.VALUES[0]
     rounds = 0
-    outcome, a, d = settle(ast, a, dst, d, air_always)
+    outcome, a, d = round_model.settle(ast, a, dst, d, air_always)
     while outcome == CONTINUE:
         timing = rules[RU_SUBMERGE]
         if timing == SUBMERGE_BEFORE_FIRE or (timing == SUBMERGE_END_OF_ROUND and rounds > 0):
-            a, d = submerge_step(ast, a, dst, d, rules)
-            outcome, a, d = settle(ast, a, dst, d, air_always)
+            a, d = round_model.submerge_step(ast, a, dst, d, rules)
+            outcome, a, d = round_model.settle(ast, a, dst, d, air_always)
             if outcome != CONTINUE:
                 break
         rounds += 1
-        lone = lone_transports(ast, a, rules)
-        a_strike, d_strike = strikes(ast, a, dst, d, rules)
+        lone = round_model.lone_transports(ast, a, rules)
+        a_strike, d_strike = round_model.strikes(ast, a, dst, d, rules)
         h = 0
         if a_strike:
             h, state = _sample(acdf, ast[a, S_ROW_S], ar[ast[a, S_ROW_S], R_TOP], state)
-        d1 = assign(dst, dr, d, h, none, none, FLAGS[0])
+        d1 = round_model.assign(dst, dr, d, h, none, none, round_model.FLAGS[0])
         h = 0
         if d_strike:
             h, state = _sample(dcdf, dst[d, S_ROW_S], dr[dst[d, S_ROW_S], R_TOP], state)
-        a1 = assign(ast, ar, a, h, none, none, FLAGS[0])
+        a1 = round_model.assign(ast, ar, a, h, none, none, round_model.FLAGS[0])
         # units in general fire: those left after the opening step, or all of them
-        fa = a if fires_back(ast, a, rules) else a1
-        fd = d if fires_back(dst, d, rules) else d1
-        a_air_subs = air_on_subs(ast, fa, rules)
-        d_air_subs = air_on_subs(dst, fd, rules)
+        fa = a if round_model.fires_back(ast, a, rules) else a1
+        fd = d if round_model.fires_back(dst, d, rules) else d1
+        a_air_subs = round_model.air_on_subs(ast, fa, rules)
+        d_air_subs = round_model.air_on_subs(dst, fd, rules)
         hs_a, ha_a, hg_a, state = _general_hits(ast, ar, acdf, fa, a_strike, dst[d1, S_INFO],
                                                 a_air_subs, rules, state)
         hs_d, ha_d, hg_d, state = _general_hits(dst, dr, dcdf, fd, d_strike, ast[a1, S_INFO],
@@ -177,19 +174,15 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
         if rounds == 1 and rules[RU_BOMBARD] == 1:  # shore bombardment: at non-air units
             h, state = _pick(bombard_cdf, state)
             hs_a += h
-        d = assign(dst, dr, d1, hs_a, ha_a, hg_a, a_air_subs)
-        a = assign(ast, ar, a1, hs_d, ha_d, hg_d, d_air_subs)
-        if lone and in_battle(ast, a):
+        d = round_model.assign(dst, dr, d1, hs_a, ha_a, hg_a, a_air_subs)
+        a = round_model.assign(ast, ar, a1, hs_d, ha_d, hg_d, d_air_subs)
+        if lone and round_model.in_battle(ast, a):
             outcome = RETREAT
             break
-        outcome, a, d = settle(ast, a, dst, d, air_always)
-        if outcome == CONTINUE and retreat[R_ACTIVE] == 1 and should_retreat(
-                a, d, rounds, retreat, below, ast, dst, win_value):
-            if remainder[a] < 0:
-                outcome = RETREAT
-            else:  # a partial retreat: the units that stay fight on
-                a = remainder[a]
-                outcome, a, d = settle(ast, a, dst, d, air_always)
+        outcome, a, d = round_model.settle(ast, a, dst, d, air_always)
+        if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
+            outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, below,
+                                             win_value, remainder, air_always)
     return outcome, a, d, rounds, state
 
 
@@ -199,7 +192,7 @@ def _general_hits(xst, xr, xcdf, x, struck, y_info, air_subs, rules, state):
     state flags y_info.  Subs that struck in the opening step do not fire again."""
     subs_fire = not struck and xst[x, S_SUBS] > 0
     if rules[RU_LOW_LUCK] == 1:
-        groups = fire_groups(xr[xst[x, S_ROW_S], R_STRENGTH] if subs_fire else 0,
+        groups = round_model.fire_groups(xr[xst[x, S_ROW_S], R_STRENGTH] if subs_fire else 0,
                              xr[xst[x, S_ROW_A], R_STRENGTH], xr[xst[x, S_ROW_N], R_STRENGTH],
                              y_info, air_subs)
         hs, state = _low_luck(groups[0], rules[RU_DIE], state)
@@ -246,7 +239,7 @@ def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_v
                 ast, ar, acdf, dst, dr, dcdf, rules, a_starts[i], d_starts[j], bombard_cdf,
                 retreat, below, win_value, remainder, state)
         outcomes[outcome] += 1
-        if takes(outcome, a, ast):
+        if round_model.takes(outcome, a, ast):
             taken[0] += 1
         a_final[a] += 1
         d_final[d] += 1

@@ -116,10 +116,11 @@
     }
   }
 
-  // the request: every army of the kind and every option that shows and is not at its default
-  function apiParams() {
+  // the edition, the kind's own parameters and the armies; withKind: name the kind too
+  function battleParams(withKind) {
     const params = new URLSearchParams();
     params.set("rules", state.rules);
+    if (withKind) params.set("kind", state.kind);
     for (const [key, value] of Object.entries(kind().params)) {
       params.set(key, value === true ? "1" : String(value));
     }
@@ -127,6 +128,12 @@
       const text = armyText(role);
       if (text) params.set(role, text);
     }
+    return params;
+  }
+
+  // the request: every army of the kind and every option that shows and is not at its default
+  function apiParams() {
+    const params = battleParams(false);
     for (const opt of spec.options) {
       if (!applies(opt)) continue;
       const value = state.options[opt.name];
@@ -140,17 +147,8 @@
 
   // the page's URL: the battle, with options at their defaults left out
   function pageQuery() {
-    const params = new URLSearchParams();
-    params.set("rules", state.rules);
     const derived = state.kind === "amphibious" || kindsOf(edition())[0].id !== state.kind;
-    if (derived) params.set("kind", state.kind);
-    for (const [key, value] of Object.entries(kind().params)) {
-      params.set(key, value === true ? "1" : String(value));
-    }
-    for (const role of kind().armies) {
-      const text = armyText(role);
-      if (text) params.set(role, text);
-    }
+    const params = battleParams(derived);
     for (const opt of spec.options) {
       if (!applies(opt)) continue;
       const value = state.options[opt.name];
