@@ -53,7 +53,7 @@ from .army import format_army
 from .dice import hit_distribution
 from .errors import BattleInputError, quoted
 from .orders import LossOrder, casualty_steps, parse_loss_order
-from .results import Z95, ResultViews, _frame
+from .results import LOW_LUCK_LINE, Z95, ResultViews, _frame
 from .rules import Ruleset, load_rules
 from .spec import (
     DEFAULT_TRIALS,
@@ -611,6 +611,8 @@ class RaidResult(ResultViews):
         lines = [head, *self._target_lines()]
         if self.attacker_ool != "cheapest":
             lines.append(f"attacker order of losses: {self.attacker_ool}")
+        if self.dice != "standard":
+            lines.append(LOW_LUCK_LINE)
         lines += [self._method_line(), ""]
         percentiles = "/".join(str(v) for v in self.damage_percentiles.values())
         lines.append(f"damage     {self.expected_damage:.3f}{self._pm('expected_damage')} IPC "

@@ -28,6 +28,8 @@ PERCENTILES = (10, 50, 90)
 LIKELY_OUTCOMES = 5  # end states listed per side
 LABEL_WIDTH = 34
 
+LOW_LUCK_LINE = "dice: low luck (sure hits for each full die of strength, one die for the rest)"
+
 
 def csv_text(row: dict[str, Any], header: bool = True) -> str:
     """One row (and its header line) as CSV text."""
@@ -352,8 +354,7 @@ class Result(ResultViews):
         if p.get("aa_last"):
             lines.append("defender loses its AAA last")
         if p.get("dice", "standard") != "standard":
-            lines.append("dice: low luck (sure hits for each full die of strength, one die "
-                         "for the rest)")
+            lines.append(LOW_LUCK_LINE)
         retreat = [f"{label} {p[key]}" for key, label in (
             ("retreat_after", "after round"), ("retreat_when_left", "with units left <="),
             ("retreat_below", "when its chance of winning <"),

@@ -24,6 +24,7 @@ import battlecalc
 from battlecalc.cli import cli
 from battlecalc.errors import BattleInputError
 from battlecalc.raids import RaidResult, air_battle_rules, make_raid, raid
+from battlecalc.results import LOW_LUCK_LINE
 from battlecalc.rules import RulesFileError, list_editions, load_rules, load_rules_file, validate
 
 # The raid settings of each edition (docs/editions.md section 5), as edition files on top of a
@@ -480,6 +481,17 @@ def test_table_of_a_revised_raid():
     assert "intercepted" not in result.table()
     no_gun = raid("revised", "2 bomber", target_value=3, method="exact")
     assert "AA fire     none" in no_gun.table()
+
+
+def test_table_of_a_low_luck_raid_says_so():
+    # low-luck damage dice roll 3 or 4, capped at the value 2: every bomber that survives the
+    # AA gun (strength 1: hit with probability 1/6) deals exactly 2
+    result = raid("revised", "1 bomber", target_value=2, aa=True, dice="low_luck",
+                  method="exact")
+    assert result.expected_damage == pytest.approx(5 / 6 * 2, abs=1e-12)
+    assert LOW_LUCK_LINE in result.table().splitlines()
+    standard = raid("revised", "1 bomber", target_value=2, aa=True, method="exact")
+    assert LOW_LUCK_LINE not in standard.table()
 
 
 def test_csv_rows_of_one_edition_share_a_header():
