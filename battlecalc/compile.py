@@ -113,6 +113,15 @@ class Side:
     def n_states(self) -> int:
         return int(self.states.shape[0])
 
+    @functools.cached_property
+    def mean_hit_combinations(self) -> float:
+        """Mean over the states of the hit combinations the side's fire has in one round (the
+        exact solver's work per state pair; kept, as build_side reuses a side)."""
+        widths = (self.rows[:, R_HI] - self.rows[:, R_LO] + 1).astype(np.float64)
+        st = self.states
+        return float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
+                      * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
+
 
 @dataclass(frozen=True)
 class Bombardment:

@@ -175,8 +175,17 @@ class ResultViews:
 
 def _grouped(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys (values, or rows of a 2-D array) ascending, and each one's weight."""
-    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    return unique, np.bincount(inverse.ravel(), weights=weights, minlength=len(unique))
+    if keys.ndim == 1:
+        unique, inverse = np.unique(keys, return_inverse=True)
+        return unique, np.bincount(inverse, weights=weights, minlength=len(unique))
+    # rows sorted first column first (what np.unique(axis=0) does, without its slow
+    # structured-array view: this runs on every simulate call)
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    group = np.cumsum(starts) - 1
+    return ordered[starts], np.bincount(group, weights=weights[order], minlength=int(starts.sum()))
 
 
 def _law_frame(name: str, values: np.ndarray, probability: np.ndarray):

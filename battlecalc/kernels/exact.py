@@ -490,14 +490,6 @@ def _side_tuple(side):
     return (side.states, side.rows, side.pmf, side.cdf)
 
 
-def _combos(side) -> float:
-    """Mean over a side's states of the hit combinations its fire has in one round."""
-    widths = (side.rows[:, R_HI] - side.rows[:, R_LO] + 1).astype(np.float64)
-    st = side.states
-    return float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
-                  * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
-
-
 def seconds_estimate(compiled) -> float:
     """Rough seconds of an exact solve with compiled kernels on two cores: state pairs times
     their cost a round (land: the rectangle of both sides' hit counts; the general round: both
@@ -506,8 +498,8 @@ def seconds_estimate(compiled) -> float:
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
     if compiled.rules[RU_SIMPLE]:
-        return pairs * (1e-7 + 2e-10 * _combos(att) * _combos(dfn))
-    return pairs * (1e-7 + 4e-9 * (_combos(att) + _combos(dfn)))
+        return pairs * (1e-7 + 2e-10 * att.mean_hit_combinations * dfn.mean_hit_combinations)
+    return pairs * (1e-7 + 4e-9 * (att.mean_hit_combinations + dfn.mean_hit_combinations))
 
 
 _python_seconds = [0.0]  # estimated time this process has spent in plain-Python solves
@@ -570,7 +562,9 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
             dfn.start, compiled.bombardment.pmf, retreat.vector, retreat.below,
             retreat.win_value, retreat.remainder_start, np.zeros((n_blocks, dfn.n_states)),
             stacks, explicit, TRANSITION_EPS, STATE_EPS)
-    for phase in range(2):  # blocks the battle starts in, then partial-retreat remainders
+    # blocks the battle starts in, then (where a partial retreat may leave units behind) the
+    # blocks of the stayers
+    for phase in range(2 if (retreat.remainder_start >= 0).any() else 1):
         if parallel:
             jit.threads(k["_solve_blocks"], n_blocks, phase, *args)
         else:
