@@ -9,9 +9,7 @@ import json
 import os
 
 import pytest
-from click.testing import CliRunner
-
-from battlecalc.cli import cli
+from cli_helpers import assert_usage_error, invoke
 
 EXACT_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "exact"]
 MC_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
@@ -28,10 +26,6 @@ REVISED_UNITS = (
 )
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args))
-
-
 def ok(*args: str):
     result = invoke(*args)
     assert result.exit_code == 0, result.output
@@ -42,20 +36,6 @@ def ok(*args: str):
 
 def run_json(*args: str) -> dict:
     return json.loads(ok(*args, "--format", "json").stdout)
-
-
-def assert_usage_error(result, fragment: str | None = None) -> str:
-    """Exit status 2, one ``Error: ...`` line on stderr, nothing on stdout, no traceback."""
-    assert result.exit_code == 2, result.output
-    assert isinstance(result.exception, SystemExit)
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("Error: ")
-    assert "Traceback" not in result.output
-    if fragment is not None:
-        assert fragment in lines[0]
-    return lines[0]
 
 
 # --- run: formats ----------------------------------------------------------------------------

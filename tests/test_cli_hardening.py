@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import assert_usage_error, invoke
 
 import battlecalc.api
 import battlecalc.cli as cli_module
@@ -21,21 +21,6 @@ from battlecalc.cli import cli
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXACT_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "exact"]
 FORMULA_3V2 = ["run", "--rules", "formula", "-a", "3 army", "-d", "2 army"]
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args))
-
-
-def assert_one_error(result, fragment: str) -> str:
-    assert result.exit_code == 2, result.output
-    assert isinstance(result.exception, SystemExit)
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("Error: ")
-    assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture
@@ -152,7 +137,7 @@ def test_exchange_cap_with_until_done_is_used():
 
 
 def test_exchange_cap_with_a_dice_edition_is_an_error():
-    assert_one_error(invoke(*EXACT_1V1, "--exchange-cap", "5"), "formula-combat editions only")
+    assert_usage_error(invoke(*EXACT_1V1, "--exchange-cap", "5"), "formula-combat editions only")
 
 
 # --- errors before work ------------------------------------------------------------------------
@@ -160,7 +145,7 @@ def test_exchange_cap_with_a_dice_edition_is_an_error():
 
 @pytest.mark.parametrize("which", ["survivors", "swing"])
 def test_formula_survivors_and_swing_are_refused_before_the_run(which, battle_must_not_run):
-    line = assert_one_error(
+    line = assert_usage_error(
         invoke(*FORMULA_3V2, "--format", "csv", "--distribution", which),
         f"the {which} distribution does not exist for formula combat (formula)",
     )
@@ -169,7 +154,7 @@ def test_formula_survivors_and_swing_are_refused_before_the_run(which, battle_mu
 
 @pytest.mark.parametrize("which", ["survivors", "ipc", "rounds", "swing"])
 def test_distribution_without_csv_is_refused_before_the_run(which, battle_must_not_run):
-    line = assert_one_error(invoke(*EXACT_1V1, "--distribution", which),
+    line = assert_usage_error(invoke(*EXACT_1V1, "--distribution", which),
                             "--distribution needs --format csv")
     assert f"--format csv --distribution {which}" in line
 
@@ -185,14 +170,14 @@ def test_formula_distributions_that_exist(which):
 
 def test_rules_and_rules_file_together(tmp_path, battle_must_not_run):
     path = write_edition(tmp_path)
-    assert_one_error(invoke("run", "--rules", "revised", "--rules-file", str(path), "-a", "1 inf",
+    assert_usage_error(invoke("run", "--rules", "revised", "--rules-file", str(path), "-a", "1 inf",
                             "-d", "1 inf"), "--rules and --rules-file cannot be used together")
 
 
 @pytest.mark.parametrize("command", ["run", "units"])
 def test_neither_rules_nor_rules_file(command, battle_must_not_run):
     args = [command] + (["-a", "1 inf", "-d", "1 inf"] if command == "run" else [])
-    assert_one_error(invoke(*args), "Missing option '--rules' (an edition id: see `battlecalc "
+    assert_usage_error(invoke(*args), "Missing option '--rules' (an edition id: see `battlecalc "
                                     "rules`) or '--rules-file' (an edition file)")
 
 
@@ -330,7 +315,7 @@ def test_formula_rules_file(tmp_path):
     data = json.loads(result.stdout)
     assert data["rules"] == "my-formula"
     assert data["attacker_win"] == pytest.approx(22 / 36, abs=1e-12)
-    assert_one_error(invoke("run", "--rules-file", str(path), "-a", "3 army", "-d", "2 army",
+    assert_usage_error(invoke("run", "--rules-file", str(path), "-a", "3 army", "-d", "2 army",
                             "--format", "csv", "--distribution", "swing"),
                      "does not exist for formula combat (my-formula)")
 
@@ -358,14 +343,14 @@ def test_bad_rules_file_is_one_error_line(tmp_path, battle_must_not_run, content
     path = tmp_path / "bad.toml"
     path.write_bytes(content)
     for command in (["run", "-a", "1 inf", "-d", "1 inf"], ["units"], ["rules"]):
-        line = assert_one_error(invoke(*command, "--rules-file", str(path)), fragment)
+        line = assert_usage_error(invoke(*command, "--rules-file", str(path)), fragment)
         assert "Traceback" not in line
 
 
 def test_rules_file_error_names_the_file(tmp_path, battle_must_not_run):
     path = tmp_path / "bad.toml"
     path.write_bytes(b"format = 1\nid = [\n")
-    assert_one_error(invoke("units", "--rules-file", str(path)), str(path))
+    assert_usage_error(invoke("units", "--rules-file", str(path)), str(path))
 
 
 @pytest.mark.parametrize(("make", "fragment"), [
@@ -375,19 +360,20 @@ def test_rules_file_error_names_the_file(tmp_path, battle_must_not_run):
     (lambda tmp: "/dev/zero", "not a regular file"),
 ], ids=["missing", "directory", "empty-path", "dev-zero"])
 def test_unreadable_rules_file(tmp_path, battle_must_not_run, make, fragment):
-    assert_one_error(invoke("units", "--rules-file", make(tmp_path)), fragment)
+    assert_usage_error(invoke("units", "--rules-file", make(tmp_path)), fragment)
 
 
 def test_oversized_rules_file(tmp_path, battle_must_not_run):
     path = tmp_path / "big.toml"
     path.write_bytes(b"#" * (cli_module.MAX_RULES_FILE_BYTES + 1))
-    assert_one_error(invoke("units", "--rules-file", str(path)), "more than an edition file needs")
+    assert_usage_error(invoke("units", "--rules-file", str(path)),
+                       "more than an edition file needs")
 
 
 def test_fifo_as_rules_file_does_not_hang(tmp_path, battle_must_not_run):
     fifo = tmp_path / "rules.toml"
     os.mkfifo(fifo)
-    assert_one_error(invoke("units", "--rules-file", str(fifo)), "not a regular file")
+    assert_usage_error(invoke("units", "--rules-file", str(fifo)), "not a regular file")
 
 
 def test_rules_listing_survives_a_broken_edition_file(monkeypatch):
@@ -417,7 +403,7 @@ def test_broken_shipped_edition_is_one_error_line(monkeypatch, battle_must_not_r
     import battlecalc.rules
 
     monkeypatch.setattr(battlecalc.rules, "load_rules", lambda edition: tomllib.loads("id = ["))
-    assert_one_error(invoke(*EXACT_1V1), "cannot read edition revised")
+    assert_usage_error(invoke(*EXACT_1V1), "cannot read edition revised")
 
 
 # --- progress on a terminal ------------------------------------------------------------------

@@ -18,30 +18,14 @@ import threading
 import time
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import assert_usage_error, invoke
 
 from battlecalc import output
-from battlecalc.cli import cli
 
 EXACT_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "exact",
              "--format", "json"]
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(cli, list(args))
-
-
-def assert_one_error(result, fragment: str) -> str:
-    assert result.exit_code == 2, result.output
-    assert isinstance(result.exception, SystemExit)
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("Error: ")
-    assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 def snapshot(folder) -> dict:
@@ -154,7 +138,7 @@ def test_symlink_loop_is_refused(tmp_path, battle_must_not_run):
     (tmp_path / "x").symlink_to("y")
     (tmp_path / "y").symlink_to("x")
     before = snapshot(tmp_path)
-    assert_one_error(invoke(*EXACT_1V1, "-o", str(tmp_path / "x")), "symbolic links")
+    assert_usage_error(invoke(*EXACT_1V1, "-o", str(tmp_path / "x")), "symbolic links")
     assert snapshot(tmp_path) == before
 
 
@@ -187,7 +171,7 @@ def test_bad_destination_is_refused_before_the_battle(tmp_path, battle_must_not_
     (tmp_path / "file.txt").write_text("keep", encoding="utf-8")
     before = snapshot(tmp_path)
     path = make(tmp_path)
-    assert_one_error(invoke(*EXACT_1V1, "-o", path), fragment)
+    assert_usage_error(invoke(*EXACT_1V1, "-o", path), fragment)
     assert snapshot(tmp_path) == before
     assert not os.path.exists("/proc/x") and not os.path.exists("/sys/x")
 
@@ -198,7 +182,7 @@ def test_refusal_comes_before_a_huge_monte_carlo_run(tmp_path):
     started = time.perf_counter()
     result = invoke("run", "--rules", "revised", "-a", "10 inf 10 tank", "-d", "12 inf",
                     "--method", "mc", "--trials", "1e10", "-o", str(tmp_path / "no" / "x"))
-    assert_one_error(result, "does not exist")
+    assert_usage_error(result, "does not exist")
     assert time.perf_counter() - started < 5
 
 
@@ -208,7 +192,7 @@ def test_unwritable_folder_is_refused_before_the_battle(tmp_path, battle_must_no
     folder.mkdir()
     folder.chmod(0o555)
     try:
-        assert_one_error(invoke(*EXACT_1V1, "-o", str(folder / "out.json")),
+        assert_usage_error(invoke(*EXACT_1V1, "-o", str(folder / "out.json")),
                          "Permission denied")
         assert list(folder.iterdir()) == []
     finally:
@@ -220,7 +204,7 @@ def test_read_only_file_is_refused_before_the_battle(tmp_path, battle_must_not_r
     target = tmp_path / "out.json"
     target.write_text("old", encoding="utf-8")
     target.chmod(0o444)
-    assert_one_error(invoke(*EXACT_1V1, "-o", str(target)), "the file is read-only")
+    assert_usage_error(invoke(*EXACT_1V1, "-o", str(target)), "the file is read-only")
     assert target.read_text(encoding="utf-8") == "old"
 
 
@@ -232,7 +216,7 @@ def test_folder_where_no_file_can_be_created_is_refused_before_the_battle(
 
     monkeypatch.setattr(tempfile, "mkstemp", refuse)
     before = snapshot(tmp_path)
-    line = assert_one_error(invoke(*EXACT_1V1, "-o", str(tmp_path / "out.json")),
+    line = assert_usage_error(invoke(*EXACT_1V1, "-o", str(tmp_path / "out.json")),
                             "Permission denied")
     assert line == f"Error: cannot write {tmp_path / 'out.json'}: Permission denied"
     assert snapshot(tmp_path) == before
@@ -245,7 +229,7 @@ def test_failed_battle_leaves_the_symlinked_file_untouched(tmp_path):
     before = snapshot(tmp_path)
     result = invoke("run", "--rules", "revised", "-a", "1 infanty", "-d", "1 inf",
                     "-o", str(tmp_path / "link.json"))
-    assert_one_error(result, "did you mean 'infantry'?")
+    assert_usage_error(result, "did you mean 'infantry'?")
     assert snapshot(tmp_path) == before
 
 
@@ -335,7 +319,7 @@ def test_character_device_is_written_through(tmp_path):
 def test_full_device_gives_one_error_line_and_stays(tmp_path):
     full = _char_device(tmp_path, "full", 7)
     result = invoke(*EXACT_1V1, "-o", str(full))
-    assert_one_error(result, f"cannot write {full}: No space left on device")
+    assert_usage_error(result, f"cannot write {full}: No space left on device")
     assert stat.S_ISCHR(os.lstat(full).st_mode)
     assert os.listdir(tmp_path) == ["full"]
 
