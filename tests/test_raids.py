@@ -29,6 +29,16 @@ from battlecalc.rules import RulesFileError, list_editions, load_rules, load_rul
 
 # The raid settings of each edition (docs/editions.md section 5), as edition files on top of a
 # shipped edition.  The `# shipped:` lines are the ones the shipped files carry.
+LHTR_TECH = '''
+[tech.lhtr_heavy_bombers]
+description = "LHTR Heavy Bombers: best of 2 dice on attack and defence; raids: best of 2 + 1"
+bomber.attack_dice = 2
+bomber.defense_dice = 2
+bomber.best_die = true
+bomber.raid_dice = 2
+bomber.raid_best_die = true
+bomber.raid_bonus = 1
+'''
 EDITION_FILES = {
     "classic": '''
 base = "revised"
@@ -60,15 +70,7 @@ air_battle = false
 can_be_casualty = false
 cost = 6
 
-[tech.lhtr_heavy_bombers]
-description = "LHTR Heavy Bombers: best of 2 dice on attack and defence; raids: best of 2 + 1"
-bomber.attack_dice = 2
-bomber.defense_dice = 2
-bomber.best_die = true
-bomber.raid_dice = 2
-bomber.raid_best_die = true
-bomber.raid_bonus = 1
-
+''' + LHTR_TECH + '''
 [tech.radar]
 description = "Radar: AA guns hit on 2"
 aa = { aa_value = 2 }
@@ -79,15 +81,7 @@ format = 1
 id = "1942-2e-tech"
 name = "1942 2E with the AA50 technologies (test file)"
 
-[tech.lhtr_heavy_bombers]
-description = "LHTR Heavy Bombers: best of 2 dice on attack and defence; raids: best of 2 + 1"
-bomber.attack_dice = 2
-bomber.defense_dice = 2
-bomber.best_die = true
-bomber.raid_dice = 2
-bomber.raid_best_die = true
-bomber.raid_bonus = 1
-
+''' + LHTR_TECH + '''
 [tech.radar]
 description = "Radar: AAA and the built-in AA hit on 2"
 aa = { aa_value = 2 }
