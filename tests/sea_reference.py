@@ -336,17 +336,6 @@ STATS = {
         "fighter": (12, 3, 4),
         "bomber": (15, 4, 1),
     },
-    AA50: {
-        "battleship": (20, 4, 4),
-        "damaged_battleship": (20, 4, 4),
-        "cruiser": (12, 3, 3),
-        "destroyer": (8, 2, 2),
-        "carrier": (14, 1, 2),
-        "transport": (7, 0, 0),
-        "submarine": (6, 2, 1),
-        "fighter": (10, 3, 4),
-        "bomber": (12, 4, 1),
-    },
     E1940: {
         "battleship": (20, 4, 4),
         "damaged_battleship": (20, 4, 4),
@@ -361,6 +350,7 @@ STATS = {
         "bomber": (12, 4, 1),
     },
 }
+STATS[AA50] = dict(STATS[E1942])  # AA50's sea units are 1942 2E's (reference 6.2)
 
 # Two-hit units of each edition: healthy form -> damaged form.
 TWO_HIT = {
