@@ -395,13 +395,17 @@ def _bomber_damage_law(raid, unit):
             best = max(roll)
             law[best] = law.get(best, 0) + Fraction(1, len(faces) ** dice)
     law = {d + bonus: p for d, p in law.items()}
-    cap = raid.per_bomber_cap()
-    if cap is not None:
-        capped = {}
-        for d, p in law.items():
-            capped[min(d, cap)] = capped.get(min(d, cap), 0) + p
-        law = capped
-    return law
+    return _capped(law, raid.per_bomber_cap())
+
+
+def _capped(law, cap):
+    """The law of min(X, cap) for X with law `law` (cap None: no cap)."""
+    if cap is None:
+        return law
+    capped = {}
+    for d, p in law.items():
+        capped[min(d, cap)] = capped.get(min(d, cap), 0) + p
+    return capped
 
 
 def _all_rolls(faces, dice):
@@ -418,13 +422,7 @@ def _damage_law(raid, att):
         if u in BOMBERS:
             for _ in range(n):
                 law = _convolve(law, _bomber_damage_law(raid, u))
-    cap = raid.total_cap()
-    if cap is not None:
-        capped = {}
-        for d, p in law.items():
-            capped[min(d, cap)] = capped.get(min(d, cap), 0) + p
-        law = capped
-    return law
+    return _capped(law, raid.total_cap())
 
 
 def _air_battle_law(raid):
