@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -519,10 +519,10 @@ def compile_battle(battle) -> CompiledBattle:
     dice_model, die_size = battle.dice, battle.rules.die_size
     bombard = (bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
                            dice_model, die_size) if battle.bombard else NO_BOMBARDMENT)
-    # aircraft are a category of their own where enemy subs make hits on them special, and a
-    # defender's where bombardment may not hit them
+    # aircraft are a category of their own where enemy subs make hits on them special (and a
+    # defender's where bombardment might reach them: below)
     a_split = (a_subs, d_subs)
-    d_split = (d_subs, a_subs or bool(battle.bombard))
+    d_split = (d_subs, a_subs)
     submerge_possible = battle.sea and flags["submerge_timing"] != "never"
     a_submerge = submerge_possible and battle.attacker_submerge != "never"
     d_submerge = submerge_possible and battle.defender_submerge != "never"
@@ -540,6 +540,11 @@ def compile_battle(battle) -> CompiledBattle:
     d_spec = _SideSpec(d_rules, "defense", battle.defender_order, d_split, d_submerge,
                        ((1.0, _force_key(battle.defender), 0, None),), dice_model)
     attacker, defender = build_side(a_spec), build_side(d_spec)
+    if battle.bombard and not d_split[1] and not _ground_first(defender, d_units,
+                                                               len(bombard.pmf) - 1):
+        d_split = (d_subs, True)
+        d_spec = replace(d_spec, split=d_split)
+        defender = build_side(d_spec)
     if battle.bombard and not bombard.return_fire:
         defender = _bombarded_start(defender, bombard)
     simple = not (battle.sea or any(a_split) or any(d_split))
@@ -550,6 +555,15 @@ def compile_battle(battle) -> CompiledBattle:
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
     return compiled
+
+
+def _ground_first(side: Side, units, hits: int) -> bool:
+    """Whether the first `hits` casualty steps of a side without categories take no aircraft:
+    then bombardment hits (never on aircraft) land where the walk puts them, and the side
+    needs no aircraft category (the fast path stays open)."""
+    air = np.array([units[name].is_air for name in side.unit_names])
+    steps = side.survivors[:hits + 1]  # one block: state k has taken k steps
+    return not ((steps[:-1] - steps[1:])[:, air] > 0).any()
 
 
 def _bombarded_start(defender: Side, bombard: Bombardment) -> Side:

@@ -123,3 +123,41 @@ def test_monte_carlo_threads_do_not_change_the_numbers():
         numba.set_num_threads(before)
     assert one.to_dict()["attacker_win"] == many.to_dict()["attacker_win"]
     assert np.array_equal(one.attacker_law.probability, many.attacker_law.probability)
+
+
+AMPHIBIOUS_WITH_DEFENDING_AIR = dict(
+    rules="1942-2e", attacker="2 inf 1 tank", landing="3 inf 1 art", bombard="1 bb 1 ca",
+    defender="5 inf 1 tank 1 aa 2 ftr")
+
+
+def test_bombardment_needs_no_aircraft_category_when_ground_units_are_lost_first(monkeypatch):
+    # the defender loses AAA and infantry before its fighters, so the two bombardment hits
+    # never reach them: the fast path (no aircraft category) must give the categorised answer
+    from battlecalc import compile as compile_module
+
+    fast = compile_module.compile_battle(api.make_battle(**AMPHIBIOUS_WITH_DEFENDING_AIR))
+    assert fast.rules[compile_module.RU_SIMPLE] == 1
+    plain = battlecalc.simulate(**AMPHIBIOUS_WITH_DEFENDING_AIR, method="exact")
+    monkeypatch.setattr(compile_module, "_ground_first", lambda *args: False)
+    categorised = battlecalc.simulate(**AMPHIBIOUS_WITH_DEFENDING_AIR, method="exact")
+    for key in ("attacker_win", "defender_win", "draw", "takes_territory", "attacker_ipc_loss",
+                "defender_ipc_loss", "mean_rounds"):
+        assert getattr(plain, key) == pytest.approx(getattr(categorised, key), abs=1e-12), key
+    assert plain.defender_survivors == pytest.approx(categorised.defender_survivors, abs=1e-12)
+
+
+def test_bombardment_within_reach_of_aircraft_keeps_them_apart_in_monte_carlo():
+    # fighters first in the defender's order: bombardment (2 hits) may not take them, so the
+    # aircraft are a category of their own; Monte Carlo within 4 standard errors of exact
+    battle = dict(AMPHIBIOUS_WITH_DEFENDING_AIR, defender_ool="fighter")
+    from battlecalc import compile as compile_module
+
+    compiled = compile_module.compile_battle(api.make_battle(**battle))
+    assert compiled.rules[compile_module.RU_SIMPLE] == 0
+    exact_result = battlecalc.simulate(**battle, method="exact")
+    mc = battlecalc.simulate(**battle, method="mc", trials=200_000, seed=5)
+    for key in ("attacker_win", "defender_win", "takes_territory"):
+        assert abs(getattr(mc, key) - getattr(exact_result, key)) <= 4 * mc.stderr[key], key
+    # the fighters left are 0..2: their standard deviation is at most 1
+    fighters = exact_result.defender_survivors["fighter"]
+    assert abs(mc.defender_survivors["fighter"] - fighters) <= 4 / 200_000 ** 0.5
