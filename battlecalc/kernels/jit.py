@@ -17,7 +17,6 @@ from __future__ import annotations
 import concurrent.futures
 import importlib
 import os
-import sys
 import tempfile
 
 KERNEL_MODULES = ("battlecalc.kernels.rules", "battlecalc.kernels.montecarlo",
@@ -57,11 +56,6 @@ def threads(function, n_items: int, *args) -> None:
 
 def is_compiled() -> bool:
     return _state["compiled"]
-
-
-def numba_loaded() -> bool:
-    """Whether numba is imported already (then compiling is cheap to reach)."""
-    return "numba" in sys.modules
 
 
 def _jit(numba, func, options):
