@@ -433,10 +433,10 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
     from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
 
-    if threads:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        api.set_threads(threads)  # None: BATTLECALC_THREADS, else the usable cores
+    except BattleInputError as exc:
+        _fail(exc)
     progress = _Progress()
     try:
         result = api.simulate(
@@ -534,12 +534,13 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
     destination = _destination(output)
 
     from .errors import BattleInputError
+    from .kernels.jit import set_threads
     from .raids import raid as run_raid  # the engine: numpy, pandas (numba for an air battle)
 
-    if threads:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        set_threads(threads)  # None: BATTLECALC_THREADS, else the usable cores
+    except BattleInputError as exc:
+        _fail(exc)
     progress = _Progress()
     try:
         result = run_raid(

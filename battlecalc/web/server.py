@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import json
 import sys
-import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -116,9 +115,6 @@ class Engine:
         self.time_limit = time_limit
         self.max_pending = max_pending
         self.pending = 0
-        # numba's workqueue threading layer must not be entered from two threads at once;
-        # the OpenMP and TBB layers may (set after the warm-up, see _check_threading)
-        self.serial: threading.Lock | None = None
         self.warm_up_s: float | None = None
         self.warm_up_problems: list[str] = []
 
@@ -139,8 +135,7 @@ class Engine:
 
     def compute(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
         """One battle (in a worker thread): the JSON object, plus its laws if asked."""
-        with self.serial or contextlib.nullcontext():
-            result = self._simulate(kwargs)
+        result = self._simulate(kwargs)
         data = result.to_dict()
         if with_laws:
             data["distributions"] = distributions(result)
@@ -204,19 +199,8 @@ class Engine:
                 self.warm_up_problems.append(f"{battle}: {_one_line(exc)}")
                 print(f"battlecalc: warm-up battle refused: {self.warm_up_problems[-1]}",
                       file=sys.stderr, flush=True)
-        self._check_threading()
         self.warm_up_s = time.perf_counter() - started
         return self.warm_up_s
-
-    def _check_threading(self) -> None:
-        import numba
-
-        try:
-            layer = numba.threading_layer()
-        except ValueError:  # no parallel kernel has run yet
-            layer = "workqueue"
-        if layer == "workqueue":
-            self.serial = threading.Lock()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -357,8 +341,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         if warm:
             seconds = await asyncio.get_running_loop().run_in_executor(
                 engine.pool, engine.warm_up)
-            layer = "serialised" if engine.serial else "concurrent"
-            print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run {layer}ly",
+            print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
                   file=sys.stderr, flush=True)
         yield
         engine.close()
