@@ -66,13 +66,6 @@ def usable_cores() -> int:
 def _checked_count(value, where: str) -> int:
     from ..errors import BattleInputError, quoted
 
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise BattleInputError(
-                f"{where} must be a whole number of threads (1 to {MAX_THREADS}), got "
-                f"{quoted(value)}") from None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_THREADS:
         raise BattleInputError(
             f"{where} must be a whole number of threads (1 to {MAX_THREADS}), got "
@@ -83,8 +76,16 @@ def _checked_count(value, where: str) -> int:
 def default_threads() -> int:
     """BATTLECALC_THREADS if set (BattleInputError if it is not a thread count), else the
     cores this process may run on."""
-    value = os.environ.get(THREADS_ENV, "")
-    return _checked_count(value, THREADS_ENV) if value.strip() else usable_cores()
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
+        return usable_cores()
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_THREADS:
+        _checked_count(value, THREADS_ENV)  # raises, quoting the text as it was written
+    return count
 
 
 def set_threads(n: int | None = None) -> int:
@@ -165,6 +166,20 @@ def _wait(futures) -> None:
         future.result()
 
 
+def _as_plain_python(function):
+    """function run as plain Python: numpy's uint64 scalars (the random streams) wrap around
+    as compiled code does, but warn about it; silenced here (numpy's error state is per
+    thread, so this runs in the thread that calls the kernel)."""
+
+    def run(*args):
+        import numpy as np
+
+        with np.errstate(over="ignore"):
+            return function(*args)
+
+    return run
+
+
 def threads(function, n_items: int, *args) -> None:
     """Run function(first, last, *args) over contiguous ranges of range(n_items), one range
     per thread of the pool (thread_count()).  Kernels run this way write only their own
@@ -174,6 +189,8 @@ def threads(function, n_items: int, *args) -> None:
     there is one range.  Plain threads rather than numba's parallel loops: those cost seconds
     of compiling each, and numba's own thread pool."""
     n_threads = max(1, min(thread_count(), n_items))
+    if not is_compiled():
+        function = _as_plain_python(function)
     if n_threads == 1 and not is_compiled():
         function(0, n_items, *args)
         return
@@ -186,7 +203,7 @@ def call(function, *args):
     """function(*args) on a pool thread when kernels are compiled (a nogil kernel: the caller
     keeps answering Ctrl-C), in the calling thread otherwise; its return value."""
     if not is_compiled():
-        return function(*args)
+        return _as_plain_python(function)(*args)
     [future] = _submit_all([(function, args)])
     _wait([future])
     return future.result()
