@@ -180,10 +180,10 @@ class _Progress:
         return self.stream if self.stream is not None else sys.stderr
 
     def _draw(self, text: str, now: float) -> None:
+        self.drawn_at = now  # first: a Ctrl-C during the write still gets the line cleared
         out = self._out()
         out.write(f"\r{text}\x1b[K")
         out.flush()
-        self.drawn_at = now
 
     def _clear(self) -> None:
         if self.drawn_at is not None:

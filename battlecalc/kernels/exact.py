@@ -485,6 +485,7 @@ PARALLEL_SECONDS = 0.01  # above this, attacker blocks are solved on several thr
 PYTHON_SLOWDOWN = 300  # plain Python against compiled kernels, roughly
 JOINT_LIMIT = 4_000_000  # keep the joint final law (for the TUV-swing law) below this
 CALL_SECONDS = 0.25  # kernel calls of about this (estimated), so Ctrl-C ends the work soon
+SHORT_SECONDS = 0.02  # solves estimated below this run in the calling thread (jit.call)
 
 
 def _block_range(first, last, solve_blocks, offset, phase, *args):
@@ -535,7 +536,8 @@ def fill_win_values(compiled, seconds: float, progress=None) -> None:
         progress(0, 0, "retreat-below table")
     jit.call(k["_win_values"], _side_tuple(compiled.attacker), _side_tuple(compiled.defender),
              compiled.rules, retreat.vector, retreat.below, retreat.win_value,
-             retreat.remainder_start, k["_out"](_stacks(compiled, False, 1, 1), 0))
+             retreat.remainder_start, k["_out"](_stacks(compiled, False, 1, 1), 0),
+             short=seconds < SHORT_SECONDS)
 
 
 def _stacks(compiled, joint: bool, rounds_bins: int, rows: int):
@@ -577,7 +579,8 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
                 jit.threads(_block_range, min(group, n_blocks - first), k["_solve_blocks"],
                             first, phase, *args)
         else:
-            jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args)
+            jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args,
+                     short=seconds < SHORT_SECONDS)
     # rows added in a fixed order: the same sums whatever the thread count
     outcomes, a_final, d_final, joint_law, totals, rounds_hist = stacks
     totals = totals.sum(axis=0)

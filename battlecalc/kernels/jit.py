@@ -180,18 +180,19 @@ def _as_plain_python(function):
     return run
 
 
-def threads(function, n_items: int, *args) -> None:
+def threads(function, n_items: int, *args, short: bool = False) -> None:
     """Run function(first, last, *args) over contiguous ranges of range(n_items), one range
     per thread of the pool (thread_count()).  Kernels run this way write only their own
     items' outputs, so the results do not depend on the number of threads.  Compiled kernels
     (which must release the GIL: kernel(nogil=True)) run on the pool even for one range, so
-    that the calling thread keeps answering Ctrl-C; plain Python ones run in the caller when
+    that the calling thread keeps answering Ctrl-C, unless the caller says the call is short
+    (handing it to a pool thread costs about 0.1 ms); plain Python ones run in the caller when
     there is one range.  Plain threads rather than numba's parallel loops: those cost seconds
     of compiling each, and numba's own thread pool."""
     n_threads = max(1, min(thread_count(), n_items))
     if not is_compiled():
         function = _as_plain_python(function)
-    if n_threads == 1 and not is_compiled():
+    if n_threads == 1 and (short or not is_compiled()):
         function(0, n_items, *args)
         return
     bounds = [n_items * i // n_threads for i in range(n_threads + 1)]
@@ -199,11 +200,14 @@ def threads(function, n_items: int, *args) -> None:
                        for i in range(n_threads)]))
 
 
-def call(function, *args):
+def call(function, *args, short: bool = False):
     """function(*args) on a pool thread when kernels are compiled (a nogil kernel: the caller
-    keeps answering Ctrl-C), in the calling thread otherwise; its return value."""
+    keeps answering Ctrl-C), in the calling thread when they are not or the call is short;
+    its return value."""
     if not is_compiled():
         return _as_plain_python(function)(*args)
+    if short:
+        return function(*args)
     [future] = _submit_all([(function, args)])
     _wait([future])
     return future.result()

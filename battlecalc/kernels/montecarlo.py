@@ -335,7 +335,7 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
                     chunk_trials[first:last], (att.states, att.rows, att.cdf),
                     (dfn.states, dfn.rows, dfn.cdf), compiled.rules, starts, bombard_cdf,
                     retreat.vector, retreat.below, retreat.win_value, retreat.remainder_start,
-                    *rows.values(), swing_offset)
+                    *rows.values(), swing_offset, short=n_chunks == 1)
         seconds = time.perf_counter() - call_started
         per_call = max(1, min(most, int(CALL_SECONDS * (last - first) / max(seconds, 1e-6))))
         for key, value in rows.items():
