@@ -52,6 +52,7 @@ def kernel(func=None, *, inline: bool = False, nogil: bool = False):
 THREADS_ENV = "BATTLECALC_THREADS"
 PLAIN_ENV = "BATTLECALC_PLAIN_KERNELS"  # "1": never compile, every kernel stays plain Python
 MAX_THREADS = 1024
+RANGES_PER_THREAD = 4  # jit.threads: pieces of work a thread, for balance
 _locks = {"pool": threading.Lock(), "compile": threading.Lock()}
 _pool: dict = {"size": None, "workers": None}  # size None: not chosen yet (the default)
 
@@ -181,7 +182,7 @@ def _as_plain_python(function):
 
 
 def threads(function, n_items: int, *args, short: bool = False) -> None:
-    """Run function(first, last, *args) over contiguous ranges of range(n_items), one range
+    """Run function(first, last, *args) over contiguous ranges of range(n_items), a few ranges
     per thread of the pool (thread_count()).  Kernels run this way write only their own
     items' outputs, so the results do not depend on the number of threads.  Compiled kernels
     (which must release the GIL: kernel(nogil=True)) run on the pool even for one range, so
@@ -195,9 +196,12 @@ def threads(function, n_items: int, *args, short: bool = False) -> None:
     if n_threads == 1 and (short or not is_compiled()):
         function(0, n_items, *args)
         return
-    bounds = [n_items * i // n_threads for i in range(n_threads + 1)]
+    # a few ranges a thread, taken in turn by whichever thread is free: a thread the system
+    # holds back (a busy machine) or a slower range does not leave the others waiting
+    n_ranges = 1 if n_threads == 1 else min(n_items, RANGES_PER_THREAD * n_threads)
+    bounds = [n_items * i // n_ranges for i in range(n_ranges + 1)]
     _wait(_submit_all([(function, (bounds[i], bounds[i + 1], *args))
-                       for i in range(n_threads)]))
+                       for i in range(n_ranges)]))
 
 
 def call(function, *args, short: bool = False):
