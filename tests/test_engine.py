@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from cli_helpers import assert_usage_error, invoke
 
@@ -205,6 +206,22 @@ def test_resizing_the_pool_ends_the_old_threads(threads_restored):
             break
         time.sleep(0.01)
     assert len(alive) == 2
+
+
+def test_an_error_in_one_range_reaches_the_caller_and_the_pool_goes_on(threads_restored):
+    jit.compiled()  # compiled: the ranges run on the pool, even one
+    battlecalc.set_threads(3)
+
+    def fill(first, last, out):
+        if first == 0:
+            raise ZeroDivisionError("range 0")
+        out[first:last] = 1.0
+
+    with pytest.raises(ZeroDivisionError, match="range 0"):
+        jit.threads(fill, 12, np.zeros(12))
+    out = np.zeros(12)
+    jit.threads(lambda first, last, out: out.__setitem__(slice(first, last), 2.0), 12, out)
+    assert (out == 2.0).all()
 
 
 def test_numba_thread_pool_is_never_started():

@@ -162,9 +162,15 @@ if hasattr(os, "register_at_fork"):
 
 
 def _wait(futures) -> None:
-    """Wait for every future (a wait Ctrl-C interrupts at once), then raise the first error."""
-    for future in futures:
-        future.result()
+    """Wait for every future (a wait Ctrl-C interrupts at once), then raise the first error;
+    on an error or Ctrl-C the ranges not started yet are dropped."""
+    try:
+        for future in futures:
+            future.result()
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
 
 
 def _as_plain_python(function):
