@@ -4,6 +4,7 @@ engine's threads (results the same on 1 and 3 threads, whatever the machine's co
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -169,10 +170,21 @@ def test_a_bad_battlecalc_threads_is_refused(value, monkeypatch, threads_restore
                                f"1024), got {value!r}")
 
 
+def test_a_bad_battlecalc_threads_is_refused_by_the_first_solve():
+    # a fresh process: the count is read when a kernel first runs, here a small exact solve
+    code = ("import battlecalc\n"
+            "try:\n"
+            "    battlecalc.simulate(rules='revised', attacker='1 inf', defender='1 inf')\n"
+            "except battlecalc.BattleInputError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, jit.THREADS_ENV: "many"}).stdout
+    assert out == ("BATTLECALC_THREADS must be a whole number of threads (1 to 1024), "
+                   "got 'many'\n")
+
+
 def test_threads_default_to_the_environment_else_the_usable_cores(monkeypatch,
                                                                   threads_restored):
-    import os
-
     monkeypatch.setenv(jit.THREADS_ENV, " 3 ")
     assert battlecalc.set_threads(None) == 3
     monkeypatch.delenv(jit.THREADS_ENV)

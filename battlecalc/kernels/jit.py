@@ -214,6 +214,7 @@ def call(function, *args, short: bool = False):
     """function(*args) on a pool thread when kernels are compiled (a nogil kernel: the caller
     keeps answering Ctrl-C), in the calling thread when they are not or the call is short;
     its return value."""
+    thread_count()  # a bad BATTLECALC_THREADS is refused whichever thread runs the call
     if not is_compiled():
         return _as_plain_python(function)(*args)
     if short:
