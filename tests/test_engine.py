@@ -213,7 +213,7 @@ def test_resizing_the_pool_ends_the_old_threads(threads_restored):
     battlecalc.simulate(**battle)
     deadline = time.monotonic() + 10
     while True:
-        alive = [t for t in threading.enumerate() if t.name.startswith("battlecalc-")]
+        alive = [t for t in threading.enumerate() if t.name.startswith("battlecalc-kernels-")]
         if len(alive) == 2 or time.monotonic() > deadline:
             break
         time.sleep(0.01)

@@ -117,8 +117,8 @@ class _Workers:
 
     def __init__(self, size: int):
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.threads = [threading.Thread(target=self._work, name=f"battlecalc-{i}", daemon=True)
-                        for i in range(size)]
+        self.threads = [threading.Thread(target=self._work, daemon=True,
+                                         name=f"battlecalc-kernels-{i}") for i in range(size)]
         for thread in self.threads:
             thread.start()
 
