@@ -15,6 +15,8 @@ output), so local runs with any number of workers and Dask runs give the same nu
 
 from __future__ import annotations
 
+import csv
+import decimal
 import itertools
 import math
 import os
@@ -30,7 +32,7 @@ import pandas as pd
 
 from .api import simulate
 from .army import format_army, parse_army
-from .errors import BattleInputError
+from .errors import BattleInputError, quoted
 from .rules import load_rules
 
 # Every keyword of simulate() (and of the formula editions) a column may set, with how a
@@ -68,26 +70,38 @@ def _is_empty(value: Any) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
+FLOAT_EXACT = 2**53  # whole floats above this may be another number than the one written
+
+
 def _whole(name: str, value: Any) -> int:
+    """A whole number: an int, an integral float up to 2**53 (beyond, a float may already be
+    another number: 1234567890123456789.0 is 1234567890123456768), or a text read exactly
+    (``12``, ``12.0``, ``1e5``, ``1234567890123456789.0``)."""
     if isinstance(value, bool | np.bool_):
         raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
     if isinstance(value, int | np.integer):
         return int(value)
     if isinstance(value, float | np.floating):
         number = float(value)
-    else:
-        text = str(value).strip().replace("_", "")
-        if name == "trials":  # like --trials: 100000, 100_000, 100,000 or 1e5
-            text = text.replace(",", "")
-        try:
-            return int(text)
-        except ValueError:
-            try:
-                number = float(text)
-            except ValueError:
-                raise BattleInputError(
-                    f"{name}: expected a whole number, got {value!r}") from None
-    if not math.isfinite(number) or number != int(number):
+        if not math.isfinite(number) or number != int(number):
+            raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
+        if abs(number) > FLOAT_EXACT:
+            raise BattleInputError(
+                f"{name}: {value!r} is a floating-point number too large to be exact; give "
+                "it as an integer")
+        return int(number)
+    text = str(value).strip().replace("_", "")
+    if name == "trials":  # like --trials: 100000, 100_000, 100,000 or 1e5
+        text = text.replace(",", "")
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = decimal.Decimal(text)
+    except (decimal.InvalidOperation, ValueError):
+        raise BattleInputError(f"{name}: expected a whole number, got {value!r}") from None
+    if not number.is_finite() or number.adjusted() > 100 or number != number.to_integral_value():
         raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
     return int(number)
 
@@ -147,31 +161,47 @@ def parse_vary(spec: str) -> tuple[str, list[Any]]:
     KEY=VALUES.  KEY is a keyword of simulate (``trials``, ``retreat-below``, ...) or
     SIDE.UNIT.  VALUES are separated by ``|`` if the text has one, else by commas; an item
     ``A..B`` is the whole numbers A to B inclusive, ``A..B:S`` every S-th of them; an empty
-    item means the default.
+    item means the default.  Ranges are counted before they are listed: more than MAX_ROWS
+    values is refused at once.
     """
     key, sep, values = spec.partition("=")
     if not sep or not key.strip():
         raise BattleInputError(
             f"--vary {spec!r}: expected KEY=VALUES, e.g. attacker.infantry=1..20")
     column = _vary_key(key)
-    items: list[Any] = []
+    pieces: list[range | str] = []
+    count = 0
     for item in values.split("|" if "|" in values else ","):
         match = _RANGE.match(item)
         if match:
             low, high, step = int(match.group(1)), int(match.group(2)), int(match.group(3) or 1)
             if high < low or step < 1:
                 raise BattleInputError(f"--vary {spec!r}: empty range {item.strip()!r}")
-            items.extend(range(low, high + 1, step))
+            pieces.append(range(low, high + 1, step))
+            count += len(pieces[-1])
         else:
-            items.append(item.strip())
+            pieces.append(item.strip())
+            count += 1
+    _check_count(column, count)
+    items = [v for piece in pieces for v in (piece if isinstance(piece, range) else [piece])]
+    return column, _typed_values(f"--vary {spec!r}", column, items)
+
+
+def _check_count(column: str, count: int) -> None:
+    if count > MAX_ROWS:
+        raise BattleInputError(
+            f"--vary {column}: {count:,} values, more than the {MAX_ROWS:,} battles a sweep "
+            "may have")
+
+
+def _typed_values(where: str, column: str, items: Sequence[Any]) -> list[Any]:
+    """Each item read as the column's type (convert; a unit count for SIDE.UNIT)."""
     try:
         if column in OPTION_TYPES:
-            items = [convert(column, item) for item in items]
-        else:
-            items = [_count(column, item) for item in items]
+            return [convert(column, item) for item in items]
+        return [_count(column, item) for item in items]
     except BattleInputError as exc:
-        raise BattleInputError(f"--vary {spec!r}: {exc}") from None
-    return column, items
+        raise BattleInputError(f"{where}: {exc}") from None
 
 
 def _count(column: str, value: Any) -> int:
@@ -183,15 +213,28 @@ def _count(column: str, value: Any) -> int:
     return count
 
 
+def _mapping_values(key: str, values: Any) -> tuple[str, list[Any]]:
+    """One entry of the mapping form of vary: a text is KEY=VALUES's VALUES (split as there);
+    any other iterable (a list, a range) holds one value per element, never split."""
+    if isinstance(values, str):
+        return parse_vary(f"{key}={values}")
+    column = _vary_key(str(key))
+    if isinstance(values, range):
+        _check_count(column, len(values))
+        items = list(values)
+    elif isinstance(values, Iterable) and not isinstance(values, bytes | Mapping):
+        items = list(itertools.islice(values, MAX_ROWS + 1))
+        _check_count(column, len(items))
+    else:
+        items = [values]
+    return column, _typed_values(f"vary {key!r}", column, items)
+
+
 def _vary_grid(vary) -> list[tuple[str, list[Any]]]:
     if isinstance(vary, str):
         vary = [vary]
     if isinstance(vary, Mapping):
-        grid = []
-        for key, values in vary.items():
-            values = [values] if isinstance(values, str) or not isinstance(values, Iterable) \
-                else list(values)
-            grid.append(parse_vary(f"{key}={'|'.join(str(v) for v in values)}"))
+        grid = [_mapping_values(key, values) for key, values in vary.items()]
     else:
         grid = [parse_vary(spec) for spec in vary]
     keys = [key for key, _ in grid]
@@ -215,8 +258,9 @@ def _sweep_seed(seed) -> int:
         return int(np.random.SeedSequence().entropy % (2**63))
     try:
         seed = _whole("seed", seed)
-    except BattleInputError:
-        raise BattleInputError(f"sweep seed must be a whole number, got {seed!r}") from None
+    except BattleInputError as exc:
+        why = str(exc).removeprefix("seed: ")
+        raise BattleInputError(f"sweep seed must be a whole number ({why})") from None
     if not 0 <= seed < 2**63:
         raise BattleInputError(f"sweep seed must be between 0 and 2**63-1, got {seed}")
     return seed
@@ -420,7 +464,13 @@ def _typed(column: pd.Series) -> pd.Series:
 
 
 def read_battles(path: str | os.PathLike) -> pd.DataFrame:
-    """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``."""
+    """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``.
+
+    CSV: empty fields past the header's last column are ignored (rows that end in a comma);
+    a row with more fields than that gets an error of its own (in
+    ``frame.attrs["row_errors"]``, which :func:`sweep` reports in its ``error`` column) and
+    the other rows go on; a column named twice is refused.
+    """
     path = os.fspath(path)
     extension = os.path.splitext(path)[1].lower()
     if extension not in SUPPORTED_EXTENSIONS:
@@ -428,15 +478,54 @@ def read_battles(path: str | os.PathLike) -> pd.DataFrame:
             f"cannot tell the format of {path}: use a .csv or .parquet file")
     try:
         if extension == ".csv":
-            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-        return pd.read_parquet(path, dtype_backend="numpy_nullable")
+            return _read_csv(path)
+        frame = pd.read_parquet(path, dtype_backend="numpy_nullable")
+    except BattleInputError:
+        raise
     except FileNotFoundError:
         raise BattleInputError(f"no such file: {path}") from None
     except ImportError as exc:
         raise BattleInputError(
             f"reading {path} needs pyarrow: pip install 'battlecalc[parquet]' ({exc})") from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
+    except (OSError, ValueError, csv.Error, pd.errors.ParserError) as exc:
         raise BattleInputError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
+    _check_columns(frame.columns, path)
+    return frame
+
+
+def _read_csv(path: str) -> pd.DataFrame:
+    with open(path, newline="", encoding="utf-8-sig") as file:
+        lines = [row for row in csv.reader(file) if row]  # blank lines skipped, as pandas does
+    if not lines:
+        raise ValueError("the file is empty (a header row naming the columns is needed)")
+    header = list(lines[0])
+    while header and not header[-1].strip():  # a header ending in commas
+        header.pop()
+    header = [name if name.strip() else f"Unnamed: {i}" for i, name in enumerate(header)]
+    _check_columns(header, path)
+    width = len(header)
+    rows, row_errors = [], {}
+    for number, fields in enumerate(lines[1:]):
+        extra = fields[width:]
+        if any(field.strip() for field in extra):
+            row_errors[number] = (
+                f"row {number + 1} of {os.path.basename(path)} has {len(fields)} fields, the "
+                f"header {width} (extra: {quoted([f for f in extra if f.strip()])})")
+        fields = fields[:width]
+        rows.append(fields + [""] * (width - len(fields)))  # a short row: the rest empty
+    frame = pd.DataFrame(rows, columns=header, dtype=object)
+    if row_errors:
+        frame.attrs["row_errors"] = row_errors
+    return frame
+
+
+def _check_columns(columns: Iterable[Any], where: str) -> None:
+    names = [str(column) for column in columns]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise BattleInputError(
+            f"{where}: column {', '.join(repr(name) for name in twice)} "
+            f"{'is' if len(twice) == 1 else 'are'} named more than once in the header")
 
 
 def check_output(path: str | os.PathLike) -> None:
@@ -532,6 +621,7 @@ def sweep(
         frame = read_battles(battles)
     else:
         frame = pd.DataFrame(list(battles))
+    _check_columns(frame.columns, "battles")
     grid = _vary_grid(vary)
     sweep_seed = _sweep_seed(seed)
     if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
@@ -539,12 +629,12 @@ def sweep(
     if chunk_size is not None and (isinstance(chunk_size, bool) or int(chunk_size) < 1):
         raise BattleInputError(f"chunk_size must be at least 1, got {chunk_size}")
 
-    base_rows = frame.astype(object).to_dict("records")  # plain values, fast to iterate
-    combos = list(itertools.product(*(values for _, values in grid)))
-    total = len(base_rows) * len(combos)
+    total = len(frame) * math.prod(len(values) for _, values in grid)  # counted, not built
     if total > MAX_ROWS:
         raise BattleInputError(
             f"the sweep has {total:,} battles after --vary, more than {MAX_ROWS:,}")
+    base_rows = frame.astype(object).to_dict("records")  # plain values, fast to iterate
+    combos = list(itertools.product(*(values for _, values in grid)))
     input_columns = [str(c) for c in frame.columns if str(c) != "error"]
     input_columns += [key for key, _ in grid if key not in input_columns]
     if "rules" not in input_columns:
@@ -562,7 +652,11 @@ def sweep(
     jobs = []
     unit_columns = [(column, m.group(1), m.group(2)) for column in input_columns
                     if (m := _UNIT_COLUMN.match(column))]
+    row_errors = frame.attrs.get("row_errors", {})  # rows read_battles could not read
     for index, row in enumerate(rows):
+        if row_errors and index // len(combos) in row_errors:
+            errors[index] = row_errors[index // len(combos)]
+            continue
         try:
             jobs.append((index, _prepare(row, index, sweep_seed, unit_columns)))
         except BattleInputError as exc:
