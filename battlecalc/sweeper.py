@@ -15,16 +15,20 @@ output), so local runs with any number of workers and Dask runs give the same nu
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import decimal
 import itertools
 import math
 import os
 import re
+import sys
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from multiprocessing import context as _mp
 from typing import Any
 
 import numpy as np
@@ -376,6 +380,53 @@ def _run_local(chunks, workers: int, on_done) -> None:
             on_done(lost, None, "worker process died while running this chunk")
 
 
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """While a worker process starts: a blank ``__main__`` in its place, so that the worker
+    does not run the caller's script again (multiprocessing's spawn and fork server re-import
+    the main module in each worker, which runs a script without an
+    ``if __name__ == "__main__":`` guard a second time, and its sweep() again).  Workers need
+    nothing of it: they are sent battlecalc's functions and plain cell values."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__
+        try:
+            yield
+        finally:
+            if main is None:
+                sys.modules.pop("__main__", None)
+            else:
+                sys.modules["__main__"] = main
+
+
+class _SpawnWorker(_mp.SpawnProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        with _main_hidden():
+            return _mp.SpawnProcess._Popen(process_obj)
+
+
+if hasattr(_mp, "ForkServerProcess"):  # not on Windows
+    class _ForkServerWorker(_mp.ForkServerProcess):
+        @staticmethod
+        def _Popen(process_obj):
+            with _main_hidden():
+                return _mp.ForkServerProcess._Popen(process_obj)
+
+
+def _worker_context(method: str):
+    """A multiprocessing context of `method` ("forkserver" or "spawn") whose processes start
+    with _main_hidden (module-level classes: the process object is pickled to the worker)."""
+    import multiprocessing
+
+    context = type(multiprocessing.get_context(method))()
+    context.Process = _ForkServerWorker if method == "forkserver" else _SpawnWorker
+    return context
+
+
 def _run_pool(chunks, workers: int, on_done) -> list:
     """Run the chunks on a pool of worker processes; returns those lost when the pool broke."""
     import multiprocessing
@@ -386,10 +437,10 @@ def _run_pool(chunks, workers: int, on_done) -> list:
     # loads battlecalc and its kernels once, with a fork-safe threading layer, and forks warm
     # workers (battlecalc/_sweep_server.py).  spawn where there is no fork server.
     if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
+        context = _worker_context("forkserver")
         context.set_forkserver_preload(["battlecalc._sweep_server"])
     else:
-        context = multiprocessing.get_context("spawn")
+        context = _worker_context("spawn")
     processes = min(workers, len(chunks))
     threads = max(1, _cpu_count() // processes)
     broken = []
