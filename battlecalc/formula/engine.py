@@ -50,6 +50,8 @@ from ..spec import (
 CHUNK_TRIALS = 16_384
 MAX_CHUNKS_PER_CALL = 128
 HIST_BYTES_PER_CALL = 32 * 2**20  # bound on the per-call histogram rows (memory per call)
+FIRST_CALL_CHUNKS = 4  # chunks of the first kernel call, which times them
+CALL_SECONDS = 0.5  # later calls: about this much work (the results do not depend on it)
 # Exact solver: transitions (state x loss-table row) above which `auto` switches to Monte Carlo
 # and `exact` refuses.
 EXACT_TRANSITION_LIMIT = 1_000_000
@@ -211,34 +213,60 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
         d_fl_mean[:] += p * np.array(d_fl)
         second[:] += p * np.array([sum(a_up), sum(a_fl), sum(d_up), sum(d_fl)]) ** 2
 
+    row_att = [int(x) for x in battle.row_att]
+    row_def = [int(x) for x in battle.row_def]
+    # States are numbered (a number hashes faster than nested tuples); per state, its moves,
+    # one per loss-table row it can reach: (next state, probability, whether both sides still
+    # have a face-up piece, loss points of each side so far).  A state recurs in many
+    # exchanges: its moves are worked out once.
+    states: list[tuple] = []
+    numbers: dict[tuple, int] = {}
+    moves_cache: list[tuple | None] = []
+
+    def number(state: tuple) -> int:
+        n = numbers.get(state)
+        if n is None:
+            n = numbers[state] = len(states)
+            states.append(state)
+            moves_cache.append(None)
+        return n
+
+    def moves_of(n: int) -> tuple:
+        a_up, a_fl, d_up, d_fl = states[n]
+        a_before = a_pot0 - _potential(a_up, a_fl)
+        d_before = d_pot0 - _potential(d_up, d_fl)
+        moves = []
+        for row, q in rows_of(a_up, d_up):
+            la, ld = row_att[row], row_def[row]
+            new_a = after(a_up, a_fl, la)
+            new_d = after(d_up, d_fl, ld)
+            moves.append((number((*new_a, *new_d)), q, bool(sum(new_a[0]) and sum(new_d[0])),
+                          a_before + la, d_before + ld))
+        moves_cache[n] = moves = tuple(moves)
+        return moves
+
     start = (tuple(int(x) for x in a.face_up), tuple(int(x) for x in a.flipped),
              tuple(int(x) for x in d.face_up), tuple(int(x) for x in d.flipped))
-    live: dict[tuple, float] = {start: 1.0}
+    live: dict[int, float] = {number(start): 1.0}
     transitions = 0
     for done in range(battle.spec.max_exchanges):
         if not live:
             break
-        following: dict[tuple, float] = defaultdict(float)
-        for (a_up, a_fl, d_up, d_fl), p in live.items():
-            a_before = a_pot0 - _potential(a_up, a_fl)
-            d_before = d_pot0 - _potential(d_up, d_fl)
-            for row, q in rows_of(a_up, d_up):
-                transitions += 1
-                la = int(battle.row_att[row])
-                ld = int(battle.row_def[row])
-                new_a = after(a_up, a_fl, la)
-                new_d = after(d_up, d_fl, ld)
-                state = (*new_a, *new_d)
-                if sum(new_a[0]) and sum(new_d[0]):
-                    following[state] += p * q
-                else:
-                    stop(state, p * q, done + 1, a_before + la, d_before + ld)
+        following: dict[int, float] = defaultdict(float)
+        for n, p in live.items():
+            moves = moves_cache[n] or moves_of(n)
+            transitions += len(moves)
             if transitions > limit:
                 raise _TooLarge
+            for next_n, q, going_on, a_pts, d_pts in moves:
+                if going_on:
+                    following[next_n] += p * q
+                else:
+                    stop(states[next_n], p * q, done + 1, a_pts, d_pts)
         live = following
     capped = 0.0
-    for state, p in live.items():
-        a_up, a_fl, d_up, d_fl = state
+    for n, p in live.items():
+        state = a_up, a_fl, d_up, d_fl = states[n]
         stop(state, p, battle.spec.max_exchanges, a_pot0 - _potential(a_up, a_fl),
              d_pot0 - _potential(d_up, d_fl))
         capped += p
@@ -290,9 +318,11 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
         "a_left_sq": np.zeros(2, dtype=np.int64),
         "d_left_sq": np.zeros(2, dtype=np.int64),
     }
-    for begin in range(0, n_chunks, per_call):
-        end = min(begin + per_call, n_chunks)
+    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS)
+    while begin < n_chunks:
+        end = min(begin + calls, n_chunks)
         n = end - begin
+        call_started = time.perf_counter()
         out = {
             "outcomes": np.zeros((n, N_OUTCOMES), dtype=np.int64),
             "exchanges": np.zeros((n, max_ex + 1), dtype=np.int64),
@@ -319,6 +349,11 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
             totals[key] += value.sum(axis=0)
         if progress is not None:
             progress(int(chunk_trials[:end].sum()), trials, "trials")
+        # calls of about CALL_SECONDS, so that progress (and a caller's time limit, which
+        # stops the run by raising from it) hears often even of slow trials (long battles)
+        per_chunk = (time.perf_counter() - call_started) / n
+        calls = max(1, min(per_call, int(CALL_SECONDS / max(per_chunk, 1e-9))))
+        begin = end
     return totals
 
 
