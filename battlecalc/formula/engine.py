@@ -151,6 +151,44 @@ class _TooLarge(Exception):
     pass
 
 
+class _SideStates:
+    """One side's states, numbered: (face-up, flipped) pieces per type, with the potential,
+    whether a face-up piece is left, a number for the face-up pieces alone (the dice rows
+    depend on them only) and, cached, the state after some loss points."""
+
+    def __init__(self, same_exchange_removal: bool):
+        self.a1 = same_exchange_removal
+        self.pieces: list[tuple[tuple, tuple]] = []
+        self.potential: list[int] = []
+        self.alive: list[bool] = []
+        self.up_number: list[int] = []
+        self._numbers: dict[tuple, int] = {}
+        self._up_numbers: dict[tuple, int] = {}
+        self._after: dict[tuple[int, int], int] = {}
+
+    def number(self, up: tuple, flipped: tuple) -> int:
+        n = self._numbers.get((up, flipped))
+        if n is None:
+            n = self._numbers[(up, flipped)] = len(self.pieces)
+            self.pieces.append((up, flipped))
+            self.potential.append(_potential(up, flipped))
+            self.alive.append(sum(up) > 0)
+            self.up_number.append(self._up_numbers.setdefault(up, len(self._up_numbers)))
+        return n
+
+    def after(self, n: int, points: int) -> int:
+        """The state after `points` loss points in one exchange from state n."""
+        m = self._after.get((n, points))
+        if m is None:
+            up, flipped = self.pieces[n]
+            up_arr = np.array(up, dtype=np.int64)
+            fl_arr = np.array(flipped, dtype=np.int64)
+            kernels.apply_losses(up_arr, fl_arr, points, self.a1)
+            m = self._after[(n, points)] = self.number(tuple(int(x) for x in up_arr),
+                                                       tuple(int(x) for x in fl_arr))
+        return m
+
+
 def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
     """Exact law of the battle: probabilities (floats) propagated exchange by exchange.
 
@@ -170,26 +208,22 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
     a_pot0 = _potential(a.face_up, a.flipped)
     d_pot0 = _potential(d.face_up, d.flipped)
 
-    row_cache: dict[tuple, list[tuple[int, float]]] = {}
-    loss_cache: dict[tuple, tuple[tuple, tuple]] = {}
+    att, dfn = _SideStates(a1), _SideStates(a1)
+    row_cache: dict[tuple[int, int], tuple[tuple[int, float], ...]] = {}
 
-    def rows_of(a_up: tuple, d_up: tuple) -> list[tuple[int, float]]:
-        key = (a_up, d_up)
-        if key not in row_cache:
-            kernels.row_counts(battle.die, a.bonus, a.extra, np.array(a_up, dtype=np.int64),
-                               a.base, d.bonus, np.array(d_up, dtype=np.int64), d.base,
+    def rows_of(a_n: int, d_n: int) -> tuple[tuple[int, float], ...]:
+        """(row, probability) of the rows the dice can give; they depend on the face-up
+        pieces only."""
+        key = (att.up_number[a_n], dfn.up_number[d_n])
+        rows = row_cache.get(key)
+        if rows is None:
+            kernels.row_counts(battle.die, a.bonus, a.extra,
+                               np.array(att.pieces[a_n][0], dtype=np.int64), a.base, d.bonus,
+                               np.array(dfn.pieces[d_n][0], dtype=np.int64), d.base,
                                battle.row_min, counts_buf)
-            row_cache[key] = [(r, int(n) / die2) for r, n in enumerate(counts_buf) if n]
-        return row_cache[key]
-
-    def after(up: tuple, fl: tuple, points: int) -> tuple[tuple, tuple]:
-        key = (up, fl, points)
-        if key not in loss_cache:
-            up_arr = np.array(up, dtype=np.int64)
-            fl_arr = np.array(fl, dtype=np.int64)
-            kernels.apply_losses(up_arr, fl_arr, points, a1)
-            loss_cache[key] = (tuple(int(x) for x in up_arr), tuple(int(x) for x in fl_arr))
-        return loss_cache[key]
+            rows = row_cache[key] = tuple((r, int(n) / die2) for r, n in enumerate(counts_buf)
+                                          if n)
+        return rows
 
     outcomes = np.zeros(N_OUTCOMES)
     a_points: dict[int, float] = defaultdict(float)
@@ -215,39 +249,42 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
 
     row_att = [int(x) for x in battle.row_att]
     row_def = [int(x) for x in battle.row_def]
-    # States are numbered (a number hashes faster than nested tuples); per state, its moves,
-    # one per loss-table row it can reach: (next state, probability, whether both sides still
+    # A state is a pair of side states, numbered (see _SideStates); per state, its moves, one
+    # per loss-table row it can reach: (next state, probability, whether both sides still
     # have a face-up piece, loss points of each side so far).  A state recurs in many
     # exchanges: its moves are worked out once.
-    states: list[tuple] = []
-    numbers: dict[tuple, int] = {}
+    states: list[tuple[int, int]] = []
+    numbers: dict[tuple[int, int], int] = {}
     moves_cache: list[tuple | None] = []
 
-    def number(state: tuple) -> int:
-        n = numbers.get(state)
+    def number(pair: tuple[int, int]) -> int:
+        n = numbers.get(pair)
         if n is None:
-            n = numbers[state] = len(states)
-            states.append(state)
+            n = numbers[pair] = len(states)
+            states.append(pair)
             moves_cache.append(None)
         return n
 
     def moves_of(n: int) -> tuple:
-        a_up, a_fl, d_up, d_fl = states[n]
-        a_before = a_pot0 - _potential(a_up, a_fl)
-        d_before = d_pot0 - _potential(d_up, d_fl)
+        a_n, d_n = states[n]
+        a_before = a_pot0 - att.potential[a_n]
+        d_before = d_pot0 - dfn.potential[d_n]
         moves = []
-        for row, q in rows_of(a_up, d_up):
+        for row, q in rows_of(a_n, d_n):
             la, ld = row_att[row], row_def[row]
-            new_a = after(a_up, a_fl, la)
-            new_d = after(d_up, d_fl, ld)
-            moves.append((number((*new_a, *new_d)), q, bool(sum(new_a[0]) and sum(new_d[0])),
+            new_a, new_d = att.after(a_n, la), dfn.after(d_n, ld)
+            moves.append((number((new_a, new_d)), q, att.alive[new_a] and dfn.alive[new_d],
                           a_before + la, d_before + ld))
         moves_cache[n] = moves = tuple(moves)
         return moves
 
+    def pieces(n: int) -> tuple:
+        a_n, d_n = states[n]
+        return (*att.pieces[a_n], *dfn.pieces[d_n])
+
     start = (tuple(int(x) for x in a.face_up), tuple(int(x) for x in a.flipped),
              tuple(int(x) for x in d.face_up), tuple(int(x) for x in d.flipped))
-    live: dict[int, float] = {number(start): 1.0}
+    live: dict[int, float] = {number((att.number(*start[:2]), dfn.number(*start[2:]))): 1.0}
     transitions = 0
     for done in range(battle.spec.max_exchanges):
         if not live:
@@ -262,11 +299,11 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
                 if going_on:
                     following[next_n] += p * q
                 else:
-                    stop(states[next_n], p * q, done + 1, a_pts, d_pts)
+                    stop(pieces(next_n), p * q, done + 1, a_pts, d_pts)
         live = following
     capped = 0.0
     for n, p in live.items():
-        state = a_up, a_fl, d_up, d_fl = states[n]
+        state = a_up, a_fl, d_up, d_fl = pieces(n)
         stop(state, p, battle.spec.max_exchanges, a_pot0 - _potential(a_up, a_fl),
              d_pot0 - _potential(d_up, d_fl))
         capped += p
