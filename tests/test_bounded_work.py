@@ -80,6 +80,26 @@ def test_a_table_over_its_limit_is_refused_before_it_is_built(monkeypatch, metho
         simulate(**MID, retreat_below=0.5, method=method, trials=1000, seed=1)
 
 
+def test_cli_refuses_a_table_of_minutes_at_once(monkeypatch):
+    from click.testing import CliRunner
+
+    from battlecalc.cli import cli
+
+    huge = dict(rules="1942-2e", sea=True, attacker="10 sub 10 dd 5 ca 4 bb 8 ftr 2 cv",
+                defender="8 dd 5 ca 2 cv 6 ftr 4 bb 5 sub")
+    table = exact.win_values_seconds(_compiled(**huge, retreat_below=0.5))
+    assert table > api.MAX_WIN_VALUE_SECONDS  # 2,594,592 pairs: under the pair limit
+    monkeypatch.setattr(api, "fill_win_values", _no_table)
+    started = time.perf_counter()
+    result = CliRunner().invoke(cli, [
+        "run", "--rules", "1942-2e", "--sea", "-a", huge["attacker"], "-d", huge["defender"],
+        "--retreat-below", "0.5", "--method", "mc", "--trials", "1000"])
+    assert result.exit_code == 2
+    assert "Error: --retreat-below needs the exact win probability of every state, and this " \
+        "battle has 2,594,592 state pairs" in " ".join(result.output.split())
+    assert time.perf_counter() - started < 10
+
+
 def test_the_table_reports_progress_and_stops_when_the_hook_raises():
     calls = []
     simulate(**MID, retreat_below=0.5, method="mc", trials=1000, seed=1,
