@@ -366,6 +366,16 @@ def test_every_command_line_of_the_readme_is_run():
     assert sum(e.kind == "value" for e in PARSED.examples) >= 2
 
 
+def test_updating_the_readme_with_its_own_outputs_changes_nothing():
+    """The examples' spans are right: writing back what the README shows is the identity."""
+    updates = [(e, updated_lines(e, e.want)) for e in PARSED.examples]
+    assert apply_updates(README_TEXT, updates) == README_TEXT
+    shown = {e.start: e.want for e in PARSED.examples}
+    lines = README_TEXT.split("\n")
+    for start, want in shown.items():  # each span holds its lines, in the README
+        assert all(w in lines[start + k] for k, w in enumerate(want))
+
+
 SAMPLE = """\
 Intro.
 
