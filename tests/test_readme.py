@@ -189,7 +189,9 @@ def _shown(text: str) -> list[str]:
     return lines
 
 
-def run_shell(command: str) -> list[str]:
+def run_shell(command: str, refusal: bool = False) -> list[str]:
+    """What `command` shows on a terminal; refusal: the README shows an `Error:` line, and the
+    command must exit 2 (else 0)."""
     from click.testing import CliRunner
 
     from battlecalc.cli import cli
@@ -198,8 +200,8 @@ def run_shell(command: str) -> list[str]:
     words = shlex.split(left)
     assert words[0] == "battlecalc", command
     result = CliRunner().invoke(cli, words[1:])
-    if result.exit_code != 0 or result.exception and not isinstance(result.exception,
-                                                                     SystemExit):
+    unexpected = result.exception is not None and not isinstance(result.exception, SystemExit)
+    if result.exit_code != (2 if refusal else 0) or unexpected:
         raise AssertionError(f"`{command}` exited {result.exit_code}:\n{result.output}")
     output = result.output
     if pipe:
@@ -214,14 +216,14 @@ def run_doctest(source: str, namespace: dict) -> list[str]:
     buffer = io.StringIO()
     code = compile(source, "<README.md>", "single")
     with contextlib.redirect_stdout(buffer):
-        exec(code, namespace)  # noqa: S102 - the README's own example
+        exec(code, namespace)
     return _shown(buffer.getvalue())
 
 
 def run_value(example: Example, namespace: dict) -> list[str]:
     for statement in example.setup:
-        exec(statement, namespace)  # noqa: S102
-    return [repr(eval(example.source, namespace))]  # noqa: S307
+        exec(statement, namespace)
+    return [repr(eval(example.source, namespace))]
 
 
 class Runner:
@@ -239,7 +241,8 @@ class Runner:
     def run(self, example: Example) -> list[str]:
         with contextlib.chdir(self.folder):
             if example.kind == "shell":
-                return run_shell(example.source)
+                refusal = bool(example.want) and example.want[0].startswith("Error: ")
+                return run_shell(example.source, refusal)
             if example.kind == "doctest":
                 namespace = self._namespace(example.block)
                 for earlier in self.readme.examples:  # the block's lines before, once
@@ -361,7 +364,7 @@ def test_every_command_line_of_the_readme_is_run():
     left_out = {line: cmd for line, cmd in PARSED.skipped}
     assert sorted(run | set(left_out)) == dollar_lines
     assert all(cmd.startswith("cat ") for cmd in left_out.values()), left_out
-    assert len(run) >= 15
+    assert len(run) >= 16
     assert sum(e.kind == "doctest" for e in PARSED.examples) >= 7
     assert sum(e.kind == "value" for e in PARSED.examples) >= 2
 
