@@ -625,14 +625,17 @@ def plan(rules, defender, attacker, pool, goal, minimize, maximize, top, defend,
     from .errors import BattleInputError
     from .planner import plan as plan_battle
 
+    progress = _Progress()  # on a terminal: compiling notice, then the search's progress
     try:
         result = plan_battle(
             rules=rules, defender=defender, attacker=attacker, pool=pool, goal=goal,
             objective=maximize or minimize or "cost", top=top, defend=defend,
             max_cost=max_cost, search=search, sea=sea, method=method, trials=trials, seed=seed,
-            **run_options)
+            progress=progress, **run_options)
     except BattleInputError as exc:
         _fail(exc)
+    finally:
+        progress.close()
     text = {"json": result.to_json, "csv": result.to_csv, "table": result.table}[fmt]()
     _emit(text, destination)
 

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Any
@@ -63,8 +64,8 @@ SECURITY_HEADERS = {
     ),
 }
 
-# Tiny battles of every kind, run once at start-up so that every kernel is compiled (or
-# loaded from numba's cache) before the first request.
+# Tiny battles of every kind, run once in the background from start-up so that every kernel is
+# compiled (or loaded from numba's cache) early; the page answers meanwhile (Engine.warm_up).
 WARM_UP = [
     dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="exact"),
     dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="mc",
@@ -109,7 +110,9 @@ class Engine:
 
     def __init__(self, workers: int = WORKERS, max_trials: int = MAX_TRIALS,
                  max_formula_trials: int = MAX_FORMULA_TRIALS,
-                 time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING):
+                 time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING,
+                 warm_up_battles: list[dict[str, Any]] | None = None,
+                 warm_up_hook: Callable[[dict[str, Any]], None] | None = None):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
         self.max_trials = max_trials
         self.max_formula_trials = max_formula_trials
@@ -121,6 +124,14 @@ class Engine:
         self.serial: threading.Lock | None = None
         self.warm_up_s: float | None = None
         self.warm_up_problems: list[str] = []
+        self.warm_up_battles = WARM_UP if warm_up_battles is None else warm_up_battles
+        self.warm_up_hook = warm_up_hook  # called before each warm-up battle (tests)
+        self.warm = threading.Event()  # set when the warm-up has finished
+        # requests running: the warm-up lets them go first (it waits until none runs before
+        # each of its battles); a request compiles what it needs itself where the warm-up
+        # has not reached it yet (numba compiles one function at a time)
+        self._requests = 0
+        self._requests_done = threading.Condition()
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
@@ -139,8 +150,15 @@ class Engine:
 
     def compute(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
         """One battle (in a worker thread): the JSON object, plus its laws if asked."""
-        with self.serial or contextlib.nullcontext():
-            result = self._simulate(kwargs)
+        with self._requests_done:
+            self._requests += 1
+        try:
+            with self.serial or contextlib.nullcontext():
+                result = self._simulate(kwargs)
+        finally:
+            with self._requests_done:
+                self._requests -= 1
+                self._requests_done.notify_all()
         data = result.to_dict()
         if with_laws:
             data["distributions"] = distributions(result)
@@ -190,14 +208,19 @@ class Engine:
             self.pending -= 1
 
     def warm_up(self) -> float:
-        """Run WARM_UP once (compiles or loads every kernel); returns the seconds taken.  A
-        warm-up battle the library refuses is noted in `warm_up_problems`, not fatal."""
+        """Run the warm-up battles once (compiles or loads every kernel); returns the seconds
+        taken.  A warm-up battle the library refuses is noted in `warm_up_problems`, not
+        fatal.  Requests may run meanwhile: each warm-up battle waits until none is running."""
         from ..kernels import jit
 
         started = time.perf_counter()
         self.warm_up_problems = []
         jit.compiled()  # small battles would otherwise run as plain Python (kernels/jit.py)
-        for battle in WARM_UP:
+        for battle in self.warm_up_battles:
+            if self.warm_up_hook is not None:
+                self.warm_up_hook(battle)
+            with self._requests_done:
+                self._requests_done.wait_for(lambda: self._requests == 0)
             try:
                 api.simulate(**battle)
             except BattleInputError as exc:
@@ -207,6 +230,30 @@ class Engine:
         self._check_threading()
         self.warm_up_s = time.perf_counter() - started
         return self.warm_up_s
+
+    def start_warm_up(self) -> threading.Thread:
+        """Run :meth:`warm_up` in a background thread (the server answers meanwhile); say on
+        stderr when it is done, and set `warm`."""
+        from ..kernels import jit
+
+        # import numba and wrap the kernels here (under a second), so that no request runs
+        # while jit.compiled() rebinds the kernel modules' globals
+        jit.compiled()
+
+        def run() -> None:
+            try:
+                seconds = self.warm_up()
+                layer = "serialised" if self.serial else "concurrent"
+                print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run {layer}ly",
+                      file=sys.stderr, flush=True)
+            except Exception:  # a bug: say so; requests compile what they need themselves
+                traceback.print_exc(file=sys.stderr)
+            finally:
+                self.warm.set()
+
+        thread = threading.Thread(target=run, name="battlecalc-warm-up", daemon=True)
+        thread.start()
+        return thread
 
     def _check_threading(self) -> None:
         import numba
@@ -313,8 +360,9 @@ class HostCheck:
 
 def create_app(engine: Engine | None = None, warm: bool = True,
                host: str = "127.0.0.1") -> Starlette:
-    """The ASGI app.  warm: run the warm-up battles at start-up, before serving; host: the
-    address it is bound to (sets the Host header names it answers)."""
+    """The ASGI app.  warm: run the warm-up battles from start-up, in the background (the
+    page and /api/spec answer at once; a battle asked for meanwhile compiles what it needs);
+    host: the address it is bound to (sets the Host header names it answers)."""
     engine = engine or Engine()
     static = resources.files("battlecalc.web") / "static"
     assets = {path: (static.joinpath(name).read_bytes(), media)
@@ -355,11 +403,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     @contextlib.asynccontextmanager
     async def lifespan(app):
         if warm:
-            seconds = await asyncio.get_running_loop().run_in_executor(
-                engine.pool, engine.warm_up)
-            layer = "serialised" if engine.serial else "concurrent"
-            print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run {layer}ly",
-                  file=sys.stderr, flush=True)
+            engine.start_warm_up()
         yield
         engine.close()
 
@@ -381,8 +425,9 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
               "it can run battles here (there is no login).", file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
-    print(f"battlecalc: warming up, then serving http://{shown}:{port}/  (Ctrl-C stops)",
-          file=sys.stderr, flush=True)
+    print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); warming up the "
+          "kernels in the background (about a minute on the first run, when they compile; "
+          "battles asked for meanwhile may wait)", file=sys.stderr, flush=True)
     app = create_app(host=host)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
                 lifespan="on", server_header=False)
