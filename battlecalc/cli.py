@@ -11,6 +11,7 @@ import math
 import os
 import sys
 import time
+import warnings
 
 import click
 from click.core import ParameterSource
@@ -328,6 +329,30 @@ RUN_SECTIONS = (
 @click.version_option(package_name="battlecalc")
 def cli():
     """battlecalc: battle odds for Axis & Allies-family games."""
+    _warnings_as_lines()
+
+
+def _warnings_as_lines() -> None:
+    """Input accepted but ignored (errors.BattleInputWarning): one ``Warning: ...`` line on
+    stderr each time; other warnings as Python shows them."""
+    from .errors import BattleInputWarning
+
+    if getattr(warnings.showwarning, "battlecalc", False):
+        return
+    default = warnings.showwarning
+    shown: set[str] = set()  # once each (a plan solves many battles)
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, BattleInputWarning):
+            if str(message) not in shown:
+                shown.add(str(message))
+                click.echo(f"Warning: {message}", err=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    show.battlecalc = True
+    warnings.showwarning = show
+    warnings.simplefilter("always", BattleInputWarning)
 
 
 @cli.command(cls=_SectionedCommand, sections=RUN_SECTIONS)
@@ -428,6 +453,9 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
         )
     if distribution and (waves or counterattack is not None):
         raise click.UsageError("--distribution is not available with --wave or --counterattack")
+    if plot_path is not None and (waves or counterattack is not None):
+        raise click.UsageError("--plot draws one battle: it is not available with --wave or "
+                               "--counterattack")
     destination = _destination(output)  # before any computing: a bad path costs nothing
 
     from . import api  # the engine: numpy, numba, pandas
