@@ -197,10 +197,11 @@ class _Progress:
             self._clear()
 
 
-def _destination(output: str | None):
-    """The checked output destination; done before any computing."""
+def _destination(output: str | None, inputs=()):
+    """The checked output destination; done before any computing.  `inputs`: the files the
+    command reads (--rules-file), which it must not write over."""
     try:
-        return open_destination(output)
+        return open_destination(output, inputs)
     except OutputError as exc:
         _fail(exc)
 
@@ -398,7 +399,7 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
     if plot_path is not None:
         from . import plot
 
-        if problem := plot.check_plot_path(plot_path):
+        if problem := plot.check_plot_path(plot_path, inputs=[rules_file, output]):
             raise click.UsageError(problem)
     ruleset = _ruleset(rules, rules_file)
     if attacker is None and landing is None:
@@ -416,7 +417,7 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
         )
     if distribution and (waves or counterattack is not None):
         raise click.UsageError("--distribution is not available with --wave or --counterattack")
-    destination = _destination(output)  # before any computing: a bad path costs nothing
+    destination = _destination(output, [rules_file])  # before any computing: costs nothing
 
     from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
@@ -466,6 +467,8 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
             plot.save_plot(result, plot_path)
         except OSError as exc:
             raise click.UsageError(f"cannot write {plot_path}: {exc.strerror}") from None
+        except OutputError as exc:
+            _fail(exc)
 
 
 RAID_SECTIONS = (
@@ -519,7 +522,7 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
     if distribution and fmt != "csv":
         raise click.UsageError(
             f"--distribution needs --format csv (--format csv --distribution {distribution})")
-    destination = _destination(output)
+    destination = _destination(output, [rules_file])
 
     from .errors import BattleInputError
     from .raids import raid as run_raid  # the engine: numpy, pandas (numba for an air battle)
@@ -702,7 +705,7 @@ def _rows_text(rows: list[dict], fmt: str) -> str:
 def units(rules, rules_file, fmt, output):
     """Unit table of an edition: names, aliases, cost, attack, defence, abilities."""
     ruleset = _ruleset(rules, rules_file)
-    destination = _destination(output)
+    destination = _destination(output, [rules_file])
     _emit(_rows_text(_unit_rows(ruleset), fmt), destination)
 
 
@@ -786,7 +789,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
     progress = _Progress()
     try:
         if output:
-            check_output(output)
+            check_output(output, inputs=[battles])  # a bad path, or the input itself: now
         frame = read_battles(battles)
         for note in option_lookalikes(frame.columns):
             click.echo(f"Note: {note}", err=True)
@@ -794,7 +797,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
                           chunk_size=chunk_size, progress=progress)
         progress.close()
         if output:
-            write_table(table, output)
+            write_table(table, output, inputs=[battles])
         else:
             click.echo(table.to_csv(index=False), nl=False)
     except BattleInputError as exc:
