@@ -758,7 +758,12 @@ def serve(host, port):
     except ImportError as exc:
         raise click.UsageError(f"serve needs the web extra: pip install 'battlecalc[web]' "
                                f"({exc})") from None
-    serve_page(host, port)
+    from .errors import BattleInputError
+
+    try:
+        serve_page(host, port)  # checks that it can listen there before the warm-up
+    except BattleInputError as exc:
+        _fail(exc)
 
 
 @cli.command()
