@@ -446,9 +446,19 @@ def check_output(path: str | os.PathLike,
     one of `inputs` (the battles table); the checked destination (battlecalc.output: a file is
     replaced atomically, its mode kept, a symlink followed, a FIFO or device written to)."""
     path = os.fspath(path)
-    if path != "-" and os.path.splitext(path)[1].lower() not in SUPPORTED_EXTENSIONS:
+    destination = open_destination(path, inputs)
+    if _table_format(path, destination) is None:
         raise BattleInputError(f"cannot tell the format of {path}: use a .csv or .parquet file")
-    return open_destination(path, inputs)
+    return destination
+
+
+def _table_format(path: str, destination: Destination) -> str | None:
+    """".csv" or ".parquet" by the extension; CSV for standard output, a device or a FIFO
+    without one (-o -, /dev/stdout, /dev/null); None: unknown."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension in SUPPORTED_EXTENSIONS:
+        return ".csv" if extension == ".csv" else ".parquet"
+    return ".csv" if destination.kind in ("stdout", "through") else None
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike,
@@ -457,9 +467,8 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike,
     whole or not at all, through the one writer of battlecalc.output."""
     path = os.fspath(path)
     destination = check_output(path, inputs)
-    extension = os.path.splitext(path)[1].lower() if path != "-" else ".csv"
     try:
-        if extension == ".csv":
+        if _table_format(path, destination) == ".csv":
             destination.write_bytes(frame.to_csv(index=False).encode("utf-8"))
             return
         buffer = io.BytesIO()  # pyarrow may seek: a FIFO or device gets the finished bytes

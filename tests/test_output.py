@@ -604,3 +604,18 @@ def test_the_check_makes_the_same_kind_of_temporary_file_as_the_write(tmp_path, 
     probe, write = names
     assert len(probe) == len(write) <= 30
     assert target.read_text(encoding="utf-8") == "text\n"
+
+
+def test_sweep_to_a_fifo_without_an_extension_writes_csv(tmp_path, battles):
+    # a FIFO, a device or /dev/stdout has no extension to tell the format: CSV, as on stdout;
+    # a regular file still needs .csv or .parquet
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    result, data = read_fifo_while(fifo, lambda: invoke(*sweep_args(battles, "-o", str(fifo))))
+    assert result.exit_code == 0, result.output
+    assert sweep_result(data.decode("utf-8")) == pytest.approx(0.25, abs=1e-12)
+    assert_usage_error(invoke(*sweep_args(battles, "-o", str(tmp_path / "out.txt"))),
+                       "cannot tell the format")
+    result = invoke(*sweep_args(battles, "-o", "-"))
+    assert result.exit_code == 0, result.output
+    assert sweep_result(result.stdout) == pytest.approx(0.25, abs=1e-12)
