@@ -11,10 +11,10 @@ import dataclasses
 import importlib
 import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -736,13 +736,15 @@ def list_editions() -> list[str]:
 
 
 _CACHE: dict[str, Ruleset] = {}
+MAX_RULES_FILE_BYTES = 1_000_000  # edition files are a few kB; refuse to read /dev/zero
+MAX_BASE_DEPTH = 8  # files on top of one another through `base =`
 
 
-def _parse(read, name: str, folder: str | None = None) -> Ruleset:
+def _parse(read, name: str, folder: str | None = None, seen: tuple[str, ...] = ()) -> Ruleset:
     """Read, parse and validate one edition file (on top of its base); RulesFileError naming
     the file otherwise."""
     try:
-        return validate(_raw(read, name, folder, ()), name)
+        return validate(_raw(read, name, folder, seen), name)
     except RulesFileError as exc:
         raise RulesFileError(f"{name}: {exc}") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
@@ -752,27 +754,77 @@ def _parse(read, name: str, folder: str | None = None) -> Ruleset:
         raise RulesFileError(f"{name}: {why or exc.strerror}") from None
 
 
+def read_rules_file(path: str | os.PathLike) -> str:
+    """The text of an edition file: a regular file of at most MAX_RULES_FILE_BYTES, UTF-8.
+
+    The one reader of every edition file named by a path (``--rules-file``, ``load_rules`` of
+    a path, a ``base = "file"``).  Checked with ``os.stat`` before it is opened, so that a FIFO
+    (which would block), a device (``/dev/zero``: endless) or a folder is refused unread; opened
+    non-blocking and checked again on the open descriptor (the path may change in between), and
+    read no further than the cap (a ``/proc`` file says 0 bytes and may hold more).
+    RulesFileError (or OSError, UnicodeDecodeError) otherwise.
+    """
+    shown = os.fspath(path)
+    info = os.stat(path)
+    _check_regular(shown, info)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _check_regular(shown, os.fstat(fd))
+        chunks, size = [], 0
+        while size <= MAX_RULES_FILE_BYTES:
+            chunk = os.read(fd, min(1 << 16, MAX_RULES_FILE_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_RULES_FILE_BYTES:
+        raise RulesFileError(f"more than {MAX_RULES_FILE_BYTES:,} bytes, more than an edition "
+                             "file needs")
+    return b"".join(chunks).decode("utf-8")
+
+
+def _check_regular(shown: str, info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO, device or socket"
+        raise RulesFileError(f"not a regular file ({kind}: battlecalc reads edition files only)")
+    if info.st_size > MAX_RULES_FILE_BYTES:
+        raise RulesFileError(f"{info.st_size:,} bytes is more than an edition file needs "
+                             f"({MAX_RULES_FILE_BYTES:,} at most)")
+
+
 def _raw(read, name: str, folder: str | None, seen: tuple[str, ...]) -> dict[str, Any]:
     """A parsed edition file with its base (`base = "1942-2e"`, a shipped edition, or a file
-    next to it) merged underneath."""
+    next to it) merged underneath.  `seen`: the bases above it (shipped ids, or the real
+    paths of files), to refuse a cycle and a chain deeper than MAX_BASE_DEPTH."""
     raw = tomllib.loads(read())
     base = raw.get("base")
     if base is None:
         return raw
     if not isinstance(base, str) or not base:
         raise RulesFileError(f"base: expected an edition id or an edition file, got {base!r}")
-    if base in seen:
-        raise RulesFileError(f"base: {' -> '.join((*seen, base))} is a cycle")
+    if len(seen) >= MAX_BASE_DEPTH:
+        raise RulesFileError(f"base: more than {MAX_BASE_DEPTH} files deep")
     files = _edition_files()
     if base in files:
+        if base in seen:
+            raise RulesFileError(f"base: {' -> '.join((*seen, base))} is a cycle")
         base_raw = _raw(files[base].read_text, f"{base}.toml", None, (*seen, base))
     else:
         path = os.path.join(folder or ".", base)
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise RulesFileError(f"base: {base!r} is neither a shipped edition "
                                  f"({', '.join(sorted(files))}) nor a file")
-        base_raw = _raw(lambda: Path(path).read_bytes().decode("utf-8"), path,
-                        os.path.dirname(path), (*seen, base))
+        real = os.path.realpath(path)  # ./a.toml and a.toml are one file: one cycle
+        if real in seen:
+            raise RulesFileError(f"base: {base!r} is a cycle (that file is already a base)")
+        try:
+            text = read_rules_file(path)
+        except RulesFileError as exc:
+            raise RulesFileError(f"base {path}: {exc}") from None
+        base_raw = _raw(lambda: text, path, os.path.dirname(path), (*seen, real))
     return merged(base_raw, raw)
 
 
@@ -806,5 +858,5 @@ def load_rules(edition: str | os.PathLike | Ruleset) -> Ruleset:
 
 def load_rules_file(path: str | os.PathLike) -> Ruleset:
     """Load and validate an edition file from any path (for edition authors)."""
-    return _parse(lambda: Path(path).read_bytes().decode("utf-8"), os.fspath(path),
-                  os.path.dirname(os.fspath(path)))
+    return _parse(lambda: read_rules_file(path), os.fspath(path),
+                  os.path.dirname(os.fspath(path)), (os.path.realpath(path),))

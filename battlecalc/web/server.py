@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
+import socket
 import sys
 import threading
 import time
@@ -37,9 +39,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import api
-from ..errors import BattleInputError
+from ..errors import BattleInputError, quoted
 from ..plot import distributions
-from ..rules import load_rules
+from ..rules import list_editions, load_rules
 from .spec import ParamError, page_spec, parse_params
 
 MAX_BODY_BYTES = 64 * 1024
@@ -139,6 +141,7 @@ class Engine:
 
     def check(self, kwargs: dict[str, Any]) -> None:
         """Refuse, before any work, what is over the limits."""
+        check_edition(kwargs.get("rules", "revised"))
         trials = kwargs.get("trials", api.DEFAULT_TRIALS)
         formula = load_rules(kwargs.get("rules", "revised")).model == "formula"
         cap = self.max_formula_trials if formula else self.max_trials
@@ -273,6 +276,35 @@ class _Busy(Exception):
     pass
 
 
+SHIPPED_EDITIONS = frozenset(list_editions())
+
+
+def check_edition(rules: Any) -> None:
+    """Requests name shipped editions only, by id: `simulate` would read a path as an edition
+    file, and no file of the server is a request's to read (not even to learn that it exists).
+    The message is the same whatever the path names."""
+    if not isinstance(rules, str) or rules not in SHIPPED_EDITIONS:
+        raise BattleInputError(
+            f"rules: unknown edition {quoted(rules)}; this server runs the shipped editions, "
+            f"by id: {', '.join(sorted(SHIPPED_EDITIONS))}")
+
+
+def check_request(kwargs: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Refuse, before any work, what the server cannot answer (the CLI refuses it too)."""
+    if extra.get("distributions") and (kwargs.get("waves") or kwargs.get("counterattack")):
+        raise BattleInputError(
+            "distributions are not available with waves or a counter-attack (the laws are "
+            "those of one battle); leave distributions out")
+
+
+def _bad_request_message(exc: BaseException) -> str:
+    """The 400 message of an input error, of a ValueError raised on a request's values, and of
+    input nested too deeply to read (RecursionError)."""
+    if isinstance(exc, RecursionError):
+        return "the request is nested too deeply to read"
+    return _one_line(exc) or type(exc).__name__
+
+
 def _json(data: Any, status: int = 200) -> Response:
     return Response(json.dumps(data), status_code=status, media_type="application/json",
                     headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
@@ -305,7 +337,7 @@ def _query_params(pairs: list[tuple[str, str]]) -> dict[str, str]:
 
 
 async def _request_params(request: Request) -> dict[str, Any] | Response:
-    if request.method == "GET":
+    if request.method in ("GET", "HEAD"):  # HEAD: a GET whose body the server leaves out
         return _query_params(request.query_params.multi_items())
     body = await _read_body(request)
     if body is None:
@@ -318,6 +350,8 @@ async def _request_params(request: Request) -> dict[str, Any] | Response:
         params = json.loads(body or b"{}")
     except (ValueError, UnicodeDecodeError):
         return _error("the request body must be a JSON object of simulate's arguments")
+    except RecursionError:
+        return _error("the request body is nested too deeply to read")
     if not isinstance(params, dict):
         return _error("the request body must be a JSON object of simulate's arguments")
     return params
@@ -384,9 +418,14 @@ def create_app(engine: Engine | None = None, warm: bool = True,
             if isinstance(params, Response):
                 return params
             kwargs, extra = parse_params(params)
+            check_request(kwargs, extra)
             data = await engine.run(kwargs, bool(extra.get("distributions")))
         except BattleInputError as exc:
             return _error(_one_line(exc))
+        except (ValueError, RecursionError) as exc:  # values the readers let through
+            print(f"battlecalc: request refused: {type(exc).__name__}: {_one_line(exc)}",
+                  file=sys.stderr, flush=True)
+            return _error(_bad_request_message(exc))
         except _Busy:
             return _error("the server is busy; try again in a moment", 503)
         except Exception:  # a bug: say so, keep serving
@@ -417,10 +456,40 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     return app
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port), for uvicorn to serve on; BattleInputError with one line
+    when the host is unknown, the port in use or the address not this machine's.  Done before
+    anything else: uvicorn would find out only after the app is built and its warm-up begun,
+    and exit 3 with a message of its own."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn chooses
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        address = socket.getaddrinfo(host.strip("[]"), port, family, socket.SOCK_STREAM)[0][4]
+    except (socket.gaierror, UnicodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise BattleInputError(f"cannot listen on {quoted(host)}: unknown host ({reason}); "
+                               "give an address of this machine, e.g. --host 127.0.0.1") from None
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        reason = {
+            errno.EADDRINUSE: "the port is in use (another server?); choose another --port",
+            errno.EADDRNOTAVAIL: "not an address of this machine",
+            errno.EACCES: "permission denied (ports below 1024 need privileges)",
+        }.get(exc.errno, exc.strerror or str(exc))
+        raise BattleInputError(f"cannot listen on {shown}: {reason}") from None
+    return sock
+
+
 def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the server until Ctrl-C (the `battlecalc serve` command)."""
+    """Run the server until Ctrl-C (the `battlecalc serve` command).  BattleInputError, before
+    any work, when it cannot listen there."""
     import uvicorn
 
+    sock = listening_socket(host, port)
     if host not in LOOPBACK:
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
               "it can run battles here (there is no login).", file=sys.stderr, flush=True)
@@ -428,6 +497,10 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
     print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); warming up the "
           "kernels in the background (about a minute on the first run, when they compile; "
           "battles asked for meanwhile may wait)", file=sys.stderr, flush=True)
-    app = create_app(host=host)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
-                lifespan="on", server_header=False)
+    try:
+        app = create_app(host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                access_log=False, lifespan="on", server_header=False)
+        uvicorn.Server(config).run(sockets=[sock])  # the socket checked above, no second bind
+    finally:
+        sock.close()
