@@ -76,15 +76,16 @@ def test_a_list_element_is_one_value_even_with_commas():
 
 
 def test_orders_and_techs_in_a_list_are_one_value_each():
-    base = [{"rules": "1942-2e", "attacker": "1 inf 1 bomber", "defender": "3 inf",
+    base = [{"rules": "1942-2e", "attacker": "1 inf 1 art 1 bomber", "defender": "3 inf",
              "method": "exact"}]
-    table = battlecalc.sweep(base, vary={"attacker_ool": ["bomber,infantry"],
-                                         "attacker_tech": ["jets,heavy_bombers"]}, workers=1)
+    table = battlecalc.sweep(base, vary={"attacker_ool": ["bomber,infantry,artillery"],
+                                         "attacker_tech": ["improved_artillery,heavy_bombers"]},
+                             workers=1)
     assert len(table) == 1
     assert table.loc[0, "error"] is None
-    expected = simulate(rules="1942-2e", attacker="1 inf 1 bomber", defender="3 inf",
-                        method="exact", attacker_ool="bomber,infantry",
-                        attacker_tech="jets,heavy_bombers")
+    expected = simulate(rules="1942-2e", attacker="1 inf 1 art 1 bomber", defender="3 inf",
+                        method="exact", attacker_ool="bomber,infantry,artillery",
+                        attacker_tech="improved_artillery,heavy_bombers")
     assert table.loc[0, "attacker_win"] == pytest.approx(expected.attacker_win, abs=1e-12)
     # the text form still splits on commas, and on | where the text has one
     assert parse_vary("attacker_ool=bomber,infantry")[1] == ["bomber", "infantry"]
