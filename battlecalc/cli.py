@@ -117,6 +117,8 @@ class _OptionType(click.ParamType):
     def convert(self, value, param, ctx):
         if not isinstance(value, str):
             return value  # a default from the table
+        if self.option.kind in ("army", "armies") and not value.strip():
+            return value  # given but empty: the library says which side has no units
         from .errors import BattleInputError
 
         try:

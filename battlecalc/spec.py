@@ -204,7 +204,7 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
         raise BattleInputError(f"unknown retreat options: {quoted(', '.join(unknown))}")
     only_air = check_flag("retreat_when_only_air", policy.get("only_air", False))
     if sea and only_air:
-        raise BattleInputError("--retreat-when-only-air applies to land battles")
+        raise BattleInputError("retreat_when_only_air applies to land battles")
     after, left, strafe = (
         None if policy.get(key) is None else check_int(label, policy[key], lo, hi)
         for key, label, lo, hi in (("after", "retreat_after", 1, MAX_RETREAT_ROUND),
@@ -216,7 +216,7 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
             raise BattleInputError(
                 f"retreat_below must be a probability in (0, 1], got {quoted(below)}")
         if after:
-            raise BattleInputError("--retreat-below cannot be combined with --retreat-after")
+            raise BattleInputError("retreat_below cannot be combined with retreat_after")
     return Retreat(after, None if left is None else min(left, attacker_size), only_air,
                    None if below is None else float(below),
                    None if strafe is None else min(strafe, defender_size))
@@ -328,16 +328,16 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     if keep_land:
         land_units = sum(n for u, n in a_army.items() if ruleset.units[u].is_land)
         if sea:
-            raise BattleInputError("--keep-land applies to land battles, not to sea battles")
+            raise BattleInputError("keep_land applies to land battles, not to sea battles")
         if keep_land > land_units:
             raise BattleInputError(
-                f"--keep-land {quoted(keep_land)} is more than the attacker's {land_units} land "
+                f"keep_land {quoted(keep_land)} is more than the attacker's {land_units} land "
                 "units")
     if check_flag("aa_last", aa_last):
         if not any(u.is_aa and u.can_be_casualty for u in ruleset.units.values()):
-            raise BattleInputError(f"--aa-last: AA guns are never casualties in {ruleset.id}")
+            raise BattleInputError(f"aa_last: AA guns are never casualties in {ruleset.id}")
         if sea:
-            raise BattleInputError("--aa-last applies to land battles")
+            raise BattleInputError("aa_last applies to land battles")
     subs = {side: any(ruleset.units[u].submarine for u in army)
             for side, army in (("attacker", a_army), ("defender", d_army))}
     attacker_order = parse_loss_order(attacker_ool, ruleset, "attack", keep_land=keep_land)
