@@ -351,14 +351,17 @@
     $("#results").classList.add("stale");
   }
 
-  function cliLine(params) {
+  // the "same numbers" command line: each parameter as its flag (spec.flags, from the table of
+  // options), a flag alone for a boolean, choices in the command line's spelling (low-luck)
+  function cliLine(params, flags = spec.flags, options = spec.options) {
     const quote = (s) => (/^[\w.,:+-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, "\\$1")}"`);
     const words = ["battlecalc", "run"];
     for (const [key, value] of params) {
-      if (key === "rounds_distribution") continue;  // --format csv --distribution rounds
-      const flag = "--" + key.replace(/_/g, "-");
-      const option = spec.options.find((o) => o.name === key);
+      const flag = flags[key];
+      if (!flag) continue;  // rounds_distribution: --format csv --distribution rounds
+      const option = options.find((o) => o.name === key);
       if (key === "sea" || (option && option.kind === "bool")) words.push(flag);
+      else if (option && option.kind === "choice") words.push(flag, quote(value.replace(/_/g, "-")));
       else words.push(flag, quote(value));
     }
     return words.join(" ");
