@@ -177,8 +177,12 @@ _MAX_COST = Option("max_cost", "float")  # plan's own
 
 
 def _fail(exc: Exception):
-    """A library error at the click edge: its keywords become flags (keep_land -> --keep-land)."""
-    raise click.UsageError(flag_message(str(exc))) from None
+    """A library error at the click edge: its keywords become flags (keep_land -> --keep-land,
+    and the command's own: plan's max_cost -> --max-cost)."""
+    ctx = click.get_current_context(silent=True)
+    own = {} if ctx is None else {
+        p.name: max(p.opts, key=len) for p in ctx.command.params if p.name and p.opts}
+    raise click.UsageError(flag_message(str(exc), own)) from None
 
 
 def _stderr_is_terminal() -> bool:

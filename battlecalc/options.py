@@ -378,7 +378,12 @@ def _flag_pattern() -> re.Pattern:
 _FLAG_NAMES = _flag_pattern()
 
 
-def flag_message(message: str) -> str:
+def flag_message(message: str, flags: Mapping[str, str] | None = None) -> str:
     """A library message with its keywords written as command-line flags (``keep_land must
-    be ...`` -> ``--keep-land must be ...``)."""
-    return _FLAG_NAMES.sub(lambda m: BY_NAME[m.group(1) or m.group(2)].flag, message)
+    be ...`` -> ``--keep-land must be ...``); `flags`: a command's own keywords and flags
+    (plan's ``max_cost``: ``--max-cost``), rewritten where a message names them."""
+    message = _FLAG_NAMES.sub(lambda m: BY_NAME[m.group(1) or m.group(2)].flag, message)
+    for name, flag in (flags or {}).items():
+        if name not in BY_NAME:
+            message = re.sub(rf"(?<![\w-]){re.escape(name)}(?=\s+must\b|:)", flag, message)
+    return message

@@ -82,7 +82,7 @@ from .errors import BattleInputError, quoted
 from .options import BATTLE_OPTIONS
 from .results import Result, csv_text
 from .rules import Ruleset, load_rules
-from .spec import army_counts, check_flag, check_int
+from .spec import army_counts, check_flag, check_int, check_order
 
 GOAL_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
@@ -302,7 +302,8 @@ def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, A
         if options.get(key) not in (None, "never"):
             return "submerge policies were not checked for monotonicity"
     for key in ("attacker_ool", "defender_ool"):
-        text = (options.get(key) or "").strip().lower()
+        order = options.get(key) or ""
+        text = (order if isinstance(order, str) else ",".join(order)).strip().lower()
         if text == "smart" or "^" in text or ";" in text:
             return f"the order of losses {text!r} depends on the force"
     retreats = any(options.get(k) not in (None, False, 0) for k in (
@@ -393,6 +394,8 @@ def plan(
         raise BattleInputError(f"plan works with dice editions, not with {ruleset.id}")
     defend = check_flag("defend", defend)
     sea = check_flag("sea", sea)
+    for key in ("attacker_ool", "defender_ool"):
+        check_order(run_options.get(key), key)
     mode = "defend" if defend else "attack"
     goals = parse_goals(goal)
     if objective not in OBJECTIVES:

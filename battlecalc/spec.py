@@ -121,6 +121,15 @@ def check_techs(value: Techs, side: str) -> tuple[str, ...]:
     return tuple(t.strip().lower().replace("-", "_") for t in value or () if t.strip())
 
 
+def check_order(value: Order, name: str) -> Order:
+    """An order of losses: text, a list of unit names or None (orders.py reads it)."""
+    if value is None or isinstance(value, str) or (
+            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+        return value
+    raise BattleInputError(
+        f"{name} must be an order of losses (text or a list of unit names), got {quoted(value)}")
+
+
 def check_waves(value: Any) -> list | None:
     """simulate's `waves`: one army (notation or {unit: count}) or a list of them."""
     if value is None:
@@ -340,8 +349,10 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
             raise BattleInputError("aa_last applies to land battles")
     subs = {side: any(ruleset.units[u].submarine for u in army)
             for side, army in (("attacker", a_army), ("defender", d_army))}
-    attacker_order = parse_loss_order(attacker_ool, ruleset, "attack", keep_land=keep_land)
-    defender_order = parse_loss_order(defender_ool, ruleset, "defense", aa_last=bool(aa_last))
+    attacker_order = parse_loss_order(check_order(attacker_ool, "attacker_ool"), ruleset,
+                                      "attack", keep_land=keep_land)
+    defender_order = parse_loss_order(check_order(defender_ool, "defender_ool"), ruleset,
+                                      "defense", aa_last=bool(aa_last))
     return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),

@@ -76,9 +76,14 @@ def convert(name: str, value: Any) -> Any:
     return read(name, value)
 
 
-def check_arguments(vary: Any, workers: Any, chunk_size: Any, scheduler: Any,
+def check_arguments(battles: Any, vary: Any, workers: Any, chunk_size: Any, scheduler: Any,
                     progress: Any) -> None:
     """sweep's own arguments (the sweep seed is _sweep_seed's): BattleInputError if bad."""
+    if not isinstance(battles, (pd.DataFrame, str, os.PathLike)) and (
+            isinstance(battles, (bytes, Mapping)) or not isinstance(battles, Iterable)):
+        raise BattleInputError(
+            f"battles must be a DataFrame, the path of a .csv or .parquet file or a list of "
+            f"{{column: value}} rows, got {quoted(battles)}")
     if not (isinstance(vary, (str, Mapping)) or (
             isinstance(vary, (list, tuple)) and all(isinstance(v, str) for v in vary))):
         raise BattleInputError(
@@ -186,13 +191,8 @@ def derived_seed(sweep_seed: int, index: int) -> int:
 def _sweep_seed(seed) -> int:
     if seed is None:
         return int(np.random.SeedSequence().entropy % (2**63))
-    try:
-        seed = _whole("seed", seed)
-    except BattleInputError:
-        raise BattleInputError(f"sweep seed must be a whole number, got {seed!r}") from None
-    if not 0 <= seed < 2**63:
-        raise BattleInputError(f"sweep seed must be between 0 and 2**63-1, got {seed}")
-    return seed
+    # an int, not a float (1234567890123456789.0 is another number) nor text
+    return check_int("sweep seed", seed, 0, 2**63 - 1, "2**63-1")
 
 
 # ----------------------------------------------------------------------------- preparing rows
@@ -499,13 +499,13 @@ def sweep(
     holds the seconds spent preparing rows, running battles and assembling the table.
     """
     started = time.perf_counter()
+    check_arguments(battles, vary, workers, chunk_size, scheduler, progress)
     if isinstance(battles, pd.DataFrame):
         frame = battles
     elif isinstance(battles, str | os.PathLike):
         frame = read_battles(battles)
     else:
         frame = pd.DataFrame(list(battles))
-    check_arguments(vary, workers, chunk_size, scheduler, progress)
     grid = _vary_grid(vary)
     sweep_seed = _sweep_seed(seed)
 
