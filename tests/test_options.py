@@ -334,19 +334,38 @@ def test_web_parameters_with_unicode_or_huge_numbers_are_param_errors(name, text
 NODE = shutil.which("node")
 
 
-def _page_command_line(params: list[tuple[str, str]]) -> str:
-    """cliLine of app.js, run by node on the page's own spec data."""
+def _page_function(name: str, call: str, data) -> str:
+    """Function `name` of app.js, run by node as `call` on `data` (JSON on standard input)."""
     source = APP_JS.read_text()
-    start = source.index("  function cliLine(")
+    start = source.index(f"  function {name}(")
     end = source.index("\n  }\n", start) + len("\n  }\n")
-    page = web_spec.page_spec()
-    script = (source[start:end] + "\nconst [flags, options, pairs] = JSON.parse("
-              "require('fs').readFileSync(0, 'utf8'));\n"
-              "process.stdout.write(cliLine(new URLSearchParams(pairs), flags, options));\n")
-    out = subprocess.run([NODE, "-e", script], input=json.dumps(
-        [page["flags"], page["options"], params]), capture_output=True, text=True, timeout=60,
-        check=True)
+    script = (source[start:end] + "\nconst data = JSON.parse(require('fs').readFileSync(0, "
+              f"'utf8'));\nprocess.stdout.write({call});\n")
+    out = subprocess.run([NODE, "-e", script], input=json.dumps(data), capture_output=True,
+                         text=True, timeout=60, check=True)
     return out.stdout
+
+
+def _page_command_line(params: list[tuple[str, str]]) -> str:
+    """cliLine of app.js on the page's own spec data."""
+    page = web_spec.page_spec()
+    return _page_function("cliLine", "cliLine(new URLSearchParams(data[2]), data[0], data[1])",
+                          [page["flags"], page["options"], params])
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run the page's script")
+@pytest.mark.parametrize(("query", "shown"), [
+    ({"keep_land": "x"}, "\"attacker keeps last N land units\" must be a whole number, got 'x'"),
+    ({"counter": "²"}, "\"counter points\" must be a whole number, got '²'"),
+    ({"attacker_tech": 5}, "\"attacker\" (Technologies) must be text or a list of technology "
+                           "names, got 5"),
+])
+def test_the_page_names_options_by_their_labels(query, shown):
+    with pytest.raises(web_spec.ParamError) as info:
+        web_spec.parse_params(query)
+    page = web_spec.page_spec()
+    assert _page_function("pageMessage", "pageMessage(data[0], data[1])",
+                          [str(info.value), page["options"]]) == shown
 
 
 PAGE_REQUESTS = [

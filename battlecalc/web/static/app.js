@@ -320,7 +320,7 @@
       if (controller !== inflight) return;
       const ms = Math.round(performance.now() - started);
       if (!response.ok) {
-        showError(data.error || `HTTP ${response.status}`);
+        showError(data.error ? pageMessage(data.error) : `HTTP ${response.status}`);
         $("#status").textContent = `error (${ms} ms)`;
         document.body.dataset.state = timer === null ? "error" : "pending";
       } else {
@@ -341,6 +341,20 @@
         $("#results").classList.remove("busy");
       }
     }
+  }
+
+  // the API names a parameter by its keyword (keep_land); the page by the field's label.
+  // Keywords with an underscore anywhere, one-word ones where a message names them
+  // ("counter must be ...", as battlecalc.options.flag_message does for flags)
+  function pageMessage(message, options = spec.options) {
+    let text = message;
+    for (const opt of options) {
+      if (!opt.label || opt.label === opt.name) continue;
+      const after = opt.name.includes("_") ? "(?![\\w-])" : "(?=\\s+must\\b|:)";
+      const label = opt.label.includes(" ") ? `"${opt.label}"` : `"${opt.label}" (${opt.group})`;
+      text = text.replace(new RegExp(`(^|[^\\w-])${opt.name}${after}`, "g"), `$1${label}`);
+    }
+    return text;
   }
 
   function showError(message) {
