@@ -319,14 +319,29 @@ def test_plan_without_rules_says_which_option_is_missing():
     assert run.stderr.startswith("Error: Missing option '--rules'")
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    ("trials", "²"), ("seed", "²"), ("keep_land", "²"), ("exchanges", "²"),
-    ("retreat_below", "1" * 400), ("retreat_after", "١"),
-])
+WEB_UNREADABLE = [("trials", "²"), ("seed", "²"), ("keep_land", "²"), ("exchanges", "²"),
+                  ("retreat_below", "1" * 400), ("retreat_after", "١")]
+
+
+@pytest.mark.parametrize(("name", "text"), WEB_UNREADABLE)
 def test_web_parameters_with_unicode_or_huge_numbers_are_param_errors(name, text):
-    # the server answers a ParamError (a BattleInputError) with HTTP 400
     with pytest.raises(web_spec.ParamError, match=f"^{name} must be "):
         web_spec.parse_params({"rules": "revised", name: text})
+
+
+def test_the_server_answers_unreadable_numbers_with_400():
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    from webserver import run_query, running_server
+
+    battle = {"rules": "revised", "attacker": "3 inf", "defender": "2 inf"}
+    formula = {"rules": "formula", "attacker": "3 army", "defender": "2 army"}
+    with running_server() as base:
+        for name, text in WEB_UNREADABLE:
+            status, data = run_query(base, **(formula if name == "exchanges" else battle),
+                                     **{name: text})
+            assert status == 400, (name, data)
+            assert data["error"].startswith(f"{name} must be "), data
 
 
 # ------------------------------------------------------------------ the page's command line
