@@ -308,6 +308,8 @@ def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, A
             return f"the order of losses {text!r} depends on the force"
     retreats = any(options.get(k) not in (None, False, 0) for k in (
         "retreat_after", "retreat_when_left", "retreat_when_only_air"))
+    if retreats and options.get("landing"):
+        return "a partial retreat from an amphibious assault was not checked for monotonicity"
     directions = MONOTONE[mode]
     for g in goals:
         if directions.get(g.key, 0) != (1 if g.op == ">=" else -1):

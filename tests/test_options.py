@@ -114,6 +114,10 @@ def test_plan_with_low_luck_dice_solves_every_force_with_low_luck():
     assert [p.addition for p in low.plans] != [p.addition for p in standard.plans] or any(
         abs(a.result.attacker_win - b.result.attacker_win) > 1e-3
         for a, b in zip(low.plans, standard.plans, strict=False))
+    # the pruned search finds what solving every force finds
+    exhaustive = battlecalc.plan(**args, dice="low_luck", search="exhaustive")
+    assert [(p.addition, p.cost) for p in low.plans] == [
+        (p.addition, p.cost) for p in exhaustive.plans]
 
 
 def test_plan_of_an_amphibious_assault_keeps_the_landing_and_the_bombardment():
@@ -126,6 +130,13 @@ def test_plan_of_an_amphibious_assault_keeps_the_landing_and_the_bombardment():
             rules="1942-2e", attacker=battlecalc.format_army(p.addition), defender="3 inf",
             landing="2 inf", bombard="1 bb", method="exact")
         assert _outcome(p.result) == pytest.approx(_outcome(expected), abs=1e-12)
+    exhaustive = battlecalc.plan(**args, landing="2 inf", bombard="1 bb", search="exhaustive")
+    assert [(p.addition, p.cost) for p in result.plans] == [
+        (p.addition, p.cost) for p in exhaustive.plans]
+    # a partial retreat (the landing stays) is not pruned on an unproven assumption
+    goals = planner.parse_goals("takes_territory>=0.8")
+    assert planner.why_not_monotone(goals, "attack", {"landing": "2 inf", "retreat_after": 1})
+    assert planner.why_not_monotone(goals, "attack", {"landing": "2 inf"}) is None
 
 
 def test_plan_command_takes_dice_landing_bombard_and_rules_file():
