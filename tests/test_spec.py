@@ -38,7 +38,8 @@ BAD_ARGUMENTS = [
     ({"keep_land": -1}, "keep_land must be 0 or more, got -1"),
     ({"keep_land": 2**70}, "keep_land 1180591620717411303424 is more than the attacker's 1 "
                            "land units"),
-    ({"attacker_ool": 123}, "attacker_ool must be an order of losses (text or a list of unit names), got 123"),
+    ({"attacker_ool": 123},
+     "attacker_ool must be an order of losses (text or a list of unit names), got 123"),
     ({"defender_ool": ["infantry", 3]},
      "defender_ool must be an order of losses (text or a list of unit names), got ['infantry', 3]"),
     ({"attacker_ool": "smartest"}, "order of losses 'smartest' is not a preset (cheapest, "
