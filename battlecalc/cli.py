@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 
 import click
 from click.core import ParameterSource
@@ -258,10 +259,11 @@ class _Progress:
             self._clear()
 
 
-def _destination(output: str | None):
-    """The checked output destination; done before any computing."""
+def _destination(output: str | None, inputs=()):
+    """The checked output destination; done before any computing.  `inputs`: the files the
+    command reads (--rules-file), which it must not write over."""
     try:
-        return open_destination(output)
+        return open_destination(output, inputs)
     except OutputError as exc:
         _fail(exc)
 
@@ -274,9 +276,6 @@ def _emit(text: str, destination) -> None:
         destination.write(text)
     except OutputError as exc:
         _fail(exc)
-
-
-MAX_RULES_FILE_BYTES = 1_000_000  # edition files are a few kB; refuse to read /dev/zero
 
 
 def _ruleset(edition: str | None, rules_file: str | None, required: bool = True):
@@ -302,17 +301,8 @@ def _ruleset(edition: str | None, rules_file: str | None, required: bool = True)
             raise click.UsageError(f"cannot read edition {edition}: {exc}") from None
     if rules_file == "":
         raise click.UsageError("--rules-file: the path is empty")
-    try:
-        info = os.stat(rules_file)
-    except OSError as exc:
-        raise click.UsageError(f"cannot read rules file {rules_file}: {exc.strerror}") from None
-    if not os.path.isfile(rules_file):
-        raise click.UsageError(f"cannot read rules file {rules_file}: not a regular file")
-    if info.st_size > MAX_RULES_FILE_BYTES:
-        raise click.UsageError(
-            f"cannot read rules file {rules_file}: {info.st_size:,} bytes is more than an "
-            f"edition file needs ({MAX_RULES_FILE_BYTES:,} at most)"
-        )
+    # the loader reads regular files only, at most MAX_RULES_FILE_BYTES (a FIFO, /dev/zero
+    # or a huge file is refused unread), for this file and for every `base =` below it
     try:
         return load_rules_file(rules_file)
     except BattleInputError as exc:
@@ -389,6 +379,30 @@ RUN_SECTIONS = (
 @click.version_option(package_name="battlecalc")
 def cli():
     """battlecalc: battle odds for Axis & Allies-family games."""
+    _warnings_as_lines()
+
+
+def _warnings_as_lines() -> None:
+    """Input accepted but ignored (errors.BattleInputWarning): one ``Warning: ...`` line on
+    stderr each time; other warnings as Python shows them."""
+    from .errors import BattleInputWarning
+
+    if getattr(warnings.showwarning, "battlecalc", False):
+        return
+    default = warnings.showwarning
+    shown: set[str] = set()  # once each (a plan solves many battles)
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, BattleInputWarning):
+            if str(message) not in shown:
+                shown.add(str(message))
+                click.echo(f"Warning: {message}", err=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    show.battlecalc = True
+    warnings.showwarning = show
+    warnings.simplefilter("always", BattleInputWarning)
 
 
 @cli.command(cls=_SectionedCommand, sections=RUN_SECTIONS)
@@ -410,7 +424,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     if plot_path is not None:
         from . import plot
 
-        if problem := plot.check_plot_path(plot_path):
+        if problem := plot.check_plot_path(plot_path, inputs=[rules_file, output]):
             raise click.UsageError(problem)
     ruleset = _ruleset(rules, rules_file)
     options = _given_options(ctx, values, RUN_OPTIONS)
@@ -431,7 +445,10 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
         )
     if distribution and (waves or counterattack is not None):
         raise click.UsageError("--distribution is not available with --wave or --counterattack")
-    destination = _destination(output)  # before any computing: a bad path costs nothing
+    if plot_path is not None and (waves or counterattack is not None):
+        raise click.UsageError("--plot draws one battle: it is not available with --wave or "
+                               "--counterattack")
+    destination = _destination(output, [rules_file])  # before any computing: costs nothing
 
     from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
@@ -470,6 +487,8 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
             plot.save_plot(result, plot_path)
         except OSError as exc:
             raise click.UsageError(f"cannot write {plot_path}: {exc.strerror}") from None
+        except OutputError as exc:
+            _fail(exc)
 
 
 RAID_SECTIONS = (
@@ -518,7 +537,7 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
     if distribution and fmt != "csv":
         raise click.UsageError(
             f"--distribution needs --format csv (--format csv --distribution {distribution})")
-    destination = _destination(output)
+    destination = _destination(output, [rules_file])
 
     from .errors import BattleInputError
     from .raids import raid as run_raid  # the engine: numpy, pandas (numba for an air battle)
@@ -597,14 +616,18 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
     from .errors import BattleInputError
     from .planner import plan as plan_battle
 
+    progress = _Progress()  # on a terminal: compiling notice, then the search's progress
     try:
         result = plan_battle(
             rules=rules if rules is not None else ruleset, defender=defender,
             attacker=attacker, pool=pool, goal=goal, objective=maximize or minimize or "cost",
             top=top, defend=defend, max_cost=max_cost, search=search,
-            trials=values["trials"], **_given_options(ctx, values, PLAN_OPTIONS))
+            trials=values["trials"], progress=progress,
+            **_given_options(ctx, values, PLAN_OPTIONS))
     except BattleInputError as exc:
         _fail(exc)
+    finally:
+        progress.close()
     text = {"json": result.to_json, "csv": result.to_csv, "table": result.table}[fmt]()
     _emit(text, destination)
 
@@ -683,7 +706,7 @@ def _rows_text(rows: list[dict], fmt: str) -> str:
 def units(rules, rules_file, fmt, output):
     """Unit table of an edition: names, aliases, cost, attack, defence, abilities."""
     ruleset = _ruleset(rules, rules_file)
-    destination = _destination(output)
+    destination = _destination(output, [rules_file])
     _emit(_rows_text(_unit_rows(ruleset), fmt), destination)
 
 
@@ -736,7 +759,12 @@ def serve(host, port):
     except ImportError as exc:
         raise click.UsageError(f"serve needs the web extra: pip install 'battlecalc[web]' "
                                f"({exc})") from None
-    serve_page(host, port)
+    from .errors import BattleInputError
+
+    try:
+        serve_page(host, port)  # checks that it can listen there before the warm-up
+    except BattleInputError as exc:
+        _fail(exc)
 
 
 @cli.command()
@@ -766,7 +794,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
     progress = _Progress()
     try:
         if output:
-            check_output(output)
+            check_output(output, inputs=[battles])  # a bad path, or the input itself: now
         frame = read_battles(battles)
         for note in option_lookalikes(frame.columns):
             click.echo(f"Note: {note}", err=True)
@@ -774,7 +802,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
                           chunk_size=chunk_size, progress=progress)
         progress.close()
         if output:
-            write_table(table, output)
+            write_table(table, output, inputs=[battles])
         else:
             click.echo(table.to_csv(index=False), nl=False)
     except BattleInputError as exc:

@@ -100,6 +100,7 @@ MONOTONE = {
     "attack": {"attacker_win": 1, "takes_territory": 1, "defender_win": -1},
     "defend": {"attacker_win": -1, "takes_territory": -1, "defender_win": 1},
 }
+PROGRESS_STEP = "plan search"  # the `what` of the search's progress reports
 _GOAL = re.compile(r"^\s*([a-z_]+)\s*(>=|<=)\s*([0-9.eE+-]+)\s*(%?)\s*$")
 
 
@@ -322,11 +323,24 @@ def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, A
 class _Evaluator:
     """Solve forces (tuples of counts of the pool's unit types) once each, with the cache."""
 
-    def __init__(self, names, mode, base, opponent, goals, run: Callable[..., Result]):
+    def __init__(self, names, mode, base, opponent, goals, run: Callable[..., Result],
+                 progress: Callable[..., None] | None = None):
         self.names, self.mode, self.base, self.opponent = names, mode, base, opponent
         self.goals, self.run = goals, run
         self.cache: dict[tuple[int, ...], Result | None] = {}
         self.solves = 0
+        self.progress = progress
+        self.searched = (0, 1)  # (done, total) of the search, as last reported
+
+    def report(self, done: int, total: int) -> None:
+        """The search has gone through `done` of its `total` candidates (compositions of the
+        pool for the cheapest plans, forces otherwise)."""
+        self.searched = (min(max(done, self.searched[0]), total), total)
+        if self.progress is not None:
+            self.progress(*self.searched, PROGRESS_STEP)
+
+    def finish(self) -> None:
+        self.report(self.searched[1], self.searched[1])
 
     def force(self, point: tuple[int, ...]) -> dict[str, int]:
         counts = dict(self.base)
@@ -370,6 +384,7 @@ def plan(
     trials: int = 100_000,
     seed: int | None = None,
     search: str = "auto",
+    progress: Callable[..., None] | None = None,
     **run_options,
 ) -> PlanResult:
     """The best forces from `pool` that meet `goal` (see the module documentation).
@@ -386,6 +401,9 @@ def plan(
     Carlo uses one seed for every force (drawn and reported when not given). `search`:
     ``"auto"`` prunes by monotonicity where it applies (:func:`why_not_monotone`),
     ``"monotone"`` prunes anyway (at your risk), ``"exhaustive"`` solves every force.
+    progress: called as ``progress(done, total, what)``: while kernels compile (``what``
+    "compiling kernels (first run only)", ``total`` 0), and as the search goes through its
+    candidates (``what`` :data:`PROGRESS_STEP`; ``done`` never falls and ends at ``total``).
     """
     started = time.perf_counter()
     unknown = set(run_options) - set(PLAN_OPTIONS)
@@ -398,6 +416,10 @@ def plan(
     sea = check_flag("sea", sea)
     for key in ("attacker_ool", "defender_ool"):
         check_order(run_options.get(key), key)
+    if progress is not None and not callable(progress):
+        raise BattleInputError(
+            f"progress must be a function progress(done, total, what) or None, got "
+            f"{quoted(progress)}")
     mode = "defend" if defend else "attack"
     goals = parse_goals(goal)
     if objective not in OBJECTIVES:
@@ -437,15 +459,21 @@ def plan(
             f"the pool describes {forces:,} forces, more than the {MAX_LATTICE:,} plan "
             "searches; give fewer unit types or smaller counts")
 
+    def notices(done: int, total: int, what: str = "trials", *_) -> None:
+        """A battle's progress: only its compiling notice reaches the plan's progress."""
+        if what.startswith("compiling"):
+            progress(done, total, what)
+
     def run(att, dfn) -> Result:
         try:
             return simulate(rules=rules, attacker=att, defender=dfn, sea=sea, method=method,
-                            trials=trials, seed=seed, **run_options)
+                            trials=trials, seed=seed,
+                            progress=notices if progress is not None else None, **run_options)
         except BattleInputError as exc:
             raise BattleInputError(
                 f"{format_army(att)} attacking {format_army(dfn)}: {exc}") from None
 
-    evaluator = _Evaluator(names, mode, base, opponent, goals, run)
+    evaluator = _Evaluator(names, mode, base, opponent, goals, run, progress)
     reason = why_not_monotone(goals, mode, run_options)
     if search not in SEARCHES:
         raise BattleInputError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
@@ -483,6 +511,7 @@ def plan(
         if not points and solved:  # the force closest to the first goal
             best_reachable = evaluator.result(max(
                 solved, key=lambda p: sign * _values(evaluator.result(p))[goals[0].key]))
+    evaluator.finish()
     ranked = sorted(points, key=key_of)[:top]
     plans = [Plan({n: k for n, k in zip(names, p, strict=True) if k}, cost_of(p),
                   evaluator.result(p)) for p in ranked]
@@ -559,7 +588,8 @@ def _cheapest_lean(evaluator: _Evaluator, caps, costs, top: int, budget: float):
             return budget
         return min(budget, heapq.nsmallest(top, found)[-1][0])
 
-    for k in order:
+    for searched, k in enumerate(order):
+        evaluator.report(searched, len(order))
         limit = current_budget()
         if outer_cost[k] > limit + 1e-9:
             break
@@ -605,7 +635,8 @@ def _all_feasible_monotone(evaluator: _Evaluator, caps, costs, budget: float):
             f"{MAX_OBJECTIVE_FORCES:,}); shrink the pool or give --max-cost")
     infeasible: list[np.ndarray] = []
     feasible_points = []
-    for p in points:
+    for searched, p in enumerate(points):
+        evaluator.report(searched, len(points))
         arr = np.array(p)
         if infeasible and (np.array(infeasible) >= arr).all(axis=1).any():
             continue
@@ -627,7 +658,11 @@ def _all_feasible_exhaustive(evaluator: _Evaluator, caps, costs, budget: float, 
             f"apply; see `battlecalc plan --help`), and the pool describes {len(points):,} "
             f"forces within the cost limit (at most {MAX_EXHAUSTIVE:,}); shrink the pool or "
             "give --max-cost")
-    feasible = {p for p in points if evaluator.feasible(p)}
+    feasible = set()
+    for searched, p in enumerate(points):
+        evaluator.report(searched, len(points))
+        if evaluator.feasible(p):
+            feasible.add(p)
     if not lean:
         return sorted(feasible)
     result = []

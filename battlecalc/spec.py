@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 import numbers
 import secrets
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, astuple, dataclass, field, fields
 from typing import Any
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
-from .errors import BattleInputError, quoted
+from .errors import BattleInputError, BattleInputWarning, quoted
 from .options import (  # noqa: F401  (re-exported: the public constants)
     DEFAULT_TRIALS,
     DICE_MODELS,
@@ -32,7 +33,7 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     read,
 )
 from .orders import PRESETS, LossOrder, parse_loss_order
-from .rules import Ruleset, load_rules
+from .rules import Ruleset, load_rules, tech_affects
 
 MAX_TRIALS = 10_000_000_000
 MAX_SEED = 2**63 - 1
@@ -353,11 +354,43 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                                       "attack", keep_land=keep_land)
     defender_order = parse_loss_order(check_order(defender_ool, "defender_ool"), ruleset,
                                       "defense", aa_last=bool(aa_last))
+    retreat = check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values()))
+    if retreat and landing_army and not _may_withdraw(ruleset, a_army, overland):
+        warnings.warn(BattleInputWarning(_NO_AMPHIBIOUS_RETREAT[
+            ruleset.flags["amphibious_retreat"]].format(edition=ruleset.id)), stacklevel=2)
+        retreat = Retreat()  # it can never happen: the battle is fought to the end
+    for side, techs, army, role in (("attacker", a_tech, {**a_army, **bombard_army}, "attack"),
+                                    ("defender", d_tech, d_army, "defense")):
+        for tech in techs:
+            if not tech_affects(ruleset, tech, army, role):
+                warnings.warn(BattleInputWarning(
+                    f"{side} technology {tech} changes nothing here: it changes no unit the "
+                    f"{side} has, in its role"), stacklevel=2)
     return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
-                  defender_order.with_enemy_subs(subs["attacker"]),
-                  check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values())), dice)
+                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice)
+
+
+_NO_AMPHIBIOUS_RETREAT = {
+    "none": "the retreat policy is ignored: no attacker retreats from an amphibious assault "
+            "in {edition} (the battle is fought to the end)",
+    "air_only": "the retreat policy is ignored: only aircraft may retreat from an amphibious "
+                "assault in {edition}, and the attacker has none (the battle is fought to "
+                "the end)",
+    "air_and_overland": "the retreat policy is ignored: units landed from transports never "
+                        "retreat, and the attacker has no aircraft nor units that came "
+                        "overland (the battle is fought to the end)",
+}
+
+
+def _may_withdraw(ruleset: Ruleset, attacker: dict[str, int], overland: dict[str, int]) -> bool:
+    """Whether any attacker unit of an amphibious assault may retreat (compile._may_withdraw
+    per state; the flag amphibious_retreat)."""
+    flag = ruleset.flags["amphibious_retreat"]
+    air = any(ruleset.units[name].is_air for name in attacker)
+    return (flag != "none" and air) or (flag == "air_and_overland" and any(
+        overland.get(name) and not ruleset.units[name].is_air for name in attacker))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,12 +421,13 @@ class FormulaSpec:
         return self.exchange_cap if self.exchanges == UNTIL_DONE else self.exchanges
 
 
-def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int = 1,
-                      defender_level: int = 1, counter: int = 0, hatred: bool = False,
+def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int | None = None,
+                      defender_level: int | None = None, counter: int = 0, hatred: bool = False,
                       loss_multiplier: int = 1, exchanges: int | str = 1,
                       exchange_cap: int = DEFAULT_EXCHANGE_CAP, flips: str | None = None,
                       rules: str | Ruleset = "formula") -> FormulaSpec:
-    """Check every input of a formula battle; BattleInputError if bad."""
+    """Check every input of a formula battle; BattleInputError if bad.  A level not given is
+    the edition's min_level (1 in the seed game)."""
     ruleset = load_rules(rules)
     if ruleset.model != "formula":
         raise BattleInputError(
@@ -420,8 +454,8 @@ def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int = 1
                 f"(got {format_army(army)}; flipped pieces do not count in the formula)")
     return FormulaSpec(
         ruleset, armies["attacker"], armies["defender"],
-        check_int("attacker_level", attacker_level, lo, hi),
-        check_int("defender_level", defender_level, lo, hi),
+        check_int("attacker_level", lo if attacker_level is None else attacker_level, lo, hi),
+        check_int("defender_level", lo if defender_level is None else defender_level, lo, hi),
         check_int("counter", counter, 0, MAX_COUNTER),
         check_flag("hatred", hatred),
         check_int("loss_multiplier", loss_multiplier, 1, MAX_LOSS_MULTIPLIER),

@@ -15,11 +15,11 @@ output), so local runs with any number of workers and Dask runs give the same nu
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import os
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,6 +32,7 @@ from .api import simulate
 from .army import format_army, parse_army
 from .errors import BattleInputError, quoted
 from .options import OPTIONS, read, read_whole
+from .output import Destination, open_destination
 from .rules import load_rules
 from .spec import check_int
 
@@ -412,44 +413,45 @@ def read_battles(path: str | os.PathLike) -> pd.DataFrame:
         raise BattleInputError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
 
 
-def check_output(path: str | os.PathLike) -> None:
-    """Fail early (before a long sweep) on an output path that cannot be written."""
+def check_output(path: str | os.PathLike,
+                 inputs: Iterable[str | os.PathLike | None] = ()) -> Destination:
+    """Fail early (before a long sweep) on an output path that cannot be written, or that is
+    one of `inputs` (the battles table); the checked destination (battlecalc.output: a file is
+    replaced atomically, its mode kept, a symlink followed, a FIFO or device written to)."""
     path = os.fspath(path)
-    if os.path.splitext(path)[1].lower() not in SUPPORTED_EXTENSIONS:
+    destination = open_destination(path, inputs)
+    if _table_format(path, destination) is None:
         raise BattleInputError(f"cannot tell the format of {path}: use a .csv or .parquet file")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise BattleInputError(f"cannot write {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise BattleInputError(f"cannot write {path}: folder {folder} is not writable")
+    return destination
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write `frame` as ``.csv`` or ``.parquet``/``.pq``, whole or not at all: a temporary file
-    in the same folder, renamed over `path` once complete."""
-    path = os.fspath(path)
-    check_output(path)
+def _table_format(path: str, destination: Destination) -> str | None:
+    """".csv" or ".parquet" by the extension; CSV for standard output, a device or a FIFO
+    without one (-o -, /dev/stdout, /dev/null); None: unknown."""
     extension = os.path.splitext(path)[1].lower()
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".battlecalc-", suffix=extension + ".tmp", dir=folder)
-    os.close(fd)
+    if extension in SUPPORTED_EXTENSIONS:
+        return ".csv" if extension == ".csv" else ".parquet"
+    return ".csv" if destination.kind in ("stdout", "through") else None
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike,
+                inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+    """Write `frame` as ``.csv`` or ``.parquet``/``.pq`` (``-``: CSV on standard output),
+    whole or not at all, through the one writer of battlecalc.output."""
+    path = os.fspath(path)
+    destination = check_output(path, inputs)
     try:
-        if extension == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            _arrow_ready(frame).to_parquet(tmp, index=False)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is not what a results file wants
-        os.replace(tmp, path)
+        if _table_format(path, destination) == ".csv":
+            destination.write_bytes(frame.to_csv(index=False).encode("utf-8"))
+            return
+        buffer = io.BytesIO()  # pyarrow may seek: a FIFO or device gets the finished bytes
+        _arrow_ready(frame).to_parquet(buffer, index=False)
     except ImportError as exc:
         raise BattleInputError(
             f"writing {path} needs pyarrow: pip install 'battlecalc[parquet]' ({exc})") from None
     except OSError as exc:
         raise BattleInputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    destination.write_bytes(buffer.getvalue())
 
 
 def _arrow_ready(frame: pd.DataFrame) -> pd.DataFrame:

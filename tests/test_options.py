@@ -207,6 +207,7 @@ PLAN_CASES = [
     ("top", "3"), ("top", 2.0), ("defend", "no"), ("defend", 1), ("attacker", 5),
     ("max_cost", "10"), ("max_cost", float("nan")), ("max_cost", True), ("sea", "yes"),
     ("method", 3), ("trials", "1e3"), ("seed", "1"), ("seed", 1.5), ("search", 3),
+    ("progress", "print"),
     *((o.name, bad) for o in OPTIONS if o.name in planner.PLAN_OPTIONS
       for bad in BAD_BY_KIND[o.kind][:2]),
 ]

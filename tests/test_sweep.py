@@ -372,12 +372,10 @@ def test_write_is_atomic(local_table, tmp_path, monkeypatch):
     path = tmp_path / "results.csv"
     path.write_text("previous results\n")
 
-    def half_written(self, target, **kwargs):
-        with open(target, "w") as handle:
-            handle.write("rules,attacker\nrevised,")
+    def disk_full(fd):  # the temporary file is written, then the disk fills before the rename
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", half_written)
+    monkeypatch.setattr(os, "fsync", disk_full)
     with pytest.raises(BattleInputError, match="cannot write .*results.csv: No space left"):
         write_table(local_table, path)
     assert path.read_text() == "previous results\n"

@@ -18,11 +18,13 @@ import concurrent.futures
 import importlib
 import os
 import tempfile
+import threading
 
 KERNEL_MODULES = ("battlecalc.kernels.rules", "battlecalc.kernels.montecarlo",
                   "battlecalc.kernels.exact", "battlecalc.kernels.formula")
 _MARK = "_battlecalc_kernel"
 _state: dict = {"compiled": False}
+_compiling = threading.Lock()  # compiled() may be called from several threads (the server)
 
 
 def kernel(func=None, *, inline: bool = False, nogil: bool = False):
@@ -90,6 +92,12 @@ def compiled():
     """Compile every kernel module with numba (once) and return the module namespace."""
     if _state["compiled"]:
         return
+    with _compiling:
+        if not _state["compiled"]:
+            _compile_modules()
+
+
+def _compile_modules() -> None:
     import numba
 
     modules = [importlib.import_module(name) for name in KERNEL_MODULES]
