@@ -399,7 +399,7 @@ def server_files(tmp_path):
     device, a missing file, files of the system."""
     text = (cli_module_rules_folder() / "revised.toml").read_text(encoding="utf-8")
     secret = tmp_path / "secret.toml"
-    unit = '[units.s3cretunit]\ncost = 1\nattack = 1\ndefense = 1\ndomain = "land"\n\n'
+    unit = '[units.secretunit]\ncost = 1\nattack = 1\ndefense = 1\ndomain = "land"\n\n'
     secret.write_text(text.replace('id = "revised"', 'id = "s3cret-edition"', 1)
                       .replace("[units.infantry]", unit + "[units.infantry]", 1),
                       encoding="utf-8")
@@ -470,7 +470,7 @@ def test_rules_may_name_shipped_editions_only(base, server_files):
 
 def test_a_secret_edition_file_is_not_run_or_echoed(base, server_files):
     secret = server_files[0]
-    for params in ({"rules": secret, "attacker": "1 s3cretunit", "defender": "1 inf"},
+    for params in ({"rules": secret, "attacker": "1 secretunit", "defender": "1 inf"},
                    {"rules": secret, "attacker": "1 inf", "defender": "1 inf"}):
         status, body = quick_request(base, "GET", "/api/run?" + urllib.parse.urlencode(params))
         assert status == 400
