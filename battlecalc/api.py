@@ -30,6 +30,7 @@ from .spec import (  # noqa: F401  (re-exported: the public constants and spec o
     Battle,
     FormulaSpec,
     Retreat,
+    check_waves,
     make_battle,
     simulate_spec,
 )
@@ -132,6 +133,7 @@ def simulate(
     ...) and return a :class:`battlecalc.formula.FormulaResult`.
     """
     arguments = dict(locals())  # every parameter above, checked in one place
+    waves = check_waves(waves)
     if waves or counterattack is not None:  # a sequence of battles: battlecalc.waves
         from .waves import simulate_waves
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import decimal
 import io
 import itertools
 import math
@@ -37,30 +36,21 @@ import pandas as pd
 from .api import simulate
 from .army import format_army, parse_army
 from .errors import BattleInputError, quoted
+from .options import OPTIONS, read, read_whole
 from .output import Destination, open_destination
 from .rules import load_rules
+from .spec import check_int
 
-# Every keyword of simulate() (and of the formula editions) a column may set, with how a
-# cell is read.  tests/test_sweep.py checks this against simulate's signature.
-OPTION_TYPES: dict[str, str] = {
-    "rules": "str", "attacker": "str", "defender": "str", "sea": "bool", "trials": "int",
-    "seed": "int", "method": "str", "attacker_tech": "str", "defender_tech": "str",
-    "attacker_submerge": "str", "defender_submerge": "str", "landing": "str", "bombard": "str",
-    "attacker_ool": "str", "defender_ool": "str", "keep_land": "int", "aa_last": "bool",
-    "retreat_after": "int", "retreat_when_left": "int", "retreat_when_only_air": "bool",
-    "retreat_below": "float", "strafe": "int", "rounds_distribution": "bool", "dice": "str",
-    # formula editions
-    "attacker_level": "int", "defender_level": "int", "counter": "int", "hatred": "bool",
-    "loss_multiplier": "int", "exchanges": "str", "exchange_cap": "int", "flips": "str",
-}
+# Every keyword of simulate() (and of the formula editions) a column may set, with the kind
+# of value battlecalc.options reads from a cell (a row is one battle: no waves, no progress).
+OPTION_TYPES: dict[str, str] = {o.name: o.kind for o in OPTIONS
+                                if o.kind not in ("callable", "armies") and o.applies != {"waves"}}
 ARMY_SIDES = ("attacker", "defender", "landing", "bombard")
 SUPPORTED_EXTENSIONS = (".csv", ".parquet", ".pq")
 MAX_ROWS = 1_000_000  # after grid expansion: a typo like 1..1000000 x 1..1000 stops early
 MAX_CHUNK = 32  # battles per task: small enough to balance, big enough to hide task overhead
 CONNECT_TIMEOUT_S = 10  # to reach a Dask scheduler
 
-_TRUE = {"true", "t", "yes", "y", "1", "on"}
-_FALSE = {"false", "f", "no", "n", "0", "off"}
 _RANGE = re.compile(r"^\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*(?::\s*(\d+)\s*)?$")
 _UNIT_COLUMN = re.compile(rf"^({'|'.join(ARMY_SIDES)})\.(\S+)$")
 
@@ -75,73 +65,48 @@ def _is_empty(value: Any) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-FLOAT_EXACT = 2**53  # whole floats above this may be another number than the one written
-
-
 def _whole(name: str, value: Any) -> int:
-    """A whole number: an int, an integral float up to 2**53 (beyond, a float may already be
-    another number: 1234567890123456789.0 is 1234567890123456768), or a text read exactly
-    (``12``, ``12.0``, ``1e5``, ``1234567890123456789.0``)."""
-    if isinstance(value, bool | np.bool_):
-        raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        number = float(value)
-        if not math.isfinite(number) or number != int(number):
-            raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
-        if abs(number) > FLOAT_EXACT:
-            raise BattleInputError(
-                f"{name}: {value!r} is a floating-point number too large to be exact; give "
-                "it as an integer")
-        return int(number)
-    text = str(value).strip().replace("_", "")
-    if name == "trials":  # like --trials: 100000, 100_000, 100,000 or 1e5
-        text = text.replace(",", "")
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        number = decimal.Decimal(text)
-    except (decimal.InvalidOperation, ValueError):
-        raise BattleInputError(f"{name}: expected a whole number, got {value!r}") from None
-    if not number.is_finite() or number.adjusted() > 100 or number != number.to_integral_value():
-        raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
-    return int(number)
+    return read_whole(name, value, separators=name == "trials")
 
 
 def convert(name: str, value: Any) -> Any:
-    """A cell read as the type of simulate's keyword `name`; None when empty (the default).
+    """A cell read as the type of simulate's keyword `name` (:func:`battlecalc.options.read`);
+    None when empty (the default).
 
     Booleans: true/false, yes/no, y/n, t/f, on/off, 1/0 (any case); whole numbers: 12, 12.0,
-    1e5 (trials also 100_000 and 100,000); anything else is text.
+    1e5 (trials also 100_000 and 100,000); choices with ``-`` or ``_`` alike; anything else is
+    text.
     """
     if _is_empty(value):
         return None
-    kind = OPTION_TYPES[name]
-    if kind == "bool":
-        if isinstance(value, bool | np.bool_):
-            return bool(value)
-        text = str(value).strip().lower()
-        if text.endswith(".0"):  # a bool column with gaps read back as floats
-            text = text[:-2]
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        raise BattleInputError(f"{name}: expected true or false, got {value!r}")
-    if kind == "int":
-        return _whole(name, value)
-    if kind == "float":
-        try:
-            number = float(str(value).strip()) if isinstance(value, str) else float(value)
-        except (TypeError, ValueError):
-            raise BattleInputError(f"{name}: expected a number, got {value!r}") from None
-        if not math.isfinite(number):
-            raise BattleInputError(f"{name}: expected a number, got {value!r}")
-        return number
-    return str(value).strip()
+    return read(name, value)
+
+
+def check_arguments(battles: Any, vary: Any, workers: Any, chunk_size: Any, scheduler: Any,
+                    progress: Any) -> None:
+    """sweep's own arguments (the sweep seed is _sweep_seed's): BattleInputError if bad."""
+    if not isinstance(battles, (pd.DataFrame, str, os.PathLike)) and (
+            isinstance(battles, (bytes, Mapping)) or not isinstance(battles, Iterable)):
+        raise BattleInputError(
+            f"battles must be a DataFrame, the path of a .csv or .parquet file or a list of "
+            f"{{column: value}} rows, got {quoted(battles)}")
+    if not (isinstance(vary, (str, Mapping)) or (
+            isinstance(vary, (list, tuple)) and all(isinstance(v, str) for v in vary))):
+        raise BattleInputError(
+            f"vary must be KEY=VALUES text, a list of them or a {{key: values}} mapping, "
+            f"got {quoted(vary)}")
+    for name, value in (("workers", workers), ("chunk_size", chunk_size)):
+        if value is not None:
+            check_int(name, value, 1)
+    if scheduler is not None and not isinstance(scheduler, str) \
+            and not hasattr(scheduler, "submit"):
+        raise BattleInputError(
+            f"scheduler must be a Dask scheduler address or a distributed.Client, got "
+            f"{quoted(scheduler)}")
+    if progress is not None and not callable(progress):
+        raise BattleInputError(
+            f"progress must be a function progress(done, total, what) or None, got "
+            f"{quoted(progress)}")
 
 
 # ----------------------------------------------------------------------------- grid expansion
@@ -261,14 +226,8 @@ def derived_seed(sweep_seed: int, index: int) -> int:
 def _sweep_seed(seed) -> int:
     if seed is None:
         return int(np.random.SeedSequence().entropy % (2**63))
-    try:
-        seed = _whole("seed", seed)
-    except BattleInputError as exc:
-        why = str(exc).removeprefix("seed: ")
-        raise BattleInputError(f"sweep seed must be a whole number ({why})") from None
-    if not 0 <= seed < 2**63:
-        raise BattleInputError(f"sweep seed must be between 0 and 2**63-1, got {seed}")
-    return seed
+    # an int, not a float (1234567890123456789.0 is another number) nor text
+    return check_int("sweep seed", seed, 0, 2**63 - 1, "2**63-1")
 
 
 # ----------------------------------------------------------------------------- preparing rows
@@ -668,6 +627,7 @@ def sweep(
     holds the seconds spent preparing rows, running battles and assembling the table.
     """
     started = time.perf_counter()
+    check_arguments(battles, vary, workers, chunk_size, scheduler, progress)
     if isinstance(battles, pd.DataFrame):
         frame = battles
     elif isinstance(battles, str | os.PathLike):
@@ -677,10 +637,6 @@ def sweep(
     _check_columns(frame.columns, "battles")
     grid = _vary_grid(vary)
     sweep_seed = _sweep_seed(seed)
-    if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
-        raise BattleInputError(f"workers must be at least 1, got {workers}")
-    if chunk_size is not None and (isinstance(chunk_size, bool) or int(chunk_size) < 1):
-        raise BattleInputError(f"chunk_size must be at least 1, got {chunk_size}")
 
     total = len(frame) * math.prod(len(values) for _, values in grid)  # counted, not built
     if total > MAX_ROWS:

@@ -59,14 +59,13 @@ import pandas as pd
 
 from .army import format_army, parse_army
 from .errors import BattleInputError
+from .options import BY_NAME, FORMULA_OPTIONS
 from .results import Z95, csv_text
 from .rules import load_rules
 
 WAVE_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "attacker_ipc_loss", "defender_ipc_loss")
 WEIGHT_EPS = 1e-15  # start states less likely than this are not played on (mass reported)
-_DICE_ONLY = ("attacker_level", "defender_level", "counter", "hatred", "loss_multiplier",
-              "exchanges", "exchange_cap", "flips")
 
 
 Force = tuple[tuple[str, int], ...]
@@ -256,7 +255,7 @@ def simulate_waves(waves: Iterable | str | None, counterattack, **options):
     if ruleset.model != "dice":
         raise BattleInputError(
             f"waves and counter-attacks apply to dice editions, not to {ruleset.id}")
-    formula = [k for k in _DICE_ONLY if options.pop(k, None) is not None]
+    formula = [k for k in FORMULA_OPTIONS if options.pop(k, None) is not None]
     if formula:
         raise BattleInputError(f"{', '.join(formula)} apply to formula-combat editions only")
     if options.get("rounds_distribution"):
@@ -282,9 +281,7 @@ def simulate_waves(waves: Iterable | str | None, counterattack, **options):
     order = list(ruleset.units)
     units = ruleset.units
     # options of every later wave: no landing or bombardment, no progress bar
-    later = {k: v for k, v in options.items()
-             if k not in ("attacker", "defender", "landing", "bombard", "progress", "seed",
-                          "trials", "rounds_distribution")}
+    later = {k: v for k, v in options.items() if k not in BY_NAME or BY_NAME[k].carried}
     keep_land = later.pop("keep_land", 0) or 0
     solves = 0
     methods: set[str] = set()

@@ -25,6 +25,7 @@ from webserver import get_json, request, run_query, running_server  # noqa: E402
 import battlecalc  # noqa: E402
 from battlecalc import api  # noqa: E402
 from battlecalc.cli import cli  # noqa: E402
+from battlecalc.options import flag_message  # noqa: E402
 from battlecalc.plot import distributions  # noqa: E402
 from battlecalc.rules import list_editions, load_rules  # noqa: E402
 from battlecalc.web import server as web_server  # noqa: E402
@@ -144,9 +145,14 @@ BAD_INPUT = [
 
 @pytest.mark.parametrize(("params", "args"), BAD_INPUT)
 def test_bad_input_is_400_with_the_cli_message(base, params, args):
+    # the same message everywhere, each naming options the caller's way: keywords from the
+    # library and the web API, flags from the command line
+    with pytest.raises(battlecalc.BattleInputError) as info:
+        battlecalc.simulate(**parse_params(params)[0])
     status, data = run_query(base, **params)
     assert status == 400
-    assert data == {"error": cli_error(args)}
+    assert data == {"error": str(info.value)}
+    assert cli_error(args) == flag_message(str(info.value))
 
 
 @pytest.mark.parametrize(("query", "fragment"), [
@@ -274,7 +280,7 @@ def test_every_simulate_argument_is_a_request_parameter():
                       "attacker_tech": "jets"}
     assert extra == {"distributions": True}
     assert parse_params({"trials": "1e5"})[0] == {"trials": 100_000}
-    with pytest.raises(ParamError, match="whole number of trials"):
+    with pytest.raises(ParamError, match="trials must be a whole number, got '1.5'"):
         parse_params({"trials": "1.5"})
 
 
