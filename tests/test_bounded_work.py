@@ -174,7 +174,7 @@ def test_formula_exact_refusal_is_quick():
         simulate(**FORMULA_BIG, method="exact")
     # 2.0-2.3 s before on a quiet two-core machine (5.7-7.6 s in the issue, on a busy one);
     # 0.8-1.0 s with the states numbered and their moves kept
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 4
 
 
 def test_formula_monte_carlo_does_not_depend_on_the_call_sizes(monkeypatch):

@@ -50,7 +50,7 @@ from ..spec import (
 CHUNK_TRIALS = 16_384
 MAX_CHUNKS_PER_CALL = 128
 HIST_BYTES_PER_CALL = 32 * 2**20  # bound on the per-call histogram rows (memory per call)
-FIRST_CALL_CHUNKS = 4  # chunks of the first kernel call, which times them
+FIRST_CALL_CHUNKS: int | None = None  # first kernel call, which times them (None: one a thread)
 CALL_SECONDS = 0.5  # later calls: about this much work (the results do not depend on it)
 # Exact solver: transitions (state x loss-table row) above which `auto` switches to Monte Carlo
 # and `exact` refuses.
@@ -355,7 +355,9 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
         "a_left_sq": np.zeros(2, dtype=np.int64),
         "d_left_sq": np.zeros(2, dtype=np.int64),
     }
-    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS)
+    import numba  # loaded by jit.compiled() above
+
+    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS or numba.get_num_threads())
     while begin < n_chunks:
         end = min(begin + calls, n_chunks)
         n = end - begin
