@@ -170,6 +170,10 @@ def simulate(
             f"work, limit {MAX_EXACT_SECONDS:g} s); use --method mc for Monte Carlo"
         )
     if below:
+        if method == "mc" and run.progress is not None:
+            # Monte Carlo it is, said before the table (the web server's method=exact stops
+            # at the first trials report)
+            run.progress(0, run.trials, "trials")
         compiled = _with_win_values(compiled, table_seconds, run.progress)
     if method == "exact":
         raw = run_exact(compiled, ROUNDS_BINS if run.rounds_distribution else 1, seconds,
