@@ -20,7 +20,7 @@ from .formula.engine import run_formula
 from .kernels.common import RU_SIMPLE
 from .kernels.exact import fill_win_values, run_exact, seconds_estimate, win_values_seconds
 from .kernels.montecarlo import ROUNDS_BINS, run_monte_carlo
-from .results import build_result
+from .results import Result, build_result
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
     DEFAULT_TRIALS,
     FORMULA_OPTIONS,
@@ -30,6 +30,7 @@ from .spec import (  # noqa: F401  (re-exported: the public constants and spec o
     Battle,
     FormulaSpec,
     Retreat,
+    RunSpec,
     check_waves,
     make_battle,
     simulate_spec,
@@ -139,11 +140,22 @@ def simulate(
 
         options = {k: v for k, v in arguments.items()
                    if k not in ("waves", "counterattack", "formula_options")}
-        return simulate_waves(waves, counterattack, **options, **formula_options)
+        return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
     started = time.perf_counter()
     battle, run = simulate_spec(arguments)
     if isinstance(battle, FormulaSpec):
         return run_formula(battle, run, started)
+    return solve(battle, run, started)
+
+
+def solve(battle: Battle, run: RunSpec, started: float | None = None) -> Result:
+    """The engine under :func:`simulate`: compile a checked dice battle, pick the method, run
+    the exact solver or the Monte Carlo kernel and build its :class:`Result`.  `started`:
+    the clock (time.perf_counter) that the result's elapsed_s counts from (default: now).
+
+    battlecalc.waves solves each battle of a sequence through this function, which
+    :func:`simulate` hands it (waves imports nothing from this module: no import circle)."""
+    started = time.perf_counter() if started is None else started
     compiled = compile_battle(battle)
     seconds = seconds_estimate(compiled)
     pairs = compiled.attacker.n_states * compiled.defender.n_states
