@@ -170,14 +170,11 @@ FORMULA_BIG = dict(rules="formula", attacker="40 army 10 air", defender="40 army
                    exchanges="until-done")
 
 
-def test_formula_exact_refusal_is_quick():
-    simulate(rules="formula", attacker="2 army", defender="2 army", method="exact")  # warm
-    started = time.perf_counter()
+def test_formula_exact_refusal_names_its_size():
+    # its speed (2.0-2.3 s before, 0.8-1.0 s with the states numbered, on a quiet two-core
+    # machine) is a benchmark's business, not a timed test's
     with pytest.raises(BattleInputError, match="more than 1,000,000 transitions"):
         simulate(**FORMULA_BIG, method="exact")
-    # 2.0-2.3 s before on a quiet two-core machine (5.7-7.6 s in the issue, on a busy one);
-    # 0.8-1.0 s with the states numbered and their moves kept
-    assert time.perf_counter() - started < 4
 
 
 def test_formula_monte_carlo_does_not_depend_on_the_call_sizes(monkeypatch):
