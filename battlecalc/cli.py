@@ -7,22 +7,21 @@ declarations use only the constants below and the list of edition files.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
+import warnings
 
 import click
 from click.core import ParameterSource
 
+from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no engine code
 from .output import OutputError, open_destination
 from .rules import list_editions  # lists the edition files; imports no engine code
-from .spec import DEFAULT_TRIALS, METHODS, SUBMERGE_POLICIES  # light: no engine code
 
 FORMATS = ("table", "json", "csv")
 DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
 FORMULA_DISTRIBUTIONS = ("ipc", "rounds")  # loss points and exchanges
-RAID_DICE = ("standard", "low-luck")
 PROGRESS_DELAY_S = 1.0  # a progress bar appears once its step has run this long
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program stopped by Ctrl-C
 
@@ -102,26 +101,89 @@ class _SectionedCommand(click.Command):
                     formatter.write_dl(rows, col_max=self.COL_MAX)
 
 
-class _Trials(click.ParamType):
-    """A trial count: 100000, 100_000, 100,000 or 1e5."""
+class _OptionType(click.ParamType):
+    """A value of an option of the table (battlecalc.options), read by options.read; its
+    errors name the flag."""
 
-    name = "N"
+    def __init__(self, option):
+        self.option = option
+        self.name = {"trials": "N", "int": "N", "float": "P", "exchanges": "N|until-done"}.get(
+            option.kind, "TEXT")
+
+    def get_metavar(self, param, ctx=None):
+        if self.option.choices:
+            return f"[{'|'.join(c.replace('_', '-') for c in self.option.choices)}]"
+        return self.name
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        text = str(value).replace("_", "").replace(",", "").strip()
+        if not isinstance(value, str):
+            return value  # a default from the table
+        if self.option.kind in ("army", "armies") and not value.strip():
+            return value  # given but empty: the library says which side has no units
+        from .errors import BattleInputError
+
         try:
-            number = float(text) if ("e" in text.lower() or "." in text) else int(text)
-        except ValueError:
-            self.fail(f"{value!r} is not a number of trials", param, ctx)
-        if not math.isfinite(number) or number != int(number):
-            self.fail(f"{value!r} is not a whole number of trials", param, ctx)
-        return int(number)
+            typed = read(self.option, value)
+            # a repeated option (--wave) gives one army at a time
+            return typed[0] if self.option.kind == "armies" and typed else typed
+        except BattleInputError as exc:
+            message = str(exc)
+            if param is not None and message.startswith(f"{self.option.name} "):
+                message = param.opts[0] + message[len(self.option.name):]
+            raise click.UsageError(flag_message(message), ctx) from None
+
+
+def _table_option(name: str, **changes):
+    """The click option of simulate's keyword `name`, from the table (changes: help, default,
+    ... where a command means something more specific)."""
+    opt = BY_NAME[name]
+    declarations = [opt.flag, *([opt.short] if opt.short else []), name]
+    settings = {"help": opt.help}
+    if opt.kind == "bool":
+        settings.update(is_flag=True, default=False)
+    elif opt.kind == "armies":
+        settings.update(multiple=True, type=_OptionType(opt))
+    else:
+        settings.update(type=_OptionType(opt), default=opt.default,
+                        show_default=opt.default is not None)
+    settings.update(changes)
+    return click.option(*declarations, **settings)
+
+
+def _table_options(*names: str, **changes):
+    """One decorator for the options `names` of the table, in that order; changes:
+    ``{name: {help: ...}}``."""
+    decorators = [_table_option(name, **changes.get(name, {})) for name in names]
+
+    def apply(function):
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+def _given_options(ctx: click.Context, values: dict, names) -> dict:
+    """simulate's keywords the user gave (the others keep simulate's defaults)."""
+    return {name: values[name] for name in names if _given(ctx, name)}
+
+
+# the command line's options of simulate: every keyword with a flag (--rules is rules_option)
+RUN_OPTIONS = tuple(o.name for o in OPTIONS if o.flag and o.name != "rules")
+# plan's: those that describe a dice battle (--attacker and --defender are plan's own)
+PLAN_OPTIONS = tuple(o.name for o in OPTIONS if o.flag and o.battle and o.applies & {
+    "land", "sea", "amphibious"} and o.name not in ("rules", "attacker", "defender"))
+METHOD_OPTIONS = ("method", "trials", "seed")
+_MAX_COST = Option("max_cost", "float")  # plan's own
 
 
 def _fail(exc: Exception):
-    raise click.UsageError(str(exc)) from None
+    """A library error at the click edge: its keywords become flags (keep_land -> --keep-land,
+    and the command's own: plan's max_cost -> --max-cost)."""
+    ctx = click.get_current_context(silent=True)
+    own = {} if ctx is None else {
+        p.name: max(p.opts, key=len) for p in ctx.command.params if p.name and p.opts}
+    raise click.UsageError(flag_message(str(exc), own)) from None
 
 
 def _stderr_is_terminal() -> bool:
@@ -197,10 +259,11 @@ class _Progress:
             self._clear()
 
 
-def _destination(output: str | None):
-    """The checked output destination; done before any computing."""
+def _destination(output: str | None, inputs=()):
+    """The checked output destination; done before any computing.  `inputs`: the files the
+    command reads (--rules-file), which it must not write over."""
     try:
-        return open_destination(output)
+        return open_destination(output, inputs)
     except OutputError as exc:
         _fail(exc)
 
@@ -213,9 +276,6 @@ def _emit(text: str, destination) -> None:
         destination.write(text)
     except OutputError as exc:
         _fail(exc)
-
-
-MAX_RULES_FILE_BYTES = 1_000_000  # edition files are a few kB; refuse to read /dev/zero
 
 
 def _ruleset(edition: str | None, rules_file: str | None, required: bool = True):
@@ -241,17 +301,8 @@ def _ruleset(edition: str | None, rules_file: str | None, required: bool = True)
             raise click.UsageError(f"cannot read edition {edition}: {exc}") from None
     if rules_file == "":
         raise click.UsageError("--rules-file: the path is empty")
-    try:
-        info = os.stat(rules_file)
-    except OSError as exc:
-        raise click.UsageError(f"cannot read rules file {rules_file}: {exc.strerror}") from None
-    if not os.path.isfile(rules_file):
-        raise click.UsageError(f"cannot read rules file {rules_file}: not a regular file")
-    if info.st_size > MAX_RULES_FILE_BYTES:
-        raise click.UsageError(
-            f"cannot read rules file {rules_file}: {info.st_size:,} bytes is more than an "
-            f"edition file needs ({MAX_RULES_FILE_BYTES:,} at most)"
-        )
+    # the loader reads regular files only, at most MAX_RULES_FILE_BYTES (a FIFO, /dev/zero
+    # or a huge file is refused unread), for this file and for every `base =` below it
     try:
         return load_rules_file(rules_file)
     except BattleInputError as exc:
@@ -328,94 +379,60 @@ RUN_SECTIONS = (
 @click.version_option(package_name="battlecalc")
 def cli():
     """battlecalc: battle odds for Axis & Allies-family games."""
+    _warnings_as_lines()
+
+
+def _warnings_as_lines() -> None:
+    """Input accepted but ignored (errors.BattleInputWarning): one ``Warning: ...`` line on
+    stderr each time; other warnings as Python shows them."""
+    from .errors import BattleInputWarning
+
+    if getattr(warnings.showwarning, "battlecalc", False):
+        return
+    default = warnings.showwarning
+    shown: set[str] = set()  # once each (a plan solves many battles)
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, BattleInputWarning):
+            if str(message) not in shown:
+                shown.add(str(message))
+                click.echo(f"Warning: {message}", err=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    show.battlecalc = True
+    warnings.showwarning = show
+    warnings.simplefilter("always", BattleInputWarning)
 
 
 @cli.command(cls=_SectionedCommand, sections=RUN_SECTIONS)
 @rules_option
 @rules_file_option
-@click.option("--attacker", "-a", default=None, help='Attacking army, e.g. "3 inf, 1 art, 2 tank".')
-@click.option("--defender", "-d", default=None, help='Defending army, e.g. "4inf 1arm 1aa".')
-@click.option("--sea", is_flag=True, help="A sea battle (default: a land battle).")
-@click.option("--trials", "-n", type=_Trials(), default=DEFAULT_TRIALS, show_default=True,
-              help="Monte Carlo trials (1e6, 1_000_000 and 1,000,000 all work).")
-@click.option("--seed", "-s", type=int, default=None,
-              help="Random seed; the same seed gives the same numbers. Default: random (reported).")
-@click.option("--method", "-m", type=click.Choice(METHODS), default="auto", show_default=True,
-              help="exact solver, Monte Carlo (mc), or exact when small enough (auto).")
-@click.option("--attacker-tech", default="", help="Attacker technologies, comma separated "
-              "(heavy_bombers, jets, super_subs, ...; see `battlecalc rules --rules R`).")
-@click.option("--defender-tech", default="", help="Defender technologies, comma separated.")
+@_table_options(*RUN_OPTIONS)
 @click.option("--distribution", type=click.Choice(DISTRIBUTIONS),
               default=None, help="With --format csv: write this distribution instead of the "
               "one-row summary (formula edition: ipc or rounds).")
-@click.option("--dice", type=click.Choice(("standard", "low-luck")), default="standard",
-              show_default=True, help="Dice: every die rolled, or low luck (each fire step's "
-              "strength gives sure hits, one die rolls for the rest).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Worker threads for Monte Carlo (results do not depend on it).")
-@click.option("--landing", default=None, help="Land units coming from "
-              "transports (attackers on top of --attacker, which may then be omitted).")
-@click.option("--bombard", default=None, help="Ships bombarding in round 1 (needs --landing).")
-@click.option("--attacker-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
-              show_default=True, help="When the attacker's submarines submerge (sea battles).")
-@click.option("--defender-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
-              show_default=True, help="When the defender's submarines submerge (sea battles).")
-@click.option("--attacker-level", type=int, default=None,
-              help="The attacker's military level 1-10.")
-@click.option("--defender-level", type=int, default=None,
-              help="The defender's military level 1-10.")
-@click.option("--counter", type=int, default=None, help="The attacker's counter points.")
-@click.option("--hatred", is_flag=True, default=None,
-              help="National hatred, +1 to the attacker's value.")
-@click.option("--loss-multiplier", type=int, default=None,
-              help="Multiply both sides' losses (Kursk: 2).")
-@click.option("--exchanges", default=None, help="Number of exchanges, or until-done.")
-@click.option("--exchange-cap", type=int, default=None,
-              help="Most exchanges for --exchanges until-done.")
-@click.option("--flips", type=click.Choice(("A2", "A1")), default=None,
-              help="Flip/removal reading (default: the edition's flag).")
-@click.option("--attacker-ool", default=None, help="Attacker's order of losses: a preset "
-              "(cheapest, weakest, smart), units to lose first ('bomber,tank') or TripleA's "
-              "'*^infantry;*^fighter;1^infantry'.")
-@click.option("--defender-ool", default=None, help="Defender's order of losses (as above).")
-@click.option("--keep-land", type=int, default=0, show_default=True,
-              help="The attacker loses its last N land units only after every aircraft.")
-@click.option("--aa-last", is_flag=True, help="The defender loses its AAA last (1942 2E).")
-@click.option("--retreat-after", type=int, default=None,
-              help="The attacker retreats after round R if the battle is undecided.")
-@click.option("--retreat-when-left", type=int, default=None,
-              help="The attacker retreats when it has N or fewer units left.")
-@click.option("--retreat-when-only-air", is_flag=True,
-              help="The attacker retreats when no land unit is left.")
-@click.option("--retreat-below", type=float, default=None,
-              help="The attacker retreats when its chance of winning falls below P.")
-@click.option("--strafe", type=int, default=None,
-              help="The attacker retreats once the defender has N or fewer units left.")
-@click.option("--wave", "waves", multiple=True, help="A further wave on the defender's "
-              "survivors (repeatable; sent only while the territory is not yet taken).")
-@click.option("--counterattack", default=None, help="The defender side's counter-attack on "
-              "the attacker's land units left in the territory taken.")
 @format_option
 @output_option
 @click.option("--plot", "plot_path", default=None, help="Also draw the result into FILE.png "
               "or FILE.svg (needs battlecalc[plot]).")
 @click.pass_context
-def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, attacker_tech,
-        defender_tech, distribution, dice, threads, landing, bombard, attacker_submerge,
-        defender_submerge, attacker_level, defender_level, counter, hatred, loss_multiplier,
-        exchanges, exchange_cap, flips, attacker_ool, defender_ool, keep_land, aa_last,
-        retreat_after, retreat_when_left, retreat_when_only_air, retreat_below, strafe, waves,
-        counterattack, fmt, output, plot_path):
+def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, **values):
     """Odds of one battle (or of several waves and a counter-attack)."""
     if plot_path is not None:
         from . import plot
 
-        if problem := plot.check_plot_path(plot_path):
+        if problem := plot.check_plot_path(plot_path, inputs=[rules_file, output]):
             raise click.UsageError(problem)
     ruleset = _ruleset(rules, rules_file)
-    if attacker is None and landing is None:
+    options = _given_options(ctx, values, RUN_OPTIONS)
+    method = values["method"]
+    waves, counterattack = options.get("waves", ()), options.get("counterattack")
+    if options.get("attacker") is None and options.get("landing") is None:
         raise click.UsageError("Missing option '--attacker' (the attacking army).")
-    if defender is None:
+    if options.get("defender") is None:
         raise click.UsageError("Missing option '--defender' (the defending army).")
     if distribution and fmt != "csv":
         raise click.UsageError(
@@ -428,7 +445,10 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
         )
     if distribution and (waves or counterattack is not None):
         raise click.UsageError("--distribution is not available with --wave or --counterattack")
-    destination = _destination(output)  # before any computing: a bad path costs nothing
+    if plot_path is not None and (waves or counterattack is not None):
+        raise click.UsageError("--plot draws one battle: it is not available with --wave or "
+                               "--counterattack")
+    destination = _destination(output, [rules_file])  # before any computing: costs nothing
 
     from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
@@ -440,19 +460,8 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
     progress = _Progress()
     try:
         result = api.simulate(
-            rules=rules if rules is not None else ruleset, attacker=attacker, defender=defender,
-            sea=sea, trials=trials, seed=seed, method=method, attacker_tech=attacker_tech,
-            defender_tech=defender_tech, progress=progress, landing=landing, bombard=bombard,
-            attacker_submerge=attacker_submerge, defender_submerge=defender_submerge,
-            attacker_level=attacker_level, defender_level=defender_level, counter=counter,
-            hatred=hatred or None, loss_multiplier=loss_multiplier, exchanges=exchanges,
-            exchange_cap=exchange_cap, flips=flips, attacker_ool=attacker_ool,
-            defender_ool=defender_ool, keep_land=keep_land, aa_last=aa_last,
-            retreat_after=retreat_after, retreat_when_left=retreat_when_left,
-            retreat_when_only_air=retreat_when_only_air, retreat_below=retreat_below,
-            strafe=strafe, rounds_distribution=distribution == "rounds", dice=dice,
-            waves=list(waves), counterattack=counterattack,
-        )
+            rules=rules if rules is not None else ruleset, progress=progress,
+            rounds_distribution=distribution == "rounds", **options)
     except BattleInputError as exc:
         _fail(exc)
     finally:
@@ -478,6 +487,8 @@ def run(ctx, rules, rules_file, attacker, defender, sea, trials, seed, method, a
             plot.save_plot(result, plot_path)
         except OSError as exc:
             raise click.UsageError(f"cannot write {plot_path}: {exc.strerror}") from None
+        except OutputError as exc:
+            _fail(exc)
 
 
 RAID_SECTIONS = (
@@ -503,19 +514,14 @@ RAID_SECTIONS = (
               "edition has facilities: major, minor, airbase or navalbase (1940-2e).")
 @click.option("--aa", is_flag=True, help="The territory has an AA gun (Classic, Revised, AA50; "
               "1942-2e and 1940-2e targets always fire their built-in AA).")
-@click.option("--attacker-tech", default="", help="Attacker technologies, comma separated "
-              "(heavy_bombers, jets, ...).")
-@click.option("--defender-tech", default="", help="Defender technologies (jets, radar, ...).")
-@click.option("--attacker-ool", default=None, help="Order of losses of the bombers and escorts "
-              "(as for run).")
-@click.option("--dice", type=click.Choice(RAID_DICE), default="standard", show_default=True,
-              help="Dice model.")
-@click.option("--method", "-m", type=click.Choice(METHODS), default="auto", show_default=True,
-              help="exact, Monte Carlo (mc), or auto (exact).")
-@click.option("--trials", "-n", type=_Trials(), default=DEFAULT_TRIALS, show_default=True,
-              help="Monte Carlo trials.")
-@click.option("--seed", "-s", type=int, default=None,
-              help="Random seed; the same seed gives the same numbers. Default: random (reported).")
+@_table_options("attacker_tech", "defender_tech", "attacker_ool", "dice", *METHOD_OPTIONS,
+                attacker_tech={"help": "Attacker technologies, comma separated "
+                               "(heavy_bombers, jets, ...)."},
+                defender_tech={"help": "Defender technologies (jets, radar, ...)."},
+                attacker_ool={"help": "Order of losses of the bombers and escorts (as for run)."},
+                dice={"help": "Dice model."},
+                method={"help": "exact, Monte Carlo (mc), or auto (exact)."},
+                trials={"help": "Monte Carlo trials."})
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Worker threads for the air battle's Monte Carlo (results do not depend on it).")
 @click.option("--distribution", type=click.Choice(("damage",)), default=None,
@@ -531,7 +537,7 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
     if distribution and fmt != "csv":
         raise click.UsageError(
             f"--distribution needs --format csv (--format csv --distribution {distribution})")
-    destination = _destination(output)
+    destination = _destination(output, [rules_file])
 
     from .errors import BattleInputError
     from .kernels.jit import set_threads
@@ -566,6 +572,7 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
 
 @cli.command()
 @rules_option
+@rules_file_option
 @click.option("--defender", "-d", default=None, help="The defending army (with --defend: the "
               "defender's units already there, may be omitted).")
 @click.option("--attacker", "-a", default=None, help="With --defend: the attacking army. "
@@ -584,35 +591,18 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
               help="How many plans to list.")
 @click.option("--defend", is_flag=True, help="Plan a defence: the cheapest addition from the "
               "pool to --defender that meets the goal against --attacker.")
-@click.option("--max-cost", type=click.FloatRange(0), default=None,
+@click.option("--max-cost", type=_OptionType(_MAX_COST), default=None, metavar="IPC",
               help="Leave out forces that cost more.")
 @click.option("--search", type=click.Choice(("auto", "monotone", "exhaustive")), default="auto",
               show_default=True, help="auto: prune by monotonicity where it holds; monotone: "
               "prune anyway; exhaustive: solve every force.")
-@click.option("--sea", is_flag=True, help="A sea battle.")
-@click.option("--method", "-m", type=click.Choice(METHODS), default="auto", show_default=True)
-@click.option("--trials", "-n", type=_Trials(), default=100_000, show_default=True,
-              help="Monte Carlo trials per force.")
-@click.option("--seed", "-s", type=int, default=None, help="One seed for every force.")
-@click.option("--attacker-tech", default="", help="As for run.")
-@click.option("--defender-tech", default="", help="As for run.")
-@click.option("--attacker-ool", default=None, help="As for run.")
-@click.option("--defender-ool", default=None, help="As for run.")
-@click.option("--keep-land", type=int, default=0, help="As for run.")
-@click.option("--aa-last", is_flag=True, help="As for run.")
-@click.option("--retreat-after", type=int, default=None, help="As for run.")
-@click.option("--retreat-when-left", type=int, default=None, help="As for run.")
-@click.option("--retreat-when-only-air", is_flag=True, help="As for run.")
-@click.option("--retreat-below", type=float, default=None, help="As for run.")
-@click.option("--strafe", type=int, default=None, help="As for run.")
-@click.option("--attacker-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
-              help="As for run.")
-@click.option("--defender-submerge", type=click.Choice(SUBMERGE_POLICIES), default="never",
-              help="As for run.")
+@_table_options(*PLAN_OPTIONS, trials={"default": 100_000, "help": "Monte Carlo trials per force."},
+                seed={"help": "One seed for every force."})
 @format_option
 @output_option
-def plan(rules, defender, attacker, pool, goal, minimize, maximize, top, defend, max_cost,
-         search, sea, method, trials, seed, fmt, output, **run_options):
+@click.pass_context
+def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maximize, top, defend,
+         max_cost, search, fmt, output, **values):
     """The cheapest attack (or, with --defend, defence) from a pool that meets a goal.
 
     Lists the best plans and the next best (--top), each with its outcome. Assumes that
@@ -622,18 +612,23 @@ def plan(rules, defender, attacker, pool, goal, minimize, maximize, top, defend,
     """
     if minimize and maximize:
         raise click.UsageError("give --minimize or --maximize, not both")
+    ruleset = _ruleset(rules, rules_file)
     destination = _destination(output)
     from .errors import BattleInputError
     from .planner import plan as plan_battle
 
+    progress = _Progress()  # on a terminal: compiling notice, then the search's progress
     try:
         result = plan_battle(
-            rules=rules, defender=defender, attacker=attacker, pool=pool, goal=goal,
-            objective=maximize or minimize or "cost", top=top, defend=defend,
-            max_cost=max_cost, search=search, sea=sea, method=method, trials=trials, seed=seed,
-            **run_options)
+            rules=rules if rules is not None else ruleset, defender=defender,
+            attacker=attacker, pool=pool, goal=goal, objective=maximize or minimize or "cost",
+            top=top, defend=defend, max_cost=max_cost, search=search,
+            trials=values["trials"], progress=progress,
+            **_given_options(ctx, values, PLAN_OPTIONS))
     except BattleInputError as exc:
         _fail(exc)
+    finally:
+        progress.close()
     text = {"json": result.to_json, "csv": result.to_csv, "table": result.table}[fmt]()
     _emit(text, destination)
 
@@ -712,7 +707,7 @@ def _rows_text(rows: list[dict], fmt: str) -> str:
 def units(rules, rules_file, fmt, output):
     """Unit table of an edition: names, aliases, cost, attack, defence, abilities."""
     ruleset = _ruleset(rules, rules_file)
-    destination = _destination(output)
+    destination = _destination(output, [rules_file])
     _emit(_rows_text(_unit_rows(ruleset), fmt), destination)
 
 
@@ -765,7 +760,12 @@ def serve(host, port):
     except ImportError as exc:
         raise click.UsageError(f"serve needs the web extra: pip install 'battlecalc[web]' "
                                f"({exc})") from None
-    serve_page(host, port)
+    from .errors import BattleInputError
+
+    try:
+        serve_page(host, port)  # checks that it can listen there before the warm-up
+    except BattleInputError as exc:
+        _fail(exc)
 
 
 @cli.command()
@@ -776,9 +776,8 @@ def serve(host, port):
 @click.option("--vary", multiple=True, metavar="KEY=VALUES",
               help="Run each battle for every value: attacker.infantry=1..20, trials=1e4,1e5, "
               "attacker_ool=cheapest|weakest (repeatable: every combination).")
-@click.option("--seed", "-s", type=int, default=None,
-              help="Sweep seed: a row without a seed gets one derived from it and the row "
-              "number. Default: random.")
+@_table_options("seed", seed={"help": "Sweep seed: a row without a seed gets one derived "
+                               "from it and the row number. Default: random."})
 @click.option("--workers", "-w", type=click.IntRange(1, 1024), default=None,
               help="Local worker processes (default: the CPU count; 1 runs in this process).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -796,7 +795,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
     progress = _Progress()
     try:
         if output:
-            check_output(output)
+            check_output(output, inputs=[battles])  # a bad path, or the input itself: now
         frame = read_battles(battles)
         for note in option_lookalikes(frame.columns):
             click.echo(f"Note: {note}", err=True)
@@ -804,7 +803,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
                           chunk_size=chunk_size, progress=progress)
         progress.close()
         if output:
-            write_table(table, output)
+            write_table(table, output, inputs=[battles])
         else:
             click.echo(table.to_csv(index=False), nl=False)
     except BattleInputError as exc:

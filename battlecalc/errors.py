@@ -15,6 +15,11 @@ class BattleInputError(ValueError):
     """
 
 
+class BattleInputWarning(UserWarning):
+    """An input that is accepted but changes nothing here (a technology no unit of its side
+    can use, a retreat no unit may make); the CLI prints it as ``Warning: ...``."""
+
+
 def quoted(value: object) -> str:
     """repr of user input for an error message, cut to about QUOTE_LIMIT characters with an
     ellipsis (also for huge integers and deeply nested values)."""

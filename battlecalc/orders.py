@@ -70,7 +70,7 @@ def parse_loss_order(text: str | list[str] | tuple[str, ...] | None, ruleset: Ru
                     "COUNT^unit or *^unit"
                 )
             count_text, name = match.groups()
-            count = None if count_text == "*" else int(count_text)
+            count = None if count_text == "*" else _count(count_text)
             if count is not None and count <= 0:
                 raise BattleInputError(
                     f"order of losses {quoted(raw)}: count in {quoted(part.strip())} must be "
@@ -90,6 +90,18 @@ def parse_loss_order(text: str | list[str] | tuple[str, ...] | None, ruleset: Ru
                     f"order of losses {quoted(raw)} is not a preset ({', '.join(PRESETS)}) "
                     f"nor a unit: {exc}") from None
     return LossOrder(role, "cheapest", tuple(sections), keep_land, aa_last, text=raw)
+
+
+MAX_SECTION_COUNT = 10**9  # more units of a type than any battle has: the same as *
+
+
+def _count(text: str) -> int:
+    """A section's count; a count of more digits than Python turns into an int (4,300) or
+    simply huge means every unit of the type, as MAX_SECTION_COUNT."""
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > len(str(MAX_SECTION_COUNT)):
+        return -MAX_SECTION_COUNT if text.startswith("-") else MAX_SECTION_COUNT
+    return max(min(int(text), MAX_SECTION_COUNT), -MAX_SECTION_COUNT)
 
 
 def default_loss_order(units: dict[str, Unit], role: str) -> list[str]:

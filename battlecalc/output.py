@@ -11,10 +11,17 @@ costs nothing; :meth:`Destination.write` then writes the finished text.
   written, never replaced.  Paths that name an open file descriptor (``/dev/stdout``,
   ``/dev/fd/N``, ``/proc/self/fd/N``) are written through too, whatever they point to.
 * ``-`` is standard output.  Anything else (a directory, a block device, a socket, a missing or
-  unwritable folder, a new file under ``/dev``, ``/proc`` or ``/sys``) is an
-  :class:`OutputError`, raised by :func:`open_destination`.
+  unwritable folder, a new file under ``/dev``, ``/proc`` or ``/sys``, a file the command
+  reads: one of ``inputs``) is an :class:`OutputError`, raised by :func:`open_destination`.
 
-No import of the rest of the package: the CLI can use this before loading the engine.
+The one writer of every command: text (``run``, ``raid``, ``plan``, a CSV table) through
+:meth:`Destination.write`, bytes (a Parquet table, a figure) through
+:meth:`Destination.write_bytes`.  The temporary file's name does not depend on the target's
+(``.battlecalc-XXXXXXXX.tmp``), so that a target name of up to NAME_MAX characters works, and
+the check makes the very kind of file the write makes.
+
+No import of the rest of the package but :mod:`battlecalc.errors` (no dependencies): the CLI
+can use this before loading the engine.
 """
 
 from __future__ import annotations
@@ -25,7 +32,10 @@ import re
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from .errors import BattleInputError
 
 # Pseudo file systems: files there are kernel objects; battlecalc never creates or replaces one
 # (/dev/shm is ordinary shared memory, where files are fine).
@@ -37,7 +47,7 @@ DESCRIPTOR_LINK = re.compile(
 )
 
 
-class OutputError(ValueError):
+class OutputError(BattleInputError):
     """The output destination cannot be written; the message names the path and the reason."""
 
 
@@ -64,10 +74,19 @@ class Destination:
         if self.kind == "stdout":
             sys.stdout.write(text)
             sys.stdout.flush()
-        elif self.kind == "through":
-            _write_through(self.path, text)
         else:
-            _replace_atomically(self, text)
+            self.write_bytes(text.encode("utf-8"))
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write all of ``data`` as it is (a Parquet file, an image); raise OutputError."""
+        if self.kind == "stdout":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        elif self.kind == "through":
+            _write_through(self.path, data)
+        else:
+            _replace_atomically(self, data)
 
 
 def _error(path: str, reason: str) -> OutputError:
@@ -88,10 +107,28 @@ def _umask() -> int:
     return mask
 
 
-def open_destination(path: str | None) -> Destination:
+def _temp_file(folder: str) -> tuple[int, str]:
+    """A new temporary file in `folder` (its descriptor and path), 0600, with a short name."""
+    return tempfile.mkstemp(prefix=".battlecalc-", suffix=".tmp", dir=folder)
+
+
+def _same_file(path: str, info: os.stat_result | None, other: str) -> bool:
+    """Whether writing `path` (stat `info`, None if new) would write over the file `other`."""
+    if os.path.realpath(path) == os.path.realpath(other):
+        return True
+    try:
+        return info is not None and os.path.samestat(info, os.stat(other))
+    except (OSError, ValueError):  # an input that is not there is not overwritten
+        return False
+
+
+def open_destination(path: str | None, inputs: Iterable[str | os.PathLike | None] = ()
+                     ) -> Destination:
     """Check where output goes, before any computing; raise OutputError if it cannot be written.
 
-    None or ``-``: standard output.  Nothing is created or changed on disk.
+    None or ``-``: standard output.  `inputs`: the files the command reads (None entries are
+    skipped); a destination that is one of them is refused, whatever the path that names it.
+    Nothing is created or changed on disk.
     """
     if path is None or path == "-":
         return Destination("stdout")
@@ -117,6 +154,11 @@ def open_destination(path: str | None) -> Destination:
         return Destination("through", path)
     if info is not None and not stat.S_ISREG(info.st_mode):
         raise _error(path, "not a regular file, character device or FIFO")
+    for source in inputs:
+        if source is not None and os.fspath(source) not in ("", "-") and _same_file(
+                path, info, os.fspath(source)):
+            raise _error(path, f"it is the input file {os.fspath(source)} (battlecalc does not "
+                         "write over a file it reads; choose another output file)")
     if info is not None and DESCRIPTOR_LINK.fullmatch(absolute):
         # /dev/stdout redirected to a file: write to that open file, do not replace it
         if not os.access(path, os.W_OK):
@@ -134,7 +176,7 @@ def open_destination(path: str | None) -> Destination:
         raise _error(path, "the file is read-only")
     # The honest test of "can a file be created there": create one, and remove it.
     try:
-        fd, probe = tempfile.mkstemp(prefix=".battlecalc-", suffix=".tmp", dir=folder)
+        fd, probe = _temp_file(folder)  # the same kind of name as the write's
     except OSError as exc:
         raise _error(path, _reason(exc)) from None
     os.close(fd)
@@ -145,26 +187,28 @@ def open_destination(path: str | None) -> Destination:
                        info.st_gid)
 
 
-def _write_through(path: str, text: str) -> None:
+def _write_through(path: str, data: bytes) -> None:
     # Append mode: a character device or FIFO ignores it; a file behind /dev/stdout is
     # written at its end, as the program's own standard output would be.
     try:
-        with open(path, "a", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with open(path, "ab") as handle:
+            handle.write(data)
     except OSError as exc:
         raise _error(path, _reason(exc)) from None
 
 
-def _replace_atomically(destination: Destination, text: str) -> None:
+def _replace_atomically(destination: Destination, data: bytes) -> None:
     target = destination.target
-    folder, name = os.path.split(target)
+    folder = os.path.dirname(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+        # not named after the target: `.{name}.XXXXXXXX.tmp` of a 250-character name is over
+        # NAME_MAX (255), and was refused only after the battle had run
+        fd, tmp = _temp_file(folder)
     except OSError as exc:
         raise _error(destination.path, _reason(exc)) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if destination.mode is None:

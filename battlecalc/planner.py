@@ -77,15 +77,21 @@ from typing import Any
 import numpy as np
 
 from .api import simulate
-from .army import format_army, parse_army
-from .errors import BattleInputError
+from .army import format_army
+from .errors import BattleInputError, quoted
+from .options import BATTLE_OPTIONS
 from .results import Result, csv_text
-from .rules import load_rules
+from .rules import Ruleset, load_rules
+from .spec import army_counts, check_flag, check_int, check_order
 
 GOAL_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
 OBJECTIVES = ("cost", "loss", "swing")
 SEARCHES = ("auto", "monotone", "exhaustive")
+# simulate's battle keywords that plan takes as **run_options (the others are its own)
+PLAN_OPTIONS = tuple(name for name in BATTLE_OPTIONS
+                     if name not in ("rules", "attacker", "defender", "sea", "trials", "seed",
+                                     "method"))
 MAX_EXHAUSTIVE = 3000  # forces solved one by one when the monotone pruning does not apply
 MAX_OBJECTIVE_FORCES = 20_000  # forces within the cost limit for the loss and swing objectives
 MAX_LATTICE = 2_000_000  # forces the pool may describe at all
@@ -94,6 +100,7 @@ MONOTONE = {
     "attack": {"attacker_win": 1, "takes_territory": 1, "defender_win": -1},
     "defend": {"attacker_win": -1, "takes_territory": -1, "defender_win": 1},
 }
+PROGRESS_STEP = "plan search"  # the `what` of the search's progress reports
 _GOAL = re.compile(r"^\s*([a-z_]+)\s*(>=|<=)\s*([0-9.eE+-]+)\s*(%?)\s*$")
 
 
@@ -116,8 +123,16 @@ class Goal:
 def parse_goals(goal: str | Goal | Iterable[str | Goal]) -> tuple[Goal, ...]:
     """Goals from ``"takes_territory>=0.9"``, ``"attacker_win>=90%, attacker_ipc_loss<=20"``
     or a list of such strings."""
-    items = goal.split(",") if isinstance(goal, str) else [goal] if isinstance(goal, Goal) \
-        else list(goal)
+    if isinstance(goal, str):
+        items = goal.split(",")
+    elif isinstance(goal, Goal):
+        items = [goal]
+    elif isinstance(goal, (list, tuple)) and all(isinstance(g, (str, Goal)) for g in goal):
+        items = list(goal)
+    else:
+        raise BattleInputError(
+            f"goal must be text such as 'takes_territory>=0.9' or a list of goals, got "
+            f"{quoted(goal)}")
     goals = []
     for item in items:
         if not isinstance(item, Goal) and not str(item).strip():
@@ -274,19 +289,9 @@ def _values(result: Result) -> dict[str, float]:
 
 
 def _army_counts(value, ruleset, label: str) -> dict[str, int]:
-    if value is None:
+    if isinstance(value, str) and not value.strip():
         return {}
-    if isinstance(value, Mapping):
-        text = " ".join(f"{int(n)} {name}" for name, n in value.items() if n)
-        if any((not isinstance(n, (int, np.integer))) or isinstance(n, bool) or n < 0
-               for n in value.values()):
-            raise BattleInputError(f"{label} counts must be whole numbers >= 0")
-        value = text
-    if not isinstance(value, str):
-        raise BattleInputError(f"{label} must be army notation or a mapping, got {value!r}")
-    if not value.strip():
-        return {}
-    return parse_army(value, ruleset)
+    return army_counts(value, ruleset, label)
 
 
 def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, Any]) -> str | None:
@@ -298,11 +303,14 @@ def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, A
         if options.get(key) not in (None, "never"):
             return "submerge policies were not checked for monotonicity"
     for key in ("attacker_ool", "defender_ool"):
-        text = (options.get(key) or "").strip().lower()
+        order = options.get(key) or ""
+        text = (order if isinstance(order, str) else ",".join(order)).strip().lower()
         if text == "smart" or "^" in text or ";" in text:
             return f"the order of losses {text!r} depends on the force"
     retreats = any(options.get(k) not in (None, False, 0) for k in (
         "retreat_after", "retreat_when_left", "retreat_when_only_air"))
+    if retreats and options.get("landing"):
+        return "a partial retreat from an amphibious assault was not checked for monotonicity"
     directions = MONOTONE[mode]
     for g in goals:
         if directions.get(g.key, 0) != (1 if g.op == ">=" else -1):
@@ -315,11 +323,24 @@ def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, A
 class _Evaluator:
     """Solve forces (tuples of counts of the pool's unit types) once each, with the cache."""
 
-    def __init__(self, names, mode, base, opponent, goals, run: Callable[..., Result]):
+    def __init__(self, names, mode, base, opponent, goals, run: Callable[..., Result],
+                 progress: Callable[..., None] | None = None):
         self.names, self.mode, self.base, self.opponent = names, mode, base, opponent
         self.goals, self.run = goals, run
         self.cache: dict[tuple[int, ...], Result | None] = {}
         self.solves = 0
+        self.progress = progress
+        self.searched = (0, 1)  # (done, total) of the search, as last reported
+
+    def report(self, done: int, total: int) -> None:
+        """The search has gone through `done` of its `total` candidates (compositions of the
+        pool for the cheapest plans, forces otherwise)."""
+        self.searched = (min(max(done, self.searched[0]), total), total)
+        if self.progress is not None:
+            self.progress(*self.searched, PROGRESS_STEP)
+
+    def finish(self) -> None:
+        self.report(self.searched[1], self.searched[1])
 
     def force(self, point: tuple[int, ...]) -> dict[str, int]:
         counts = dict(self.base)
@@ -349,7 +370,7 @@ class _Evaluator:
 
 
 def plan(
-    rules: str,
+    rules: str | Ruleset,
     defender: str | Mapping[str, int] | None = None,
     pool: str | Mapping[str, int] | None = None,
     goal: str | Iterable[str] = "takes_territory>=0.9",
@@ -363,6 +384,7 @@ def plan(
     trials: int = 100_000,
     seed: int | None = None,
     search: str = "auto",
+    progress: Callable[..., None] | None = None,
     **run_options,
 ) -> PlanResult:
     """The best forces from `pool` that meet `goal` (see the module documentation).
@@ -371,34 +393,44 @@ def plan(
     `attacker` optional units sent in any case. With ``defend=True``: `attacker` is the
     threat, `pool` the units available to add to `defender` (which may be empty).
     `objective` is ``"cost"``, ``"loss"`` or ``"swing"``; `top` the number of plans;
-    `max_cost` leaves out forces costing more. `sea`, `method`, `trials`, `seed` and the
-    other keywords (attacker_tech, defender_tech, attacker_ool, defender_ool, keep_land,
-    aa_last, retreat_after, retreat_when_left, retreat_when_only_air, retreat_below, strafe)
-    are passed to :func:`battlecalc.simulate` for every force. Monte Carlo uses one seed for
-    every force (drawn and reported when not given). `search`: ``"auto"`` prunes by
-    monotonicity where it applies (:func:`why_not_monotone`), ``"monotone"`` prunes anyway
-    (at your risk), ``"exhaustive"`` solves every force.
+    `max_cost` leaves out forces costing more. `rules`, `sea`, `method`, `trials`, `seed`
+    and every other keyword of :func:`battlecalc.simulate` that describes a dice battle
+    (:data:`battlecalc.options.BATTLE_OPTIONS`: attacker_tech, defender_tech, dice, landing,
+    bombard, attacker_ool, defender_ool, keep_land, aa_last, the retreat policies, strafe,
+    the submerge policies) are passed to :func:`battlecalc.simulate` for every force. Monte
+    Carlo uses one seed for every force (drawn and reported when not given). `search`:
+    ``"auto"`` prunes by monotonicity where it applies (:func:`why_not_monotone`),
+    ``"monotone"`` prunes anyway (at your risk), ``"exhaustive"`` solves every force.
+    progress: called as ``progress(done, total, what)``: while kernels compile (``what``
+    "compiling kernels (first run only)", ``total`` 0), and as the search goes through its
+    candidates (``what`` :data:`PROGRESS_STEP`; ``done`` never falls and ends at ``total``).
     """
     started = time.perf_counter()
+    unknown = set(run_options) - set(PLAN_OPTIONS)
+    if unknown:
+        raise TypeError(f"plan() got unexpected keyword arguments: {sorted(unknown)}")
     ruleset = load_rules(rules)
     if ruleset.model != "dice":
         raise BattleInputError(f"plan works with dice editions, not with {ruleset.id}")
-    allowed = {"attacker_tech", "defender_tech", "attacker_ool", "defender_ool", "keep_land",
-               "aa_last", "retreat_after", "retreat_when_left", "retreat_when_only_air",
-               "retreat_below", "strafe", "attacker_submerge", "defender_submerge"}
-    unknown = set(run_options) - allowed
-    if unknown:
-        raise TypeError(f"plan() got unexpected keyword arguments: {sorted(unknown)}")
+    defend = check_flag("defend", defend)
+    sea = check_flag("sea", sea)
+    for key in ("attacker_ool", "defender_ool"):
+        check_order(run_options.get(key), key)
+    if progress is not None and not callable(progress):
+        raise BattleInputError(
+            f"progress must be a function progress(done, total, what) or None, got "
+            f"{quoted(progress)}")
     mode = "defend" if defend else "attack"
     goals = parse_goals(goal)
     if objective not in OBJECTIVES:
         raise BattleInputError(
             f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
-        raise BattleInputError(f"top must be a whole number >= 1, got {top!r}")
+    top = check_int("top", top, 1)
     if max_cost is not None and (isinstance(max_cost, bool)
-                                 or not isinstance(max_cost, (int, float)) or max_cost < 0):
-        raise BattleInputError(f"max cost must be a number >= 0, got {max_cost!r}")
+                                 or not isinstance(max_cost, (int, float, np.integer,
+                                                              np.floating))
+                                 or not math.isfinite(max_cost) or max_cost < 0):
+        raise BattleInputError(f"max_cost must be a finite number >= 0, got {quoted(max_cost)}")
     if sea and any(g.key == "takes_territory" for g in goals):
         raise BattleInputError(
             "takes_territory is always 0 in sea battles; use attacker_win or defender_win")
@@ -427,15 +459,21 @@ def plan(
             f"the pool describes {forces:,} forces, more than the {MAX_LATTICE:,} plan "
             "searches; give fewer unit types or smaller counts")
 
+    def notices(done: int, total: int, what: str = "trials", *_) -> None:
+        """A battle's progress: only its compiling notice reaches the plan's progress."""
+        if what.startswith("compiling"):
+            progress(done, total, what)
+
     def run(att, dfn) -> Result:
         try:
             return simulate(rules=rules, attacker=att, defender=dfn, sea=sea, method=method,
-                            trials=trials, seed=seed, **run_options)
+                            trials=trials, seed=seed,
+                            progress=notices if progress is not None else None, **run_options)
         except BattleInputError as exc:
             raise BattleInputError(
                 f"{format_army(att)} attacking {format_army(dfn)}: {exc}") from None
 
-    evaluator = _Evaluator(names, mode, base, opponent, goals, run)
+    evaluator = _Evaluator(names, mode, base, opponent, goals, run, progress)
     reason = why_not_monotone(goals, mode, run_options)
     if search not in SEARCHES:
         raise BattleInputError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
@@ -473,6 +511,7 @@ def plan(
         if not points and solved:  # the force closest to the first goal
             best_reachable = evaluator.result(max(
                 solved, key=lambda p: sign * _values(evaluator.result(p))[goals[0].key]))
+    evaluator.finish()
     ranked = sorted(points, key=key_of)[:top]
     plans = [Plan({n: k for n, k in zip(names, p, strict=True) if k}, cost_of(p),
                   evaluator.result(p)) for p in ranked]
@@ -549,7 +588,8 @@ def _cheapest_lean(evaluator: _Evaluator, caps, costs, top: int, budget: float):
             return budget
         return min(budget, heapq.nsmallest(top, found)[-1][0])
 
-    for k in order:
+    for searched, k in enumerate(order):
+        evaluator.report(searched, len(order))
         limit = current_budget()
         if outer_cost[k] > limit + 1e-9:
             break
@@ -595,7 +635,8 @@ def _all_feasible_monotone(evaluator: _Evaluator, caps, costs, budget: float):
             f"{MAX_OBJECTIVE_FORCES:,}); shrink the pool or give --max-cost")
     infeasible: list[np.ndarray] = []
     feasible_points = []
-    for p in points:
+    for searched, p in enumerate(points):
+        evaluator.report(searched, len(points))
         arr = np.array(p)
         if infeasible and (np.array(infeasible) >= arr).all(axis=1).any():
             continue
@@ -617,7 +658,11 @@ def _all_feasible_exhaustive(evaluator: _Evaluator, caps, costs, budget: float, 
             f"apply; see `battlecalc plan --help`), and the pool describes {len(points):,} "
             f"forces within the cost limit (at most {MAX_EXHAUSTIVE:,}); shrink the pool or "
             "give --max-cost")
-    feasible = {p for p in points if evaluator.feasible(p)}
+    feasible = set()
+    for searched, p in enumerate(points):
+        evaluator.report(searched, len(points))
+        if evaluator.feasible(p):
+            feasible.add(p)
     if not lean:
         return sorted(feasible)
     result = []

@@ -13,8 +13,8 @@ matplotlib (the optional extra ``battlecalc[plot]``; imported only when a figure
 
 from __future__ import annotations
 
+import io
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -123,8 +123,12 @@ def outcome_rows(result) -> list[tuple[str, float, tuple[float, float] | None]]:
     return rows
 
 
-def check_plot_path(path: str) -> str | None:
-    """Why `path` cannot take a figure (a message), or None; checked before any work."""
+def check_plot_path(path: str, inputs=()) -> str | None:
+    """Why `path` cannot take a figure (a message), or None; checked before any work, by the
+    one writer's rules (battlecalc.output), `inputs` being the files the command reads or
+    writes otherwise (the figure is not written over them)."""
+    from .output import OutputError, open_destination
+
     if not path:
         return "--plot needs a file name ending in .png or .svg"
     extension = os.path.splitext(path)[1].lower()
@@ -132,11 +136,10 @@ def check_plot_path(path: str) -> str | None:
         return f"--plot {path}: the file name must end in .png or .svg"
     if os.path.isdir(path):
         return f"--plot {path}: is a folder"
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        return f"--plot {path}: folder {folder} does not exist"
-    if not os.access(folder, os.W_OK):
-        return f"--plot {path}: folder {folder} is not writable"
+    try:
+        open_destination(path, inputs)
+    except OutputError as exc:
+        return f"--plot {exc}"
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -268,26 +271,18 @@ def plot_result(result):
 
 
 def save_plot(result, path: str) -> None:
-    """Write :func:`plot_result` to `path` (.png or .svg, by extension), whole or not at all:
-    a temporary file in the same folder, then a rename."""
+    """Write :func:`plot_result` to `path` (.png or .svg, by extension) through the one writer
+    (battlecalc.output): a file whole or not at all, its mode kept, a symlink followed, a FIFO
+    or device written to.  OutputError (a BattleInputError) if it cannot be written."""
     from matplotlib import rc_context
 
+    from .output import open_destination
+
+    destination = open_destination(path)
     figure = plot_result(result)
     extension = os.path.splitext(path)[1].lower()
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.exists(path):
-        mode = os.stat(path).st_mode & 0o777  # keep an existing file's mode
-    else:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=".battlecalc-", suffix=extension, dir=folder)
-    try:
-        # SVG text stays text (searchable, smaller) instead of glyph outlines
-        with os.fdopen(fd, "wb") as handle, rc_context({"svg.fonttype": "none"}):
-            figure.savefig(handle, format=extension[1:], dpi=110)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    buffer = io.BytesIO()
+    # SVG text stays text (searchable, smaller) instead of glyph outlines
+    with rc_context({"svg.fonttype": "none"}):
+        figure.savefig(buffer, format=extension[1:], dpi=110)
+    destination.write_bytes(buffer.getvalue())

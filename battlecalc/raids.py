@@ -42,6 +42,7 @@ import dataclasses
 import functools
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -51,7 +52,7 @@ import numpy as np
 
 from .army import format_army
 from .dice import hit_distribution
-from .errors import BattleInputError, quoted
+from .errors import BattleInputError, BattleInputWarning, quoted
 from .orders import LossOrder, casualty_steps, parse_loss_order
 from .results import LOW_LUCK_LINE, Z95, ResultViews, _frame
 from .rules import Ruleset, load_rules
@@ -263,9 +264,11 @@ def air_battle_rules(ruleset: Ruleset) -> Ruleset:
                    for unit, fields_ in tech.changes.items()}
         techs[name] = dataclasses.replace(tech, changes=MappingProxyType(changes),
                                           support_changes=MappingProxyType({}))
+    # raid_aa "none": no AA in the air battle (and none of its units has an aa_value)
     return dataclasses.replace(ruleset, name=f"{ruleset.name}, raid air battle",
                                units=MappingProxyType(units), techs=MappingProxyType(techs),
-                               supports=())
+                               supports=(),
+                               flags=MappingProxyType({**ruleset.flags, "raid_aa": "none"}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,11 +414,13 @@ def _air_battle(spec: RaidSpec, walk: _Walk, method: str, trials: int, seed: int
         return None
     from .api import simulate  # the engine (numba) only when there is an air battle
 
-    result = simulate(
-        rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,
-        method=method, trials=trials, seed=seed, attacker_tech=list(spec.attacker_tech),
-        defender_tech=list(spec.defender_tech), attacker_ool=spec.order.text,
-        retreat_after=1, progress=progress, dice=spec.dice)
+    with warnings.catch_warnings():  # a raid technology may change nothing in the air battle
+        warnings.simplefilter("ignore", BattleInputWarning)
+        result = simulate(
+            rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,
+            method=method, trials=trials, seed=seed, attacker_tech=list(spec.attacker_tech),
+            defender_tech=list(spec.defender_tech), attacker_ool=spec.order.text,
+            retreat_after=1, progress=progress, dice=spec.dice)
     law = result.attacker_law
     columns = [law.units.index(u) if u in law.units else None for u in walk.units]
     weights = np.zeros(len(walk.bombers_before))

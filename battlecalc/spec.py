@@ -12,52 +12,50 @@ from __future__ import annotations
 import math
 import numbers
 import secrets
-import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, astuple, dataclass, field, fields
 from typing import Any
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
-from .errors import BattleInputError, quoted
+from .errors import BattleInputError, BattleInputWarning, quoted
+from .options import (  # noqa: F401  (re-exported: the public constants)
+    DEFAULT_TRIALS,
+    DICE_MODELS,
+    FLIP_RULES,
+    FORMULA_OPTIONS,
+    METHODS,
+    OPTIONS,
+    SUBMERGE_POLICIES,
+    UNTIL_DONE,
+    is_bool,
+    option,
+    read,
+)
 from .orders import PRESETS, LossOrder, parse_loss_order
-from .rules import Ruleset, load_rules
+from .rules import Ruleset, load_rules, tech_affects
 
-METHODS = ("auto", "exact", "mc")
-DEFAULT_TRIALS = 1_000_000
 MAX_TRIALS = 10_000_000_000
 MAX_SEED = 2**63 - 1
-SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")
 LOSS_ORDER_PRESETS = PRESETS
 MAX_RETREAT_ROUND = 1000  # retreat_after: a battle this long has no measurable probability
-# the formula model (rules reference §9, docs/formula.md)
-FORMULA_OPTIONS = ("attacker_level", "defender_level", "counter", "hatred", "loss_multiplier",
-                   "exchanges", "exchange_cap", "flips")
-UNTIL_DONE = "until-done"
-FLIP_RULES = ("A2", "A1")
-MAX_EXCHANGES = 1000  # for both `exchanges` and `exchange_cap`
 DEFAULT_EXCHANGE_CAP = 100
+MAX_EXCHANGES = 1000  # for both `exchanges` and `exchange_cap`
 MAX_COUNTER = 1000
 MAX_LOSS_MULTIPLIER = 10
 Army = str | Mapping[str, int] | None  # army notation or {unit: count}
 Techs = str | Iterable[str] | None  # "jets,heavy_bombers" or ["jets", ...]
 Order = str | Iterable[str] | None  # an order of losses: text or a list of unit names
-DICE_MODELS = ("standard", "low_luck")  # battlecalc.dice
-# simulate's dice-model arguments and their defaults (refused by formula editions)
-DICE_ONLY = {"sea": False, "attacker_tech": None, "defender_tech": None,
-             "attacker_submerge": "never", "defender_submerge": "never", "landing": None,
-             "bombard": None, "attacker_ool": None, "defender_ool": None, "keep_land": 0,
-             "aa_last": False, "retreat_after": None, "retreat_when_left": None,
-             "retreat_when_only_air": False, "retreat_below": None, "strafe": None,
-             "dice": "standard"}
+# simulate's dice-model arguments and their defaults (refused by formula editions), from the
+# table of options (battlecalc.options)
+DICE_ONLY = {o.name: o.default for o in OPTIONS if o.dice_only}
 
 
 # ---------------------------------------------------------------------------------------------
 # Values
 
 
-def _is_bool(value: Any) -> bool:
-    numpy = sys.modules.get("numpy")  # a numpy bool exists only once numpy is imported
-    return isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_))
+_is_bool = is_bool
 
 
 def check_flag(name: str, value: Any) -> bool:
@@ -122,6 +120,28 @@ def check_techs(value: Techs, side: str) -> tuple[str, ...]:
         raise BattleInputError(
             f"{side}_tech must be text or a list of technology names, got {quoted(value)}")
     return tuple(t.strip().lower().replace("-", "_") for t in value or () if t.strip())
+
+
+def check_order(value: Order, name: str) -> Order:
+    """An order of losses: text, a list of unit names or None (orders.py reads it)."""
+    if value is None or isinstance(value, str) or (
+            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+        return value
+    raise BattleInputError(
+        f"{name} must be an order of losses (text or a list of unit names), got {quoted(value)}")
+
+
+def check_waves(value: Any) -> list | None:
+    """simulate's `waves`: one army (notation or {unit: count}) or a list of them."""
+    if value is None:
+        return None
+    if isinstance(value, (str, Mapping)):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, Mapping)) for v in value):
+        return list(value)
+    raise BattleInputError(
+        f"waves must be an army or a list of armies (notation or {{unit: count}}), "
+        f"got {quoted(value)}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,21 +212,21 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
     unknown = sorted(map(str, set(policy) - {f.name for f in fields(Retreat)}))
     if unknown:
         raise BattleInputError(f"unknown retreat options: {quoted(', '.join(unknown))}")
-    only_air = check_flag("--retreat-when-only-air", policy.get("only_air", False))
+    only_air = check_flag("retreat_when_only_air", policy.get("only_air", False))
     if sea and only_air:
-        raise BattleInputError("--retreat-when-only-air applies to land battles")
+        raise BattleInputError("retreat_when_only_air applies to land battles")
     after, left, strafe = (
         None if policy.get(key) is None else check_int(label, policy[key], lo, hi)
-        for key, label, lo, hi in (("after", "--retreat-after", 1, MAX_RETREAT_ROUND),
-                                   ("when_left", "--retreat-when-left", 0, None),
-                                   ("strafe", "--strafe", 0, None)))
+        for key, label, lo, hi in (("after", "retreat_after", 1, MAX_RETREAT_ROUND),
+                                   ("when_left", "retreat_when_left", 0, None),
+                                   ("strafe", "strafe", 0, None)))
     below = policy.get("below")
     if below is not None:
         if _is_bool(below) or not isinstance(below, numbers.Real) or not 0 < below <= 1:
             raise BattleInputError(
-                f"--retreat-below must be a probability in (0, 1], got {quoted(below)}")
+                f"retreat_below must be a probability in (0, 1], got {quoted(below)}")
         if after:
-            raise BattleInputError("--retreat-below cannot be combined with --retreat-after")
+            raise BattleInputError("retreat_below cannot be combined with retreat_after")
     return Retreat(after, None if left is None else min(left, attacker_size), only_air,
                    None if below is None else float(below),
                    None if strafe is None else min(strafe, defender_size))
@@ -306,37 +326,71 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
               if overland.get(n, 0) + landing_army.get(n, 0)}
     _check_domains(ruleset, a_rules, sea, a_army, d_army)
-    a_submerge = check_choice("attacker submerge policy", attacker_submerge, SUBMERGE_POLICIES)
-    d_submerge = check_choice("defender submerge policy", defender_submerge, SUBMERGE_POLICIES)
+    a_submerge = check_choice("attacker_submerge", attacker_submerge, SUBMERGE_POLICIES)
+    d_submerge = check_choice("defender_submerge", defender_submerge, SUBMERGE_POLICIES)
     if not sea and (a_submerge != "never" or d_submerge != "never"):
         raise BattleInputError("submerge policies apply to sea battles only (--sea)")
     if (a_submerge != "never" or d_submerge != "never") \
             and ruleset.flags["submerge_timing"] == "never":
         raise BattleInputError(f"submarines never submerge in {ruleset.id}: "
                                "use the submerge policy never")
-    keep_land = check_int("keep-land", keep_land, 0)
+    keep_land = check_int("keep_land", keep_land, 0)
     if keep_land:
         land_units = sum(n for u, n in a_army.items() if ruleset.units[u].is_land)
         if sea:
-            raise BattleInputError("--keep-land applies to land battles, not to sea battles")
+            raise BattleInputError("keep_land applies to land battles, not to sea battles")
         if keep_land > land_units:
             raise BattleInputError(
-                f"--keep-land {quoted(keep_land)} is more than the attacker's {land_units} land "
+                f"keep_land {quoted(keep_land)} is more than the attacker's {land_units} land "
                 "units")
     if check_flag("aa_last", aa_last):
         if not any(u.is_aa and u.can_be_casualty for u in ruleset.units.values()):
-            raise BattleInputError(f"--aa-last: AA guns are never casualties in {ruleset.id}")
+            raise BattleInputError(f"aa_last: AA guns are never casualties in {ruleset.id}")
         if sea:
-            raise BattleInputError("--aa-last applies to land battles")
+            raise BattleInputError("aa_last applies to land battles")
     subs = {side: any(ruleset.units[u].submarine for u in army)
             for side, army in (("attacker", a_army), ("defender", d_army))}
-    attacker_order = parse_loss_order(attacker_ool, ruleset, "attack", keep_land=keep_land)
-    defender_order = parse_loss_order(defender_ool, ruleset, "defense", aa_last=bool(aa_last))
+    attacker_order = parse_loss_order(check_order(attacker_ool, "attacker_ool"), ruleset,
+                                      "attack", keep_land=keep_land)
+    defender_order = parse_loss_order(check_order(defender_ool, "defender_ool"), ruleset,
+                                      "defense", aa_last=bool(aa_last))
+    retreat = check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values()))
+    if retreat and landing_army and not _may_withdraw(ruleset, a_army, overland):
+        warnings.warn(BattleInputWarning(_NO_AMPHIBIOUS_RETREAT[
+            ruleset.flags["amphibious_retreat"]].format(edition=ruleset.id)), stacklevel=2)
+        retreat = Retreat()  # it can never happen: the battle is fought to the end
+    for side, techs, army, role in (("attacker", a_tech, {**a_army, **bombard_army}, "attack"),
+                                    ("defender", d_tech, d_army, "defense")):
+        for tech in techs:
+            if not tech_affects(ruleset, tech, army, role):
+                warnings.warn(BattleInputWarning(
+                    f"{side} technology {tech} changes nothing here: it changes no unit the "
+                    f"{side} has, in its role"), stacklevel=2)
     return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
-                  defender_order.with_enemy_subs(subs["attacker"]),
-                  check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values())), dice)
+                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice)
+
+
+_NO_AMPHIBIOUS_RETREAT = {
+    "none": "the retreat policy is ignored: no attacker retreats from an amphibious assault "
+            "in {edition} (the battle is fought to the end)",
+    "air_only": "the retreat policy is ignored: only aircraft may retreat from an amphibious "
+                "assault in {edition}, and the attacker has none (the battle is fought to "
+                "the end)",
+    "air_and_overland": "the retreat policy is ignored: units landed from transports never "
+                        "retreat, and the attacker has no aircraft nor units that came "
+                        "overland (the battle is fought to the end)",
+}
+
+
+def _may_withdraw(ruleset: Ruleset, attacker: dict[str, int], overland: dict[str, int]) -> bool:
+    """Whether any attacker unit of an amphibious assault may retreat (compile._may_withdraw
+    per state; the flag amphibious_retreat)."""
+    flag = ruleset.flags["amphibious_retreat"]
+    air = any(ruleset.units[name].is_air for name in attacker)
+    return (flag != "none" and air) or (flag == "air_and_overland" and any(
+        overland.get(name) and not ruleset.units[name].is_air for name in attacker))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,26 +421,29 @@ class FormulaSpec:
         return self.exchange_cap if self.exchanges == UNTIL_DONE else self.exchanges
 
 
-def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int = 1,
-                      defender_level: int = 1, counter: int = 0, hatred: bool = False,
+def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int | None = None,
+                      defender_level: int | None = None, counter: int = 0, hatred: bool = False,
                       loss_multiplier: int = 1, exchanges: int | str = 1,
                       exchange_cap: int = DEFAULT_EXCHANGE_CAP, flips: str | None = None,
                       rules: str | Ruleset = "formula") -> FormulaSpec:
-    """Check every input of a formula battle; BattleInputError if bad."""
+    """Check every input of a formula battle; BattleInputError if bad.  A level not given is
+    the edition's min_level (1 in the seed game)."""
     ruleset = load_rules(rules)
     if ruleset.model != "formula":
         raise BattleInputError(
             f"{ruleset.id} is not a formula-model edition (model = {ruleset.model!r})")
     lo, hi = ruleset.formula["min_level"], ruleset.formula["max_level"]
-    if isinstance(exchanges, str) and exchanges.strip().isdigit() and len(exchanges) < 9:
-        exchanges = int(exchanges)  # "3" from a command line
-    if isinstance(exchanges, str):
-        if exchanges.strip().lower().replace("_", "-") != UNTIL_DONE:
+    if isinstance(exchanges, str):  # "3" or "until-done" from a command line
+        text = exchanges
+        try:
+            exchanges = read(option("exchanges"), text)
+        except BattleInputError:
+            exchanges = None
+        if exchanges is None:
             raise BattleInputError(
                 f"exchanges must be a number 1..{MAX_EXCHANGES} or {UNTIL_DONE!r}, "
-                f"got {quoted(exchanges)}")
-        exchanges = UNTIL_DONE
-    else:
+                f"got {quoted(text)}")
+    if exchanges != UNTIL_DONE:
         exchanges = check_int("exchanges", exchanges, 1, MAX_EXCHANGES)
     armies = {side: army_counts(army, ruleset, side)
               for side, army in (("attacker", attacker), ("defender", defender))}
@@ -397,15 +454,15 @@ def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int = 1
                 f"(got {format_army(army)}; flipped pieces do not count in the formula)")
     return FormulaSpec(
         ruleset, armies["attacker"], armies["defender"],
-        check_int("attacker level", attacker_level, lo, hi),
-        check_int("defender level", defender_level, lo, hi),
-        check_int("counter points", counter, 0, MAX_COUNTER),
+        check_int("attacker_level", lo if attacker_level is None else attacker_level, lo, hi),
+        check_int("defender_level", lo if defender_level is None else defender_level, lo, hi),
+        check_int("counter", counter, 0, MAX_COUNTER),
         check_flag("hatred", hatred),
-        check_int("loss multiplier", loss_multiplier, 1, MAX_LOSS_MULTIPLIER),
+        check_int("loss_multiplier", loss_multiplier, 1, MAX_LOSS_MULTIPLIER),
         check_choice("flips", ruleset.flags["formula_flips"] if flips is None else flips,
                      FLIP_RULES),
         exchanges,
-        check_int("exchange cap", exchange_cap, 1, MAX_EXCHANGES),
+        check_int("exchange_cap", exchange_cap, 1, MAX_EXCHANGES),
     )
 
 

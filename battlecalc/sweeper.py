@@ -15,13 +15,19 @@ output), so local runs with any number of workers and Dask runs give the same nu
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import io
 import itertools
 import math
 import os
 import re
-import tempfile
+import sys
+import threading
 import time
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from multiprocessing import context as _mp
 from typing import Any
 
 import numpy as np
@@ -29,30 +35,22 @@ import pandas as pd
 
 from .api import simulate
 from .army import format_army, parse_army
-from .errors import BattleInputError
+from .errors import BattleInputError, quoted
+from .options import OPTIONS, read, read_whole
+from .output import Destination, open_destination
 from .rules import load_rules
+from .spec import check_int
 
-# Every keyword of simulate() (and of the formula editions) a column may set, with how a
-# cell is read.  tests/test_sweep.py checks this against simulate's signature.
-OPTION_TYPES: dict[str, str] = {
-    "rules": "str", "attacker": "str", "defender": "str", "sea": "bool", "trials": "int",
-    "seed": "int", "method": "str", "attacker_tech": "str", "defender_tech": "str",
-    "attacker_submerge": "str", "defender_submerge": "str", "landing": "str", "bombard": "str",
-    "attacker_ool": "str", "defender_ool": "str", "keep_land": "int", "aa_last": "bool",
-    "retreat_after": "int", "retreat_when_left": "int", "retreat_when_only_air": "bool",
-    "retreat_below": "float", "strafe": "int", "rounds_distribution": "bool", "dice": "str",
-    # formula editions
-    "attacker_level": "int", "defender_level": "int", "counter": "int", "hatred": "bool",
-    "loss_multiplier": "int", "exchanges": "str", "exchange_cap": "int", "flips": "str",
-}
+# Every keyword of simulate() (and of the formula editions) a column may set, with the kind
+# of value battlecalc.options reads from a cell (a row is one battle: no waves, no progress).
+OPTION_TYPES: dict[str, str] = {o.name: o.kind for o in OPTIONS
+                                if o.kind not in ("callable", "armies") and o.applies != {"waves"}}
 ARMY_SIDES = ("attacker", "defender", "landing", "bombard")
 SUPPORTED_EXTENSIONS = (".csv", ".parquet", ".pq")
 MAX_ROWS = 1_000_000  # after grid expansion: a typo like 1..1000000 x 1..1000 stops early
 MAX_CHUNK = 32  # battles per task: small enough to balance, big enough to hide task overhead
 CONNECT_TIMEOUT_S = 10  # to reach a Dask scheduler
 
-_TRUE = {"true", "t", "yes", "y", "1", "on"}
-_FALSE = {"false", "f", "no", "n", "0", "off"}
 _RANGE = re.compile(r"^\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*(?::\s*(\d+)\s*)?$")
 _UNIT_COLUMN = re.compile(rf"^({'|'.join(ARMY_SIDES)})\.(\S+)$")
 
@@ -68,60 +66,47 @@ def _is_empty(value: Any) -> bool:
 
 
 def _whole(name: str, value: Any) -> int:
-    if isinstance(value, bool | np.bool_):
-        raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        number = float(value)
-    else:
-        text = str(value).strip().replace("_", "")
-        if name == "trials":  # like --trials: 100000, 100_000, 100,000 or 1e5
-            text = text.replace(",", "")
-        try:
-            return int(text)
-        except ValueError:
-            try:
-                number = float(text)
-            except ValueError:
-                raise BattleInputError(
-                    f"{name}: expected a whole number, got {value!r}") from None
-    if not math.isfinite(number) or number != int(number):
-        raise BattleInputError(f"{name}: expected a whole number, got {value!r}")
-    return int(number)
+    return read_whole(name, value, separators=name == "trials")
 
 
 def convert(name: str, value: Any) -> Any:
-    """A cell read as the type of simulate's keyword `name`; None when empty (the default).
+    """A cell read as the type of simulate's keyword `name` (:func:`battlecalc.options.read`);
+    None when empty (the default).
 
     Booleans: true/false, yes/no, y/n, t/f, on/off, 1/0 (any case); whole numbers: 12, 12.0,
-    1e5 (trials also 100_000 and 100,000); anything else is text.
+    1e5 (trials also 100_000 and 100,000); choices with ``-`` or ``_`` alike; anything else is
+    text.
     """
     if _is_empty(value):
         return None
-    kind = OPTION_TYPES[name]
-    if kind == "bool":
-        if isinstance(value, bool | np.bool_):
-            return bool(value)
-        text = str(value).strip().lower()
-        if text.endswith(".0"):  # a bool column with gaps read back as floats
-            text = text[:-2]
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        raise BattleInputError(f"{name}: expected true or false, got {value!r}")
-    if kind == "int":
-        return _whole(name, value)
-    if kind == "float":
-        try:
-            number = float(str(value).strip()) if isinstance(value, str) else float(value)
-        except (TypeError, ValueError):
-            raise BattleInputError(f"{name}: expected a number, got {value!r}") from None
-        if not math.isfinite(number):
-            raise BattleInputError(f"{name}: expected a number, got {value!r}")
-        return number
-    return str(value).strip()
+    return read(name, value)
+
+
+def check_arguments(battles: Any, vary: Any, workers: Any, chunk_size: Any, scheduler: Any,
+                    progress: Any) -> None:
+    """sweep's own arguments (the sweep seed is _sweep_seed's): BattleInputError if bad."""
+    if not isinstance(battles, (pd.DataFrame, str, os.PathLike)) and (
+            isinstance(battles, (bytes, Mapping)) or not isinstance(battles, Iterable)):
+        raise BattleInputError(
+            f"battles must be a DataFrame, the path of a .csv or .parquet file or a list of "
+            f"{{column: value}} rows, got {quoted(battles)}")
+    if not (isinstance(vary, (str, Mapping)) or (
+            isinstance(vary, (list, tuple)) and all(isinstance(v, str) for v in vary))):
+        raise BattleInputError(
+            f"vary must be KEY=VALUES text, a list of them or a {{key: values}} mapping, "
+            f"got {quoted(vary)}")
+    for name, value in (("workers", workers), ("chunk_size", chunk_size)):
+        if value is not None:
+            check_int(name, value, 1)
+    if scheduler is not None and not isinstance(scheduler, str) \
+            and not hasattr(scheduler, "submit"):
+        raise BattleInputError(
+            f"scheduler must be a Dask scheduler address or a distributed.Client, got "
+            f"{quoted(scheduler)}")
+    if progress is not None and not callable(progress):
+        raise BattleInputError(
+            f"progress must be a function progress(done, total, what) or None, got "
+            f"{quoted(progress)}")
 
 
 # ----------------------------------------------------------------------------- grid expansion
@@ -146,31 +131,47 @@ def parse_vary(spec: str) -> tuple[str, list[Any]]:
     KEY=VALUES.  KEY is a keyword of simulate (``trials``, ``retreat-below``, ...) or
     SIDE.UNIT.  VALUES are separated by ``|`` if the text has one, else by commas; an item
     ``A..B`` is the whole numbers A to B inclusive, ``A..B:S`` every S-th of them; an empty
-    item means the default.
+    item means the default.  Ranges are counted before they are listed: more than MAX_ROWS
+    values is refused at once.
     """
     key, sep, values = spec.partition("=")
     if not sep or not key.strip():
         raise BattleInputError(
             f"--vary {spec!r}: expected KEY=VALUES, e.g. attacker.infantry=1..20")
     column = _vary_key(key)
-    items: list[Any] = []
+    pieces: list[range | str] = []
+    count = 0
     for item in values.split("|" if "|" in values else ","):
         match = _RANGE.match(item)
         if match:
             low, high, step = int(match.group(1)), int(match.group(2)), int(match.group(3) or 1)
             if high < low or step < 1:
                 raise BattleInputError(f"--vary {spec!r}: empty range {item.strip()!r}")
-            items.extend(range(low, high + 1, step))
+            pieces.append(range(low, high + 1, step))
+            count += len(pieces[-1])
         else:
-            items.append(item.strip())
+            pieces.append(item.strip())
+            count += 1
+    _check_count(column, count)
+    items = [v for piece in pieces for v in (piece if isinstance(piece, range) else [piece])]
+    return column, _typed_values(f"--vary {spec!r}", column, items)
+
+
+def _check_count(column: str, count: int) -> None:
+    if count > MAX_ROWS:
+        raise BattleInputError(
+            f"--vary {column}: {count:,} values, more than the {MAX_ROWS:,} battles a sweep "
+            "may have")
+
+
+def _typed_values(where: str, column: str, items: Sequence[Any]) -> list[Any]:
+    """Each item read as the column's type (convert; a unit count for SIDE.UNIT)."""
     try:
         if column in OPTION_TYPES:
-            items = [convert(column, item) for item in items]
-        else:
-            items = [_count(column, item) for item in items]
+            return [convert(column, item) for item in items]
+        return [_count(column, item) for item in items]
     except BattleInputError as exc:
-        raise BattleInputError(f"--vary {spec!r}: {exc}") from None
-    return column, items
+        raise BattleInputError(f"{where}: {exc}") from None
 
 
 def _count(column: str, value: Any) -> int:
@@ -182,15 +183,28 @@ def _count(column: str, value: Any) -> int:
     return count
 
 
+def _mapping_values(key: str, values: Any) -> tuple[str, list[Any]]:
+    """One entry of the mapping form of vary: a text is KEY=VALUES's VALUES (split as there);
+    any other iterable (a list, a range) holds one value per element, never split."""
+    if isinstance(values, str):
+        return parse_vary(f"{key}={values}")
+    column = _vary_key(str(key))
+    if isinstance(values, range):
+        _check_count(column, len(values))
+        items = list(values)
+    elif isinstance(values, Iterable) and not isinstance(values, bytes | Mapping):
+        items = list(itertools.islice(values, MAX_ROWS + 1))
+        _check_count(column, len(items))
+    else:
+        items = [values]
+    return column, _typed_values(f"vary {key!r}", column, items)
+
+
 def _vary_grid(vary) -> list[tuple[str, list[Any]]]:
     if isinstance(vary, str):
         vary = [vary]
     if isinstance(vary, Mapping):
-        grid = []
-        for key, values in vary.items():
-            values = [values] if isinstance(values, str) or not isinstance(values, Iterable) \
-                else list(values)
-            grid.append(parse_vary(f"{key}={'|'.join(str(v) for v in values)}"))
+        grid = [_mapping_values(key, values) for key, values in vary.items()]
     else:
         grid = [parse_vary(spec) for spec in vary]
     keys = [key for key, _ in grid]
@@ -212,13 +226,8 @@ def derived_seed(sweep_seed: int, index: int) -> int:
 def _sweep_seed(seed) -> int:
     if seed is None:
         return int(np.random.SeedSequence().entropy % (2**63))
-    try:
-        seed = _whole("seed", seed)
-    except BattleInputError:
-        raise BattleInputError(f"sweep seed must be a whole number, got {seed!r}") from None
-    if not 0 <= seed < 2**63:
-        raise BattleInputError(f"sweep seed must be between 0 and 2**63-1, got {seed}")
-    return seed
+    # an int, not a float (1234567890123456789.0 is another number) nor text
+    return check_int("sweep seed", seed, 0, 2**63 - 1, "2**63-1")
 
 
 # ----------------------------------------------------------------------------- preparing rows
@@ -325,6 +334,53 @@ def _run_local(chunks, workers: int, on_done) -> None:
             on_done(lost, None, "worker process died while running this chunk")
 
 
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """While a worker process starts: a blank ``__main__`` in its place, so that the worker
+    does not run the caller's script again (multiprocessing's spawn and fork server re-import
+    the main module in each worker, which runs a script without an
+    ``if __name__ == "__main__":`` guard a second time, and its sweep() again).  Workers need
+    nothing of it: they are sent battlecalc's functions and plain cell values."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__
+        try:
+            yield
+        finally:
+            if main is None:
+                sys.modules.pop("__main__", None)
+            else:
+                sys.modules["__main__"] = main
+
+
+class _SpawnWorker(_mp.SpawnProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        with _main_hidden():
+            return _mp.SpawnProcess._Popen(process_obj)
+
+
+if hasattr(_mp, "ForkServerProcess"):  # not on Windows
+    class _ForkServerWorker(_mp.ForkServerProcess):
+        @staticmethod
+        def _Popen(process_obj):
+            with _main_hidden():
+                return _mp.ForkServerProcess._Popen(process_obj)
+
+
+def _worker_context(method: str):
+    """A multiprocessing context of `method` ("forkserver" or "spawn") whose processes start
+    with _main_hidden (module-level classes: the process object is pickled to the worker)."""
+    import multiprocessing
+
+    context = type(multiprocessing.get_context(method))()
+    context.Process = _ForkServerWorker if method == "forkserver" else _SpawnWorker
+    return context
+
+
 def _run_pool(chunks, workers: int, on_done) -> list:
     """Run the chunks on a pool of worker processes; returns those lost when the pool broke."""
     import multiprocessing
@@ -335,10 +391,10 @@ def _run_pool(chunks, workers: int, on_done) -> list:
     # and its kernels once and forks warm workers (battlecalc/_sweep_server.py).  spawn where
     # there is no fork server.
     if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
+        context = _worker_context("forkserver")
         context.set_forkserver_preload(["battlecalc._sweep_server"])
     else:
-        context = multiprocessing.get_context("spawn")
+        context = _worker_context("spawn")
     processes = min(workers, len(chunks))
     threads = max(1, _cpu_count() // processes)
     broken = []
@@ -413,7 +469,13 @@ def _typed(column: pd.Series) -> pd.Series:
 
 
 def read_battles(path: str | os.PathLike) -> pd.DataFrame:
-    """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``."""
+    """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``.
+
+    CSV: empty fields past the header's last column are ignored (rows that end in a comma);
+    a row with more fields than that gets an error of its own (in
+    ``frame.attrs["row_errors"]``, which :func:`sweep` reports in its ``error`` column) and
+    the other rows go on; a column named twice is refused.
+    """
     path = os.fspath(path)
     extension = os.path.splitext(path)[1].lower()
     if extension not in SUPPORTED_EXTENSIONS:
@@ -421,55 +483,95 @@ def read_battles(path: str | os.PathLike) -> pd.DataFrame:
             f"cannot tell the format of {path}: use a .csv or .parquet file")
     try:
         if extension == ".csv":
-            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-        return pd.read_parquet(path, dtype_backend="numpy_nullable")
+            return _read_csv(path)
+        frame = pd.read_parquet(path, dtype_backend="numpy_nullable")
+    except BattleInputError:
+        raise
     except FileNotFoundError:
         raise BattleInputError(f"no such file: {path}") from None
     except ImportError as exc:
         raise BattleInputError(
             f"reading {path} needs pyarrow: pip install 'battlecalc[parquet]' ({exc})") from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
+    except (OSError, ValueError, csv.Error, pd.errors.ParserError) as exc:
         raise BattleInputError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
+    _check_columns(frame.columns, path)
+    return frame
 
 
-def check_output(path: str | os.PathLike) -> None:
-    """Fail early (before a long sweep) on an output path that cannot be written."""
+def _read_csv(path: str) -> pd.DataFrame:
+    with open(path, newline="", encoding="utf-8-sig") as file:
+        lines = [row for row in csv.reader(file) if row]  # blank lines skipped, as pandas does
+    if not lines:
+        raise ValueError("the file is empty (a header row naming the columns is needed)")
+    header = list(lines[0])
+    while header and not header[-1].strip():  # a header ending in commas
+        header.pop()
+    header = [name if name.strip() else f"Unnamed: {i}" for i, name in enumerate(header)]
+    _check_columns(header, path)
+    width = len(header)
+    rows, row_errors = [], {}
+    for number, fields in enumerate(lines[1:]):
+        extra = fields[width:]
+        if any(field.strip() for field in extra):
+            row_errors[number] = (
+                f"row {number + 1} of {os.path.basename(path)} has {len(fields)} fields, the "
+                f"header {width} (extra: {quoted([f for f in extra if f.strip()])})")
+        fields = fields[:width]
+        rows.append(fields + [""] * (width - len(fields)))  # a short row: the rest empty
+    frame = pd.DataFrame(rows, columns=header, dtype=object)
+    if row_errors:
+        frame.attrs["row_errors"] = row_errors
+    return frame
+
+
+def _check_columns(columns: Iterable[Any], where: str) -> None:
+    names = [str(column) for column in columns]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise BattleInputError(
+            f"{where}: column {', '.join(repr(name) for name in twice)} "
+            f"{'is' if len(twice) == 1 else 'are'} named more than once in the header")
+
+
+def check_output(path: str | os.PathLike,
+                 inputs: Iterable[str | os.PathLike | None] = ()) -> Destination:
+    """Fail early (before a long sweep) on an output path that cannot be written, or that is
+    one of `inputs` (the battles table); the checked destination (battlecalc.output: a file is
+    replaced atomically, its mode kept, a symlink followed, a FIFO or device written to)."""
     path = os.fspath(path)
-    if os.path.splitext(path)[1].lower() not in SUPPORTED_EXTENSIONS:
+    destination = open_destination(path, inputs)
+    if _table_format(path, destination) is None:
         raise BattleInputError(f"cannot tell the format of {path}: use a .csv or .parquet file")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise BattleInputError(f"cannot write {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise BattleInputError(f"cannot write {path}: folder {folder} is not writable")
+    return destination
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write `frame` as ``.csv`` or ``.parquet``/``.pq``, whole or not at all: a temporary file
-    in the same folder, renamed over `path` once complete."""
-    path = os.fspath(path)
-    check_output(path)
+def _table_format(path: str, destination: Destination) -> str | None:
+    """".csv" or ".parquet" by the extension; CSV for standard output, a device or a FIFO
+    without one (-o -, /dev/stdout, /dev/null); None: unknown."""
     extension = os.path.splitext(path)[1].lower()
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".battlecalc-", suffix=extension + ".tmp", dir=folder)
-    os.close(fd)
+    if extension in SUPPORTED_EXTENSIONS:
+        return ".csv" if extension == ".csv" else ".parquet"
+    return ".csv" if destination.kind in ("stdout", "through") else None
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike,
+                inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+    """Write `frame` as ``.csv`` or ``.parquet``/``.pq`` (``-``: CSV on standard output),
+    whole or not at all, through the one writer of battlecalc.output."""
+    path = os.fspath(path)
+    destination = check_output(path, inputs)
     try:
-        if extension == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            _arrow_ready(frame).to_parquet(tmp, index=False)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is not what a results file wants
-        os.replace(tmp, path)
+        if _table_format(path, destination) == ".csv":
+            destination.write_bytes(frame.to_csv(index=False).encode("utf-8"))
+            return
+        buffer = io.BytesIO()  # pyarrow may seek: a FIFO or device gets the finished bytes
+        _arrow_ready(frame).to_parquet(buffer, index=False)
     except ImportError as exc:
         raise BattleInputError(
             f"writing {path} needs pyarrow: pip install 'battlecalc[parquet]' ({exc})") from None
     except OSError as exc:
         raise BattleInputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    destination.write_bytes(buffer.getvalue())
 
 
 def _arrow_ready(frame: pd.DataFrame) -> pd.DataFrame:
@@ -519,25 +621,23 @@ def sweep(
     holds the seconds spent preparing rows, running battles and assembling the table.
     """
     started = time.perf_counter()
+    check_arguments(battles, vary, workers, chunk_size, scheduler, progress)
     if isinstance(battles, pd.DataFrame):
         frame = battles
     elif isinstance(battles, str | os.PathLike):
         frame = read_battles(battles)
     else:
         frame = pd.DataFrame(list(battles))
+    _check_columns(frame.columns, "battles")
     grid = _vary_grid(vary)
     sweep_seed = _sweep_seed(seed)
-    if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
-        raise BattleInputError(f"workers must be at least 1, got {workers}")
-    if chunk_size is not None and (isinstance(chunk_size, bool) or int(chunk_size) < 1):
-        raise BattleInputError(f"chunk_size must be at least 1, got {chunk_size}")
 
-    base_rows = frame.astype(object).to_dict("records")  # plain values, fast to iterate
-    combos = list(itertools.product(*(values for _, values in grid)))
-    total = len(base_rows) * len(combos)
+    total = len(frame) * math.prod(len(values) for _, values in grid)  # counted, not built
     if total > MAX_ROWS:
         raise BattleInputError(
             f"the sweep has {total:,} battles after --vary, more than {MAX_ROWS:,}")
+    base_rows = frame.astype(object).to_dict("records")  # plain values, fast to iterate
+    combos = list(itertools.product(*(values for _, values in grid)))
     input_columns = [str(c) for c in frame.columns if str(c) != "error"]
     input_columns += [key for key, _ in grid if key not in input_columns]
     if "rules" not in input_columns:
@@ -555,7 +655,11 @@ def sweep(
     jobs = []
     unit_columns = [(column, m.group(1), m.group(2)) for column in input_columns
                     if (m := _UNIT_COLUMN.match(column))]
+    row_errors = frame.attrs.get("row_errors", {})  # rows read_battles could not read
     for index, row in enumerate(rows):
+        if row_errors and index // len(combos) in row_errors:
+            errors[index] = row_errors[index // len(combos)]
+            continue
         try:
             jobs.append((index, _prepare(row, index, sweep_seed, unit_columns)))
         except BattleInputError as exc:

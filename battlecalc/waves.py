@@ -50,23 +50,32 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .army import format_army, parse_army
 from .errors import BattleInputError
-from .results import Z95, csv_text
-from .rules import load_rules
+from .options import FORMULA_OPTIONS, OPTIONS
+from .results import Z95, Result, SideLaw, _frame, csv_text
+from .rules import Ruleset, load_rules
+from .spec import DICE_ONLY, Battle, RunSpec, simulate_spec
 
 WAVE_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "attacker_ipc_loss", "defender_ipc_loss")
 WEIGHT_EPS = 1e-15  # start states less likely than this are not played on (mass reported)
-_DICE_ONLY = ("attacker_level", "defender_level", "counter", "hatred", "loss_multiplier",
-              "exchanges", "exchange_cap", "flips")
+TOL = 1e-9  # a survivor law's "nobody left" mass this close to the taken mass is all taken
+
+# the options only the first wave takes (landing, bombardment, progress...), with the values
+# every later battle has; the armies, trials and seed each battle gets of its own
+_FIRST_WAVE_ONLY = {o.name: o.default for o in OPTIONS
+                    if not o.carried and o.name not in ("attacker", "defender", "trials", "seed")}
+# a counter-attack is fought by the defender's side with default orders and no retreat: every
+# dice option back to its default but the dice themselves (a low-luck game stays low luck)
+_COUNTER_DEFAULTS = {k: v for k, v in DICE_ONLY.items() if k != "dice"}
+COUNTER_KEYS = ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "defender_ipc_loss")
 
 
 Force = tuple[tuple[str, int], ...]
@@ -164,8 +173,9 @@ class WavesResult:
                 row[key] = value
         return row
 
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame([self.flat_row()])
+    def to_frame(self):
+        """A one-row pandas DataFrame of :meth:`flat_row`."""
+        return _frame([self.flat_row()])
 
     def to_csv(self, header: bool = True) -> str:
         return csv_text(self.flat_row(), header)
@@ -245,204 +255,258 @@ def _army(value, ruleset, label: str) -> dict[str, int]:
     return army
 
 
-def simulate_waves(waves: Iterable | str | None, counterattack, **options):
-    """:func:`battlecalc.simulate` with ``waves`` and/or ``counterattack`` (module docstring);
-    `options` are simulate's other arguments. Returns a :class:`WavesResult`."""
-    from .api import simulate
-
-    started = time.perf_counter()
-    rules = options["rules"]
-    ruleset = load_rules(rules)
+def _check(waves, counterattack, options: dict[str, Any]):
+    """The edition, the armies of waves 2, 3, ... and the counter-attack's (None without one);
+    refuses what a sequence of battles cannot take.  Pops the formula options from `options`."""
+    ruleset = load_rules(options["rules"])
     if ruleset.model != "dice":
         raise BattleInputError(
             f"waves and counter-attacks apply to dice editions, not to {ruleset.id}")
-    formula = [k for k in _DICE_ONLY if options.pop(k, None) is not None]
+    formula = [k for k in FORMULA_OPTIONS if options.pop(k, None) is not None]
     if formula:
         raise BattleInputError(f"{', '.join(formula)} apply to formula-combat editions only")
     if options.get("rounds_distribution"):
         raise BattleInputError("the law of rounds is not available with waves or a "
                                "counter-attack")
-    sea = bool(options.get("sea"))
     if isinstance(waves, (str, Mapping)):
         waves = [waves]
     wave_armies = [_army(w, ruleset, f"wave {i}") for i, w in enumerate(waves or (), 2)]
     counter = None
     if counterattack is not None:
-        if sea:
+        if options.get("sea"):
             raise BattleInputError("a counter-attack retakes a territory: land battles only, "
                                    "not sea battles")
         counter = _army(counterattack, ruleset, "counter-attack")
-    method = options.get("method", "auto")
-    counts_mode = method == "mc"
-    trials = options.get("trials")
-    if counts_mode or method == "auto":
-        if options.get("seed") is None:
-            options["seed"] = int(np.random.SeedSequence().entropy % (2**63))
-    seed = options.get("seed")
-    order = list(ruleset.units)
-    units = ruleset.units
-    # options of every later wave: no landing or bombardment, no progress bar
-    later = {k: v for k, v in options.items()
-             if k not in ("attacker", "defender", "landing", "bombard", "progress", "seed",
-                          "trials", "rounds_distribution")}
-    keep_land = later.pop("keep_land", 0) or 0
-    solves = 0
-    methods: set[str] = set()
-    pruned = 0.0
-    tol = 1e-9
+    return ruleset, wave_armies, counter
 
-    def solve(label: str, stage: int, index: int, weight: float, **battle):
-        nonlocal solves
-        n = trials
-        child_seed = seed
+
+def _end_states(law: SideLaw) -> Iterator[tuple[dict[str, int], float]]:
+    """Each end state of one side's law, most likely first: {unit: count left}, probability."""
+    for i in range(len(law.probability)):
+        yield law.counts(i), float(law.probability[i])
+
+
+def _add(states: dict[Force, float], force: Force, weight: float) -> None:
+    states[force] = states.get(force, 0.0) + weight
+
+
+@dataclass
+class _Solver:
+    """Solves the battles of one sequence through `solve` (:func:`battlecalc.api.solve`):
+    checks each one's arguments as simulate does, derives its seed and trials, names the battle
+    in its errors and counts the battles and the methods used."""
+
+    solve: Callable[[Battle, RunSpec], Result]
+    trials: int
+    seed: int | None
+    counts_mode: bool  # Monte Carlo: a later battle gets the trials that reach its start
+    solves: int = 0
+    methods: set[str] = field(default_factory=set)
+
+    def __call__(self, label: str, stage: int, index: int, weight: float,
+                 arguments: dict[str, Any]) -> Result | None:
+        """The `index`-th battle of `stage`, reached with probability `weight`; None when no
+        Monte Carlo trial reaches it."""
+        trials, seed = self.trials, self.seed
         if stage > 1 and seed is not None:
-            child_seed = _child_seed(seed, stage, index)
-        if counts_mode and stage > 1:
-            n = int(round(weight * trials))
-            if n == 0:
+            seed = _child_seed(seed, stage, index)
+        if self.counts_mode and stage > 1:
+            trials = int(round(weight * self.trials))
+            if trials == 0:
                 return None
-        solves += 1
+        self.solves += 1
         try:
-            r = simulate(trials=n, seed=child_seed, **battle)
+            battle, run = simulate_spec({**arguments, "trials": trials, "seed": seed,
+                                         "formula_options": {}})
+            r = self.solve(battle, run)
         except BattleInputError as exc:
             raise BattleInputError(f"{label}: {exc}") from None
-        methods.add(r.method)
+        self.methods.add(r.method)
         return r
 
-    def rows(frame: pd.DataFrame):
-        names = [c for c in frame.columns if c not in ("ipc_lost", "probability")]
-        for values in frame[[*names, "probability"]].itertuples(index=False):
-            yield {n: int(v) for n, v in zip(names, values[:-1], strict=True) if v}, \
-                float(values[-1])
 
-    first = {k: v for k, v in options.items() if k not in ("trials", "seed")}
-    first_defender = _army(options.get("defender"), ruleset, "defender") \
-        if options.get("defender") is not None else None
-    if first_defender is None:
-        raise BattleInputError("the defender has no units")
-    permanent = {n: k for n, k in first_defender.items() if not units[n].can_be_casualty}
+@dataclass
+class _Chain:
+    """The sequence so far: the defender's forces that still hold the territory and the
+    attacker's forces in it once taken, each {force: probability}; forces are keyed in the
+    edition's unit order and keep the defender's units that are never casualties."""
 
-    def is_land(name: str) -> bool:
-        return units[name].domain == "land"
+    ruleset: Ruleset
+    permanent: dict[str, int]  # the defender's units that are never casualties (Revised AA)
+    sea: bool
+    strict: bool  # a counter-attack follows: the taken mass must be the land survivors'
+    open_states: dict[Force, float] = field(default_factory=lambda: {(): 1.0})
+    taken: dict[Force, float] = field(default_factory=dict)
+    taken_total: float = 0.0
+    pruned: float = 0.0
 
-    open_states: dict[Force, float] = {}
-    taken: dict[Force, float] = {}  # the attacker's force in the territory -> probability
-    taken_total = 0.0
-    wave_stats = []
-    attacker_loss = defender_loss = 0.0
-    for stage, army in enumerate([None, *wave_armies], 1):
-        stats = dict.fromkeys(("sent", "fights", "walks_in", *WAVE_KEYS), 0.0)
-        next_states: dict[Force, float] = {}
-        starts = [((), 1.0)] if stage == 1 else sorted(open_states.items())
-        for index, (force, weight) in enumerate(starts):
-            if stage > 1 and weight <= WEIGHT_EPS:
-                pruned += weight
-                continue
-            defender = dict(force)
-            if stage > 1 and not defender:
-                land = {n: k for n, k in army.items() if is_land(n)}
-                if land and not sea:
-                    stats["sent"] += weight
-                    stats["walks_in"] += weight
-                    stats["takes_territory"] += weight
-                    key = _key({**land, **permanent}, order)
-                    taken[key] = taken.get(key, 0.0) + weight
-                    taken_total += weight
-                else:
-                    next_states[force] = next_states.get(force, 0.0) + weight
-                continue
-            if stage == 1:
-                r = solve("wave 1", 1, 0, 1.0, **first)
-            else:
-                lands = sum(k for n, k in army.items() if is_land(n))
-                r = solve(f"wave {stage}", stage, index, weight, attacker=army,
-                          defender=defender, keep_land=min(keep_land, lands), **later)
-                if r is None:
+    def key(self, counts: Mapping[str, int]) -> Force:
+        return _key({**counts, **self.permanent}, list(self.ruleset.units))
+
+    def land(self, army: Mapping[str, int]) -> dict[str, int]:
+        return {n: k for n, k in army.items() if self.ruleset.units[n].domain == "land"}
+
+    def walk_in(self, stats: dict[str, float], next_states: dict[Force, float], force: Force,
+                weight: float, army: dict[str, int]) -> None:
+        """A wave that meets no defender: its land units take the territory (sea: nothing
+        happens, and the zone stays as it is)."""
+        land = self.land(army)
+        if not land or self.sea:
+            _add(next_states, force, weight)
+            return
+        stats["sent"] += weight
+        stats["walks_in"] += weight
+        stats["takes_territory"] += weight
+        _add(self.taken, self.key(land), weight)
+        self.taken_total += weight
+
+    def fought(self, stats: dict[str, float], next_states: dict[Force, float], r: Result,
+               weight: float, label: str) -> None:
+        """One battle, reached with probability `weight`: its outcomes into the wave's
+        `stats`, the defender's survivors into `next_states` (the taken mass set apart) and
+        the attacker's land survivors into the territory when it takes it."""
+        stats["sent"] += weight
+        stats["fights"] += weight
+        for key in WAVE_KEYS:
+            stats[key] += weight * getattr(r, key)
+        takes = float(r.takes_territory)
+        self.taken_total += weight * takes
+        for survivors, p in _end_states(r.defender_law):
+            if not survivors:
+                p -= takes
+                if p <= TOL:
                     continue
-            if stage == 1:
-                attacker_text = r.attacker
-            stats["sent"] += weight
-            stats["fights"] += weight
-            for key in WAVE_KEYS:
-                stats[key] += weight * getattr(r, key)
-            takes = float(r.takes_territory)
-            taken_total += weight * takes
-            # the defender's survivors, the taken mass set apart
-            for survivors, p in rows(r.defender_distribution):
-                if not survivors:
-                    p -= takes
-                    if p <= tol:
-                        continue
-                key = _key({**survivors, **permanent}, order)
-                next_states[key] = next_states.get(key, 0.0) + weight * p
-            if takes > 0:
-                land_rows = [({n: k for n, k in s.items() if is_land(n)}, p)
-                             for s, p in rows(r.attacker_distribution)]
-                land_rows = [(s, p) for s, p in land_rows if s]
-                if counter is not None and abs(sum(p for _, p in land_rows) - takes) > 1e-9:
-                    raise BattleInputError(
-                        f"wave {stage}: with this retreat policy the attacker's surviving land "
-                        "units are not all in the territory, and the result does not tell "
-                        "which; a counter-attack cannot follow it")
-                for s, p in land_rows:
-                    key = _key({**s, **permanent}, order)
-                    taken[key] = taken.get(key, 0.0) + weight * p
+            _add(next_states, self.key(survivors), weight * p)
+        if takes <= 0:
+            return
+        land_rows = [(land, p) for land, p in ((self.land(s), p)
+                                               for s, p in _end_states(r.attacker_law)) if land]
+        if self.strict and abs(sum(p for _, p in land_rows) - takes) > 1e-9:
+            raise BattleInputError(
+                f"{label}: with this retreat policy the attacker's surviving land units are "
+                "not all in the territory, and the result does not tell which; a "
+                "counter-attack cannot follow it")
+        for land, p in land_rows:
+            _add(self.taken, self.key(land), weight * p)
+
+
+def _new_stats() -> dict[str, float]:
+    return dict.fromkeys(("sent", "fights", "walks_in", *WAVE_KEYS), 0.0)
+
+
+def _first_wave(chain: _Chain, solver: _Solver, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Wave 1: the ordinary battle, with every option given."""
+    stats, next_states = _new_stats(), {}
+    r = solver("wave 1", 1, 0, 1.0, arguments)
+    chain.fought(stats, next_states, r, 1.0, "wave 1")
+    chain.open_states = next_states
+    return {"attacker": r.attacker, **stats, "taken_after": chain.taken_total}
+
+
+def _later_wave(chain: _Chain, solver: _Solver, stage: int, army: dict[str, int],
+                arguments: dict[str, Any]) -> dict[str, Any]:
+    """Wave `stage` (2, 3, ...) against each force the defender still holds with."""
+    stats, next_states = _new_stats(), {}
+    keep_land = min(arguments.get("keep_land", 0) or 0, sum(chain.land(army).values()))
+    for index, (force, weight) in enumerate(sorted(chain.open_states.items())):
+        if weight <= WEIGHT_EPS:
+            chain.pruned += weight
+        elif not force:
+            chain.walk_in(stats, next_states, force, weight, army)
+        else:
+            r = solver(f"wave {stage}", stage, index, weight,
+                       {**arguments, "attacker": army, "defender": dict(force),
+                        "keep_land": keep_land})
+            if r is not None:
+                chain.fought(stats, next_states, r, weight, f"wave {stage}")
+    chain.open_states = next_states
+    return {"attacker": format_army(army), **stats, "taken_after": chain.taken_total}
+
+
+def _counterattack(chain: _Chain, solver: _Solver, stage: int, army: dict[str, int],
+                   arguments: dict[str, Any]) -> dict[str, Any]:
+    """The counter-attack by `army` on each force the attacker holds the territory with."""
+    stats = dict.fromkeys(("fights", "retakes", *COUNTER_KEYS), 0.0)
+    for index, (force, weight) in enumerate(sorted(chain.taken.items())):
+        if weight <= WEIGHT_EPS:
+            chain.pruned += weight
+            continue
+        r = solver("counter-attack", stage, index, weight,
+                   {**arguments, "attacker": army, "defender": dict(force)})
+        if r is None:
+            continue
+        stats["fights"] += weight
+        stats["retakes"] += weight * r.takes_territory
+        for key in COUNTER_KEYS:
+            stats[key] += weight * getattr(r, key)
+    return {"attacker": format_army(army), **stats,
+            "holds": chain.taken_total - stats["retakes"]}
+
+
+def _stderr(method: str, trials: int | None, values: dict[str, float | None]):
+    """Standard errors of the sequence's probabilities: binomial over the `trials` sequences
+    of a Monte Carlo run, zero when exact, none when the methods were mixed."""
+    if method == "mc" and trials:
+        clipped = {key: min(max(p, 0.0), 1.0) for key, p in values.items() if p is not None}
+        return {key: math.sqrt(p * (1 - p) / trials) for key, p in clipped.items()}
+    if method == "exact":
+        return {key: 0.0 for key, p in values.items() if p is not None}
+    return {}
+
+
+def simulate_waves(waves: Iterable | str | None, counterattack, *,
+                   solve: Callable[[Battle, RunSpec], Result], **options) -> WavesResult:
+    """:func:`battlecalc.simulate` with ``waves`` and/or ``counterattack`` (module docstring);
+    `options` are simulate's other arguments, `solve` the engine that solves one checked
+    battle (:func:`battlecalc.api.solve`, which simulate hands over). Returns a
+    :class:`WavesResult`."""
+    started = time.perf_counter()
+    ruleset, wave_armies, counter = _check(waves, counterattack, options)
+    method = options.get("method", "auto")
+    if method in ("mc", "auto") and options.get("seed") is None:
+        options["seed"] = int(np.random.SeedSequence().entropy % (2**63))
+    trials, seed = options.get("trials"), options.get("seed")
+    solver = _Solver(solve, trials, seed, counts_mode=method == "mc")
+    if options.get("defender") is None:
+        raise BattleInputError("the defender has no units")
+    first_defender = _army(options["defender"], ruleset, "defender")
+    chain = _Chain(ruleset, {n: k for n, k in first_defender.items()
+                             if not ruleset.units[n].can_be_casualty},
+                   sea=bool(options.get("sea")), strict=counter is not None)
+
+    wave_stats = [_first_wave(chain, solver, options)]
+    later = {**options, **_FIRST_WAVE_ONLY}
+    for stage, army in enumerate(wave_armies, 2):
+        wave_stats.append(_later_wave(chain, solver, stage, army, later))
+    attacker_loss = defender_loss = 0.0
+    for stats in wave_stats:
         attacker_loss += stats["attacker_ipc_loss"]
         defender_loss += stats["defender_ipc_loss"]
-        stats["taken_after"] = taken_total
-        wave_stats.append({"attacker": attacker_text if stage == 1 else format_army(army),
-                           **stats})
-        open_states = next_states
-
-    holds = None
-    counter_stats = None
+    counter_stats = holds = None
     if counter is not None:
-        counter_stats = dict.fromkeys(("fights", "retakes", "attacker_win", "defender_win",
-                                       "draw", "attacker_ipc_loss", "defender_ipc_loss"), 0.0)
-        stage = len(wave_armies) + 2
-        for index, (force, weight) in enumerate(sorted(taken.items())):
-            if weight <= WEIGHT_EPS:
-                pruned += weight
-                continue
-            r = solve("counter-attack", stage, index, weight, rules=rules, attacker=counter,
-                      defender=dict(force), sea=False, method=method,
-                      attacker_tech=options.get("defender_tech"),
-                      defender_tech=options.get("attacker_tech"))
-            if r is None:
-                continue
-            counter_stats["fights"] += weight
-            counter_stats["retakes"] += weight * r.takes_territory
-            for key in ("attacker_win", "defender_win", "draw", "attacker_ipc_loss",
-                        "defender_ipc_loss"):
-                counter_stats[key] += weight * getattr(r, key)
-        holds = taken_total - counter_stats["retakes"]
+        # the defender side's technologies attack; default orders of losses, no retreat
+        counter_stats = _counterattack(chain, solver, len(wave_armies) + 2, counter, {
+            **later, **_COUNTER_DEFAULTS, "attacker_tech": options.get("defender_tech"),
+            "defender_tech": options.get("attacker_tech")})
+        holds = counter_stats["holds"]
         attacker_loss += counter_stats["defender_ipc_loss"]
         defender_loss += counter_stats["attacker_ipc_loss"]
-        counter_stats = {"attacker": format_army(counter), **counter_stats, "holds": holds}
 
-    eliminated = taken_total + sum(
-        w for force, w in open_states.items()
-        if not any(units[n].can_be_casualty for n, _ in force))
-    method_used = methods.pop() if len(methods) == 1 else "mixed"
-    stderr: dict[str, float] = {}
-    if method_used == "mc" and trials:
-        for key, p in (("takes_territory", taken_total), ("defender_eliminated", eliminated),
-                       ("holds", holds)):
-            if p is not None:
-                p = min(max(p, 0.0), 1.0)
-                stderr[key] = math.sqrt(p * (1 - p) / trials)
-    elif method_used == "exact":
-        stderr = {"takes_territory": 0.0, "defender_eliminated": 0.0}
-        if holds is not None:
-            stderr["holds"] = 0.0
+    eliminated = chain.taken_total + sum(
+        w for force, w in chain.open_states.items()
+        if not any(ruleset.units[n].can_be_casualty for n, _ in force))
+    method_used = solver.methods.pop() if len(solver.methods) == 1 else "mixed"
+    mc = method_used != "exact"
     return WavesResult(
-        rules=ruleset.id, method=method_used,
-        trials=trials if method_used != "exact" else None,
-        seed=seed if method_used != "exact" else None, sea=sea,
-        attacker=wave_stats[0]["attacker"], defender=format_army(first_defender),
-        waves=wave_stats, counterattack=counter_stats,
-        takes_territory=0.0 if sea else taken_total, defender_eliminated=eliminated,
-        holds=holds, attacker_ipc_loss=attacker_loss, defender_ipc_loss=defender_loss,
-        tuv_swing=defender_loss - attacker_loss, stderr=stderr, solves=solves, pruned=pruned,
-        elapsed_s=time.perf_counter() - started, all_units=tuple(order),
+        rules=ruleset.id, method=method_used, trials=trials if mc else None,
+        seed=seed if mc else None, sea=chain.sea, attacker=wave_stats[0]["attacker"],
+        defender=format_army(first_defender), waves=wave_stats, counterattack=counter_stats,
+        takes_territory=0.0 if chain.sea else chain.taken_total,
+        defender_eliminated=eliminated, holds=holds, attacker_ipc_loss=attacker_loss,
+        defender_ipc_loss=defender_loss, tuv_swing=defender_loss - attacker_loss,
+        stderr=_stderr(method_used, trials, {"takes_territory": chain.taken_total,
+                                             "defender_eliminated": eliminated,
+                                             "holds": holds}),
+        solves=solver.solves, pruned=chain.pruned, elapsed_s=time.perf_counter() - started,
+        all_units=tuple(ruleset.units),
     )

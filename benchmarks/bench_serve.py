@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/bench_serve.py [--requests 200] [--sequential 50]
 
-Starts `python -m battlecalc serve` on a free loopback port (its start-up warms the kernels),
+Starts `python -m battlecalc serve` on a free loopback port (and waits for its warm-up),
 then
   1. sends --sequential small battles one after the other (with `distributions=1`, as the
      page asks) and prints the median and p99 latency: the "answers while you type" figure;
@@ -91,7 +91,14 @@ def start_server(port: int) -> subprocess.Popen:
                 break
         except OSError:
             time.sleep(0.2)
-    print(f"server up after {time.perf_counter() - started:.1f} s (start-up and warm-up)")
+    print(f"page up after {time.perf_counter() - started:.1f} s")
+    # the kernels warm up in the background: measure from the end of the warm-up
+    for line in server.stderr:
+        if "kernels warm" in line:
+            break
+    else:
+        raise SystemExit("the server stopped during its warm-up")
+    print(f"kernels warm after {time.perf_counter() - started:.1f} s ({line.strip()})")
     return server
 
 

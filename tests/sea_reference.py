@@ -260,9 +260,12 @@ set of enemy units present that they may hit (TripleA's target groups): sub
 hits never air; air hits not subs where the V3 destroyer rule forbids it;
 everything else anything.  Each group sums its strength (value; k x value
 for k dice that may each hit; min(value + k - 1, 6) for best-of-k) and
-scores strength // 6 sure hits plus one die for the remainder.  Kinds with
-the same target set fire as one group (e.g. subs and ships when the enemy
-has no aircraft); a kind with no target does not fire.
+scores strength // 6 sure hits plus one die for the remainder.  Submarines
+always fire as a group of their own, whatever the enemy has (TripleA rolls
+first-strike units in their own step even when a destroyer cancels the
+surprise strike); air and ships with the same target set fire as one group
+(e.g. when the enemy has no submarines); a kind with no target does not
+fire.
 """
 
 from __future__ import annotations
@@ -834,21 +837,30 @@ def _unit_power(value, dice, best):
 
 
 def _group_by_targets(strength, enemy, air_may_hit_subs):
-    """Low luck: the hit kinds of one fire step grouped by the set of enemy
-    units present that they may hit (as TripleA groups firing units by their
-    targets).  `strength` is indexed like HIT_KINDS.  Returns [(kind index,
-    summed strength)]; kinds with nothing to hit are dropped; a group's hits
-    are labelled with its last kind (all kinds of a group hit the same
-    units here)."""
+    """Low luck: the hit kinds of one fire step as TripleA's firing groups.
+    `strength` is indexed like HIT_KINDS.  Returns [(kind index, summed
+    strength)]; kinds with nothing to hit are dropped.
+
+    Submarines are first-strike units: TripleA rolls them in a fire step of
+    their own every time they fire, so their strength is always a group
+    alone.  Air and general hits are grouped by the set of enemy units present
+    that they may hit (TripleA's target groups); a merged group's hits are
+    general hits (both kinds hit the same units there)."""
+    groups = []
     by_targets = {}
     for k, kind in enumerate(HIT_KINDS):
         if strength[k] == 0:
             continue
         targets = frozenset(u for u in UNITS
                             if _has(enemy, u) and _may_hit(kind, u, air_may_hit_subs))
-        if targets:
+        if not targets:
+            continue
+        if kind == SUB_HIT:
+            groups.append((k, strength[k]))
+        else:
             by_targets.setdefault(targets, []).append(k)
-    return [(max(kinds), sum(strength[k] for k in kinds)) for kinds in by_targets.values()]
+    groups += [(max(kinds), sum(strength[k] for k in kinds)) for kinds in by_targets.values()]
+    return groups
 
 
 # ---------------------------------------------------------------------------

@@ -375,7 +375,7 @@ def test_rules_file_error_names_the_file(tmp_path, battle_must_not_run):
 
 
 @pytest.mark.parametrize(("make", "fragment"), [
-    (lambda tmp: str(tmp / "missing.toml"), "No such file or directory"),
+    (lambda tmp: str(tmp / "missing.toml"), "missing.toml: no such file"),
     (lambda tmp: str(tmp), "not a regular file"),
     (lambda tmp: "", "--rules-file: the path is empty"),
     (lambda tmp: "/dev/zero", "not a regular file"),
@@ -386,7 +386,7 @@ def test_unreadable_rules_file(tmp_path, battle_must_not_run, make, fragment):
 
 def test_oversized_rules_file(tmp_path, battle_must_not_run):
     path = tmp_path / "big.toml"
-    path.write_bytes(b"#" * (cli_module.MAX_RULES_FILE_BYTES + 1))
+    path.write_bytes(b"#" * (battlecalc.rules.MAX_RULES_FILE_BYTES + 1))
     assert_usage_error(invoke("units", "--rules-file", str(path)),
                        "more than an edition file needs")
 

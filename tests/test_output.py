@@ -392,3 +392,230 @@ def test_checking_a_destination_changes_nothing(tmp_path):
     before = snapshot(tmp_path)
     output.open_destination(str(tmp_path / "new.txt"))
     assert snapshot(tmp_path) == before == {}
+
+
+# --- one writer for every command (issue 16, points 2 and 16) -------------------------------
+# `sweep -o` replaced a symlink, a FIFO or a device node by a regular file and reset the mode to
+# 0644; `sweep X.csv -o X.csv` overwrote its input; `--plot` had a writer of its own.  Now
+# run, raid, plan, units, sweep (CSV and Parquet) and --plot all go through output.py.
+
+ONE_BATTLE_CSV = "rules,attacker,defender,method\nrevised,1 inf,1 inf,exact\n"
+
+
+def sweep_args(source, *more: str) -> list[str]:
+    return ["sweep", str(source), "-w", "1", "--seed", "1", *more]
+
+
+def sweep_result(text: str) -> float:
+    """attacker_win of the one-battle sweep (1 inf v 1 inf, Revised: exactly 1/4)."""
+    from io import StringIO
+
+    import pandas as pd
+
+    (value,) = pd.read_csv(StringIO(text))["attacker_win"]
+    return value
+
+
+@pytest.fixture
+def battles(tmp_path):
+    path = tmp_path / "battles.csv"
+    path.write_text(ONE_BATTLE_CSV, encoding="utf-8")
+    return path
+
+
+def read_fifo_while(fifo, call):
+    """Run call() while a thread reads `fifo` to its end; (call's result, bytes read)."""
+    received = []
+
+    def read():
+        with open(fifo, "rb") as handle:
+            received.append(handle.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        result = call()
+    finally:
+        if reader.is_alive() and not received:
+            try:  # the command did not open the FIFO: let the reader go
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+        reader.join(10)
+    assert not reader.is_alive()
+    return result, received[0] if received else b""
+
+
+def test_sweep_output_symlink_stays_a_link_and_keeps_the_mode(tmp_path, battles, umask):
+    umask(0o022)
+    real = tmp_path / "real.csv"
+    real.write_text("old\n", encoding="utf-8")
+    real.chmod(0o600)
+    link = tmp_path / "link.csv"
+    link.symlink_to("real.csv")
+    result = invoke(*sweep_args(battles, "-o", str(link)))
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and os.readlink(link) == "real.csv"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600  # not reset to 0644
+    assert sweep_result(real.read_text(encoding="utf-8")) == pytest.approx(0.25, abs=1e-12)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["battles.csv", "link.csv", "real.csv"]
+
+
+def test_sweep_output_fifo_is_written_through(tmp_path, battles):
+    fifo = tmp_path / "out.csv"
+    os.mkfifo(fifo)
+    result, data = read_fifo_while(fifo, lambda: invoke(*sweep_args(battles, "-o", str(fifo))))
+    assert result.exit_code == 0, result.output
+    assert sweep_result(data.decode("utf-8")) == pytest.approx(0.25, abs=1e-12)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_sweep_output_device_node_stays_a_device(tmp_path, battles):
+    null = _char_device(tmp_path, "null.csv", 3)
+    rdev = os.lstat(null).st_rdev
+    result = invoke(*sweep_args(battles, "-o", str(null)))
+    assert result.exit_code == 0, result.output
+    info = os.lstat(null)
+    assert stat.S_ISCHR(info.st_mode) and info.st_rdev == rdev
+    assert sorted(os.listdir(tmp_path)) == ["battles.csv", "null.csv"]
+
+
+def test_parquet_table_through_a_symlink_and_a_fifo(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from battlecalc.sweeper import write_table
+
+    frame = pd.DataFrame({"attacker_win": [0.25, 0.5], "label": ["a", "b"]})
+    real = tmp_path / "real.parquet"
+    real.write_bytes(b"old")
+    real.chmod(0o640)
+    (tmp_path / "link.parquet").symlink_to("real.parquet")
+    write_table(frame, tmp_path / "link.parquet")
+    assert (tmp_path / "link.parquet").is_symlink()
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert pd.read_parquet(real).equals(frame)
+    fifo = tmp_path / "pipe.parquet"
+    os.mkfifo(fifo)
+    _, data = read_fifo_while(fifo, lambda: write_table(frame, fifo))
+    assert data == real.read_bytes()  # the same file, written through the FIFO
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("how", ["same-path", "symlink", "hard-link", "dot-path"])
+def test_sweep_refuses_to_write_over_its_input(tmp_path, battles, how, monkeypatch):
+    import battlecalc.sweeper
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the sweep ran although its output was refused")
+
+    monkeypatch.setattr(battlecalc.sweeper, "sweep", must_not_run)
+    if how == "symlink":
+        (tmp_path / "alias.csv").symlink_to("battles.csv")
+        target = str(tmp_path / "alias.csv")
+    elif how == "hard-link":
+        os.link(battles, tmp_path / "alias.csv")
+        target = str(tmp_path / "alias.csv")
+    elif how == "dot-path":
+        target = f"{tmp_path}/./battles.csv"
+    else:
+        target = str(battles)
+    before = snapshot(tmp_path)
+    line = assert_usage_error(invoke(*sweep_args(battles, "-o", target)), "it is the input file")
+    assert str(battles) in line
+    assert snapshot(tmp_path) == before
+
+
+def test_run_refuses_to_write_over_its_rules_file(tmp_path, battle_must_not_run):
+    edition = tmp_path / "custom.toml"
+    text = open(os.path.join(REPO, "battlecalc", "rules", "revised.toml"), encoding="utf-8").read()
+    edition.write_text(text.replace('id = "revised"', 'id = "custom"', 1), encoding="utf-8")
+    before = snapshot(tmp_path)
+    for command in (["run", "-a", "1 inf", "-d", "1 inf"], ["units"]):
+        assert_usage_error(invoke(*command, "--rules-file", str(edition), "-o", str(edition)),
+                           "it is the input file")
+    assert snapshot(tmp_path) == before
+
+
+def test_plot_goes_through_the_one_writer(tmp_path, umask):
+    pytest.importorskip("matplotlib")
+    umask(0o022)
+    real = tmp_path / "real.svg"
+    real.write_text("old", encoding="utf-8")
+    real.chmod(0o600)
+    (tmp_path / "link.svg").symlink_to("real.svg")
+    result = invoke(*EXACT_1V1, "--plot", str(tmp_path / "link.svg"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "link.svg").is_symlink()
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert real.read_text(encoding="utf-8").lstrip().startswith(("<?xml", "<svg"))
+    fifo = tmp_path / "pipe.svg"
+    os.mkfifo(fifo)
+    result, data = read_fifo_while(fifo, lambda: invoke(*EXACT_1V1, "--plot", str(fifo)))
+    assert result.exit_code == 0, result.output
+    assert b"<svg" in data
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["link.svg", "pipe.svg", "real.svg"]
+
+
+def test_plot_and_output_cannot_be_one_file(tmp_path, battle_must_not_run):
+    pytest.importorskip("matplotlib")
+    target = str(tmp_path / "odds.svg")
+    assert_usage_error(invoke(*EXACT_1V1, "-o", target, "--plot", target), "it is the input file")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("length", [250, 255])
+def test_a_long_legal_file_name_is_written(tmp_path, length):
+    # the temporary file was named `.{name}.XXXXXXXX.tmp`: 264 characters for a 250-character
+    # name, over NAME_MAX (255), refused after the battle had run
+    name = "r" * (length - len(".json")) + ".json"
+    result = invoke(*EXACT_1V1, "-o", str(tmp_path / name))
+    assert result.exit_code == 0, result.output
+    assert is_result((tmp_path / name).read_text(encoding="utf-8"))
+    assert os.listdir(tmp_path) == [name]
+
+
+def test_a_long_legal_file_name_for_sweep_and_plot(tmp_path, battles):
+    csv_name = "s" * 246 + ".csv"
+    result = invoke(*sweep_args(battles, "-o", str(tmp_path / csv_name)))
+    assert result.exit_code == 0, result.output
+    assert sweep_result((tmp_path / csv_name).read_text("utf-8")) == pytest.approx(0.25,
+                                                                                    abs=1e-12)
+    pytest.importorskip("matplotlib")
+    svg_name = "p" * 246 + ".svg"
+    result = invoke(*EXACT_1V1, "--plot", str(tmp_path / svg_name))
+    assert result.exit_code == 0, result.output
+    assert sorted(os.listdir(tmp_path)) == sorted(["battles.csv", csv_name, svg_name])
+
+
+def test_the_check_makes_the_same_kind_of_temporary_file_as_the_write(tmp_path, monkeypatch):
+    # the early check and the write must not disagree on what can be created there
+    names = []
+    real = tempfile.mkstemp
+
+    def recording(*args, **kwargs):
+        fd, path = real(*args, **kwargs)
+        names.append(os.path.basename(path))
+        return fd, path
+
+    monkeypatch.setattr(tempfile, "mkstemp", recording)
+    target = tmp_path / ("x" * 251 + ".txt")
+    output.open_destination(str(target)).write("text")
+    probe, write = names
+    assert len(probe) == len(write) <= 30
+    assert target.read_text(encoding="utf-8") == "text\n"
+
+
+def test_sweep_to_a_fifo_without_an_extension_writes_csv(tmp_path, battles):
+    # a FIFO, a device or /dev/stdout has no extension to tell the format: CSV, as on stdout;
+    # a regular file still needs .csv or .parquet
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    result, data = read_fifo_while(fifo, lambda: invoke(*sweep_args(battles, "-o", str(fifo))))
+    assert result.exit_code == 0, result.output
+    assert sweep_result(data.decode("utf-8")) == pytest.approx(0.25, abs=1e-12)
+    assert_usage_error(invoke(*sweep_args(battles, "-o", str(tmp_path / "out.txt"))),
+                       "cannot tell the format")
+    result = invoke(*sweep_args(battles, "-o", "-"))
+    assert result.exit_code == 0, result.output
+    assert sweep_result(result.stdout) == pytest.approx(0.25, abs=1e-12)

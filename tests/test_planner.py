@@ -277,7 +277,7 @@ def test_counterexamples_where_the_search_does_not_prune():
     ({"pool": ""}, "the pool is empty"),
     ({"pool": "2 battleship"}, "battleship is a sea unit"),
     ({"objective": "speed"}, "objective must be one of cost, loss, swing"),
-    ({"top": 0}, "top must be a whole number >= 1"),
+    ({"top": 0}, "top must be 1 or more"),
     ({"defender": None}, "the defender has no units"),
     ({"defend": True}, "--defend needs the attacking army"),
     ({"sea": True}, "takes_territory is always 0 in sea battles"),

@@ -78,11 +78,11 @@ def test_cells_are_read_as_the_keyword_type(name, text, value):
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [
-    ("sea", "maybe", "sea: expected true or false, got 'maybe'"),
-    ("seed", "1.5", "seed: expected a whole number, got '1.5'"),
-    ("seed", "x", "seed: expected a whole number, got 'x'"),
-    ("keep_land", True, "keep_land: expected a whole number, got True"),
-    ("retreat_below", "inf", "retreat_below: expected a number, got 'inf'"),
+    ("sea", "maybe", "sea must be true or false (yes/no, 1/0), got 'maybe'"),
+    ("seed", "1.5", "seed must be a whole number, got '1.5'"),
+    ("seed", "x", "seed must be a whole number, got 'x'"),
+    ("keep_land", True, "keep_land must be a whole number, got True"),
+    ("retreat_below", "inf", "retreat_below must be a finite number, got 'inf'"),
 ])
 def test_bad_cells_are_named(name, text, message):
     with pytest.raises(BattleInputError) as info:
@@ -128,7 +128,7 @@ def test_vary_syntax(spec, key, values):
     ("attacker.infantry=1..3:0", "empty range '1..3:0'"),
     ("attacker.infantry=-1,2", "a unit count cannot be negative, got -1"),
     ("attacker.infantry=1,,2", "expected a unit count, got nothing"),
-    ("trials=lots", "trials: expected a whole number, got 'lots'"),
+    ("trials=lots", "trials must be a whole number, got 'lots'"),
     ("atacker.infantry=1", "expected an option of simulate"),
     ("colour=red", "expected an option of simulate"),
 ])
@@ -196,7 +196,7 @@ def test_bad_rows_get_an_error_and_the_others_go_on(local_table):
     errors = dict(zip(local_table["label"], local_table["error"], strict=True))
     assert errors["bad unit"].startswith("unknown unit 'infanty' in revised; did you mean "
                                          "'infantry'?")
-    assert errors["bad bool"] == "sea: expected true or false, got 'perhaps'"
+    assert errors["bad bool"] == "sea must be true or false (yes/no, 1/0), got 'perhaps'"
     good = local_table[local_table["error"].isna()]
     assert len(good) == 5
     assert good[["attacker_win", "defender_win", "draw", "stalemate", "retreat"]].sum(
@@ -372,12 +372,10 @@ def test_write_is_atomic(local_table, tmp_path, monkeypatch):
     path = tmp_path / "results.csv"
     path.write_text("previous results\n")
 
-    def half_written(self, target, **kwargs):
-        with open(target, "w") as handle:
-            handle.write("rules,attacker\nrevised,")
+    def disk_full(fd):  # the temporary file is written, then the disk fills before the rename
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", half_written)
+    monkeypatch.setattr(os, "fsync", disk_full)
     with pytest.raises(BattleInputError, match="cannot write .*results.csv: No space left"):
         write_table(local_table, path)
     assert path.read_text() == "previous results\n"

@@ -332,7 +332,12 @@ def test_mutation_1942_bombardment_casualties_do_not_fire_back(monkeypatch):
 
 def test_mutation_1942_artillery_supports_nobody(monkeypatch):
     true = load_rules("1942-2e")
-    _assert_caught(monkeypatch, "1942-2e", dataclasses.replace(true, supports=()))
+    # improved_artillery changes the artillery's support: without supports it has none to change
+    # (a Ruleset is checked as its edition file would be)
+    techs = {name: dataclasses.replace(tech, support_changes=MappingProxyType({}))
+             for name, tech in true.techs.items()}
+    _assert_caught(monkeypatch, "1942-2e", dataclasses.replace(
+        true, supports=(), techs=MappingProxyType(techs)))
 
 
 def test_mutation_1942_transports_defend_at_one(monkeypatch):

@@ -306,3 +306,97 @@ def test_cli_waves():
     bad = runner.invoke(cli, ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
                               "--wave", "1 battleship"])
     assert bad.exit_code == 2 and bad.stderr.startswith("Error: wave 2: battleship")
+
+
+def _force(row, units) -> dict[str, int]:
+    return {u: int(getattr(row, u)) for u in units if u in row._fields and getattr(row, u)}
+
+
+def _chained_by_hand(rules, attacker, defender, wave, counter, captured, dice):
+    """Two waves and a counter-attack chained by hand from single exact battles, through their
+    survivor DataFrames: wave 2 against each defender end state not taken (the `captured`
+    units that are never casualties added back; nobody left: it walks in with its land
+    units), the counter-attack against each occupying force."""
+    ruleset = battlecalc.load_rules(rules)
+    units = list(ruleset.units)
+    land = {"infantry", "artillery", "tank", "aa"}
+
+    def exact(a, d, **kw):
+        return battlecalc.simulate(rules=rules, attacker=a, defender=d, method="exact",
+                                   dice=dice, **kw)
+
+    first = exact(attacker, defender)
+    open_states, taken = [], []
+    for row in first.defender_distribution.itertuples(index=False):
+        force, p = _force(row, units), row.probability
+        if not force:
+            p -= first.takes_territory
+        if p > 1e-9:
+            open_states.append(({**force, **captured}, p))
+    for row in first.attacker_distribution.itertuples(index=False):
+        force = {u: n for u, n in _force(row, units).items() if u in land}
+        if force:
+            taken.append(({**force, **captured}, row.probability))
+    keys = ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "defender_ipc_loss")
+    second = dict.fromkeys(("sent", "fights", "walks_in", "takes_territory", *keys), 0.0)
+    wave_land = {u: n for u, n in battlecalc.parse_army(wave, ruleset).items() if u in land}
+    for force, p in open_states:
+        second["sent"] += p
+        if not force:
+            second["walks_in"] += p
+            second["takes_territory"] += p
+            taken.append(({**wave_land, **captured}, p))
+            continue
+        r = exact(wave, force)
+        second["fights"] += p
+        for key in ("takes_territory", *keys):
+            second[key] += p * getattr(r, key)
+        for row in r.attacker_distribution.itertuples(index=False):
+            force = {u: n for u, n in _force(row, units).items() if u in land}
+            if force:
+                taken.append(({**force, **captured}, p * row.probability))
+    counter_stats = dict.fromkeys(("fights", "retakes", *keys), 0.0)
+    for force, p in taken:
+        r = exact(counter, force)
+        counter_stats["fights"] += p
+        counter_stats["retakes"] += p * r.takes_territory
+        for key in keys:
+            counter_stats[key] += p * getattr(r, key)
+    takes = first.takes_territory + second["takes_territory"]
+    return {"first": first, "second": second, "counter": counter_stats, "takes": takes,
+            "holds": takes - counter_stats["retakes"],
+            "loss_a": first.attacker_ipc_loss + second["attacker_ipc_loss"]
+            + counter_stats["defender_ipc_loss"],
+            "loss_d": first.defender_ipc_loss + second["defender_ipc_loss"]
+            + counter_stats["attacker_ipc_loss"]}
+
+
+@pytest.mark.parametrize("rules,attacker,defender,wave,counter,captured,dice", [
+    # Revised: the AA gun is never a casualty, stays through wave 2 and is captured
+    ("revised", "2 inf 1 tank", "2 inf 1 art 1 aa", "1 inf 1 tank 1 ftr", "2 inf 1 ftr",
+     {"aa": 1}, "standard"),
+    # 1942 2E: fighters can clear the territory without taking it; wave 2 then walks in
+    ("1942-2e", "1 inf 2 ftr", "2 inf 1 aa", "1 inf 1 tank", "2 inf 1 tank", {}, "standard"),
+    # a low-luck game: every wave and the counter-attack roll low luck
+    ("1942-2e", "1 inf 2 ftr", "2 inf 1 aa", "1 inf 1 tank", "2 inf 1 tank", {}, "low_luck"),
+])
+def test_two_waves_and_a_counterattack_chained_by_hand(rules, attacker, defender, wave,
+                                                       counter, captured, dice):
+    want = _chained_by_hand(rules, attacker, defender, wave, counter, captured, dice)
+    r = battlecalc.simulate(rules=rules, attacker=attacker, defender=defender, waves=[wave],
+                            counterattack=counter, method="exact", dice=dice)
+    first, second = r.waves
+    for key in ("attacker_win", "defender_win", "draw", "takes_territory",
+                "attacker_ipc_loss", "defender_ipc_loss"):
+        assert first[key] == getattr(want["first"], key), key
+    for key, value in want["second"].items():
+        assert second[key] == pytest.approx(value, abs=1e-12), key
+    for key, value in want["counter"].items():
+        assert r.counterattack[key] == pytest.approx(value, abs=1e-12), key
+    assert r.takes_territory == pytest.approx(want["takes"], abs=1e-12)
+    assert second["taken_after"] == pytest.approx(want["takes"], abs=1e-12)
+    assert r.holds == pytest.approx(want["holds"], abs=1e-12)
+    assert r.attacker_ipc_loss == pytest.approx(want["loss_a"], abs=1e-11)
+    assert r.defender_ipc_loss == pytest.approx(want["loss_d"], abs=1e-11)
+    if not captured:  # the case is the one it says: wave 2 does walk in
+        assert second["walks_in"] > 0.01

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+import socket
 import threading
+import time
 import urllib.parse
 
 import pytest
@@ -22,6 +25,7 @@ from webserver import get_json, request, run_query, running_server  # noqa: E402
 import battlecalc  # noqa: E402
 from battlecalc import api  # noqa: E402
 from battlecalc.cli import cli  # noqa: E402
+from battlecalc.options import flag_message  # noqa: E402
 from battlecalc.plot import distributions  # noqa: E402
 from battlecalc.rules import list_editions, load_rules  # noqa: E402
 from battlecalc.web import server as web_server  # noqa: E402
@@ -141,9 +145,14 @@ BAD_INPUT = [
 
 @pytest.mark.parametrize(("params", "args"), BAD_INPUT)
 def test_bad_input_is_400_with_the_cli_message(base, params, args):
+    # the same message everywhere, each naming options the caller's way: keywords from the
+    # library and the web API, flags from the command line
+    with pytest.raises(battlecalc.BattleInputError) as info:
+        battlecalc.simulate(**parse_params(params)[0])
     status, data = run_query(base, **params)
     assert status == 400
-    assert data == {"error": cli_error(args)}
+    assert data == {"error": str(info.value)}
+    assert cli_error(args) == flag_message(str(info.value))
 
 
 @pytest.mark.parametrize(("query", "fragment"), [
@@ -271,7 +280,7 @@ def test_every_simulate_argument_is_a_request_parameter():
                       "attacker_tech": "jets"}
     assert extra == {"distributions": True}
     assert parse_params({"trials": "1e5"})[0] == {"trials": 100_000}
-    with pytest.raises(ParamError, match="whole number of trials"):
+    with pytest.raises(ParamError, match="trials must be a whole number, got '1.5'"):
         parse_params({"trials": "1.5"})
 
 
@@ -300,18 +309,32 @@ def test_concurrent_requests_each_get_their_own_battle(base):
         assert without_time(data) == expected[i % len(battles)]
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def test_serve_command_warns_off_loopback_and_stays_quiet_on_it(monkeypatch):
     import uvicorn
 
     calls = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append(kw))
-    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", "8123"])
+
+    def served(self, sockets=None):
+        (sock,) = sockets
+        calls.append({"host": self.config.host, "port": self.config.port,
+                      "bound": sock.getsockname()[1]})
+
+    monkeypatch.setattr(uvicorn.Server, "run", served)
+    port = free_port()
+    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", str(port)])
     assert result.exit_code == 0, result.output
     assert "Warning: listening on 0.0.0.0" in result.stderr
-    assert calls[-1]["host"] == "0.0.0.0" and calls[-1]["port"] == 8123
-    result = CliRunner().invoke(cli, ["serve"])
+    assert calls[-1] == {"host": "0.0.0.0", "port": port, "bound": port}
+    port = free_port()
+    result = CliRunner().invoke(cli, ["serve", "--port", str(port)])
     assert result.exit_code == 0 and "Warning" not in result.stderr
-    assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8000
+    assert calls[-1] == {"host": "127.0.0.1", "port": port, "bound": port}
     result = CliRunner().invoke(cli, ["serve", "--port", "70000"])
     assert result.exit_code == 2
 
@@ -364,3 +387,203 @@ def test_warm_up_runs_every_kind_of_battle():
              for b in web_server.WARM_UP}
     assert {("1942-2e", False, False, "exact"), ("1942-2e", True, False, "mc"),
             ("1942-2e", False, True, "exact"), ("formula", False, False, "mc")} <= kinds
+
+
+# --- issue 16: no server file is a request's to read (point 1) -------------------------------
+
+
+@pytest.fixture
+def server_files(tmp_path):
+    """Paths a hostile request might name as rules: an edition file with a secret id and unit,
+    a FIFO named like an edition (reading it would block the server), a 1 GB sparse file, a
+    device, a missing file, files of the system."""
+    text = (cli_module_rules_folder() / "revised.toml").read_text(encoding="utf-8")
+    secret = tmp_path / "secret.toml"
+    unit = '[units.secretunit]\ncost = 1\nattack = 1\ndefense = 1\ndomain = "land"\n\n'
+    secret.write_text(text.replace('id = "revised"', 'id = "s3cret-edition"', 1)
+                      .replace("[units.infantry]", unit + "[units.infantry]", 1),
+                      encoding="utf-8")
+    assert load_rules(str(secret)).id == "s3cret-edition"  # a valid edition: simulate reads it
+    fifo = tmp_path / "x.toml"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.toml"
+    with open(huge, "wb") as handle:
+        handle.truncate(2**30)
+    yield [str(secret), str(fifo), str(huge), "/dev/zero", str(tmp_path / "missing.toml"),
+           "/etc/passwd", "/proc/self/fd/1", "/proc/self/environ", str(tmp_path),
+           f"{tmp_path}/../{tmp_path.name}/secret.toml"]
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # let a blocked reader go
+    except OSError:
+        pass
+
+
+def cli_module_rules_folder():
+    from importlib import resources
+    from pathlib import Path
+
+    return Path(str(resources.files("battlecalc.rules")))
+
+
+def quick_request(base: str, method: str, path: str, body: bytes | None = None,
+                  headers: dict | None = None, timeout: float = 10.0):
+    """One request that must be answered within `timeout` s (a server blocked on a FIFO is not)."""
+    import http.client
+
+    parts = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_rules_may_name_shipped_editions_only(base, server_files):
+    from battlecalc.errors import quoted
+
+    answers = {}
+    for path in server_files:
+        query = urllib.parse.urlencode({"rules": path, "attacker": "1 inf", "defender": "1 inf"})
+        started = time.monotonic()
+        status, body = quick_request(base, "GET", "/api/run?" + query)
+        assert time.monotonic() - started < 5, path  # nothing was opened or read
+        assert status == 400, (path, body)
+        message = json.loads(body)["error"]
+        # the same answer whatever the path names (a file, none, a FIFO): it tells nothing
+        answers[path] = message.replace(quoted(path), "PATH")
+        assert b"s3cret" not in body
+        status, body = quick_request(base, "POST", "/api/run", json.dumps(
+            {"rules": path, "attacker": "1 inf", "defender": "1 inf"}).encode(),
+            {"Content-Type": "application/json"})
+        assert status == 400 and json.loads(body)["error"].replace(quoted(path), "PATH") == \
+            answers[path]
+    (answer,) = set(answers.values())
+    assert answer == ("rules: unknown edition PATH; this server runs the shipped editions, by "
+                      f"id: {', '.join(list_editions())}")
+    # the server still answers (nothing blocked it), and shipped ids still work
+    status, data = run_query(base, rules="classic", attacker="1 inf", defender="1 inf",
+                             method="exact")
+    assert status == 200 and data["rules"] == "classic"
+
+
+def test_a_secret_edition_file_is_not_run_or_echoed(base, server_files):
+    secret = server_files[0]
+    for params in ({"rules": secret, "attacker": "1 secretunit", "defender": "1 inf"},
+                   {"rules": secret, "attacker": "1 inf", "defender": "1 inf"}):
+        status, body = quick_request(base, "GET", "/api/run?" + urllib.parse.urlencode(params))
+        assert status == 400
+        assert b"s3cret-edition" not in body  # the file's id (and keys) stay on the server
+
+
+# --- issue 16 point 13: a request's bad values are 400, never 500 ---------------------------
+
+
+def test_distributions_with_waves_or_a_counterattack_is_400(base):
+    for extra in ({"waves": "2 inf"}, {"counterattack": "1 inf"}):
+        status, data = run_query(base, rules="revised", attacker="3 inf", defender="1 inf",
+                                 method="exact", distributions="1", **extra)
+        assert status == 400
+        assert data["error"].startswith("distributions are not available with waves or a "
+                                        "counter-attack")
+        status, data = run_query(base, rules="revised", attacker="3 inf", defender="1 inf",
+                                 method="exact", **extra)  # without the laws: answered
+        assert status == 200, data
+
+
+@pytest.mark.parametrize("opening", ["[", '{"a": '])
+def test_deeply_nested_json_is_400(base, opening):
+    closing = "]" if opening == "[" else "}"
+    depth = 5_000  # under the body cap, over the JSON reader's recursion limit
+    body = '{"rules": "revised", "defender": "1 inf", "attacker": ' + opening * depth + "1" + \
+        closing * depth + "}"
+    assert len(body) < web_server.MAX_BODY_BYTES
+    status, _, answer = request(base, "POST", "/api/run", body.encode(),
+                                {"Content-Type": "application/json"})
+    assert status == 400
+    assert json.loads(answer) == {"error": "the request body is nested too deeply to read"}
+
+
+def test_head_is_a_get_without_a_body(base):
+    good = "/api/run?" + urllib.parse.urlencode({"rules": "revised", "attacker": "1 inf",
+                                                 "defender": "1 inf", "method": "exact"})
+    status, headers, body = request(base, "HEAD", good)
+    assert (status, body) == (200, b"")
+    assert headers["content-type"].startswith("application/json")
+    status, _, body = request(base, "HEAD", "/api/run?rules=revised&attacker=1+infanty"
+                                            "&defender=1+inf")
+    assert (status, body) == (400, b"")  # as GET answers it, less the body
+    assert request(base, "GET", "/api/run?rules=revised&attacker=1+infanty&defender=1+inf"
+                   )[0] == 400
+
+
+class FailingEngine(Engine):
+    """An engine whose battles raise a given exception (what a value the readers let through
+    could make the library raise)."""
+
+    def __init__(self, error: BaseException):
+        super().__init__()
+        self.error = error
+
+    def compute(self, kwargs, with_laws):
+        raise self.error
+
+
+@pytest.mark.parametrize(("error", "status", "message"), [
+    (ValueError("cannot convert float NaN to integer"), 400,
+     "cannot convert float NaN to integer"),
+    (RecursionError("maximum recursion depth exceeded"), 400,
+     "the request is nested too deeply to read"),
+    (ParamError("bad parameter"), 400, "bad parameter"),
+    (RuntimeError("a bug"), 500, "internal error (see the server's output)"),
+])
+def test_value_and_recursion_errors_of_a_request_are_400(error, status, message):
+    with running_server(FailingEngine(error)) as url:
+        got, data = run_query(url, rules="revised", attacker="1 inf", defender="1 inf")
+    assert (got, data) == (status, {"error": message})
+
+
+# --- issue 16 point 15: serve checks where it listens before the warm-up --------------------
+
+
+@pytest.fixture
+def no_warm_up(monkeypatch):
+    """Fail the test if the server is built or warmed up: the refusal must come first."""
+    import uvicorn
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the server was built although it cannot listen")
+
+    monkeypatch.setattr(web_server, "create_app", refuse)
+    monkeypatch.setattr(uvicorn.Server, "run", refuse)
+
+
+def one_error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("Error: ") and "Traceback" not in result.output
+    assert result.stdout == ""
+    return line
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_exit_2(no_warm_up):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        line = one_error_line(CliRunner().invoke(cli, ["serve", "--port", str(port)]))
+    assert line == (f"Error: cannot listen on 127.0.0.1:{port}: the port is in use "
+                    "(another server?); choose another --port")
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(("host", "fragment"), [
+    ("no-such-host.invalid", "cannot listen on 'no-such-host.invalid': unknown host"),
+    ("192.0.2.1", "cannot listen on 192.0.2.1:8000: not an address of this machine"),
+])
+def test_serve_on_an_unknown_or_foreign_host_is_one_line_and_exit_2(no_warm_up, host,
+                                                                     fragment):
+    line = one_error_line(CliRunner().invoke(cli, ["serve", "--host", host]))
+    assert fragment in line

@@ -50,6 +50,8 @@ from ..spec import (
 CHUNK_TRIALS = 16_384
 MAX_CHUNKS_PER_CALL = 128
 HIST_BYTES_PER_CALL = 32 * 2**20  # bound on the per-call histogram rows (memory per call)
+FIRST_CALL_CHUNKS: int | None = None  # first kernel call, which times them (None: one a thread)
+CALL_SECONDS = 0.5  # later calls: about this much work (the results do not depend on it)
 # Exact solver: transitions (state x loss-table row) above which `auto` switches to Monte Carlo
 # and `exact` refuses.
 EXACT_TRANSITION_LIMIT = 1_000_000
@@ -149,6 +151,44 @@ class _TooLarge(Exception):
     pass
 
 
+class _SideStates:
+    """One side's states, numbered: (face-up, flipped) pieces per type, with the potential,
+    whether a face-up piece is left, a number for the face-up pieces alone (the dice rows
+    depend on them only) and, cached, the state after some loss points."""
+
+    def __init__(self, same_exchange_removal: bool):
+        self.a1 = same_exchange_removal
+        self.pieces: list[tuple[tuple, tuple]] = []
+        self.potential: list[int] = []
+        self.alive: list[bool] = []
+        self.up_number: list[int] = []
+        self._numbers: dict[tuple, int] = {}
+        self._up_numbers: dict[tuple, int] = {}
+        self._after: dict[tuple[int, int], int] = {}
+
+    def number(self, up: tuple, flipped: tuple) -> int:
+        n = self._numbers.get((up, flipped))
+        if n is None:
+            n = self._numbers[(up, flipped)] = len(self.pieces)
+            self.pieces.append((up, flipped))
+            self.potential.append(_potential(up, flipped))
+            self.alive.append(sum(up) > 0)
+            self.up_number.append(self._up_numbers.setdefault(up, len(self._up_numbers)))
+        return n
+
+    def after(self, n: int, points: int) -> int:
+        """The state after `points` loss points in one exchange from state n."""
+        m = self._after.get((n, points))
+        if m is None:
+            up, flipped = self.pieces[n]
+            up_arr = np.array(up, dtype=np.int64)
+            fl_arr = np.array(flipped, dtype=np.int64)
+            kernels.apply_losses(up_arr, fl_arr, points, self.a1)
+            m = self._after[(n, points)] = self.number(tuple(int(x) for x in up_arr),
+                                                       tuple(int(x) for x in fl_arr))
+        return m
+
+
 def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
     """Exact law of the battle: probabilities (floats) propagated exchange by exchange.
 
@@ -168,26 +208,22 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
     a_pot0 = _potential(a.face_up, a.flipped)
     d_pot0 = _potential(d.face_up, d.flipped)
 
-    row_cache: dict[tuple, list[tuple[int, float]]] = {}
-    loss_cache: dict[tuple, tuple[tuple, tuple]] = {}
+    att, dfn = _SideStates(a1), _SideStates(a1)
+    row_cache: dict[tuple[int, int], tuple[tuple[int, float], ...]] = {}
 
-    def rows_of(a_up: tuple, d_up: tuple) -> list[tuple[int, float]]:
-        key = (a_up, d_up)
-        if key not in row_cache:
-            kernels.row_counts(battle.die, a.bonus, a.extra, np.array(a_up, dtype=np.int64),
-                               a.base, d.bonus, np.array(d_up, dtype=np.int64), d.base,
+    def rows_of(a_n: int, d_n: int) -> tuple[tuple[int, float], ...]:
+        """(row, probability) of the rows the dice can give; they depend on the face-up
+        pieces only."""
+        key = (att.up_number[a_n], dfn.up_number[d_n])
+        rows = row_cache.get(key)
+        if rows is None:
+            kernels.row_counts(battle.die, a.bonus, a.extra,
+                               np.array(att.pieces[a_n][0], dtype=np.int64), a.base, d.bonus,
+                               np.array(dfn.pieces[d_n][0], dtype=np.int64), d.base,
                                battle.row_min, counts_buf)
-            row_cache[key] = [(r, int(n) / die2) for r, n in enumerate(counts_buf) if n]
-        return row_cache[key]
-
-    def after(up: tuple, fl: tuple, points: int) -> tuple[tuple, tuple]:
-        key = (up, fl, points)
-        if key not in loss_cache:
-            up_arr = np.array(up, dtype=np.int64)
-            fl_arr = np.array(fl, dtype=np.int64)
-            kernels.apply_losses(up_arr, fl_arr, points, a1)
-            loss_cache[key] = (tuple(int(x) for x in up_arr), tuple(int(x) for x in fl_arr))
-        return loss_cache[key]
+            rows = row_cache[key] = tuple((r, int(n) / die2) for r, n in enumerate(counts_buf)
+                                          if n)
+        return rows
 
     outcomes = np.zeros(N_OUTCOMES)
     a_points: dict[int, float] = defaultdict(float)
@@ -211,34 +247,63 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
         d_fl_mean[:] += p * np.array(d_fl)
         second[:] += p * np.array([sum(a_up), sum(a_fl), sum(d_up), sum(d_fl)]) ** 2
 
+    row_att = [int(x) for x in battle.row_att]
+    row_def = [int(x) for x in battle.row_def]
+    # A state is a pair of side states, numbered (see _SideStates); per state, its moves, one
+    # per loss-table row it can reach: (next state, probability, whether both sides still
+    # have a face-up piece, loss points of each side so far).  A state recurs in many
+    # exchanges: its moves are worked out once.
+    states: list[tuple[int, int]] = []
+    numbers: dict[tuple[int, int], int] = {}
+    moves_cache: list[tuple | None] = []
+
+    def number(pair: tuple[int, int]) -> int:
+        n = numbers.get(pair)
+        if n is None:
+            n = numbers[pair] = len(states)
+            states.append(pair)
+            moves_cache.append(None)
+        return n
+
+    def moves_of(n: int) -> tuple:
+        a_n, d_n = states[n]
+        a_before = a_pot0 - att.potential[a_n]
+        d_before = d_pot0 - dfn.potential[d_n]
+        moves = []
+        for row, q in rows_of(a_n, d_n):
+            la, ld = row_att[row], row_def[row]
+            new_a, new_d = att.after(a_n, la), dfn.after(d_n, ld)
+            moves.append((number((new_a, new_d)), q, att.alive[new_a] and dfn.alive[new_d],
+                          a_before + la, d_before + ld))
+        moves_cache[n] = moves = tuple(moves)
+        return moves
+
+    def pieces(n: int) -> tuple:
+        a_n, d_n = states[n]
+        return (*att.pieces[a_n], *dfn.pieces[d_n])
+
     start = (tuple(int(x) for x in a.face_up), tuple(int(x) for x in a.flipped),
              tuple(int(x) for x in d.face_up), tuple(int(x) for x in d.flipped))
-    live: dict[tuple, float] = {start: 1.0}
+    live: dict[int, float] = {number((att.number(*start[:2]), dfn.number(*start[2:]))): 1.0}
     transitions = 0
     for done in range(battle.spec.max_exchanges):
         if not live:
             break
-        following: dict[tuple, float] = defaultdict(float)
-        for (a_up, a_fl, d_up, d_fl), p in live.items():
-            a_before = a_pot0 - _potential(a_up, a_fl)
-            d_before = d_pot0 - _potential(d_up, d_fl)
-            for row, q in rows_of(a_up, d_up):
-                transitions += 1
-                la = int(battle.row_att[row])
-                ld = int(battle.row_def[row])
-                new_a = after(a_up, a_fl, la)
-                new_d = after(d_up, d_fl, ld)
-                state = (*new_a, *new_d)
-                if sum(new_a[0]) and sum(new_d[0]):
-                    following[state] += p * q
-                else:
-                    stop(state, p * q, done + 1, a_before + la, d_before + ld)
+        following: dict[int, float] = defaultdict(float)
+        for n, p in live.items():
+            moves = moves_cache[n] or moves_of(n)
+            transitions += len(moves)
             if transitions > limit:
                 raise _TooLarge
+            for next_n, q, going_on, a_pts, d_pts in moves:
+                if going_on:
+                    following[next_n] += p * q
+                else:
+                    stop(pieces(next_n), p * q, done + 1, a_pts, d_pts)
         live = following
     capped = 0.0
-    for state, p in live.items():
-        a_up, a_fl, d_up, d_fl = state
+    for n, p in live.items():
+        state = a_up, a_fl, d_up, d_fl = pieces(n)
         stop(state, p, battle.spec.max_exchanges, a_pot0 - _potential(a_up, a_fl),
              d_pot0 - _potential(d_up, d_fl))
         capped += p
@@ -290,9 +355,11 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
         "a_left_sq": np.zeros(2, dtype=np.int64),
         "d_left_sq": np.zeros(2, dtype=np.int64),
     }
-    for begin in range(0, n_chunks, per_call):
-        end = min(begin + per_call, n_chunks)
+    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS or jit.thread_count())
+    while begin < n_chunks:
+        end = min(begin + calls, n_chunks)
         n = end - begin
+        call_started = time.perf_counter()
         out = {
             "outcomes": np.zeros((n, N_OUTCOMES), dtype=np.int64),
             "exchanges": np.zeros((n, max_ex + 1), dtype=np.int64),
@@ -319,6 +386,11 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
             totals[key] += value.sum(axis=0)
         if progress is not None:
             progress(int(chunk_trials[:end].sum()), trials, "trials")
+        # calls of about CALL_SECONDS, so that progress (and a caller's time limit, which
+        # stops the run by raising from it) hears often even of slow trials (long battles)
+        per_chunk = (time.perf_counter() - call_started) / n
+        calls = max(1, min(per_call, int(CALL_SECONDS / max(per_chunk, 1e-9))))
+        begin = end
     return totals
 
 

@@ -292,19 +292,15 @@ def fire_groups(s_strength, a_strength, n_strength, y_info, air_subs):
 
     Strengths of the side's subs, aircraft and other units; y_info: the enemy's state flags;
     air_subs: its aircraft may hit subs.  Returns the strengths of the groups whose hits are
-    sub hits, air hits and general hits: a category joins the general group when it may hit
-    every enemy unit present, subs and aircraft join when they may hit the same ones.
+    sub hits, air hits and general hits.  Subs always roll on their own: they are first-strike
+    units, which fire in a step of their own even when an enemy destroyer cancels the surprise
+    strike (TripleA's OffensiveFirstStrike / DefensiveFirstStrike, state REGULAR), whatever the
+    enemy has present.  Aircraft join the general group when they may hit every enemy unit
+    present (TripleA's target groups).
     """
     present = y_info & I_IN_BATTLE
-    sub_targets = present & (I_SUBS | I_OTHER)
     air_targets = present & (I_AIR | I_OTHER | (I_SUBS if air_subs else 0))
     if air_targets == present:
         n_strength += a_strength
-        a_strength = 0
-    if sub_targets == present:
-        n_strength += s_strength
-        s_strength = 0
-    if a_strength > 0 and sub_targets == air_targets:
-        s_strength += a_strength
         a_strength = 0
     return s_strength, a_strength, n_strength

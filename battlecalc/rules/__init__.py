@@ -10,10 +10,11 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -129,6 +130,12 @@ MODEL_SECTIONS = {"formula": "battlecalc.formula.schema"}
 
 # Unit fields: name -> (type check, default).  `None` default means required.
 _REQUIRED = object()
+# A unit name or alias as army notation reads it (battlecalc.army: a letter, then letters and
+# underscores, matched lower-case): anything else could never be typed.
+_TYPEABLE = re.compile(r"[^\W\d_][^\W\d]*\Z")
+# Unit fields a raid uses and a battle never reads (techs changing only these are raid techs).
+RAID_FIELDS = ("raid_dice", "raid_best_die", "raid_bonus", "raid_targets", "air_attack",
+               "air_defense")
 
 
 def _is_int(lo: int, hi: int):
@@ -342,6 +349,11 @@ class Ruleset:
                 units[unit_name] = dataclasses.replace(units[unit_name], **overrides)
             supports = tuple(dataclasses.replace(s, **tech.support_changes.get(s.giver, {}))
                              for s in supports)
+        problems = unit_problems(units, facilities=self.facilities) if len(techs) > 1 else ()
+        if problems:  # each technology alone was checked when the edition was loaded
+            raise BattleInputError(
+                f"technologies {', '.join(techs)} of {self.id} cannot be used together: "
+                f"units.{problems[0]}")
         return dataclasses.replace(self, units=MappingProxyType(units), supports=supports)
 
 
@@ -433,14 +445,13 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
             values["aliases"] = tuple(a.lower() for a in values["aliases"])
             values["raid_targets"] = tuple(values["raid_targets"])
             units[unit_name] = Unit(name=unit_name, **values)
+    for unit_name in raw_units:
+        _check_name(unit_name, f"{prefix}.units.{unit_name}", "unit name", errors)
     for unit in units.values():
-        if unit.damaged_form and unit.damaged_form not in raw_units:
-            errors.append(f"{prefix}.units.{unit.name}.damaged_form: unknown unit "
-                          f"{unit.damaged_form!r}")
-        for target in unit.raid_targets:
-            if target not in raw_facilities:
-                errors.append(f"{prefix}.units.{unit.name}.raid_targets: unknown facility "
-                              f"{target!r}")
+        for alias in unit.aliases:
+            _check_name(alias, f"{prefix}.units.{unit.name}.aliases", "alias", errors)
+    errors.extend(f"{prefix}.units.{problem}"
+                  for problem in unit_problems(units, raw_units, raw_facilities))
     _check_raid_flags(flags, units, raw_facilities, prefix, errors)
 
     supports: list[Support] = []
@@ -493,7 +504,14 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
                     elif _fields(fields_, {k: (c, None) for k, (c, _) in SUPPORT_FIELDS.items()
                                            if k not in ("giver",)},
                                  f"{path}.support.{giver}", errors) is not None:
-                        support_changes[giver] = dict(fields_)
+                        unknown = [t for t in fields_.get("targets", ()) if t not in raw_units]
+                        if unknown:
+                            errors.append(f"{path}.support.{giver}.targets: unknown unit "
+                                          f"{unknown[0]!r}")
+                        else:
+                            support_changes[giver] = {
+                                k: tuple(v) if isinstance(v, list) else v
+                                for k, v in fields_.items()}
                 continue
             if key not in raw_units:
                 errors.append(f"{path}.{key}: unknown unit")
@@ -504,7 +522,14 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
                                    if k != "aliases"}, f"{path}.{key}", errors) is not None:
                 changes[key] = {field_: tuple(value) if isinstance(value, list) else value
                                 for field_, value in overrides.items()}
-        techs[tech_name] = Tech(tech_name, spec.get("description", ""),
+        if not isinstance(spec.get("description", ""), str):
+            errors.append(f"{path}.description: expected text, got {spec['description']!r}")
+        changed = {name: dataclasses.replace(units[name], **fields_)
+                   for name, fields_ in changes.items()}
+        errors.extend(f"{path}: with it, units.{problem}"
+                      for problem in unit_problems({**units, **changed}, raw_units,
+                                                   raw_facilities, only=changed))
+        techs[tech_name] = Tech(tech_name, str(spec.get("description", "")),
                                 MappingProxyType(changes), MappingProxyType(support_changes))
 
     model = raw.get("model", "dice")
@@ -524,7 +549,7 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
 
     if errors:
         raise RulesFileError("invalid rules file:\n  " + "\n  ".join(errors))
-    return Ruleset(
+    ruleset = Ruleset(
         id=raw["id"],
         name=raw["name"],
         description=raw.get("description", ""),
@@ -538,6 +563,70 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         supports=tuple(supports),
         facilities=MappingProxyType(facilities),
     )
+    ruleset.__dict__["_checked"] = True  # what check_ruleset would find: nothing
+    return ruleset
+
+
+def _check_name(name: str, path: str, what: str, errors: list[str]) -> None:
+    """A unit name or alias must be typeable in army notation."""
+    if not _TYPEABLE.match(name) or (what == "unit name" and name != name.lower()):
+        errors.append(
+            f"{path}: {what} {name!r} cannot be typed in an army: use lower-case letters and "
+            "underscores, starting with a letter (no digits, spaces or hyphens)")
+
+
+def unit_problems(units: dict[str, Unit], names: Any = None, facilities: Any = (),
+                  only: dict[str, Unit] | None = None) -> list[str]:
+    """What the engine cannot model in a unit table, as "<unit>.<field>: why" (each to be
+    prefixed with the table's path).  names: every unit name of the file (a damaged_form may
+    name a unit that failed its own checks); facilities: the raid facilities' names; only:
+    check these units (a technology's changed units; the damaged forms they name are checked
+    too)."""
+    names = units if names is None else names
+    problems = []
+    for unit in (units if only is None else only).values():
+        form = unit.damaged_form
+        if form == unit.name:
+            problems.append(f"{unit.name}.damaged_form: names the unit itself (a damaged "
+                            "unit is another unit type, e.g. damaged_battleship)")
+        elif form and form not in names:
+            problems.append(f"{unit.name}.damaged_form: unknown unit {form!r}")
+        elif form and unit.hp > 2:
+            problems.append(
+                f"{unit.name}.hp: {unit.hp} with a damaged_form is not modelled (a unit with a "
+                "damaged form takes one hit to become it and the damaged form takes the last: "
+                "hp = 2; without damaged_form a unit may take up to 3 hits)")
+        elif form and unit.hp == 2 and form in units:
+            damaged = units[form]
+            if damaged.hp != 1:
+                problems.append(f"{form}.hp: {damaged.hp}, but {form} is the damaged form of "
+                                f"{unit.name} and takes its last hit: expected 1")
+            if (damaged.domain, damaged.submarine) != (unit.domain, unit.submarine):
+                problems.append(f"{unit.name}.damaged_form: {form!r} is not the same kind of "
+                                "unit (domain and submarine must match)")
+        for target in unit.raid_targets:
+            if target not in facilities:
+                problems.append(f"{unit.name}.raid_targets: unknown facility {target!r}")
+    return problems
+
+
+# Unit fields that a battle never reads in a role (raid fields never in a battle).
+_NOT_READ = {"attack": {"defense", "defense_dice", "aa_value", "aa_shots", *RAID_FIELDS},
+             "defense": {"attack", "attack_dice", "can_attack", "bombard", *RAID_FIELDS}}
+
+
+def tech_affects(ruleset: Ruleset, tech_name: str, army: Any, role: str) -> bool:
+    """Whether a technology changes anything a battle reads for a side with these units (and
+    their damaged forms) in this role ("attack" or "defense"); supports act on attack."""
+    teched = ruleset.with_techs((tech_name,))
+    names = set(army) | {ruleset.units[n].damaged_form for n in army} - {""}
+    read = [f.name for f in dataclasses.fields(Unit) if f.name not in _NOT_READ[role]]
+    if any(getattr(teched.units[n], f) != getattr(ruleset.units[n], f)
+           for n in names for f in read):
+        return True
+    return role == "attack" and any(
+        new != old for new, old in zip(teched.supports, ruleset.supports, strict=True)
+        if old.giver in names)
 
 
 def _check_raid_flags(flags: dict[str, Any], units: dict[str, Unit], raw_facilities: dict,
@@ -549,6 +638,66 @@ def _check_raid_flags(flags: dict[str, Any], units: dict[str, Unit], raw_facilit
     if flags["raid_damage_cap"] == "facility" and not raw_facilities:
         errors.append(f'{prefix}.rules.raid_damage_cap: "facility" needs [facilities.<name>] '
                       "tables (each with max_damage)")
+
+
+def _as_raw(ruleset: Ruleset) -> dict[str, Any]:
+    """A Ruleset as the parsed edition file it could come from (for :func:`check_ruleset`)."""
+    def plain(value: Any) -> Any:
+        return list(value) if isinstance(value, tuple) else value
+
+    raw: dict[str, Any] = {
+        "format": FORMAT_VERSION, "id": ruleset.id, "name": ruleset.name,
+        "description": ruleset.description, "model": ruleset.model,
+        "die_size": ruleset.die_size, "rules": dict(ruleset.flags),
+        "units": {name: {f.name: plain(getattr(unit, f.name))
+                         for f in dataclasses.fields(Unit) if f.name != "name"}
+                  for name, unit in ruleset.units.items()},
+        "support": [{f.name: plain(getattr(s, f.name)) for f in dataclasses.fields(Support)}
+                    for s in ruleset.supports],
+        "facilities": {name: {"max_damage": f.max_damage, "description": f.description}
+                       for name, f in ruleset.facilities.items()},
+        "tech": {name: {"description": tech.description,
+                        **{unit: {k: plain(v) for k, v in fields_.items()}
+                           for unit, fields_ in tech.changes.items()},
+                        **({"support": {giver: {k: plain(v) for k, v in fields_.items()}
+                                        for giver, fields_ in tech.support_changes.items()}}
+                           if tech.support_changes else {})}
+                 for name, tech in ruleset.techs.items()},
+    }
+    for name, unit in ruleset.units.items():
+        if not isinstance(unit, Unit) or unit.name != name:
+            raise TypeError(f"units[{name!r}] is not the Unit named {name!r}")
+    if ruleset.model in MODEL_SECTIONS and ruleset.formula is not None:
+        table = dict(ruleset.formula)
+        table.pop("piece_types", None)
+        rows = table.get("loss_table") or ()
+        table["loss_table"] = [
+            {**({} if i == len(rows) - 1 else {"diff_at_least": row[0]}),
+             "attacker_loses": row[1], "defender_loses": row[2]} for i, row in enumerate(rows)]
+        table["level_thresholds"] = list(table.get("level_thresholds", ()))
+        raw[ruleset.model] = table
+    return raw
+
+
+def check_ruleset(ruleset: Ruleset) -> Ruleset:
+    """A Ruleset built or changed in Python (not loaded from a file) checked as its edition file
+    would be; BattleInputError naming every problem.  Checked once per object."""
+    if ruleset.__dict__.get("_checked"):
+        return ruleset
+    try:
+        rebuilt = validate(_as_raw(ruleset), "Ruleset")
+        if dict(ruleset.aliases) != dict(rebuilt.aliases):
+            raise RulesFileError("invalid rules file:\n  aliases: expected every unit's name "
+                                 "and aliases (lower-case), as validate() builds them")
+    except RulesFileError as exc:
+        raise BattleInputError(
+            f"invalid Ruleset {quoted(ruleset.id)}: "
+            f"{str(exc).removeprefix('invalid rules file:').strip()}") from None
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise BattleInputError(f"invalid Ruleset {quoted(getattr(ruleset, 'id', '?'))}: "
+                               f"{exc}") from None
+    ruleset.__dict__["_checked"] = True
+    return ruleset
 
 
 def merged(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
@@ -587,13 +736,15 @@ def list_editions() -> list[str]:
 
 
 _CACHE: dict[str, Ruleset] = {}
+MAX_RULES_FILE_BYTES = 1_000_000  # edition files are a few kB; refuse to read /dev/zero
+MAX_BASE_DEPTH = 8  # files on top of one another through `base =`
 
 
-def _parse(read, name: str, folder: str | None = None) -> Ruleset:
+def _parse(read, name: str, folder: str | None = None, seen: tuple[str, ...] = ()) -> Ruleset:
     """Read, parse and validate one edition file (on top of its base); RulesFileError naming
     the file otherwise."""
     try:
-        return validate(_raw(read, name, folder, ()), name)
+        return validate(_raw(read, name, folder, seen), name)
     except RulesFileError as exc:
         raise RulesFileError(f"{name}: {exc}") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
@@ -603,27 +754,77 @@ def _parse(read, name: str, folder: str | None = None) -> Ruleset:
         raise RulesFileError(f"{name}: {why or exc.strerror}") from None
 
 
+def read_rules_file(path: str | os.PathLike) -> str:
+    """The text of an edition file: a regular file of at most MAX_RULES_FILE_BYTES, UTF-8.
+
+    The one reader of every edition file named by a path (``--rules-file``, ``load_rules`` of
+    a path, a ``base = "file"``).  Checked with ``os.stat`` before it is opened, so that a FIFO
+    (which would block), a device (``/dev/zero``: endless) or a folder is refused unread; opened
+    non-blocking and checked again on the open descriptor (the path may change in between), and
+    read no further than the cap (a ``/proc`` file says 0 bytes and may hold more).
+    RulesFileError (or OSError, UnicodeDecodeError) otherwise.
+    """
+    shown = os.fspath(path)
+    info = os.stat(path)
+    _check_regular(shown, info)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _check_regular(shown, os.fstat(fd))
+        chunks, size = [], 0
+        while size <= MAX_RULES_FILE_BYTES:
+            chunk = os.read(fd, min(1 << 16, MAX_RULES_FILE_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_RULES_FILE_BYTES:
+        raise RulesFileError(f"more than {MAX_RULES_FILE_BYTES:,} bytes, more than an edition "
+                             "file needs")
+    return b"".join(chunks).decode("utf-8")
+
+
+def _check_regular(shown: str, info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO, device or socket"
+        raise RulesFileError(f"not a regular file ({kind}: battlecalc reads edition files only)")
+    if info.st_size > MAX_RULES_FILE_BYTES:
+        raise RulesFileError(f"{info.st_size:,} bytes is more than an edition file needs "
+                             f"({MAX_RULES_FILE_BYTES:,} at most)")
+
+
 def _raw(read, name: str, folder: str | None, seen: tuple[str, ...]) -> dict[str, Any]:
     """A parsed edition file with its base (`base = "1942-2e"`, a shipped edition, or a file
-    next to it) merged underneath."""
+    next to it) merged underneath.  `seen`: the bases above it (shipped ids, or the real
+    paths of files), to refuse a cycle and a chain deeper than MAX_BASE_DEPTH."""
     raw = tomllib.loads(read())
     base = raw.get("base")
     if base is None:
         return raw
     if not isinstance(base, str) or not base:
         raise RulesFileError(f"base: expected an edition id or an edition file, got {base!r}")
-    if base in seen:
-        raise RulesFileError(f"base: {' -> '.join((*seen, base))} is a cycle")
+    if len(seen) >= MAX_BASE_DEPTH:
+        raise RulesFileError(f"base: more than {MAX_BASE_DEPTH} files deep")
     files = _edition_files()
     if base in files:
+        if base in seen:
+            raise RulesFileError(f"base: {' -> '.join((*seen, base))} is a cycle")
         base_raw = _raw(files[base].read_text, f"{base}.toml", None, (*seen, base))
     else:
         path = os.path.join(folder or ".", base)
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise RulesFileError(f"base: {base!r} is neither a shipped edition "
                                  f"({', '.join(sorted(files))}) nor a file")
-        base_raw = _raw(lambda: Path(path).read_bytes().decode("utf-8"), path,
-                        os.path.dirname(path), (*seen, base))
+        real = os.path.realpath(path)  # ./a.toml and a.toml are one file: one cycle
+        if real in seen:
+            raise RulesFileError(f"base: {base!r} is a cycle (that file is already a base)")
+        try:
+            text = read_rules_file(path)
+        except RulesFileError as exc:
+            raise RulesFileError(f"base {path}: {exc}") from None
+        base_raw = _raw(lambda: text, path, os.path.dirname(path), (*seen, real))
     return merged(base_raw, raw)
 
 
@@ -632,7 +833,7 @@ def load_rules(edition: str | os.PathLike | Ruleset) -> Ruleset:
     edition file (an ``os.PathLike``, or a str naming an existing file or ending in .toml), or
     a Ruleset itself."""
     if isinstance(edition, Ruleset):
-        return edition
+        return check_ruleset(edition)
     if isinstance(edition, str) and edition in _CACHE:
         return _CACHE[edition]
     files = _edition_files()
@@ -657,5 +858,5 @@ def load_rules(edition: str | os.PathLike | Ruleset) -> Ruleset:
 
 def load_rules_file(path: str | os.PathLike) -> Ruleset:
     """Load and validate an edition file from any path (for edition authors)."""
-    return _parse(lambda: Path(path).read_bytes().decode("utf-8"), os.fspath(path),
-                  os.path.dirname(os.fspath(path)))
+    return _parse(lambda: read_rules_file(path), os.fspath(path),
+                  os.path.dirname(os.fspath(path)), (os.path.realpath(path),))

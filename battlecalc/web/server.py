@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
+import socket
 import sys
+import threading
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Any
@@ -35,14 +39,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import api
-from ..errors import BattleInputError
+from ..errors import BattleInputError, quoted
 from ..plot import distributions
-from ..rules import load_rules
+from ..rules import list_editions, load_rules
 from .spec import ParamError, page_spec, parse_params
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_TRIALS = 10_000_000
-MAX_FORMULA_TRIALS = 1_000_000  # the formula engine has no progress hook to stop it early
+MAX_FORMULA_TRIALS = 1_000_000  # formula trials are slower: a lower cap besides the time limit
 TIME_LIMIT_S = 20.0
 WORKERS = 4
 MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
@@ -62,8 +66,8 @@ SECURITY_HEADERS = {
     ),
 }
 
-# Tiny battles of every kind, run once at start-up so that every kernel is compiled (or
-# loaded from numba's cache) before the first request.
+# Tiny battles of every kind, run once in the background from start-up so that every kernel is
+# compiled (or loaded from numba's cache) early; the page answers meanwhile (Engine.warm_up).
 WARM_UP = [
     dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="exact"),
     dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="mc",
@@ -108,7 +112,9 @@ class Engine:
 
     def __init__(self, workers: int = WORKERS, max_trials: int = MAX_TRIALS,
                  max_formula_trials: int = MAX_FORMULA_TRIALS,
-                 time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING):
+                 time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING,
+                 warm_up_battles: list[dict[str, Any]] | None = None,
+                 warm_up_hook: Callable[[dict[str, Any]], None] | None = None):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
         self.max_trials = max_trials
         self.max_formula_trials = max_formula_trials
@@ -117,6 +123,14 @@ class Engine:
         self.pending = 0
         self.warm_up_s: float | None = None
         self.warm_up_problems: list[str] = []
+        self.warm_up_battles = WARM_UP if warm_up_battles is None else warm_up_battles
+        self.warm_up_hook = warm_up_hook  # called before each warm-up battle (tests)
+        self.warm = threading.Event()  # set when the warm-up has finished
+        # requests running: the warm-up lets them go first (it waits until none runs before
+        # each of its battles); a request compiles what it needs itself where the warm-up
+        # has not reached it yet (numba compiles one function at a time)
+        self._requests = 0
+        self._requests_done = threading.Condition()
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
@@ -124,6 +138,7 @@ class Engine:
 
     def check(self, kwargs: dict[str, Any]) -> None:
         """Refuse, before any work, what is over the limits."""
+        check_edition(kwargs.get("rules", "revised"))
         trials = kwargs.get("trials", api.DEFAULT_TRIALS)
         formula = load_rules(kwargs.get("rules", "revised")).model == "formula"
         cap = self.max_formula_trials if formula else self.max_trials
@@ -135,37 +150,47 @@ class Engine:
 
     def compute(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
         """One battle (in a worker thread): the JSON object, plus its laws if asked."""
-        result = self._simulate(kwargs)
+        with self._requests_done:
+            self._requests += 1
+        try:
+            result = self._simulate(kwargs)
+        finally:
+            with self._requests_done:
+                self._requests -= 1
+                self._requests_done.notify_all()
         data = result.to_dict()
         if with_laws:
             data["distributions"] = distributions(result)
         return data
 
     def _simulate(self, kwargs: dict[str, Any]):
-        ruleset = load_rules(kwargs.get("rules", "revised"))
-        if ruleset.model != "dice":
-            return api.simulate(**kwargs)
-        if kwargs.get("method") == "exact":
-            # exact only where `auto` would solve exactly: ask auto, and stop it at its first
-            # Monte Carlo progress report if it went for Monte Carlo instead
-            def refuse(done: int, total: int, what: str = "trials", *_) -> None:
-                if what == "trials":
-                    raise _Stop("exact")
-
-            try:
-                return api.simulate(**{**kwargs, "method": "auto"}, progress=refuse)
-            except _Stop:
-                raise TooMuchWork(
-                    "battle too large to solve exactly on this server (method auto would use "
-                    "Monte Carlo); use method=mc or method=auto"
-                ) from None
         deadline = time.monotonic() + self.time_limit
 
         def watch(done: int, total: int, what: str = "trials", *_) -> None:
             if time.monotonic() > deadline and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
+        ruleset = load_rules(kwargs.get("rules", "revised"))
         try:
+            if ruleset.model == "dice" and kwargs.get("method") == "exact":
+                # exact only where `auto` would solve exactly: ask auto, and stop it at its
+                # first Monte Carlo progress report if it went for Monte Carlo instead (and at
+                # the time limit, in the --retreat-below table both methods build)
+                def refuse(done: int, total: int, what: str = "trials", *_) -> None:
+                    if what == "trials":
+                        raise _Stop("exact")
+                    watch(done, total, what)
+
+                try:
+                    return api.simulate(**{**kwargs, "method": "auto"}, progress=refuse)
+                except _Stop as stop:
+                    if str(stop) != "exact":
+                        raise
+                    raise TooMuchWork(
+                        "battle too large to solve exactly on this server (method auto would "
+                        "use Monte Carlo); use method=mc or method=auto"
+                    ) from None
+            # formula battles too: their Monte Carlo reports progress like the dice kernel's
             return api.simulate(**kwargs, progress=watch)
         except _Stop as stop:
             raise TooMuchWork(
@@ -185,14 +210,19 @@ class Engine:
             self.pending -= 1
 
     def warm_up(self) -> float:
-        """Run WARM_UP once (compiles or loads every kernel); returns the seconds taken.  A
-        warm-up battle the library refuses is noted in `warm_up_problems`, not fatal."""
+        """Run the warm-up battles once (compiles or loads every kernel); returns the seconds
+        taken.  A warm-up battle the library refuses is noted in `warm_up_problems`, not
+        fatal.  Requests may run meanwhile: each warm-up battle waits until none is running."""
         from ..kernels import jit
 
         started = time.perf_counter()
         self.warm_up_problems = []
         jit.compiled()  # small battles would otherwise run as plain Python (kernels/jit.py)
-        for battle in WARM_UP:
+        for battle in self.warm_up_battles:
+            if self.warm_up_hook is not None:
+                self.warm_up_hook(battle)
+            with self._requests_done:
+                self._requests_done.wait_for(lambda: self._requests == 0)
             try:
                 api.simulate(**battle)
             except BattleInputError as exc:
@@ -202,12 +232,64 @@ class Engine:
         self.warm_up_s = time.perf_counter() - started
         return self.warm_up_s
 
+    def start_warm_up(self) -> threading.Thread:
+        """Run :meth:`warm_up` in a background thread (the server answers meanwhile); say on
+        stderr when it is done, and set `warm`."""
+        from ..kernels import jit
+
+        # import numba and wrap the kernels here (under a second), so that no request runs
+        # while jit.compiled() rebinds the kernel modules' globals
+        jit.compiled()
+
+        def run() -> None:
+            try:
+                seconds = self.warm_up()
+                print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
+                      file=sys.stderr, flush=True)
+            except Exception:  # a bug: say so; requests compile what they need themselves
+                traceback.print_exc(file=sys.stderr)
+            finally:
+                self.warm.set()
+
+        thread = threading.Thread(target=run, name="battlecalc-warm-up", daemon=True)
+        thread.start()
+        return thread
+
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 class _Busy(Exception):
     pass
+
+
+SHIPPED_EDITIONS = frozenset(list_editions())
+
+
+def check_edition(rules: Any) -> None:
+    """Requests name shipped editions only, by id: `simulate` would read a path as an edition
+    file, and no file of the server is a request's to read (not even to learn that it exists).
+    The message is the same whatever the path names."""
+    if not isinstance(rules, str) or rules not in SHIPPED_EDITIONS:
+        raise BattleInputError(
+            f"rules: unknown edition {quoted(rules)}; this server runs the shipped editions, "
+            f"by id: {', '.join(sorted(SHIPPED_EDITIONS))}")
+
+
+def check_request(kwargs: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Refuse, before any work, what the server cannot answer (the CLI refuses it too)."""
+    if extra.get("distributions") and (kwargs.get("waves") or kwargs.get("counterattack")):
+        raise BattleInputError(
+            "distributions are not available with waves or a counter-attack (the laws are "
+            "those of one battle); leave distributions out")
+
+
+def _bad_request_message(exc: BaseException) -> str:
+    """The 400 message of an input error, of a ValueError raised on a request's values, and of
+    input nested too deeply to read (RecursionError)."""
+    if isinstance(exc, RecursionError):
+        return "the request is nested too deeply to read"
+    return _one_line(exc) or type(exc).__name__
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -241,8 +323,18 @@ def _query_params(pairs: list[tuple[str, str]]) -> dict[str, str]:
     return params
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads's object hook: a key given twice is refused, not silently the last."""
+    params: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in params:
+            raise ParamError(f"parameter {name!r} given more than once")
+        params[name] = value
+    return params
+
+
 async def _request_params(request: Request) -> dict[str, Any] | Response:
-    if request.method == "GET":
+    if request.method in ("GET", "HEAD"):  # HEAD: a GET whose body the server leaves out
         return _query_params(request.query_params.multi_items())
     body = await _read_body(request)
     if body is None:
@@ -252,9 +344,13 @@ async def _request_params(request: Request) -> dict[str, Any] | Response:
         return _query_params(parse_qsl(body.decode("utf-8", "replace"),
                                        keep_blank_values=True))
     try:
-        params = json.loads(body or b"{}")
+        params = json.loads(body or b"{}", object_pairs_hook=_unique_keys)
+    except ParamError as exc:
+        return _error(str(exc))
     except (ValueError, UnicodeDecodeError):
         return _error("the request body must be a JSON object of simulate's arguments")
+    except RecursionError:
+        return _error("the request body is nested too deeply to read")
     if not isinstance(params, dict):
         return _error("the request body must be a JSON object of simulate's arguments")
     return params
@@ -297,8 +393,9 @@ class HostCheck:
 
 def create_app(engine: Engine | None = None, warm: bool = True,
                host: str = "127.0.0.1") -> Starlette:
-    """The ASGI app.  warm: run the warm-up battles at start-up, before serving; host: the
-    address it is bound to (sets the Host header names it answers)."""
+    """The ASGI app.  warm: run the warm-up battles from start-up, in the background (the
+    page and /api/spec answer at once; a battle asked for meanwhile compiles what it needs);
+    host: the address it is bound to (sets the Host header names it answers)."""
     engine = engine or Engine()
     static = resources.files("battlecalc.web") / "static"
     assets = {path: (static.joinpath(name).read_bytes(), media)
@@ -320,9 +417,14 @@ def create_app(engine: Engine | None = None, warm: bool = True,
             if isinstance(params, Response):
                 return params
             kwargs, extra = parse_params(params)
+            check_request(kwargs, extra)
             data = await engine.run(kwargs, bool(extra.get("distributions")))
         except BattleInputError as exc:
             return _error(_one_line(exc))
+        except (ValueError, RecursionError) as exc:  # values the readers let through
+            print(f"battlecalc: request refused: {type(exc).__name__}: {_one_line(exc)}",
+                  file=sys.stderr, flush=True)
+            return _error(_bad_request_message(exc))
         except _Busy:
             return _error("the server is busy; try again in a moment", 503)
         except Exception:  # a bug: say so, keep serving
@@ -339,10 +441,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     @contextlib.asynccontextmanager
     async def lifespan(app):
         if warm:
-            seconds = await asyncio.get_running_loop().run_in_executor(
-                engine.pool, engine.warm_up)
-            print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
-                  file=sys.stderr, flush=True)
+            engine.start_warm_up()
         yield
         engine.close()
 
@@ -356,16 +455,51 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     return app
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port), for uvicorn to serve on; BattleInputError with one line
+    when the host is unknown, the port in use or the address not this machine's.  Done before
+    anything else: uvicorn would find out only after the app is built and its warm-up begun,
+    and exit 3 with a message of its own."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn chooses
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        address = socket.getaddrinfo(host.strip("[]"), port, family, socket.SOCK_STREAM)[0][4]
+    except (socket.gaierror, UnicodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise BattleInputError(f"cannot listen on {quoted(host)}: unknown host ({reason}); "
+                               "give an address of this machine, e.g. --host 127.0.0.1") from None
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        reason = {
+            errno.EADDRINUSE: "the port is in use (another server?); choose another --port",
+            errno.EADDRNOTAVAIL: "not an address of this machine",
+            errno.EACCES: "permission denied (ports below 1024 need privileges)",
+        }.get(exc.errno, exc.strerror or str(exc))
+        raise BattleInputError(f"cannot listen on {shown}: {reason}") from None
+    return sock
+
+
 def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the server until Ctrl-C (the `battlecalc serve` command)."""
+    """Run the server until Ctrl-C (the `battlecalc serve` command).  BattleInputError, before
+    any work, when it cannot listen there."""
     import uvicorn
 
+    sock = listening_socket(host, port)
     if host not in LOOPBACK:
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
               "it can run battles here (there is no login).", file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
-    print(f"battlecalc: warming up, then serving http://{shown}:{port}/  (Ctrl-C stops)",
-          file=sys.stderr, flush=True)
-    app = create_app(host=host)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
-                lifespan="on", server_header=False)
+    print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); warming up the "
+          "kernels in the background (about a minute on the first run, when they compile; "
+          "battles asked for meanwhile may wait)", file=sys.stderr, flush=True)
+    try:
+        app = create_app(host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                access_log=False, lifespan="on", server_header=False)
+        uvicorn.Server(config).run(sockets=[sock])  # the socket checked above, no second bind
+    finally:
+        sock.close()

@@ -4,19 +4,18 @@ Nothing here imports the web stack: :func:`page_spec` is plain data (editions, b
 options) and :func:`parse_params` turns query-string or JSON values into the arguments of
 :func:`battlecalc.simulate`.  The page builds its whole form from :func:`page_spec`, so a new
 option (``dice``, a raid kind, a planner field) is one entry in :data:`OPTIONS` or
-:data:`KINDS`; a new keyword argument of ``simulate`` is accepted by the API at once (its
-default value tells how to read it from a query string).
+:data:`KINDS`; a keyword argument of ``simulate`` is read as its entry in the table of options
+(:mod:`battlecalc.options`) says, and the "same numbers" command line uses its flag.
 """
 
 from __future__ import annotations
 
-import inspect
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .. import api
 from ..errors import BattleInputError
+from ..options import BY_NAME, DICE_KINDS, Option, read
+from ..options import OPTIONS as TABLE
 from ..orders import PRESETS
 from ..rules import list_editions, load_rules
 
@@ -39,113 +38,33 @@ def _text(name: str, value: Any) -> str:
     return value
 
 
-def _army(name: str, value: Any) -> str | dict:
-    """Army notation, or a JSON object {unit: count}."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    return _text(name, value)
+def _reader(option: Option) -> Callable[[str, Any], Any]:
+    """A request value of `option`, read by battlecalc.options.read (text capped at
+    MAX_TEXT characters)."""
 
-
-def _integer(name: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ParamError(f"{name} must be a whole number, got {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    text = _text(name, value).strip() if isinstance(value, str) else None
-    if text is not None and text.lstrip("+-").isdigit() and len(text) <= 30:
-        return int(text)
-    raise ParamError(f"{name} must be a whole number, got {value!r}")
-
-
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise ParamError(f"{name} must be a number, got {value!r}")
-    if isinstance(value, (int, float)):
-        number = float(value)
-    else:
+    def read_value(name: str, value: Any) -> Any:
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                _text(name, text)
         try:
-            number = float(_text(name, value).strip()[:40])
-        except ValueError:
-            raise ParamError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ParamError(f"{name} must be a finite number, got {value!r}")
-    return number
+            return read(option, value)
+        except BattleInputError as exc:
+            raise ParamError(str(exc)) from None
+
+    return read_value
 
 
-def _trials(name: str, value: Any) -> int:
-    """Like the CLI: 100000, 100_000, 100,000 or 1e5."""
-    if isinstance(value, str):
-        value = value.replace("_", "").replace(",", "").strip()
-        if "e" in value.lower() or "." in value:
-            value = _number(name, value)
-    number = _number(name, value) if isinstance(value, float) else value
-    if isinstance(number, float) and not number.is_integer():
-        raise ParamError(f"{name} must be a whole number of trials, got {value!r}")
-    return _integer(name, number)
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def _boolean(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise ParamError(f"{name} must be true or false (1/0), got {value!r}")
-
-
-def _techs(name: str, value: Any) -> str | list:
-    if isinstance(value, list):
-        return [_text(name, v) for v in value]
-    return _text(name, value)
-
-
-def _exchanges(name: str, value: Any) -> int | str:
-    return value if isinstance(value, int) and not isinstance(value, bool) else _text(name, value)
-
-
-READERS: dict[str, Callable[[str, Any], Any]] = {
-    "rules": _text, "attacker": _army, "defender": _army, "landing": _army, "bombard": _army,
-    "sea": _boolean, "trials": _trials, "seed": _integer, "method": _text,
-    "attacker_tech": _techs, "defender_tech": _techs,
-    "attacker_submerge": _text, "defender_submerge": _text,
-    "attacker_ool": _text, "defender_ool": _text, "keep_land": _integer, "aa_last": _boolean,
-    "retreat_after": _integer, "retreat_when_left": _integer, "retreat_when_only_air": _boolean,
-    "retreat_below": _number, "strafe": _integer, "rounds_distribution": _boolean,
-    # formula combat
-    "attacker_level": _integer, "defender_level": _integer, "counter": _integer,
-    "hatred": _boolean, "loss_multiplier": _integer, "exchanges": _exchanges,
-    "exchange_cap": _integer, "flips": _text,
-}
 NOT_PARAMETERS = {"progress"}  # simulate arguments a request cannot set
-EXTRA_PARAMETERS = {"distributions": _boolean}  # the server's own: add the charts' laws
-
-
-def _reader_for_default(default: Any) -> Callable[[str, Any], Any]:
-    """How to read a simulate argument this module does not know yet, from its default."""
-    if isinstance(default, bool):
-        return _boolean
-    if isinstance(default, int):
-        return _integer
-    if isinstance(default, float):
-        return _number
-    return _army  # text, or a JSON object passed through
+# every keyword of simulate (battlecalc.options) with its reader
+READERS: dict[str, Callable[[str, Any], Any]] = {
+    o.name: _reader(o) for o in TABLE if o.name not in NOT_PARAMETERS}
+EXTRA_PARAMETERS = {"distributions": _reader(Option("distributions", "bool"))}  # the server's
+# own: add the charts' laws
 
 
 def simulate_parameters() -> dict[str, Callable[[str, Any], Any]]:
     """Every argument of :func:`battlecalc.simulate` a request may set, with its reader."""
-    readers = {}
-    for name, parameter in inspect.signature(api.simulate).parameters.items():
-        if name in NOT_PARAMETERS or parameter.kind is inspect.Parameter.VAR_KEYWORD:
-            continue
-        readers[name] = READERS.get(name) or _reader_for_default(parameter.default)
-    for name in api.FORMULA_OPTIONS:
-        readers[name] = READERS.get(name, _army)
-    return readers
+    return dict(READERS)
 
 
 def parse_params(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -193,78 +112,79 @@ ARMY_LABELS = {
     "landing": "Landing from transports", "bombard": "Bombarding ships",
 }
 
-# Every form field but the armies.  kind: choice | int | float | bool | text | trials | techs;
-# `when` restricts where it shows (edition models, battle kinds, methods); `default` is the
-# form's value (a field at its default is left out of the URL and of the request);
-# `suggestions` offer values for a text field; `group` is the fieldset it sits in.  A field at
-# its default is not sent either, as the default is simulate's, unless `send_default` says the
-# form's default differs from simulate's (the seed: a fixed one, so numbers do not jitter).
+# Every form field but the armies, from the table of options (battlecalc.options): its label,
+# choices and command-line flag, and where it applies (`when`: edition models, battle
+# kinds; the page adds methods).  kind: choice | int | float | bool | text | trials | techs;
+# `default` is the form's value (a field at its default is left out of the URL and of the
+# request, as the default is simulate's, unless `send_default` says the form's default differs
+# from simulate's: the seed, a fixed one, so numbers do not jitter; formula options default
+# to the edition's values); `suggestions` offer values for a text field; `group` is the
+# fieldset it sits in.
+_FORM_KINDS = {"bool": "bool", "int": "int", "float": "float", "trials": "trials",
+               "choice": "choice", "techs": "techs", "order": "text", "exchanges": "text"}
+
+
+def _field(name: str, group: str, **page: Any) -> dict[str, Any]:
+    option = BY_NAME[name]
+    if option.applies == DICE_KINDS:
+        when = {"models": ["dice"]}
+    elif option.applies == {"formula"}:
+        when = {"models": ["formula"]}
+    elif option.applies < DICE_KINDS:
+        when = {"kinds": [k for k in ("land", "sea", "amphibious") if k in option.applies]}
+    else:
+        when = {}
+    when.update(page.pop("when", {}))
+    default = False if option.kind == "bool" else "" if option.default is None \
+        else str(option.default)
+    field = {"name": name, "label": option.label, "group": group,
+             "kind": _FORM_KINDS[option.kind], "default": default, "flag": option.flag}
+    if option.choices:
+        field["choices"] = list(option.choices)
+    if when:
+        field["when"] = when
+    field.update(page)
+    return field
+
+
+MC = {"methods": ["auto", "mc"]}
 OPTIONS: list[dict[str, Any]] = [
-    {"name": "method", "label": "method", "group": "Method", "kind": "choice",
-     "choices": list(api.METHODS), "default": "auto",
-     "help": "auto: exact when the battle is small enough, else Monte Carlo"},
-    {"name": "trials", "label": "trials", "group": "Method", "kind": "trials",
-     "default": str(api.DEFAULT_TRIALS), "when": {"methods": ["auto", "mc"]},
-     "help": "Monte Carlo trials (1e6, 1,000,000)"},
-    {"name": "seed", "label": "seed", "group": "Method", "kind": "int", "default": "1",
-     "send_default": True, "min": 0, "when": {"methods": ["auto", "mc"]},
-     "help": "same seed, same numbers; empty: a new random seed each time"},
-    {"name": "dice", "label": "dice", "group": "Method", "kind": "choice",
-     "choices": ["standard", "low_luck"], "default": "standard", "when": {"models": ["dice"]},
-     "help": "low luck: each fire step's strength gives sure hits, one die rolls for the rest"},
-    {"name": "rounds_distribution", "label": "law of rounds (exact)", "group": "Method",
-     "kind": "bool", "default": False, "when": {"models": ["dice"], "methods": ["auto", "exact"]},
-     "help": "the exact solver also computes how many rounds the battle lasts"},
-    {"name": "attacker_tech", "label": "attacker", "group": "Technologies", "kind": "techs",
-     "default": "", "when": {"models": ["dice"]}},
-    {"name": "defender_tech", "label": "defender", "group": "Technologies", "kind": "techs",
-     "default": "", "when": {"models": ["dice"]}},
-    {"name": "attacker_ool", "label": "attacker order of losses", "group": "Orders of losses",
-     "kind": "text", "default": "", "suggestions": list(PRESETS), "when": {"models": ["dice"]},
-     "help": "a preset, units to lose first ('bomber,tank') or '*^infantry;*^fighter'"},
-    {"name": "defender_ool", "label": "defender order of losses", "group": "Orders of losses",
-     "kind": "text", "default": "", "suggestions": list(PRESETS), "when": {"models": ["dice"]}},
-    {"name": "keep_land", "label": "attacker keeps last N land units", "group": "Orders of losses",
-     "kind": "int", "default": "0", "min": 0, "when": {"kinds": ["land", "amphibious"]}},
-    {"name": "aa_last", "label": "defender loses AAA last", "group": "Orders of losses",
-     "kind": "bool", "default": False, "when": {"kinds": ["land", "amphibious"]}},
-    {"name": "retreat_after", "label": "retreat after round", "group": "Retreat", "kind": "int",
-     "default": "", "min": 1, "when": {"models": ["dice"]}},
-    {"name": "retreat_when_left", "label": "retreat with units left <=", "group": "Retreat",
-     "kind": "int", "default": "", "min": 0, "when": {"models": ["dice"]}},
-    {"name": "retreat_when_only_air", "label": "retreat when only aircraft left",
-     "group": "Retreat", "kind": "bool", "default": False,
-     "when": {"kinds": ["land", "amphibious"]}},
-    {"name": "retreat_below", "label": "retreat when chance of winning <", "group": "Retreat",
-     "kind": "float", "default": "", "min": 0, "max": 1, "step": 0.05,
-     "when": {"models": ["dice"]}},
-    {"name": "strafe", "label": "strafe: retreat when defender units <=", "group": "Retreat",
-     "kind": "int", "default": "", "min": 0, "when": {"models": ["dice"]}},
-    {"name": "attacker_submerge", "label": "attacker subs submerge", "group": "Submarines",
-     "kind": "choice", "choices": list(api.SUBMERGE_POLICIES), "default": "never",
-     "when": {"kinds": ["sea"]}},
-    {"name": "defender_submerge", "label": "defender subs submerge", "group": "Submarines",
-     "kind": "choice", "choices": list(api.SUBMERGE_POLICIES), "default": "never",
-     "when": {"kinds": ["sea"]}},
-    {"name": "attacker_level", "label": "attacker level", "group": "Formula", "kind": "int",
-     "default": "1", "min": 1, "max": 10, "when": {"models": ["formula"]}},
-    {"name": "defender_level", "label": "defender level", "group": "Formula", "kind": "int",
-     "default": "1", "min": 1, "max": 10, "when": {"models": ["formula"]}},
-    {"name": "counter", "label": "counter points", "group": "Formula", "kind": "int",
-     "default": "0", "min": 0, "when": {"models": ["formula"]}},
-    {"name": "hatred", "label": "national hatred (+1)", "group": "Formula", "kind": "bool",
-     "default": False, "when": {"models": ["formula"]}},
-    {"name": "loss_multiplier", "label": "loss multiplier", "group": "Formula", "kind": "int",
-     "default": "1", "min": 1, "max": 10, "when": {"models": ["formula"]}},
-    {"name": "exchanges", "label": "exchanges", "group": "Formula", "kind": "text",
-     "default": "1", "suggestions": ["1", "2", "3", "until-done"],
-     "when": {"models": ["formula"]}},
-    {"name": "exchange_cap", "label": "exchange cap (until-done)", "group": "Formula",
-     "kind": "int", "default": "", "min": 1, "when": {"models": ["formula"]}},
-    {"name": "flips", "label": "flips", "group": "Formula", "kind": "choice",
-     "choices": ["", "A2", "A1"], "default": "", "when": {"models": ["formula"]},
-     "help": "empty: the edition's rule"},
+    _field("method", "Method",
+           help="auto: exact when the battle is small enough, else Monte Carlo"),
+    _field("trials", "Method", when=MC, help="Monte Carlo trials (1e6, 1,000,000)"),
+    _field("seed", "Method", default="1", send_default=True, min=0, when=MC,
+           help="same seed, same numbers; empty: a new random seed each time"),
+    _field("dice", "Method", help="low luck: each fire step's strength gives sure hits, one "
+           "die rolls for the rest"),
+    _field("rounds_distribution", "Method", when={"models": ["dice"],
+                                                  "methods": ["auto", "exact"]},
+           help="the exact solver also computes how many rounds the battle lasts"),
+    _field("attacker_tech", "Technologies"),
+    _field("defender_tech", "Technologies"),
+    _field("attacker_ool", "Orders of losses", suggestions=list(PRESETS),
+           help="a preset, units to lose first ('bomber,tank') or '*^infantry;*^fighter'"),
+    _field("defender_ool", "Orders of losses", suggestions=list(PRESETS)),
+    _field("keep_land", "Orders of losses", min=0),
+    _field("aa_last", "Orders of losses"),
+    _field("retreat_after", "Retreat", min=1),
+    _field("retreat_when_left", "Retreat", min=0),
+    _field("retreat_when_only_air", "Retreat"),
+    _field("retreat_below", "Retreat", min=0, max=1, step=0.05),
+    _field("strafe", "Retreat", min=0),
+    _field("attacker_submerge", "Submarines"),
+    _field("defender_submerge", "Submarines"),
+    _field("attacker_level", "Formula", default="1", min=1, max=10),
+    _field("defender_level", "Formula", default="1", min=1, max=10),
+    _field("counter", "Formula", default="0", min=0),
+    _field("hatred", "Formula"),
+    _field("loss_multiplier", "Formula", default="1", min=1, max=10),
+    _field("exchanges", "Formula", default="1", suggestions=["1", "2", "3", "until-done"]),
+    _field("exchange_cap", "Formula", min=1),
+    _field("flips", "Formula", choices=["", *BY_NAME["flips"].choices],
+           help="empty: the edition's rule"),
 ]
+# the command-line flag of every keyword (the page writes the "same numbers" command line)
+FLAGS = {o.name: o.flag for o in TABLE if o.flag}
 
 # Results: the outcome rows (key, label), and the scalar keys shown as numbers; any other
 # scalar key of a response is listed too, so new result fields show up without code.
@@ -338,6 +258,7 @@ def page_spec(limits: Mapping[str, Any] | None = None) -> dict[str, Any]:
         "kinds": KINDS,
         "army_labels": ARMY_LABELS,
         "options": OPTIONS,
+        "flags": FLAGS,
         "outcomes": OUTCOMES,
         "numbers": NUMBERS,
         "limits": dict(limits or {}),

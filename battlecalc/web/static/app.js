@@ -320,7 +320,7 @@
       if (controller !== inflight) return;
       const ms = Math.round(performance.now() - started);
       if (!response.ok) {
-        showError(data.error || `HTTP ${response.status}`);
+        showError(data.error ? pageMessage(data.error) : `HTTP ${response.status}`);
         $("#status").textContent = `error (${ms} ms)`;
         document.body.dataset.state = timer === null ? "error" : "pending";
       } else {
@@ -343,6 +343,20 @@
     }
   }
 
+  // the API names a parameter by its keyword (keep_land); the page by the field's label.
+  // Keywords with an underscore anywhere, one-word ones where a message names them
+  // ("counter must be ...", as battlecalc.options.flag_message does for flags)
+  function pageMessage(message, options = spec.options) {
+    let text = message;
+    for (const opt of options) {
+      if (!opt.label || opt.label === opt.name) continue;
+      const after = opt.name.includes("_") ? "(?![\\w-])" : "(?=\\s+must\\b|:)";
+      const label = opt.label.includes(" ") ? `"${opt.label}"` : `"${opt.label}" (${opt.group})`;
+      text = text.replace(new RegExp(`(^|[^\\w-])${opt.name}${after}`, "g"), `$1${label}`);
+    }
+    return text;
+  }
+
   function showError(message) {
     lastQuery = null;
     const box = $("#error");
@@ -351,14 +365,17 @@
     $("#results").classList.add("stale");
   }
 
-  function cliLine(params) {
+  // the "same numbers" command line: each parameter as its flag (spec.flags, from the table of
+  // options), a flag alone for a boolean, choices in the command line's spelling (low-luck)
+  function cliLine(params, flags = spec.flags, options = spec.options) {
     const quote = (s) => (/^[\w.,:+-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, "\\$1")}"`);
     const words = ["battlecalc", "run"];
     for (const [key, value] of params) {
-      if (key === "rounds_distribution") continue;  // --format csv --distribution rounds
-      const flag = "--" + key.replace(/_/g, "-");
-      const option = spec.options.find((o) => o.name === key);
+      const flag = flags[key];
+      if (!flag) continue;  // rounds_distribution: --format csv --distribution rounds
+      const option = options.find((o) => o.name === key);
       if (key === "sea" || (option && option.kind === "bool")) words.push(flag);
+      else if (option && option.kind === "choice") words.push(flag, quote(value.replace(/_/g, "-")));
       else words.push(flag, quote(value));
     }
     return words.join(" ");

@@ -1,0 +1,495 @@
+"""Every example of README.md, run as written and compared with what the README prints.
+
+Three kinds of examples are found in README.md's fenced blocks:
+
+* shell: a ``$ battlecalc ...`` line and the lines under it (up to the next ``$`` line or the
+  end of the block), run in-process with click's CliRunner (what a terminal shows: stdout and
+  stderr together).  ``$ cat FILE`` lines write the lines under them to FILE in the examples'
+  working folder, which later examples read; ``| jq .KEY`` after a command is done in Python.
+  A block whose last line is ``...`` shows the first lines of the output only: those are
+  compared.
+* doctest: ``>>> `` lines (``... `` continuing them) and the output under them, run in one
+  namespace per block (with ``battlecalc`` imported).
+* value comments: in a ``python`` block without ``>>>``, an expression statement followed by
+  ``# NUMBER`` is evaluated after the block's statements before it, and its repr compared
+  with NUMBER (other expression statements, such as ``r.plot()``, are not run).
+
+Every line is compared as text, numbers included; timings (``(0.309 s)``,
+``(0.580 s, 27 battles solved)``) and compile notices are left out of the comparison.
+
+Update mode rewrites README.md in place with what the examples print now (after a change to
+the Monte Carlo random stream, say), keeping a line's timing where the rest of the line is
+unchanged, so running it twice changes nothing the second time:
+
+    python tests/test_readme.py --update     # rewrite README.md
+    python tests/test_readme.py              # report differences only (exit 1 if any)
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import difflib
+import io
+import json
+import os
+import re
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+
+FENCE = re.compile(r"^```(\w*)\s*$")
+TIMING = re.compile(r"\(\d+(?:\.\d+)? s(?=[,)])")
+COMPILE_NOTICE = re.compile(r"compiling kernels", re.IGNORECASE)
+JQ_KEY = re.compile(r"^jq \.([A-Za-z_][A-Za-z0-9_]*)$")
+VALUE_COMMENT = re.compile(r"#\s*(-?\d[\d.eE+-]*)\s*$")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+FULL_PRECISION = 13  # significant digits from which a number is compared to 1e-12, not as text
+
+
+@dataclass
+class Example:
+    """One README example: what runs, what the README shows, and where it shows it."""
+
+    kind: str  # "shell", "doctest" or "value"
+    line: int  # 1-based README line of the command
+    source: str  # the command line, the doctest source, or the expression
+    want: list[str]  # the output lines the README shows
+    start: int  # 0-based index of the first output line in the README (value: the line)
+    truncated: bool = False  # the block ends with "..." after these lines
+    setup: list[str] = field(default_factory=list)  # value: the statements run before
+    block: int = 0  # 0-based index of the block's first line (doctests share a namespace)
+
+    @property
+    def id(self) -> str:
+        words = self.source.split()
+        name = words[1] if self.kind == "shell" and len(words) > 1 else self.kind
+        return f"L{self.line}-{name}"
+
+
+@dataclass
+class Readme:
+    examples: list[Example]
+    files: dict[str, str]  # `$ cat FILE` blocks: FILE -> its text
+    skipped: list[tuple[int, str]]  # `$` lines that are not run, with their line numbers
+
+
+def _blocks(lines: list[str]):
+    """(language, index of the first line inside, the lines inside) of every fenced block."""
+    i = 0
+    while i < len(lines):
+        match = FENCE.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and lines[end].rstrip() != "```":
+            end += 1
+        yield match.group(1), i + 1, lines[i + 1:end]
+        i = end + 1
+
+
+def _output_lines(body: list[str]) -> tuple[list[str], bool]:
+    """The output lines of an example, and whether the README cut them short with '...'."""
+    body = list(body)
+    while body and not body[-1].strip():
+        body.pop()
+    if body and body[-1].strip() == "...":
+        return body[:-1], True
+    return body, False
+
+
+def parse_readme(text: str) -> Readme:
+    lines = text.split("\n")
+    examples, files, skipped = [], {}, []
+    for language, first, body in _blocks(lines):
+        if language in ("", "console", "shell", "sh") and any(
+                line.startswith("$ ") for line in body):
+            starts = [k for k, line in enumerate(body) if line.startswith("$ ")]
+            for n, k in enumerate(starts):
+                command = body[k][2:].strip()
+                end = starts[n + 1] if n + 1 < len(starts) else len(body)
+                output = body[k + 1:end]
+                words = shlex.split(command.split(" | ")[0])
+                if words[:1] == ["cat"] and len(words) == 2:
+                    files[words[1]] = "\n".join(output) + "\n"
+                    skipped.append((first + k + 1, command))
+                elif words[:1] == ["battlecalc"]:
+                    want, truncated = _output_lines(output)
+                    examples.append(Example("shell", first + k + 1, command, want,
+                                            first + k + 1, truncated))
+                else:
+                    skipped.append((first + k + 1, command))
+        elif language == "python" and any(line.startswith(">>> ") for line in body):
+            examples += _doctests(body, first)
+        elif language == "python":
+            examples += _value_comments(body, first)
+    return Readme(examples, files, skipped)
+
+
+def _doctests(body: list[str], first: int) -> list[Example]:
+    examples = []
+    k = 0
+    while k < len(body):
+        if not body[k].startswith(">>> "):
+            k += 1
+            continue
+        line = first + k + 1
+        source = [body[k][4:]]
+        k += 1
+        while k < len(body) and body[k].startswith("... "):
+            source.append(body[k][4:])
+            k += 1
+        start = k
+        while k < len(body) and not body[k].startswith(">>> "):
+            k += 1
+        want, truncated = _output_lines(body[start:k])
+        examples.append(Example("doctest", line, "\n".join(source), want, first + start,
+                                truncated, block=first))
+    return examples
+
+
+def _value_comments(body: list[str], first: int) -> list[Example]:
+    """Expression statements with a `# NUMBER` comment, each with the statements before it."""
+    source = "\n".join(body)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    examples, setup = [], []
+    for node in tree.body:
+        text = ast.get_source_segment(source, node)
+        if not isinstance(node, ast.Expr):
+            setup.append(text)
+            continue
+        last = body[node.end_lineno - 1]
+        match = VALUE_COMMENT.search(last)
+        if match:
+            examples.append(Example("value", first + node.lineno, text, [match.group(1)],
+                                    first + node.end_lineno - 1, setup=list(setup)))
+    return examples
+
+
+def mask(line: str) -> str:
+    """The line as compared: timings left out, trailing spaces dropped."""
+    return TIMING.sub("(<time> s", line.rstrip())
+
+
+def _shown(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.split("\n") if not COMPILE_NOTICE.search(line)]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def run_shell(command: str, refusal: bool = False) -> list[str]:
+    """What `command` shows on a terminal; refusal: the README shows an `Error:` line, and the
+    command must exit 2 (else 0)."""
+    from click.testing import CliRunner
+
+    from battlecalc.cli import cli
+
+    left, _, pipe = command.partition(" | ")
+    words = shlex.split(left)
+    assert words[0] == "battlecalc", command
+    result = CliRunner().invoke(cli, words[1:])
+    unexpected = result.exception is not None and not isinstance(result.exception, SystemExit)
+    if result.exit_code != (2 if refusal else 0) or unexpected:
+        raise AssertionError(f"`{command}` exited {result.exit_code}:\n{result.output}")
+    output = result.output
+    if pipe:
+        match = JQ_KEY.match(pipe.strip())
+        if not match:
+            raise AssertionError(f"cannot run `| {pipe}` (only `| jq .KEY` is supported)")
+        output = json.dumps(json.loads(result.stdout)[match.group(1)]) + "\n"
+    return _shown(output)
+
+
+def run_doctest(source: str, namespace: dict) -> list[str]:
+    buffer = io.StringIO()
+    code = compile(source, "<README.md>", "single")
+    with contextlib.redirect_stdout(buffer):
+        exec(code, namespace)
+    return _shown(buffer.getvalue())
+
+
+def run_value(example: Example, namespace: dict) -> list[str]:
+    for statement in example.setup:
+        exec(statement, namespace)
+    return [repr(eval(example.source, namespace))]
+
+
+class Runner:
+    """Runs examples in a working folder (holding the README's `cat` files); the doctests of
+    one block share a namespace, with battlecalc imported."""
+
+    def __init__(self, readme: Readme, folder: Path):
+        self.readme = readme
+        self.folder = folder
+        self.namespaces: dict[int, dict] = {}
+        self.done: set[int] = set()  # doctest lines run
+        for name, text in readme.files.items():
+            (folder / name).write_text(text)
+
+    def run(self, example: Example) -> list[str]:
+        with contextlib.chdir(self.folder):
+            if example.kind == "shell":
+                refusal = bool(example.want) and example.want[0].startswith("Error: ")
+                return run_shell(example.source, refusal)
+            if example.kind == "doctest":
+                namespace = self._namespace(example.block)
+                for earlier in self.readme.examples:  # the block's lines before, once
+                    if (earlier.kind == "doctest" and earlier.block == example.block
+                            and earlier.line < example.line and earlier.line not in self.done):
+                        run_doctest(earlier.source, namespace)
+                        self.done.add(earlier.line)
+                self.done.add(example.line)
+                return run_doctest(example.source, namespace)
+            return run_value(example, {})
+
+    def _namespace(self, block: int) -> dict:
+        import battlecalc
+
+        if block not in self.namespaces:
+            self.namespaces[block] = {"battlecalc": battlecalc, "__name__": "__readme__"}
+        return self.namespaces[block]
+
+
+def _digits(number: str) -> int:
+    return len(number.split("e")[0].split("E")[0].replace("-", "").replace(".", "").lstrip("0"))
+
+
+def lines_match(want: str, got: str, tolerant: bool = True) -> bool:
+    """Whether a printed line says what the README's line says: the same text, timings aside;
+    tolerant: numbers printed to full precision (13 or more significant digits, such as a repr)
+    may differ by 1e-12 relative, the rounding noise of another summation order."""
+    want, got = mask(want), mask(got)
+    if want == got or not tolerant:
+        return want == got
+    if NUMBER.split(want) != NUMBER.split(got):
+        return False
+    for a, b in zip(NUMBER.findall(want), NUMBER.findall(got), strict=True):
+        if a != b and not (min(_digits(a), _digits(b)) >= FULL_PRECISION
+                           and abs(float(a) - float(b)) <= 1e-12 * abs(float(a))):
+            return False
+    return True
+
+
+def difference(example: Example, got: list[str], tolerant: bool = True) -> str | None:
+    """None when the example prints what the README shows, else a readable diff."""
+    want = list(example.want)
+    shown = got[:len(want)] if example.truncated else list(got)
+    # lines that match are shown as the README has them, so that the diff shows the rest
+    shown = [want[k] if k < len(want) and lines_match(want[k], line, tolerant) else line
+             for k, line in enumerate(shown)]
+    if len(want) == len(shown) and all(lines_match(a, b, tolerant)
+                                       for a, b in zip(want, shown, strict=True)):
+        return None
+    diff = difflib.unified_diff([mask(line) for line in want], [mask(line) for line in shown],
+                                f"README.md line {example.line}", "printed now", lineterm="",
+                                n=2)
+    return (f"README.md line {example.line}: {example.source}\n" + "\n".join(diff)
+            + "\n(regenerate with: python tests/test_readme.py --update)")
+
+
+def updated_lines(example: Example, got: list[str]) -> list[str]:
+    """The output lines the README should show: what is printed now, keeping the README's
+    timing on lines that are otherwise unchanged (so that an update is idempotent)."""
+    if example.kind == "value":
+        line = example.want[0]
+        return [line if lines_match(line, got[0], tolerant=False) else got[0]]
+    new = got[:len(example.want)] if example.truncated else list(got)
+    return [old if k < len(example.want) and lines_match(old := example.want[k], line,
+                                                          tolerant=False)
+            else line for k, line in enumerate(new)]
+
+
+def apply_updates(text: str, updates: list[tuple[Example, list[str]]]) -> str:
+    """README text with each example's output lines replaced (examples in any order)."""
+    lines = text.split("\n")
+    for example, new in sorted(updates, key=lambda u: u[0].start, reverse=True):
+        if example.kind == "value":
+            line = lines[example.start]
+            match = VALUE_COMMENT.search(line)
+            lines[example.start] = line[:match.start(1)] + new[0] + line[match.end(1):]
+        else:
+            lines[example.start:example.start + len(example.want)] = new
+    return "\n".join(lines)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(temporary, os.stat(path).st_mode & 0o777)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# the tests
+
+README_TEXT = README.read_text()
+PARSED = parse_readme(README_TEXT)
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("readme")
+    return Runner(PARSED, folder)
+
+
+@pytest.mark.parametrize("example", PARSED.examples, ids=[e.id for e in PARSED.examples])
+def test_readme_example(example, runner):
+    problem = difference(example, runner.run(example))
+    assert problem is None, problem
+
+
+def test_every_command_line_of_the_readme_is_run():
+    """No `$` line is left out, save the `cat` that shows an input file."""
+    dollar_lines = [k + 1 for k, line in enumerate(README_TEXT.split("\n"))
+                    if line.startswith("$ ")]
+    run = {e.line for e in PARSED.examples if e.kind == "shell"}
+    left_out = {line: cmd for line, cmd in PARSED.skipped}
+    assert sorted(run | set(left_out)) == dollar_lines
+    assert all(cmd.startswith("cat ") for cmd in left_out.values()), left_out
+    assert len(run) >= 16
+    assert sum(e.kind == "doctest" for e in PARSED.examples) >= 7
+    assert sum(e.kind == "value" for e in PARSED.examples) >= 2
+
+
+def test_updating_the_readme_with_its_own_outputs_changes_nothing():
+    """The examples' spans are right: writing back what the README shows is the identity."""
+    updates = [(e, updated_lines(e, e.want)) for e in PARSED.examples]
+    assert apply_updates(README_TEXT, updates) == README_TEXT
+    shown = {e.start: e.want for e in PARSED.examples}
+    lines = README_TEXT.split("\n")
+    for start, want in shown.items():  # each span holds its lines, in the README
+        assert all(w in lines[start + k] for k, w in enumerate(want))
+
+
+SAMPLE = """\
+Intro.
+
+```
+$ battlecalc run --rules revised -a "1 inf" -d "1 inf"
+method: exact   (0.123 s)
+attacker wins   25.00%
+defender wins   50.00%
+...
+```
+
+```python
+import battlecalc
+r = battlecalc.f()
+r.value      # 0.25
+r.plot()
+```
+
+```python
+>>> 1 + 1
+2
+```
+"""
+
+
+def test_a_changed_number_is_a_difference_and_a_timing_is_not():
+    shell, value, doctest = parse_readme(SAMPLE).examples
+    assert (shell.kind, shell.truncated, shell.start) == ("shell", True, 4)
+    assert value.kind == "value" and value.want == ["0.25"] and value.source == "r.value"
+    assert value.setup == ["import battlecalc", "r = battlecalc.f()"]
+    assert doctest.want == ["2"]
+    same = ["method: exact   (9.999 s)", "attacker wins   25.00%", "defender wins   50.00%",
+            "", "more lines after the cut"]
+    assert difference(shell, same) is None
+    other = ["method: exact   (0.123 s)", "attacker wins   25.01%", "defender wins   50.00%"]
+    problem = difference(shell, other)
+    assert problem is not None and "-attacker wins   25.00%" in problem
+    assert "+attacker wins   25.01%" in problem
+    assert difference(doctest, ["3"]) is not None
+    assert difference(value, ["0.25"]) is None
+
+
+def test_full_precision_numbers_compare_to_1e_12_and_the_rest_as_text():
+    assert lines_match("0.38913420424399237", "0.38913420424399214")
+    assert not lines_match("0.38913420424399237", "0.38913420424399214", tolerant=False)
+    assert not lines_match("0.38913420424399237", "0.38913420424499237")  # 2.6e-12 relative
+    assert not lines_match("attacker wins 98.93%", "attacker wins 98.94%")
+    assert not lines_match("x 0.389134204244", "x 0.389134204243")  # 12 digits: as text
+    assert not lines_match("swing -2.823191707872084", "swing +2.823191707872084")
+    assert lines_match("method: exact   (0.309 s)", "method: exact   (12.5 s)")
+    solved = "exact   (0.580 s, 27 battles solved)"
+    assert lines_match(solved, "exact   (1.0 s, 27 battles solved)")
+    assert not lines_match(solved, "exact   (0.580 s, 28 battles solved)")
+
+
+def test_update_rewrites_outputs_keeps_timings_and_is_idempotent():
+    shell, value, doctest = parse_readme(SAMPLE).examples
+    got = {id(shell): ["method: exact   (4.567 s)", "attacker wins   30.00%",
+                       "defender wins   50.00%", "cut off"],
+           id(value): ["0.3"], id(doctest): ["2"]}
+    updates = [(e, updated_lines(e, got[id(e)])) for e in (shell, value, doctest)]
+    text = apply_updates(SAMPLE, updates)
+    expected = (SAMPLE.replace("attacker wins   25.00%", "attacker wins   30.00%")
+                .replace("# 0.25", "# 0.3"))
+    assert text == expected  # the timing and the '...' stay, the numbers change
+    again = parse_readme(text).examples
+    assert [difference(e, got[id(old)]) for e, old in zip(again, (shell, value, doctest),
+                                                           strict=True)] == [None] * 3
+    updates = [(e, updated_lines(e, got[id(old)]))
+               for e, old in zip(again, (shell, value, doctest), strict=True)]
+    assert apply_updates(text, updates) == text
+
+
+# ---------------------------------------------------------------------------------------------
+# update mode
+
+
+def main(argv: list[str]) -> int:
+    update = "--update" in argv
+    sys.path.insert(0, str(ROOT))  # this checkout's battlecalc
+    text = README.read_text()
+    readme = parse_readme(text)
+    updates, problems, failures = [], [], 0
+    with tempfile.TemporaryDirectory() as folder:
+        runner = Runner(readme, Path(folder))
+        for example in readme.examples:
+            try:
+                got = runner.run(example)
+            except Exception as exc:  # report every example, then fail
+                problems.append(f"README.md line {example.line}: {example.source}\n  {exc}")
+                continue
+            problem = difference(example, got)
+            if problem is not None:
+                print(problem, end="\n\n")
+                failures += 1
+            if difference(example, got, tolerant=False) is not None:
+                updates.append((example, updated_lines(example, got)))
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    skipped = ", ".join(f"line {line} `{cmd}`" for line, cmd in readme.skipped)
+    noise = len(updates) - failures
+    print(f"{len(readme.examples)} examples run, {failures} differ"
+          + (f" ({noise} more in the last digits of a full-precision number only)"
+             if noise else "")
+          + (f", {len(problems)} failed to run" if problems else "")
+          + (f" (not run: {skipped})" if skipped else ""))
+    if update and updates:
+        write_atomically(README, apply_updates(text, updates))
+        print(f"README.md updated ({len(updates)} examples)")
+    return 1 if problems or (failures and not update) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
