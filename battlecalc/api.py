@@ -19,6 +19,7 @@ from .errors import BattleInputError
 from .formula.engine import run_formula
 from .kernels.common import RU_SIMPLE
 from .kernels.exact import fill_win_values, run_exact, seconds_estimate, win_values_seconds
+from .kernels.jit import set_threads, thread_count  # noqa: F401  (re-exported)
 from .kernels.montecarlo import ROUNDS_BINS, run_monte_carlo
 from .results import Result, build_result
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)

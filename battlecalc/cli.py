@@ -242,10 +242,10 @@ class _Progress:
         return self.stream if self.stream is not None else sys.stderr
 
     def _draw(self, text: str, now: float) -> None:
+        self.drawn_at = now  # first: a Ctrl-C during the write still gets the line cleared
         out = self._out()
         out.write(f"\r{text}\x1b[K")
         out.flush()
-        self.drawn_at = now
 
     def _clear(self) -> None:
         if self.drawn_at is not None:
@@ -453,10 +453,10 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
 
-    if threads:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        api.set_threads(threads)  # None: BATTLECALC_THREADS, else the usable cores
+    except BattleInputError as exc:
+        _fail(exc)
     progress = _Progress()
     try:
         result = api.simulate(
@@ -540,12 +540,13 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
     destination = _destination(output, [rules_file])
 
     from .errors import BattleInputError
+    from .kernels.jit import set_threads
     from .raids import raid as run_raid  # the engine: numpy, pandas (numba for an air battle)
 
-    if threads:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        set_threads(threads)  # None: BATTLECALC_THREADS, else the usable cores
+    except BattleInputError as exc:
+        _fail(exc)
     progress = _Progress()
     try:
         result = run_raid(

@@ -287,11 +287,6 @@ def _set_unit_counts(row: dict[str, Any], kwargs: dict[str, Any], units) -> None
 
 # ----------------------------------------------------------------------------- running
 
-# One battle at a time per process: Dask runs tasks on threads, and numba's parallel kernels
-# must not be entered from two threads at once (its workqueue layer would abort).
-_SIMULATE_LOCK = threading.Lock()
-
-
 def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict | None,
                                                                          str | None]]:
     """Run a chunk of battles: ``[(index, kwargs)]`` -> ``[(index, flat_row, error)]``.
@@ -301,8 +296,7 @@ def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
     out = []
     for index, kwargs in jobs:
         try:
-            with _SIMULATE_LOCK:
-                result = simulate(**kwargs)
+            result = simulate(**kwargs)
             out.append((index, result.flat_row(), None))
         except BattleInputError as exc:
             out.append((index, None, str(exc)))
@@ -311,12 +305,12 @@ def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
     return out
 
 
-def _warm_worker(numba_threads: int) -> None:
+def _warm_worker(threads: int) -> None:
     """Worker initializer: share the cores among workers, load the compiled kernels once
     (already loaded in a worker forked from battlecalc/_sweep_server.py)."""
-    import numba
+    from .kernels.jit import set_threads
 
-    numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
+    set_threads(threads)
     simulate(rules="revised", attacker="1 infantry", defender="1 infantry", method="exact")
 
 
@@ -393,9 +387,9 @@ def _run_pool(chunks, workers: int, on_done) -> list:
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    # fork is unsafe once numba's OpenMP threads have run in this process; the fork server
-    # loads battlecalc and its kernels once, with a fork-safe threading layer, and forks warm
-    # workers (battlecalc/_sweep_server.py).  spawn where there is no fork server.
+    # fork is unsafe once threads have run in this process; the fork server loads battlecalc
+    # and its kernels once and forks warm workers (battlecalc/_sweep_server.py).  spawn where
+    # there is no fork server.
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = _worker_context("forkserver")
         context.set_forkserver_preload(["battlecalc._sweep_server"])

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import pty
+import select
 import signal
 import subprocess
 import sys
@@ -59,23 +62,41 @@ def test_ctrl_c_during_progress_clears_the_progress_line(monkeypatch):
 
 
 def test_sigint_to_a_long_monte_carlo_run():
-    # a real Ctrl-C: SIGINT to a run of 10 billion trials, once it is under way
+    # a real Ctrl-C: SIGINT to a run of 10 billion trials of a large sea battle once its
+    # progress bar shows on the terminal (stderr is a pseudo-terminal); kernel calls of about
+    # a quarter of a second let it stop within a second (fixed calls of 2 million trials took
+    # up to 8 s to answer here)
+    master, terminal = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "battlecalc", "run", "--rules", "revised", "-a", "1 inf",
-         "-d", "1 inf", "--method", "mc", "--trials", "1e10", "--seed", "1"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "battlecalc", "run", "--rules", "1942-2e", "--sea",
+         "-a", "30 sub 20 dd 8 cv 16 ftr 10 bb", "-d", "30 sub 20 dd 8 cv 16 ftr 8 bb",
+         "--method", "mc", "--trials", "1e10", "--seed", "1"],
+        cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal,
     )
+    os.close(terminal)
+    seen = b""
     try:
-        time.sleep(4)
-        assert process.poll() is None, process.communicate()
+        deadline = time.monotonic() + 120
+        while b"trials [" not in seen:
+            assert time.monotonic() < deadline and process.poll() is None, seen
+            if select.select([master], [], [], 1)[0]:
+                seen += os.read(master, 4096)
+        sent = time.monotonic()
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
+        out, _ = process.communicate(timeout=60)
+        stopped_after = time.monotonic() - sent
+        with contextlib.suppress(OSError):  # EIO: the terminal closed with the process
+            while select.select([master], [], [], 0.5)[0]:
+                seen += os.read(master, 4096)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, err
-    assert err == "Aborted.\n"
-    assert out == ""
+            process.wait()
+        os.close(master)
+    assert process.returncode == 130, seen
+    assert stopped_after < 3.0, stopped_after  # 0.3-0.6 s measured on a loaded 2-core machine
+    assert seen.endswith(b"\r\x1b[KAborted.\r\n"), seen[-100:]  # bar cleared, one line
+    assert out == b""
 
 
 def test_reader_gone_is_a_quiet_exit():

@@ -11,9 +11,9 @@ from fractions import Fraction
 from importlib import resources
 
 import formula_reference as ref
-import numba
 import pytest
 
+import battlecalc
 from battlecalc.errors import BattleInputError
 from battlecalc.formula import FormulaResult, simulate_formula
 from battlecalc.rules import RulesFileError, load_rules, validate
@@ -202,14 +202,14 @@ def test_mc_same_seed_same_numbers_whatever_the_threads():
         data.pop("elapsed_s")
         return data
 
-    threads = numba.get_num_threads()
+    threads = battlecalc.thread_count()
     try:
-        numba.set_num_threads(1)
+        battlecalc.set_threads(1)
         one = run()
-        numba.set_num_threads(threads)
+        battlecalc.set_threads(3)
         many = run()
     finally:
-        numba.set_num_threads(threads)
+        battlecalc.set_threads(threads)
     assert one == many
     other = simulate_formula("4 army, 1 air", "3 army, 1 army_flipped", method="mc",
                              exchanges="until-done", trials=50_000, seed=124)

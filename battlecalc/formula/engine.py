@@ -355,9 +355,7 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
         "a_left_sq": np.zeros(2, dtype=np.int64),
         "d_left_sq": np.zeros(2, dtype=np.int64),
     }
-    import numba  # loaded by jit.compiled() above
-
-    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS or numba.get_num_threads())
+    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS or jit.thread_count())
     while begin < n_chunks:
         end = min(begin + calls, n_chunks)
         n = end - begin

@@ -450,7 +450,7 @@ def _solve_blocks(first, last, phase, ab, A, D, rules, a_start, d_start, bombard
                      _out(stacks, b if stacks[0].shape[0] > 1 else 0), explicit, eps, state_eps)
 
 
-@kernel
+@kernel(nogil=True)
 def _win_values(A, D, rules, retreat, below, win_value, remainder, out, value, scratch, a_first,
                 a_last):
     """Fill win_value[a, d] for attacker states a_last-1 down to a_first: the probability
@@ -486,6 +486,13 @@ PYTHON_SECONDS = 0.0005  # solves estimated below this (compiled) run as plain P
 PARALLEL_SECONDS = 0.01  # above this, attacker blocks are solved on several threads
 PYTHON_SLOWDOWN = 300  # plain Python against compiled kernels, roughly
 JOINT_LIMIT = 4_000_000  # keep the joint final law (for the TUV-swing law) below this
+CALL_SECONDS = 0.25  # kernel calls of about this (estimated), so Ctrl-C ends the work soon
+SHORT_SECONDS = 0.02  # solves estimated below this run in the calling thread (jit.call)
+
+
+def _block_range(first, last, solve_blocks, offset, phase, *args):
+    """solve_blocks over blocks offset+first .. offset+last-1 (jit.threads splits first..last)."""
+    solve_blocks(offset + first, offset + last, phase, *args)
 
 
 def _side_tuple(side):
@@ -558,9 +565,10 @@ def fill_win_values(compiled, seconds: float, progress=None) -> None:
     step = max(1, int(n_a * WIN_VALUE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
-        k["_win_values"](_side_tuple(compiled.attacker), _side_tuple(compiled.defender),
-                         compiled.rules, retreat.vector, retreat.below, retreat.win_value,
-                         retreat.remainder_start, out, value, scratch, a_first, a_last)
+        jit.call(k["_win_values"], _side_tuple(compiled.attacker), _side_tuple(compiled.defender),
+                 compiled.rules, retreat.vector, retreat.below, retreat.win_value,
+                 retreat.remainder_start, out, value, scratch, a_first, a_last,
+                 short=seconds < SHORT_SECONDS)
         if progress is not None:
             progress((n_a - a_first) * n_d, total, "retreat-below table")
 
@@ -598,10 +606,14 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
     # blocks the battle starts in, then (where a partial retreat may leave units behind) the
     # blocks of the stayers
     for phase in range(2 if (retreat.remainder_start >= 0).any() else 1):
-        if parallel:
-            jit.threads(k["_solve_blocks"], n_blocks, phase, *args)
+        if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
+            group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
+            for first in range(0, n_blocks, group):
+                jit.threads(_block_range, min(group, n_blocks - first), k["_solve_blocks"],
+                            first, phase, *args)
         else:
-            k["_solve_blocks"](0, n_blocks, phase, *args)
+            jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args,
+                     short=seconds < SHORT_SECONDS)
     # rows added in a fixed order: the same sums whatever the thread count
     outcomes, a_final, d_final, joint_law, totals, rounds_hist = stacks
     totals = totals.sum(axis=0)

@@ -8,6 +8,7 @@ not by the number of trials.
 
 from __future__ import annotations
 
+import time
 import types
 
 import numpy as np
@@ -54,8 +55,13 @@ def _inlined(function):
 _settle = _inlined(round_model.settle)
 
 CHUNK_TRIALS = 16_384
-CHUNKS_PER_CALL = 128  # one kernel call = one progress step (fewer for large battles:
-OUTPUT_BUDGET = 8_000_000  # per-chunk output rows of one call, in int64 entries)
+# One kernel call = one progress step, and what Ctrl-C waits for: about CALL_SECONDS, from the
+# rate of the calls before (the first call: one chunk a thread), at most CHUNKS_PER_CALL chunks
+# and OUTPUT_BUDGET int64 entries of per-chunk output rows.  Chunks, not calls, carry the
+# random streams, so the split into calls changes no number.
+CALL_SECONDS = 0.25
+CHUNKS_PER_CALL = 1024
+OUTPUT_BUDGET = 8_000_000
 ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -316,21 +322,26 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
     seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
     starts = (*_start_law(att.start), *_start_law(dfn.start))
-    done = 0
-    per_call = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
+    most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
-    for first in range(0, n_chunks, per_call):
+    per_call = min(most, jit.thread_count())
+    done = first = 0
+    while first < n_chunks:
         last = min(first + per_call, n_chunks)
         rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
                 for key, shape in shapes.items()}
+        call_started = time.perf_counter()
         jit.threads(_simulate_chunks, last - first, seeds[first:last],
                     chunk_trials[first:last], (att.states, att.rows, att.cdf),
                     (dfn.states, dfn.rows, dfn.cdf), compiled.rules, starts, bombard_cdf,
                     retreat.vector, retreat.below, retreat.win_value, retreat.remainder_start,
-                    *rows.values(), swing_offset)
+                    *rows.values(), swing_offset, short=n_chunks == 1)
+        seconds = time.perf_counter() - call_started
+        per_call = max(1, min(most, int(CALL_SECONDS * (last - first) / max(seconds, 1e-6))))
         for key, value in rows.items():
             totals[key] += value.sum(axis=0)
         done += int(chunk_trials[first:last].sum())
+        first = last
         if progress is not None:
             progress(done, trials, "trials")
     swing = np.arange(len(totals["swing_hist"]), dtype=np.float64) - swing_offset

@@ -121,9 +121,6 @@ class Engine:
         self.time_limit = time_limit
         self.max_pending = max_pending
         self.pending = 0
-        # numba's workqueue threading layer must not be entered from two threads at once;
-        # the OpenMP and TBB layers may (set after the warm-up, see _check_threading)
-        self.serial: threading.Lock | None = None
         self.warm_up_s: float | None = None
         self.warm_up_problems: list[str] = []
         self.warm_up_battles = WARM_UP if warm_up_battles is None else warm_up_battles
@@ -156,8 +153,7 @@ class Engine:
         with self._requests_done:
             self._requests += 1
         try:
-            with self.serial or contextlib.nullcontext():
-                result = self._simulate(kwargs)
+            result = self._simulate(kwargs)
         finally:
             with self._requests_done:
                 self._requests -= 1
@@ -233,7 +229,6 @@ class Engine:
                 self.warm_up_problems.append(f"{battle}: {_one_line(exc)}")
                 print(f"battlecalc: warm-up battle refused: {self.warm_up_problems[-1]}",
                       file=sys.stderr, flush=True)
-        self._check_threading()
         self.warm_up_s = time.perf_counter() - started
         return self.warm_up_s
 
@@ -249,8 +244,7 @@ class Engine:
         def run() -> None:
             try:
                 seconds = self.warm_up()
-                layer = "serialised" if self.serial else "concurrent"
-                print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run {layer}ly",
+                print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
                       file=sys.stderr, flush=True)
             except Exception:  # a bug: say so; requests compile what they need themselves
                 traceback.print_exc(file=sys.stderr)
@@ -260,16 +254,6 @@ class Engine:
         thread = threading.Thread(target=run, name="battlecalc-warm-up", daemon=True)
         thread.start()
         return thread
-
-    def _check_threading(self) -> None:
-        import numba
-
-        try:
-            layer = numba.threading_layer()
-        except ValueError:  # no parallel kernel has run yet
-            layer = "workqueue"
-        if layer == "workqueue":
-            self.serial = threading.Lock()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
