@@ -9,7 +9,12 @@ Python functions and the compiled ones are the same source: one implementation, 
 
 Compiled code is cached on disk (``cache=True``).  Where no cache folder is writable (a read-only
 install with an unwritable HOME), the cache moves to a temporary folder, and if even that
-fails, kernels are compiled without a cache.  ``BATTLECALC_PLAIN_KERNELS=1`` keeps every kernel
+fails, kernels are compiled without a cache.  numba judges a cached kernel fresh by its own
+source file only, but a kernel inlines and calls kernels and constants of the other kernel
+files: every kernel's cache is keyed on all the kernel files (:func:`_track_kernel_sources`), so
+an edit of one (say the round model) never leaves another running stale compiled code.
+
+``BATTLECALC_PLAIN_KERNELS=1`` keeps every kernel
 in plain Python (nothing is compiled, numba is not imported): slow, for tests and coverage.
 
 Kernels run on the engine's own threads (:func:`threads`, :func:`call`): one persistent pool of
@@ -23,6 +28,7 @@ in flight when it comes ends soon too.
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 import importlib
 import os
 import queue
@@ -233,6 +239,48 @@ def is_compiled() -> bool:
     return _state["compiled"]
 
 
+def kernel_sources_digest() -> str:
+    """A digest of every source file of battlecalc/kernels (the code a kernel may reach)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read() + b"\0")
+    return digest.hexdigest()
+
+
+def _track_kernel_sources(numba) -> None:
+    """Make the cache of a function defined in battlecalc/kernels fresh only while every kernel
+    file is unchanged: numba's locators, each with a source stamp that adds the kernel files'
+    digest, put in front for those functions alone (other numba code keeps its own)."""
+    from numba.core import caching
+
+    if getattr(caching.CacheImpl, "_battlecalc_tracked", False):
+        return
+    folder = os.path.dirname(os.path.abspath(__file__))
+    stamp = kernel_sources_digest()
+
+    def tracking(locator):
+        class KernelSourcesLocator(locator):
+            @classmethod
+            def from_function(cls, py_func, py_file):
+                if os.path.dirname(os.path.abspath(py_file)) != folder:
+                    return None
+                return super().from_function(py_func, py_file)
+
+            def get_source_stamp(self):
+                return (super().get_source_stamp(), stamp)
+
+        KernelSourcesLocator.__name__ = f"KernelSources{locator.__name__}"
+        return KernelSourcesLocator
+
+    caching.CacheImpl._locator_classes = [
+        *(tracking(c) for c in caching.CacheImpl._locator_classes),
+        *caching.CacheImpl._locator_classes]
+    caching.CacheImpl._battlecalc_tracked = True
+
+
 def _jit(numba, func, options):
     try:
         return numba.njit(cache=True, **options)(func)
@@ -272,6 +320,7 @@ def compiled():
             return
         import numba
 
+        _track_kernel_sources(numba)
         modules = [importlib.import_module(name) for name in KERNEL_MODULES]
         jitted = {}
         for module in modules:
