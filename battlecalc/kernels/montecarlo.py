@@ -240,14 +240,14 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
         rounds += 1
         lone = round_model.lone_transports(ast, a, rules)
         a_strike, d_strike = round_model.strikes(ast, a, dst, d, rules)
-        h = 0
+        d1 = d
         if a_strike:
             h, state = _sample(ath, aal, ar, ast[a, S_ROW_S], state)
-        d1 = round_model.assign(dst, dr, d, h, none, none, round_model.FLAGS[0])
-        h = 0
+            d1 = round_model.assign(dst, dr, d, h, none, none, round_model.FLAGS[0])
+        a1 = a
         if d_strike:
             h, state = _sample(dth, dal, dr, dst[d, S_ROW_S], state)
-        a1 = round_model.assign(ast, ar, a, h, none, none, round_model.FLAGS[0])
+            a1 = round_model.assign(ast, ar, a, h, none, none, round_model.FLAGS[0])
         # units in general fire: those left after the opening step, or all of them
         fa = a if round_model.fires_back(ast, a, rules) else a1
         fd = d if round_model.fires_back(dst, d, rules) else d1
@@ -272,7 +272,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
     return outcome, a, d, rounds, state
 
 
-@kernel
+@kernel(inline=True)
 def _general_hits(xst, xr, xth, xal, x, struck, y_info, air_subs, rules, state):
     """(sub hits, air hits, other hits, state) of a side's general fire at an enemy with
     state flags y_info.  Subs that struck in the opening step do not fire again."""
