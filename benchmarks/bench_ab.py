@@ -5,13 +5,14 @@ Run:  python benchmarks/bench_ab.py REV [--threads 1,2] [--repeats 3] [--land-tr
 
 REV is checked out into a temporary worktree (``git worktree add --detach``).  The same
 battles (the big land battle and the README's mid sea battle, 1942 2E) run in separate
-subprocesses, alternating old and new, each warm (its kernels compiled or loaded from numba's
-cache first, then one warm-up run of each battle); the figure is the kernel time (the result's
-``elapsed_s``), best of the repeats, as trials/s, then the ratios new/old and, per side,
-2 threads / 1 thread.  The thread count is set both ways: ``NUMBA_NUM_THREADS`` (old revisions,
-whose threads were numba's) and ``BATTLECALC_THREADS``.  The machine may be loaded: only the
-ratios within one run mean something; repeat the run to see their spread.  --keep leaves the
-worktree (and its numba cache) in place for the next run of the same revision.
+subprocesses, alternating old and new and the thread counts, each warm (its kernels compiled
+or loaded from numba's cache first, then one warm-up run of each battle); the figure is the
+kernel time (the result's ``elapsed_s``), best of the repeats, as trials/s, then the ratios
+new/old and, per side, 2 threads / 1 thread.  The thread count is set both ways:
+``NUMBA_NUM_THREADS`` (old revisions, whose threads were numba's) and ``BATTLECALC_THREADS``.
+The machine may be loaded: only the ratios within one run mean something; repeat the run to
+see their spread.  --keep leaves the worktree (and its numba cache) in place for the next run
+of the same revision.
 """
 
 from __future__ import annotations
@@ -86,9 +87,9 @@ def main() -> None:
         for tree in trees.values():  # compile (or load) every kernel once per tree
             run_child(tree, 1, {name: 1000 for name in BATTLES})
         best: dict = {}
-        for threads in thread_counts:
-            for _ in range(args.repeats):
-                for side, tree in trees.items():  # alternating old and new
+        for _ in range(args.repeats):  # alternating old and new, and the thread counts
+            for threads in thread_counts:
+                for side, tree in trees.items():
                     for name, elapsed in run_child(tree, threads, trials).items():
                         key = (side, name, threads)
                         best[key] = min(best.get(key, float("inf")), elapsed)
