@@ -17,12 +17,15 @@ from . import rules as round_model
 from .common import (
     CONTINUE,
     N_OUTCOMES,
+    POLICY_NEVER,
     R_ACTIVE,
     R_STRENGTH,
     R_TOP,
     RETREAT,
+    RU_A_POLICY,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
+    RU_D_POLICY,
     RU_DIE,
     RU_LOW_LUCK,
     RU_SIMPLE,
@@ -35,7 +38,7 @@ from .common import (
     S_ROW_S,
     S_SUBS,
     SUBMERGE_BEFORE_FIRE,
-    SUBMERGE_END_OF_ROUND,
+    SUBMERGE_NEVER,
 )
 from .jit import kernel
 
@@ -175,6 +178,28 @@ def alias_tables(pmf, rows):
     return thresh, alias
 
 
+@kernel(inline=True)
+def _settled(ast, a, dst, d, air_always):
+    """The between-rounds checks (rules.settle) repeated until no unit is lost without dice,
+    as the exact solver enters a round; a submerge step that moves nothing leaves a pair
+    settled this way as it is, so it needs no check after it."""
+    while True:
+        outcome, a2, d2 = _settle(ast, a, dst, d, air_always)
+        if a2 == a and d2 == d:
+            return outcome, a, d
+        a, d = a2, d2
+
+
+@kernel
+def _walk_settle(ast, a, dst, d):
+    """_settled of the land walk, with the shared settle (called only off the free states)."""
+    while True:
+        outcome, a2, d2 = round_model.settle(ast, a, dst, d, round_model.FLAGS[0])
+        if a2 == a and d2 == d:
+            return outcome, a, d
+        a, d = a2, d2
+
+
 @kernel
 def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d, bombard_cdf,
                 retreat, below, win_value, remainder, state):
@@ -183,7 +208,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d,
     settle is skipped while both states are free (compile.Sampler)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
-    outcome, a, d = round_model.settle(ast, a, dst, d, round_model.FLAGS[0])
+    outcome, a, d = _walk_settle(ast, a, dst, d)
     rounds = 0
     bombard = rules[RU_BOMBARD] == 1
     watch = retreat[R_ACTIVE] == 1
@@ -198,7 +223,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d,
         d = min(d + a_hits, d_end)
         a = min(a + d_hits, a_end)
         if afree[a] & dfree[d] == 0:
-            outcome, a, d = round_model.settle(ast, a, dst, d, round_model.FLAGS[0])
+            outcome, a, d = _walk_settle(ast, a, dst, d)
         if outcome == CONTINUE and watch:
             outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat, below,
                                                    win_value, remainder, round_model.FLAGS[0])
@@ -228,15 +253,18 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
     random state)."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
+    timing = rules[RU_SUBMERGE]
+    may_submerge = timing != SUBMERGE_NEVER and (rules[RU_A_POLICY] != POLICY_NEVER
+                                                 or rules[RU_D_POLICY] != POLICY_NEVER)
     rounds = 0
-    outcome, a, d = _settle(ast, a, dst, d, air_always)
+    outcome, a, d = _settled(ast, a, dst, d, air_always)
     while outcome == CONTINUE:
-        timing = rules[RU_SUBMERGE]
-        if timing == SUBMERGE_BEFORE_FIRE or (timing == SUBMERGE_END_OF_ROUND and rounds > 0):
-            a, d = round_model.submerge_step(ast, a, dst, d, rules)
-            outcome, a, d = _settle(ast, a, dst, d, air_always)
-            if outcome != CONTINUE:
-                break
+        if may_submerge and (timing == SUBMERGE_BEFORE_FIRE or rounds > 0):
+            a2, d2 = round_model.submerge_step(ast, a, dst, d, rules)
+            if a2 != a or d2 != d:
+                outcome, a, d = _settled(ast, a2, dst, d2, air_always)
+                if outcome != CONTINUE:
+                    break
         rounds += 1
         lone = round_model.lone_transports(ast, a, rules)
         a_strike, d_strike = round_model.strikes(ast, a, dst, d, rules)
@@ -265,7 +293,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
         if lone and round_model.in_battle(ast, a):
             outcome = RETREAT
             break
-        outcome, a, d = _settle(ast, a, dst, d, air_always)
+        outcome, a, d = _settled(ast, a, dst, d, air_always)
         if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
             outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, below,
                                              win_value, remainder, air_always)
