@@ -300,7 +300,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
     return outcome, a, d, rounds, state
 
 
-@kernel(inline=True)
+@kernel
 def _general_hits(xst, xr, xth, xal, x, struck, y_info, air_subs, rules, state):
     """(sub hits, air hits, other hits, state) of a side's general fire at an enemy with
     state flags y_info.  Subs that struck in the opening step do not fire again."""
