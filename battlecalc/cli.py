@@ -405,6 +405,23 @@ def _warnings_as_lines() -> None:
     warnings.simplefilter("always", BattleInputWarning)
 
 
+threads_option = click.option(
+    "--threads", type=click.IntRange(1, 1024), default=None,
+    help="Kernel threads for Monte Carlo and exact block solves (default: BATTLECALC_THREADS, "
+    "else the usable cores; results do not depend on it).")
+
+
+def _set_threads(threads: int | None) -> None:
+    """Size the engine's thread pool (None: BATTLECALC_THREADS, else the usable cores)."""
+    from .errors import BattleInputError
+    from .kernels.jit import set_threads
+
+    try:
+        set_threads(threads)
+    except BattleInputError as exc:
+        _fail(exc)
+
+
 @cli.command(cls=_SectionedCommand, sections=RUN_SECTIONS)
 @rules_option
 @rules_file_option
@@ -412,8 +429,7 @@ def _warnings_as_lines() -> None:
 @click.option("--distribution", type=click.Choice(DISTRIBUTIONS),
               default=None, help="With --format csv: write this distribution instead of the "
               "one-row summary (formula edition: ipc or rounds).")
-@click.option("--threads", type=click.IntRange(1, 1024), default=None,
-              help="Worker threads for Monte Carlo (results do not depend on it).")
+@threads_option
 @format_option
 @output_option
 @click.option("--plot", "plot_path", default=None, help="Also draw the result into FILE.png "
@@ -453,10 +469,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
 
-    try:
-        api.set_threads(threads)  # None: BATTLECALC_THREADS, else the usable cores
-    except BattleInputError as exc:
-        _fail(exc)
+    _set_threads(threads)
     progress = _Progress()
     try:
         result = api.simulate(
@@ -522,8 +535,7 @@ RAID_SECTIONS = (
                 dice={"help": "Dice model."},
                 method={"help": "exact, Monte Carlo (mc), or auto (exact)."},
                 trials={"help": "Monte Carlo trials."})
-@click.option("--threads", type=click.IntRange(1, 1024), default=None,
-              help="Worker threads for the air battle's Monte Carlo (results do not depend on it).")
+@threads_option
 @click.option("--distribution", type=click.Choice(("damage",)), default=None,
               help="With --format csv: the law of the damage instead of the one-row summary.")
 @format_option
@@ -540,13 +552,9 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
     destination = _destination(output, [rules_file])
 
     from .errors import BattleInputError
-    from .kernels.jit import set_threads
     from .raids import raid as run_raid  # the engine: numpy, pandas (numba for an air battle)
 
-    try:
-        set_threads(threads)  # None: BATTLECALC_THREADS, else the usable cores
-    except BattleInputError as exc:
-        _fail(exc)
+    _set_threads(threads)
     progress = _Progress()
     try:
         result = run_raid(
@@ -598,11 +606,12 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
               "prune anyway; exhaustive: solve every force.")
 @_table_options(*PLAN_OPTIONS, trials={"default": 100_000, "help": "Monte Carlo trials per force."},
                 seed={"help": "One seed for every force."})
+@threads_option
 @format_option
 @output_option
 @click.pass_context
 def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maximize, top, defend,
-         max_cost, search, fmt, output, **values):
+         max_cost, search, threads, fmt, output, **values):
     """The cheapest attack (or, with --defend, defence) from a pool that meets a goal.
 
     Lists the best plans and the next best (--top), each with its outcome. Assumes that
@@ -613,9 +622,11 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
     if minimize and maximize:
         raise click.UsageError("give --minimize or --maximize, not both")
     ruleset = _ruleset(rules, rules_file)
-    destination = _destination(output)
+    destination = _destination(output, [rules_file])
     from .errors import BattleInputError
     from .planner import plan as plan_battle
+
+    _set_threads(threads)
 
     progress = _Progress()  # on a terminal: compiling notice, then the search's progress
     try:
@@ -623,8 +634,9 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
             rules=rules if rules is not None else ruleset, defender=defender,
             attacker=attacker, pool=pool, goal=goal, objective=maximize or minimize or "cost",
             top=top, defend=defend, max_cost=max_cost, search=search,
-            trials=values["trials"], progress=progress,
-            **_given_options(ctx, values, PLAN_OPTIONS))
+            progress=progress,
+            # plan's own default of trials (100,000 a force) when --trials is not given
+            **{**_given_options(ctx, values, PLAN_OPTIONS), "trials": values["trials"]})
     except BattleInputError as exc:
         _fail(exc)
     finally:
