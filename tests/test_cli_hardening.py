@@ -8,10 +8,10 @@ import io
 import json
 import os
 import pty
-import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -72,27 +72,42 @@ def test_sigint_to_a_long_monte_carlo_run():
          "-a", "30 sub 20 dd 8 cv 16 ftr 10 bb", "-d", "30 sub 20 dd 8 cv 16 ftr 8 bb",
          "--method", "mc", "--trials", "1e10", "--seed", "1"],
         cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # SIGABRT dumps every thread's stack
     )
     os.close(terminal)
-    seen = b""
+    # the terminal is read all along, as a real one is: a pseudo-terminal nobody reads fills
+    # up, and the child then blocks writing its progress bar or "Aborted." (this test hung so)
+    received = bytearray()
+
+    def drain():
+        with contextlib.suppress(OSError):  # EIO: the terminal closed with the process
+            while chunk := os.read(master, 65536):
+                received.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 120
-        while b"trials [" not in seen:
-            assert time.monotonic() < deadline and process.poll() is None, seen
-            if select.select([master], [], [], 1)[0]:
-                seen += os.read(master, 4096)
+        while b"trials [" not in received:
+            assert time.monotonic() < deadline and process.poll() is None, bytes(received)
+            time.sleep(0.05)
         sent = time.monotonic()
         process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=60)
+        try:
+            out, _ = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # say where it hangs: the stacks of its threads
+            process.send_signal(signal.SIGABRT)
+            reader.join(5)
+            raise AssertionError(bytes(received[-6000:]).decode(errors="replace")) from None
         stopped_after = time.monotonic() - sent
-        with contextlib.suppress(OSError):  # EIO: the terminal closed with the process
-            while select.select([master], [], [], 0.5)[0]:
-                seen += os.read(master, 4096)
+        reader.join(10)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
+        reader.join(5)
         os.close(master)
+    seen = bytes(received)
     assert process.returncode == 130, seen
     assert stopped_after < 3.0, stopped_after  # 0.3-0.6 s measured on a loaded 2-core machine
     assert seen.endswith(b"\r\x1b[KAborted.\r\n"), seen[-100:]  # bar cleared, one line
