@@ -139,6 +139,20 @@ class Game:
             })
         return buffer.getvalue()
 
+    def territories_csv(self) -> str:
+        """One row per territory, nation, unit type and hits (TripleA's unit names)."""
+        import csv
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["territory", "owner", "water", "nation", "unit", "count", "hits"])
+        for t in self.territories:
+            for u in t["units"]:
+                writer.writerow([t["name"], t["owner"], t["water"], u["nation"], u["unit"],
+                                 u["count"], u["hits"]])
+        return buffer.getvalue()
+
     def table(self, show_territories: bool = False) -> str:
         lines = [f"{self.game} (edition {self.edition}), round {self.round}, step {self.step}"
                  + (f", {self.player} to move" if self.player else "")
