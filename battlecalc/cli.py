@@ -868,5 +868,36 @@ def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output,
     _emit(text, destination)
 
 
+@cli.group()
+def edition():
+    """Edition files from elsewhere: `battlecalc edition import GAME.xml -o FILE.toml`."""
+
+
+@edition.command(name="import")
+@click.argument("game_file", metavar="GAME.xml")
+@output_option
+@click.option("--lenient", is_flag=True, help="Leave out what battlecalc cannot model (a "
+              "warning each) instead of refusing the file.")
+@click.option("--id", "edition_id", default=None, metavar="ID",
+              help="The edition's id (default: from the game's name).")
+def edition_import(game_file, output, lenient, edition_id):
+    """A TripleA map's game file (XML) as an edition file (TOML) for --rules-file."""
+    destination = _destination(output, [game_file])
+
+    from .errors import BattleInputError
+    from .triplea.mapfile import import_edition
+
+    try:
+        imported = import_edition(game_file, lenient=lenient, edition_id=edition_id)
+    except BattleInputError as exc:
+        _fail(exc)
+    for warning in imported.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    _emit(imported.text, destination)
+    if destination.kind != "stdout":
+        click.echo(f"{imported.game}: an edition on the rules of {imported.base} written to "
+                   f"{output}", err=True)
+
+
 def main():
     cli()
