@@ -335,3 +335,101 @@ def test_truncated_and_foreign_streams(tmp_path):
     foreign.write_bytes(gzip.compress(other.getvalue()))
     with pytest.raises(BattleInputError, match="no GameData"):
         read_game(foreign)
+
+
+# ------------------------------------------------------------ battles of other kinds
+
+def _with_battles(monkeypatch, *battles):
+    """The start-of-game save with the given BattleTracker records added."""
+    real = save_module.read_save
+
+    def patched(path):
+        return replace(real(path), battles=tuple(battles))
+
+    monkeypatch.setattr("battlecalc.triplea.game.read_save", patched)
+
+
+def _units(owner, *types_and_hits):
+    return tuple(save_module.UnitRecord(t, owner, h) for t, h in types_and_hits)
+
+
+def test_sea_battle_with_a_damaged_battleship(monkeypatch):
+    record = save_module.BattleRecord(
+        territory="5 Sea Zone", battle_type="NORMAL", attacker="British", defender="Germans",
+        attacking=_units("British", ("battleship", 1), ("destroyer", 0), ("fighter", 0)),
+        defending=_units("Germans", ("transport", 0), ("submarine", 0), ("submarine", 0),
+                         ("destroyer", 0)))
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="exact").battles
+    assert battle.kind == "sea"
+    assert battle.attacker == {"fighter": 1, "damaged_battleship": 1, "destroyer": 1}
+    assert battle.defender == {"destroyer": 1, "transport": 1, "submarine": 2}
+    same = simulate("revised", battle.attacker, battle.defender, sea=True, method="exact")
+    assert battle.result["attacker_win"] == pytest.approx(same.attacker_win, abs=1e-12)
+    assert battle.in_progress is None
+
+
+def test_amphibious_assault_with_bombardment(monkeypatch):
+    landing = _units("British", ("infantry", 0), ("infantry", 0), ("armour", 0))
+    record = save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="British",
+        defender="Germans", attacking=landing + _units("British", ("fighter", 0)),
+        defending=_units("Germans", ("infantry", 0), ("infantry", 0), ("factory", 0)),
+        bombarding=_units("British", ("battleship", 0)), landing=landing, amphibious=True)
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="exact").battles
+    assert battle.kind == "amphibious"
+    assert (battle.attacker, battle.landing, battle.bombard) == (
+        {"fighter": 1}, {"infantry": 2, "tank": 1}, {"battleship": 1})
+    assert battle.defender == {"infantry": 2}  # the factory is the site, not a unit
+    same = simulate("revised", "1 fighter", "2 inf", landing="2 inf 1 tank",
+                    bombard="1 battleship", method="exact")
+    assert battle.result["takes_territory"] == pytest.approx(same.takes_territory, abs=1e-12)
+
+
+def test_bombing_raid_on_a_factory(monkeypatch):
+    from battlecalc import raid
+
+    record = save_module.BattleRecord(
+        territory="Germany", battle_type="BOMBING_RAID", attacker="Americans",
+        defender="Germans", attacking=_units("Americans", ("bomber", 0), ("bomber", 0)),
+        defending=_units("Germans", ("factory", 0), ("aaGun", 0)))
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="exact").battles
+    assert battle.kind == "raid" and battle.attacker == {"bomber": 2}
+    # Germany's production value is 10: each bomber's damage is capped by it
+    same = raid(rules="revised", attacker="2 bomber", target_value=10, aa=True, method="exact")
+    assert battle.result == same.to_dict() | {"elapsed_s": battle.result["elapsed_s"]}
+
+
+def test_units_the_edition_lacks_are_refused(monkeypatch):
+    record = save_module.BattleRecord(
+        territory="Germany", battle_type="NORMAL", attacker="Russians", defender="Germans",
+        attacking=_units("Russians", ("zeppelin", 0)), defending=_units("Germans",
+                                                                         ("infantry", 0)))
+    _with_battles(monkeypatch, record)
+    with pytest.raises(BattleInputError, match="unit 'zeppelin' of the save cannot be "
+                       "modelled in revised"):
+        read_game(START)
+
+
+def test_battle_where_the_defender_has_fired(monkeypatch):
+    """Round 2, the Germans' volley rolled (2 hits) after the Russians' (1 German infantry
+    waiting to die): the Russians lose 2 infantry, and a fresh battle starts in round 3."""
+    attacking = _units("Russians", *[("infantry", 0)] * 4, ("armour", 0), ("armour", 0))
+    defending = _units("Germans", *[("infantry", 0)] * 3, ("artillery", 0))
+    fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=4,
+                                 next_step="Russians select casualties")
+    record = save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
+        defender="Germans", attacking=attacking, defending=defending, round=2, started=True,
+        defending_waiting_to_die=_units("Germans", ("infantry", 0)), fire=fire)
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="exact").battles
+    assert battle.defender == {"infantry": 2, "artillery": 1}
+    assert battle.in_progress["round"] == 2
+    fresh = simulate("revised", "2 inf 2 tank", "2 inf 1 art", method="exact")
+    assert battle.result["attacker_win"] == pytest.approx(fresh.attacker_win, abs=1e-12)
+    assert battle.result["mean_rounds"] == pytest.approx(2 + fresh.mean_rounds, abs=1e-12)
+    assert battle.result["attacker_ipc_loss"] == pytest.approx(
+        2 * 3 + fresh.attacker_ipc_loss, abs=1e-12)

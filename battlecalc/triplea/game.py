@@ -520,7 +520,7 @@ def _solve_in_progress(battle: GameBattle, sides: _Sides, ruleset, kwargs: dict)
                 if not (ruleset.units[u].aa_value and not ruleset.units[u].can_be_casualty)}
 
     notes = []
-    if fire is not None and fire.hits and fire.defending:
+    if fire is not None and fire.defending:  # its casualties wait to die: gone already
         attacker = _apply_casualties(attacker, fire.hits, ruleset, base.get("attacker_ool"),
                                      "attack")
         volley = [(1.0, attacker)]
@@ -535,8 +535,9 @@ def _solve_in_progress(battle: GameBattle, sides: _Sides, ruleset, kwargs: dict)
                   for row, p in zip(law.survivors, law.probability, strict=True)]
         defender = left_defender
     else:
-        if fire is not None:
-            notes.append("the dice of the current step are not counted")
+        if fire is not None:  # a sub's surprise strike: its casualties do not fire back
+            notes.append("the dice of the current step are not counted: solved from the "
+                         "units standing before them")
         volley = [(1.0, attacker)]
     if fire is not None:  # this round's fire is over: its AA guns have fired
         defender = no_spent_aa(defender)
