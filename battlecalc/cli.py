@@ -899,5 +899,25 @@ def edition_import(game_file, output, lenient, edition_id):
                    f"{output}", err=True)
 
 
+@cli.command()
+@click.argument("save")
+@rules_option
+@format_option
+@output_option
+def luck(save, rules, fmt, output):
+    """The luck of a TripleA game: its combat dice and battles against their laws."""
+    destination = _destination(output, [save])
+
+    from .errors import BattleInputError
+    from .triplea.luck import read_luck
+
+    try:
+        result = read_luck(save, rules=rules)
+    except BattleInputError as exc:
+        _fail(exc)
+    text = {"json": result.to_json, "csv": result.to_csv}.get(fmt, result.table)()
+    _emit(text, destination)
+
+
 def main():
     cli()

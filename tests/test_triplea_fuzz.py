@@ -74,3 +74,16 @@ def test_cli_on_mutated_streams(tmp_path, edits):
     if result.exit_code != 0:
         assert_usage_error(result)
     assert "Traceback" not in result.output
+
+
+@FUZZ
+@given(edits=edits)
+def test_luck_of_mutated_streams(tmp_path, edits):
+    from battlecalc.triplea.luck import read_luck
+
+    path = tmp_path / "fuzzed.tsvg"
+    path.write_bytes(gzip.compress(_mutate(STREAM, edits), compresslevel=1))
+    try:
+        read_luck(path)
+    except BattleInputError as exc:
+        assert str(exc) and "\n" not in str(exc)

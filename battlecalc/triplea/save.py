@@ -390,13 +390,21 @@ def _dice(reader: _Reader, roll) -> tuple[list[int], int]:
     block = b""
     for data in (roll.annotations or {}).values():
         for item in data:
-            if isinstance(item, bytes):
-                block += item
-            elif isinstance(item, list | tuple) or _class_name(item) == "[I":
+            if isinstance(item, list | tuple):  # javaobj's JavaArray is a list
                 rolls = [int(v) for v in item]
+            else:
+                block += block_bytes(item)
     hits = struct.unpack(">i", block[:4])[0] if len(block) >= 4 else sum(
         1 for v in rolls if v & 0xFF == 1)
     return rolls, hits
+
+
+def block_bytes(item) -> bytes:
+    """The bytes of a custom-data block (javaobj's BlockData, or bytes)."""
+    if isinstance(item, bytes):
+        return item
+    data = getattr(item, "data", None)
+    return data if isinstance(data, bytes) else b""
 
 
 def _properties(reader: _Reader, properties) -> dict:
