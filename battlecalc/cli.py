@@ -881,7 +881,8 @@ def edition():
 @click.option("--id", "edition_id", default=None, metavar="ID",
               help="The edition's id (default: from the game's name).")
 def edition_import(game_file, output, lenient, edition_id):
-    """A TripleA map's game file (XML) as an edition file (TOML) for --rules-file."""
+    """A TripleA map's game file (XML), or a save, as an edition file (TOML) for
+    --rules-file."""
     destination = _destination(output, [game_file])
 
     from .errors import BattleInputError

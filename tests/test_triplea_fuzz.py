@@ -87,3 +87,16 @@ def test_luck_of_mutated_streams(tmp_path, edits):
         read_luck(path)
     except BattleInputError as exc:
         assert str(exc) and "\n" not in str(exc)
+
+
+@FUZZ
+@given(edits=edits)
+def test_edition_import_of_mutated_saves(tmp_path, edits):
+    from battlecalc.triplea.mapfile import import_edition
+
+    path = tmp_path / "fuzzed.tsvg"
+    path.write_bytes(gzip.compress(_mutate(STREAM, edits), compresslevel=1))
+    try:
+        import_edition(path, lenient=True)
+    except BattleInputError as exc:
+        assert str(exc) and "\n" not in str(exc)

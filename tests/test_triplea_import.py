@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from cli_helpers import assert_usage_error, invoke
-from test_triplea import FIXTURES
+from test_triplea import FIXTURES, GLOBAL, START
 
 from battlecalc import simulate
 from battlecalc.errors import BattleInputError
@@ -21,19 +21,23 @@ from battlecalc.triplea.mapfile import import_edition
 MAPS = FIXTURES / "maps"
 PAIRS = [("WW2v5_1942_2nd.xml", "1942-2e"), ("ww2global40_2nd_edition.xml", "1940-2e"),
          ("classic.xml", "classic"), ("WW2v3-1941.xml", "aa50")]
+# a save's game data carries the unit attachments of its map: the same import
+SAVE_PAIRS = [(START, "revised"), (GLOBAL, "1940-2e")]
 pytestmark = pytest.mark.skipif(not MAPS.is_dir(), reason=f"TripleA maps not found at {MAPS}")
 KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "takes_territory", "mean_rounds",
         "attacker_ipc_loss", "defender_ipc_loss")
 
 
-@pytest.fixture(scope="module", params=PAIRS, ids=[p[1] for p in PAIRS])
+@pytest.fixture(scope="module", params=[(MAPS / f, e) for f, e in PAIRS] + SAVE_PAIRS,
+                ids=[p[1] for p in PAIRS] + [f"{e}-save" for _, e in SAVE_PAIRS])
 def imported(request, tmp_path_factory):
-    file_name, edition = request.param
-    result = import_edition(MAPS / file_name)
+    path, edition = request.param
+    result = import_edition(path)
     assert result.base == edition and result.warnings == []
-    path = tmp_path_factory.mktemp("editions") / f"{edition}.toml"
-    path.write_text(result.text)
-    return load_rules_file(str(path)), load_rules(edition)
+    out = tmp_path_factory.mktemp("editions") / f"{edition}.toml"
+    out.write_text(result.text)
+    assert result.text.count("cost = ") == result.text.count("[units.")  # every cost read
+    return load_rules_file(str(out)), load_rules(edition)
 
 
 def test_unit_values_match_the_shipped_edition(imported):

@@ -100,32 +100,61 @@ def _base_of(game: str, properties: dict[str, str]) -> str:
     return "classic"
 
 
+@dataclass
+class _GameFile:
+    """What an edition is built from, as the XML spells it (options as text)."""
+
+    game: str
+    properties: dict[str, str]
+    units: list[tuple[str, dict[str, str]]]  # (TripleA unit, its unitAttachment options)
+    supports: list[tuple[str, str, dict[str, str]]]  # (attachment name, giver, options)
+    costs: dict[str, int]
+
+
+def _xml_game_file(path) -> _GameFile:
+    root = _read_xml(path)
+    units, supports = [], []
+    for attachment in root.iter("attachment"):
+        java_class = attachment.get("javaClass", "")
+        if java_class.endswith(".UnitAttachment"):
+            units.append((attachment.get("attachTo", ""), _options(attachment)))
+        elif java_class.endswith(".UnitSupportAttachment"):
+            supports.append((attachment.get("name", ""), attachment.get("attachTo", ""),
+                             _options(attachment)))
+    return _GameFile(root.find("info").get("name", ""),
+                     {p.get("name", ""): p.get("value", "")
+                      for p in root.iter("property") if p.get("name")},
+                     units, supports, _costs(root))
+
+
 def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
                    ) -> ImportedEdition:
-    """The edition file (TOML text) of the TripleA game file at `path`; BattleInputError
-    listing what cannot be modelled unless `lenient` (then each is a warning)."""
+    """The edition file (TOML text) of the TripleA game file (XML) or save (.tsvg, whose
+    game data carries the same unit attachments) at `path`; BattleInputError listing what
+    cannot be modelled unless `lenient` (then each is a warning)."""
     from ..rules import load_rules
 
-    root = _read_xml(path)
-    game = root.find("info").get("name", "")
-    properties = {p.get("name", ""): p.get("value", "")
-                  for p in root.iter("property") if p.get("name")}
+    try:
+        with open(path, "rb") as handle:
+            gzipped = handle.read(2) == b"\x1f\x8b"
+    except OSError:
+        gzipped = False  # the reader below says why it cannot read the file
+    if gzipped:
+        from .savefile import save_game_file
+
+        source = save_game_file(path)
+    else:
+        source = _xml_game_file(path)
+    game, properties, costs = source.game, source.properties, source.costs
     base_id = _base_of(game, properties)
     base = load_rules(base_id)
-    costs = _costs(root)
     missing: list[str] = []
     units: dict[str, dict] = {}
     names: dict[str, str] = {}  # TripleA name -> edition name
-    attachments = list(root.iter("attachment"))
     artillery, supportable = [], []
-    for attachment in attachments:
-        if not attachment.get("javaClass", "").endswith(".UnitAttachment"):
-            continue
-        tname = attachment.get("attachTo", "")
-        options = _options(attachment)
-        if tname in SITE_UNITS or any(_true(options.get(k)) for k in (
-                "isFactory", "isInfrastructure", "isConstruction")) and tname not in (
-                "aaGun",):
+    for tname, options in source.units:
+        if tname in SITE_UNITS or (tname != "aaGun" and any(_true(options.get(k)) for k in (
+                "isFactory", "isInfrastructure", "isConstruction"))):
             continue
         name = UNIT_NAMES.get(tname, tname)
         name = base.aliases.get(name.lower(), name) if name not in base.units else name
@@ -142,7 +171,7 @@ def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
         if _true(options.get("artillerySupportable")):
             supportable.append(tname)
         units[name] = _unit_entry(tname, name, options, costs, base)
-    supports = _supports(attachments, artillery, supportable, names, base, missing)
+    supports = _supports(source.supports, artillery, supportable, names, base, missing)
     if missing and not lenient:
         raise BattleInputError(
             f"{path}: {len(missing)} features battlecalc cannot model (use --lenient to leave "
@@ -209,14 +238,10 @@ def _supports(attachments, artillery, supportable, names, base, missing) -> list
     for giver in artillery:
         found.setdefault(names.get(giver, giver), set()).update(
             names.get(t, t) for t in supportable)
-    for attachment in attachments:
-        if not attachment.get("javaClass", "").endswith(".UnitSupportAttachment"):
-            continue
-        options = _options(attachment)
-        giver = attachment.get("attachTo", "")
+    for support_name, giver, options in attachments:
         if "offence" not in options.get("side", "") or options.get("dice") != "strength" \
                 or options.get("bonus", "1") != "1" or options.get("number", "1") != "1":
-            missing.append(f"support {attachment.get('name')}: a kind of support other than "
+            missing.append(f"support {support_name}: a kind of support other than "
                            "+1 attack to one unit")
             continue
         if options.get("players", "").strip() == "":
