@@ -76,6 +76,8 @@ class GameBattle:
     result: dict | None = None
     ipc_loss: dict[str, float] = field(default_factory=dict)  # nation -> expected IPC lost
     note: str | None = None
+    site: Any = field(default=None, repr=False, compare=False)  # the TerritoryRecord
+    sides: Any = field(default=None, repr=False, compare=False)  # _Sides: units as they stand
 
     def to_dict(self) -> dict[str, Any]:
         return {"territory": self.territory, "kind": self.kind,
@@ -403,8 +405,7 @@ def _game_battle(record: BattleRecord, place: TerritoryRecord, data: SaveData,
         defender_nations.insert(0, record.defender)
     battle = GameBattle(record.territory, kind, nations, defender_nations, attacker, defender,
                         bombard, landing, rows, defender_rows, sides.in_progress)
-    battle._sides = sides  # the units, for solving
-    battle._site = place
+    battle.sides, battle.site = sides, place
     return battle
 
 
@@ -418,8 +419,7 @@ def _attack_on(place: TerritoryRecord, attack: str, data: SaveData, ruleset) -> 
                         [{"nation": "(given attack)", "unit": u, "count": c}
                          for u, c in attacker.items()], rows,
                         note="a given attack on the territory's units")
-    battle._sides = None
-    battle._site = place
+    battle.site = place
     return battle
 
 
@@ -447,7 +447,7 @@ def _solve(battle: GameBattle, data: SaveData, ruleset, low_luck: bool, options:
                   sea=battle.kind == "sea", **options)
     if battle.kind == "amphibious":
         kwargs.update(landing=battle.landing or None, bombard=battle.bombard or None)
-    sides = battle._sides
+    sides = battle.sides
     if sides is not None and sides.in_progress is not None:
         battle.result = _solve_in_progress(battle, sides, ruleset, kwargs)
     else:
@@ -458,7 +458,7 @@ def _solve(battle: GameBattle, data: SaveData, ruleset, low_luck: bool, options:
 def _solve_raid(battle: GameBattle, ruleset, options: dict) -> None:
     from ..raids import raid
 
-    site = battle._site
+    site = battle.site
     sites = [u.type for u in site.units if u.type in SITE_UNITS]
     facility = next((FACILITY_KINDS[s] for s in sites if s in FACILITY_KINDS), None)
     keep = {k: options[k] for k in ("method", "trials", "seed", "dice", "attacker_tech",
@@ -520,6 +520,8 @@ def _solve_in_progress(battle: GameBattle, sides: _Sides, ruleset, kwargs: dict)
                 if not (ruleset.units[u].aa_value and not ruleset.units[u].can_be_casualty)}
 
     notes = []
+    if battle.landing:
+        notes.append("landed units fight on as attackers (their retreat rule is not kept)")
     if fire is not None and fire.defending:  # its casualties wait to die: gone already
         attacker = _apply_casualties(attacker, fire.hits, ruleset, base.get("attacker_ool"),
                                      "attack")
