@@ -905,8 +905,15 @@ def edition_import(game_file, output, lenient, edition_id):
 @rules_option
 @format_option
 @output_option
-def luck(save, rules, fmt, output):
+@click.option("--plot", "plot_path", default=None, help="Also draw each battle's swing against "
+              "its law into FILE.png or FILE.svg (needs battlecalc[plot]).")
+def luck(save, rules, fmt, output, plot_path):
     """The luck of a TripleA game: its combat dice and battles against their laws."""
+    if plot_path is not None:
+        from .plot import check_plot_path
+
+        if problem := check_plot_path(plot_path, inputs=[save, output]):
+            raise click.UsageError(problem)
     destination = _destination(output, [save])
 
     from .errors import BattleInputError
@@ -918,6 +925,13 @@ def luck(save, rules, fmt, output):
         _fail(exc)
     text = {"json": result.to_json, "csv": result.to_csv}.get(fmt, result.table)()
     _emit(text, destination)
+    if plot_path is not None:
+        from .triplea.luck import save_luck_plot
+
+        try:
+            save_luck_plot(result, plot_path)
+        except BattleInputError as exc:
+            _fail(exc)
 
 
 def main():

@@ -68,3 +68,25 @@ def test_cli_luck():
     table = invoke("luck", str(START))
     assert "no battle fought in the history" in table.stdout
     assert_usage_error(invoke("luck", "/etc/hostname"), "not gzip data")
+
+
+def test_plot_of_the_battles(tmp_path):
+    pytest.importorskip("matplotlib")
+    from battlecalc.triplea.luck import Luck, plot_luck
+
+    law = simulate("revised", "1 inf", "1 inf", method="exact")
+    won = FoughtBattle("Karelia", 1, ["Russians"], ["Germans"], {"infantry": 1},
+                       {"infantry": 1}, attacker_lost_tuv=0, defender_lost_tuv=3)
+    battle = battle_luck(won, law.swing_law, law.tuv_swing)
+    # the law {-3: 5/8, 0: 1/8, +3: 1/4}: its 10th percentile is -3, its 90th +3
+    assert (battle["swing_p10"], battle["swing_p90"]) == (-3, 3)
+    luck = Luck("g", "revised", {}, {}, {}, [battle, battle])
+    figure = plot_luck(luck)
+    (points,) = [line for line in figure.axes[0].lines if line.get_gid() == "actual"]
+    assert list(points.get_ydata()) == [3, 3]
+    path = tmp_path / "luck.png"
+    result = invoke("luck", str(LAND_COMBAT), "--plot", str(path))
+    assert result.exit_code == 0, result.output
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert_usage_error(invoke("luck", str(LAND_COMBAT), "--plot", str(tmp_path / "x.gif")),
+                       "must end in .png or .svg")

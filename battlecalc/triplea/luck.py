@@ -112,6 +112,47 @@ class Luck:
         return "\n".join(lines) + "\n"
 
 
+def plot_luck(luck: Luck):
+    """A matplotlib Figure: per battle, its law's 10-90% band of TUV swing, the expected
+    swing (a line) and the actual one (a dot)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(8, 4.5))
+    ax = figure.subplots()
+    battles = luck.battles
+    for i, b in enumerate(battles):
+        ax.vlines(i, b["swing_p10"], b["swing_p90"], color="0.75", linewidth=8)
+        ax.hlines(b["expected_tuv_swing"], i - 0.3, i + 0.3, color="tab:blue")
+    ax.plot(range(len(battles)), [b["actual_tuv_swing"] for b in battles], "o",
+            color="tab:red", label="actual swing", gid="actual")
+    ax.set_xticks(range(len(battles)),
+                  [f"{b['territory']}\nround {b['round']}" for b in battles], fontsize=7)
+    ax.axhline(0, color="0.5", linewidth=0.5)
+    ax.set_ylabel("TUV swing (defender's loss minus attacker's)")
+    ax.set_title(f"{luck.game}: each battle's swing against its law (10-90% band, expected)")
+    if not battles:
+        ax.text(0.5, 0.5, "no battle fought in the history", ha="center",
+                transform=ax.transAxes)
+    figure.tight_layout()
+    return figure
+
+
+def save_luck_plot(luck: Luck, path: str) -> None:
+    """Write :func:`plot_luck` to `path` (.png or .svg) through the one writer."""
+    import io
+    import os
+
+    from ..output import open_destination
+
+    destination = open_destination(path)
+    buffer = io.BytesIO()
+    plot_luck(luck).savefig(buffer, format=os.path.splitext(path)[1].lower()[1:], dpi=110)
+    destination.write_bytes(buffer.getvalue())
+
+
 def _die_probability(packed: int, sides: int) -> float:
     rolled_at = (packed >> 8) & 0xFF
     return min(max(rolled_at / sides, 0.0), 1.0)
@@ -131,7 +172,15 @@ def battle_luck(battle: FoughtBattle, law: tuple, expected_swing: float) -> dict
     values, probabilities = law
     below = float(sum(p for v, p in zip(values, probabilities, strict=True) if v < actual))
     equal = float(sum(p for v, p in zip(values, probabilities, strict=True) if v == actual))
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    cumulative, band = 0.0, {}
+    for i in order:  # the 10th and 90th percentiles of the law, for the plot
+        cumulative += float(probabilities[i])
+        for q in (10, 90):
+            if q not in band and cumulative >= q / 100 - 1e-12:
+                band[q] = float(values[i])
     return {"territory": battle.territory, "round": battle.round,
+            "swing_p10": band.get(10), "swing_p90": band.get(90),
             "nations": {"attacker": battle.attacker_nations,
                         "defender": battle.defender_nations},
             "attacker": battle.attacker, "defender": battle.defender,
