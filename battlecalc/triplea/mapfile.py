@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..errors import BattleInputError
 from .game import EDITIONS_BY_GAME, SITE_UNITS, UNIT_NAMES
+from .gamefile import GameFile
 
 MAX_XML_BYTES = 16 * 1024 * 1024
 # unit options that change a battle in ways battlecalc does not model
@@ -100,18 +101,7 @@ def _base_of(game: str, properties: dict[str, str]) -> str:
     return "classic"
 
 
-@dataclass
-class _GameFile:
-    """What an edition is built from, as the XML spells it (options as text)."""
-
-    game: str
-    properties: dict[str, str]
-    units: list[tuple[str, dict[str, str]]]  # (TripleA unit, its unitAttachment options)
-    supports: list[tuple[str, str, dict[str, str]]]  # (attachment name, giver, options)
-    costs: dict[str, int]
-
-
-def _xml_game_file(path) -> _GameFile:
+def _xml_game_file(path) -> GameFile:
     root = _read_xml(path)
     units, supports = [], []
     for attachment in root.iter("attachment"):
@@ -121,7 +111,7 @@ def _xml_game_file(path) -> _GameFile:
         elif java_class.endswith(".UnitSupportAttachment"):
             supports.append((attachment.get("name", ""), attachment.get("attachTo", ""),
                              _options(attachment)))
-    return _GameFile(root.find("info").get("name", ""),
+    return GameFile(root.find("info").get("name", ""),
                      {p.get("name", ""): p.get("value", "")
                       for p in root.iter("property") if p.get("name")},
                      units, supports, _costs(root))

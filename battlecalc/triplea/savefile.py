@@ -8,7 +8,7 @@ loads a map: a submarine (``isSub``) is saved as ``isFirstStrike`` + ``canEvade`
 
 from __future__ import annotations
 
-from .mapfile import _GameFile
+from .gamefile import GameFile
 from .save import SaveFormatError, _class_name, _javaobj, _objects, _Reader
 
 # UnitAttachment fields read (the XML options of the same name)
@@ -26,7 +26,7 @@ def _text(value) -> str:
     return str(value)
 
 
-def save_game_file(path) -> _GameFile:
+def save_game_file(path) -> GameFile:
     objects = _objects(path)
     _, beans = _javaobj()
     reader = _Reader(beans)
@@ -39,7 +39,7 @@ def save_game_file(path) -> _GameFile:
                               f"({type(exc).__name__})") from None
 
 
-def _game_file(reader: _Reader, objects) -> _GameFile:
+def _game_file(reader: _Reader, objects) -> GameFile:
     from .save import _properties
 
     game_data = next((o for o in objects
@@ -86,4 +86,4 @@ def _game_file(reader: _Reader, objects) -> _GameFile:
                 costs[unit_name] = int(pus[0]) // quantity
     properties = {k: _text(v) for k, v in _properties(
         reader, reader.get(game_data, "properties")).items()}
-    return _GameFile(reader.text(game_data, "gameName"), properties, units, supports, costs)
+    return GameFile(reader.text(game_data, "gameName"), properties, units, supports, costs)
