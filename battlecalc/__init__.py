@@ -26,6 +26,7 @@ _PUBLIC = {
     "load_rules": "rules",
     "plan": "planner",
     "sweep": "sweeper",
+    "read_game": "triplea",
 }
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "parse_army",
     "plan",
     "raid",
+    "read_game",
     "set_threads",
     "simulate",
     "sweep",
@@ -56,6 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .results import Result
     from .rules import list_editions, load_rules
     from .sweeper import sweep
+    from .triplea import read_game
 
 
 def __getattr__(name: str):

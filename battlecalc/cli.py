@@ -827,5 +827,125 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
         click.echo(f"{failed} of {len(table)} battles failed (see the error column)", err=True)
 
 
+GAME_SECTIONS = (
+    ("Save and edition", ("save", "rules", "rules_file", "territory", "attack", "show_all")),
+    ("Method", ("method", "dice", "trials", "seed")),
+    ("Policies: orders of losses, retreats, submerging",
+     ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
+      "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
+      "attacker_submerge", "defender_submerge")),
+    ("Output", ("fmt", "output")),
+)
+
+
+def _game_options() -> tuple[str, ...]:
+    from .triplea.game import game_options  # light: the standard library only
+
+    return game_options()
+
+
+@cli.command(cls=_SectionedCommand, sections=GAME_SECTIONS)
+@click.argument("save")
+@rules_option
+@rules_file_option
+@click.option("--territory", default=None, metavar="NAME",
+              help="One place only: its battle, or with --attack the odds of that attack on "
+              "its units (any territory or sea zone, attacked or not).")
+@click.option("--attack", default=None, metavar="ARMY",
+              help='With --territory: an attack to solve against its units, e.g. "3 inf 2 tank".')
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list every territory's units (table; CSV: one row per nation and unit).")
+@_table_options(*_game_options())
+@format_option
+@output_option
+@click.pass_context
+def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output, **values):
+    """Read a TripleA save (.tsvg): the game, its edition, and every pending battle solved."""
+    ruleset = _ruleset(rules, rules_file, required=False)
+    destination = _destination(output, [save, rules_file])
+    options = _given_options(ctx, values, _game_options())
+
+    from .errors import BattleInputError
+    from .triplea import read_game
+
+    try:
+        result = read_game(save, rules=ruleset, territory=territory, attack=attack, **options)
+    except BattleInputError as exc:
+        _fail(exc)
+    if fmt == "json":
+        text = result.to_json()
+    elif fmt == "csv":
+        text = result.territories_csv() if show_all else result.to_csv()
+    else:
+        text = result.table(show_territories=show_all or territory is not None)
+    _emit(text, destination)
+
+
+@cli.group()
+def edition():
+    """Edition files from elsewhere: `battlecalc edition import GAME.xml -o FILE.toml`."""
+
+
+@edition.command(name="import")
+@click.argument("game_file", metavar="GAME.xml")
+@output_option
+@click.option("--lenient", is_flag=True, help="Leave out what battlecalc cannot model (a "
+              "warning each) instead of refusing the file.")
+@click.option("--id", "edition_id", default=None, metavar="ID",
+              help="The edition's id (default: from the game's name).")
+def edition_import(game_file, output, lenient, edition_id):
+    """A TripleA map's game file (XML), or a save, as an edition file (TOML) for
+    --rules-file."""
+    destination = _destination(output, [game_file])
+
+    from .errors import BattleInputError
+    from .triplea.mapfile import import_edition
+
+    try:
+        imported = import_edition(game_file, lenient=lenient, edition_id=edition_id)
+    except BattleInputError as exc:
+        _fail(exc)
+    for warning in imported.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    _emit(imported.text, destination)
+    if destination.kind != "stdout":
+        click.echo(f"{imported.game}: an edition on the rules of {imported.base} written to "
+                   f"{output}", err=True)
+
+
+@cli.command()
+@click.argument("save")
+@rules_option
+@format_option
+@output_option
+@click.option("--plot", "plot_path", default=None, help="Also draw each battle's swing against "
+              "its law into FILE.png or FILE.svg (needs battlecalc[plot]).")
+def luck(save, rules, fmt, output, plot_path):
+    """The luck of a TripleA game: its combat dice and battles against their laws."""
+    if plot_path is not None:
+        from .plot import check_plot_path
+
+        if problem := check_plot_path(plot_path, inputs=[save, output]):
+            raise click.UsageError(problem)
+    destination = _destination(output, [save])
+
+    from .errors import BattleInputError
+    from .triplea.luck import read_luck
+
+    try:
+        result = read_luck(save, rules=rules)
+    except BattleInputError as exc:
+        _fail(exc)
+    text = {"json": result.to_json, "csv": result.to_csv}.get(fmt, result.table)()
+    _emit(text, destination)
+    if plot_path is not None:
+        from .triplea.luck import save_luck_plot
+
+        try:
+            save_luck_plot(result, plot_path)
+        except BattleInputError as exc:
+            _fail(exc)
+
+
 def main():
     cli()
