@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import time
 
 import pytest
@@ -170,11 +171,46 @@ FORMULA_BIG = dict(rules="formula", attacker="40 army 10 air", defender="40 army
                    exchanges="until-done")
 
 
-def test_formula_exact_refusal_names_its_size():
-    # its speed (2.0-2.3 s before, 0.8-1.0 s with the states numbered, on a quiet two-core
-    # machine) is a benchmark's business, not a timed test's
-    with pytest.raises(BattleInputError, match="more than 1,000,000 transitions"):
+def _no_state(*args, **kwargs):
+    raise AssertionError("the exact solver built a state")
+
+
+def test_formula_exact_refusal_builds_no_state(monkeypatch):
+    # decided from the pieces (engine.transition_bound) before the solver starts: 0.9-1.0 ms
+    # warm where walking states until 1,000,000 transitions took 0.9-1.1 s (speed is a
+    # benchmark's business, not a timed test's)
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    monkeypatch.setattr(formula_engine, "_solve_exact", _no_state)
+    with pytest.raises(BattleInputError, match=r"more than 1,000,000 transitions .*; use "
+                                               r"method 'mc' for Monte Carlo"):
         simulate(**FORMULA_BIG, method="exact")
+
+
+def test_formula_auto_picks_monte_carlo_without_building_states(monkeypatch):
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    monkeypatch.setattr(formula_engine, "_solve_exact", _no_state)
+    trials = 20_000
+    r = simulate(**FORMULA_BIG, trials=trials, seed=3)
+    assert r.method == "mc" and r.trials == trials
+    # equal forces, equal levels, no counter points: the rules are symmetric, so both sides
+    # win with the same probability; 4 standard errors of the difference at this sample size
+    spread = 4 * math.sqrt((r.attacker_win + r.defender_win) / trials)
+    assert abs(r.attacker_win - r.defender_win) <= spread
+
+
+def test_formula_exact_or_not_is_the_bound_against_the_limit(monkeypatch):
+    battle = dict(rules="formula", attacker="6 army", defender="5 army, 1 air",
+                  exchanges="until-done")
+    bound = formula_engine.transition_bound(formula_engine.make_formula_battle(
+        battle["attacker"], battle["defender"], exchanges="until-done"))
+    monkeypatch.setattr(formula_engine, "EXACT_TRANSITION_LIMIT", bound)
+    assert simulate(**battle, method="exact").method == "exact"
+    assert simulate(**battle).method == "exact"
+    monkeypatch.setattr(formula_engine, "EXACT_TRANSITION_LIMIT", bound - 1)
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    with pytest.raises(BattleInputError, match=rf"more than {bound - 1:,} transitions"):
+        simulate(**battle, method="exact")
+    assert simulate(**battle, trials=1000, seed=1).method == "mc"
 
 
 def test_formula_monte_carlo_does_not_depend_on_the_call_sizes(monkeypatch):

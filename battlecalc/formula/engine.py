@@ -53,7 +53,9 @@ HIST_BYTES_PER_CALL = 32 * 2**20  # bound on the per-call histogram rows (memory
 FIRST_CALL_CHUNKS: int | None = None  # first kernel call, which times them (None: one a thread)
 CALL_SECONDS = 0.5  # later calls: about this much work (the results do not depend on it)
 # Exact solver: transitions (state x loss-table row) above which `auto` switches to Monte Carlo
-# and `exact` refuses.
+# and `exact` refuses.  Decided from the forces before any state is built: a battle is solved
+# exactly when `transition_bound` (at least the solver's transitions) is at most this; the
+# solver's own count stops it at the same number, as a backstop.
 EXACT_TRANSITION_LIMIT = 1_000_000
 
 
@@ -141,6 +143,82 @@ def _exchange_bound(battle: FormulaBattle) -> int:
     a, d = battle.a, battle.d
     total = _potential(a.face_up, a.flipped) + _potential(d.face_up, d.flipped)
     return min(battle.spec.max_exchanges, total)
+
+
+# ---------------------------------------------------------------------------------------------
+# Size of the exact solve, counted from the forces (no state is built)
+
+
+def _side_state_counts(side: SideArrays, row_points: np.ndarray, a1: bool) -> np.ndarray:
+    """counts[x] (float64[P0 + 1], P0 = starting potential): at least the number of this
+    side's states with a face-up piece and potential P0 - x, i.e. after x loss points.
+
+    Three facts of `kernels.apply_losses` make the count small.  Flips and removals both take
+    the first type of the side's order of losses that has a piece, so the n face-up pieces
+    left are always the last n of that order: n alone gives the face-up pieces.  The flipped
+    pieces number at most max(flipped at the start, most points of a row) with A2 (an
+    exchange of p points first removes earlier flips, then flips at most the p - (those)
+    left) and at most max(flipped at the start, 1) with A1 (flip and remove alternate); and
+    at most the pieces left besides the n face-up.  With none flipped at the start, flipped
+    pieces leave in the order they were flipped, so the s flipped ones are the last s
+    flipped: (n, s) is one state; otherwise count every way to spread s over the types.
+    """
+    up, flipped = int(side.face_up.sum()), int(side.flipped.sum())
+    pieces = up + flipped
+    cap = max(flipped, 1 if a1 else int(row_points.max()))
+    if flipped == 0:
+        ways = np.ones(cap + 1)
+    else:
+        ways = np.ones(1)
+        for t in side.present:
+            per_type = np.ones(min(cap, int(side.face_up[t] + side.flipped[t])) + 1)
+            ways = np.convolve(ways, per_type)[:cap + 1]
+    p0 = 2 * up + flipped
+    counts = np.zeros(p0 + 1)
+    for n in range(1, up + 1):
+        s_max = min(len(ways) - 1, pieces - n)  # potential 2n + s, so x = p0 - 2n - s
+        counts[p0 - 2 * n - s_max:p0 - 2 * n + 1] += ways[s_max::-1]
+    return counts
+
+
+def transition_bound(battle: FormulaBattle, limit: float | None = None) -> int:
+    """At least the transitions `_solve_exact` counts, from the forces alone; once the count
+    passes `limit` it stops and returns a number above `limit`.
+
+    A state that goes on after k exchanges has both sides with a face-up piece, so no loss
+    point was lost: each side's points so far (x, y) are a sum of k rows of the loss table,
+    and its potential is its start minus them.  The count runs over the exchanges: the cells
+    (x, y) that k rows can reach with a state on both sides, times the side states of each
+    cell (`_side_state_counts`), times the moves of a state (at most the rows of the table
+    and the die x die rolls).
+    """
+    a1 = battle.spec.flips == "A1"
+    n_a = _side_state_counts(battle.a, battle.row_att, a1)
+    n_d = _side_state_counts(battle.d, battle.row_def, a1)
+    alive_a, alive_d = n_a > 0, n_d > 0
+    moves = min(battle.row_att.shape[0], battle.die * battle.die)
+    steps = sorted({(int(la), int(ld)) for la, ld in zip(battle.row_att, battle.row_def,
+                                                          strict=True)})
+    max_a, max_d = max(la for la, _ in steps), max(ld for _, ld in steps)
+    reach = np.ones((1, 1), dtype=bool)  # cells (x, y) with x, y below its shape
+    total = 0.0
+    for _ in range(battle.spec.max_exchanges):
+        h, w = reach.shape
+        total += moves * float(n_a[:h] @ reach @ n_d[:w])
+        if limit is not None and total > limit:
+            break
+        nh, nw = min(n_a.shape[0], h + max_a), min(n_d.shape[0], w + max_d)
+        following = np.zeros((nh, nw), dtype=bool)
+        for la, ld in steps:
+            hh, ww = min(h, nh - la), min(w, nw - ld)
+            if hh > 0 and ww > 0:
+                following[la:la + hh, ld:ld + ww] |= reach[:hh, :ww]
+        following &= alive_a[:nh, None] & alive_d[None, :nw]
+        rows, cols = np.flatnonzero(following.any(axis=1)), np.flatnonzero(following.any(axis=0))
+        if rows.size == 0:
+            break
+        reach = following[:rows[-1] + 1, :cols[-1] + 1]
+    return math.ceil(total)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -616,16 +694,21 @@ def run_formula(spec: FormulaSpec, run: RunSpec, started: float) -> FormulaResul
     chain is too large)."""
     battle = compile_formula(spec)
     if run.method in ("auto", "exact"):
-        try:
-            raw = _solve_exact(battle)
-        except _TooLarge:
-            if run.method == "exact":
-                raise BattleInputError(
-                    f"battle too large to solve exactly (more than {EXACT_TRANSITION_LIMIT:,} "
-                    "transitions); use method 'mc' for Monte Carlo"
-                ) from None
-        else:
+        limit = EXACT_TRANSITION_LIMIT
+        raw = None
+        if transition_bound(battle, limit) <= limit:  # from the forces: no state built yet
+            try:
+                raw = _solve_exact(battle, limit)
+            except _TooLarge:  # the backstop; the bound holds, so it does not happen
+                pass
+        if raw is not None:
             return _build_result(battle, "exact", None, None, raw, started)
+        if run.method == "exact":
+            raise BattleInputError(
+                f"battle too large to solve exactly (its pieces allow more than {limit:,} "
+                "transitions of the exact solver, docs/formula.md §9); use method 'mc' for "
+                "Monte Carlo"
+            )
     seed = run.mc_seed()
     raw = _run_monte_carlo(battle, run.trials, seed, run.progress)
     return _build_result(battle, "mc", run.trials, seed, raw, started)
