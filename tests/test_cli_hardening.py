@@ -61,6 +61,17 @@ def test_ctrl_c_during_progress_clears_the_progress_line(monkeypatch):
     assert result.stderr == "\rexact solve...\x1b[K\r\x1b[KAborted.\n"
 
 
+# `python -m battlecalc ARGS` with Ctrl-C as an interactive shell leaves it to a foreground job.
+# An ignored SIGINT is inherited, and Python then installs no handler of its own: pytest run in
+# the background of a script (`pytest &`) or under /usr/bin/time ignores SIGINT, and so did the
+# child, which went on for a minute after SIGINT, its main thread simply waiting.
+AS_FROM_A_SHELL = ("import runpy, signal, sys; "
+                   "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT]); "
+                   "signal.signal(signal.SIGINT, signal.default_int_handler); "
+                   "sys.argv[0] = 'battlecalc'; "
+                   "runpy.run_module('battlecalc', run_name='__main__')")
+
+
 def test_sigint_to_a_long_monte_carlo_run():
     # a real Ctrl-C: SIGINT to a run of 10 billion trials of a large sea battle once its
     # progress bar shows on the terminal (stderr is a pseudo-terminal); kernel calls of about
@@ -68,7 +79,7 @@ def test_sigint_to_a_long_monte_carlo_run():
     # up to 8 s to answer here)
     master, terminal = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "battlecalc", "run", "--rules", "1942-2e", "--sea",
+        [sys.executable, "-c", AS_FROM_A_SHELL, "run", "--rules", "1942-2e", "--sea",
          "-a", "30 sub 20 dd 8 cv 16 ftr 10 bb", "-d", "30 sub 20 dd 8 cv 16 ftr 8 bb",
          "--method", "mc", "--trials", "1e10", "--seed", "1"],
         cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal,
