@@ -6,13 +6,19 @@ Routes (nothing else is served, and no path ever reaches the file system):
     GET  /static/app.js      its script;  GET /static/app.css  its style sheet
     GET  /api/spec           editions (units, costs, techs, rule flags), battle kinds, options
     GET  /api/run?...        one battle: the arguments of battlecalc.simulate, armies as
-    POST /api/run            notation; returns the CLI's `--format json` object
-                             (`distributions=1` adds the charts' laws under "distributions")
+    POST /api/run            notation (waves and a counter-attack too); returns the CLI's
+                             `--format json` object (`distributions=1` adds the charts' laws
+                             under "distributions")
+    GET|POST /api/raid       a bombing raid: the arguments of battlecalc.raid; `raid`'s JSON
+    GET|POST /api/plan       the planner: the arguments of battlecalc.plan; `plan`'s JSON
 
 Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
 Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
 ``method=exact`` is solved only where ``auto`` would solve exactly, and battles run on a
-small thread pool (pending requests beyond a bound get 503).
+small thread pool (pending requests beyond a bound get 503).  Work follows the user: a
+request whose client has gone (the connection closed), or that a newer request of the same
+page replaces (headers ``X-Battlecalc-Page: <id>`` and ``X-Battlecalc-Request: <number>``), is
+stopped at its next progress report (a Monte Carlo chunk, a planner candidate).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -42,7 +49,7 @@ from .. import api
 from ..errors import BattleInputError, quoted
 from ..plot import distributions
 from ..rules import list_editions, load_rules
-from .spec import ParamError, page_spec, parse_params
+from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_TRIALS = 10_000_000
@@ -50,6 +57,7 @@ MAX_FORMULA_TRIALS = 1_000_000  # the formula engine has no progress hook to sto
 TIME_LIMIT_S = 20.0
 WORKERS = 4
 MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
+MAX_PAGES = 4096  # pages whose latest request is remembered (to cancel the one it replaces)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -102,6 +110,39 @@ class _Stop(Exception):
     """Raised from a progress callback to stop a run."""
 
 
+class Cancelled(Exception):
+    """The request's client has gone, or a newer request of its page replaced it."""
+
+
+class Latest:
+    """The latest request of each page (by the page's id): a newer one cancels the older."""
+
+    def __init__(self, size: int = MAX_PAGES):
+        self.size = size
+        self.pages: OrderedDict[str, tuple[int, threading.Event]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def begin(self, page: str | None, number: int | None, cancel: threading.Event) -> None:
+        if page is None or number is None:
+            return
+        with self.lock:
+            previous = self.pages.get(page)
+            if previous is not None and previous[0] > number:  # an older one, come late
+                cancel.set()
+                return
+            if previous is not None and previous[1] is not cancel:
+                previous[1].set()
+            self.pages[page] = (number, cancel)
+            self.pages.move_to_end(page)
+            while len(self.pages) > self.size:
+                self.pages.popitem(last=False)
+
+    def end(self, page: str | None, cancel: threading.Event) -> None:
+        with self.lock:
+            if page in self.pages and self.pages[page][1] is cancel:
+                del self.pages[page]
+
+
 def _one_line(exc: BaseException) -> str:
     """The message as the CLI's `Error:` line shows it (whitespace folded)."""
     return " ".join(str(exc).split())
@@ -151,13 +192,21 @@ class Engine:
                 "use the command line (battlecalc run) for more"
             )
 
-    def compute(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
-        """One battle (in a worker thread): the JSON object, plus its laws if asked."""
+    def compute(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
+                cancel: threading.Event | None = None) -> dict[str, Any]:
+        """One battle, raid or plan (in a worker thread): the JSON object, plus its laws if
+        asked.  Cancelled when `cancel` is set (before it starts, or at its next progress
+        report)."""
+        cancel = cancel or threading.Event()
+        if cancel.is_set():
+            raise Cancelled()
         with self._requests_done:
             self._requests += 1
         try:
             with self.serial or contextlib.nullcontext():
-                result = self._simulate(kwargs)
+                if cancel.is_set():
+                    raise Cancelled()
+                result = self._simulate(kwargs, what, cancel)
         finally:
             with self._requests_done:
                 self._requests -= 1
@@ -167,19 +216,28 @@ class Engine:
             data["distributions"] = distributions(result)
         return data
 
-    def _simulate(self, kwargs: dict[str, Any]):
+    def _simulate(self, kwargs: dict[str, Any], kind: str = "run",
+                  cancel: threading.Event | None = None):
+        cancel = cancel or threading.Event()
+
+        def stop_if_cancelled(*_) -> None:
+            if cancel.is_set():
+                raise Cancelled()
+
         ruleset = load_rules(kwargs.get("rules", "revised"))
-        if ruleset.model != "dice":
+        if ruleset.model != "dice" and kind == "run":
             return api.simulate(**kwargs)
-        if kwargs.get("method") == "exact":
+        solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
+        if kwargs.get("method") == "exact" and kind == "run":
             # exact only where `auto` would solve exactly: ask auto, and stop it at its first
             # Monte Carlo progress report if it went for Monte Carlo instead
             def refuse(done: int, total: int, what: str = "trials", *_) -> None:
+                stop_if_cancelled()
                 if what == "trials":
                     raise _Stop("exact")
 
             try:
-                return api.simulate(**{**kwargs, "method": "auto"}, progress=refuse)
+                return solve(**{**kwargs, "method": "auto"}, progress=refuse)
             except _Stop:
                 raise TooMuchWork(
                     "battle too large to solve exactly on this server (method auto would use "
@@ -188,25 +246,28 @@ class Engine:
         deadline = time.monotonic() + self.time_limit
 
         def watch(done: int, total: int, what: str = "trials", *_) -> None:
+            stop_if_cancelled()
             if time.monotonic() > deadline and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
         try:
-            return api.simulate(**kwargs, progress=watch)
+            return solve(**kwargs, progress=watch)
         except _Stop as stop:
             raise TooMuchWork(
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
                 "ask for fewer trials"
             ) from None
 
-    async def run(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
+    async def run(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
+                  cancel: threading.Event | None = None) -> dict[str, Any]:
         self.check(kwargs)
         if self.pending >= self.max_pending:
             raise _Busy()
         self.pending += 1
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self.pool, self.compute, kwargs, with_laws)
+            return await loop.run_in_executor(self.pool, self.compute, kwargs, with_laws,
+                                              what, cancel)
         finally:
             self.pending -= 1
 
@@ -276,6 +337,21 @@ class _Busy(Exception):
     pass
 
 
+def _raid(**kwargs):
+    from ..raids import raid
+
+    return raid(**kwargs)
+
+
+def _plan(**kwargs):
+    from ..planner import plan
+
+    return plan(**kwargs)
+
+
+ENDPOINTS = {"run": None, "raid": raid_parameters(), "plan": plan_parameters()}
+
+
 SHIPPED_EDITIONS = frozenset(list_editions())
 
 
@@ -303,6 +379,15 @@ def _bad_request_message(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "the request is nested too deeply to read"
     return _one_line(exc) or type(exc).__name__
+
+
+async def _watch_disconnect(request: Request, cancel: threading.Event) -> None:
+    """Set `cancel` when the client closes its connection (the body is read by then)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            cancel.set()
+            return
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -412,14 +497,32 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         return Response(spec_body, media_type="application/json",
                         headers={**SECURITY_HEADERS, "Cache-Control": "no-cache"})
 
+    latest = Latest()
+
     async def run(request: Request) -> Response:
+        what = request.url.path.rsplit("/", 1)[-1]
+        cancel = threading.Event()
+        page = request.headers.get("x-battlecalc-page")
+        number = request.headers.get("x-battlecalc-request", "")
+        watcher = None
         try:
             params = await _request_params(request)
             if isinstance(params, Response):
                 return params
-            kwargs, extra = parse_params(params)
+            kwargs, extra = parse_params(params, ENDPOINTS[what])
+            if what != "run" and extra.get("distributions"):
+                raise ParamError(f"distributions are not available for /api/{what}")
+            if what == "plan" and "rules" not in kwargs:
+                raise ParamError("rules: give an edition id (the planner has no default)")
             check_request(kwargs, extra)
-            data = await engine.run(kwargs, bool(extra.get("distributions")))
+            latest.begin(page[:100] if page else None,
+                         int(number) if number.isdigit() and len(number) < 19 else None,
+                         cancel)
+            watcher = asyncio.ensure_future(_watch_disconnect(request, cancel))
+            data = await engine.run(kwargs, bool(extra.get("distributions")), what, cancel)
+        except Cancelled:
+            return _error("cancelled: the client has gone or a newer request replaced this one",
+                          409)
         except BattleInputError as exc:
             return _error(_one_line(exc))
         except (ValueError, RecursionError) as exc:  # values the readers let through
@@ -431,6 +534,10 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         except Exception:  # a bug: say so, keep serving
             traceback.print_exc(file=sys.stderr)
             return _error("internal error (see the server's output)", 500)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            latest.end(page[:100] if page else None, cancel)
         return _json(data)
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -448,7 +555,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
     routes = [Route(path, asset, methods=["GET", "HEAD"]) for path in ASSETS]
     routes += [Route("/api/spec", spec, methods=["GET", "HEAD"]),
-               Route("/api/run", run, methods=["GET", "POST"])]
+               *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS)]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(HostCheck, hosts=allowed_hosts(host))],
                     exception_handlers={404: not_found, 405: not_allowed})
