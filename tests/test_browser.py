@@ -208,8 +208,8 @@ def test_sea_battle_from_the_form(base, page):
     assert page.locator('#outcomes tr[data-key="takes_territory"]').count() == 0
     # the charts are drawn: survivors, IPC lost, TUV swing (exact), no rounds law
     titles = page.locator(".chart h3").all_text_contents()
-    assert titles == ["Attacker survivors", "Defender survivors", "IPC lost", "TUV swing",
-                      "Rounds"]
+    assert titles == ["Attacker survivors", "Defender survivors", "Keeps at least N units",
+                      "IPC lost", "TUV swing", "Rounds"]
     assert page.locator('[data-chart="TUV swing"] rect').count() > 3
 
 
