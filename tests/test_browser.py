@@ -312,9 +312,13 @@ def test_first_visit_shows_an_example_and_its_result(base, page):
     assert page.text_content("#headline").startswith(
         f"attacker wins {100 * result.attacker_win:.2f}%")
     ARTIFACTS.mkdir(exist_ok=True)
-    for width in (400, 1400):
-        page.set_viewport_size({"width": width, "height": 1000})
-        page.screenshot(path=str(ARTIFACTS / f"web-page-{width}.png"), full_page=True)
+    # a wide screen, tall enough for the whole results column
+    page.set_viewport_size({"width": 1400, "height": 1800})
+    page.screenshot(path=str(ARTIFACTS / "web-page-1400.png"))
+    # a phone's screen, scrolled to the defender: the outcome stays on top
+    page.set_viewport_size({"width": 400, "height": 860})
+    page.locator("#army-defender").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "web-page-400.png"))
 
 
 LAND_ONLY = ["keep_land", "aa_last", "retreat_when_only_air", "counterattack"]
