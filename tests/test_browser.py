@@ -432,7 +432,7 @@ def test_waves_raid_and_plan_from_the_page_equal_the_cli(base, page, screen, com
 
 def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
     big = ("/?rules=1942-2e&method=mc&trials=10000000&seed=1"
-           "&attacker=10+inf+5+art+5+tank+4+ftr+2+bmb&defender=14+inf+4+art+4+tank+3+ftr")
+           "&attacker=6+inf+3+art+3+tank+2+ftr&defender=8+inf+3+tank+1+ftr+1+aa")
     page.goto(base + SCREENS["land"])
     settle(page)
     page.goto(base + big)
@@ -440,7 +440,7 @@ def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
     assert "10,000,000 trials" in page.text_content("#notice")
     for n in range(4):  # four edits, each a new 1e7-trial request replacing the one before
         with page.expect_request(lambda r: "/api/run" in r.url):
-            stepper(page, "attacker", "infantry").fill(str(11 + n))
+            stepper(page, "attacker", "infantry").fill(str(7 + n))
         page.wait_for_timeout(250)
     started = time.monotonic()
     page.select_option("#opt-method", "auto")
