@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import errno
 import json
+import os
 import socket
 import sys
 import threading
@@ -57,6 +58,7 @@ MAX_FORMULA_TRIALS = 1_000_000  # the formula engine has no progress hook to sto
 TIME_LIMIT_S = 20.0
 WORKERS = 4
 MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
+CACHE_SIZE = 512  # exact answers kept per process (a repeated exact battle is not solved again)
 MAX_PAGES = 4096  # pages whose latest request is remembered (to cancel the one it replaces)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {
@@ -155,7 +157,8 @@ class Engine:
                  max_formula_trials: int = MAX_FORMULA_TRIALS,
                  time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING,
                  warm_up_battles: list[dict[str, Any]] | None = None,
-                 warm_up_hook: Callable[[dict[str, Any]], None] | None = None):
+                 warm_up_hook: Callable[[dict[str, Any]], None] | None = None,
+                 cache_size: int = CACHE_SIZE):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
         self.max_trials = max_trials
         self.max_formula_trials = max_formula_trials
@@ -175,6 +178,11 @@ class Engine:
         # has not reached it yet (numba compiles one function at a time)
         self._requests = 0
         self._requests_done = threading.Condition()
+        # exact answers by request (deterministic: no seed, no trials); LRU
+        self.cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.cache_size = cache_size
+        self.cache_lock = threading.Lock()
+        self.cache_hits = 0
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
@@ -200,6 +208,12 @@ class Engine:
         cancel = cancel or threading.Event()
         if cancel.is_set():
             raise Cancelled()
+        key = json.dumps([what, with_laws, kwargs], sort_keys=True, default=repr)
+        with self.cache_lock:
+            if key in self.cache:
+                self.cache.move_to_end(key)
+                self.cache_hits += 1
+                return json.loads(self.cache[key])
         with self._requests_done:
             self._requests += 1
         try:
@@ -214,6 +228,11 @@ class Engine:
         data = result.to_dict()
         if with_laws:
             data["distributions"] = distributions(result)
+        if data.get("method") == "exact" and not data.get("seed"):
+            with self.cache_lock:
+                self.cache[key] = json.dumps(data)
+                while len(self.cache) > self.cache_size:
+                    self.cache.popitem(last=False)
         return data
 
     def _simulate(self, kwargs: dict[str, Any], kind: str = "run",
@@ -591,11 +610,22 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+HOST_VARIABLE = "BATTLECALC_SERVE_HOST"  # the address, for each worker process's app
+
+
+def worker_app() -> Starlette:
+    """The app of one worker process of ``serve --workers N`` (uvicorn's factory)."""
+    return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"))
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
     """Run the server until Ctrl-C (the `battlecalc serve` command).  BattleInputError, before
-    any work, when it cannot listen there."""
+    any work, when it cannot listen there.  workers > 1: that many processes share the one
+    socket (uvicorn's supervisor), each with its own engine, limits and cache."""
     import uvicorn
 
+    if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 64:
+        raise BattleInputError(f"workers must be a whole number from 1 to 64, got {workers!r}")
     sock = listening_socket(host, port)
     if host not in LOOPBACK:
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
@@ -605,6 +635,16 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
           "kernels in the background (about a minute on the first run, when they compile; "
           "battles asked for meanwhile may wait)", file=sys.stderr, flush=True)
     try:
+        if workers > 1:
+            from uvicorn.supervisors import Multiprocess
+
+            os.environ[HOST_VARIABLE] = host
+            config = uvicorn.Config("battlecalc.web.server:worker_app", factory=True,
+                                    host=host, port=port, workers=workers,
+                                    log_level="warning", access_log=False, lifespan="on",
+                                    server_header=False)
+            Multiprocess(config, sockets=[sock]).run()
+            return
         app = create_app(host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 access_log=False, lifespan="on", server_header=False)
