@@ -522,7 +522,22 @@
                       "#plans"]) $(id).replaceChildren();
   }
 
+  // a heading shows only above something (a raid has no end states, a plan no charts)
+  function showHeadings() {
+    for (const h of document.querySelectorAll("h2[data-for]")) {
+      h.hidden = !document.getElementById(h.dataset.for).childElementCount;
+    }
+  }
+
   function render(data, ms) {
+    try {
+      renderAll(data, ms);
+    } finally {
+      showHeadings();
+    }
+  }
+
+  function renderAll(data, ms) {
     $("#error").hidden = true;
     $("#results").classList.remove("stale");
     clearResults();
@@ -610,8 +625,7 @@
         ` (${best.cost} IPC) \u00b7 takes the territory ${pct(best.takes_territory)}`);
       headlineBar(best);
     }
-    const head = ["#", "units from the pool", "IPC", "attacker wins", "takes territory",
-                  "IPC lost (attacker)", "TUV swing"];
+    const head = ["#", "from the pool", "IPC", "wins", "takes", "IPC lost", "swing"];
     $("#plans").replaceChildren(el("h2", { text: "Plans" }), el("table", { class: "plans", id: "plan-table" },
       el("tr", {}, ...head.map((h) => el("th", { text: h }))),
       ...data.plans.map((p, i) => el("tr", { "data-addition": p.addition },
