@@ -552,7 +552,7 @@ class FailingEngine(Engine):
         super().__init__()
         self.error = error
 
-    def compute(self, kwargs, with_laws, what="run", cancel=None):
+    def compute(self, kwargs, with_laws, *args):
         raise self.error
 
 
@@ -819,3 +819,44 @@ def test_serve_with_workers_runs_processes_behind_one_port(tmp_path):
     finally:
         server.terminate()
         server.wait(30)
+
+
+def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
+    battle = {"rules": "1942-2e", "attacker": "6 inf 3 art 3 tank 2 ftr",
+              "defender": "8 inf 3 tank 1 ftr 1 aa", "method": "mc", "trials": 5_000_000,
+              "seed": "3"}
+    status, headers, body = request(base, "POST", "/api/run", json.dumps(battle).encode(),
+                                    {"Content-Type": "application/json",
+                                     "Accept": "application/x-ndjson"})
+    assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
+    lines = [json.loads(line) for line in body.decode().splitlines()]
+    progress, last = lines[:-1], lines[-1]
+    assert progress and all(p["total"] == 5_000_000 and p["what"] == "trials" for p in progress)
+    done = [p["progress"] for p in progress]
+    assert done == sorted(done) and 0 < done[0] < 5_000_000
+    plain_status, plain = get_json(base, "/api/run?" + urllib.parse.urlencode(battle))
+    assert last["status"] == plain_status == 200
+    assert without_time(last["result"]) == without_time(plain)
+    # an error arrives as the last line too
+    status, _, body = request(base, "POST", "/api/run", json.dumps(
+        {**battle, "attacker": "2 infanty"}).encode(), {"Content-Type": "application/json",
+                                                        "Accept": "application/x-ndjson"})
+    (line,) = body.decode().splitlines()
+    assert json.loads(line)["status"] == 400 and "infanty" in json.loads(line)["error"]
+
+
+def test_a_dropped_stream_stops_its_run():
+    engine = Engine()
+    with running_server(engine) as url:
+        run_query(url, rules="1942-2e", attacker="1 inf", defender="1 inf", method="mc",
+                  trials="1000", seed="1")
+        for _ in range(2):
+            _drop(url, "/api/run?" + BIG, {"Accept": "application/x-ndjson"})
+        time.sleep(0.3)
+        started = time.monotonic()
+        while engine._requests and time.monotonic() - started < 20:
+            time.sleep(0.05)
+        stopped = time.monotonic() - started
+        assert engine._requests == 0
+        # 2 x 1e7 trials take several seconds; stopped, they end within a chunk or two
+        assert stopped < max(2.0, 6 * _chunk_seconds()), stopped

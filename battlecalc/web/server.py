@@ -201,7 +201,8 @@ class Engine:
             )
 
     def compute(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
-                cancel: threading.Event | None = None) -> dict[str, Any]:
+                cancel: threading.Event | None = None,
+                report: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
         """One battle, raid or plan (in a worker thread): the JSON object, plus its laws if
         asked.  Cancelled when `cancel` is set (before it starts, or at its next progress
         report)."""
@@ -220,7 +221,7 @@ class Engine:
             with self.serial or contextlib.nullcontext():
                 if cancel.is_set():
                     raise Cancelled()
-                result = self._simulate(kwargs, what, cancel)
+                result = self._simulate(kwargs, what, cancel, report)
         finally:
             with self._requests_done:
                 self._requests -= 1
@@ -236,7 +237,8 @@ class Engine:
         return data
 
     def _simulate(self, kwargs: dict[str, Any], kind: str = "run",
-                  cancel: threading.Event | None = None):
+                  cancel: threading.Event | None = None,
+                  report: Callable[[int, int, str], None] | None = None):
         cancel = cancel or threading.Event()
 
         def stop_if_cancelled(*_) -> None:
@@ -266,6 +268,8 @@ class Engine:
 
         def watch(done: int, total: int, what: str = "trials", *_) -> None:
             stop_if_cancelled()
+            if report is not None and total:
+                report(done, total, what)
             if time.monotonic() > deadline and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
@@ -278,7 +282,8 @@ class Engine:
             ) from None
 
     async def run(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
-                  cancel: threading.Event | None = None) -> dict[str, Any]:
+                  cancel: threading.Event | None = None,
+                  report: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
         self.check(kwargs)
         if self.pending >= self.max_pending:
             raise _Busy()
@@ -286,7 +291,7 @@ class Engine:
         try:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self.pool, self.compute, kwargs, with_laws,
-                                              what, cancel)
+                                              what, cancel, report)
         finally:
             self.pending -= 1
 
@@ -398,6 +403,50 @@ def _bad_request_message(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "the request is nested too deeply to read"
     return _one_line(exc) or type(exc).__name__
+
+
+STREAM_TYPE = "application/x-ndjson"
+PROGRESS_EVERY_S = 0.25  # at most this often a progress line
+
+
+def _stream(answer, request: Request, params: dict[str, Any],
+            cancel: threading.Event) -> Response:
+    """The answer as lines of JSON (``Accept: application/x-ndjson``): ``{"progress": done,
+    "total": total, "what": "trials"}`` while it runs, then ``{"status": 200, "result": {...}}``
+    (the object the plain request answers) or ``{"status": 400, "error": "..."}``.  A client
+    that goes away stops the run at its next chunk."""
+    from starlette.responses import StreamingResponse
+
+    loop = asyncio.get_running_loop()
+    updates: asyncio.Queue = asyncio.Queue()
+    last = [0.0]
+
+    def report(done: int, total: int, what: str) -> None:  # in the worker thread
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_EVERY_S:
+            last[0] = now
+            loop.call_soon_threadsafe(updates.put_nowait, {"progress": done, "total": total,
+                                                           "what": what})
+
+    async def lines():
+        task = asyncio.ensure_future(answer(request, params, cancel, report, watch=False))
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(updates.get())
+                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield json.dumps(getter.result()) + "\n"
+                else:
+                    getter.cancel()
+            status, data = task.result()
+            last_line = {"status": status, "result": data} if status == 200 else {
+                "status": status, **data}
+            yield json.dumps(last_line) + "\n"
+        finally:
+            cancel.set()  # the client has gone (or it is over): stop at the next chunk
+
+    return StreamingResponse(lines(), media_type=STREAM_TYPE,
+                             headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
 
 
 async def _watch_disconnect(request: Request, cancel: threading.Event) -> None:
@@ -518,46 +567,60 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
     latest = Latest()
 
-    async def run(request: Request) -> Response:
+    async def answer(request: Request, params: dict[str, Any], cancel: threading.Event,
+                     report: Callable[[int, int, str], None] | None = None,
+                     watch: bool = True) -> tuple[int, dict[str, Any]]:
+        """(HTTP status, JSON object) of one request whose parameters are read."""
         what = request.url.path.rsplit("/", 1)[-1]
-        cancel = threading.Event()
         page = request.headers.get("x-battlecalc-page")
+        page = page[:100] if page else None
         number = request.headers.get("x-battlecalc-request", "")
         watcher = None
         try:
-            params = await _request_params(request)
-            if isinstance(params, Response):
-                return params
             kwargs, extra = parse_params(params, ENDPOINTS[what])
             if what != "run" and extra.get("distributions"):
                 raise ParamError(f"distributions are not available for /api/{what}")
             if what == "plan" and "rules" not in kwargs:
                 raise ParamError("rules: give an edition id (the planner has no default)")
             check_request(kwargs, extra)
-            latest.begin(page[:100] if page else None,
-                         int(number) if number.isdigit() and len(number) < 19 else None,
+            latest.begin(page, int(number) if number.isdigit() and len(number) < 19 else None,
                          cancel)
-            watcher = asyncio.ensure_future(_watch_disconnect(request, cancel))
-            data = await engine.run(kwargs, bool(extra.get("distributions")), what, cancel)
+            if watch:
+                watcher = asyncio.ensure_future(_watch_disconnect(request, cancel))
+            data = await engine.run(kwargs, bool(extra.get("distributions")), what, cancel,
+                                    report)
         except Cancelled:
-            return _error("cancelled: the client has gone or a newer request replaced this one",
-                          409)
+            return 409, {"error": "cancelled: the client has gone or a newer request replaced "
+                                  "this one"}
         except BattleInputError as exc:
-            return _error(_one_line(exc))
+            return 400, {"error": _one_line(exc)}
         except (ValueError, RecursionError) as exc:  # values the readers let through
             print(f"battlecalc: request refused: {type(exc).__name__}: {_one_line(exc)}",
                   file=sys.stderr, flush=True)
-            return _error(_bad_request_message(exc))
+            return 400, {"error": _bad_request_message(exc)}
         except _Busy:
-            return _error("the server is busy; try again in a moment", 503)
+            return 503, {"error": "the server is busy; try again in a moment"}
         except Exception:  # a bug: say so, keep serving
             traceback.print_exc(file=sys.stderr)
-            return _error("internal error (see the server's output)", 500)
+            return 500, {"error": "internal error (see the server's output)"}
         finally:
             if watcher is not None:
                 watcher.cancel()
-            latest.end(page[:100] if page else None, cancel)
-        return _json(data)
+            latest.end(page, cancel)
+        return 200, data
+
+    async def run(request: Request) -> Response:
+        cancel = threading.Event()
+        try:
+            params = await _request_params(request)
+        except BattleInputError as exc:
+            return _error(_one_line(exc))
+        if isinstance(params, Response):
+            return params
+        if STREAM_TYPE in request.headers.get("accept", ""):
+            return _stream(answer, request, params, cancel)
+        status, data = await answer(request, params, cancel)
+        return _json(data, status)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
