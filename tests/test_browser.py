@@ -438,6 +438,8 @@ def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
     page.goto(base + big)
     page.wait_for_selector("#notice:not([hidden])")  # it says so before it starts
     assert "10,000,000 trials" in page.text_content("#notice")
+    # Monte Carlo streams its progress to the page
+    page.wait_for_selector("#notice:has-text('of 10,000,000 trials')", timeout=20_000)
     for n in range(4):  # four edits, each a new 1e7-trial request replacing the one before
         with page.expect_request(lambda r: "/api/run" in r.url):
             stepper(page, "attacker", "infantry").fill(str(7 + n))

@@ -361,6 +361,34 @@
     return null;
   }
 
+  // read a streamed answer: show each progress line, return the last line's text
+  async function readStream(response, controller) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    let last = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      const lines = buffered.split("\n");
+      buffered = lines.pop();
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        if (line.startsWith('{"progress"')) {
+          const p = JSON.parse(line);
+          if (controller === inflight) {
+            showNotice(`Monte Carlo: ${p.progress.toLocaleString("en")} of ` +
+              `${p.total.toLocaleString("en")} ${p.what} (${Math.floor(100 * p.progress / p.total)}%)\u2026`);
+          }
+        } else {
+          last = line;
+        }
+      }
+    }
+    return last || buffered;
+  }
+
   function showNotice(text) {
     const box = $("#notice");
     box.textContent = text || "";
@@ -391,12 +419,23 @@
         : "a large battle: Monte Carlo, a few seconds\u2026"));
     }, SLOW_NOTICE_MS);
     try {
-      const response = await fetch(kind().endpoint, {
+      // Monte Carlo streams its progress (lines of JSON), the rest answers in one object
+      const stream = body.method === "mc";
+      const headers = { "Content-Type": "application/json", "X-Battlecalc-Page": PAGE_ID,
+                        "X-Battlecalc-Request": String(number) };
+      if (stream) headers.Accept = "application/x-ndjson";
+      let response = await fetch(kind().endpoint, {
         method: "POST", body: JSON.stringify(body), signal: controller.signal, cache: "no-store",
-        headers: { "Content-Type": "application/json", "X-Battlecalc-Page": PAGE_ID,
-                   "X-Battlecalc-Request": String(number) } });
-      const text = await response.text();
+        headers });
+      let text = stream ? await readStream(response, controller) : await response.text();
       if (controller !== inflight) return;
+      if (stream) {
+        // the last line: {"status": 200, "result": {...}} or {"status": 400, "error": ...}
+        const status = Number((/^\{"status": (\d+)/.exec(text) || [])[1] || response.status);
+        const inner = /^\{"status": \d+, "result": ([\s\S]*)\}$/.exec(text);
+        text = inner ? inner[1] : text;
+        response = { ok: status === 200, status };
+      }
       const data = JSON.parse(text);
       // the seed as the server wrote it: JSON numbers above 2**53 lose digits in JavaScript
       const seed = /"seed": (\d+)/.exec(text);
