@@ -18,7 +18,9 @@ Work per request is bounded: Monte Carlo trials are capped and stopped at a time
 small thread pool (pending requests beyond a bound get 503).  Work follows the user: a
 request whose client has gone (the connection closed), or that a newer request of the same
 page replaces (headers ``X-Battlecalc-Page: <id>`` and ``X-Battlecalc-Request: <number>``), is
-stopped at its next progress report (a Monte Carlo chunk, a planner candidate).
+stopped at its next progress report (a Monte Carlo chunk, a planner candidate).  With
+``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream).
+``serve --workers N`` runs N processes on the one socket; each keeps a cache of exact answers.
 """
 
 from __future__ import annotations
