@@ -250,9 +250,9 @@ OPTIONS: list[dict[str, Any]] = [
     _field("strafe", "Retreat", min=0),
     _field("attacker_submerge", "Submarines"),
     _field("defender_submerge", "Submarines"),
-    _field("waves", "Waves and counter-attack", label="further waves, one army a line",
+    _field("waves", "Waves and counter-attack",
            help="each wave attacks the defender's survivors while the territory is not taken"),
-    _field("counterattack", "Waves and counter-attack", label="counter-attack",
+    _field("counterattack", "Waves and counter-attack",
            help="the defender side's army that strikes back at the units that took the "
            "territory"),
     _field("attacker_level", "Formula", default="1", min=1, max=10),

@@ -492,15 +492,20 @@
 
   // the "same numbers" command line: each parameter as its flag (spec.flags, from the table of
   // options), a flag alone for a boolean, choices in the command line's spelling (low-luck)
-  function cliLine(params, flags = spec.flags, options = spec.options) {
+  function cliLine(params, flags = spec.flags, options = spec.options,
+                   command = typeof kind === "function" ? kind().command : "run") {
     const quote = (s) => (/^[\w.,:+-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, "\\$1")}"`);
-    const words = ["battlecalc", kind().command];
+    const words = ["battlecalc", command];
     for (const [key, value] of params) {
       const flag = flags[key];
       const option = options.find((o) => o.name === key);
       if (option && option.values_flags) { words.push(option.values_flags[value]); continue; }
       if (!flag) continue;  // rounds_distribution: --format csv --distribution rounds
-      if (key === "waves") for (const wave of waveList(value)) words.push(flag, quote(wave));
+      if (key === "waves") {
+        for (const wave of value.split(/[\n;]+/).map((w) => w.trim()).filter(Boolean)) {
+          words.push(flag, quote(wave));
+        }
+      }
       else if (key === "sea" || (option && option.kind === "bool")) words.push(flag);
       else if (option && option.kind === "choice") words.push(flag, quote(value.replace(/_/g, "-")));
       else words.push(flag, quote(value));
