@@ -334,6 +334,9 @@ def test_at_sea_the_land_only_options_are_not_shown(base, page):
     for name in [*LAND_ONLY, "target_value", "goal", "attacker_level"]:
         assert not page.is_visible(f'[data-option="{name}"]'), name
     assert page.is_visible('[data-option="defender_submerge"]')
+    # method auto solved it exactly: trials and seed say that they were not used
+    assert page.get_attribute("#method", "data-value") == "exact"
+    assert page.is_visible('[data-option="seed"] .unused-note')
     # with method exact, trials and seed do not change the answer: not shown, not sent
     page.select_option("#opt-method", "exact")
     settle(page)
@@ -430,6 +433,22 @@ def test_waves_raid_and_plan_from_the_page_equal_the_cli(base, page, screen, com
     assert cli_line.startswith(f"battlecalc {command} ")
 
 
+def _chunk_seconds() -> float:
+    """How long one Monte Carlo chunk of the big battle below takes now, alone."""
+    times = []
+
+    def note(*_):
+        times.append(time.monotonic())
+        raise KeyError("enough")
+
+    started = time.monotonic()
+    with pytest.raises(KeyError):
+        battlecalc.simulate(rules="1942-2e", attacker="6 inf 3 art 3 tank 2 ftr",
+                            defender="8 inf 3 tank 1 ftr 1 aa", method="mc",
+                            trials=10_000_000, seed=1, progress=note)
+    return times[0] - started
+
+
 def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
     big = ("/?rules=1942-2e&method=mc&trials=10000000&seed=1"
            "&attacker=6+inf+3+art+3+tank+2+ftr&defender=8+inf+3+tank+1+ftr+1+aa")
@@ -451,7 +470,9 @@ def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
     stepper(page, "defender", "infantry").fill("3")
     settle(page)
     waited = time.monotonic() - started
-    assert waited < 2.0, f"the small battle took {waited:.1f} s"
+    # the replaced runs stop at their next chunk; on a machine busier than this test the
+    # bound grows with the time one chunk takes now (test_web._chunk_seconds)
+    assert waited < max(2.0, 6 * _chunk_seconds()), f"the small battle took {waited:.1f} s"
     assert page.get_attribute("#method", "data-value") == "exact"
     assert_page_shows(page, battlecalc.simulate(rules="1942-2e", attacker="3 inf",
                                                 defender="3 inf"))

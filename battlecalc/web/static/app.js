@@ -578,6 +578,24 @@
       renderAll(data, ms);
     } finally {
       showHeadings();
+      markUnused(data);
+    }
+  }
+
+  // method auto that solved exactly: trials and seed stay (a bigger battle would use them)
+  // but say that this answer did not
+  function markUnused(data) {
+    const unused = (state.options.method ?? "auto") === "auto" && data.method === "exact";
+    for (const name of ["trials", "seed"]) {
+      const node = document.querySelector(`[data-option="${name}"]`);
+      if (!node) continue;
+      node.classList.toggle("unused", unused);
+      let note = node.querySelector(".unused-note");
+      if (!note) {
+        note = el("span", { class: "help unused-note", text: "not used: auto solved this battle exactly" });
+        node.append(note);
+      }
+      note.hidden = !unused;
     }
   }
 
