@@ -61,6 +61,7 @@ TIME_LIMIT_S = 20.0
 WORKERS = 4
 MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
 CACHE_SIZE = 512  # exact answers kept per process (a repeated exact battle is not solved again)
+MAX_CACHED_BYTES = 256 * 1024  # larger answers (big laws, long plans) are not kept
 MAX_PAGES = 4096  # pages whose latest request is remembered (to cancel the one it replaces)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {
@@ -231,9 +232,11 @@ class Engine:
         data = result.to_dict()
         if with_laws:
             data["distributions"] = distributions(result)
-        if data.get("method") == "exact" and not data.get("seed"):
+        text = json.dumps(data) if data.get("method") == "exact" and not data.get("seed") \
+            else None
+        if text is not None and len(text) <= MAX_CACHED_BYTES:
             with self.cache_lock:
-                self.cache[key] = json.dumps(data)
+                self.cache[key] = text
                 while len(self.cache) > self.cache_size:
                     self.cache.popitem(last=False)
         return data
