@@ -14,6 +14,8 @@ _PUBLIC = {
     "Battle": "api",
     "make_battle": "api",
     "simulate": "api",
+    "set_threads": "api",
+    "thread_count": "api",
     "format_army": "army",
     "parse_army": "army",
     "BattleInputError": "errors",
@@ -24,6 +26,7 @@ _PUBLIC = {
     "load_rules": "rules",
     "plan": "planner",
     "sweep": "sweeper",
+    "read_game": "triplea",
 }
 
 __all__ = [
@@ -38,13 +41,16 @@ __all__ = [
     "parse_army",
     "plan",
     "raid",
+    "read_game",
+    "set_threads",
     "simulate",
     "sweep",
+    "thread_count",
 ]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
-    from .api import Battle, make_battle, simulate
+    from .api import Battle, make_battle, set_threads, simulate, thread_count
     from .army import format_army, parse_army
     from .errors import BattleInputError
     from .planner import plan
@@ -52,6 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .results import Result
     from .rules import list_editions, load_rules
     from .sweeper import sweep
+    from .triplea import read_game
 
 
 def __getattr__(name: str):

@@ -18,7 +18,8 @@ from .compile import compile_battle
 from .errors import BattleInputError
 from .formula.engine import run_formula
 from .kernels.common import RU_SIMPLE
-from .kernels.exact import fill_win_values, run_exact, seconds_estimate
+from .kernels.exact import fill_win_values, run_exact, seconds_estimate, win_values_seconds
+from .kernels.jit import set_threads, thread_count  # noqa: F401  (re-exported)
 from .kernels.montecarlo import ROUNDS_BINS, run_monte_carlo
 from .results import Result, build_result
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
@@ -38,7 +39,8 @@ from .spec import (  # noqa: F401  (re-exported: the public constants and spec o
 
 # The exact solver's cost is estimated before it runs (kernels.exact.seconds_estimate): `auto`
 # solves exactly when that beats the Monte Carlo run it would replace, `exact` refuses above
-# MAX_EXACT_SECONDS; the mass table of the solver caps the state pairs.
+# MAX_EXACT_SECONDS (the solve plus --retreat-below's table, kernels.exact.win_values_seconds,
+# which either method needs); the mass table of the solver caps the state pairs.
 MAX_EXACT_SECONDS = 10.0
 EXACT_STATE_LIMIT = 4_000_000  # attacker x defender states (the solver's mass table)
 WIN_VALUE_LIMIT = 4_000_000  # state pairs for --retreat-below's per-state win probabilities
@@ -46,15 +48,25 @@ WIN_VALUE_LIMIT = 4_000_000  # state pairs for --retreat-below's per-state win p
 MC_RATE = {True: 6_000_000, False: 2_500_000}  # land fast path, general round
 
 
+MAX_WIN_VALUE_SECONDS = 60.0  # estimated work of that table, whatever the method
+
+
+def _check_win_values(compiled, seconds: float) -> None:
+    """--retreat-below's table, refused from its size and estimated work before any of it is
+    built (seconds: kernels.exact.win_values_seconds)."""
+    pairs = compiled.attacker.n_states * compiled.defender.n_states
+    if pairs > WIN_VALUE_LIMIT or seconds > MAX_WIN_VALUE_SECONDS:
+        raise BattleInputError(
+            f"--retreat-below needs the exact win probability of every state, and this "
+            f"battle has {pairs:,} state pairs (about {seconds:.2g} s of work; limits "
+            f"{WIN_VALUE_LIMIT:,} pairs, {MAX_WIN_VALUE_SECONDS:g} s); use another retreat "
+            "option"
+        )
+
+
 def _with_win_values(compiled, seconds: float, progress):
     """--retreat-below: the exact per-state win probabilities, from a backward sweep."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
-    if n_a * n_d > WIN_VALUE_LIMIT:
-        raise BattleInputError(
-            f"--retreat-below needs the exact win probability of every state, and this "
-            f"battle has {n_a * n_d:,} state pairs (limit {WIN_VALUE_LIMIT:,}); use another "
-            "retreat option"
-        )
     retreat = dataclasses.replace(compiled.retreat, win_value=np.zeros((n_a, n_d)))
     compiled = dataclasses.replace(compiled, retreat=retreat)
     fill_win_values(compiled, seconds, progress)
@@ -148,8 +160,11 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None) -> Result:
     compiled = compile_battle(battle)
     seconds = seconds_estimate(compiled)
     pairs = compiled.attacker.n_states * compiled.defender.n_states
-    if compiled.retreat is not None and compiled.retreat.below >= 0:
-        compiled = _with_win_values(compiled, seconds, run.progress)
+    below = compiled.retreat is not None and compiled.retreat.below >= 0
+    # --retreat-below's table is built whatever the method: counted in the exact estimate
+    table_seconds = win_values_seconds(compiled) if below else 0.0
+    if below:
+        _check_win_values(compiled, table_seconds)
     partial = (compiled.attacker.start[compiled.attacker.blocks[:, 0]] == 0).any()
     if run.rounds_distribution and partial:
         raise BattleInputError(
@@ -157,14 +172,22 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None) -> Result:
             "use --method mc"
         )
     method = run.method
-    if method == "auto":  # the faster of the two
+    if method == "auto":  # the faster of the two (both need --retreat-below's table)
         mc_seconds = run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE])]
-        method = "exact" if seconds <= mc_seconds and pairs <= EXACT_STATE_LIMIT else "mc"
-    if method == "exact" and (seconds > MAX_EXACT_SECONDS or pairs > EXACT_STATE_LIMIT):
+        method = "exact" if (seconds <= mc_seconds and pairs <= EXACT_STATE_LIMIT
+                             and seconds + table_seconds <= MAX_EXACT_SECONDS) else "mc"
+    if method == "exact" and (seconds + table_seconds > MAX_EXACT_SECONDS
+                              or pairs > EXACT_STATE_LIMIT):
         raise BattleInputError(
-            f"battle too large to solve exactly (about {seconds:.2g} s of work, limit "
-            f"{MAX_EXACT_SECONDS:g} s); use --method mc for Monte Carlo"
+            f"battle too large to solve exactly (about {seconds + table_seconds:.2g} s of "
+            f"work, limit {MAX_EXACT_SECONDS:g} s); use --method mc for Monte Carlo"
         )
+    if below:
+        if method == "mc" and run.progress is not None:
+            # Monte Carlo it is, said before the table (the web server's method=exact stops
+            # at the first trials report)
+            run.progress(0, run.trials, "trials")
+        compiled = _with_win_values(compiled, table_seconds, run.progress)
     if method == "exact":
         raw = run_exact(compiled, ROUNDS_BINS if run.rounds_distribution else 1, seconds,
                         run.progress)

@@ -242,10 +242,10 @@ class _Progress:
         return self.stream if self.stream is not None else sys.stderr
 
     def _draw(self, text: str, now: float) -> None:
+        self.drawn_at = now  # first: a Ctrl-C during the write still gets the line cleared
         out = self._out()
         out.write(f"\r{text}\x1b[K")
         out.flush()
-        self.drawn_at = now
 
     def _clear(self) -> None:
         if self.drawn_at is not None:
@@ -405,6 +405,23 @@ def _warnings_as_lines() -> None:
     warnings.simplefilter("always", BattleInputWarning)
 
 
+threads_option = click.option(
+    "--threads", type=click.IntRange(1, 1024), default=None,
+    help="Kernel threads for Monte Carlo and exact block solves (default: BATTLECALC_THREADS, "
+    "else the usable cores; results do not depend on it).")
+
+
+def _set_threads(threads: int | None) -> None:
+    """Size the engine's thread pool (None: BATTLECALC_THREADS, else the usable cores)."""
+    from .errors import BattleInputError
+    from .kernels.jit import set_threads
+
+    try:
+        set_threads(threads)
+    except BattleInputError as exc:
+        _fail(exc)
+
+
 @cli.command(cls=_SectionedCommand, sections=RUN_SECTIONS)
 @rules_option
 @rules_file_option
@@ -412,8 +429,7 @@ def _warnings_as_lines() -> None:
 @click.option("--distribution", type=click.Choice(DISTRIBUTIONS),
               default=None, help="With --format csv: write this distribution instead of the "
               "one-row summary (formula edition: ipc or rounds).")
-@click.option("--threads", type=click.IntRange(1, 1024), default=None,
-              help="Worker threads for Monte Carlo (results do not depend on it).")
+@threads_option
 @format_option
 @output_option
 @click.option("--plot", "plot_path", default=None, help="Also draw the result into FILE.png "
@@ -453,10 +469,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
 
-    if threads:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    _set_threads(threads)
     progress = _Progress()
     try:
         result = api.simulate(
@@ -522,8 +535,7 @@ RAID_SECTIONS = (
                 dice={"help": "Dice model."},
                 method={"help": "exact, Monte Carlo (mc), or auto (exact)."},
                 trials={"help": "Monte Carlo trials."})
-@click.option("--threads", type=click.IntRange(1, 1024), default=None,
-              help="Worker threads for the air battle's Monte Carlo (results do not depend on it).")
+@threads_option
 @click.option("--distribution", type=click.Choice(("damage",)), default=None,
               help="With --format csv: the law of the damage instead of the one-row summary.")
 @format_option
@@ -542,10 +554,7 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
     from .errors import BattleInputError
     from .raids import raid as run_raid  # the engine: numpy, pandas (numba for an air battle)
 
-    if threads:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    _set_threads(threads)
     progress = _Progress()
     try:
         result = run_raid(
@@ -597,11 +606,12 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
               "prune anyway; exhaustive: solve every force.")
 @_table_options(*PLAN_OPTIONS, trials={"default": 100_000, "help": "Monte Carlo trials per force."},
                 seed={"help": "One seed for every force."})
+@threads_option
 @format_option
 @output_option
 @click.pass_context
 def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maximize, top, defend,
-         max_cost, search, fmt, output, **values):
+         max_cost, search, threads, fmt, output, **values):
     """The cheapest attack (or, with --defend, defence) from a pool that meets a goal.
 
     Lists the best plans and the next best (--top), each with its outcome. Assumes that
@@ -612,9 +622,11 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
     if minimize and maximize:
         raise click.UsageError("give --minimize or --maximize, not both")
     ruleset = _ruleset(rules, rules_file)
-    destination = _destination(output)
+    destination = _destination(output, [rules_file])
     from .errors import BattleInputError
     from .planner import plan as plan_battle
+
+    _set_threads(threads)
 
     progress = _Progress()  # on a terminal: compiling notice, then the search's progress
     try:
@@ -622,8 +634,9 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
             rules=rules if rules is not None else ruleset, defender=defender,
             attacker=attacker, pool=pool, goal=goal, objective=maximize or minimize or "cost",
             top=top, defend=defend, max_cost=max_cost, search=search,
-            trials=values["trials"], progress=progress,
-            **_given_options(ctx, values, PLAN_OPTIONS))
+            progress=progress,
+            # plan's own default of trials (100,000 a force) when --trials is not given
+            **{**_given_options(ctx, values, PLAN_OPTIONS), "trials": values["trials"]})
     except BattleInputError as exc:
         _fail(exc)
     finally:
@@ -815,6 +828,126 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
     failed = int(table["error"].notna().sum())
     if failed:
         click.echo(f"{failed} of {len(table)} battles failed (see the error column)", err=True)
+
+
+GAME_SECTIONS = (
+    ("Save and edition", ("save", "rules", "rules_file", "territory", "attack", "show_all")),
+    ("Method", ("method", "dice", "trials", "seed")),
+    ("Policies: orders of losses, retreats, submerging",
+     ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
+      "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
+      "attacker_submerge", "defender_submerge")),
+    ("Output", ("fmt", "output")),
+)
+
+
+def _game_options() -> tuple[str, ...]:
+    from .triplea.game import game_options  # light: the standard library only
+
+    return game_options()
+
+
+@cli.command(cls=_SectionedCommand, sections=GAME_SECTIONS)
+@click.argument("save")
+@rules_option
+@rules_file_option
+@click.option("--territory", default=None, metavar="NAME",
+              help="One place only: its battle, or with --attack the odds of that attack on "
+              "its units (any territory or sea zone, attacked or not).")
+@click.option("--attack", default=None, metavar="ARMY",
+              help='With --territory: an attack to solve against its units, e.g. "3 inf 2 tank".')
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list every territory's units (table; CSV: one row per nation and unit).")
+@_table_options(*_game_options())
+@format_option
+@output_option
+@click.pass_context
+def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output, **values):
+    """Read a TripleA save (.tsvg): the game, its edition, and every pending battle solved."""
+    ruleset = _ruleset(rules, rules_file, required=False)
+    destination = _destination(output, [save, rules_file])
+    options = _given_options(ctx, values, _game_options())
+
+    from .errors import BattleInputError
+    from .triplea import read_game
+
+    try:
+        result = read_game(save, rules=ruleset, territory=territory, attack=attack, **options)
+    except BattleInputError as exc:
+        _fail(exc)
+    if fmt == "json":
+        text = result.to_json()
+    elif fmt == "csv":
+        text = result.territories_csv() if show_all else result.to_csv()
+    else:
+        text = result.table(show_territories=show_all or territory is not None)
+    _emit(text, destination)
+
+
+@cli.group()
+def edition():
+    """Edition files from elsewhere: `battlecalc edition import GAME.xml -o FILE.toml`."""
+
+
+@edition.command(name="import")
+@click.argument("game_file", metavar="GAME.xml")
+@output_option
+@click.option("--lenient", is_flag=True, help="Leave out what battlecalc cannot model (a "
+              "warning each) instead of refusing the file.")
+@click.option("--id", "edition_id", default=None, metavar="ID",
+              help="The edition's id (default: from the game's name).")
+def edition_import(game_file, output, lenient, edition_id):
+    """A TripleA map's game file (XML), or a save, as an edition file (TOML) for
+    --rules-file."""
+    destination = _destination(output, [game_file])
+
+    from .errors import BattleInputError
+    from .triplea.mapfile import import_edition
+
+    try:
+        imported = import_edition(game_file, lenient=lenient, edition_id=edition_id)
+    except BattleInputError as exc:
+        _fail(exc)
+    for warning in imported.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    _emit(imported.text, destination)
+    if destination.kind != "stdout":
+        click.echo(f"{imported.game}: an edition on the rules of {imported.base} written to "
+                   f"{output}", err=True)
+
+
+@cli.command()
+@click.argument("save")
+@rules_option
+@format_option
+@output_option
+@click.option("--plot", "plot_path", default=None, help="Also draw each battle's swing against "
+              "its law into FILE.png or FILE.svg (needs battlecalc[plot]).")
+def luck(save, rules, fmt, output, plot_path):
+    """The luck of a TripleA game: its combat dice and battles against their laws."""
+    if plot_path is not None:
+        from .plot import check_plot_path
+
+        if problem := check_plot_path(plot_path, inputs=[save, output]):
+            raise click.UsageError(problem)
+    destination = _destination(output, [save])
+
+    from .errors import BattleInputError
+    from .triplea.luck import read_luck
+
+    try:
+        result = read_luck(save, rules=rules)
+    except BattleInputError as exc:
+        _fail(exc)
+    text = {"json": result.to_json, "csv": result.to_csv}.get(fmt, result.table)()
+    _emit(text, destination)
+    if plot_path is not None:
+        from .triplea.luck import save_luck_plot
+
+        try:
+            save_luck_plot(result, plot_path)
+        except BattleInputError as exc:
+            _fail(exc)
 
 
 def main():

@@ -114,6 +114,11 @@ class Side:
         return int(self.states.shape[0])
 
     @functools.cached_property
+    def sampler(self) -> Sampler:
+        """The side's Monte Carlo tables (built once per side, on first use)."""
+        return build_sampler(self)
+
+    @functools.cached_property
     def mean_hit_combinations(self) -> float:
         """Mean over the states of the hit combinations the side's fire has in one round (the
         exact solver's work per state pair; kept, as build_side reuses a side)."""
@@ -121,6 +126,30 @@ class Side:
         st = self.states
         return float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
                       * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """A side's tables for Monte Carlo draws in O(1): thresh[R, W] (uint64) and alias[R, W],
+    Walker's alias tables of the hit laws pmf[R, W]: a draw takes a uniform column h of the
+    row (0..R_TOP) and keeps it with chance thresh[r, h] / 2**32, else takes alias[r, h]
+    (kernels/montecarlo._alias); free[F] (int64 0/1): the state of a single walk is in the
+    battle with units that can hit, so the between-rounds checks (rules.settle) find nothing
+    to do for a pair of free states."""
+
+    thresh: np.ndarray
+    alias: np.ndarray
+    free: np.ndarray
+
+
+def build_sampler(side: Side) -> Sampler:
+    from .kernels import montecarlo  # (compiled by now where run_monte_carlo calls this)
+
+    thresh, alias = montecarlo.alias_tables(side.pmf, side.rows)
+    info = side.states[:, S_INFO]
+    free = (((info & (common.I_SUBS | common.I_AIR)) == 0) & ((info & common.I_OTHER) != 0)
+            & ((info & common.I_OTHER_FIRE) != 0))
+    return Sampler(thresh, alias, free.astype(np.int64))
 
 
 @dataclass(frozen=True)

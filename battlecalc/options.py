@@ -19,6 +19,7 @@ module without loading the engine.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import re
@@ -40,6 +41,7 @@ DICE_KINDS = frozenset({"land", "sea", "amphibious"})  # battles of the dice mod
 LAND_KINDS = frozenset({"land", "amphibious"})
 ALL_KINDS = DICE_KINDS | {"formula"}
 MAX_NUMBER_TEXT = 40  # characters of a number written as text
+FLOAT_EXACT = 2**53  # whole floats above this may be another number than the one written
 TRUE_WORDS = frozenset({"true", "t", "yes", "y", "1", "on"})
 FALSE_WORDS = frozenset({"false", "f", "no", "n", "0", "off"})
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -242,6 +244,10 @@ def read_whole(name: str, value: Any, separators: bool = False) -> int:
     if isinstance(value, numbers.Real):
         if not math.isfinite(value) or value != int(value):
             raise _fail(name, what, value)
+        if abs(value) > FLOAT_EXACT:  # 1234567890123456789.0 is 1234567890123456768
+            raise BattleInputError(
+                f"{name}: {quoted(value)} is a floating-point number too large to be exact; "
+                "give it as an integer")
         return int(value)
     if not isinstance(value, str):
         raise _fail(name, what, value)
@@ -251,8 +257,8 @@ def read_whole(name: str, value: Any, separators: bool = False) -> int:
     if _INTEGER.fullmatch(text):
         return int(text)
     if _DECIMAL.fullmatch(text):
-        number = float(text)
-        if math.isfinite(number) and number == int(number):
+        number = decimal.Decimal(text)  # exactly: "1234567890123456789.0" is that number
+        if number.adjusted() <= MAX_NUMBER_TEXT and number == number.to_integral_value():
             return int(number)
     raise _fail(name, what, value)
 

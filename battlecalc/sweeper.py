@@ -15,14 +15,19 @@ output), so local runs with any number of workers and Dask runs give the same nu
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import io
 import itertools
 import math
 import os
 import re
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from multiprocessing import context as _mp
 from typing import Any
 
 import numpy as np
@@ -126,31 +131,47 @@ def parse_vary(spec: str) -> tuple[str, list[Any]]:
     KEY=VALUES.  KEY is a keyword of simulate (``trials``, ``retreat-below``, ...) or
     SIDE.UNIT.  VALUES are separated by ``|`` if the text has one, else by commas; an item
     ``A..B`` is the whole numbers A to B inclusive, ``A..B:S`` every S-th of them; an empty
-    item means the default.
+    item means the default.  Ranges are counted before they are listed: more than MAX_ROWS
+    values is refused at once.
     """
     key, sep, values = spec.partition("=")
     if not sep or not key.strip():
         raise BattleInputError(
             f"--vary {spec!r}: expected KEY=VALUES, e.g. attacker.infantry=1..20")
     column = _vary_key(key)
-    items: list[Any] = []
+    pieces: list[range | str] = []
+    count = 0
     for item in values.split("|" if "|" in values else ","):
         match = _RANGE.match(item)
         if match:
             low, high, step = int(match.group(1)), int(match.group(2)), int(match.group(3) or 1)
             if high < low or step < 1:
                 raise BattleInputError(f"--vary {spec!r}: empty range {item.strip()!r}")
-            items.extend(range(low, high + 1, step))
+            pieces.append(range(low, high + 1, step))
+            count += len(pieces[-1])
         else:
-            items.append(item.strip())
+            pieces.append(item.strip())
+            count += 1
+    _check_count(column, count)
+    items = [v for piece in pieces for v in (piece if isinstance(piece, range) else [piece])]
+    return column, _typed_values(f"--vary {spec!r}", column, items)
+
+
+def _check_count(column: str, count: int) -> None:
+    if count > MAX_ROWS:
+        raise BattleInputError(
+            f"--vary {column}: {count:,} values, more than the {MAX_ROWS:,} battles a sweep "
+            "may have")
+
+
+def _typed_values(where: str, column: str, items: Sequence[Any]) -> list[Any]:
+    """Each item read as the column's type (convert; a unit count for SIDE.UNIT)."""
     try:
         if column in OPTION_TYPES:
-            items = [convert(column, item) for item in items]
-        else:
-            items = [_count(column, item) for item in items]
+            return [convert(column, item) for item in items]
+        return [_count(column, item) for item in items]
     except BattleInputError as exc:
-        raise BattleInputError(f"--vary {spec!r}: {exc}") from None
-    return column, items
+        raise BattleInputError(f"{where}: {exc}") from None
 
 
 def _count(column: str, value: Any) -> int:
@@ -162,15 +183,28 @@ def _count(column: str, value: Any) -> int:
     return count
 
 
+def _mapping_values(key: str, values: Any) -> tuple[str, list[Any]]:
+    """One entry of the mapping form of vary: a text is KEY=VALUES's VALUES (split as there);
+    any other iterable (a list, a range) holds one value per element, never split."""
+    if isinstance(values, str):
+        return parse_vary(f"{key}={values}")
+    column = _vary_key(str(key))
+    if isinstance(values, range):
+        _check_count(column, len(values))
+        items = list(values)
+    elif isinstance(values, Iterable) and not isinstance(values, bytes | Mapping):
+        items = list(itertools.islice(values, MAX_ROWS + 1))
+        _check_count(column, len(items))
+    else:
+        items = [values]
+    return column, _typed_values(f"vary {key!r}", column, items)
+
+
 def _vary_grid(vary) -> list[tuple[str, list[Any]]]:
     if isinstance(vary, str):
         vary = [vary]
     if isinstance(vary, Mapping):
-        grid = []
-        for key, values in vary.items():
-            values = [values] if isinstance(values, str) or not isinstance(values, Iterable) \
-                else list(values)
-            grid.append(parse_vary(f"{key}={'|'.join(str(v) for v in values)}"))
+        grid = [_mapping_values(key, values) for key, values in vary.items()]
     else:
         grid = [parse_vary(spec) for spec in vary]
     keys = [key for key, _ in grid]
@@ -253,11 +287,6 @@ def _set_unit_counts(row: dict[str, Any], kwargs: dict[str, Any], units) -> None
 
 # ----------------------------------------------------------------------------- running
 
-# One battle at a time per process: Dask runs tasks on threads, and numba's parallel kernels
-# must not be entered from two threads at once (its workqueue layer would abort).
-_SIMULATE_LOCK = threading.Lock()
-
-
 def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict | None,
                                                                          str | None]]:
     """Run a chunk of battles: ``[(index, kwargs)]`` -> ``[(index, flat_row, error)]``.
@@ -267,8 +296,7 @@ def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
     out = []
     for index, kwargs in jobs:
         try:
-            with _SIMULATE_LOCK:
-                result = simulate(**kwargs)
+            result = simulate(**kwargs)
             out.append((index, result.flat_row(), None))
         except BattleInputError as exc:
             out.append((index, None, str(exc)))
@@ -277,12 +305,12 @@ def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
     return out
 
 
-def _warm_worker(numba_threads: int) -> None:
+def _warm_worker(threads: int) -> None:
     """Worker initializer: share the cores among workers, load the compiled kernels once
     (already loaded in a worker forked from battlecalc/_sweep_server.py)."""
-    import numba
+    from .kernels.jit import set_threads
 
-    numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
+    set_threads(threads)
     simulate(rules="revised", attacker="1 infantry", defender="1 infantry", method="exact")
 
 
@@ -306,20 +334,67 @@ def _run_local(chunks, workers: int, on_done) -> None:
             on_done(lost, None, "worker process died while running this chunk")
 
 
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """While a worker process starts: a blank ``__main__`` in its place, so that the worker
+    does not run the caller's script again (multiprocessing's spawn and fork server re-import
+    the main module in each worker, which runs a script without an
+    ``if __name__ == "__main__":`` guard a second time, and its sweep() again).  Workers need
+    nothing of it: they are sent battlecalc's functions and plain cell values."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__
+        try:
+            yield
+        finally:
+            if main is None:
+                sys.modules.pop("__main__", None)
+            else:
+                sys.modules["__main__"] = main
+
+
+class _SpawnWorker(_mp.SpawnProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        with _main_hidden():
+            return _mp.SpawnProcess._Popen(process_obj)
+
+
+if hasattr(_mp, "ForkServerProcess"):  # not on Windows
+    class _ForkServerWorker(_mp.ForkServerProcess):
+        @staticmethod
+        def _Popen(process_obj):
+            with _main_hidden():
+                return _mp.ForkServerProcess._Popen(process_obj)
+
+
+def _worker_context(method: str):
+    """A multiprocessing context of `method` ("forkserver" or "spawn") whose processes start
+    with _main_hidden (module-level classes: the process object is pickled to the worker)."""
+    import multiprocessing
+
+    context = type(multiprocessing.get_context(method))()
+    context.Process = _ForkServerWorker if method == "forkserver" else _SpawnWorker
+    return context
+
+
 def _run_pool(chunks, workers: int, on_done) -> list:
     """Run the chunks on a pool of worker processes; returns those lost when the pool broke."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    # fork is unsafe once numba's OpenMP threads have run in this process; the fork server
-    # loads battlecalc and its kernels once, with a fork-safe threading layer, and forks warm
-    # workers (battlecalc/_sweep_server.py).  spawn where there is no fork server.
+    # fork is unsafe once threads have run in this process; the fork server loads battlecalc
+    # and its kernels once and forks warm workers (battlecalc/_sweep_server.py).  spawn where
+    # there is no fork server.
     if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
+        context = _worker_context("forkserver")
         context.set_forkserver_preload(["battlecalc._sweep_server"])
     else:
-        context = multiprocessing.get_context("spawn")
+        context = _worker_context("spawn")
     processes = min(workers, len(chunks))
     threads = max(1, _cpu_count() // processes)
     broken = []
@@ -394,7 +469,13 @@ def _typed(column: pd.Series) -> pd.Series:
 
 
 def read_battles(path: str | os.PathLike) -> pd.DataFrame:
-    """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``."""
+    """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``.
+
+    CSV: empty fields past the header's last column are ignored (rows that end in a comma);
+    a row with more fields than that gets an error of its own (in
+    ``frame.attrs["row_errors"]``, which :func:`sweep` reports in its ``error`` column) and
+    the other rows go on; a column named twice is refused.
+    """
     path = os.fspath(path)
     extension = os.path.splitext(path)[1].lower()
     if extension not in SUPPORTED_EXTENSIONS:
@@ -402,15 +483,54 @@ def read_battles(path: str | os.PathLike) -> pd.DataFrame:
             f"cannot tell the format of {path}: use a .csv or .parquet file")
     try:
         if extension == ".csv":
-            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-        return pd.read_parquet(path, dtype_backend="numpy_nullable")
+            return _read_csv(path)
+        frame = pd.read_parquet(path, dtype_backend="numpy_nullable")
+    except BattleInputError:
+        raise
     except FileNotFoundError:
         raise BattleInputError(f"no such file: {path}") from None
     except ImportError as exc:
         raise BattleInputError(
             f"reading {path} needs pyarrow: pip install 'battlecalc[parquet]' ({exc})") from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
+    except (OSError, ValueError, csv.Error, pd.errors.ParserError) as exc:
         raise BattleInputError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
+    _check_columns(frame.columns, path)
+    return frame
+
+
+def _read_csv(path: str) -> pd.DataFrame:
+    with open(path, newline="", encoding="utf-8-sig") as file:
+        lines = [row for row in csv.reader(file) if row]  # blank lines skipped, as pandas does
+    if not lines:
+        raise ValueError("the file is empty (a header row naming the columns is needed)")
+    header = list(lines[0])
+    while header and not header[-1].strip():  # a header ending in commas
+        header.pop()
+    header = [name if name.strip() else f"Unnamed: {i}" for i, name in enumerate(header)]
+    _check_columns(header, path)
+    width = len(header)
+    rows, row_errors = [], {}
+    for number, fields in enumerate(lines[1:]):
+        extra = fields[width:]
+        if any(field.strip() for field in extra):
+            row_errors[number] = (
+                f"row {number + 1} of {os.path.basename(path)} has {len(fields)} fields, the "
+                f"header {width} (extra: {quoted([f for f in extra if f.strip()])})")
+        fields = fields[:width]
+        rows.append(fields + [""] * (width - len(fields)))  # a short row: the rest empty
+    frame = pd.DataFrame(rows, columns=header, dtype=object)
+    if row_errors:
+        frame.attrs["row_errors"] = row_errors
+    return frame
+
+
+def _check_columns(columns: Iterable[Any], where: str) -> None:
+    names = [str(column) for column in columns]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise BattleInputError(
+            f"{where}: column {', '.join(repr(name) for name in twice)} "
+            f"{'is' if len(twice) == 1 else 'are'} named more than once in the header")
 
 
 def check_output(path: str | os.PathLike,
@@ -508,15 +628,16 @@ def sweep(
         frame = read_battles(battles)
     else:
         frame = pd.DataFrame(list(battles))
+    _check_columns(frame.columns, "battles")
     grid = _vary_grid(vary)
     sweep_seed = _sweep_seed(seed)
 
-    base_rows = frame.astype(object).to_dict("records")  # plain values, fast to iterate
-    combos = list(itertools.product(*(values for _, values in grid)))
-    total = len(base_rows) * len(combos)
+    total = len(frame) * math.prod(len(values) for _, values in grid)  # counted, not built
     if total > MAX_ROWS:
         raise BattleInputError(
             f"the sweep has {total:,} battles after --vary, more than {MAX_ROWS:,}")
+    base_rows = frame.astype(object).to_dict("records")  # plain values, fast to iterate
+    combos = list(itertools.product(*(values for _, values in grid)))
     input_columns = [str(c) for c in frame.columns if str(c) != "error"]
     input_columns += [key for key, _ in grid if key not in input_columns]
     if "rules" not in input_columns:
@@ -534,7 +655,11 @@ def sweep(
     jobs = []
     unit_columns = [(column, m.group(1), m.group(2)) for column in input_columns
                     if (m := _UNIT_COLUMN.match(column))]
+    row_errors = frame.attrs.get("row_errors", {})  # rows read_battles could not read
     for index, row in enumerate(rows):
+        if row_errors and index // len(combos) in row_errors:
+            errors[index] = row_errors[index // len(combos)]
+            continue
         try:
             jobs.append((index, _prepare(row, index, sweep_seed, unit_columns)))
         except BattleInputError as exc:

@@ -16,8 +16,6 @@ import subprocess
 import sys
 import time
 
-import numba
-
 import battlecalc
 from battlecalc.api import make_battle
 from battlecalc.compile import build_side, compile_battle
@@ -85,7 +83,7 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true")
     args = parser.parse_args()
     jit.compiled()
-    print(f"threads: {numba.get_num_threads()}, trials per Monte Carlo run: {args.trials:,}")
+    print(f"threads: {jit.thread_count()}, trials per Monte Carlo run: {args.trials:,}")
     rows = [(name, f"{monte_carlo_rate(battle, args.trials, args.repeats) / 1e6:.2f}M trials/s",
              goal)
             for name, battle, goal in (("land Monte Carlo, big battle", BIG_LAND, ">= 6.5M"),

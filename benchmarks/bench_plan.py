@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numba
-
 import battlecalc
 
 PLANS = {
@@ -68,11 +66,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
-    if args.threads:
-        numba.set_num_threads(args.threads)
+    battlecalc.set_threads(args.threads)  # None: BATTLECALC_THREADS, else the usable cores
     battlecalc.simulate(rules="1942-2e", attacker="1 inf 1 ftr", defender="1 inf 1 aa",
                         method="exact")  # warm-up: numba cache load
-    print(f"numba threads: {numba.get_num_threads()}")
+    print(f"threads: {battlecalc.thread_count()}")
     for label, (kwargs, target) in PLANS.items():
         battlecalc.plan(**kwargs)
         seconds, result = best_of(args.repeats, lambda kwargs=kwargs: battlecalc.plan(**kwargs))

@@ -463,3 +463,38 @@ def test_formula_bad_input_exits_2(extra, fragment):
 def test_formula_options_are_refused_by_dice_editions():
     result = invoke(*EXACT_1V1, "--counter", "2")
     assert_usage_error(result, "formula-combat editions only")
+
+
+def _without_timings(data):
+    """A JSON answer without its wall-clock fields, at every depth."""
+    if isinstance(data, dict):
+        return {k: _without_timings(v) for k, v in data.items()
+                if k not in ("elapsed_s", "timing")}
+    if isinstance(data, list):
+        return [_without_timings(v) for v in data]
+    return data
+
+
+@pytest.mark.parametrize("command", [
+    ("run", "--rules", "1942-2e", "-a", "6 inf 2 art 2 tank", "-d", "7 inf 1 tank",
+     "--method", "mc", "--trials", "20000", "--seed", "3"),
+    ("plan", "--rules", "1942-2e", "-d", "2 inf 1 tank", "--pool", "5 inf 2 art 2 tank",
+     "--method", "mc", "--trials", "5000", "--seed", "3", "--top", "2"),
+    ("raid", "--rules", "1940-2e", "-a", "2 ftr 3 bmb", "-d", "2 ftr", "--facility", "major",
+     "--method", "mc", "--trials", "20000", "--seed", "3"),
+])
+def test_threads_flag_of_run_plan_and_raid_changes_no_number(command):
+    from battlecalc.kernels import jit
+
+    outputs = []
+    try:
+        for threads in ("1", "3"):
+            result = invoke(*command, "--threads", threads, "--format", "json")
+            assert result.exit_code == 0, result.output
+            outputs.append(json.dumps(_without_timings(json.loads(result.stdout)),
+                                      sort_keys=True))
+        assert jit.thread_count() == 3  # the flag sized the engine's pool
+    finally:
+        jit.set_threads(None)
+    assert outputs[0] == outputs[1]
+    assert_usage_error(invoke(*command, "--threads", "0"), "--threads")

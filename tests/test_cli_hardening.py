@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -59,23 +62,56 @@ def test_ctrl_c_during_progress_clears_the_progress_line(monkeypatch):
 
 
 def test_sigint_to_a_long_monte_carlo_run():
-    # a real Ctrl-C: SIGINT to a run of 10 billion trials, once it is under way
+    # a real Ctrl-C: SIGINT to a run of 10 billion trials of a large sea battle once its
+    # progress bar shows on the terminal (stderr is a pseudo-terminal); kernel calls of about
+    # a quarter of a second let it stop within a second (fixed calls of 2 million trials took
+    # up to 8 s to answer here)
+    master, terminal = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "battlecalc", "run", "--rules", "revised", "-a", "1 inf",
-         "-d", "1 inf", "--method", "mc", "--trials", "1e10", "--seed", "1"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "battlecalc", "run", "--rules", "1942-2e", "--sea",
+         "-a", "30 sub 20 dd 8 cv 16 ftr 10 bb", "-d", "30 sub 20 dd 8 cv 16 ftr 8 bb",
+         "--method", "mc", "--trials", "1e10", "--seed", "1"],
+        cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # SIGABRT dumps every thread's stack
     )
+    os.close(terminal)
+    # the terminal is read all along, as a real one is: a pseudo-terminal nobody reads fills
+    # up, and the child then blocks writing its progress bar or "Aborted." (this test hung so)
+    received = bytearray()
+
+    def drain():
+        with contextlib.suppress(OSError):  # EIO: the terminal closed with the process
+            while chunk := os.read(master, 65536):
+                received.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
     try:
-        time.sleep(4)
-        assert process.poll() is None, process.communicate()
+        deadline = time.monotonic() + 120
+        while b"trials [" not in received:
+            assert time.monotonic() < deadline and process.poll() is None, bytes(received)
+            time.sleep(0.05)
+        sent = time.monotonic()
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
+        try:
+            out, _ = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # say where it hangs: the stacks of its threads
+            process.send_signal(signal.SIGABRT)
+            reader.join(5)
+            raise AssertionError(bytes(received[-6000:]).decode(errors="replace")) from None
+        stopped_after = time.monotonic() - sent
+        reader.join(10)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130, err
-    assert err == "Aborted.\n"
-    assert out == ""
+            process.wait()
+        reader.join(5)
+        os.close(master)
+    seen = bytes(received)
+    assert process.returncode == 130, seen
+    assert stopped_after < 3.0, stopped_after  # 0.3-0.6 s measured on a loaded 2-core machine
+    assert seen.endswith(b"\r\x1b[KAborted.\r\n"), seen[-100:]  # bar cleared, one line
+    assert out == b""
 
 
 def test_reader_gone_is_a_quiet_exit():

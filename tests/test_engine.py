@@ -1,13 +1,16 @@
 """The engine's own machinery: kernels that are plain Python until compiled, numba's cache
-when no folder is writable, the compiling notice, the faster method, bounded work."""
+when no folder is writable, the compiling notice, the faster method, bounded work, and the
+engine's threads (results the same on 1 and 3 threads, whatever the machine's cores)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from cli_helpers import assert_usage_error, invoke
 
 import battlecalc
 from battlecalc import api
@@ -28,30 +31,10 @@ def test_a_small_exact_solve_loads_no_numba():
     assert float(out[1]) == pytest.approx(compiled.attacker_win, abs=1e-12)
 
 
-def test_plain_python_and_compiled_kernels_give_the_same_answer(monkeypatch):
-    battle = dict(rules="revised", attacker="2 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
-                  sea=True, method="exact")
-    jit.compiled()
-    compiled = battlecalc.simulate(**battle)
-    from battlecalc.api import make_battle
-    from battlecalc.compile import compile_battle
-
-    # the same sweep run by the Python functions behind the compiled kernels
-    plain = {name: getattr(exact, name).py_func for name in
-             ("_solve_blocks", "_solve_block", "_enter", "_play", "_transition", "_fire",
-              "_spread_walk", "_finish", "_withdraw_or_finish", "_out", "_scratch", "_add",
-              "_clear", "_block_size", "_low_luck_chance")}
-    for name, func in plain.items():
-        monkeypatch.setattr(exact, name, func)
-    raw = exact.run_exact(compile_battle(make_battle(**{k: v for k, v in battle.items()
-                                                        if k != "method"})))
-    assert raw["outcomes"][0] == pytest.approx(compiled.attacker_win, abs=1e-13)
-    assert raw["mean_rounds"] == pytest.approx(compiled.mean_rounds, abs=1e-13)
-
-
 def test_unwritable_cache_falls_back_to_a_temporary_folder(monkeypatch):
     import numba
 
+    numba.njit(lambda x: x)(1)  # numba's first compile loads more of numba, which calls njit
     real = numba.njit
     calls = []
 
@@ -108,21 +91,206 @@ def test_too_large_battles_are_refused_before_any_table_is_built(battle, fragmen
         battlecalc.simulate(**battle, trials=1000, seed=1)
 
 
-def test_monte_carlo_threads_do_not_change_the_numbers():
-    import numba
+# --- threads: the engine's own pool ---------------------------------------------------------
 
-    battle = dict(rules="1942-2e", attacker="2 sub 1 dd 2 ftr", defender="1 dd 1 cv 1 ftr 1 sub",
-                  sea=True, method="mc", trials=100_000, seed=11)
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = battlecalc.simulate(**battle)
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        many = battlecalc.simulate(**battle)
-    finally:
-        numba.set_num_threads(before)
-    assert one.to_dict()["attacker_win"] == many.to_dict()["attacker_win"]
-    assert np.array_equal(one.attacker_law.probability, many.attacker_law.probability)
+
+@pytest.fixture
+def threads_restored():
+    before = jit.thread_count()
+    yield
+    battlecalc.set_threads(before)
+
+
+def _numbers(result) -> tuple:
+    data = result.to_dict()
+    data.pop("elapsed_s")
+    return (data, result.attacker_law.probability.tolist(),
+            result.defender_law.probability.tolist())
+
+
+@pytest.mark.parametrize("battle", [
+    dict(rules="1942-2e", attacker="2 sub 1 dd 2 ftr", defender="1 dd 1 cv 1 ftr 1 sub",
+         sea=True),  # the general round
+    dict(rules="revised", attacker="6 inf 2 art 2 tank 3 ftr 1 bmb", defender="8 inf 1 aa"),
+])
+def test_monte_carlo_is_the_same_on_one_and_three_threads(battle, threads_restored,
+                                                          monkeypatch):
+    # the pool has 3 threads even on a one-core machine; 13 chunks of trials do not split
+    # evenly over them; calls of one chunk (CALL_SECONDS tiny) against adaptive ones
+    from battlecalc.kernels import montecarlo
+
+    battle = dict(battle, method="mc", trials=13 * montecarlo.CHUNK_TRIALS - 5, seed=11)
+    battlecalc.set_threads(1)
+    one = _numbers(battlecalc.simulate(**battle))
+    assert battlecalc.set_threads(3) == battlecalc.thread_count() == 3
+    three = _numbers(battlecalc.simulate(**battle))
+    assert len(jit._pool["workers"].threads) == 3
+    monkeypatch.setattr(montecarlo, "CALL_SECONDS", 1e-9)
+    three_small_calls = _numbers(battlecalc.simulate(**battle))
+    assert one == three == three_small_calls
+    assert _numbers(battlecalc.simulate(**{**battle, "seed": 12})) != one
+
+
+def test_exact_is_the_same_on_one_and_three_threads(threads_restored, monkeypatch):
+    # 55 attacker blocks (AA fire), solved in parallel, one block a thread per call
+    battle = dict(rules="revised", attacker="20 inf 6 art 6 tank 10 ftr 4 bmb",
+                  defender="30 inf 4 tank 1 aa 4 ftr", method="exact")
+    monkeypatch.setattr(exact, "CALL_SECONDS", 1e-9)
+    splits = []
+    real = jit.threads
+
+    def spy(function, n_items, *args):
+        splits.append(n_items)
+        return real(function, n_items, *args)
+
+    monkeypatch.setattr(jit, "threads", spy)
+    battlecalc.set_threads(1)
+    one = _numbers(battlecalc.simulate(**battle))
+    assert splits == [1] * 55
+    splits.clear()
+    battlecalc.set_threads(3)
+    three = _numbers(battlecalc.simulate(**battle))
+    assert splits == [3] * 18 + [1]
+    assert one == three
+
+
+@pytest.mark.parametrize("count", [0, -1, 1.5, 2.0, "2", True, 1025])
+def test_set_threads_refuses_what_is_not_a_thread_count(count, threads_restored):
+    with pytest.raises(battlecalc.BattleInputError, match="threads must be a whole number"):
+        battlecalc.set_threads(count)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "2.5", "5000"])
+def test_a_bad_battlecalc_threads_is_refused(value, monkeypatch, threads_restored):
+    monkeypatch.setenv(jit.THREADS_ENV, value)
+    with pytest.raises(battlecalc.BattleInputError, match="BATTLECALC_THREADS must be"):
+        battlecalc.set_threads(None)
+    result = invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf")
+    assert_usage_error(result, f"BATTLECALC_THREADS must be a whole number of threads (1 to "
+                               f"1024), got {value!r}")
+
+
+def test_a_bad_battlecalc_threads_is_refused_by_the_first_solve():
+    # a fresh process: the count is read when a kernel first runs, here a small exact solve
+    code = ("import battlecalc\n"
+            "try:\n"
+            "    battlecalc.simulate(rules='revised', attacker='1 inf', defender='1 inf')\n"
+            "except battlecalc.BattleInputError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, jit.THREADS_ENV: "many"}).stdout
+    assert out == ("BATTLECALC_THREADS must be a whole number of threads (1 to 1024), "
+                   "got 'many'\n")
+
+
+def test_threads_default_to_the_environment_else_the_usable_cores(monkeypatch,
+                                                                  threads_restored):
+    monkeypatch.setenv(jit.THREADS_ENV, " 3 ")
+    assert battlecalc.set_threads(None) == 3
+    monkeypatch.delenv(jit.THREADS_ENV)
+    assert battlecalc.set_threads(None) == len(os.sched_getaffinity(0))
+    assert battlecalc.thread_count() == len(os.sched_getaffinity(0))
+
+
+def test_the_cli_sets_the_threads(threads_restored):
+    result = invoke("run", "--rules", "revised", "-a", "2 inf", "-d", "2 inf", "--method", "mc",
+                    "--trials", "1000", "--seed", "1", "--threads", "3")
+    assert result.exit_code == 0, result.output
+    assert battlecalc.thread_count() == 3
+    assert_usage_error(invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
+                              "--threads", "0"), "--threads")
+
+
+def test_resizing_the_pool_ends_the_old_threads(threads_restored):
+    import threading
+    import time
+
+    battle = dict(rules="revised", attacker="3 inf", defender="3 inf", method="mc",
+                  trials=50_000, seed=1)
+    battlecalc.set_threads(4)
+    battlecalc.simulate(**battle)
+    battlecalc.set_threads(2)
+    battlecalc.simulate(**battle)
+    deadline = time.monotonic() + 10
+    while True:
+        alive = [t for t in threading.enumerate() if t.name.startswith("battlecalc-kernels-")]
+        if len(alive) == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    assert len(alive) == 2
+
+
+def test_an_error_in_one_range_reaches_the_caller_and_the_pool_goes_on(threads_restored):
+    jit.compiled()  # compiled: the ranges run on the pool, even one
+    battlecalc.set_threads(3)
+
+    def fill(first, last, out):
+        if first == 0:
+            raise ZeroDivisionError("range 0")
+        out[first:last] = 1.0
+
+    with pytest.raises(ZeroDivisionError, match="range 0"):
+        jit.threads(fill, 12, np.zeros(12))
+    out = np.zeros(12)
+    jit.threads(lambda first, last, out: out.__setitem__(slice(first, last), 2.0), 12, out)
+    assert (out == 2.0).all()
+
+
+def test_numba_thread_pool_is_never_started():
+    # numba.get_num_threads() would start numba's OpenMP/workqueue pool; no kernel uses it
+    code = ("import battlecalc, numba\n"
+            "battlecalc.set_threads(2)\n"
+            "battlecalc.simulate(rules='revised', attacker='3 inf 1 ftr', defender='3 inf 1 aa',"
+            " method='mc', trials=100000, seed=1)\n"
+            "battlecalc.simulate(rules='revised', attacker='20 inf 6 art 6 tank 10 ftr 4 bmb',"
+            " defender='30 inf 4 tank 1 aa 4 ftr', method='exact')\n"
+            "try:\n"
+            "    print(numba.threading_layer())\n"
+            "except ValueError:\n"
+            "    print('not started')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out == "not started\n"
+
+
+def test_compiling_from_several_threads_at_once_compiles_once():
+    # four first requests at once: one compiles and rebinds, the others wait for it
+    code = ("import threading, collections\n"
+            "from battlecalc.kernels import jit, exact\n"
+            "calls = collections.Counter()\n"
+            "real = jit._jit\n"
+            "def counting(numba, func, options):\n"
+            "    calls[func.__module__, func.__qualname__] += 1\n"
+            "    return real(numba, func, options)\n"
+            "jit._jit = counting\n"
+            "barrier = threading.Barrier(4)\n"
+            "def first_request():\n"
+            "    barrier.wait()\n"
+            "    jit.compiled()\n"
+            "    assert jit.is_compiled() and hasattr(exact._solve_blocks, 'py_func')\n"
+            "threads = [threading.Thread(target=first_request) for _ in range(4)]\n"
+            "[t.start() for t in threads]\n"
+            "[t.join() for t in threads]\n"
+            "print(len(calls), max(calls.values()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert int(out[0]) > 40 and out[1] == "1"
+
+
+def test_a_forked_child_starts_a_pool_of_its_own():
+    # the parent's pool threads do not exist in a forked child: it must not wait for them
+    code = ("import os, battlecalc\n"
+            "battlecalc.set_threads(2)\n"
+            "battle = dict(rules='revised', attacker='3 inf', defender='3 inf', method='mc',"
+            " trials=100000, seed=1)\n"
+            "parent = battlecalc.simulate(**battle).attacker_win\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    os._exit(0 if battlecalc.simulate(**battle).attacker_win == parent else 1)\n"
+            "print(os.waitpid(pid, 0)[1])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout
+    assert out == "0\n"
 
 
 AMPHIBIOUS_WITH_DEFENDING_AIR = dict(

@@ -7,13 +7,14 @@ import copy
 import json
 import math
 import tomllib
+from collections import Counter
 from fractions import Fraction
 from importlib import resources
 
 import formula_reference as ref
-import numba
 import pytest
 
+import battlecalc
 from battlecalc.errors import BattleInputError
 from battlecalc.formula import FormulaResult, simulate_formula
 from battlecalc.rules import RulesFileError, load_rules, validate
@@ -202,14 +203,14 @@ def test_mc_same_seed_same_numbers_whatever_the_threads():
         data.pop("elapsed_s")
         return data
 
-    threads = numba.get_num_threads()
+    threads = battlecalc.thread_count()
     try:
-        numba.set_num_threads(1)
+        battlecalc.set_threads(1)
         one = run()
-        numba.set_num_threads(threads)
+        battlecalc.set_threads(3)
         many = run()
     finally:
-        numba.set_num_threads(threads)
+        battlecalc.set_threads(threads)
     assert one == many
     other = simulate_formula("4 army, 1 air", "3 army, 1 army_flipped", method="mc",
                              exchanges="until-done", trials=50_000, seed=124)
@@ -233,6 +234,85 @@ def test_auto_is_exact_for_small_battles_and_falls_back_to_mc():
     big = engine.make_formula_battle("6 army", "6 army", exchanges="until-done")
     with pytest.raises(engine._TooLarge):
         engine._solve_exact(big, limit=10)
+
+
+# The size of an exact solve, counted from the pieces (issue 16 point 6): small and medium
+# battles, both flip readings, flipped pieces, mixed stacks in a base-value order, multipliers,
+# a fixed number of exchanges.  (attacker, defender, engine options, base values?)
+BOUND_CASES = [
+    *CASES,
+    ("10 army", "10 army", {"exchanges": "until-done"}, False),  # docs/formula.md §8
+    ("10 army", "10 army", {"exchanges": "until-done", "flips": "A1"}, False),
+    ("3 army, 1 army_flipped", "2 army, 1 air", {"exchanges": "until-done"}, False),
+    ("15 army", "12 army", {"exchanges": "until-done", "defender_level": 4}, False),
+    ("12 army, 3 army_flipped", "9 army, 2 air, 3 navy_flipped",
+     {"exchanges": "until-done", "flips": "A1"}, False),
+    ("10 army, 5 air", "8 army, 4 air, 2 navy", {"exchanges": "until-done"}, False),
+    ("10 army, 5 air", "8 army, 4 air, 2 navy",
+     {"exchanges": "until-done", "loss_multiplier": 2}, False),
+    ("7 army, 6 air, 3 air_flipped, 6 navy", "4 army, 3 air", {"exchanges": 4}, False),
+    ("3 army, 4 air, 2 navy_flipped", "5 army, 2 navy, 1 air_flipped",
+     {"exchanges": "until-done", "counter": 3, "hatred": True}, True),
+    ("6 army, 2 navy", "2 army, 5 air, 1 air_flipped",
+     {"exchanges": "until-done", "flips": "A1", "attacker_level": 9}, True),
+]
+
+
+def _bound_battle(attacker, defender, options, based):
+    from battlecalc.formula import engine
+
+    return engine.make_formula_battle(attacker, defender,
+                                      rules=_based_rules() if based else "formula", **options)
+
+
+@pytest.mark.parametrize(("attacker", "defender", "options", "based"), BOUND_CASES)
+def test_transition_bound_bounds_the_solver(attacker, defender, options, based):
+    from battlecalc.formula import engine
+
+    battle = _bound_battle(attacker, defender, options, based)
+    transitions = engine._solve_exact(battle, limit=10**9)["transitions"]
+    assert 0 < transitions <= engine.transition_bound(battle)
+    # stopped early, the count says only that it passed the limit
+    if transitions > 1:
+        assert engine.transition_bound(battle, limit=transitions - 1) > transitions - 1
+
+
+def _reference_side_states(army, points, rule, order):
+    """Every state of one side (reference pieces, canonical counts) that the loss points of
+    the table's rows can lead to, exchange after exchange, while it keeps a face-up piece."""
+    start = ref.counts(ref.make_pieces(army))
+    seen, frontier = {start}, [start]
+    while frontier:
+        following = []
+        for state in frontier:
+            for p in points:
+                pieces = ref.from_counts(state)  # all flipped pieces are from earlier exchanges
+                ref.apply_losses(pieces, p, rule, 1, order)
+                new = ref.counts(pieces)
+                if sum(new[0]) and new not in seen:
+                    seen.add(new)
+                    following.append(new)
+        frontier = following
+    return seen
+
+
+@pytest.mark.parametrize(("attacker", "defender", "options", "based"), BOUND_CASES)
+def test_side_state_counts_cover_the_reference_states(attacker, defender, options, based):
+    from battlecalc.formula import engine
+
+    battle = _bound_battle(attacker, defender, options, based)
+    a1 = battle.spec.flips == "A1"
+    for army, side, points, role in ((battle.spec.attacker, battle.a, battle.row_att, "attack"),
+                                     (battle.spec.defender, battle.d, battle.row_def, "defence")):
+        counts = engine._side_state_counts(side, points, a1)
+        order = ref.loss_order(BASED[f"{role}_base"] if based else {})
+        states = _reference_side_states(dict(army), sorted({int(p) for p in points}),
+                                        battle.spec.flips, order)
+        up0, flipped0 = ref.counts(ref.make_pieces(dict(army)))
+        p0 = 2 * sum(up0) + sum(flipped0)
+        per_drop = Counter(p0 - 2 * sum(up) - sum(fl) for up, fl in states)
+        for drop, n in per_drop.items():
+            assert n <= counts[drop], (army, drop)
 
 
 def test_result_views():

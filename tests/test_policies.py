@@ -82,7 +82,9 @@ def test_policy_monte_carlo_within_four_standard_errors(battle):
     for key in ("attacker_win", "defender_win", "draw", "retreat", "takes_territory"):
         p = getattr(exact, key)
         se = math.sqrt(max(p * (1 - p), 0.0) / trials)
-        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
+        # + 4 / trials: a count expected below 1 (a draw of chance 6e-6) is Poisson, not
+        # normal; 4 counts of slack keep the false alarms rare there
+        assert abs(getattr(mc, key) - p) <= 4 * se + 4 / trials, key
     for key in ("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
         assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
 
@@ -215,7 +217,9 @@ def test_sea_retreat_monte_carlo_within_four_standard_errors(edition, policy):
     for key in ("attacker_win", "defender_win", "draw", "stalemate", "retreat"):
         p = getattr(exact, key)
         se = math.sqrt(max(p * (1 - p), 0.0) / trials)
-        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
+        # + 4 / trials: a count expected below 1 (a draw of chance 6e-6) is Poisson, not
+        # normal; 4 counts of slack keep the false alarms rare there
+        assert abs(getattr(mc, key) - p) <= 4 * se + 4 / trials, key
     for key in ("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
         assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
 

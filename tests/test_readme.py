@@ -44,6 +44,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# the shared TripleA files the README's `game` examples read as triplea/...: beside the
+# project (CI: ../shared) or beside a folder above it (a git worktree)
+TRIPLEA_FIXTURES = next((f / "shared" / "fixtures" / "triplea" for f in ROOT.parents
+                         if (f / "shared" / "fixtures" / "triplea").is_dir()), None)
 
 FENCE = re.compile(r"^```(\w*)\s*$")
 TIMING = re.compile(r"\(\d+(?:\.\d+)? s(?=[,)])")
@@ -237,8 +241,12 @@ class Runner:
         self.done: set[int] = set()  # doctest lines run
         for name, text in readme.files.items():
             (folder / name).write_text(text)
+        if TRIPLEA_FIXTURES is not None:  # the README's `triplea/...` files (GPL-3, not ours)
+            (folder / "triplea").symlink_to(TRIPLEA_FIXTURES, target_is_directory=True)
 
     def run(self, example: Example) -> list[str]:
+        if "triplea/" in example.source and TRIPLEA_FIXTURES is None:
+            pytest.skip("the TripleA fixtures (../shared/fixtures/triplea) are not here")
         with contextlib.chdir(self.folder):
             if example.kind == "shell":
                 refusal = bool(example.want) and example.want[0].startswith("Error: ")

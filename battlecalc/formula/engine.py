@@ -50,8 +50,12 @@ from ..spec import (
 CHUNK_TRIALS = 16_384
 MAX_CHUNKS_PER_CALL = 128
 HIST_BYTES_PER_CALL = 32 * 2**20  # bound on the per-call histogram rows (memory per call)
+FIRST_CALL_CHUNKS: int | None = None  # first kernel call, which times them (None: one a thread)
+CALL_SECONDS = 0.5  # later calls: about this much work (the results do not depend on it)
 # Exact solver: transitions (state x loss-table row) above which `auto` switches to Monte Carlo
-# and `exact` refuses.
+# and `exact` refuses.  Decided from the forces before any state is built: a battle is solved
+# exactly when `transition_bound` (at least the solver's transitions) is at most this; the
+# solver's own count stops it at the same number, as a backstop.
 EXACT_TRANSITION_LIMIT = 1_000_000
 
 
@@ -142,11 +146,125 @@ def _exchange_bound(battle: FormulaBattle) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# Size of the exact solve, counted from the forces (no state is built)
+
+
+def _side_state_counts(side: SideArrays, row_points: np.ndarray, a1: bool) -> np.ndarray:
+    """counts[x] (float64[P0 + 1], P0 = starting potential): at least the number of this
+    side's states with a face-up piece and potential P0 - x, i.e. after x loss points.
+
+    Three facts of `kernels.apply_losses` make the count small.  Flips and removals both take
+    the first type of the side's order of losses that has a piece, so the n face-up pieces
+    left are always the last n of that order: n alone gives the face-up pieces.  The flipped
+    pieces number at most max(flipped at the start, most points of a row) with A2 (an
+    exchange of p points first removes earlier flips, then flips at most the p - (those)
+    left) and at most max(flipped at the start, 1) with A1 (flip and remove alternate); and
+    at most the pieces left besides the n face-up.  With none flipped at the start, flipped
+    pieces leave in the order they were flipped, so the s flipped ones are the last s
+    flipped: (n, s) is one state; otherwise count every way to spread s over the types.
+    """
+    up, flipped = int(side.face_up.sum()), int(side.flipped.sum())
+    pieces = up + flipped
+    cap = max(flipped, 1 if a1 else int(row_points.max()))
+    if flipped == 0:
+        ways = np.ones(cap + 1)
+    else:
+        ways = np.ones(1)
+        for t in side.present:
+            per_type = np.ones(min(cap, int(side.face_up[t] + side.flipped[t])) + 1)
+            ways = np.convolve(ways, per_type)[:cap + 1]
+    p0 = 2 * up + flipped
+    counts = np.zeros(p0 + 1)
+    for n in range(1, up + 1):
+        s_max = min(len(ways) - 1, pieces - n)  # potential 2n + s, so x = p0 - 2n - s
+        counts[p0 - 2 * n - s_max:p0 - 2 * n + 1] += ways[s_max::-1]
+    return counts
+
+
+def transition_bound(battle: FormulaBattle, limit: float | None = None) -> int:
+    """At least the transitions `_solve_exact` counts, from the forces alone; once the count
+    passes `limit` it stops and returns a number above `limit`.
+
+    A state that goes on after k exchanges has both sides with a face-up piece, so no loss
+    point was lost: each side's points so far (x, y) are a sum of k rows of the loss table,
+    and its potential is its start minus them.  The count runs over the exchanges: the cells
+    (x, y) that k rows can reach with a state on both sides, times the side states of each
+    cell (`_side_state_counts`), times the moves of a state (at most the rows of the table
+    and the die x die rolls).
+    """
+    a1 = battle.spec.flips == "A1"
+    n_a = _side_state_counts(battle.a, battle.row_att, a1)
+    n_d = _side_state_counts(battle.d, battle.row_def, a1)
+    alive_a, alive_d = n_a > 0, n_d > 0
+    moves = min(battle.row_att.shape[0], battle.die * battle.die)
+    steps = sorted({(int(la), int(ld)) for la, ld in zip(battle.row_att, battle.row_def,
+                                                          strict=True)})
+    max_a, max_d = max(la for la, _ in steps), max(ld for _, ld in steps)
+    reach = np.ones((1, 1), dtype=bool)  # cells (x, y) with x, y below its shape
+    total = 0.0
+    for _ in range(battle.spec.max_exchanges):
+        h, w = reach.shape
+        total += moves * float(n_a[:h] @ reach @ n_d[:w])
+        if limit is not None and total > limit:
+            break
+        nh, nw = min(n_a.shape[0], h + max_a), min(n_d.shape[0], w + max_d)
+        following = np.zeros((nh, nw), dtype=bool)
+        for la, ld in steps:
+            hh, ww = min(h, nh - la), min(w, nw - ld)
+            if hh > 0 and ww > 0:
+                following[la:la + hh, ld:ld + ww] |= reach[:hh, :ww]
+        following &= alive_a[:nh, None] & alive_d[None, :nw]
+        rows, cols = np.flatnonzero(following.any(axis=1)), np.flatnonzero(following.any(axis=0))
+        if rows.size == 0:
+            break
+        reach = following[:rows[-1] + 1, :cols[-1] + 1]
+    return math.ceil(total)
+
+
+# ---------------------------------------------------------------------------------------------
 # Exact solver
 
 
 class _TooLarge(Exception):
     pass
+
+
+class _SideStates:
+    """One side's states, numbered: (face-up, flipped) pieces per type, with the potential,
+    whether a face-up piece is left, a number for the face-up pieces alone (the dice rows
+    depend on them only) and, cached, the state after some loss points."""
+
+    def __init__(self, same_exchange_removal: bool):
+        self.a1 = same_exchange_removal
+        self.pieces: list[tuple[tuple, tuple]] = []
+        self.potential: list[int] = []
+        self.alive: list[bool] = []
+        self.up_number: list[int] = []
+        self._numbers: dict[tuple, int] = {}
+        self._up_numbers: dict[tuple, int] = {}
+        self._after: dict[tuple[int, int], int] = {}
+
+    def number(self, up: tuple, flipped: tuple) -> int:
+        n = self._numbers.get((up, flipped))
+        if n is None:
+            n = self._numbers[(up, flipped)] = len(self.pieces)
+            self.pieces.append((up, flipped))
+            self.potential.append(_potential(up, flipped))
+            self.alive.append(sum(up) > 0)
+            self.up_number.append(self._up_numbers.setdefault(up, len(self._up_numbers)))
+        return n
+
+    def after(self, n: int, points: int) -> int:
+        """The state after `points` loss points in one exchange from state n."""
+        m = self._after.get((n, points))
+        if m is None:
+            up, flipped = self.pieces[n]
+            up_arr = np.array(up, dtype=np.int64)
+            fl_arr = np.array(flipped, dtype=np.int64)
+            kernels.apply_losses(up_arr, fl_arr, points, self.a1)
+            m = self._after[(n, points)] = self.number(tuple(int(x) for x in up_arr),
+                                                       tuple(int(x) for x in fl_arr))
+        return m
 
 
 def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
@@ -168,26 +286,22 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
     a_pot0 = _potential(a.face_up, a.flipped)
     d_pot0 = _potential(d.face_up, d.flipped)
 
-    row_cache: dict[tuple, list[tuple[int, float]]] = {}
-    loss_cache: dict[tuple, tuple[tuple, tuple]] = {}
+    att, dfn = _SideStates(a1), _SideStates(a1)
+    row_cache: dict[tuple[int, int], tuple[tuple[int, float], ...]] = {}
 
-    def rows_of(a_up: tuple, d_up: tuple) -> list[tuple[int, float]]:
-        key = (a_up, d_up)
-        if key not in row_cache:
-            kernels.row_counts(battle.die, a.bonus, a.extra, np.array(a_up, dtype=np.int64),
-                               a.base, d.bonus, np.array(d_up, dtype=np.int64), d.base,
+    def rows_of(a_n: int, d_n: int) -> tuple[tuple[int, float], ...]:
+        """(row, probability) of the rows the dice can give; they depend on the face-up
+        pieces only."""
+        key = (att.up_number[a_n], dfn.up_number[d_n])
+        rows = row_cache.get(key)
+        if rows is None:
+            kernels.row_counts(battle.die, a.bonus, a.extra,
+                               np.array(att.pieces[a_n][0], dtype=np.int64), a.base, d.bonus,
+                               np.array(dfn.pieces[d_n][0], dtype=np.int64), d.base,
                                battle.row_min, counts_buf)
-            row_cache[key] = [(r, int(n) / die2) for r, n in enumerate(counts_buf) if n]
-        return row_cache[key]
-
-    def after(up: tuple, fl: tuple, points: int) -> tuple[tuple, tuple]:
-        key = (up, fl, points)
-        if key not in loss_cache:
-            up_arr = np.array(up, dtype=np.int64)
-            fl_arr = np.array(fl, dtype=np.int64)
-            kernels.apply_losses(up_arr, fl_arr, points, a1)
-            loss_cache[key] = (tuple(int(x) for x in up_arr), tuple(int(x) for x in fl_arr))
-        return loss_cache[key]
+            rows = row_cache[key] = tuple((r, int(n) / die2) for r, n in enumerate(counts_buf)
+                                          if n)
+        return rows
 
     outcomes = np.zeros(N_OUTCOMES)
     a_points: dict[int, float] = defaultdict(float)
@@ -211,34 +325,63 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
         d_fl_mean[:] += p * np.array(d_fl)
         second[:] += p * np.array([sum(a_up), sum(a_fl), sum(d_up), sum(d_fl)]) ** 2
 
+    row_att = [int(x) for x in battle.row_att]
+    row_def = [int(x) for x in battle.row_def]
+    # A state is a pair of side states, numbered (see _SideStates); per state, its moves, one
+    # per loss-table row it can reach: (next state, probability, whether both sides still
+    # have a face-up piece, loss points of each side so far).  A state recurs in many
+    # exchanges: its moves are worked out once.
+    states: list[tuple[int, int]] = []
+    numbers: dict[tuple[int, int], int] = {}
+    moves_cache: list[tuple | None] = []
+
+    def number(pair: tuple[int, int]) -> int:
+        n = numbers.get(pair)
+        if n is None:
+            n = numbers[pair] = len(states)
+            states.append(pair)
+            moves_cache.append(None)
+        return n
+
+    def moves_of(n: int) -> tuple:
+        a_n, d_n = states[n]
+        a_before = a_pot0 - att.potential[a_n]
+        d_before = d_pot0 - dfn.potential[d_n]
+        moves = []
+        for row, q in rows_of(a_n, d_n):
+            la, ld = row_att[row], row_def[row]
+            new_a, new_d = att.after(a_n, la), dfn.after(d_n, ld)
+            moves.append((number((new_a, new_d)), q, att.alive[new_a] and dfn.alive[new_d],
+                          a_before + la, d_before + ld))
+        moves_cache[n] = moves = tuple(moves)
+        return moves
+
+    def pieces(n: int) -> tuple:
+        a_n, d_n = states[n]
+        return (*att.pieces[a_n], *dfn.pieces[d_n])
+
     start = (tuple(int(x) for x in a.face_up), tuple(int(x) for x in a.flipped),
              tuple(int(x) for x in d.face_up), tuple(int(x) for x in d.flipped))
-    live: dict[tuple, float] = {start: 1.0}
+    live: dict[int, float] = {number((att.number(*start[:2]), dfn.number(*start[2:]))): 1.0}
     transitions = 0
     for done in range(battle.spec.max_exchanges):
         if not live:
             break
-        following: dict[tuple, float] = defaultdict(float)
-        for (a_up, a_fl, d_up, d_fl), p in live.items():
-            a_before = a_pot0 - _potential(a_up, a_fl)
-            d_before = d_pot0 - _potential(d_up, d_fl)
-            for row, q in rows_of(a_up, d_up):
-                transitions += 1
-                la = int(battle.row_att[row])
-                ld = int(battle.row_def[row])
-                new_a = after(a_up, a_fl, la)
-                new_d = after(d_up, d_fl, ld)
-                state = (*new_a, *new_d)
-                if sum(new_a[0]) and sum(new_d[0]):
-                    following[state] += p * q
-                else:
-                    stop(state, p * q, done + 1, a_before + la, d_before + ld)
+        following: dict[int, float] = defaultdict(float)
+        for n, p in live.items():
+            moves = moves_cache[n] or moves_of(n)
+            transitions += len(moves)
             if transitions > limit:
                 raise _TooLarge
+            for next_n, q, going_on, a_pts, d_pts in moves:
+                if going_on:
+                    following[next_n] += p * q
+                else:
+                    stop(pieces(next_n), p * q, done + 1, a_pts, d_pts)
         live = following
     capped = 0.0
-    for state, p in live.items():
-        a_up, a_fl, d_up, d_fl = state
+    for n, p in live.items():
+        state = a_up, a_fl, d_up, d_fl = pieces(n)
         stop(state, p, battle.spec.max_exchanges, a_pot0 - _potential(a_up, a_fl),
              d_pot0 - _potential(d_up, d_fl))
         capped += p
@@ -290,9 +433,11 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
         "a_left_sq": np.zeros(2, dtype=np.int64),
         "d_left_sq": np.zeros(2, dtype=np.int64),
     }
-    for begin in range(0, n_chunks, per_call):
-        end = min(begin + per_call, n_chunks)
+    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS or jit.thread_count())
+    while begin < n_chunks:
+        end = min(begin + calls, n_chunks)
         n = end - begin
+        call_started = time.perf_counter()
         out = {
             "outcomes": np.zeros((n, N_OUTCOMES), dtype=np.int64),
             "exchanges": np.zeros((n, max_ex + 1), dtype=np.int64),
@@ -319,6 +464,11 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
             totals[key] += value.sum(axis=0)
         if progress is not None:
             progress(int(chunk_trials[:end].sum()), trials, "trials")
+        # calls of about CALL_SECONDS, so that progress (and a caller's time limit, which
+        # stops the run by raising from it) hears often even of slow trials (long battles)
+        per_chunk = (time.perf_counter() - call_started) / n
+        calls = max(1, min(per_call, int(CALL_SECONDS / max(per_chunk, 1e-9))))
+        begin = end
     return totals
 
 
@@ -544,16 +694,21 @@ def run_formula(spec: FormulaSpec, run: RunSpec, started: float) -> FormulaResul
     chain is too large)."""
     battle = compile_formula(spec)
     if run.method in ("auto", "exact"):
-        try:
-            raw = _solve_exact(battle)
-        except _TooLarge:
-            if run.method == "exact":
-                raise BattleInputError(
-                    f"battle too large to solve exactly (more than {EXACT_TRANSITION_LIMIT:,} "
-                    "transitions); use method 'mc' for Monte Carlo"
-                ) from None
-        else:
+        limit = EXACT_TRANSITION_LIMIT
+        raw = None
+        if transition_bound(battle, limit) <= limit:  # from the forces: no state built yet
+            try:
+                raw = _solve_exact(battle, limit)
+            except _TooLarge:  # the backstop; the bound holds, so it does not happen
+                pass
+        if raw is not None:
             return _build_result(battle, "exact", None, None, raw, started)
+        if run.method == "exact":
+            raise BattleInputError(
+                f"battle too large to solve exactly (its pieces allow more than {limit:,} "
+                "transitions of the exact solver, docs/formula.md §9); use method 'mc' for "
+                "Monte Carlo"
+            )
     seed = run.mc_seed()
     raw = _run_monte_carlo(battle, run.trials, seed, run.progress)
     return _build_result(battle, "mc", run.trials, seed, raw, started)

@@ -450,17 +450,19 @@ def _solve_blocks(first, last, phase, ab, A, D, rules, a_start, d_start, bombard
                      _out(stacks, b if stacks[0].shape[0] > 1 else 0), explicit, eps, state_eps)
 
 
-@kernel
-def _win_values(A, D, rules, retreat, below, win_value, remainder, out):
-    """Fill win_value[a, d]: the probability that the attacker wins if it fights on from the
-    end-of-round pair (a, d), itself retreating later as the policy says (the policy must not
-    depend on the round).  Swept backwards, so every successor is known first."""
+@kernel(nogil=True)
+def _win_values(A, D, rules, retreat, below, win_value, remainder, out, value, scratch, a_first,
+                a_last):
+    """Fill win_value[a, d] for attacker states a_last-1 down to a_first: the probability
+    that the attacker wins if it fights on from the end-of-round pair (a, d), itself
+    retreating later as the policy says (the policy must not depend on the round).  Swept
+    backwards, so every successor is known first: the driver calls this for consecutive
+    ranges, from the top, with the same value[n_a, n_d] (at (a, d) after the retreat decision
+    there) and scratch (_scratch) throughout."""
     ast, dst = A[0], D[0]
-    n_a, n_d = win_value.shape
-    value = np.zeros((n_a, n_d))  # at (a, d) after the retreat decision there
-    scratch = _scratch(n_a, n_d)
+    n_d = win_value.shape[1]
     one = np.ones(1)
-    for a in range(n_a - 1, -1, -1):
+    for a in range(a_last - 1, a_first - 1, -1):
         for d in range(n_d - 1, -1, -1):
             kind, a2, d2, outcome = _enter(ast, dst, rules, a, d, VALUES[1], FLAGS[0], retreat,
                                            below, win_value)
@@ -484,6 +486,13 @@ PYTHON_SECONDS = 0.0005  # solves estimated below this (compiled) run as plain P
 PARALLEL_SECONDS = 0.01  # above this, attacker blocks are solved on several threads
 PYTHON_SLOWDOWN = 300  # plain Python against compiled kernels, roughly
 JOINT_LIMIT = 4_000_000  # keep the joint final law (for the TUV-swing law) below this
+CALL_SECONDS = 0.25  # kernel calls of about this (estimated), so Ctrl-C ends the work soon
+SHORT_SECONDS = 0.02  # solves estimated below this run in the calling thread (jit.call)
+
+
+def _block_range(first, last, solve_blocks, offset, phase, *args):
+    """solve_blocks over blocks offset+first .. offset+last-1 (jit.threads splits first..last)."""
+    solve_blocks(offset + first, offset + last, phase, *args)
 
 
 def _side_tuple(side):
@@ -521,15 +530,47 @@ def _kernels(seconds: float, progress=None):
     return globals()
 
 
+def win_values_seconds(compiled) -> float:
+    """Rough seconds of fill_win_values (one thread, compiled kernels): unlike the solve, it
+    plays a round from every state pair, reachable or not, and sums every successor (land:
+    the rectangle of both sides' hit counts; the general round: each pair's successors
+    gathered one by one).  Calibrated like seconds_estimate, on land and sea battles of 4 to
+    630,000 state pairs (benchmarks/bench_engine.py's machine), within a factor of about 2."""
+    att, dfn = compiled.attacker, compiled.defender
+    pairs = att.n_states * dfn.n_states
+    if compiled.rules[RU_SIMPLE]:
+        return pairs * (2e-7 + 1.8e-9 * att.mean_hit_combinations * dfn.mean_hit_combinations)
+    return pairs * (1e-6 + 1e-7 * (att.mean_hit_combinations + dfn.mean_hit_combinations))
+
+
+WIN_VALUE_CALL_SECONDS = 0.1  # work per kernel call of fill_win_values: how often it reports
+
+
 def fill_win_values(compiled, seconds: float, progress=None) -> None:
-    """Fill compiled.retreat.win_value (--retreat-below): the per-state win probabilities."""
+    """Fill compiled.retreat.win_value (--retreat-below): the per-state win probabilities.
+
+    seconds: win_values_seconds(compiled).  The table is filled a range of attacker states at
+    a time (about WIN_VALUE_CALL_SECONDS each), progress(done, total, "retreat-below table")
+    counting state pairs after each, so a caller's progress hook can stop it by raising."""
     retreat = compiled.retreat
     k = _kernels(seconds, progress)
+    n_a, n_d = retreat.win_value.shape
+    total = n_a * n_d
     if progress is not None:
-        progress(0, 0, "retreat-below table")
-    k["_win_values"](_side_tuple(compiled.attacker), _side_tuple(compiled.defender),
-                     compiled.rules, retreat.vector, retreat.below, retreat.win_value,
-                     retreat.remainder_start, k["_out"](_stacks(compiled, False, 1, 1), 0))
+        progress(0, total, "retreat-below table")
+    value = np.zeros((n_a, n_d))
+    scratch = k["_scratch"](n_a, n_d)
+    out = k["_out"](_stacks(compiled, False, 1, 1), 0)
+    slowdown = 1 if jit.is_compiled() else PYTHON_SLOWDOWN
+    step = max(1, int(n_a * WIN_VALUE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
+    for a_last in range(n_a, 0, -step):
+        a_first = max(0, a_last - step)
+        jit.call(k["_win_values"], _side_tuple(compiled.attacker), _side_tuple(compiled.defender),
+                 compiled.rules, retreat.vector, retreat.below, retreat.win_value,
+                 retreat.remainder_start, out, value, scratch, a_first, a_last,
+                 short=seconds < SHORT_SECONDS)
+        if progress is not None:
+            progress((n_a - a_first) * n_d, total, "retreat-below table")
 
 
 def _stacks(compiled, joint: bool, rounds_bins: int, rows: int):
@@ -565,10 +606,14 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
     # blocks the battle starts in, then (where a partial retreat may leave units behind) the
     # blocks of the stayers
     for phase in range(2 if (retreat.remainder_start >= 0).any() else 1):
-        if parallel:
-            jit.threads(k["_solve_blocks"], n_blocks, phase, *args)
+        if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
+            group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
+            for first in range(0, n_blocks, group):
+                jit.threads(_block_range, min(group, n_blocks - first), k["_solve_blocks"],
+                            first, phase, *args)
         else:
-            k["_solve_blocks"](0, n_blocks, phase, *args)
+            jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args,
+                     short=seconds < SHORT_SECONDS)
     # rows added in a fixed order: the same sums whatever the thread count
     outcomes, a_final, d_final, joint_law, totals, rounds_hist = stacks
     totals = totals.sum(axis=0)

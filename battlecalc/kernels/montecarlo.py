@@ -8,6 +8,7 @@ not by the number of trials.
 
 from __future__ import annotations
 
+import time
 import types
 
 import numpy as np
@@ -17,12 +18,15 @@ from . import rules as round_model
 from .common import (
     CONTINUE,
     N_OUTCOMES,
+    POLICY_NEVER,
     R_ACTIVE,
     R_STRENGTH,
     R_TOP,
     RETREAT,
+    RU_A_POLICY,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
+    RU_D_POLICY,
     RU_DIE,
     RU_LOW_LUCK,
     RU_SIMPLE,
@@ -35,7 +39,7 @@ from .common import (
     S_ROW_S,
     S_SUBS,
     SUBMERGE_BEFORE_FIRE,
-    SUBMERGE_END_OF_ROUND,
+    SUBMERGE_NEVER,
 )
 from .jit import kernel
 
@@ -54,14 +58,21 @@ def _inlined(function):
 _settle = _inlined(round_model.settle)
 
 CHUNK_TRIALS = 16_384
-CHUNKS_PER_CALL = 128  # one kernel call = one progress step (fewer for large battles:
-OUTPUT_BUDGET = 8_000_000  # per-chunk output rows of one call, in int64 entries)
+# One kernel call = one progress step, and what Ctrl-C waits for: about CALL_SECONDS, from the
+# rate of the calls before (the first call: one chunk a thread), at most CHUNKS_PER_CALL chunks
+# and OUTPUT_BUDGET int64 entries of per-chunk output rows.  Chunks, not calls, carry the
+# random streams, so the split into calls changes no number.
+CALL_SECONDS = 0.25
+CHUNKS_PER_CALL = 1024
+OUTPUT_BUDGET = 8_000_000
 ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+_LOW = np.uint64(0xFFFFFFFF)
+_WORD = 4294967296.0  # 2**32
 
 
 @kernel(inline=True)
@@ -69,37 +80,56 @@ def next_uniform(state):
     """(next uniform in [0, 1), next state) of a splitmix64 stream; state: uint64.  The state is
     passed as a value, not kept in an array, so drawing stores nothing to memory and the
     compiler may keep the battle's tables in registers across draws."""
-    state += _GOLDEN
-    z = state
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
+    z, state = next_bits(state)
     return (z >> np.uint64(11)) * _TO_UNIT, state
 
 
 @kernel(inline=True)
-def _sample(cdf, row, top, state):
-    """(hits of one category step: the smallest h in [0, top] with u < cdf[row, h], state)."""
-    if top == 0:
-        return 0, state
-    u, state = next_uniform(state)
-    lo = 0
-    hi = top
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if u < cdf[row, mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo, state
+def next_bits(state):
+    """(next 64 random bits, next state) of a splitmix64 stream; state: uint64."""
+    state += _GOLDEN
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31)), state
+
+
+@kernel(inline=True)
+def _alias(thresh, alias, xr, row, bits):
+    """Hits of one category step, drawn in O(1) from its alias table (compile.Sampler) with
+    32 random bits (bits < 2**32): bits * width splits into a uniform column (the high
+    word) and a uniform fraction (the low word) that keeps the column or takes its alias."""
+    t = bits * np.uint64(xr[row, R_TOP] + 1)
+    column = np.int64(t >> np.uint64(32))
+    if (t & _LOW) < thresh[row, column]:
+        return column
+    return alias[row, column]
+
+
+@kernel(inline=True)
+def _sample(thresh, alias, xr, row, state):
+    """(hits of one category step, state): one 64-bit draw, its high word used."""
+    bits, state = next_bits(state)
+    return _alias(thresh, alias, xr, row, bits >> np.uint64(32)), state
+
+
+@kernel(inline=True)
+def _sample2(thresh, alias, xr, row1, row2, state):
+    """(hits of two category steps of a side's tables, state): one 64-bit draw, a word each."""
+    bits, state = next_bits(state)
+    return (_alias(thresh, alias, xr, row1, bits >> np.uint64(32)),
+            _alias(thresh, alias, xr, row2, bits & _LOW), state)
 
 
 @kernel(inline=True)
 def _pick(cdf, state):
-    """(an index drawn with the law given by its running sums cdf[] (last entry 1), state)."""
+    """(an index drawn with the law given by its running sums cdf[] (last entry 1), state);
+    no draw where there is one index."""
+    hi = cdf.shape[0] - 1
+    if hi == 0:
+        return 0, state
     u, state = next_uniform(state)
     lo = 0
-    hi = cdf.shape[0] - 1
     while lo < hi:
         mid = (lo + hi) >> 1
         if u < cdf[mid]:
@@ -110,26 +140,97 @@ def _pick(cdf, state):
 
 
 @kernel
-def _trial_walk(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, below,
-                win_value, remainder, state):
+def alias_tables(pmf, rows):
+    """Walker's alias tables of the hit laws pmf[R, W] (row r: hits 0..rows[r, R_TOP]), for
+    O(1) sampling (Vose's construction): thresh[R, W] uint64, the chance (in units of 2**-32)
+    of keeping column h, else alias[R, W]."""
+    n_rows, width = pmf.shape
+    thresh = np.zeros((n_rows, width), dtype=np.uint64)
+    alias = np.zeros((n_rows, width), dtype=np.int64)
+    small = np.empty(width, dtype=np.int64)
+    large = np.empty(width, dtype=np.int64)
+    q = np.empty(width)
+    for r in range(n_rows):
+        n = rows[r, R_TOP] + 1
+        total = 0.0
+        for h in range(n):
+            total += pmf[r, h]
+        n_small = 0
+        n_large = 0
+        for h in range(n):
+            q[h] = pmf[r, h] * n / total
+            alias[r, h] = h
+            if q[h] < 1.0:
+                small[n_small] = h
+                n_small += 1
+            else:
+                large[n_large] = h
+                n_large += 1
+        while n_small > 0 and n_large > 0:
+            n_small -= 1
+            s = small[n_small]
+            big = large[n_large - 1]
+            alias[r, s] = big
+            thresh[r, s] = np.uint64(min(max(q[s], 0.0) * _WORD + 0.5, _WORD))
+            q[big] -= 1.0 - q[s]
+            if q[big] < 1.0:
+                n_large -= 1
+                small[n_small] = big
+                n_small += 1
+        for k in range(n_small):  # what is left has chance 1 up to rounding
+            thresh[r, small[k]] = np.uint64(_WORD)
+        for k in range(n_large):
+            thresh[r, large[k]] = np.uint64(_WORD)
+    return thresh, alias
+
+
+@kernel(inline=True)
+def _settled(ast, a, dst, d, air_always):
+    """The between-rounds checks (rules.settle) repeated until no unit is lost without dice,
+    as the exact solver enters a round; a submerge step that moves nothing leaves a pair
+    settled this way as it is, so it needs no check after it."""
+    while True:
+        outcome, a2, d2 = _settle(ast, a, dst, d, air_always)
+        if a2 == a and d2 == d:
+            return outcome, a, d
+        a, d = a2, d2
+
+
+@kernel
+def _walk_settle(ast, a, dst, d):
+    """_settled of the land walk, with the shared settle (called only off the free states)."""
+    while True:
+        outcome, a2, d2 = round_model.settle(ast, a, dst, d, round_model.FLAGS[0])
+        if a2 == a and d2 == d:
+            return outcome, a, d
+        a, d = a2, d2
+
+
+@kernel
+def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d, bombard_cdf,
+                retreat, below, win_value, remainder, state):
     """One battle of two single walks (land; row = state index): returns (outcome, a, d,
-    rounds, random state)."""
+    rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
+    settle is skipped while both states are free (compile.Sampler)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
-    outcome, a, d = round_model.settle(ast, a, dst, d, round_model.FLAGS[0])
+    outcome, a, d = _walk_settle(ast, a, dst, d)
     rounds = 0
+    bombard = rules[RU_BOMBARD] == 1
+    watch = retreat[R_ACTIVE] == 1
     while outcome == CONTINUE:
         rounds += 1
-        a_hits, state = _sample(acdf, a, ar[a, R_TOP], state)
-        d_hits, state = _sample(dcdf, d, dr[d, R_TOP], state)
-        if rounds == 1 and rules[RU_BOMBARD] == 1:
+        bits, state = next_bits(state)
+        a_hits = _alias(ath, aal, ar, a, bits >> np.uint64(32))
+        d_hits = _alias(dth, dal, dr, d, bits & _LOW)
+        if bombard and rounds == 1:
             bombard_hits, state = _pick(bombard_cdf, state)
             a_hits += bombard_hits
         d = min(d + a_hits, d_end)
         a = min(a + d_hits, a_end)
-        outcome, a, d = round_model.settle(ast, a, dst, d, round_model.FLAGS[0])
-        # (checking the flag here first keeps the call out of the hot loop)
-        if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
+        if afree[a] & dfree[d] == 0:
+            outcome, a, d = _walk_settle(ast, a, dst, d)
+        if outcome == CONTINUE and watch:
             outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat, below,
                                                    win_value, remainder, round_model.FLAGS[0])
             if stayers >= 0:
@@ -152,41 +253,44 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, below, win_value, remainder, 
 
 
 @kernel
-def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, below, win_value,
-           remainder, state):
+def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retreat, below,
+           win_value, remainder, state):
     """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
     random state)."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
+    timing = rules[RU_SUBMERGE]
+    may_submerge = timing != SUBMERGE_NEVER and (rules[RU_A_POLICY] != POLICY_NEVER
+                                                 or rules[RU_D_POLICY] != POLICY_NEVER)
     rounds = 0
-    outcome, a, d = _settle(ast, a, dst, d, air_always)
+    outcome, a, d = _settled(ast, a, dst, d, air_always)
     while outcome == CONTINUE:
-        timing = rules[RU_SUBMERGE]
-        if timing == SUBMERGE_BEFORE_FIRE or (timing == SUBMERGE_END_OF_ROUND and rounds > 0):
-            a, d = round_model.submerge_step(ast, a, dst, d, rules)
-            outcome, a, d = _settle(ast, a, dst, d, air_always)
-            if outcome != CONTINUE:
-                break
+        if may_submerge and (timing == SUBMERGE_BEFORE_FIRE or rounds > 0):
+            a2, d2 = round_model.submerge_step(ast, a, dst, d, rules)
+            if a2 != a or d2 != d:
+                outcome, a, d = _settled(ast, a2, dst, d2, air_always)
+                if outcome != CONTINUE:
+                    break
         rounds += 1
         lone = round_model.lone_transports(ast, a, rules)
         a_strike, d_strike = round_model.strikes(ast, a, dst, d, rules)
-        h = 0
+        d1 = d
         if a_strike:
-            h, state = _sample(acdf, ast[a, S_ROW_S], ar[ast[a, S_ROW_S], R_TOP], state)
-        d1 = round_model.assign(dst, dr, d, h, none, none, round_model.FLAGS[0])
-        h = 0
+            h, state = _sample(ath, aal, ar, ast[a, S_ROW_S], state)
+            d1 = round_model.assign(dst, dr, d, h, none, none, round_model.FLAGS[0])
+        a1 = a
         if d_strike:
-            h, state = _sample(dcdf, dst[d, S_ROW_S], dr[dst[d, S_ROW_S], R_TOP], state)
-        a1 = round_model.assign(ast, ar, a, h, none, none, round_model.FLAGS[0])
+            h, state = _sample(dth, dal, dr, dst[d, S_ROW_S], state)
+            a1 = round_model.assign(ast, ar, a, h, none, none, round_model.FLAGS[0])
         # units in general fire: those left after the opening step, or all of them
         fa = a if round_model.fires_back(ast, a, rules) else a1
         fd = d if round_model.fires_back(dst, d, rules) else d1
         a_air_subs = round_model.air_on_subs(ast, fa, rules)
         d_air_subs = round_model.air_on_subs(dst, fd, rules)
-        hs_a, ha_a, hg_a, state = _general_hits(ast, ar, acdf, fa, a_strike, dst[d1, S_INFO],
-                                                a_air_subs, rules, state)
-        hs_d, ha_d, hg_d, state = _general_hits(dst, dr, dcdf, fd, d_strike, ast[a1, S_INFO],
-                                                d_air_subs, rules, state)
+        hs_a, ha_a, hg_a, state = _general_hits(ast, ar, ath, aal, fa, a_strike,
+                                                dst[d1, S_INFO], a_air_subs, rules, state)
+        hs_d, ha_d, hg_d, state = _general_hits(dst, dr, dth, dal, fd, d_strike,
+                                                ast[a1, S_INFO], d_air_subs, rules, state)
         if rounds == 1 and rules[RU_BOMBARD] == 1:  # shore bombardment: at non-air units
             h, state = _pick(bombard_cdf, state)
             hs_a += h
@@ -195,7 +299,7 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
         if lone and round_model.in_battle(ast, a):
             outcome = RETREAT
             break
-        outcome, a, d = _settle(ast, a, dst, d, air_always)
+        outcome, a, d = _settled(ast, a, dst, d, air_always)
         if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
             outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, below,
                                              win_value, remainder, air_always)
@@ -203,7 +307,7 @@ def _trial(ast, ar, acdf, dst, dr, dcdf, rules, a, d, bombard_cdf, retreat, belo
 
 
 @kernel
-def _general_hits(xst, xr, xcdf, x, struck, y_info, air_subs, rules, state):
+def _general_hits(xst, xr, xth, xal, x, struck, y_info, air_subs, rules, state):
     """(sub hits, air hits, other hits, state) of a side's general fire at an enemy with
     state flags y_info.  Subs that struck in the opening step do not fire again."""
     subs_fire = not struck and xst[x, S_SUBS] > 0
@@ -217,9 +321,8 @@ def _general_hits(xst, xr, xcdf, x, struck, y_info, air_subs, rules, state):
         return hs, ha, hg, state
     hs = 0
     if subs_fire:
-        hs, state = _sample(xcdf, xst[x, S_ROW_S], xr[xst[x, S_ROW_S], R_TOP], state)
-    ha, state = _sample(xcdf, xst[x, S_ROW_A], xr[xst[x, S_ROW_A], R_TOP], state)
-    hg, state = _sample(xcdf, xst[x, S_ROW_N], xr[xst[x, S_ROW_N], R_TOP], state)
+        hs, state = _sample(xth, xal, xr, xst[x, S_ROW_S], state)
+    ha, hg, state = _sample2(xth, xal, xr, xst[x, S_ROW_A], xst[x, S_ROW_N], state)
     return hs, ha, hg, state
 
 
@@ -237,8 +340,8 @@ def _low_luck(strength, die, state):
 def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_value,
            remainder, out, swing_offset):
     """Play `trials` battles on one splitmix64 stream (seed) into one row of the outputs."""
-    ast, ar, acdf = A
-    dst, dr, dcdf = D
+    ast, ar, ath, aal, afree = A
+    dst, dr, dth, dal, dfree = D
     a_starts, a_start_cdf, d_starts, d_start_cdf = starts
     outcomes, taken, a_final, d_final, rounds_hist, rounds_sum, swing_hist = out
     state = seed
@@ -248,12 +351,12 @@ def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_v
         j, state = _pick(d_start_cdf, state)
         if simple:
             outcome, a, d, rounds, state = _trial_walk(
-                ast, ar, acdf, dst, dr, dcdf, rules, a_starts[i], d_starts[j], bombard_cdf,
-                retreat, below, win_value, remainder, state)
+                ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a_starts[i],
+                d_starts[j], bombard_cdf, retreat, below, win_value, remainder, state)
         else:
             outcome, a, d, rounds, state = _trial(
-                ast, ar, acdf, dst, dr, dcdf, rules, a_starts[i], d_starts[j], bombard_cdf,
-                retreat, below, win_value, remainder, state)
+                ast, ar, ath, aal, dst, dr, dth, dal, rules, a_starts[i], d_starts[j],
+                bombard_cdf, retreat, below, win_value, remainder, state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             taken[0] += 1
@@ -283,6 +386,12 @@ def _simulate_chunks(first, last, seeds, chunk_trials, A, D, rules, starts, bomb
                win_value, remainder, (outcomes[c], taken[c:c + 1], a_final[c], d_final[c],
                                       rounds_hist[c], rounds_sum[c:c + 1], swing_hist[c]),
                swing_offset)
+
+
+def _side_tables(side) -> tuple:
+    """A side's tables as the kernel takes them: states, rows and its Monte Carlo sampler."""
+    sampler = side.sampler
+    return side.states, side.rows, sampler.thresh, sampler.alias, sampler.free
 
 
 def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -316,21 +425,26 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
     seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
     starts = (*_start_law(att.start), *_start_law(dfn.start))
-    done = 0
-    per_call = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
+    most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
-    for first in range(0, n_chunks, per_call):
+    per_call = min(most, jit.thread_count())
+    done = first = 0
+    while first < n_chunks:
         last = min(first + per_call, n_chunks)
         rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
                 for key, shape in shapes.items()}
+        call_started = time.perf_counter()
         jit.threads(_simulate_chunks, last - first, seeds[first:last],
-                    chunk_trials[first:last], (att.states, att.rows, att.cdf),
-                    (dfn.states, dfn.rows, dfn.cdf), compiled.rules, starts, bombard_cdf,
+                    chunk_trials[first:last], _side_tables(att), _side_tables(dfn),
+                    compiled.rules, starts, bombard_cdf,
                     retreat.vector, retreat.below, retreat.win_value, retreat.remainder_start,
-                    *rows.values(), swing_offset)
+                    *rows.values(), swing_offset, short=n_chunks == 1)
+        seconds = time.perf_counter() - call_started
+        per_call = max(1, min(most, int(CALL_SECONDS * (last - first) / max(seconds, 1e-6))))
         for key, value in rows.items():
             totals[key] += value.sum(axis=0)
         done += int(chunk_trials[first:last].sum())
+        first = last
         if progress is not None:
             progress(done, trials, "trials")
     swing = np.arange(len(totals["swing_hist"]), dtype=np.float64) - swing_offset

@@ -128,35 +128,17 @@ def settle(ast, a, dst, d, air_always):
 
 
 @kernel
-def _hall(x_sub, x_air, x_other, h_sub, h_air, h_gen, air_on_subs):
-    """Hall's condition: the chosen casualties per category can each take a distinct hit.
-
-    Sub hits (also shore bombardment) may land on subs and other units, air hits on aircraft
-    and other units (and subs when air_on_subs), general hits on anything.
-    """
-    for mask in range(1, 8):
-        has_s = (mask & 1) != 0
-        has_a = (mask & 2) != 0
-        has_n = (mask & 4) != 0
-        demand = (x_sub if has_s else 0) + (x_air if has_a else 0) + (x_other if has_n else 0)
-        supply = h_gen
-        if has_s or has_n:
-            supply += h_sub
-        if has_a or has_n or (has_s and air_on_subs):
-            supply += h_air
-        if demand > supply:
-            return False
-    return True
-
-
-@kernel
 def assign(yst, yr, y, h_sub, h_air, h_gen, air_on_subs):
     """Side y's state after taking the hits it received, by its order of losses.
 
     As many hits land as the targeting rules allow; within that, the lexicographically first
     set in the side's order of losses (a transversal matroid, so the greedy is exact: take the
-    next casualty in order if the set stays matchable; a category that cannot take one more
-    cannot take any).
+    next casualty in order while the set stays matchable).  Sub hits (also shore bombardment)
+    may land on subs and other units, air hits on aircraft and other units (and subs when
+    air_on_subs), general hits on anything.  Hall's condition for x_sub, x_air, x_other
+    casualties of the categories: a set with another unit in it, or with subs and aircraft,
+    may take any hit, so it holds while there are no more casualties than hits and the subs
+    and the aircraft each stay within the hits that may land on them: two caps.
     """
     total = h_sub + h_air + h_gen
     if total == 0:
@@ -166,40 +148,24 @@ def assign(yst, yr, y, h_sub, h_air, h_gen, air_on_subs):
     other_left = yst[y, S_OTHER]
     if subs_left == 0 and air_left == 0:  # every hit may take the next other unit
         return y + min(total, other_left)
+    cap_sub = min(subs_left, h_gen + h_sub + (h_air if air_on_subs else 0))
+    cap_air = min(air_left, h_gen + h_air)
     row_s, row_a, row_n = yst[y, S_ROW_S], yst[y, S_ROW_A], yst[y, S_ROW_N]
     x_sub = 0
     x_air = 0
     x_other = 0
-    blocked_sub = subs_left == 0
-    blocked_air = air_left == 0
-    blocked_other = other_left == 0
-    # every hit may land anywhere left: no matching check needed
-    free = (h_sub == 0 or blocked_air) and (h_air == 0 or air_on_subs or blocked_sub)
-    while x_sub + x_air + x_other < total:
-        best = -1
-        best_rank = NO_RANK
-        if not blocked_sub and x_sub < subs_left and yr[row_s + x_sub, R_RANK] < best_rank:
-            best, best_rank = 0, yr[row_s + x_sub, R_RANK]
-        if not blocked_air and x_air < air_left and yr[row_a + x_air, R_RANK] < best_rank:
-            best, best_rank = 1, yr[row_a + x_air, R_RANK]
-        if not blocked_other and x_other < other_left and yr[row_n + x_other, R_RANK] < best_rank:
-            best = 2
-        if best < 0:
-            break
-        if best == 0:
-            if free or _hall(x_sub + 1, x_air, x_other, h_sub, h_air, h_gen, air_on_subs):
-                x_sub += 1
-            else:
-                blocked_sub = True
-        elif best == 1:
-            if free or _hall(x_sub, x_air + 1, x_other, h_sub, h_air, h_gen, air_on_subs):
-                x_air += 1
-            else:
-                blocked_air = True
-        elif free or _hall(x_sub, x_air, x_other + 1, h_sub, h_air, h_gen, air_on_subs):
+    for _ in range(total):
+        rank_s = yr[row_s + x_sub, R_RANK] if x_sub < cap_sub else NO_RANK
+        rank_a = yr[row_a + x_air, R_RANK] if x_air < cap_air else NO_RANK
+        rank_n = yr[row_n + x_other, R_RANK] if x_other < other_left else NO_RANK
+        if rank_s < rank_a and rank_s < rank_n:
+            x_sub += 1
+        elif rank_a < rank_n:
+            x_air += 1
+        elif rank_n < NO_RANK:
             x_other += 1
         else:
-            blocked_other = True
+            break
     return y + x_sub * yst[y, S_STRIDE_S] + x_air * yst[y, S_STRIDE_A] + x_other
 
 

@@ -56,7 +56,7 @@ from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_par
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_TRIALS = 10_000_000
-MAX_FORMULA_TRIALS = 1_000_000  # the formula engine has no progress hook to stop it early
+MAX_FORMULA_TRIALS = 1_000_000  # formula trials are slower: a lower cap besides the time limit
 TIME_LIMIT_S = 20.0
 WORKERS = 4
 MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
@@ -168,9 +168,6 @@ class Engine:
         self.time_limit = time_limit
         self.max_pending = max_pending
         self.pending = 0
-        # numba's workqueue threading layer must not be entered from two threads at once;
-        # the OpenMP and TBB layers may (set after the warm-up, see _check_threading)
-        self.serial: threading.Lock | None = None
         self.warm_up_s: float | None = None
         self.warm_up_problems: list[str] = []
         self.warm_up_battles = WARM_UP if warm_up_battles is None else warm_up_battles
@@ -221,10 +218,9 @@ class Engine:
         with self._requests_done:
             self._requests += 1
         try:
-            with self.serial or contextlib.nullcontext():
-                if cancel.is_set():
-                    raise Cancelled()
-                result = self._simulate(kwargs, what, cancel, report)
+            if cancel.is_set():
+                raise Cancelled()
+            result = self._simulate(kwargs, what, cancel, report)
         finally:
             with self._requests_done:
                 self._requests -= 1
@@ -246,29 +242,11 @@ class Engine:
                   report: Callable[[int, int, str], None] | None = None):
         cancel = cancel or threading.Event()
 
-        def stop_if_cancelled(*_) -> None:
+        def stop_if_cancelled() -> None:
             if cancel.is_set():
                 raise Cancelled()
 
-        ruleset = load_rules(kwargs.get("rules", "revised"))
-        if ruleset.model != "dice" and kind == "run":
-            return api.simulate(**kwargs)
         solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
-        if kwargs.get("method") == "exact" and kind == "run":
-            # exact only where `auto` would solve exactly: ask auto, and stop it at its first
-            # Monte Carlo progress report if it went for Monte Carlo instead
-            def refuse(done: int, total: int, what: str = "trials", *_) -> None:
-                stop_if_cancelled()
-                if what == "trials":
-                    raise _Stop("exact")
-
-            try:
-                return solve(**{**kwargs, "method": "auto"}, progress=refuse)
-            except _Stop:
-                raise TooMuchWork(
-                    "battle too large to solve exactly on this server (method auto would use "
-                    "Monte Carlo); use method=mc or method=auto"
-                ) from None
         deadline = time.monotonic() + self.time_limit
 
         def watch(done: int, total: int, what: str = "trials", *_) -> None:
@@ -278,7 +256,28 @@ class Engine:
             if time.monotonic() > deadline and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
+        ruleset = load_rules(kwargs.get("rules", "revised"))
         try:
+            if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
+                # exact only where `auto` would solve exactly: ask auto, and stop it at its
+                # first Monte Carlo progress report if it went for Monte Carlo instead (and at
+                # the time limit, in the --retreat-below table both methods build)
+                def refuse(done: int, total: int, what: str = "trials", *_) -> None:
+                    stop_if_cancelled()
+                    if what == "trials":
+                        raise _Stop("exact")
+                    watch(done, total, what)
+
+                try:
+                    return solve(**{**kwargs, "method": "auto"}, progress=refuse)
+                except _Stop as stop:
+                    if str(stop) != "exact":
+                        raise
+                    raise TooMuchWork(
+                        "battle too large to solve exactly on this server (method auto would "
+                        "use Monte Carlo); use method=mc or method=auto"
+                    ) from None
+            # formula battles too: their Monte Carlo reports progress like the dice kernel's
             return solve(**kwargs, progress=watch)
         except _Stop as stop:
             raise TooMuchWork(
@@ -320,7 +319,6 @@ class Engine:
                 self.warm_up_problems.append(f"{battle}: {_one_line(exc)}")
                 print(f"battlecalc: warm-up battle refused: {self.warm_up_problems[-1]}",
                       file=sys.stderr, flush=True)
-        self._check_threading()
         self.warm_up_s = time.perf_counter() - started
         return self.warm_up_s
 
@@ -336,8 +334,7 @@ class Engine:
         def run() -> None:
             try:
                 seconds = self.warm_up()
-                layer = "serialised" if self.serial else "concurrent"
-                print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run {layer}ly",
+                print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
                       file=sys.stderr, flush=True)
             except Exception:  # a bug: say so; requests compile what they need themselves
                 traceback.print_exc(file=sys.stderr)
@@ -347,16 +344,6 @@ class Engine:
         thread = threading.Thread(target=run, name="battlecalc-warm-up", daemon=True)
         thread.start()
         return thread
-
-    def _check_threading(self) -> None:
-        import numba
-
-        try:
-            layer = numba.threading_layer()
-        except ValueError:  # no parallel kernel has run yet
-            layer = "workqueue"
-        if layer == "workqueue":
-            self.serial = threading.Lock()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -494,6 +481,16 @@ def _query_params(pairs: list[tuple[str, str]]) -> dict[str, str]:
     return params
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads's object hook: a key given twice is refused, not silently the last."""
+    params: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in params:
+            raise ParamError(f"parameter {name!r} given more than once")
+        params[name] = value
+    return params
+
+
 async def _request_params(request: Request) -> dict[str, Any] | Response:
     if request.method in ("GET", "HEAD"):  # HEAD: a GET whose body the server leaves out
         return _query_params(request.query_params.multi_items())
@@ -505,7 +502,9 @@ async def _request_params(request: Request) -> dict[str, Any] | Response:
         return _query_params(parse_qsl(body.decode("utf-8", "replace"),
                                        keep_blank_values=True))
     try:
-        params = json.loads(body or b"{}")
+        params = json.loads(body or b"{}", object_pairs_hook=_unique_keys)
+    except ParamError as exc:
+        return _error(str(exc))
     except (ValueError, UnicodeDecodeError):
         return _error("the request body must be a JSON object of simulate's arguments")
     except RecursionError:

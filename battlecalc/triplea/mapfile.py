@@ -1,0 +1,286 @@
+"""A TripleA map's game file (``GAME.xml``) as a battlecalc edition file (TOML).
+
+What the file states is read: each unit's ``unitAttachment`` (attack, defense, hitPoints,
+attackRolls/defenseRolls, isAir/isSea, isSub, isDestroyer, canBombard, chooseBestRoll,
+attackAA), its cost from the ``productionRule`` that buys it, the supports (``artillery`` /
+``artillerySupportable`` and ``UnitSupportAttachment``) and the rule switches (``<property>``).
+The rules the file does not spell out (the order of fire steps, how AA and surprise strikes
+work) are the engine's: the edition written is based on the shipped edition whose rules the
+game follows (``base =``: the game's name, else its WW2V2/WW2V3 switches), and states every
+value the file gives, so that a difference from the shipped edition is visible in the file and
+changes the odds only by what the map says.
+
+Units keep battlecalc's names where the unit is the same (``armour`` is ``tank``, ``aaGun``
+is ``aa``) with TripleA's name as an alias, so armies may be written either way.  A feature the
+engine cannot model (a unit without counterpart in the base, suicide or kamikaze units, a
+support the base lacks, ...) is refused with the list of what is missing, or with
+``lenient`` left out with a warning per item.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from ..errors import BattleInputError
+from .game import EDITIONS_BY_GAME, SITE_UNITS, UNIT_NAMES
+from .gamefile import GameFile
+
+MAX_XML_BYTES = 16 * 1024 * 1024
+# unit options that change a battle in ways battlecalc does not model
+UNMODELLED_OPTIONS = {
+    "isSuicide": "suicide units", "isSuicideOnAttack": "suicide attackers",
+    "isSuicideOnDefense": "suicide defenders", "isSuicideOnHit": "units dying when they hit",
+    "isKamikaze": "kamikaze units", "isFirstStrike": "first-strike units other than subs",
+    "isMarine": "marines (amphibious attack bonus)", "canEvade": "evading units",
+    "attackingLimit": "limits on attacking units",
+}
+# rule switches that matter to a battle, reported in the edition file's header
+COMBAT_PROPERTIES = (
+    "WW2V2", "WW2V3", "Low Luck", "Two hit battleship", "Submersible Subs",
+    "Defending Subs Sneak Attack", "Attacker Retreat Planes", "Partial Amphibious Retreat",
+    "Naval Bombard Casualties Return Fire", "Naval Bombard Casualties Return Fire Restricted",
+    "Transport Casualties Restricted", "Choose AA Casualties", "Roll AA Individually",
+    "Super Sub Defence Bonus", "LHTR Heavy Bombers", "Heavy Bomber Dice Rolls",
+    "Units Repair Hits End Turn", "Air Attack Sub Restricted", "Sub Retreat Before Battle",
+)
+
+
+@dataclass
+class ImportedEdition:
+    text: str  # the TOML
+    base: str
+    game: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def _read_xml(path) -> ET.Element:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_XML_BYTES + 1)
+    except IsADirectoryError:
+        raise BattleInputError(f"cannot read {path}: it is a directory") from None
+    except OSError as exc:
+        raise BattleInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_XML_BYTES:
+        raise BattleInputError(f"{path}: over {MAX_XML_BYTES >> 20} MiB: not a TripleA map")
+    if b"<!ENTITY" in raw:  # entity expansion: refused unread
+        raise BattleInputError(f"{path}: XML entity declarations are not read")
+    try:
+        root = ET.fromstring(raw)
+    except ET.ParseError as exc:
+        raise BattleInputError(f"{path} is not a TripleA game file: XML error ({exc})"
+                               ) from None
+    if root.tag != "game" or root.find("info") is None:
+        raise BattleInputError(f"{path} is not a TripleA game file: no <game> with <info>")
+    return root
+
+
+def _options(attachment: ET.Element) -> dict[str, str]:
+    return {o.get("name", ""): o.get("value", "") for o in attachment.findall("option")}
+
+
+def _int(value: str, what: str) -> int:
+    if not re.fullmatch(r"-?[0-9]{1,6}", value.strip()):
+        raise BattleInputError(f"{what}: expected a whole number, found {value!r}")
+    return int(value)
+
+
+def _true(value: str | None) -> bool:
+    return (value or "").strip().lower() == "true"
+
+
+def _base_of(game: str, properties: dict[str, str]) -> str:
+    if game in EDITIONS_BY_GAME:
+        return EDITIONS_BY_GAME[game]
+    if _true(properties.get("WW2V3")):
+        return "1942-2e"
+    if _true(properties.get("WW2V2")):
+        return "revised"
+    return "classic"
+
+
+def _xml_game_file(path) -> GameFile:
+    root = _read_xml(path)
+    units, supports = [], []
+    for attachment in root.iter("attachment"):
+        java_class = attachment.get("javaClass", "")
+        if java_class.endswith(".UnitAttachment"):
+            units.append((attachment.get("attachTo", ""), _options(attachment)))
+        elif java_class.endswith(".UnitSupportAttachment"):
+            supports.append((attachment.get("name", ""), attachment.get("attachTo", ""),
+                             _options(attachment)))
+    return GameFile(root.find("info").get("name", ""),
+                     {p.get("name", ""): p.get("value", "")
+                      for p in root.iter("property") if p.get("name")},
+                     units, supports, _costs(root))
+
+
+def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
+                   ) -> ImportedEdition:
+    """The edition file (TOML text) of the TripleA game file (XML) or save (.tsvg, whose
+    game data carries the same unit attachments) at `path`; BattleInputError listing what
+    cannot be modelled unless `lenient` (then each is a warning)."""
+    from ..rules import load_rules
+
+    try:
+        with open(path, "rb") as handle:
+            gzipped = handle.read(2) == b"\x1f\x8b"
+    except OSError:
+        gzipped = False  # the reader below says why it cannot read the file
+    if gzipped:
+        from .savefile import save_game_file
+
+        source = save_game_file(path)
+    else:
+        source = _xml_game_file(path)
+    game, properties, costs = source.game, source.properties, source.costs
+    base_id = _base_of(game, properties)
+    base = load_rules(base_id)
+    missing: list[str] = []
+    units: dict[str, dict] = {}
+    names: dict[str, str] = {}  # TripleA name -> edition name
+    artillery, supportable = [], []
+    for tname, options in source.units:
+        if tname in SITE_UNITS or (tname != "aaGun" and any(_true(options.get(k)) for k in (
+                "isFactory", "isInfrastructure", "isConstruction"))):
+            continue
+        name = UNIT_NAMES.get(tname, tname)
+        name = base.aliases.get(name.lower(), name) if name not in base.units else name
+        if name not in base.units:
+            missing.append(f"unit {tname}: no such unit in {base_id}")
+            continue
+        names[tname] = name
+        for option, what in UNMODELLED_OPTIONS.items():
+            value = options.get(option)
+            if value is not None and value.strip().lower() not in ("false", "0", ""):
+                missing.append(f"unit {tname}: {what} ({option})")
+        if _true(options.get("artillery")):
+            artillery.append(tname)
+        if _true(options.get("artillerySupportable")):
+            supportable.append(tname)
+        units[name] = _unit_entry(tname, name, options, costs, base)
+    supports = _supports(source.supports, artillery, supportable, names, base, missing)
+    if missing and not lenient:
+        raise BattleInputError(
+            f"{path}: {len(missing)} features battlecalc cannot model (use --lenient to leave "
+            f"them out): " + "; ".join(missing))
+    warnings = [f"left out: {item}" for item in missing]
+    return ImportedEdition(_toml(path, game, base_id, base, units, supports, properties,
+                                 edition_id), base_id, game, warnings)
+
+
+def _costs(root: ET.Element) -> dict[str, int]:
+    """{unit: IPC cost} from the production rules of the first production frontier (the
+    standard purchase list; technologies' cheaper lists come after), then any other rule."""
+    rules: dict[str, tuple[str, int]] = {}
+    for rule in root.iter("productionRule"):
+        results = rule.findall("result")
+        cost = [c for c in rule.findall("cost") if c.get("resource") == "PUs"]
+        if len(results) == 1 and len(cost) == 1:
+            quantity = _int(results[0].get("quantity", "1"), "productionRule quantity")
+            if quantity > 0:
+                rules[rule.get("name", "")] = (results[0].get("resourceOrUnit", ""), _int(
+                    cost[0].get("quantity", "0"), "productionRule cost") // quantity)
+    frontier = root.find(".//productionFrontier")
+    ordered = [] if frontier is None else [r.get("name", "") for r in
+                                           frontier.findall("frontierRules")]
+    costs: dict[str, int] = {}
+    for name in [*ordered, *rules]:
+        if name in rules and rules[name][0] not in costs:
+            costs[rules[name][0]] = rules[name][1]
+    return costs
+
+
+def _unit_entry(tname: str, name: str, options: dict, costs: dict, base) -> dict:
+    def number(option, default):
+        value = options.get(option)
+        return default if value is None else _int(value, f"unit {tname}: {option}")
+
+    entry: dict = {"aliases": sorted({tname.lower(), *base.units[name].aliases} - {name})}
+    entry["attack"] = number("attack", 0)
+    entry["defense"] = number("defense", 0)
+    hp = number("hitPoints", 1)
+    if base.units[name].hp > 1 or hp > 1 or not name.startswith("damaged_"):
+        entry["hp"] = hp
+    entry["attack_dice"] = number("attackRolls", 1)
+    entry["defense_dice"] = number("defenseRolls", 1)
+    entry["domain"] = "air" if _true(options.get("isAir")) else (
+        "sea" if _true(options.get("isSea")) else "land")
+    entry["submarine"] = _true(options.get("isSub"))
+    entry["anti_sub"] = _true(options.get("isDestroyer"))
+    if _true(options.get("chooseBestRoll")):
+        entry["best_die"] = True
+    if _true(options.get("canBombard")):
+        entry["bombard"] = number("bombard", entry["attack"]) if options.get(
+            "bombard", "-1") != "-1" else entry["attack"]
+    else:
+        entry["bombard"] = 0
+    if tname in costs:
+        entry["cost"] = costs[tname]
+    return entry
+
+
+def _supports(attachments, artillery, supportable, names, base, missing) -> list[tuple]:
+    """(giver, (targets...)) of the file, in the edition's names, checked against the base."""
+    found: dict[str, set[str]] = {}
+    for giver in artillery:
+        found.setdefault(names.get(giver, giver), set()).update(
+            names.get(t, t) for t in supportable)
+    for support_name, giver, options in attachments:
+        if "offence" not in options.get("side", "") or options.get("dice") != "strength" \
+                or options.get("bonus", "1") != "1" or options.get("number", "1") != "1":
+            missing.append(f"support {support_name}: a kind of support other than "
+                           "+1 attack to one unit")
+            continue
+        if options.get("players", "").strip() == "":
+            continue  # given to no player: a technology's support (mechanized infantry)
+        targets = [t for t in options.get("unitType", "").split(":") if t]
+        found.setdefault(names.get(giver, giver), set()).update(names.get(t, t) for t in targets)
+    have = {s.giver: set(s.targets) for s in base.supports}
+    for giver, targets in sorted(found.items()):
+        if giver not in have or not targets <= have[giver]:
+            missing.append(f"support {giver} -> {', '.join(sorted(targets))}: not in the "
+                           f"rules of {base.id}")
+    return sorted((g, tuple(sorted(t))) for g, t in found.items())
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "imported"
+
+
+def _toml(path, game, base_id, base, units, supports, properties, edition_id) -> str:
+    from pathlib import Path
+
+    lines = [f"# Imported from {Path(path).name} (TripleA game {game!r}) by "
+             "`battlecalc edition import`.",
+             f"# Rules not stated in the file are those of {base_id}; every unit value the file",
+             "# states is written below.  The file's rule switches that matter to a battle:"]
+    for name in COMBAT_PROPERTIES:
+        if name in properties:
+            lines.append(f"#   {name} = {properties[name]}")
+    lines += [f"base = {_toml_value(base_id)}", "format = 1",
+              f"id = {_toml_value(edition_id or _slug(game))}",
+              f"name = {_toml_value(game + ' (TripleA map)')}",
+              f"description = {_toml_value(f'TripleA game {game}, on the rules of {base_id}')}",
+              ""]
+    del supports  # checked against the base's (which the edition keeps through `base`)
+    for name in base.units:
+        if name not in units:
+            continue
+        lines.append(f"[units.{name}]")
+        for key, value in units[name].items():
+            lines.append(f"{key} = {_toml_value(value)}")
+        lines.append("")
+    return "\n".join(lines)

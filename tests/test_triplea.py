@@ -1,0 +1,435 @@
+"""TripleA saves: reading the board, the battles in the edition's names, solving them.
+
+The saves are GPL-3 data of the TripleA projects, read from ``../shared/fixtures/triplea/``
+(beside the project); the tests skip when that folder or javaobj-py3 is absent.  Expected
+values come from an independent walk of the Java objects written here (not the package's
+reader), from the save's own fire step (the units it lists as alive), and for the battle in
+progress from a hand mixture: the defender's volley still due, computed from binomials, then
+fresh battles from the next round.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections import Counter
+from dataclasses import replace
+from math import comb
+from pathlib import Path
+
+import pytest
+from cli_helpers import assert_usage_error, invoke
+
+from battlecalc import simulate
+from battlecalc.errors import BattleInputError
+
+
+def _fixtures() -> Path:
+    """``shared/fixtures/triplea`` beside the project (CI: ``../shared``), or beside a folder
+    above it (a git worktree of the project lies deeper than its main checkout)."""
+    root = Path(__file__).resolve().parents[1]
+    for folder in root.parents:
+        candidate = folder / "shared" / "fixtures" / "triplea"
+        if candidate.is_dir():
+            return candidate
+    return root.parent / "shared" / "fixtures" / "triplea"
+
+
+FIXTURES = _fixtures()
+SAVES = FIXTURES / "saves"
+LAND_COMBAT = SAVES / "revised_during_land_to_land_combat.tsvg"
+START = SAVES / "revisted_start_of_game.tsvg"
+GLOBAL = SAVES / "wwii_global_2nd_edition_during_g1_politics.tsvg"
+
+pytestmark = pytest.mark.skipif(not SAVES.is_dir(),
+                                reason=f"TripleA fixtures not found at {FIXTURES}")
+javaobj = pytest.importorskip("javaobj.v2", reason="javaobj-py3 (battlecalc[triplea]) absent")
+
+from battlecalc.triplea import read_game  # noqa: E402
+from battlecalc.triplea import save as save_module  # noqa: E402
+
+# ------------------------------------------------------------ an independent walk of a save
+
+def _fields(obj) -> dict:
+    return {str(d.name): v for part in obj.field_data.values() for d, v in part.items()}
+
+
+def _walk_territories(path) -> dict[str, Counter]:
+    """{territory: Counter((nation, TripleA unit, hits))}, straight from the Java objects."""
+    with gzip.open(path) as handle:
+        objects = javaobj.load(handle)
+    game_data = objects[1]
+    found = {}
+    for territory in _fields(_fields(game_data)["map"])["territories"]:
+        t = _fields(territory)
+        counts = Counter()
+        for unit in _fields(t["unitCollection"])["units"]:
+            u = _fields(unit)
+            counts[(str(_fields(u["owner"])["name"]), str(_fields(u["type"])["name"]),
+                    u["hits"])] += 1
+        found[str(t["name"])] = counts
+    return found
+
+
+def _as_counter(territory: dict) -> Counter:
+    return Counter({(u["nation"], u["unit"], u["hits"]): u["count"] for u in territory["units"]})
+
+
+@pytest.mark.parametrize("path", [START, LAND_COMBAT, GLOBAL], ids=lambda p: p.stem)
+def test_every_territory_units_per_nation(path):
+    game = read_game(path, solve=False)
+    walked = _walk_territories(path)
+    assert [t["name"] for t in game.territories] == list(walked)
+    for territory in game.territories:
+        assert _as_counter(territory) == walked[territory["name"]], territory["name"]
+
+
+def test_start_of_revised_game():
+    game = read_game(START)
+    assert (game.game, game.edition, game.round, game.player) == (
+        "World War II Revised", "revised", 1, "Russians")
+    assert game.step == "russianTech"
+    assert game.battles == []
+    assert not game.low_luck
+    # the Revised map: 143 places, its sea zones named "N Sea Zone"
+    assert len(game.territories) == 143
+    seas = {t["name"] for t in game.territories if t["water"]}
+    assert seas == {n for n in _walk_territories(START) if n.endswith("Sea Zone")}
+
+
+# ------------------------------------------------------------ the battle in progress
+
+WEST_RUSSIA_ATTACKER = {"infantry": 6, "artillery": 1, "tank": 3, "fighter": 1}
+WEST_RUSSIA_DEFENDER = {"infantry": 3, "artillery": 1, "tank": 1}
+
+
+def _fire_step_units():
+    """The units the save's current Fire step holds as alive on each side."""
+    with gzip.open(LAND_COMBAT) as handle:
+        objects = javaobj.load(handle)
+    state = next(o for o in objects if hasattr(o, "classdesc")
+                 and o.classdesc.name.endswith("BattleExtendedDelegateState"))
+    pending = _fields(_fields(state)["battleTracker"])["pendingBattles"]
+    battle = next(a for part in pending.annotations.values() for a in part
+                  if hasattr(a, "field_data"))
+    fire = _fields(_fields(_fields(_fields(battle)["stack"])["currentStep"])["this$0"])
+    names = {"armour": "tank"}
+
+    def count(units):
+        c = Counter(str(_fields(_fields(u)["type"])["name"]) for u in units)
+        return {names.get(k, k): v for k, v in c.items()}
+
+    return count(fire["allFriendlyUnitsAliveOrWaitingToDie"]), count(
+        fire["allEnemyUnitsAliveOrWaitingToDie"])
+
+
+def test_west_russia_battle_in_progress_armies():
+    game = read_game(LAND_COMBAT, solve=False)
+    assert (game.edition, game.round, game.step, game.player) == (
+        "revised", 1, "russianBattle", "Russians")
+    (battle,) = game.battles
+    assert (battle.territory, battle.kind) == ("West Russia", "land")
+    assert (battle.attacker_nations, battle.defender_nations) == (["Russians"], ["Germans"])
+    assert battle.attacker == WEST_RUSSIA_ATTACKER
+    assert battle.defender == WEST_RUSSIA_DEFENDER
+    friendly, enemy = _fire_step_units()
+    assert friendly == WEST_RUSSIA_ATTACKER and enemy == WEST_RUSSIA_DEFENDER
+    assert battle.in_progress["round"] == 1
+    assert battle.in_progress["fired"] == {"defending": False, "nation": "Russians",
+                                           "dice": 11, "hits": 1}
+    assert "Germans select casualties" in battle.in_progress["stands"]
+
+
+def _convolve(groups):
+    law = {0: 1.0}
+    for n, p in groups:
+        one = {k: comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)}
+        new: dict[int, float] = {}
+        for a, pa in law.items():
+            for b, pb in one.items():
+                new[a + b] = new.get(a + b, 0.0) + pa * pb
+        law = new
+    return law
+
+
+def _hand_mixture(volley: dict[int, float], dice: str) -> dict[str, float]:
+    """The odds of West Russia by hand: the Germans lose their 1 infantry hit, fire back with
+    all 5 units (k hits: the Russians lose k infantry, their cheapest), then round 2 on."""
+    totals = Counter()
+    defender = {"infantry": 2, "artillery": 1, "tank": 1}
+    for k, p in volley.items():
+        attacker = dict(WEST_RUSSIA_ATTACKER, infantry=6 - k)
+        r = simulate("revised", attacker, defender, method="exact", dice=dice)
+        for key in ("attacker_win", "defender_win", "draw", "takes_territory"):
+            totals[key] += p * getattr(r, key)
+        totals["attacker_ipc_loss"] += p * (3 * k + r.attacker_ipc_loss)
+        totals["defender_ipc_loss"] += p * (3 + r.defender_ipc_loss)
+        totals["mean_rounds"] += p * (1 + r.mean_rounds)
+    return totals
+
+
+def test_west_russia_solved_from_where_it_stands():
+    (battle,) = read_game(LAND_COMBAT, method="exact").battles
+    # the German volley: 3 infantry and 1 artillery defend at 2, 1 tank at 3
+    volley = _convolve([(4, 2 / 6), (1, 3 / 6)])
+    expected = _hand_mixture(volley, "standard")
+    for key, value in expected.items():
+        assert battle.result[key] == pytest.approx(value, abs=1e-12), key
+    assert battle.result["from_round"] == 1
+    # each nation's IPC loss: one nation a side, so the side's loss
+    assert battle.ipc_loss["Russians"] == pytest.approx(expected["attacker_ipc_loss"], abs=1e-9)
+    assert battle.ipc_loss["Germans"] == pytest.approx(expected["defender_ipc_loss"], abs=1e-9)
+    # not the odds of the battle started afresh
+    fresh = simulate("revised", WEST_RUSSIA_ATTACKER, WEST_RUSSIA_DEFENDER, method="exact")
+    assert abs(fresh.attacker_win - battle.result["attacker_win"]) > 1e-4
+
+
+def test_low_luck_of_the_save_is_applied(monkeypatch):
+    real = save_module.read_save
+
+    def low_luck_save(path):
+        data = real(path)
+        return replace(data, properties={**data.properties, "Low Luck": True})
+
+    monkeypatch.setattr("battlecalc.triplea.game.read_save", low_luck_save)
+    game = read_game(LAND_COMBAT, method="exact")
+    assert game.low_luck
+    (battle,) = game.battles
+    assert battle.result["dice"] == "low_luck"
+    # low luck: strength 3*2 + 2 + 3 = 11 -> one sure hit, a die hits on 5 or less for a second
+    expected = _hand_mixture({1: 1 / 6, 2: 5 / 6}, "low_luck")
+    for key, value in expected.items():
+        assert battle.result[key] == pytest.approx(value, abs=1e-12), key
+
+
+def test_techs_of_the_save_are_applied(monkeypatch):
+    real = save_module.read_save
+
+    def german_jets(path):
+        data = real(path)
+        return replace(data, techs={**data.techs, "Germans": ("jets",)})
+
+    attack = "5 inf 2 tank 1 fighter"
+    plain = read_game(START, territory="Germany", attack=attack, method="exact").battles[0]
+    monkeypatch.setattr("battlecalc.triplea.game.read_save", german_jets)
+    (battle,) = read_game(START, territory="Germany", attack=attack, method="exact").battles
+    assert battle.defender == {"infantry": 3, "tank": 2, "aa": 1, "fighter": 1, "bomber": 1}
+    assert battle.result["defender_tech"] == ["jets"]
+    with_jets = simulate("revised", attack, battle.defender, defender_tech="jets",
+                         method="exact")
+    assert battle.result["attacker_win"] == pytest.approx(with_jets.attacker_win, abs=1e-12)
+    # the German fighter defends at 5 with jets instead of 4: the attacker's odds drop
+    assert plain.result["attacker_win"] - battle.result["attacker_win"] > 0.05
+
+
+# ------------------------------------------------------------ allied stacks (Global 1940)
+
+def test_mixed_british_and_french_stacks():
+    game = read_game(GLOBAL, solve=False)
+    assert (game.game, game.edition, game.step, game.player) == (
+        "World War II Global 1940 2nd Edition", "1940-2e", "germansPolitics", "Germans")
+    walked = _walk_territories(GLOBAL)
+    mixed = [name for name, c in walked.items()
+             if {"British", "French"} <= {nation for nation, _, _ in c}]
+    assert "United Kingdom" in mixed
+    uk = next(t for t in game.territories if t["name"] == "United Kingdom")
+    assert uk["owner"] == "British"
+    assert _as_counter(uk) == walked["United Kingdom"]
+
+
+def test_attack_on_a_mixed_stack_one_side_ipc_per_nation():
+    attack = "8 inf 4 tank 4 fighter 2 bomber"
+    game = read_game(GLOBAL, territory="United Kingdom", attack=attack, method="mc",
+                     trials=20_000, seed=3)
+    (battle,) = game.battles
+    assert battle.defender_nations == ["British", "French"]
+    walked = _walk_territories(GLOBAL)["United Kingdom"]
+    names = {"aaGun": "aa"}
+    expected = Counter()
+    for (_, unit, _), n in walked.items():
+        if unit not in ("airfield", "harbour", "factory_major"):
+            expected[names.get(unit, unit)] += n
+    assert battle.defender == dict(expected)
+    per_nation = Counter()
+    for row in battle.defender_units:
+        per_nation[row["nation"]] += row["count"]
+    assert per_nation["French"] == sum(n for (nation, unit, _), n in walked.items()
+                                       if nation == "French")
+    r = battle.result
+    same = simulate("1940-2e", attack, battle.defender, method="mc", trials=20_000, seed=3)
+    assert r["attacker_win"] == same.attacker_win
+    # the nations' IPC losses add up to the side's
+    defender_loss = battle.ipc_loss["British"] + battle.ipc_loss["French"]
+    assert defender_loss == pytest.approx(r["defender_ipc_loss"], abs=1e-9)
+
+
+# ------------------------------------------------------------ the command line
+
+def test_cli_json_keys():
+    result = invoke("game", str(LAND_COMBAT), "--format", "json", "--method", "exact")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {"game", "edition", "round", "step", "player", "territories", "battles"} <= set(data)
+    territory = data["territories"][0]
+    assert set(territory) == {"name", "owner", "water", "units"}
+    assert set(territory["units"][0]) == {"nation", "unit", "count", "hits"}
+    (battle,) = data["battles"]
+    assert {"territory", "kind", "attacker_nations", "defender_nations", "attacker",
+            "defender", "bombard", "landing", "result"} <= set(battle)
+    assert battle["attacker"] == WEST_RUSSIA_ATTACKER
+
+
+def test_cli_table_and_csv():
+    table = invoke("game", str(LAND_COMBAT), "--method", "exact")
+    assert table.exit_code == 0, table.output
+    assert "West Russia: land battle, Russians attack Germans" in table.stdout
+    assert "in progress: round 1" in table.stdout
+    rows = invoke("game", str(LAND_COMBAT), "--method", "exact", "--format", "csv")
+    lines = rows.stdout.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("West Russia,land,Russians,Germans,")
+    everything = invoke("game", str(START), "--all", "--format", "csv")
+    walked = _walk_territories(START)
+    assert len(everything.stdout.splitlines()) == 1 + sum(len(c) for c in walked.values())
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["/etc/hostname"], "not gzip data"),
+    (["missing.tsvg"], "cannot read missing.tsvg"),
+    ([str(START), "--territory", "Atlantis"], "no territory 'Atlantis'"),
+    ([str(START), "--attack", "3 inf"], "needs the territory"),
+    ([str(START), "--territory", "germany"], "did you mean 'Germany'"),
+])
+def test_cli_refusals(args, fragment):
+    assert_usage_error(invoke("game", *args), fragment)
+
+
+def test_missing_javaobj_says_how_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "javaobj", None)
+    monkeypatch.setitem(sys.modules, "javaobj.v2", None)
+    with pytest.raises(BattleInputError, match=r"pip install 'battlecalc\[triplea\]'"):
+        read_game(START)
+
+
+def test_truncated_and_foreign_streams(tmp_path):
+    raw = LAND_COMBAT.read_bytes()
+    cut = tmp_path / "cut.tsvg"
+    cut.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(BattleInputError, match="truncated"):
+        read_game(cut)
+    stream = gzip.decompress(raw)
+    short = tmp_path / "short.tsvg"
+    short.write_bytes(gzip.compress(stream[: len(stream) // 3]))
+    with pytest.raises(BattleInputError, match="damaged or truncated"):
+        read_game(short)
+    text = tmp_path / "text.tsvg"
+    text.write_bytes(gzip.compress(b"hello"))
+    with pytest.raises(BattleInputError, match="no Java object stream"):
+        read_game(text)
+    # a Java stream without GameData: another program's serialized object
+    other = io.BytesIO()
+    other.write(stream[:4] + b"\x74\x00\x05hello")  # TC_STRING "hello"
+    foreign = tmp_path / "foreign.tsvg"
+    foreign.write_bytes(gzip.compress(other.getvalue()))
+    with pytest.raises(BattleInputError, match="no GameData"):
+        read_game(foreign)
+
+
+# ------------------------------------------------------------ battles of other kinds
+
+def _with_battles(monkeypatch, *battles):
+    """The start-of-game save with the given BattleTracker records added."""
+    real = save_module.read_save
+
+    def patched(path):
+        return replace(real(path), battles=tuple(battles))
+
+    monkeypatch.setattr("battlecalc.triplea.game.read_save", patched)
+
+
+def _units(owner, *types_and_hits):
+    return tuple(save_module.UnitRecord(t, owner, h) for t, h in types_and_hits)
+
+
+def test_sea_battle_with_a_damaged_battleship(monkeypatch):
+    record = save_module.BattleRecord(
+        territory="5 Sea Zone", battle_type="NORMAL", attacker="British", defender="Germans",
+        attacking=_units("British", ("battleship", 1), ("destroyer", 0), ("fighter", 0)),
+        defending=_units("Germans", ("transport", 0), ("submarine", 0), ("submarine", 0),
+                         ("destroyer", 0)))
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="exact").battles
+    assert battle.kind == "sea"
+    assert battle.attacker == {"fighter": 1, "damaged_battleship": 1, "destroyer": 1}
+    assert battle.defender == {"destroyer": 1, "transport": 1, "submarine": 2}
+    same = simulate("revised", battle.attacker, battle.defender, sea=True, method="exact")
+    assert battle.result["attacker_win"] == pytest.approx(same.attacker_win, abs=1e-12)
+    assert battle.in_progress is None
+
+
+def test_amphibious_assault_with_bombardment(monkeypatch):
+    landing = _units("British", ("infantry", 0), ("infantry", 0), ("armour", 0))
+    record = save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="British",
+        defender="Germans", attacking=landing + _units("British", ("fighter", 0)),
+        defending=_units("Germans", ("infantry", 0), ("infantry", 0), ("factory", 0)),
+        bombarding=_units("British", ("battleship", 0)), landing=landing, amphibious=True)
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="exact").battles
+    assert battle.kind == "amphibious"
+    assert (battle.attacker, battle.landing, battle.bombard) == (
+        {"fighter": 1}, {"infantry": 2, "tank": 1}, {"battleship": 1})
+    assert battle.defender == {"infantry": 2}  # the factory is the site, not a unit
+    same = simulate("revised", "1 fighter", "2 inf", landing="2 inf 1 tank",
+                    bombard="1 battleship", method="exact")
+    assert battle.result["takes_territory"] == pytest.approx(same.takes_territory, abs=1e-12)
+
+
+def test_bombing_raid_on_a_factory(monkeypatch):
+    from battlecalc import raid
+
+    record = save_module.BattleRecord(
+        territory="Germany", battle_type="BOMBING_RAID", attacker="Americans",
+        defender="Germans", attacking=_units("Americans", ("bomber", 0), ("bomber", 0)),
+        defending=_units("Germans", ("factory", 0), ("aaGun", 0)))
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="exact").battles
+    assert battle.kind == "raid" and battle.attacker == {"bomber": 2}
+    # Germany's production value is 10: each bomber's damage is capped by it
+    same = raid(rules="revised", attacker="2 bomber", target_value=10, aa=True, method="exact")
+    assert battle.result == same.to_dict() | {"elapsed_s": battle.result["elapsed_s"]}
+
+
+def test_units_the_edition_lacks_are_refused(monkeypatch):
+    record = save_module.BattleRecord(
+        territory="Germany", battle_type="NORMAL", attacker="Russians", defender="Germans",
+        attacking=_units("Russians", ("zeppelin", 0)), defending=_units("Germans",
+                                                                         ("infantry", 0)))
+    _with_battles(monkeypatch, record)
+    with pytest.raises(BattleInputError, match="unit 'zeppelin' of the save cannot be "
+                       "modelled in revised"):
+        read_game(START)
+
+
+def test_battle_where_the_defender_has_fired(monkeypatch):
+    """Round 2, the Germans' volley rolled (2 hits) after the Russians' (1 German infantry
+    waiting to die): the Russians lose 2 infantry, and a fresh battle starts in round 3."""
+    attacking = _units("Russians", *[("infantry", 0)] * 4, ("armour", 0), ("armour", 0))
+    defending = _units("Germans", *[("infantry", 0)] * 3, ("artillery", 0))
+    fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=4,
+                                 next_step="Russians select casualties")
+    record = save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
+        defender="Germans", attacking=attacking, defending=defending, round=2, started=True,
+        defending_waiting_to_die=_units("Germans", ("infantry", 0)), fire=fire)
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="exact").battles
+    assert battle.defender == {"infantry": 2, "artillery": 1}
+    assert battle.in_progress["round"] == 2
+    fresh = simulate("revised", "2 inf 2 tank", "2 inf 1 art", method="exact")
+    assert battle.result["attacker_win"] == pytest.approx(fresh.attacker_win, abs=1e-12)
+    assert battle.result["mean_rounds"] == pytest.approx(2 + fresh.mean_rounds, abs=1e-12)
+    assert battle.result["attacker_ipc_loss"] == pytest.approx(
+        2 * 3 + fresh.attacker_ipc_loss, abs=1e-12)
