@@ -765,7 +765,10 @@ def rules_command(edition, rules_file, fmt):
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; anything but this machine's own prints a warning.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
-def serve(host, port):
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Server processes sharing the port (each warms its kernels and keeps its "
+              "own cache of exact answers).")
+def serve(host, port, workers):
     """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
     try:
         from .web.server import serve as serve_page
@@ -775,7 +778,7 @@ def serve(host, port):
     from .errors import BattleInputError
 
     try:
-        serve_page(host, port)  # checks that it can listen there before the warm-up
+        serve_page(host, port, workers)  # checks that it can listen there before the warm-up
     except BattleInputError as exc:
         _fail(exc)
 

@@ -168,11 +168,13 @@ OPTIONS: tuple[Option, ...] = (
             help="Dice: every die rolled, or low luck (each fire step's strength gives sure "
             "hits, one die rolls for the rest)."),
     _option("waves", "armies", applies=frozenset({"waves"}), flag="--wave", battle=False,
-            carried=False, help="A further wave on the defender's survivors (repeatable; sent "
-            "only while the territory is not yet taken)."),
+            carried=False, label="further waves, one army a line",
+            help="A further wave on the defender's survivors (repeatable; sent only while "
+            "the territory is not yet taken)."),
     _option("counterattack", "army", applies=frozenset({"waves"}), battle=False,
-            carried=False, help="The defender side's counter-attack on the attacker's land "
-            "units left in the territory taken."),
+            carried=False, label="counter-attack",
+            help="The defender side's counter-attack on the attacker's land units left in the "
+            "territory taken."),
     # formula combat (extra keywords of simulate; their defaults are the edition's)
     _option("attacker_level", "int", applies=frozenset({"formula"}), label="attacker level",
             help="The attacker's military level 1-10."),

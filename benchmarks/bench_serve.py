@@ -1,8 +1,9 @@
 """Load on `battlecalc serve`: concurrent small requests on loopback, and warm latency.
 
-Run:  python benchmarks/bench_serve.py [--requests 200] [--sequential 50]
+Run:  python benchmarks/bench_serve.py [--requests 200] [--sequential 50] [--workers 2]
 
-Starts `python -m battlecalc serve` on a free loopback port (and waits for its warm-up),
+Starts `python -m battlecalc serve [--workers N]` on a free loopback port (and waits for the
+warm-up of every worker process),
 then
   1. sends --sequential small battles one after the other (with `distributions=1`, as the
      page asks) and prints the median and p99 latency: the "answers while you type" figure;
@@ -74,10 +75,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def start_server(port: int) -> subprocess.Popen:
+def start_server(port: int, workers: int = 1) -> subprocess.Popen:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     server = subprocess.Popen(
-        [sys.executable, "-m", "battlecalc", "serve", "--port", str(port)], cwd=root,
+        [sys.executable, "-m", "battlecalc", "serve", "--port", str(port),
+         "--workers", str(workers)], cwd=root,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     started = time.perf_counter()
     while True:
@@ -92,9 +94,12 @@ def start_server(port: int) -> subprocess.Popen:
         except OSError:
             time.sleep(0.2)
     print(f"page up after {time.perf_counter() - started:.1f} s")
-    # the kernels warm up in the background: measure from the end of the warm-up
+    # the kernels warm up in the background (in each worker): measure from the end of the
+    # last warm-up
+    warm = 0
     for line in server.stderr:
-        if "kernels warm" in line:
+        warm += "kernels warm" in line
+        if warm == workers:
             break
     else:
         raise SystemExit("the server stopped during its warm-up")
@@ -106,11 +111,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--sequential", type=int, default=50)
+    parser.add_argument("--workers", type=int, default=1, help="server processes (serve "
+                        "--workers)")
     args = parser.parse_args()
     n = min(args.requests, MAX_REQUESTS)
     deadline = time.monotonic() + DEADLINE_S
     port = free_port()
-    server = start_server(port)
+    server = start_server(port, args.workers)
+    print(f"{args.workers} worker process(es)")
     errors = 0
     try:
         # 1. warm latency, one request at a time, as the page asks (with distributions)
@@ -129,7 +137,21 @@ def main() -> int:
               f"{battle['defender']} (exact, with distributions)")
         print(f"  end to end   p50 {1000 * statistics.median(latencies):6.1f} ms   "
               f"p99 {1000 * percentile(latencies, 0.99):6.1f} ms")
-        print(f"  solve (simulate's elapsed_s) p50 {1000 * statistics.median(solved):6.1f} ms")
+        print(f"  solve (simulate's elapsed_s) p50 {1000 * statistics.median(solved):6.1f} ms"
+              "   (repeats after the first are answered from the server's cache)")
+        # 1b. the same, each request a battle not asked before (nothing from the cache)
+        fresh = []
+        for i in range(min(args.sequential, MAX_REQUESTS)):
+            if time.monotonic() > deadline:
+                break
+            other = {**battle, "attacker": f"{3 + i % 10} inf 1 art 1 tank",
+                     "defender": f"{4 + i // 10} inf 1 tank"}
+            status, seconds, _ = get(port, other)
+            errors += status != 200
+            fresh.append(seconds)
+        print(f"sequential, {len(fresh)} different battles of that size (not cached)")
+        print(f"  end to end   p50 {1000 * statistics.median(fresh):6.1f} ms   "
+              f"p99 {1000 * percentile(fresh, 0.99):6.1f} ms")
 
         # 2. n requests at once
         battles = small_battles(n)
@@ -155,7 +177,7 @@ def main() -> int:
         errors += len(failed)
         ok = [r[1] for r in results if r is not None and r[0] == 200]
         print(f"\nconcurrent: {n} small requests at once (land, sea, amphibious, Monte Carlo "
-              "20,000 trials, formula)")
+              "20,000 trials, formula; repeated exact battles answered from the cache)")
         print(f"  errors {len(failed)}   wall {wall:.2f} s   ({n / wall:.0f} requests/s)")
         if ok:
             print(f"  latency p50 {1000 * statistics.median(ok):6.1f} ms   "

@@ -24,13 +24,20 @@ from webserver import get_json, request, run_query, running_server  # noqa: E402
 
 import battlecalc  # noqa: E402
 from battlecalc import api  # noqa: E402
-from battlecalc.cli import cli  # noqa: E402
+from battlecalc.cli import PLAN_OPTIONS, cli  # noqa: E402
 from battlecalc.options import flag_message  # noqa: E402
 from battlecalc.plot import distributions  # noqa: E402
 from battlecalc.rules import list_editions, load_rules  # noqa: E402
 from battlecalc.web import server as web_server  # noqa: E402
 from battlecalc.web.server import Engine  # noqa: E402
-from battlecalc.web.spec import OPTIONS, ParamError, parse_params, simulate_parameters  # noqa: E402
+from battlecalc.web.spec import (  # noqa: E402
+    OPTIONS,
+    ParamError,
+    parse_params,
+    plan_parameters,
+    raid_parameters,
+    simulate_parameters,
+)
 
 
 @pytest.fixture(scope="module")
@@ -264,15 +271,34 @@ def test_spec_is_built_from_the_edition_data(base):
     assert revised["roles"]["amphibious"]["bombard"] == ["battleship", "damaged_battleship",
                                                          "destroyer"]
     assert spec["limits"]["max_trials"] == 10_000_000
-    # every option of the form is an argument of simulate
-    assert {o["name"] for o in spec["options"]} <= set(simulate_parameters())
+    # every option of the form is an argument of simulate, raid or plan, and of each kind it
+    # is shown for
+    readers = {"/api/run": simulate_parameters(), "/api/raid": raid_parameters(),
+               "/api/plan": plan_parameters()}
+    endpoints = {k["id"]: k["endpoint"] for k in spec["kinds"]}
+    for option in spec["options"]:
+        for kind in option["when"]["kinds"]:
+            assert option["name"] in readers[endpoints[kind]], (option["name"], kind)
+    # the options an edition offers: no "AAA last" where AA guns are never casualties
+    assert "aa_last" not in revised["options"]
+    assert "aa_last" in next(e for e in spec["editions"] if e["id"] == "1942-2e")["options"]
+    for edition in spec["editions"]:
+        ruleset = load_rules(edition["id"])
+        if ruleset.model == "dice" and "aa_last" in edition["options"]:
+            battlecalc.simulate(rules=edition["id"], attacker="1 inf", defender="1 inf 1 aa",
+                                aa_last=True)  # not refused
 
 
 def test_every_simulate_argument_is_a_request_parameter():
     names = set(inspect.signature(battlecalc.simulate).parameters) - {"progress",
                                                                       "formula_options"}
     assert set(simulate_parameters()) == names | set(api.FORMULA_OPTIONS)
-    assert {o["name"] for o in OPTIONS} <= set(simulate_parameters())
+    assert set(raid_parameters()) == set(inspect.signature(battlecalc.raid).parameters) - {
+        "progress"}
+    assert set(plan_parameters()) == set(inspect.signature(battlecalc.plan).parameters) - {
+        "progress", "run_options"} | set(PLAN_OPTIONS)
+    assert {o["name"] for o in OPTIONS} <= (set(simulate_parameters()) | set(raid_parameters())
+                                            | set(plan_parameters()))
     kwargs, extra = parse_params({"trials": "1,000,000", "seed": "7", "sea": "yes",
                                   "retreat_below": "0.25", "attacker_tech": "jets",
                                   "keep_land": "", "distributions": "on"})
@@ -353,7 +379,7 @@ def test_progress_reports_of_an_exact_solve_do_not_count_as_monte_carlo(monkeypa
             return real(**kwargs)
         return simulate
 
-    engine = Engine()
+    engine = Engine(cache_size=0)  # the same battle each time: solved each time
     battle = {"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}
     try:
         monkeypatch.setattr(api, "simulate", reporting("states"))
@@ -526,7 +552,7 @@ class FailingEngine(Engine):
         super().__init__()
         self.error = error
 
-    def compute(self, kwargs, with_laws):
+    def compute(self, kwargs, with_laws, *args):
         raise self.error
 
 
@@ -587,3 +613,250 @@ def test_serve_on_an_unknown_or_foreign_host_is_one_line_and_exit_2(no_warm_up, 
                                                                      fragment):
     line = one_error_line(CliRunner().invoke(cli, ["serve", "--host", host]))
     assert fragment in line
+
+
+# --- issue 18: raids, the planner and waves answer the CLI's JSON; work follows the user ------
+
+
+def cli_command_json(command: str, args: list[str]) -> dict:
+    result = CliRunner().invoke(cli, [command, *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+WAVES_RAID_PLAN = [
+    ("/api/run", {"rules": "1942-2e", "attacker": "3 inf 1 tank", "defender": "4 inf",
+                  "waves": ["2 inf 1 tank", "1 tank"], "counterattack": "2 inf 1 tank"},
+     "run", ["--rules", "1942-2e", "-a", "3 inf 1 tank", "-d", "4 inf", "--wave",
+             "2 inf 1 tank", "--wave", "1 tank", "--counterattack", "2 inf 1 tank"]),
+    ("/api/raid", {"rules": "1942-2e", "attacker": "3 bomber", "target_value": 4},
+     "raid", ["--rules", "1942-2e", "-a", "3 bomber", "--target-value", "4"]),
+    ("/api/raid", {"rules": "1940-2e", "attacker": "2 bomber 1 fighter", "defender": "1 fighter",
+                   "facility": "major", "method": "mc", "trials": 20000, "seed": "7"},
+     "raid", ["--rules", "1940-2e", "-a", "2 bomber 1 fighter", "-d", "1 fighter",
+              "--facility", "major", "-m", "mc", "-n", "20000", "-s", "7"]),
+    ("/api/plan", {"rules": "1942-2e", "defender": "3 inf", "pool": "6 inf 2 art 2 tank",
+                   "goal": "takes_territory>=0.8", "top": 3, "objective": "loss"},
+     "plan", ["--rules", "1942-2e", "-d", "3 inf", "--pool", "6 inf 2 art 2 tank", "--goal",
+              "takes_territory>=0.8", "--top", "3", "--minimize", "loss"]),
+    ("/api/plan", {"rules": "revised", "attacker": "4 inf 1 tank", "pool": "3 inf 1 ftr",
+                   "defend": True, "defender": "1 inf", "retreat_after": 3},
+     "plan", ["--rules", "revised", "-a", "4 inf 1 tank", "--pool", "3 inf 1 ftr", "--defend",
+              "-d", "1 inf", "--retreat-after", "3"]),
+]
+
+
+def without_times(data):
+    if isinstance(data, dict):
+        return {k: without_times(v) for k, v in data.items() if k != "elapsed_s"}
+    if isinstance(data, list):
+        return [without_times(v) for v in data]
+    return data
+
+
+@pytest.mark.parametrize(("path", "body", "command", "args"), WAVES_RAID_PLAN)
+def test_waves_raids_and_plans_answer_the_cli_json(base, path, body, command, args):
+    status, _, answer = request(base, "POST", path, json.dumps(body).encode(),
+                                {"Content-Type": "application/json"})
+    assert status == 200, answer
+    assert without_times(json.loads(answer)) == without_times(cli_command_json(command, args))
+
+
+def test_raid_and_plan_refuse_what_they_do_not_take(base):
+    status, data = get_json(base, "/api/raid?rules=revised&attacker=1+bomber&retreat_after=1")
+    assert status == 400 and data["error"].startswith("unknown parameter 'retreat_after'")
+    status, data = get_json(base, "/api/raid?rules=revised&attacker=1+inf&target_value=3")
+    assert status == 400 and "cannot take part in a raid" in data["error"]
+    status, data = get_json(base, "/api/plan?defender=1+inf&pool=2+inf")
+    assert status == 400 and data["error"].startswith("rules:")
+    status, data = get_json(base, "/api/plan?rules=revised&defender=1+inf&pool=2+inf"
+                                  "&distributions=1")
+    assert status == 400 and data["error"].startswith("distributions are not available")
+
+
+# 1e7 trials of a middling battle: about 1.2 s alone in chunks of 0.25 s (2 cores), four of
+# them at once several seconds; cancelled, each stops within a chunk
+BIG = urllib.parse.urlencode({"rules": "1942-2e", "attacker": "6 inf 3 art 3 tank 2 ftr",
+                              "defender": "8 inf 3 tank 1 ftr 1 aa", "method": "mc",
+                              "trials": "10000000", "seed": "1"})
+
+
+def _drop(base: str, path: str, headers: dict[str, str] | None = None) -> None:
+    """Send a request and close the connection at once, without reading the answer."""
+    parts = urllib.parse.urlsplit(base)
+    with socket.create_connection((parts.hostname, parts.port)) as sock:
+        lines = [f"GET {path} HTTP/1.1", f"Host: {parts.hostname}",
+                 *(f"{k}: {v}" for k, v in (headers or {}).items()), "", ""]
+        sock.sendall("\r\n".join(lines).encode())
+        time.sleep(0.05)
+
+
+def _chunk_seconds() -> float:
+    """How long one Monte Carlo chunk of BIG takes now, alone."""
+    times = []
+
+    def note(done, total, what="trials", *_):
+        times.append(time.monotonic())
+        raise KeyError("enough")
+
+    started = time.monotonic()
+    kwargs = dict(urllib.parse.parse_qsl(BIG))
+    with pytest.raises(KeyError):
+        battlecalc.simulate(**{**kwargs, "trials": int(kwargs["trials"]),
+                               "seed": int(kwargs["seed"])}, progress=note)
+    return times[0] - started
+
+
+def test_a_dropped_request_frees_the_server():
+    engine = Engine()
+    with running_server(engine) as url:
+        for method in ("mc", "exact"):  # compile outside the timing
+            run_query(url, rules="1942-2e", attacker="1 inf", defender="1 inf", method=method,
+                      trials="1000", seed="1")
+        for _ in range(4):
+            _drop(url, "/api/run?" + BIG)
+        time.sleep(0.3)  # the four are running (or queued)
+        started = time.monotonic()
+        status, data = run_query(url, rules="1942-2e", attacker="3 inf", defender="3 inf")
+        waited = time.monotonic() - started
+        assert status == 200 and data["method"] == "exact"
+        # cancelled at the next chunk: a chunk of each, at most, shared by the cores; on a
+        # machine busier than this test (other processes) the bound grows with the time one
+        # chunk takes now; without cancellation the wait is 4 x 5 chunks on 2 cores
+        bound = max(2.0, 6 * _chunk_seconds())
+        assert waited < bound, f"a small battle waited {waited:.1f} s behind dropped requests"
+        deadline = time.monotonic() + 10
+        while engine._requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert engine._requests == 0  # every dropped one has stopped, not only yielded
+
+
+def test_a_newer_request_of_the_same_page_cancels_the_older():
+    with running_server() as url:
+        run_query(url, rules="1942-2e", attacker="1 inf", defender="1 inf", method="mc",
+                  trials="1000", seed="1")
+        answers: dict[str, tuple[int, float]] = {}
+
+        def ask(name: str, number: int, query: str) -> None:
+            started = time.monotonic()
+            status, _, _ = request(url, "GET", "/api/run?" + query,
+                                   headers={"X-Battlecalc-Page": "p1",
+                                            "X-Battlecalc-Request": str(number)})
+            answers[name] = (status, time.monotonic() - started)
+
+        old = threading.Thread(target=ask, args=("old", 1, BIG))
+        old.start()
+        time.sleep(0.5)
+        ask("new", 2, "rules=1942-2e&attacker=2+inf&defender=2+inf")
+        old.join(30)
+        assert answers["new"][0] == 200
+        assert answers["old"][0] == 409 and answers["old"][1] < 5.0
+
+
+def test_latest_request_of_each_page():
+    latest = web_server.Latest(size=2)
+    first, second, late, other = (threading.Event() for _ in range(4))
+    latest.begin("p", 1, first)
+    latest.begin("q", 1, other)
+    latest.begin("p", 2, second)
+    assert first.is_set() and not second.is_set() and not other.is_set()
+    latest.begin("p", 1, late)  # an older request that arrives late is cancelled at once
+    assert late.is_set() and not second.is_set()
+    latest.begin(None, None, threading.Event())  # no page id: nothing remembered
+    assert set(latest.pages) == {"p", "q"}
+    latest.end("p", second)
+    assert set(latest.pages) == {"q"}
+
+
+def test_a_repeated_exact_battle_is_answered_from_the_cache():
+    engine = Engine()
+    with running_server(engine) as url:
+        battle = {"rules": "1942-2e", "attacker": "3 inf 1 art", "defender": "3 inf"}
+        first = run_query(url, **battle, distributions="1")
+        assert engine.cache_hits == 0
+        again = run_query(url, **battle, distributions="1")
+        assert again == first and engine.cache_hits == 1
+        assert without_time(first[1]) == without_time(cli_json(
+            ["--rules", "1942-2e", "-a", "3 inf 1 art", "-d", "3 inf"]) | {
+                "distributions": first[1]["distributions"]})
+        # Monte Carlo is not kept (its seed is drawn when not given)
+        run_query(url, **battle, method="mc", trials="1000")
+        run_query(url, **battle, method="mc", trials="1000")
+        assert engine.cache_hits == 1
+        assert len(engine.cache) == 1
+
+
+def test_serve_with_workers_runs_processes_behind_one_port(tmp_path):
+    import subprocess
+    import sys
+
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    number = port.getsockname()[1]
+    port.close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [os.path.dirname(os.path.dirname(battlecalc.__file__)), os.environ.get("PYTHONPATH", "")])}
+    server = subprocess.Popen([sys.executable, "-m", "battlecalc", "serve", "--port",
+                               str(number), "--workers", "2"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{number}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                status, data = run_query(url, rules="revised", attacker="2 inf",
+                                         defender="1 inf")
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline
+                time.sleep(0.3)
+        assert status == 200
+        assert data["attacker_win"] == battlecalc.simulate(
+            rules="revised", attacker="2 inf", defender="1 inf").attacker_win
+        children = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True,
+                                  text=True).stdout.split()
+        assert len(children) >= 2  # the two workers (and perhaps multiprocessing's tracker)
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
+    battle = {"rules": "1942-2e", "attacker": "6 inf 3 art 3 tank 2 ftr",
+              "defender": "8 inf 3 tank 1 ftr 1 aa", "method": "mc", "trials": 5_000_000,
+              "seed": "3"}
+    status, headers, body = request(base, "POST", "/api/run", json.dumps(battle).encode(),
+                                    {"Content-Type": "application/json",
+                                     "Accept": "application/x-ndjson"})
+    assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
+    lines = [json.loads(line) for line in body.decode().splitlines()]
+    progress, last = lines[:-1], lines[-1]
+    assert progress and all(p["total"] == 5_000_000 and p["what"] == "trials" for p in progress)
+    done = [p["progress"] for p in progress]
+    assert done == sorted(done) and 0 < done[0] < 5_000_000
+    plain_status, plain = get_json(base, "/api/run?" + urllib.parse.urlencode(battle))
+    assert last["status"] == plain_status == 200
+    assert without_time(last["result"]) == without_time(plain)
+    # an error arrives as the last line too
+    status, _, body = request(base, "POST", "/api/run", json.dumps(
+        {**battle, "attacker": "2 infanty"}).encode(), {"Content-Type": "application/json",
+                                                        "Accept": "application/x-ndjson"})
+    (line,) = body.decode().splitlines()
+    assert json.loads(line)["status"] == 400 and "infanty" in json.loads(line)["error"]
+
+
+def test_a_dropped_stream_stops_its_run():
+    engine = Engine()
+    with running_server(engine) as url:
+        run_query(url, rules="1942-2e", attacker="1 inf", defender="1 inf", method="mc",
+                  trials="1000", seed="1")
+        for _ in range(2):
+            _drop(url, "/api/run?" + BIG, {"Accept": "application/x-ndjson"})
+        time.sleep(0.3)
+        started = time.monotonic()
+        while engine._requests and time.monotonic() - started < 20:
+            time.sleep(0.05)
+        stopped = time.monotonic() - started
+        assert engine._requests == 0
+        # 2 x 1e7 trials take several seconds; stopped, they end within a chunk or two
+        assert stopped < max(2.0, 6 * _chunk_seconds()), stopped

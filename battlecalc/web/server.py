@@ -6,13 +6,21 @@ Routes (nothing else is served, and no path ever reaches the file system):
     GET  /static/app.js      its script;  GET /static/app.css  its style sheet
     GET  /api/spec           editions (units, costs, techs, rule flags), battle kinds, options
     GET  /api/run?...        one battle: the arguments of battlecalc.simulate, armies as
-    POST /api/run            notation; returns the CLI's `--format json` object
-                             (`distributions=1` adds the charts' laws under "distributions")
+    POST /api/run            notation (waves and a counter-attack too); returns the CLI's
+                             `--format json` object (`distributions=1` adds the charts' laws
+                             under "distributions")
+    GET|POST /api/raid       a bombing raid: the arguments of battlecalc.raid; `raid`'s JSON
+    GET|POST /api/plan       the planner: the arguments of battlecalc.plan; `plan`'s JSON
 
 Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
 Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
 ``method=exact`` is solved only where ``auto`` would solve exactly, and battles run on a
-small thread pool (pending requests beyond a bound get 503).
+small thread pool (pending requests beyond a bound get 503).  Work follows the user: a
+request whose client has gone (the connection closed), or that a newer request of the same
+page replaces (headers ``X-Battlecalc-Page: <id>`` and ``X-Battlecalc-Request: <number>``), is
+stopped at its next progress report (a Monte Carlo chunk, a planner candidate).  With
+``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream).
+``serve --workers N`` runs N processes on the one socket; each keeps a cache of exact answers.
 """
 
 from __future__ import annotations
@@ -21,11 +29,13 @@ import asyncio
 import contextlib
 import errno
 import json
+import os
 import socket
 import sys
 import threading
 import time
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -42,7 +52,7 @@ from .. import api
 from ..errors import BattleInputError, quoted
 from ..plot import distributions
 from ..rules import list_editions, load_rules
-from .spec import ParamError, page_spec, parse_params
+from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_TRIALS = 10_000_000
@@ -50,6 +60,9 @@ MAX_FORMULA_TRIALS = 1_000_000  # formula trials are slower: a lower cap besides
 TIME_LIMIT_S = 20.0
 WORKERS = 4
 MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
+CACHE_SIZE = 512  # exact answers kept per process (a repeated exact battle is not solved again)
+MAX_CACHED_BYTES = 256 * 1024  # larger answers (big laws, long plans) are not kept
+MAX_PAGES = 4096  # pages whose latest request is remembered (to cancel the one it replaces)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -102,6 +115,39 @@ class _Stop(Exception):
     """Raised from a progress callback to stop a run."""
 
 
+class Cancelled(Exception):
+    """The request's client has gone, or a newer request of its page replaced it."""
+
+
+class Latest:
+    """The latest request of each page (by the page's id): a newer one cancels the older."""
+
+    def __init__(self, size: int = MAX_PAGES):
+        self.size = size
+        self.pages: OrderedDict[str, tuple[int, threading.Event]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def begin(self, page: str | None, number: int | None, cancel: threading.Event) -> None:
+        if page is None or number is None:
+            return
+        with self.lock:
+            previous = self.pages.get(page)
+            if previous is not None and previous[0] > number:  # an older one, come late
+                cancel.set()
+                return
+            if previous is not None and previous[1] is not cancel:
+                previous[1].set()
+            self.pages[page] = (number, cancel)
+            self.pages.move_to_end(page)
+            while len(self.pages) > self.size:
+                self.pages.popitem(last=False)
+
+    def end(self, page: str | None, cancel: threading.Event) -> None:
+        with self.lock:
+            if page in self.pages and self.pages[page][1] is cancel:
+                del self.pages[page]
+
+
 def _one_line(exc: BaseException) -> str:
     """The message as the CLI's `Error:` line shows it (whitespace folded)."""
     return " ".join(str(exc).split())
@@ -114,7 +160,8 @@ class Engine:
                  max_formula_trials: int = MAX_FORMULA_TRIALS,
                  time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING,
                  warm_up_battles: list[dict[str, Any]] | None = None,
-                 warm_up_hook: Callable[[dict[str, Any]], None] | None = None):
+                 warm_up_hook: Callable[[dict[str, Any]], None] | None = None,
+                 cache_size: int = CACHE_SIZE):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
         self.max_trials = max_trials
         self.max_formula_trials = max_formula_trials
@@ -131,6 +178,11 @@ class Engine:
         # has not reached it yet (numba compiles one function at a time)
         self._requests = 0
         self._requests_done = threading.Condition()
+        # exact answers by request (deterministic: no seed, no trials); LRU
+        self.cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.cache_size = cache_size
+        self.cache_lock = threading.Lock()
+        self.cache_hits = 0
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
@@ -148,12 +200,27 @@ class Engine:
                 "use the command line (battlecalc run) for more"
             )
 
-    def compute(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
-        """One battle (in a worker thread): the JSON object, plus its laws if asked."""
+    def compute(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
+                cancel: threading.Event | None = None,
+                report: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+        """One battle, raid or plan (in a worker thread): the JSON object, plus its laws if
+        asked.  Cancelled when `cancel` is set (before it starts, or at its next progress
+        report)."""
+        cancel = cancel or threading.Event()
+        if cancel.is_set():
+            raise Cancelled()
+        key = json.dumps([what, with_laws, kwargs], sort_keys=True, default=repr)
+        with self.cache_lock:
+            if key in self.cache:
+                self.cache.move_to_end(key)
+                self.cache_hits += 1
+                return json.loads(self.cache[key])
         with self._requests_done:
             self._requests += 1
         try:
-            result = self._simulate(kwargs)
+            if cancel.is_set():
+                raise Cancelled()
+            result = self._simulate(kwargs, what, cancel, report)
         finally:
             with self._requests_done:
                 self._requests -= 1
@@ -161,28 +228,48 @@ class Engine:
         data = result.to_dict()
         if with_laws:
             data["distributions"] = distributions(result)
+        text = json.dumps(data) if data.get("method") == "exact" and not data.get("seed") \
+            else None
+        if text is not None and len(text) <= MAX_CACHED_BYTES:
+            with self.cache_lock:
+                self.cache[key] = text
+                while len(self.cache) > self.cache_size:
+                    self.cache.popitem(last=False)
         return data
 
-    def _simulate(self, kwargs: dict[str, Any]):
+    def _simulate(self, kwargs: dict[str, Any], kind: str = "run",
+                  cancel: threading.Event | None = None,
+                  report: Callable[[int, int, str], None] | None = None):
+        cancel = cancel or threading.Event()
+
+        def stop_if_cancelled() -> None:
+            if cancel.is_set():
+                raise Cancelled()
+
+        solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
         deadline = time.monotonic() + self.time_limit
 
         def watch(done: int, total: int, what: str = "trials", *_) -> None:
+            stop_if_cancelled()
+            if report is not None and total:
+                report(done, total, what)
             if time.monotonic() > deadline and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
         ruleset = load_rules(kwargs.get("rules", "revised"))
         try:
-            if ruleset.model == "dice" and kwargs.get("method") == "exact":
+            if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
                 # exact only where `auto` would solve exactly: ask auto, and stop it at its
                 # first Monte Carlo progress report if it went for Monte Carlo instead (and at
                 # the time limit, in the --retreat-below table both methods build)
                 def refuse(done: int, total: int, what: str = "trials", *_) -> None:
+                    stop_if_cancelled()
                     if what == "trials":
                         raise _Stop("exact")
                     watch(done, total, what)
 
                 try:
-                    return api.simulate(**{**kwargs, "method": "auto"}, progress=refuse)
+                    return solve(**{**kwargs, "method": "auto"}, progress=refuse)
                 except _Stop as stop:
                     if str(stop) != "exact":
                         raise
@@ -191,21 +278,24 @@ class Engine:
                         "use Monte Carlo); use method=mc or method=auto"
                     ) from None
             # formula battles too: their Monte Carlo reports progress like the dice kernel's
-            return api.simulate(**kwargs, progress=watch)
+            return solve(**kwargs, progress=watch)
         except _Stop as stop:
             raise TooMuchWork(
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
                 "ask for fewer trials"
             ) from None
 
-    async def run(self, kwargs: dict[str, Any], with_laws: bool) -> dict[str, Any]:
+    async def run(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
+                  cancel: threading.Event | None = None,
+                  report: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
         self.check(kwargs)
         if self.pending >= self.max_pending:
             raise _Busy()
         self.pending += 1
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self.pool, self.compute, kwargs, with_laws)
+            return await loop.run_in_executor(self.pool, self.compute, kwargs, with_laws,
+                                              what, cancel, report)
         finally:
             self.pending -= 1
 
@@ -263,6 +353,21 @@ class _Busy(Exception):
     pass
 
 
+def _raid(**kwargs):
+    from ..raids import raid
+
+    return raid(**kwargs)
+
+
+def _plan(**kwargs):
+    from ..planner import plan
+
+    return plan(**kwargs)
+
+
+ENDPOINTS = {"run": None, "raid": raid_parameters(), "plan": plan_parameters()}
+
+
 SHIPPED_EDITIONS = frozenset(list_editions())
 
 
@@ -290,6 +395,59 @@ def _bad_request_message(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "the request is nested too deeply to read"
     return _one_line(exc) or type(exc).__name__
+
+
+STREAM_TYPE = "application/x-ndjson"
+PROGRESS_EVERY_S = 0.25  # at most this often a progress line
+
+
+def _stream(answer, request: Request, params: dict[str, Any],
+            cancel: threading.Event) -> Response:
+    """The answer as lines of JSON (``Accept: application/x-ndjson``): ``{"progress": done,
+    "total": total, "what": "trials"}`` while it runs, then ``{"status": 200, "result": {...}}``
+    (the object the plain request answers) or ``{"status": 400, "error": "..."}``.  A client
+    that goes away stops the run at its next chunk."""
+    from starlette.responses import StreamingResponse
+
+    loop = asyncio.get_running_loop()
+    updates: asyncio.Queue = asyncio.Queue()
+    last = [0.0]
+
+    def report(done: int, total: int, what: str) -> None:  # in the worker thread
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_EVERY_S:
+            last[0] = now
+            loop.call_soon_threadsafe(updates.put_nowait, {"progress": done, "total": total,
+                                                           "what": what})
+
+    async def lines():
+        task = asyncio.ensure_future(answer(request, params, cancel, report, watch=False))
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(updates.get())
+                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield json.dumps(getter.result()) + "\n"
+                else:
+                    getter.cancel()
+            status, data = task.result()
+            last_line = {"status": status, "result": data} if status == 200 else {
+                "status": status, **data}
+            yield json.dumps(last_line) + "\n"
+        finally:
+            cancel.set()  # the client has gone (or it is over): stop at the next chunk
+
+    return StreamingResponse(lines(), media_type=STREAM_TYPE,
+                             headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
+
+
+async def _watch_disconnect(request: Request, cancel: threading.Event) -> None:
+    """Set `cancel` when the client closes its connection (the body is read by then)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            cancel.set()
+            return
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -411,26 +569,62 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         return Response(spec_body, media_type="application/json",
                         headers={**SECURITY_HEADERS, "Cache-Control": "no-cache"})
 
-    async def run(request: Request) -> Response:
+    latest = Latest()
+
+    async def answer(request: Request, params: dict[str, Any], cancel: threading.Event,
+                     report: Callable[[int, int, str], None] | None = None,
+                     watch: bool = True) -> tuple[int, dict[str, Any]]:
+        """(HTTP status, JSON object) of one request whose parameters are read."""
+        what = request.url.path.rsplit("/", 1)[-1]
+        page = request.headers.get("x-battlecalc-page")
+        page = page[:100] if page else None
+        number = request.headers.get("x-battlecalc-request", "")
+        watcher = None
         try:
-            params = await _request_params(request)
-            if isinstance(params, Response):
-                return params
-            kwargs, extra = parse_params(params)
+            kwargs, extra = parse_params(params, ENDPOINTS[what])
+            if what != "run" and extra.get("distributions"):
+                raise ParamError(f"distributions are not available for /api/{what}")
+            if what == "plan" and "rules" not in kwargs:
+                raise ParamError("rules: give an edition id (the planner has no default)")
             check_request(kwargs, extra)
-            data = await engine.run(kwargs, bool(extra.get("distributions")))
+            latest.begin(page, int(number) if number.isdigit() and len(number) < 19 else None,
+                         cancel)
+            if watch:
+                watcher = asyncio.ensure_future(_watch_disconnect(request, cancel))
+            data = await engine.run(kwargs, bool(extra.get("distributions")), what, cancel,
+                                    report)
+        except Cancelled:
+            return 409, {"error": "cancelled: the client has gone or a newer request replaced "
+                                  "this one"}
         except BattleInputError as exc:
-            return _error(_one_line(exc))
+            return 400, {"error": _one_line(exc)}
         except (ValueError, RecursionError) as exc:  # values the readers let through
             print(f"battlecalc: request refused: {type(exc).__name__}: {_one_line(exc)}",
                   file=sys.stderr, flush=True)
-            return _error(_bad_request_message(exc))
+            return 400, {"error": _bad_request_message(exc)}
         except _Busy:
-            return _error("the server is busy; try again in a moment", 503)
+            return 503, {"error": "the server is busy; try again in a moment"}
         except Exception:  # a bug: say so, keep serving
             traceback.print_exc(file=sys.stderr)
-            return _error("internal error (see the server's output)", 500)
-        return _json(data)
+            return 500, {"error": "internal error (see the server's output)"}
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            latest.end(page, cancel)
+        return 200, data
+
+    async def run(request: Request) -> Response:
+        cancel = threading.Event()
+        try:
+            params = await _request_params(request)
+        except BattleInputError as exc:
+            return _error(_one_line(exc))
+        if isinstance(params, Response):
+            return params
+        if STREAM_TYPE in request.headers.get("accept", ""):
+            return _stream(answer, request, params, cancel)
+        status, data = await answer(request, params, cancel)
+        return _json(data, status)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
@@ -447,7 +641,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
     routes = [Route(path, asset, methods=["GET", "HEAD"]) for path in ASSETS]
     routes += [Route("/api/spec", spec, methods=["GET", "HEAD"]),
-               Route("/api/run", run, methods=["GET", "POST"])]
+               *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS)]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(HostCheck, hosts=allowed_hosts(host))],
                     exception_handlers={404: not_found, 405: not_allowed})
@@ -483,11 +677,22 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+HOST_VARIABLE = "BATTLECALC_SERVE_HOST"  # the address, for each worker process's app
+
+
+def worker_app() -> Starlette:
+    """The app of one worker process of ``serve --workers N`` (uvicorn's factory)."""
+    return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"))
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
     """Run the server until Ctrl-C (the `battlecalc serve` command).  BattleInputError, before
-    any work, when it cannot listen there."""
+    any work, when it cannot listen there.  workers > 1: that many processes share the one
+    socket (uvicorn's supervisor), each with its own engine, limits and cache."""
     import uvicorn
 
+    if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 64:
+        raise BattleInputError(f"workers must be a whole number from 1 to 64, got {workers!r}")
     sock = listening_socket(host, port)
     if host not in LOOPBACK:
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
@@ -497,6 +702,16 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
           "kernels in the background (about a minute on the first run, when they compile; "
           "battles asked for meanwhile may wait)", file=sys.stderr, flush=True)
     try:
+        if workers > 1:
+            from uvicorn.supervisors import Multiprocess
+
+            os.environ[HOST_VARIABLE] = host
+            config = uvicorn.Config("battlecalc.web.server:worker_app", factory=True,
+                                    host=host, port=port, workers=workers,
+                                    log_level="warning", access_log=False, lifespan="on",
+                                    server_header=False)
+            Multiprocess(config, sockets=[sock]).run()
+            return
         app = create_app(host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 access_log=False, lifespan="on", server_header=False)

@@ -17,6 +17,7 @@ from ..errors import BattleInputError
 from ..options import BY_NAME, DICE_KINDS, Option, read
 from ..options import OPTIONS as TABLE
 from ..orders import PRESETS
+from ..raids import raid_units
 from ..rules import list_editions, load_rules
 
 MAX_TEXT = 2_000  # characters in one text parameter
@@ -62,17 +63,47 @@ EXTRA_PARAMETERS = {"distributions": _reader(Option("distributions", "bool"))}  
 # own: add the charts' laws
 
 
+# the arguments of battlecalc.raid and battlecalc.plan, read as the command line reads them
+_RAID_OWN = (Option("target_value", "int"), Option("facility", "army"), Option("aa", "bool"))
+RAID_PARAMETERS = ("rules", "attacker", "defender", "target_value", "facility", "aa", "trials",
+                   "seed", "method", "attacker_tech", "defender_tech", "attacker_ool", "dice")
+_PLAN_OWN = (Option("pool", "army"), Option("goal", "order"),
+             Option("objective", "choice", choices=("cost", "loss", "swing")),
+             Option("top", "int"), Option("defend", "bool"), Option("max_cost", "float"),
+             Option("search", "choice", choices=("auto", "monotone", "exhaustive")))
+# the keywords of simulate that plan passes on for every force (as `battlecalc plan` takes)
+PLAN_OPTIONS = tuple(o.name for o in TABLE if o.flag and o.battle and o.applies & DICE_KINDS
+                     and o.name not in ("attacker", "defender", "landing", "bombard"))
+PLAN_PARAMETERS = ("rules", "defender", "pool", "goal", "objective", "top", "defend",
+                   "attacker", "max_cost", "sea", "method", "trials", "seed", "search",
+                   "landing", "bombard", *PLAN_OPTIONS)
+_OWN_READERS = {o.name: _reader(o) for o in (*_RAID_OWN, *_PLAN_OWN)}
+
+
 def simulate_parameters() -> dict[str, Callable[[str, Any], Any]]:
     """Every argument of :func:`battlecalc.simulate` a request may set, with its reader."""
     return dict(READERS)
 
 
-def parse_params(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(simulate keyword arguments, server options) from a query string or JSON object.
+def raid_parameters() -> dict[str, Callable[[str, Any], Any]]:
+    """Every argument of :func:`battlecalc.raid` a request may set (but progress)."""
+    return {n: READERS.get(n) or _OWN_READERS[n] for n in RAID_PARAMETERS}
+
+
+def plan_parameters() -> dict[str, Callable[[str, Any], Any]]:
+    """Every argument of :func:`battlecalc.plan` a request may set (but progress)."""
+    return {n: READERS.get(n) or _OWN_READERS[n] for n in dict.fromkeys(PLAN_PARAMETERS)}
+
+
+def parse_params(raw: Mapping[str, Any],
+                 readers: Mapping[str, Callable[[str, Any], Any]] | None = None,
+                 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(keyword arguments, server options) from a query string or JSON object; readers: the
+    endpoint's parameters (default: simulate's).
 
     Empty values mean "not given" (a form's empty field); unknown names are refused.
     """
-    readers = simulate_parameters()
+    readers = simulate_parameters() if readers is None else readers
     kwargs: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for name, value in raw.items():
@@ -94,55 +125,81 @@ def parse_params(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
 # ---------------------------------------------------------------------------------------------
 # The page's form, as data
 
-# Battle kinds: the army fields each shows, the parameters it sets and the endpoint that
-# answers it (a raid kind would bring its own).  `models`: the edition models that have it.
+# Battle kinds: the army fields each shows, the parameters it sets, the endpoint that answers
+# it and the command line that gives the same numbers.  `models`: the edition models that
+# have it.  An option is shown and sent only for the kinds its `when` names (from the
+# `applies` of the table of options, battlecalc.options), and only in editions whose
+# `options` list it (edition_data).
 KINDS: list[dict[str, Any]] = [
     {"id": "land", "label": "Land", "models": ["dice"], "armies": ["attacker", "defender"],
-     "params": {}, "endpoint": "/api/run"},
+     "params": {}, "endpoint": "/api/run", "command": "run"},
     {"id": "sea", "label": "Sea", "models": ["dice"], "armies": ["attacker", "defender"],
-     "params": {"sea": True}, "endpoint": "/api/run"},
+     "params": {"sea": True}, "endpoint": "/api/run", "command": "run"},
     {"id": "amphibious", "label": "Amphibious", "models": ["dice"],
      "armies": ["attacker", "landing", "bombard", "defender"], "params": {},
-     "endpoint": "/api/run"},
+     "endpoint": "/api/run", "command": "run"},
+    {"id": "raid", "label": "Bombing raid", "models": ["dice"],
+     "armies": ["attacker", "defender"], "params": {}, "endpoint": "/api/raid",
+     "command": "raid"},
+    {"id": "plan", "label": "Plan an attack", "models": ["dice"],
+     "armies": ["pool", "attacker", "defender"], "params": {}, "endpoint": "/api/plan",
+     "command": "plan"},
     {"id": "formula", "label": "Formula battle", "models": ["formula"],
-     "armies": ["attacker", "defender"], "params": {}, "endpoint": "/api/run"},
+     "armies": ["attacker", "defender"], "params": {}, "endpoint": "/api/run",
+     "command": "run"},
 ]
 ARMY_LABELS = {
     "attacker": "Attacker", "defender": "Defender",
     "landing": "Landing from transports", "bombard": "Bombarding ships",
+    "pool": "Units available (the planner picks from these)",
 }
+# per kind, where the label above does not say it
+KIND_ARMY_LABELS = {
+    "raid": {"attacker": "Raiders (bombers, escorts)", "defender": "Interceptors"},
+    "plan": {"attacker": "Sent in any case (optional)", "defender": "Defender"},
+}
+BATTLE_KINDS = ("land", "sea", "amphibious", "formula")
 
 # Every form field but the armies, from the table of options (battlecalc.options): its label,
-# choices and command-line flag, and where it applies (`when`: edition models, battle
-# kinds; the page adds methods).  kind: choice | int | float | bool | text | trials | techs;
+# choices and command-line flag, and where it applies (`when`: battle kinds; methods).
+# kind: choice | int | float | bool | text | trials | techs | armies;
 # `default` is the form's value (a field at its default is left out of the URL and of the
-# request, as the default is simulate's, unless `send_default` says the form's default differs
-# from simulate's: the seed, a fixed one, so numbers do not jitter; formula options default
-# to the edition's values); `suggestions` offer values for a text field; `group` is the
-# fieldset it sits in.
+# request, as the default is the library's, unless `send_default` says the form's default
+# differs: the seed, a fixed one, so numbers do not jitter; formula options default to the
+# edition's values); `suggestions` offer values for a text field; `group` is the fieldset it
+# sits in; `values_flags`: the command line's words for each value (plan's objective).
 _FORM_KINDS = {"bool": "bool", "int": "int", "float": "float", "trials": "trials",
-               "choice": "choice", "techs": "techs", "order": "text", "exchanges": "text"}
+               "choice": "choice", "techs": "techs", "order": "text", "exchanges": "text",
+               "army": "text", "armies": "armies"}
+
+
+def _kinds_of(option: Option) -> list[str]:
+    """The page's kinds where a keyword of simulate, raid or plan applies (the planner's
+    page is a land battle's: no submerge policies there)."""
+    if option.name not in BY_NAME:  # raid's and plan's own
+        return [k for k, names in (("raid", RAID_PARAMETERS), ("plan", PLAN_PARAMETERS))
+                if option.name in names]
+    applies = option.applies | (DICE_KINDS - {"sea"} if option.name == "counterattack" else
+                                DICE_KINDS if option.name == "waves" else set())
+    kinds = [k for k in BATTLE_KINDS if k in applies]
+    if option.name in RAID_PARAMETERS:
+        kinds.append("raid")
+    if option.name in PLAN_PARAMETERS and not option.applies <= {"sea"}:
+        kinds.append("plan")
+    return kinds
 
 
 def _field(name: str, group: str, **page: Any) -> dict[str, Any]:
-    option = BY_NAME[name]
-    if option.applies == DICE_KINDS:
-        when = {"models": ["dice"]}
-    elif option.applies == {"formula"}:
-        when = {"models": ["formula"]}
-    elif option.applies < DICE_KINDS:
-        when = {"kinds": [k for k in ("land", "sea", "amphibious") if k in option.applies]}
-    else:
-        when = {}
-    when.update(page.pop("when", {}))
+    option = BY_NAME.get(name) or next(o for o in (*_RAID_OWN, *_PLAN_OWN) if o.name == name)
+    kinds = page.pop("kinds", None) or _kinds_of(option)
+    when = {"kinds": kinds, **page.pop("when", {})}
     default = False if option.kind == "bool" else "" if option.default is None \
         else str(option.default)
-    field = {"name": name, "label": option.label, "group": group,
-             "kind": _FORM_KINDS[option.kind], "default": default, "flag": option.flag}
+    field = {"name": name, "label": option.label or name.replace("_", " "), "group": group,
+             "kind": _FORM_KINDS[option.kind], "default": default, "flag": option.flag,
+             "when": when}
     if option.choices:
         field["choices"] = list(option.choices)
-    if when:
-        field["when"] = when
     field.update(page)
     return field
 
@@ -151,14 +208,34 @@ MC = {"methods": ["auto", "mc"]}
 OPTIONS: list[dict[str, Any]] = [
     _field("method", "Method",
            help="auto: exact when the battle is small enough, else Monte Carlo"),
-    _field("trials", "Method", when=MC, help="Monte Carlo trials (1e6, 1,000,000)"),
+    _field("trials", "Method", when=MC, default="",
+           help="Monte Carlo trials (1e6, 1,000,000); empty: 1,000,000 (the planner: "
+           "100,000 per force)"),
     _field("seed", "Method", default="1", send_default=True, min=0, when=MC,
            help="same seed, same numbers; empty: a new random seed each time"),
     _field("dice", "Method", help="low luck: each fire step's strength gives sure hits, one "
            "die rolls for the rest"),
-    _field("rounds_distribution", "Method", when={"models": ["dice"],
-                                                  "methods": ["auto", "exact"]},
+    _field("rounds_distribution", "Method", kinds=["land", "sea", "amphibious"],
+           when={"methods": ["auto", "exact"], "waves": False},
            help="the exact solver also computes how many rounds the battle lasts"),
+    _field("goal", "Planner", default="takes_territory>=0.9", flag="--goal",
+           help="KEY>=VALUE or KEY<=VALUE on an outcome (takes_territory, attacker_win, "
+           "tuv_swing, ...); several separated by commas"),
+    _field("objective", "Planner", default="cost", label="best plan: least",
+           values_flags={"cost": "--minimize cost", "loss": "--minimize loss",
+                         "swing": "--maximize swing"},
+           help="cost: IPC of the units taken; loss: expected IPC lost; swing: the largest "
+           "TUV swing"),
+    _field("top", "Planner", default="5", min=1, max=20, label="plans listed", flag="--top"),
+    _field("defend", "Planner", label="plan a defence (the pool defends)", flag="--defend"),
+    _field("max_cost", "Planner", label="at most IPC", min=0, flag="--max-cost"),
+    _field("search", "Planner", default="auto", flag="--search",
+           help="auto: prune by monotonicity where it holds; exhaustive: solve every force"),
+    _field("target_value", "Raid", min=0, label="target's production value",
+           flag="--target-value", help="it caps the damage"),
+    _field("facility", "Raid", label="facility bombed", flag="--facility",
+           choices_from="facilities"),
+    _field("aa", "Raid", label="the territory has an AA gun", flag="--aa"),
     _field("attacker_tech", "Technologies"),
     _field("defender_tech", "Technologies"),
     _field("attacker_ool", "Orders of losses", suggestions=list(PRESETS),
@@ -173,6 +250,11 @@ OPTIONS: list[dict[str, Any]] = [
     _field("strafe", "Retreat", min=0),
     _field("attacker_submerge", "Submarines"),
     _field("defender_submerge", "Submarines"),
+    _field("waves", "Waves and counter-attack",
+           help="each wave attacks the defender's survivors while the territory is not taken"),
+    _field("counterattack", "Waves and counter-attack",
+           help="the defender side's army that strikes back at the units that took the "
+           "territory"),
     _field("attacker_level", "Formula", default="1", min=1, max=10),
     _field("defender_level", "Formula", default="1", min=1, max=10),
     _field("counter", "Formula", default="0", min=0),
@@ -185,6 +267,8 @@ OPTIONS: list[dict[str, Any]] = [
 ]
 # the command-line flag of every keyword (the page writes the "same numbers" command line)
 FLAGS = {o.name: o.flag for o in TABLE if o.flag}
+FLAGS.update({f["name"]: f["flag"] for f in OPTIONS if f.get("flag")})
+FLAGS["pool"] = "--pool"
 
 # Results: the outcome rows (key, label), and the scalar keys shown as numbers; any other
 # scalar key of a response is listed too, so new result fields show up without code.
@@ -226,7 +310,38 @@ def _roles(ruleset) -> dict[str, dict[str, list[str]]]:
     if any(u.domain == "sea" for u in units):
         roles["sea"] = {"attacker": pick(("sea", "air"), attack=True),
                         "defender": pick(("sea", "air"))}
+    bombers, escorts, interceptors = raid_units(ruleset)
+    if bombers:
+        roles["raid"] = {"attacker": [*bombers, *escorts]}
+        if interceptors:
+            roles["raid"]["defender"] = interceptors
+    roles["plan"] = {"pool": roles["land"]["attacker"], "attacker": roles["land"]["attacker"],
+                     "defender": roles["land"]["defender"]}
     return roles
+
+
+def _options_of(ruleset) -> list[str]:
+    """The form's fields that apply to an edition (the kinds and methods are the page's to
+    check): no AAA-last where AA guns are never casualties, no technologies where there are
+    none, the raid's target value, facility and AA gun where its rules ask for them."""
+    if ruleset.model != "dice":
+        return [f["name"] for f in OPTIONS if "formula" in f["when"]["kinds"]]
+    units = ruleset.units.values()
+    leave_out = set()
+    if not any(u.is_aa and u.can_be_casualty for u in units):
+        leave_out.add("aa_last")
+    if not ruleset.techs:
+        leave_out |= {"attacker_tech", "defender_tech"}
+    if not any(u.submarine for u in units):
+        leave_out |= {"attacker_submerge", "defender_submerge"}
+    if ruleset.flags["raid_damage_cap"] not in ("target_value_per_bomber", "twice_target_value"):
+        leave_out.add("target_value")
+    if not ruleset.facilities:
+        leave_out.add("facility")
+    if ruleset.flags["raid_aa"] != "territory_gun":
+        leave_out.add("aa")
+    return [f["name"] for f in OPTIONS if f["name"] not in leave_out
+            and set(f["when"]["kinds"]) - {"formula"}]
 
 
 def edition_data(edition: str) -> dict[str, Any]:
@@ -248,6 +363,8 @@ def edition_data(edition: str) -> dict[str, Any]:
         "flags": dict(ruleset.flags),
         "formula": dict(ruleset.formula) if ruleset.formula is not None else None,
         "roles": _roles(ruleset),
+        "options": _options_of(ruleset),
+        "facilities": list(ruleset.facilities or []),
     }
 
 
@@ -257,6 +374,7 @@ def page_spec(limits: Mapping[str, Any] | None = None) -> dict[str, Any]:
         "editions": [edition_data(e) for e in list_editions()],
         "kinds": KINDS,
         "army_labels": ARMY_LABELS,
+        "kind_army_labels": KIND_ARMY_LABELS,
         "options": OPTIONS,
         "flags": FLAGS,
         "outcomes": OUTCOMES,

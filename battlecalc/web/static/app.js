@@ -4,6 +4,17 @@
 
 (() => {
   const DEBOUNCE_MS = 120;
+  const SLOW_NOTICE_MS = 600;   // no answer by then: say that this battle takes seconds
+  const SHOWN_STATE = 0.0005;   // end states below 0.05% are left out
+  const HISTORY_KEY = "battlecalc.history";
+  const HISTORY_SIZE = 12;
+  // the first visit (no battle in the URL): an example, answered at once
+  const EXAMPLE = "rules=1942-2e&attacker=3+infantry%2C+1+artillery%2C+2+tank%2C+1+fighter" +
+    "&defender=5+infantry%2C+1+tank%2C+1+aa";
+  // this page's requests: a newer one replaces (and the server cancels) the older
+  const PAGE_ID = Math.random().toString(36).slice(2) + Date.now().toString(36);
+  let requestNumber = 0;
+  let slowTimer = null;
   const SVG = "http://www.w3.org/2000/svg";
   const $ = (selector) => document.querySelector(selector);
 
@@ -44,11 +55,24 @@
   const edition = () => spec.editions.find((e) => e.id === state.rules);
   const kind = () => spec.kinds.find((k) => k.id === state.kind);
   const kindsOf = (ed) => spec.kinds.filter((k) => k.models.includes(ed.model) && ed.roles[k.id]);
+  const rolesOf = () => kind().armies.filter((role) => role in (edition().roles[state.kind] || {}));
+  const armyLabel = (role) => ((spec.kind_army_labels || {})[state.kind] || {})[role] ||
+    spec.army_labels[role] || role;
   const optionDefault = (opt) => (opt.kind === "bool" ? false : String(opt.default ?? ""));
 
+  const hasWaves = () => kind().command === "run" &&
+    ((state.options.waves || "").trim() !== "" || (state.options.counterattack || "").trim() !== "");
+
+  // an option shows (and is sent) only where it changes the answer: the battle kind, the
+  // edition (spec.editions[].options) and the method say where
   function applies(opt) {
     const when = opt.when || {};
     const method = state.options.method ?? "auto";
+    if (edition().options && !edition().options.includes(opt.name)) return false;
+    if (when.waves === false && hasWaves()) return false;
+    if (opt.name === "waves" || opt.name === "counterattack") {
+      if (kind().command !== "run") return false;
+    }
     if (when.models && !when.models.includes(edition().model)) return false;
     if (when.kinds && !when.kinds.includes(state.kind)) return false;
     if (when.methods && !when.methods.includes(method)) return false;
@@ -86,7 +110,7 @@
   // ------------------------------------------------------------------ URL <-> state
 
   function readQuery(search) {
-    const query = new URLSearchParams(search);
+    const query = new URLSearchParams(search.replace(/^\?/, "") ? search : EXAMPLE);
     const ids = spec.editions.map((e) => e.id);
     state.rules = ids.includes(query.get("rules")) ? query.get("rules")
       : (ids.includes("1942-2e") ? "1942-2e" : ids[0]);
@@ -124,11 +148,24 @@
     for (const [key, value] of Object.entries(kind().params)) {
       params.set(key, value === true ? "1" : String(value));
     }
-    for (const role of kind().armies) {
+    for (const role of rolesOf()) {
       const text = armyText(role);
       if (text) params.set(role, text);
     }
     return params;
+  }
+
+  const waveList = (text) => text.split(/[\n;]+/).map((w) => w.trim()).filter(Boolean);
+
+  // the request as a JSON body: waves as a list, seeds as text (63 bits do not fit a number)
+  function apiBody() {
+    const body = {};
+    for (const [key, value] of apiParams()) {
+      if (key === "waves") body.waves = waveList(value);
+      else body[key] = value;
+    }
+    if (kind().command === "run" && !hasWaves()) body.distributions = true;
+    return body;
   }
 
   // the request: every army of the kind and every option that shows and is not at its default
@@ -169,6 +206,7 @@
       el("input", { type: "radio", name: "kind", value: k.id, checked: k.id === state.kind,
                     onchange: () => { state.kind = k.id; buildForm(); changed(); } }),
       " " + k.label)));
+    $("#swap").hidden = !["land", "sea", "amphibious", "formula"].includes(state.kind);
     buildArmies();
     buildOptions();
   }
@@ -180,7 +218,7 @@
 
   function buildArmies() {
     const ed = edition();
-    const boxes = kind().armies.map((role) => {
+    const boxes = rolesOf().map((role) => {
       const names = ed.roles[state.kind][role] || [];
       const counts = state.armies[role] || (state.armies[role] = {});
       const notation = el("div", { class: "notation", id: `notation-${role}` });
@@ -216,7 +254,7 @@
       });
       showNotation();
       return el("fieldset", { class: role, id: `army-${role}` },
-        el("legend", { text: spec.army_labels[role] || role }), ...rows, notation);
+        el("legend", { text: armyLabel(role) }), ...rows, notation);
     });
     $("#armies").replaceChildren(...boxes);
   }
@@ -224,14 +262,27 @@
   function optionControl(opt) {
     const value = state.options[opt.name];
     const id = `opt-${opt.name}`;
-    const set = (v) => { state.options[opt.name] = v; if (opt.name === "method") showOptions(); changed(); };
+    const set = (v) => {
+      state.options[opt.name] = v;
+      if (["method", "waves", "counterattack"].includes(opt.name)) showOptions();
+      changed();
+    };
     if (opt.kind === "bool") {
       return el("label", { class: "option bool", "data-option": opt.name },
         el("input", { type: "checkbox", id, name: opt.name, checked: value === true,
                       onchange: (e) => set(e.target.checked) }), " " + opt.label);
     }
     let control;
-    if (opt.kind === "choice") {
+    if (opt.kind === "armies") {
+      control = el("textarea", { id, name: opt.name, rows: "2", placeholder: "2 inf 1 tank",
+                                 oninput: (e) => set(e.target.value) });
+      control.value = value ?? "";
+    } else if (opt.choices_from) {
+      const choices = ["", ...(edition()[opt.choices_from] || [])];
+      control = el("select", { id, name: opt.name, onchange: (e) => set(e.target.value) },
+        ...choices.map((c) => el("option", { value: c, text: c === "" ? "(choose)" : c,
+                                             selected: c === value })));
+    } else if (opt.kind === "choice") {
       control = el("select", { id, name: opt.name, onchange: (e) => set(e.target.value) },
         ...opt.choices.map((c) => el("option", { value: c, text: c === "" ? "(default)" : c,
                                                  selected: c === value })));
@@ -299,10 +350,55 @@
     timer = setTimeout(run, DEBOUNCE_MS);
   }
 
+  // a battle that takes seconds says so before it starts (Monte Carlo with many trials), and
+  // any request still out after SLOW_NOTICE_MS says what it is waiting for
+  function slowNotice(body) {
+    const trials = Number(String(body.trials || "").replace(/[,_]/g, "")) ||
+      (kind().command === "plan" ? 100000 : 1000000);
+    const mc = body.method === "mc";
+    const big = mc && trials >= 2000000;
+    if (big) return `Monte Carlo with ${trials.toLocaleString("en")} trials: this takes a few seconds\u2026`;
+    return null;
+  }
+
+  // read a streamed answer: show each progress line, return the last line's text
+  async function readStream(response, controller) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    let last = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      const lines = buffered.split("\n");
+      buffered = lines.pop();
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        if (line.startsWith('{"progress"')) {
+          const p = JSON.parse(line);
+          if (controller === inflight) {
+            showNotice(`Monte Carlo: ${p.progress.toLocaleString("en")} of ` +
+              `${p.total.toLocaleString("en")} ${p.what} (${Math.floor(100 * p.progress / p.total)}%)\u2026`);
+          }
+        } else {
+          last = line;
+        }
+      }
+    }
+    return last || buffered;
+  }
+
+  function showNotice(text) {
+    const box = $("#notice");
+    box.textContent = text || "";
+    box.hidden = !text;
+  }
+
   async function run() {
     timer = null;
-    const params = apiParams();
-    const query = params.toString();
+    const body = apiBody();
+    const query = kind().endpoint + JSON.stringify(body);
     if (query === lastQuery) {
       if (!inflight) document.body.dataset.state = "idle";
       return;
@@ -311,13 +407,39 @@
     const controller = new AbortController();
     inflight = controller;
     const started = performance.now();
+    const number = ++requestNumber;
     $("#results").classList.add("busy");
     $("#status").textContent = "computing\u2026";
-    try {
-      const response = await fetch(`${kind().endpoint}?${query}&distributions=1`,
-                                   { signal: controller.signal, cache: "no-store" });
-      const data = await response.json();
+    showNotice(slowNotice(body));
+    clearTimeout(slowTimer);
+    slowTimer = setTimeout(() => {
       if (controller !== inflight) return;
+      showNotice(slowNotice(body) || (kind().command === "plan"
+        ? "the planner solves every candidate force: this takes seconds\u2026"
+        : "a large battle: Monte Carlo, a few seconds\u2026"));
+    }, SLOW_NOTICE_MS);
+    try {
+      // Monte Carlo streams its progress (lines of JSON), the rest answers in one object
+      const stream = body.method === "mc";
+      const headers = { "Content-Type": "application/json", "X-Battlecalc-Page": PAGE_ID,
+                        "X-Battlecalc-Request": String(number) };
+      if (stream) headers.Accept = "application/x-ndjson";
+      let response = await fetch(kind().endpoint, {
+        method: "POST", body: JSON.stringify(body), signal: controller.signal, cache: "no-store",
+        headers });
+      let text = stream ? await readStream(response, controller) : await response.text();
+      if (controller !== inflight) return;
+      if (stream) {
+        // the last line: {"status": 200, "result": {...}} or {"status": 400, "error": ...}
+        const status = Number((/^\{"status": (\d+)/.exec(text) || [])[1] || response.status);
+        const inner = /^\{"status": \d+, "result": ([\s\S]*)\}$/.exec(text);
+        text = inner ? inner[1] : text;
+        response = { ok: status === 200, status };
+      }
+      const data = JSON.parse(text);
+      // the seed as the server wrote it: JSON numbers above 2**53 lose digits in JavaScript
+      const seed = /"seed": (\d+)/.exec(text);
+      if (seed) data.seed_text = seed[1];
       const ms = Math.round(performance.now() - started);
       if (!response.ok) {
         showError(data.error ? pageMessage(data.error) : `HTTP ${response.status}`);
@@ -326,6 +448,7 @@
       } else {
         lastQuery = query;
         render(data, ms);
+        remember(data);
         $("#status").textContent = `answered in ${ms} ms`;
         // "idle" only when no newer change waits for its request
         document.body.dataset.state = timer === null ? "idle" : "pending";
@@ -338,6 +461,8 @@
     } finally {
       if (controller === inflight) {
         inflight = null;
+        clearTimeout(slowTimer);
+        showNotice(null);
         $("#results").classList.remove("busy");
       }
     }
@@ -367,14 +492,21 @@
 
   // the "same numbers" command line: each parameter as its flag (spec.flags, from the table of
   // options), a flag alone for a boolean, choices in the command line's spelling (low-luck)
-  function cliLine(params, flags = spec.flags, options = spec.options) {
+  function cliLine(params, flags = spec.flags, options = spec.options,
+                   command = typeof kind === "function" ? kind().command : "run") {
     const quote = (s) => (/^[\w.,:+-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, "\\$1")}"`);
-    const words = ["battlecalc", "run"];
+    const words = ["battlecalc", command];
     for (const [key, value] of params) {
       const flag = flags[key];
-      if (!flag) continue;  // rounds_distribution: --format csv --distribution rounds
       const option = options.find((o) => o.name === key);
-      if (key === "sea" || (option && option.kind === "bool")) words.push(flag);
+      if (option && option.values_flags) { words.push(option.values_flags[value]); continue; }
+      if (!flag) continue;  // rounds_distribution: --format csv --distribution rounds
+      if (key === "waves") {
+        for (const wave of value.split(/[\n;]+/).map((w) => w.trim()).filter(Boolean)) {
+          words.push(flag, quote(wave));
+        }
+      }
+      else if (key === "sea" || (option && option.kind === "bool")) words.push(flag);
       else if (option && option.kind === "choice") words.push(flag, quote(value.replace(/_/g, "-")));
       else words.push(flag, quote(value));
     }
@@ -383,20 +515,226 @@
 
   // ------------------------------------------------------------------ results
 
+  const army = (x) => (typeof x === "string" ? x : formatArmy(x || {})) || "nothing";
+
+  // what was fought, in words: the edition, the armies (landing, bombarding), the dice
+  function battleWords(data) {
+    const words = [el("strong", { text: `${data.rules}: ` })];
+    const landing = data.landing && Object.keys(data.landing).length ? army(data.landing) : "";
+    const bombard = data.bombard && Object.keys(data.bombard).length ? army(data.bombard) : "";
+    let attacker = data.attacker;
+    if (landing) attacker += ` + landing ${landing}`;
+    if (bombard) attacker += ` (bombarding: ${bombard})`;
+    words.push(`${attacker} attacking ${data.defender}${data.sea ? " at sea" : ""}`);
+    if (data.dice === "low_luck") words.push(el("strong", { text: " \u2014 low luck" }));
+    return words;
+  }
+
+  function methodWords(data, ms) {
+    const exact = data.method === "exact";
+    const seed = data.seed_text ?? data.seed;
+    const trials = typeof data.trials === "number" ? data.trials.toLocaleString("en") : "";
+    const how = exact ? "exact" : `Monte Carlo, ${trials} trials, seed ${seed}`;
+    return el("span", { class: "method", id: "method", "data-value": data.method,
+                        "data-seed": seed === null || seed === undefined ? "" : String(seed),
+      text: `method: ${how} \u2014 solved in ${(1000 * data.elapsed_s).toFixed(1)} ms, answered in ${ms} ms` });
+  }
+
+  // the outcome first: one line and one bar, on top of the screen on a phone
+  function headline(parts) {
+    $("#headline").replaceChildren(...parts.flatMap(([label, p, side], i) => [
+      i ? " \u00b7 " : "", `${label} `, el("strong", { class: side || "", text: pct(p) })]));
+    const bar = $("#glance");
+    const wins = parts.filter(([, , side]) => side);
+    const cells = wins.map(([, p, side]) => {
+      const cell = el("span", { class: `${side}_win` });
+      cell.style.width = `${100 * p}%`;
+      return cell;
+    });
+    const rest = 1 - wins.reduce((t, [, p]) => t + p, 0);
+    if (cells.length && rest > 0) {
+      const cell = el("span", { class: "rest" });
+      cell.style.width = `${100 * rest}%`;
+      cells.splice(1, 0, cell);
+    }
+    bar.replaceChildren(...cells);
+    bar.hidden = !cells.length;
+  }
+
+  function clearResults() {
+    for (const id of ["#outcomes", "#numbers", "#survivors", "#cumulative", "#states", "#charts",
+                      "#plans"]) $(id).replaceChildren();
+  }
+
+  // a heading shows only above something (a raid has no end states, a plan no charts)
+  function showHeadings() {
+    for (const h of document.querySelectorAll("h2[data-for]")) {
+      h.hidden = !document.getElementById(h.dataset.for).childElementCount;
+    }
+  }
+
   function render(data, ms) {
+    try {
+      renderAll(data, ms);
+    } finally {
+      showHeadings();
+      markUnused(data);
+    }
+  }
+
+  // method auto that solved exactly: trials and seed stay (a bigger battle would use them)
+  // but say that this answer did not
+  function markUnused(data) {
+    const unused = (state.options.method ?? "auto") === "auto" && data.method === "exact";
+    for (const name of ["trials", "seed"]) {
+      const node = document.querySelector(`[data-option="${name}"]`);
+      if (!node) continue;
+      node.classList.toggle("unused", unused);
+      let note = node.querySelector(".unused-note");
+      if (!note) {
+        note = el("span", { class: "help unused-note", text: "not used: auto solved this battle exactly" });
+        node.append(note);
+      }
+      note.hidden = !unused;
+    }
+  }
+
+  function renderAll(data, ms) {
     $("#error").hidden = true;
     $("#results").classList.remove("stale");
+    clearResults();
     const exact = data.method === "exact";
-    const how = exact ? "exact" : `Monte Carlo, ${data.trials.toLocaleString("en")} trials, seed ${data.seed}`;
-    $("#summary").replaceChildren(
-      el("strong", { text: `${data.rules}: ` }), `${data.attacker}  attacking  ${data.defender}`,
-      el("br"), el("span", { class: "method", id: "method", "data-value": data.method,
-        text: `method: ${how} \u2014 solved in ${(1000 * data.elapsed_s).toFixed(1)} ms, answered in ${ms} ms` }));
+    if (Array.isArray(data.plans)) return renderPlan(data, ms);
+    if ("expected_damage" in data) return renderRaid(data, ms, exact);
+    $("#summary").replaceChildren(...battleWords(data), el("br"), methodWords(data, ms));
+    if (Array.isArray(data.waves)) return renderWaves(data, exact);
+    const parts = [["attacker wins", data.attacker_win, "attacker"],
+                   ["defender wins", data.defender_win, "defender"]];
+    if (data.draw > 0) parts.push(["draw", data.draw]);
+    if (!data.sea && data.takes_territory !== undefined && data.takes_territory !== data.attacker_win) {
+      parts.push(["takes the territory", data.takes_territory]);
+    }
+    headline(parts);
     renderOutcomes(data, exact);
     renderNumbers(data, exact);
     renderSurvivors(data);
+    renderCumulative(data.distributions);
     renderStates(data.distributions);
     renderCharts(data);
+  }
+
+  // "keeps at least N units": P(units left >= N), from each side's law of units left
+  function atLeast(pairs) {
+    if (!pairs || !pairs.length) return [];
+    const top = Math.max(...pairs.map(([n]) => n));
+    const out = [];
+    for (let n = 1; n <= top; n++) {
+      out.push([n, pairs.filter(([m]) => m >= n).reduce((t, [, p]) => t + p, 0)]);
+    }
+    return out;
+  }
+
+  function renderCumulative(laws) {
+    const a = atLeast(laws && laws.attacker && laws.attacker.units_left);
+    const d = atLeast(laws && laws.defender && laws.defender.units_left);
+    const top = Math.max(a.length, d.length);
+    if (!top) return;
+    const cell = (rows, n, side) => (rows[n - 1]
+      ? el("td", { "data-key": `${side}_keeps_at_least.${n}`, "data-value": String(rows[n - 1][1]),
+                   text: pct(rows[n - 1][1]) }) : el("td", { text: "\u2013" }));
+    const rows = [];
+    for (let n = 1; n <= top; n++) {
+      rows.push(el("tr", {}, el("td", { text: `${n}` }), cell(a, n, "attacker"), cell(d, n, "defender")));
+    }
+    $("#cumulative").replaceChildren(el("tr", {}, el("th", { text: "at least N units left" }),
+      el("th", { text: "attacker" }), el("th", { text: "defender" })), ...rows);
+  }
+
+  function renderRaid(data, ms, exact) {
+    $("#summary").replaceChildren(el("strong", { text: `${data.rules}: ` }),
+      `${data.attacker} raiding${data.facility ? ` a ${data.facility} facility` : ""}` +
+      `${data.target_value !== null && data.target_value !== undefined ? ` (production ${data.target_value})` : ""}` +
+      `${data.defender && data.defender !== "nothing" ? `, intercepted by ${data.defender}` : ""}`,
+      data.dice === "low_luck" ? el("strong", { text: " \u2014 low luck" }) : null,
+      el("br"), methodWords(data, ms));
+    $("#headline").replaceChildren("expected damage ",
+      el("strong", { class: "attacker", text: fixed(data.expected_damage, 2) }),
+      ` IPC \u00b7 bombers lost ${fixed(data.attacker_ipc_loss, 1)} IPC`);
+    $("#glance").hidden = true;
+    renderNumbers(data, exact);
+    renderSurvivors(data);
+    const law = Object.entries(data.damage_distribution || {}).map(([k, p]) => [Number(k), p]);
+    $("#charts").replaceChildren(chart("Damage", [{ name: "damage", color: "attacker", pairs: law }],
+      "damage (IPC)"), chart("Damage at least", [{ name: "damage", color: "attacker",
+      pairs: law.map(([v]) => [v, law.filter(([w]) => w >= v).reduce((t, [, p]) => t + p, 0)]) }],
+      "damage at least (IPC)"));
+  }
+
+  function renderPlan(data, ms) {
+    const best = data.plans[0];
+    const side = data.mode === "defend" ? "defender" : "attacker";
+    $("#summary").replaceChildren(el("strong", { text: `${data.rules}: ` }),
+      `${data.mode === "defend" ? "defending against" : "attacking"} ${data.opponent}, ` +
+      `from ${data.pool}; goal ${data.goal.join(", ")}, least ${data.objective}`,
+      el("br"), el("span", { class: "method", id: "method", "data-value": data.method,
+        text: `method: ${data.method}${data.seed_text ? `, seed ${data.seed_text}` : ""} \u2014 ` +
+          `${data.solves} of ${data.forces} forces solved in ${(1000 * data.elapsed_s).toFixed(0)} ms, answered in ${ms} ms` }));
+    if (!best) {
+      $("#headline").replaceChildren(el("strong", { text: "no force from the pool meets the goal" }));
+      $("#glance").hidden = true;
+    } else {
+      $("#headline").replaceChildren("best: ", el("strong", { class: side, text: best.addition }),
+        ` (${best.cost} IPC) \u00b7 takes the territory ${pct(best.takes_territory)}`);
+      headlineBar(best);
+    }
+    const head = ["#", "from the pool", "IPC", "wins", "takes", "IPC lost", "swing"];
+    $("#plans").replaceChildren(el("h2", { text: "Plans" }), el("table", { class: "plans", id: "plan-table" },
+      el("tr", {}, ...head.map((h) => el("th", { text: h }))),
+      ...data.plans.map((p, i) => el("tr", { "data-addition": p.addition },
+        el("td", { text: String(i + 1) }), el("td", { text: p.addition }), el("td", { text: String(p.cost) }),
+        el("td", { text: pct(p.attacker_win) }), el("td", { text: pct(p.takes_territory) }),
+        el("td", { text: fixed(p.attacker_ipc_loss, 2) }), el("td", { text: signed(p.tuv_swing, 2) })))));
+  }
+
+  function headlineBar(result) {
+    const bar = $("#glance");
+    const cells = [["attacker_win", result.attacker_win], ["rest", 1 - result.attacker_win - result.defender_win],
+                   ["defender_win", result.defender_win]].map(([cls, p]) => {
+      const cell = el("span", { class: cls });
+      cell.style.width = `${100 * Math.max(0, p)}%`;
+      return cell;
+    });
+    bar.replaceChildren(...cells);
+    bar.hidden = false;
+  }
+
+  function renderWaves(data, exact) {
+    const parts = [["takes the territory", data.takes_territory, "attacker"]];
+    if (typeof data.holds === "number") parts.push(["holds it after the counter-attack", data.holds]);
+    headline(parts);
+    const rows = [];
+    for (const [key, label] of [["takes_territory", "takes territory"],
+      ["defender_eliminated", "defender eliminated"], ["holds", "holds after the counter-attack"]]) {
+      if (typeof data[key] !== "number") continue;
+      const bar = el("div", { class: "bar" });
+      const fill = el("div", { class: "fill takes_territory" });
+      fill.style.width = `${100 * data[key]}%`;
+      bar.append(fill);
+      rows.push(el("tr", { "data-key": key, "data-value": String(data[key]) },
+        el("td", { class: "label", text: label }), el("td", {}, bar),
+        el("td", { class: "value", text: pct(data[key]) }), el("td", { class: "ci" })));
+    }
+    $("#outcomes").replaceChildren(...rows);
+    renderNumbers(data, exact);
+    const head = ["wave", "army", "sent", "attacker wins", "takes territory", "taken after"];
+    const waves = data.waves.map((w, i) => el("tr", {}, el("td", { text: String(i + 1) }),
+      el("td", { text: w.attacker }), el("td", { text: pct(w.sent) }), el("td", { text: pct(w.attacker_win) }),
+      el("td", { text: pct(w.takes_territory) }), el("td", { text: pct(w.taken_after) })));
+    const counter = data.counterattack;
+    $("#plans").replaceChildren(el("h2", { text: "Waves" }), el("table", { class: "plans", id: "wave-table" },
+      el("tr", {}, ...head.map((h) => el("th", { text: h }))), ...waves),
+      counter ? el("p", { id: "counterattack", text: `counter-attack by ${counter.attacker}: ` +
+        `fights ${pct(counter.fights)}, retakes ${pct(counter.retakes)}` }) : null);
   }
 
   function renderOutcomes(data, exact) {
@@ -446,7 +784,9 @@
     // result fields this page does not know yet (planner fields, raids, ...) still show
     const known = new Set([...spec.outcomes.map((o) => o[0]), ...spec.options.map((o) => o.name),
       ...Object.keys(spec.army_labels), "rules", "method", "trials", "seed", "sea",
-      "elapsed_s", "pruned", "stderr", "ci95", "distributions"]);
+      "elapsed_s", "pruned", "stderr", "ci95", "distributions", "seed_text", "waves",
+      "counterattack", "attacker_keeps_at_least", "likely_outcomes", "damage_distribution",
+      "target_value", "facility", "aa_fires", "solves"]);
     const short = (v) => Number(v.toPrecision(6)).toString();
     for (const [key, value] of Object.entries(data)) {
       if (shown.has(key) || known.has(key) || key.endsWith("_survivors")) continue;
@@ -457,8 +797,14 @@
         ? Object.entries(value) : [];
       if (entries.length && entries.every(([, v]) => typeof v === "number")) {
         shown.add(key);
-        items.push(el("dt", { text: key.replace(/_/g, " ") }), el("dd", { "data-key": key,
-          text: entries.map(([k, v]) => `${k.replace(/_/g, " ")}: ${short(v)}`).join(", ") }));
+        // percentiles as words: "10% lose at most 6" reads better than p10
+        const percentiles = key.endsWith("_percentiles");
+        const what = percentiles ? key.replace(/_percentiles$/, "").replace(/_/g, " ")
+          .replace(/^(attacker|defender) ipc loss$/, "IPC lost, $1") : key.replace(/_/g, " ");
+        const label = percentiles ? `${what} (percentiles)` : what;
+        const word = (k) => (/^p\d+$/.test(k) ? `${k.slice(1)}th percentile` : k.replace(/_/g, " "));
+        items.push(el("dt", { text: label }), el("dd", { "data-key": key,
+          text: entries.map(([k, v]) => `${word(k)}: ${short(v)}`).join(", ") }));
       }
     }
     $("#numbers").replaceChildren(...items);
@@ -480,7 +826,8 @@
   function renderStates(laws) {
     const blocks = [];
     for (const side of ["attacker", "defender"]) {
-      const top = (laws && laws[side] && laws[side].top) || [];
+      const top = ((laws && laws[side] && laws[side].top) || [])
+        .filter((s) => s.probability >= SHOWN_STATE);
       if (!top.length) continue;
       blocks.push(el("h3", { class: side, text: side }), el("ol", {}, ...top.map((s) =>
         el("li", {}, el("span", { class: "p", text: pct(s.probability) }),
@@ -499,6 +846,9 @@
     if (a.units_left || d.units_left) {
       charts.push(chart("Attacker survivors", [{ name: "attacker", color: "attacker", pairs: a.units_left }], "units left"));
       charts.push(chart("Defender survivors", [{ name: "defender", color: "defender", pairs: d.units_left }], "units left"));
+      charts.push(chart("Keeps at least N units", [
+        { name: "attacker", color: "attacker", pairs: atLeast(a.units_left) },
+        { name: "defender", color: "defender", pairs: atLeast(d.units_left) }], "at least N units left"));
     }
     charts.push(chart(labels.ipc_lost === "IPC lost" ? "IPC lost" : labels.ipc_lost,
       [{ name: "attacker", color: "attacker", pairs: a.ipc_lost }, { name: "defender", color: "defender", pairs: d.ipc_lost }],
@@ -577,7 +927,8 @@
     series.forEach((s, i) => {
       for (const [v, p] of s.pairs) {
         const rect = svg("rect", { x: x(v) - group / 2 + i * barW, y: y(p), width: barW,
-                                   height: Math.max(0, T + plotH - y(p)), fill: COLORS[s.color] || "#7f8c8d" });
+                                   height: Math.max(0, T + plotH - y(p)),
+                                   class: s.color in COLORS ? s.color : "neutral" });
         const range = step > 1 && distinct.length > 60 ? `${v} to ${v + step}` : `${v}`;
         rect.append(svg("title", {}, `${s.name} ${range}: ${pct(p)}`));
         root.append(rect);
@@ -601,6 +952,83 @@
         [el("span", { class: s.color, text: `\u25a0 ${s.name}` }), " "])));
     }
     return box;
+  }
+
+  // ------------------------------------------------------------------ history, swap, copy
+
+  function readHistory() {
+    try {
+      const list = JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]");
+      return Array.isArray(list) ? list.filter((h) => h && typeof h.query === "string") : [];
+    } catch (error) {
+      return [];
+    }
+  }
+
+  // the recent battles, kept in this browser only (localStorage), newest first
+  function remember(data) {
+    const query = pageQuery().toString();
+    let text = `${data.rules}: ${data.attacker || data.pool || ""} vs ${data.defender || data.opponent || ""}`;
+    if (typeof data.attacker_win === "number") text += ` \u2014 attacker wins ${pct(data.attacker_win)}`;
+    else if (typeof data.takes_territory === "number") text += ` \u2014 takes ${pct(data.takes_territory)}`;
+    else if (typeof data.expected_damage === "number") text += ` \u2014 damage ${fixed(data.expected_damage, 2)}`;
+    else if (Array.isArray(data.plans)) text = `plan: ${text}`;
+    const list = [{ query, text }, ...readHistory().filter((h) => h.query !== query)].slice(0, HISTORY_SIZE);
+    try { localStorage.setItem(HISTORY_KEY, JSON.stringify(list)); } catch (error) { /* full */ }
+    showHistory(list);
+  }
+
+  function showHistory(list = readHistory()) {
+    const box = $("#history");
+    if (!list.length) { box.replaceChildren(); return; }
+    box.replaceChildren(el("h2", { text: "Recent battles" }), el("ol", {}, ...list.map((h) =>
+      el("li", {}, el("a", { href: `${location.pathname}?${h.query}`, text: h.text,
+        onclick: (e) => {
+          e.preventDefault();
+          readQuery(`?${h.query}`);
+          buildForm();
+          changed();
+        } })))),
+      el("button", { type: "button", id: "forget", text: "forget these",
+        onclick: () => { localStorage.removeItem(HISTORY_KEY); showHistory([]); } }));
+  }
+
+  const SIDES = [["attacker", "defender"], ["attacker_tech", "defender_tech"],
+                 ["attacker_ool", "defender_ool"], ["attacker_submerge", "defender_submerge"],
+                 ["attacker_level", "defender_level"]];
+
+  // the defender attacks, the attacker defends (units the new attacker cannot attack with,
+  // such as AA guns, stay out of its steppers and are dropped)
+  function swapSides() {
+    const a = state.armies.attacker || {};
+    state.armies.attacker = state.armies.defender || {};
+    state.armies.defender = a;
+    const raw = state.raw;
+    state.raw = {};
+    if (raw.attacker !== undefined) state.raw.defender = raw.attacker;
+    if (raw.defender !== undefined) state.raw.attacker = raw.defender;
+    for (const [x, y] of SIDES.slice(1)) {
+      [state.options[x], state.options[y]] = [state.options[y], state.options[x]];
+    }
+    const offered = edition().roles[state.kind] || {};
+    for (const role of ["attacker", "defender"]) {
+      const names = new Set(offered[role] || []);
+      const counts = state.armies[role];
+      for (const name of Object.keys(counts)) if (!names.has(name)) delete counts[name];
+    }
+    buildForm();
+    changed();
+  }
+
+  async function copyLink() {
+    const url = location.href;
+    try {
+      await navigator.clipboard.writeText(url);
+      $("#status").textContent = "link copied";
+    } catch (error) {
+      $("#status").textContent = "copy the address bar's link (the browser did not allow copying)";
+    }
+    $("#copy").dataset.copied = url;
   }
 
   // ------------------------------------------------------------------ start
@@ -627,6 +1055,10 @@
       buildForm();
       changed();
     });
+    $("#swap").addEventListener("click", swapSides);
+    $("#copy").addEventListener("click", copyLink);
+    $("#share").addEventListener("click", (e) => { e.preventDefault(); copyLink(); });
+    showHistory();
     $("#clear").addEventListener("click", () => {
       state.armies = {};
       state.raw = {};
