@@ -33,9 +33,12 @@ I_DEFENCELESS = 128  # the other units left are all defenceless (lost without di
 I_TRANSPORTS = 256  # the other units left are all transports
 I_SUBMERGED = 512  # the subs left have submerged
 I_IN_BATTLE = I_SUBS | I_AIR | I_OTHER
-# blocks int64[B, BLOCK_COLS]: first flat state, radix (steps + 1) of each category
-B_OFFSET, B_RADIX_S, B_RADIX_A, B_RADIX_N = range(4)
-BLOCK_COLS = 4
+# blocks int64[B, BLOCK_COLS]: first flat state, radix (steps + 1) of each category, kind:
+# BLOCK_START (a force the battle may start with) or BLOCK_STAYERS (the units left behind by a
+# partial retreat, which no battle starts in: they carry on where the retreat left them)
+B_OFFSET, B_RADIX_S, B_RADIX_A, B_RADIX_N, B_KIND = range(5)
+BLOCK_COLS = 5
+BLOCK_START, BLOCK_STAYERS = 0, 1
 # rows int64[R, ROW_COLS], per category step: most hits, rank of the next casualty in the
 # side's order of losses, the range of hit counts the exact solver keeps, and the low-luck
 # strength of what is left of the category (the sum of its dice values)
@@ -61,8 +64,15 @@ STRIKE_NEVER, STRIKE_ALWAYS, STRIKE_UNLESS_DESTROYER = 0, 1, 2
 SUBMERGE_END_OF_ROUND, SUBMERGE_BEFORE_FIRE, SUBMERGE_NEVER = 0, 1, 2
 POLICY_NEVER, POLICY_ONLY_SUBS, POLICY_FIRST_CHANCE = 0, 1, 2
 
-# Retreat policy, int64[5]: ACTIVE (0/1), AFTER (retreat after this round; 0 = no), WHEN_LEFT
-# (with this many attacking units or fewer; -1 = no), ONLY_AIR (0/1: once no land unit is
-# left), STRAFE (once the defender has this many units or fewer; -1 = no).  A win-probability
-# threshold comes separately (below < 0: none).
-R_ACTIVE, R_AFTER, R_WHEN_LEFT, R_ONLY_AIR, R_STRAFE = range(5)
+# Retreat policy, int64[RETREAT_COLS] (RT_, not to be confused with the rows' R_ columns):
+# ACTIVE (0/1), AFTER (retreat after this round; 0 = no), WHEN_LEFT (with this many attacking
+# units or fewer; NO_LIMIT = no), ONLY_AIR (0/1: once no land unit is left), STRAFE (once the
+# defender has this many units or fewer; NO_LIMIT = no).  A win-probability threshold comes
+# separately (NO_THRESHOLD: none), and where each state's units go on after a retreat:
+# the first state of their stayers' block, or FULL_RETREAT (every unit withdraws).
+RT_ACTIVE, RT_AFTER, RT_WHEN_LEFT, RT_ONLY_AIR, RT_STRAFE = range(5)
+RETREAT_COLS = 5
+NO_LIMIT = -1
+NO_THRESHOLD = -1.0
+FULL_RETREAT = -1
+NO_STATE = -1  # "none": no stayers' state after a retreat; a state not in a sparse list

@@ -19,21 +19,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..results import FinalLaw, swing_of_joint
 from . import jit
 from .common import (
     ATTACKER_WIN,
+    B_KIND,
     B_OFFSET,
     B_RADIX_A,
     B_RADIX_N,
     B_RADIX_S,
+    BLOCK_STAYERS,
     CONTINUE,
+    FULL_RETREAT,
     N_OUTCOMES,
-    R_ACTIVE,
-    R_AFTER,
     R_HI,
     R_LO,
     R_STRENGTH,
     RETREAT,
+    RT_ACTIVE,
+    RT_AFTER,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
     RU_DIE,
@@ -91,7 +95,7 @@ def _enter(ast, dst, rules, a, d, rounds_played, check_retreat, retreat, below, 
         return MOVE, a2, d2, outcome
     if outcome != CONTINUE:
         return END, a, d, outcome
-    if check_retreat and rounds_played > 0 and retreat[R_ACTIVE] == 1 and should_retreat(
+    if check_retreat and rounds_played > 0 and retreat[RT_ACTIVE] == 1 and should_retreat(
             a, d, rounds_played, retreat, below, ast, dst, win_value):
         return END, a, d, RETREAT
     timing = rules[RU_SUBMERGE]
@@ -352,7 +356,7 @@ def _scratch(n_a, n_d):
 def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, transfer, out):
     """The battle ends in (a, d); a partial retreat (remainder[a] >= 0) instead sends the mass
     to the start of the stayers' block, solved afterwards."""
-    if outcome == RETREAT and remainder[a] >= 0:
+    if outcome == RETREAT and remainder[a] != FULL_RETREAT:
         transfer[ast[remainder[a], S_BLOCK], d] += m
     else:
         _finish(outcome, m, a, d, rounds, ast, out)
@@ -365,7 +369,8 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
     battle starts in; 1: blocks of the units that stay after a partial retreat)."""
     ast, dst = A[0], D[0]
     base = ab[b, B_OFFSET]
-    if (a_start[base] > 0.0) != (phase == 0) or (phase == 1 and not transfer[b].any()):
+    if (ab[b, B_KIND] == BLOCK_STAYERS) != (phase == 1) or (
+            phase == 1 and not transfer[b].any()):
         return
     rounds_hist = out[5]
     n_d = dst.shape[0]
@@ -476,7 +481,7 @@ def _win_values(A, D, rules, retreat, below, win_value, remainder, out, value, s
             value[a, d] = fight
             if kind != END and should_retreat(a, d, 1, retreat, below, ast, dst, win_value):
                 # a full retreat wins nothing; after a partial one the stayers fight on
-                value[a, d] = value[remainder[a], d] if remainder[a] >= 0 else 0.0
+                value[a, d] = value[remainder[a], d] if remainder[a] != FULL_RETREAT else 0.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -581,7 +586,7 @@ def _stacks(compiled, joint: bool, rounds_bins: int, rows: int):
 
 
 def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
-              progress=None) -> dict:
+              progress=None) -> FinalLaw:
     """Exact outcome probabilities and final-state laws of a compiled battle.
 
     rounds_bins > 1: also the law of the number of rounds (the first rounds_bins - 1 rounds are
@@ -594,7 +599,7 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
         progress(0, 0, "exact solve")
     att, dfn = compiled.attacker, compiled.defender
     retreat = compiled.retreat_tables()
-    explicit = max(rounds_bins - 1, int(retreat.vector[R_AFTER]), 1)
+    explicit = max(rounds_bins - 1, int(retreat.vector[RT_AFTER]), 1)
     joint = att.n_states * dfn.n_states <= JOINT_LIMIT
     n_blocks = len(att.blocks)
     parallel = jit.is_compiled() and n_blocks > 1 and seconds > PARALLEL_SECONDS
@@ -605,7 +610,7 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
             stacks, explicit, TRANSITION_EPS, STATE_EPS)
     # blocks the battle starts in, then (where a partial retreat may leave units behind) the
     # blocks of the stayers
-    for phase in range(2 if (retreat.remainder_start >= 0).any() else 1):
+    for phase in range(2 if compiled.has_partial_retreat else 1):
         if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
             group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
             for first in range(0, n_blocks, group):
@@ -617,13 +622,11 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
     # rows added in a fixed order: the same sums whatever the thread count
     outcomes, a_final, d_final, joint_law, totals, rounds_hist = stacks
     totals = totals.sum(axis=0)
-    return {
-        "outcomes": outcomes.sum(axis=0),
-        "takes": totals[2],
-        "a_final": a_final,
-        "d_final": d_final.sum(axis=0),
-        "joint": joint_law if joint else None,
-        "mean_rounds": totals[0],
-        "pruned": max(0.0, float(totals[1])),
-        "rounds_hist": rounds_hist.sum(axis=0) if rounds_bins > 1 else None,
-    }
+    swing = swing_of_joint(joint_law, att.ipc_lost, dfn.ipc_lost) if joint else None
+    return FinalLaw(
+        total=1.0, trials=None, outcomes=outcomes.sum(axis=0), takes=totals[2],
+        a_final=a_final, d_final=d_final.sum(axis=0), mean_rounds=float(totals[0]),
+        rounds_hist=rounds_hist.sum(axis=0) if rounds_bins > 1 else None, swing=swing,
+        swing_sum=0.0 if swing is None else float(swing[0] @ swing[1]),
+        swing_sq_sum=0.0 if swing is None else float((swing[0] * swing[0]) @ swing[1]),
+        pruned=max(0.0, float(totals[1])))

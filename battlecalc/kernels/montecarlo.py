@@ -13,16 +13,19 @@ import types
 
 import numpy as np
 
+from ..results import FinalLaw
 from . import jit
 from . import rules as round_model
 from .common import (
     CONTINUE,
+    FULL_RETREAT,
     N_OUTCOMES,
+    NO_STATE,
     POLICY_NEVER,
-    R_ACTIVE,
     R_STRENGTH,
     R_TOP,
     RETREAT,
+    RT_ACTIVE,
     RU_A_POLICY,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
@@ -217,7 +220,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d,
     outcome, a, d = _walk_settle(ast, a, dst, d)
     rounds = 0
     bombard = rules[RU_BOMBARD] == 1
-    watch = retreat[R_ACTIVE] == 1
+    watch = retreat[RT_ACTIVE] == 1
     while outcome == CONTINUE:
         rounds += 1
         bits, state = next_bits(state)
@@ -233,7 +236,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d,
         if outcome == CONTINUE and watch:
             outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat, below,
                                                    win_value, remainder, round_model.FLAGS[0])
-            if stayers >= 0:
+            if stayers != NO_STATE:
                 a_end = stayers + ast[stayers, S_OTHER]
     return outcome, a, d, rounds, state
 
@@ -242,12 +245,12 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d,
 def _retreat_step(ast, a, dst, d, rounds, retreat, below, win_value, remainder, air_always):
     """The attacker's retreat decision after a round both sides survived: (outcome, a, d,
     stayers), stayers the state the units that stay after a partial retreat start in (they
-    fight on), else -1."""
+    fight on), else NO_STATE."""
     if not round_model.should_retreat(a, d, rounds, retreat, below, ast, dst, win_value):
-        return CONTINUE, a, d, -1
+        return CONTINUE, a, d, NO_STATE
     stayers = remainder[a]
-    if stayers < 0:
-        return RETREAT, a, d, -1
+    if stayers == FULL_RETREAT:
+        return RETREAT, a, d, NO_STATE
     outcome, a, d = round_model.settle(ast, stayers, dst, d, air_always)
     return outcome, a, d, stayers
 
@@ -300,7 +303,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
             outcome = RETREAT
             break
         outcome, a, d = _settled(ast, a, dst, d, air_always)
-        if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
+        if outcome == CONTINUE and retreat[RT_ACTIVE] == 1:
             outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, below,
                                              win_value, remainder, air_always)
     return outcome, a, d, rounds, state
@@ -402,8 +405,9 @@ def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return states, cdf
 
 
-def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
-    """Monte Carlo aggregates of a compiled battle (compile.CompiledBattle): integer counts.
+def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw:
+    """Monte Carlo law of a compiled battle (compile.CompiledBattle): integer counts out of
+    `trials`.
 
     progress(done, total, what) is called after every kernel call.
     """
@@ -448,8 +452,11 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
         if progress is not None:
             progress(done, trials, "trials")
     swing = np.arange(len(totals["swing_hist"]), dtype=np.float64) - swing_offset
-    raw = {key: (int(v) if v.ndim == 0 else v) for key, v in totals.items()}
-    raw["swing_offset"] = -swing_offset
-    raw["swing_sum"] = float(totals["swing_hist"] @ swing)
-    raw["swing_sq_sum"] = float(totals["swing_hist"] @ (swing * swing))
-    return raw
+    swing_hist = totals["swing_hist"]
+    return FinalLaw(
+        total=float(trials), trials=trials, outcomes=totals["outcomes"],
+        takes=int(totals["takes"]), a_final=totals["a_final"], d_final=totals["d_final"],
+        mean_rounds=int(totals["rounds_sum"]) / float(trials), rounds_hist=totals["rounds_hist"],
+        swing=(np.arange(len(swing_hist), dtype=np.int64) - swing_offset, swing_hist),
+        swing_sum=float(swing_hist @ swing), swing_sq_sum=float(swing_hist @ (swing * swing)),
+        pruned=0.0)

@@ -32,16 +32,18 @@ from .common import (
     I_SUBS,
     I_SUBS_FIRE,
     I_TRANSPORTS,
+    NO_LIMIT,
     NO_RANK,
+    NO_THRESHOLD,
     POLICY_FIRST_CHANCE,
     POLICY_NEVER,
-    R_ACTIVE,
-    R_AFTER,
-    R_ONLY_AIR,
     R_RANK,
-    R_STRAFE,
-    R_WHEN_LEFT,
     RETREAT,
+    RT_ACTIVE,
+    RT_AFTER,
+    RT_ONLY_AIR,
+    RT_STRAFE,
+    RT_WHEN_LEFT,
     RU_A_POLICY,
     RU_A_STRIKE,
     RU_AIR_ALWAYS,
@@ -228,17 +230,17 @@ def should_retreat(a, d, rounds, retreat, below, ast, dst, win_value):
     rounds: rounds fought so far; retreat int64[5] (kernels/common.py), below: win-probability
     threshold (< 0: none) against win_value[a, d], the attacker's chance if it fights on.
     """
-    if retreat[R_ACTIVE] == 0 or ast[a, S_MAY_RETREAT] == 0:
+    if retreat[RT_ACTIVE] == 0 or ast[a, S_MAY_RETREAT] == 0:
         return False
-    if retreat[R_AFTER] > 0 and rounds >= retreat[R_AFTER]:
+    if retreat[RT_AFTER] > 0 and rounds >= retreat[RT_AFTER]:
         return True
-    if retreat[R_WHEN_LEFT] >= 0 and ast[a, S_UNITS] <= retreat[R_WHEN_LEFT]:
+    if retreat[RT_WHEN_LEFT] != NO_LIMIT and ast[a, S_UNITS] <= retreat[RT_WHEN_LEFT]:
         return True
-    if retreat[R_ONLY_AIR] == 1 and ast[a, S_HAS_LAND] == 0:
+    if retreat[RT_ONLY_AIR] == 1 and ast[a, S_HAS_LAND] == 0:
         return True
-    if retreat[R_STRAFE] >= 0 and dst[d, S_UNITS] <= retreat[R_STRAFE]:
+    if retreat[RT_STRAFE] != NO_LIMIT and dst[d, S_UNITS] <= retreat[RT_STRAFE]:
         return True
-    return below >= 0.0 and win_value[a, d] < below
+    return below != NO_THRESHOLD and win_value[a, d] < below
 
 
 @kernel
