@@ -45,6 +45,7 @@ from .common import (
     SUBMERGE_NEVER,
 )
 from .jit import kernel
+from .tables import McBattle, McOut, McSide, retreat_tables
 
 
 def _inlined(function):
@@ -210,45 +211,47 @@ def _walk_settle(ast, a, dst, d):
 
 
 @kernel
-def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d, bombard_cdf,
-                retreat, below, win_value, remainder, state):
-    """One battle of two single walks (land; row = state index): returns (outcome, a, d,
-    rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
-    settle is skipped while both states are free (compile.Sampler)."""
+def _trial_walk(battle, a, d, state):
+    """One battle of two single walks (land; row = state index; battle: tables.McBattle):
+    returns (outcome, a, d, rounds, random state).  A round is one 64-bit draw, a word for
+    each side's alias table; settle is skipped while both states are free (compile.Sampler)."""
+    ast, ar, ath, aal, afree = battle.att
+    dst, dr, dth, dal, dfree = battle.dfn
+    rules, retreat = battle.rules, battle.retreat
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = _walk_settle(ast, a, dst, d)
     rounds = 0
     bombard = rules[RU_BOMBARD] == 1
-    watch = retreat[RT_ACTIVE] == 1
+    watch = retreat.policy[RT_ACTIVE] == 1
     while outcome == CONTINUE:
         rounds += 1
         bits, state = next_bits(state)
         a_hits = _alias(ath, aal, ar, a, bits >> np.uint64(32))
         d_hits = _alias(dth, dal, dr, d, bits & _LOW)
         if bombard and rounds == 1:
-            bombard_hits, state = _pick(bombard_cdf, state)
+            bombard_hits, state = _pick(battle.bombard_cdf, state)
             a_hits += bombard_hits
         d = min(d + a_hits, d_end)
         a = min(a + d_hits, a_end)
         if afree[a] & dfree[d] == 0:
             outcome, a, d = _walk_settle(ast, a, dst, d)
         if outcome == CONTINUE and watch:
-            outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat, below,
-                                                   win_value, remainder, round_model.FLAGS[0])
+            outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat,
+                                                   round_model.FLAGS[0])
             if stayers != NO_STATE:
                 a_end = stayers + ast[stayers, S_OTHER]
     return outcome, a, d, rounds, state
 
 
 @kernel
-def _retreat_step(ast, a, dst, d, rounds, retreat, below, win_value, remainder, air_always):
-    """The attacker's retreat decision after a round both sides survived: (outcome, a, d,
-    stayers), stayers the state the units that stay after a partial retreat start in (they
-    fight on), else NO_STATE."""
-    if not round_model.should_retreat(a, d, rounds, retreat, below, ast, dst, win_value):
+def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
+    """The attacker's retreat decision (retreat: tables.RetreatTables) after a round both sides
+    survived: (outcome, a, d, stayers), stayers the state the units that stay after a partial
+    retreat start in (they fight on), else NO_STATE."""
+    if not round_model.should_retreat(a, d, rounds, retreat, ast, dst):
         return CONTINUE, a, d, NO_STATE
-    stayers = remainder[a]
+    stayers = retreat.remainder[a]
     if stayers == FULL_RETREAT:
         return RETREAT, a, d, NO_STATE
     outcome, a, d = round_model.settle(ast, stayers, dst, d, air_always)
@@ -256,10 +259,13 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, below, win_value, remainder, 
 
 
 @kernel
-def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retreat, below,
-           win_value, remainder, state):
-    """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
-    random state)."""
+def _trial(battle, a, d, state):
+    """One battle in the general round model (kernels/rules.py; battle: tables.McBattle):
+    (outcome, a, d, rounds, random state)."""
+    A, D = battle.att, battle.dfn
+    ast, ar, ath, aal = A.states, A.rows, A.thresh, A.alias
+    dst, dr, dth, dal = D.states, D.rows, D.thresh, D.alias
+    rules, retreat = battle.rules, battle.retreat
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
     timing = rules[RU_SUBMERGE]
@@ -290,12 +296,12 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
         fd = d if round_model.fires_back(dst, d, rules) else d1
         a_air_subs = round_model.air_on_subs(ast, fa, rules)
         d_air_subs = round_model.air_on_subs(dst, fd, rules)
-        hs_a, ha_a, hg_a, state = _general_hits(ast, ar, ath, aal, fa, a_strike,
-                                                dst[d1, S_INFO], a_air_subs, rules, state)
-        hs_d, ha_d, hg_d, state = _general_hits(dst, dr, dth, dal, fd, d_strike,
-                                                ast[a1, S_INFO], d_air_subs, rules, state)
+        hs_a, ha_a, hg_a, state = _general_hits(A, fa, a_strike, dst[d1, S_INFO], a_air_subs,
+                                                rules, state)
+        hs_d, ha_d, hg_d, state = _general_hits(D, fd, d_strike, ast[a1, S_INFO], d_air_subs,
+                                                rules, state)
         if rounds == 1 and rules[RU_BOMBARD] == 1:  # shore bombardment: at non-air units
-            h, state = _pick(bombard_cdf, state)
+            h, state = _pick(battle.bombard_cdf, state)
             hs_a += h
         d = round_model.assign(dst, dr, d1, hs_a, ha_a, hg_a, a_air_subs)
         a = round_model.assign(ast, ar, a1, hs_d, ha_d, hg_d, d_air_subs)
@@ -303,16 +309,17 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
             outcome = RETREAT
             break
         outcome, a, d = _settled(ast, a, dst, d, air_always)
-        if outcome == CONTINUE and retreat[RT_ACTIVE] == 1:
-            outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, below,
-                                             win_value, remainder, air_always)
+        if outcome == CONTINUE and retreat.policy[RT_ACTIVE] == 1:
+            outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     return outcome, a, d, rounds, state
 
 
 @kernel
-def _general_hits(xst, xr, xth, xal, x, struck, y_info, air_subs, rules, state):
-    """(sub hits, air hits, other hits, state) of a side's general fire at an enemy with
-    state flags y_info.  Subs that struck in the opening step do not fire again."""
+def _general_hits(side, x, struck, y_info, air_subs, rules, state):
+    """(sub hits, air hits, other hits, state) of a side's general fire (side: tables.McSide)
+    at an enemy with state flags y_info.  Subs that struck in the opening step do not fire
+    again."""
+    xst, xr, xth, xal = side.states, side.rows, side.thresh, side.alias
     subs_fire = not struck and xst[x, S_SUBS] > 0
     if rules[RU_LOW_LUCK] == 1:
         groups = round_model.fire_groups(xr[xst[x, S_ROW_S], R_STRENGTH] if subs_fire else 0,
@@ -340,26 +347,23 @@ def _low_luck(strength, die, state):
 
 
 @kernel
-def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_value,
-           remainder, out, swing_offset):
-    """Play `trials` battles on one splitmix64 stream (seed) into one row of the outputs."""
-    ast, ar, ath, aal, afree = A
-    dst, dr, dth, dal, dfree = D
-    a_starts, a_start_cdf, d_starts, d_start_cdf = starts
+def _chunk(seed, trials, battle, out):
+    """Play `trials` battles (battle: tables.McBattle) on one splitmix64 stream (seed) into
+    one chunk's row of the outputs (tables.McOut)."""
+    ast, dst = battle.att.states, battle.dfn.states
+    a_starts, a_start_cdf = battle.a_starts, battle.a_start_cdf
+    d_starts, d_start_cdf = battle.d_starts, battle.d_start_cdf
     outcomes, taken, a_final, d_final, rounds_hist, rounds_sum, swing_hist = out
+    swing_offset = battle.swing_offset
     state = seed
-    simple = rules[RU_SIMPLE] == 1
+    simple = battle.rules[RU_SIMPLE] == 1
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
         if simple:
-            outcome, a, d, rounds, state = _trial_walk(
-                ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a_starts[i],
-                d_starts[j], bombard_cdf, retreat, below, win_value, remainder, state)
+            outcome, a, d, rounds, state = _trial_walk(battle, a_starts[i], d_starts[j], state)
         else:
-            outcome, a, d, rounds, state = _trial(
-                ast, ar, ath, aal, dst, dr, dth, dal, rules, a_starts[i], d_starts[j],
-                bombard_cdf, retreat, below, win_value, remainder, state)
+            outcome, a, d, rounds, state = _trial(battle, a_starts[i], d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             taken[0] += 1
@@ -371,30 +375,20 @@ def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_v
 
 
 @kernel(nogil=True)
-def _simulate_chunks(first, last, seeds, chunk_trials, A, D, rules, starts, bombard_cdf,
-                     retreat, below, win_value, remainder, outcomes, taken, a_final, d_final,
-                     rounds_hist, rounds_sum, swing_hist, swing_offset):
-    """Simulate chunks first..last-1 of trials, chunk c writing only to row c of each output.
-
-    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk; A, D: each side's states,
-    rows and cdf tables; starts: (a_starts[K], a_start_cdf[K], d_starts, d_start_cdf), each
-    side's possible start states and the running sums of their probabilities; bombard_cdf:
-    running sums of the law of shore-bombardment hits; retreat, below, win_value, remainder:
-    the attacker's retreat policy (compile.Retreat).  Outputs: outcomes[C, 5] counts, taken[C]
-    territory taken, a_final[C, Fa] / d_final[C, Fd] final states, rounds_hist[C, R] (last
-    bin: R-1 or more), rounds_sum[C], swing_hist[C, K] TUV swing in IPC + swing_offset.
-    """
+def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
+    """Simulate chunks first..last-1 of trials of a battle (tables.McBattle), chunk c writing
+    only to row c of each output (tables.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
+    trials per chunk."""
     for c in range(first, last):
-        _chunk(seeds[c], chunk_trials[c], A, D, rules, starts, bombard_cdf, retreat, below,
-               win_value, remainder, (outcomes[c], taken[c:c + 1], a_final[c], d_final[c],
-                                      rounds_hist[c], rounds_sum[c:c + 1], swing_hist[c]),
-               swing_offset)
+        _chunk(seeds[c], chunk_trials[c], battle,
+               McOut(out.outcomes[c], out.taken[c:c + 1], out.a_final[c], out.d_final[c],
+                     out.rounds_hist[c], out.rounds_sum[c:c + 1], out.swing_hist[c]))
 
 
-def _side_tables(side) -> tuple:
+def _side_tables(side) -> McSide:
     """A side's tables as the kernel takes them: states, rows and its Monte Carlo sampler."""
     sampler = side.sampler
-    return side.states, side.rows, sampler.thresh, sampler.alias, sampler.free
+    return McSide(side.states, side.rows, sampler.thresh, sampler.alias, sampler.free)
 
 
 def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -414,7 +408,6 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw
     jit.compiled()
     jit.compiling_notice(_simulate_chunks, progress)
     att, dfn = compiled.attacker, compiled.defender
-    retreat = compiled.retreat_tables()
     bombard_cdf = np.cumsum(compiled.bombardment.pmf)
     bombard_cdf[-1] = 1.0
     swing_offset = int(att.ipc_lost.max())
@@ -428,7 +421,9 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw
     chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
     seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
-    starts = (*_start_law(att.start), *_start_law(dfn.start))
+    battle = McBattle(_side_tables(att), _side_tables(dfn), compiled.rules,
+                      *_start_law(att.start), *_start_law(dfn.start), bombard_cdf,
+                      retreat_tables(compiled), swing_offset)
     most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
     per_call = min(most, jit.thread_count())
@@ -439,10 +434,8 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw
                 for key, shape in shapes.items()}
         call_started = time.perf_counter()
         jit.threads(_simulate_chunks, last - first, seeds[first:last],
-                    chunk_trials[first:last], _side_tables(att), _side_tables(dfn),
-                    compiled.rules, starts, bombard_cdf,
-                    retreat.vector, retreat.below, retreat.win_value, retreat.remainder_start,
-                    *rows.values(), swing_offset, short=n_chunks == 1)
+                    chunk_trials[first:last], battle, McOut(*rows.values()),
+                    short=n_chunks == 1)
         seconds = time.perf_counter() - call_started
         per_call = max(1, min(most, int(CALL_SECONDS * (last - first) / max(seconds, 1e-6))))
         for key, value in rows.items():
