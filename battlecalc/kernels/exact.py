@@ -93,14 +93,13 @@ def _block_size(blocks, b):
 
 
 @kernel
-def _enter(battle, a, d, rounds_played, check_retreat):
+def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
     """What happens to probability arriving at the start of a round in the pair (a, d).
 
     Returns (MOVE, a2, d2, _): the mass moves on to a later pair (units lost without dice,
     subs submerged); (END, a, d, outcome) the battle ends there (RETREAT: the attacker
     withdraws; only if check_retreat); (PLAY, a, d, _) a round is played from (a, d).
     """
-    ast, dst, rules, retreat = battle.att.states, battle.dfn.states, battle.rules, battle.retreat
     outcome, a2, d2 = settle(ast, a, dst, d, rules[RU_AIR_ALWAYS] == 1)
     if a2 != a or d2 != d:
         return MOVE, a2, d2, outcome
@@ -192,8 +191,8 @@ def _low_luck_chance(strength, die, extra):
 
 
 @kernel
-def _transition(battle, a, d, bombard_pmf, mode, m, mass, a_base, closed, value, scratch, out,
-                rounds):
+def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, closed, value,
+                scratch, eps, out, rounds):
     """One round from the pair (a, d) in the general round model; returns (result, stay, w).
 
     stay: the probability that the round changes nothing.  mode SPREAD: add w * P(next pair)
@@ -202,12 +201,14 @@ def _transition(battle, a, d, bombard_pmf, mode, m, mass, a_base, closed, value,
     (a round played on its own); a lone-transport retreat is recorded as an outcome; result:
     the mass moved.  GATHER: result = the sum over the next pairs but (a, d) itself of
     P(pair) * value[pair] (0 for a lone-transport retreat).  bombard_pmf: hits joining the
-    attacker's fire at non-air units (battle.one = [1.0] when none).  scratch: sparse lists,
-    two levels per side; out: the outputs of `_finish`, rounds: the round being played.
+    attacker's fire at non-air units (`one` = [1.0] when none).  scratch: sparse lists, two
+    levels per side; out: the outputs of `_finish`, rounds: the round being played.  A, D:
+    each side's tables.ExactSide.  (The kernels called for each state pair take the arrays
+    they need, not the battle's tables.ExactBattle: numba passes a NamedTuple as all of its
+    fields, and handing the whole battle down to every pair made the solver 10-30% slower.)
     """
-    ast, ar, apmf = battle.att.states, battle.att.rows, battle.att.pmf
-    dst, dr, dpmf = battle.dfn.states, battle.dfn.rows, battle.dfn.pmf
-    rules, one, eps = battle.rules, battle.one, battle.eps
+    ast, ar, apmf = A.states, A.rows, A.pmf
+    dst, dr, dpmf = D.states, D.rows, D.pmf
     wa, pa, wd, pd = scratch
     lone = lone_transports(ast, a, rules)
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
@@ -318,32 +319,32 @@ def _finish(outcome, m, a, d, rounds, ast, out):
 
 
 @kernel
-def _play(battle, a, d, bombard, m, mass, a_base, closed, scratch, out, rounds):
+def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps, out, rounds):
     """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base).
     closed: the closed-form sweep: the "nothing changes" part stays out and the rest moves
     with weight w = m / (1 - its probability); else the round is played on its own (w = m).
     Returns (mass moved, w)."""
-    ast, ar, apmf, acum = battle.att
-    dst, dr, dpmf = battle.dfn.states, battle.dfn.rows, battle.dfn.pmf
-    if battle.rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
+    ast, ar, apmf, acum = A
+    dst, dr, dpmf = D.states, D.rows, D.pmf
+    if rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
         w = m / (1.0 - apmf[a, 0] * dpmf[d, 0]) if closed else m
         return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
                             d + dst[d, S_OTHER], w, apmf[a], acum[a], ar[a, R_LO], ar[a, R_HI],
-                            dpmf[d], dr[d, R_LO], dr[d, R_HI], battle.eps, not closed), w
-    moved, _, w = _transition(battle, a, d, bombard, VALUES[SPREAD], m, mass, a_base, closed,
-                              mass, scratch, out, rounds)
+                            dpmf[d], dr[d, R_LO], dr[d, R_HI], eps, not closed), w
+    moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
+                              closed, mass, scratch, eps, out, rounds)
     return moved, w
 
 
 @kernel
-def _fight_on(battle, a, d, value, scratch, out):
+def _fight_on(A, D, rules, a, d, one, value, scratch, out):
     """The attacker's chance to win if a round is fought from (a, d): the value of every pair
     it may lead to, (a, d) itself summed in closed form."""
-    ast, ar, apmf = battle.att.states, battle.att.rows, battle.att.pmf
-    dst, dr, dpmf = battle.dfn.states, battle.dfn.rows, battle.dfn.pmf
-    if battle.rules[RU_SIMPLE] == 0:
-        total, stay, _ = _transition(battle, a, d, battle.one, VALUES[GATHER], 0.0, value,
-                                     VALUES[0], FLAGS[1], value, scratch, out, VALUES[0])
+    ast, ar, apmf = A.states, A.rows, A.pmf
+    dst, dr, dpmf = D.states, D.rows, D.pmf
+    if rules[RU_SIMPLE] == 0:
+        total, stay, _ = _transition(A, D, rules, a, d, one, one, VALUES[GATHER], 0.0, value,
+                                     VALUES[0], FLAGS[1], value, scratch, 0.0, out, VALUES[0])
         return total / (1.0 - stay)
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
@@ -365,10 +366,9 @@ def _scratch(n_a, n_d):
 
 
 @kernel
-def _withdraw_or_finish(outcome, m, a, d, rounds, battle, out):
+def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, out):
     """The battle ends in (a, d); a partial retreat (remainder[a] not FULL_RETREAT) instead
     sends the mass to the start of the stayers' block (out.transfer), solved afterwards."""
-    ast, remainder = battle.att.states, battle.retreat.remainder
     if outcome == RETREAT and remainder[a] != FULL_RETREAT:
         out.transfer[ast[remainder[a], S_BLOCK], d] += m
     else:
@@ -424,23 +424,26 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
     target; states that end the battle are finished, states that only move (losses without
     dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
     (bombardment) or battle.one; closed: see _play."""
+    A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
+    ast, dst, remainder = A.states, D.states, retreat.remainder
+    eps, state_eps = battle.eps, battle.state_eps
     totals = out.totals
-    state_eps = battle.state_eps
     for k in range(mass.shape[0]):
         for d in range(mass.shape[1]):
             m = mass[k, d]
             if m == 0.0:
                 continue
-            kind, a2, d2, outcome = _enter(battle, base + k, d, rounds_played, check_retreat)
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
+                                           check_retreat)
             if kind == MOVE:
                 mass[a2 - base, d2] += m  # units lost without dice, subs submerged
             elif kind == END:
-                _withdraw_or_finish(outcome, m, base + k, d, rounds_played, battle, out)
+                _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
             elif m < state_eps:
                 totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
             else:
-                kept, w = _play(battle, base + k, d, dice, m, target, base, closed, scratch,
-                                out, rounds_played + 1)
+                kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, closed,
+                                scratch, eps, out, rounds_played + 1)
                 totals[TOTAL_ROUNDS] += w
                 totals[TOTAL_PRUNED] += m - kept
 
@@ -471,19 +474,19 @@ def _win_values(battle, out, value, scratch, a_first, a_last):
     Swept backwards, so every successor is known first: the driver calls this for
     consecutive ranges, from the top, with the same value[n_a, n_d] (at (a, d) after the
     retreat decision there) and scratch (_scratch) throughout."""
-    ast, dst = battle.att.states, battle.dfn.states
-    retreat = battle.retreat
+    A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
+    ast, dst = A.states, D.states
     win_value, remainder = retreat.win_value, retreat.remainder
     n_d = win_value.shape[1]
     for a in range(a_last - 1, a_first - 1, -1):
         for d in range(n_d - 1, -1, -1):
-            kind, a2, d2, outcome = _enter(battle, a, d, VALUES[1], FLAGS[0])
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, a, d, VALUES[1], FLAGS[0])
             if kind == END:
                 fight = 1.0 if outcome == ATTACKER_WIN else 0.0
             elif kind == MOVE:
                 fight = value[a2, d2]
             else:
-                fight = _fight_on(battle, a, d, value, scratch, out)
+                fight = _fight_on(A, D, rules, a, d, one, value, scratch, out)
             win_value[a, d] = fight
             value[a, d] = fight
             if kind != END and should_retreat(a, d, 1, retreat, ast, dst):

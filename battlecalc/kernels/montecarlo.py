@@ -211,13 +211,12 @@ def _walk_settle(ast, a, dst, d):
 
 
 @kernel
-def _trial_walk(battle, a, d, state):
-    """One battle of two single walks (land; row = state index; battle: tables.McBattle):
-    returns (outcome, a, d, rounds, random state).  A round is one 64-bit draw, a word for
-    each side's alias table; settle is skipped while both states are free (compile.Sampler)."""
-    ast, ar, ath, aal, afree = battle.att
-    dst, dr, dth, dal, dfree = battle.dfn
-    rules, retreat = battle.rules, battle.retreat
+def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf,
+                retreat, a, d, state):
+    """One battle of two single walks (land; row = state index): returns (outcome, a, d,
+    rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
+    settle is skipped while both states are free (compile.Sampler).  The tables come as
+    arrays (see _chunk)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = _walk_settle(ast, a, dst, d)
@@ -230,7 +229,7 @@ def _trial_walk(battle, a, d, state):
         a_hits = _alias(ath, aal, ar, a, bits >> np.uint64(32))
         d_hits = _alias(dth, dal, dr, d, bits & _LOW)
         if bombard and rounds == 1:
-            bombard_hits, state = _pick(battle.bombard_cdf, state)
+            bombard_hits, state = _pick(bombard_cdf, state)
             a_hits += bombard_hits
         d = min(d + a_hits, d_end)
         a = min(a + d_hits, a_end)
@@ -259,13 +258,9 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
 
 
 @kernel
-def _trial(battle, a, d, state):
-    """One battle in the general round model (kernels/rules.py; battle: tables.McBattle):
-    (outcome, a, d, rounds, random state)."""
-    A, D = battle.att, battle.dfn
-    ast, ar, ath, aal = A.states, A.rows, A.thresh, A.alias
-    dst, dr, dth, dal = D.states, D.rows, D.thresh, D.alias
-    rules, retreat = battle.rules, battle.retreat
+def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, a, d, state):
+    """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
+    random state).  Arrays, not the battle's NamedTuple, as _trial_walk."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
     timing = rules[RU_SUBMERGE]
@@ -296,12 +291,12 @@ def _trial(battle, a, d, state):
         fd = d if round_model.fires_back(dst, d, rules) else d1
         a_air_subs = round_model.air_on_subs(ast, fa, rules)
         d_air_subs = round_model.air_on_subs(dst, fd, rules)
-        hs_a, ha_a, hg_a, state = _general_hits(A, fa, a_strike, dst[d1, S_INFO], a_air_subs,
-                                                rules, state)
-        hs_d, ha_d, hg_d, state = _general_hits(D, fd, d_strike, ast[a1, S_INFO], d_air_subs,
-                                                rules, state)
+        hs_a, ha_a, hg_a, state = _general_hits(ast, ar, ath, aal, fa, a_strike,
+                                                dst[d1, S_INFO], a_air_subs, rules, state)
+        hs_d, ha_d, hg_d, state = _general_hits(dst, dr, dth, dal, fd, d_strike,
+                                                ast[a1, S_INFO], d_air_subs, rules, state)
         if rounds == 1 and rules[RU_BOMBARD] == 1:  # shore bombardment: at non-air units
-            h, state = _pick(battle.bombard_cdf, state)
+            h, state = _pick(bombard_cdf, state)
             hs_a += h
         d = round_model.assign(dst, dr, d1, hs_a, ha_a, hg_a, a_air_subs)
         a = round_model.assign(ast, ar, a1, hs_d, ha_d, hg_d, d_air_subs)
@@ -315,11 +310,9 @@ def _trial(battle, a, d, state):
 
 
 @kernel
-def _general_hits(side, x, struck, y_info, air_subs, rules, state):
-    """(sub hits, air hits, other hits, state) of a side's general fire (side: tables.McSide)
-    at an enemy with state flags y_info.  Subs that struck in the opening step do not fire
-    again."""
-    xst, xr, xth, xal = side.states, side.rows, side.thresh, side.alias
+def _general_hits(xst, xr, xth, xal, x, struck, y_info, air_subs, rules, state):
+    """(sub hits, air hits, other hits, state) of a side's general fire at an enemy with
+    state flags y_info.  Subs that struck in the opening step do not fire again."""
     subs_fire = not struck and xst[x, S_SUBS] > 0
     if rules[RU_LOW_LUCK] == 1:
         groups = round_model.fire_groups(xr[xst[x, S_ROW_S], R_STRENGTH] if subs_fire else 0,
@@ -347,23 +340,29 @@ def _low_luck(strength, die, state):
 
 
 @kernel
-def _chunk(seed, trials, battle, out):
-    """Play `trials` battles (battle: tables.McBattle) on one splitmix64 stream (seed) into
-    one chunk's row of the outputs (tables.McOut)."""
-    ast, dst = battle.att.states, battle.dfn.states
-    a_starts, a_start_cdf = battle.a_starts, battle.a_start_cdf
-    d_starts, d_start_cdf = battle.d_starts, battle.d_start_cdf
-    outcomes, taken, a_final, d_final, rounds_hist, rounds_sum, swing_hist = out
-    swing_offset = battle.swing_offset
+def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
+           bombard_cdf, retreat, swing_offset, outcomes, taken, a_final, d_final, rounds_hist,
+           rounds_sum, swing_hist):
+    """Play `trials` battles on one splitmix64 stream (seed) into one chunk's row of the
+    outputs.  The arguments are the fields of the battle's tables.McBattle and of the chunk's
+    row of tables.McOut, passed one by one down to the trials: numba code reading them from
+    the NamedTuples in the trial loops ran 20-30% slower (big land and mid sea battles, CPU
+    time, one thread)."""
     state = seed
-    simple = battle.rules[RU_SIMPLE] == 1
+    simple = rules[RU_SIMPLE] == 1
+    ast, ar, ath, aal, afree = A
+    dst, dr, dth, dal, dfree = D
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
         if simple:
-            outcome, a, d, rounds, state = _trial_walk(battle, a_starts[i], d_starts[j], state)
+            outcome, a, d, rounds, state = _trial_walk(
+                ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
+                a_starts[i], d_starts[j], state)
         else:
-            outcome, a, d, rounds, state = _trial(battle, a_starts[i], d_starts[j], state)
+            outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
+                                                  bombard_cdf, retreat, a_starts[i],
+                                                  d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             taken[0] += 1
@@ -380,9 +379,11 @@ def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
     only to row c of each output (tables.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
     trials per chunk."""
     for c in range(first, last):
-        _chunk(seeds[c], chunk_trials[c], battle,
-               McOut(out.outcomes[c], out.taken[c:c + 1], out.a_final[c], out.d_final[c],
-                     out.rounds_hist[c], out.rounds_sum[c:c + 1], out.swing_hist[c]))
+        _chunk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,
+               battle.a_starts, battle.a_start_cdf, battle.d_starts, battle.d_start_cdf,
+               battle.bombard_cdf, battle.retreat, battle.swing_offset, out.outcomes[c],
+               out.taken[c:c + 1], out.a_final[c], out.d_final[c], out.rounds_hist[c],
+               out.rounds_sum[c:c + 1], out.swing_hist[c])
 
 
 def _side_tables(side) -> McSide:
