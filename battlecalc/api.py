@@ -67,7 +67,7 @@ def _check_win_values(compiled, seconds: float) -> None:
 def _with_win_values(compiled, seconds: float, progress):
     """--retreat-below: the exact per-state win probabilities, from a backward sweep."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
-    retreat = dataclasses.replace(compiled.retreat, win_value=np.zeros((n_a, n_d)))
+    retreat = compiled.retreat._replace(win_value=np.zeros((n_a, n_d)))
     compiled = dataclasses.replace(compiled, retreat=retreat)
     fill_win_values(compiled, seconds, progress)
     return compiled

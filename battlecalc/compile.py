@@ -78,6 +78,7 @@ from .kernels.common import (
     STRIKE_NEVER,
     STRIKE_UNLESS_DESTROYER,
 )
+from .kernels.tables import RetreatTables
 from .orders import LossOrder, casualty_steps
 from .spec import SUBMERGE_POLICIES
 
@@ -173,32 +174,19 @@ NO_BOMBARDMENT = Bombardment(np.ones(1), True, {}, {})
 
 
 @dataclass(frozen=True)
-class Retreat:
-    """The attacker's retreat policy as kernel arrays (kernels/rules.should_retreat): vector
-    int64[5], below (win-probability threshold, < 0 none), win_value[Fa, Fd] (1 x 1 unless
-    needed), remainder_start[Fa]: where a partial retreat goes on (FULL_RETREAT: nowhere, every
-    unit withdraws)."""
-
-    vector: np.ndarray
-    below: float
-    win_value: np.ndarray
-    remainder_start: np.ndarray
-
-
-@dataclass(frozen=True)
 class CompiledBattle:
     attacker: Side
     defender: Side
     rules: np.ndarray  # int64[RULE_COLS]
     bombardment: Bombardment = NO_BOMBARDMENT
-    retreat: Retreat | None = None
+    retreat: RetreatTables | None = None  # the attacker's retreat policy as kernel arrays
     sea: bool = False
 
-    def retreat_tables(self) -> Retreat:
-        return self.retreat or Retreat(np.zeros(RETREAT_COLS, dtype=np.int64), NO_THRESHOLD,
-                                       np.zeros((1, 1)),
-                                       np.full(self.attacker.n_states, FULL_RETREAT,
-                                               dtype=np.int64))
+    def retreat_tables(self) -> RetreatTables:
+        """The retreat policy as the kernels take it ("never" where the battle has none)."""
+        return self.retreat or RetreatTables(
+            np.zeros(RETREAT_COLS, dtype=np.int64), NO_THRESHOLD, np.zeros((1, 1)),
+            np.full(self.attacker.n_states, FULL_RETREAT, dtype=np.int64))
 
     @property
     def retreat_below(self) -> float | None:
@@ -704,6 +692,6 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     att = Side(att.blocks, states, att.rows, att.pmf, att.cdf, att.start, att.survivors,
                att.ipc_lost, att.unit_names, att.split)
     vector, below = retreat_vector(battle.retreat)
-    retreat = Retreat(vector, below, np.zeros((1, 1)), remainder)
+    retreat = RetreatTables(vector, below, np.zeros((1, 1)), remainder)
     return CompiledBattle(att, compiled.defender, compiled.rules, compiled.bombardment, retreat,
                           compiled.sea)

@@ -20,12 +20,11 @@ CONTINUE = -1
 #   S_SUBS, S_AIR, S_OTHER      units (steps) left in the battle per category
 #   S_STRIDE_S, S_STRIDE_A      flat-index step of one more casualty in s, in a (n: 1)
 #   S_SUBMERGE                  flat-index step of submerging the subs left (0: they may not)
-#   S_END                       the block's state with nothing left (single walks: flat end)
 #   S_HAS_LAND, S_UNITS, S_IPC  a land unit is left; units left; IPC lost so far
 #   S_MAY_RETREAT               the attacker may retreat from here
 (S_BLOCK, S_S, S_A, S_N, S_INFO, S_ROW_S, S_ROW_A, S_ROW_N, S_SUBS, S_AIR, S_OTHER, S_STRIDE_S,
- S_STRIDE_A, S_SUBMERGE, S_END, S_HAS_LAND, S_UNITS, S_IPC, S_MAY_RETREAT) = range(19)
-STATE_COLS = 19
+ S_STRIDE_A, S_SUBMERGE, S_HAS_LAND, S_UNITS, S_IPC, S_MAY_RETREAT) = range(18)
+STATE_COLS = 18
 I_SUBS, I_AIR, I_OTHER = 1, 2, 4  # units of the category in the battle
 I_SUBS_FIRE, I_AIR_FIRE, I_OTHER_FIRE = 8, 16, 32  # ... that can score hits
 I_DESTROYER = 64  # an anti-sub unit is left

@@ -78,7 +78,6 @@ from .tables import (
     ExactBattle,
     ExactOut,
     ExactSide,
-    retreat_tables,
 )
 
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
@@ -497,7 +496,6 @@ def _win_values(battle, out, value, scratch, a_first, a_last):
 # ---------------------------------------------------------------------------------------------
 # Drivers
 
-PYTHON_SECONDS = 0.0005  # solves estimated below this (compiled) run as plain Python
 PARALLEL_SECONDS = 0.01  # above this, attacker blocks are solved on several threads
 PYTHON_SLOWDOWN = 300  # plain Python against compiled kernels, roughly
 JOINT_LIMIT = 4_000_000  # keep the joint final law (for the TUV-swing law) below this
@@ -516,7 +514,7 @@ def _battle(compiled) -> ExactBattle:
     return ExactBattle(ExactSide(att.states, att.rows, att.pmf, att.cdf),
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
-                       np.ones(1), retreat_tables(compiled), TRANSITION_EPS, STATE_EPS)
+                       np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS)
 
 
 def seconds_estimate(compiled) -> float:
@@ -614,7 +612,7 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
         progress(0, 0, "exact solve")
     att, dfn = compiled.attacker, compiled.defender
     retreat = compiled.retreat_tables()
-    explicit = max(rounds_bins - 1, int(retreat.vector[RT_AFTER]), 1)
+    explicit = max(rounds_bins - 1, int(retreat.policy[RT_AFTER]), 1)
     joint = att.n_states * dfn.n_states <= JOINT_LIMIT
     n_blocks = len(att.blocks)
     parallel = jit.is_compiled() and n_blocks > 1 and seconds > PARALLEL_SECONDS

@@ -45,7 +45,7 @@ from .common import (
     SUBMERGE_NEVER,
 )
 from .jit import kernel
-from .tables import McBattle, McOut, McSide, retreat_tables
+from .tables import McBattle, McOut, McSide
 
 
 def _inlined(function):
@@ -424,7 +424,7 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
     battle = McBattle(_side_tables(att), _side_tables(dfn), compiled.rules,
                       *_start_law(att.start), *_start_law(dfn.start), bombard_cdf,
-                      retreat_tables(compiled), swing_offset)
+                      compiled.retreat_tables(), swing_offset)
     most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
     per_call = min(most, jit.thread_count())

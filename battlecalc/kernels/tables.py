@@ -13,19 +13,13 @@ import numpy as np
 
 
 class RetreatTables(NamedTuple):
-    """The attacker's retreat policy (rules.should_retreat), the same for both solvers."""
+    """The attacker's retreat policy (rules.should_retreat), the same for both solvers
+    (compile.with_retreat builds it; CompiledBattle.retreat_tables)."""
 
     policy: np.ndarray  # int64[RETREAT_COLS]: RT_* columns (NO_LIMIT: no such condition)
     below: float  # win-probability threshold of --retreat-below (NO_THRESHOLD: none)
     win_value: np.ndarray  # float64[Fa, Fd] (1 x 1 unless below): the chance if it fights on
     remainder: np.ndarray  # int64[Fa]: first state of the stayers' block, or FULL_RETREAT
-
-
-def retreat_tables(compiled) -> RetreatTables:
-    """The compiled battle's retreat policy as the kernels take it (both solvers)."""
-    retreat = compiled.retreat_tables()
-    return RetreatTables(retreat.vector, float(retreat.below), retreat.win_value,
-                         retreat.remainder_start)
 
 
 class ExactSide(NamedTuple):
