@@ -67,7 +67,7 @@ def _check_win_values(compiled, seconds: float) -> None:
 def _with_win_values(compiled, seconds: float, progress):
     """--retreat-below: the exact per-state win probabilities, from a backward sweep."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
-    retreat = dataclasses.replace(compiled.retreat, win_value=np.zeros((n_a, n_d)))
+    retreat = compiled.retreat._replace(win_value=np.zeros((n_a, n_d)))
     compiled = dataclasses.replace(compiled, retreat=retreat)
     fill_win_values(compiled, seconds, progress)
     return compiled
@@ -160,13 +160,12 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None) -> Result:
     compiled = compile_battle(battle)
     seconds = seconds_estimate(compiled)
     pairs = compiled.attacker.n_states * compiled.defender.n_states
-    below = compiled.retreat is not None and compiled.retreat.below >= 0
+    below = compiled.retreat_below is not None
     # --retreat-below's table is built whatever the method: counted in the exact estimate
     table_seconds = win_values_seconds(compiled) if below else 0.0
     if below:
         _check_win_values(compiled, table_seconds)
-    partial = (compiled.attacker.start[compiled.attacker.blocks[:, 0]] == 0).any()
-    if run.rounds_distribution and partial:
+    if run.rounds_distribution and compiled.has_partial_retreat:
         raise BattleInputError(
             "the exact law of rounds is not available with partial amphibious retreats; "
             "use --method mc"
@@ -189,9 +188,9 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None) -> Result:
             run.progress(0, run.trials, "trials")
         compiled = _with_win_values(compiled, table_seconds, run.progress)
     if method == "exact":
-        raw = run_exact(compiled, ROUNDS_BINS if run.rounds_distribution else 1, seconds,
+        law = run_exact(compiled, ROUNDS_BINS if run.rounds_distribution else 1, seconds,
                         run.progress)
-        return build_result(battle, compiled, "exact", None, None, raw, started)
+        return build_result(battle, compiled, "exact", None, None, law, started)
     seed = run.mc_seed()
-    raw = run_monte_carlo(compiled, run.trials, seed, run.progress)
-    return build_result(battle, compiled, "mc", run.trials, seed, raw, started)
+    law = run_monte_carlo(compiled, run.trials, seed, run.progress)
+    return build_result(battle, compiled, "mc", run.trials, seed, law, started)

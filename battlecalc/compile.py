@@ -27,15 +27,20 @@ from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
 from .kernels import common
 from .kernels.common import (
+    B_KIND,
     B_OFFSET,
     B_RADIX_A,
     B_RADIX_N,
+    FULL_RETREAT,
+    NO_LIMIT,
     NO_RANK,
+    NO_THRESHOLD,
     R_HI,
     R_LO,
     R_RANK,
     R_STRENGTH,
     R_TOP,
+    RETREAT_COLS,
     ROW_COLS,
     RU_A_POLICY,
     RU_A_STRIKE,
@@ -73,6 +78,7 @@ from .kernels.common import (
     STRIKE_NEVER,
     STRIKE_UNLESS_DESTROYER,
 )
+from .kernels.tables import RetreatTables
 from .orders import LossOrder, casualty_steps
 from .spec import SUBMERGE_POLICIES
 
@@ -168,29 +174,33 @@ NO_BOMBARDMENT = Bombardment(np.ones(1), True, {}, {})
 
 
 @dataclass(frozen=True)
-class Retreat:
-    """The attacker's retreat policy as kernel arrays (kernels/rules.should_retreat): vector
-    int64[5], below (win-probability threshold, < 0 none), win_value[Fa, Fd] (1 x 1 unless
-    needed), remainder_start[Fa]: where a partial retreat goes on (-1: a full retreat)."""
-
-    vector: np.ndarray
-    below: float
-    win_value: np.ndarray
-    remainder_start: np.ndarray
-
-
-@dataclass(frozen=True)
 class CompiledBattle:
     attacker: Side
     defender: Side
     rules: np.ndarray  # int64[RULE_COLS]
     bombardment: Bombardment = NO_BOMBARDMENT
-    retreat: Retreat | None = None
+    retreat: RetreatTables | None = None  # the attacker's retreat policy as kernel arrays
     sea: bool = False
 
-    def retreat_tables(self) -> Retreat:
-        return self.retreat or Retreat(np.zeros(5, dtype=np.int64), -1.0, np.zeros((1, 1)),
-                                       np.full(self.attacker.n_states, -1, dtype=np.int64))
+    def retreat_tables(self) -> RetreatTables:
+        """The retreat policy as the kernels take it ("never" where the battle has none)."""
+        return self.retreat or RetreatTables(
+            np.zeros(RETREAT_COLS, dtype=np.int64), NO_THRESHOLD, np.zeros((1, 1)),
+            np.full(self.attacker.n_states, FULL_RETREAT, dtype=np.int64))
+
+    @property
+    def retreat_below(self) -> float | None:
+        """--retreat-below's win-probability threshold; None when the policy has none."""
+        if self.retreat is None or self.retreat.below == NO_THRESHOLD:
+            return None
+        return self.retreat.below
+
+    @property
+    def has_partial_retreat(self) -> bool:
+        """Some retreat leaves units behind (an amphibious assault's landed units): the
+        attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
+        starts in."""
+        return bool((self.attacker.blocks[:, B_KIND] == common.BLOCK_STAYERS).any())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,7 +377,8 @@ def build_side(spec: _SideSpec) -> Side:
         states[:, S_IPC] = ipc_before + ipc[CAT_S][s_lost] + ipc[CAT_A][a] + ipc[CAT_N][n]
         if withdrawn is not None:
             survivors = survivors + np.array(withdrawn, dtype=np.int64)
-        block_rows.append([n_states, *radix])
+        kind = common.BLOCK_START if withdrawn is None else common.BLOCK_STAYERS
+        block_rows.append([n_states, *radix, kind])
         state_parts.append(states)
         surv_parts.append(survivors)
         n_states += len(s)
@@ -639,11 +650,11 @@ def retreat_vector(policy) -> tuple[np.ndarray, float]:
     vector = np.array([
         1 if policy else 0,
         policy.after or 0,
-        -1 if policy.when_left is None else policy.when_left,
+        NO_LIMIT if policy.when_left is None else policy.when_left,
         1 if policy.only_air else 0,
-        -1 if policy.strafe is None else policy.strafe,
+        NO_LIMIT if policy.strafe is None else policy.strafe,
     ], dtype=np.int64)
-    below = -1.0 if policy.below is None else float(policy.below)
+    below = NO_THRESHOLD if policy.below is None else float(policy.below)
     return vector, below
 
 
@@ -655,7 +666,7 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     leaving = np.minimum(_may_withdraw(battle, att), att.survivors)
     staying = att.survivors - leaving
     n_main = att.n_states
-    remainder = np.full(n_main, -1, dtype=np.int64)
+    remainder = np.full(n_main, FULL_RETREAT, dtype=np.int64)
     may = (att.states[:, S_INFO] & common.I_IN_BATTLE) != 0
     extra = []
     names = att.unit_names
@@ -673,13 +684,14 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
         att = build_side(spec)
         for k, (f, _) in enumerate(extra):
             remainder[f] = att.blocks[len(a_spec.blocks) + k, B_OFFSET]
-    remainder = np.concatenate([remainder, np.full(att.n_states - n_main, -1, dtype=np.int64)])
+    remainder = np.concatenate([remainder, np.full(att.n_states - n_main, FULL_RETREAT,
+                                                   dtype=np.int64)])
     may = np.concatenate([may, np.zeros(att.n_states - n_main, dtype=bool)])
     states = att.states.copy()
     states[:, S_MAY_RETREAT] = may
     att = Side(att.blocks, states, att.rows, att.pmf, att.cdf, att.start, att.survivors,
                att.ipc_lost, att.unit_names, att.split)
     vector, below = retreat_vector(battle.retreat)
-    retreat = Retreat(vector, below, np.zeros((1, 1)), remainder)
+    retreat = RetreatTables(vector, below, np.zeros((1, 1)), remainder)
     return CompiledBattle(att, compiled.defender, compiled.rules, compiled.bombardment, retreat,
                           compiled.sea)

@@ -188,6 +188,40 @@ def _grouped(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndar
     return ordered[starts], np.bincount(group, weights=weights[order], minlength=int(starts.sum()))
 
 
+@dataclass(frozen=True)
+class FinalLaw:
+    """What both solvers return (kernels/exact.run_exact, kernels/montecarlo.run_monte_carlo):
+    weights out of `total`, probabilities for the exact solver (total 1.0, trials None), trial
+    counts for Monte Carlo (total = trials).
+
+    outcomes[N_OUTCOMES] by outcome code; takes: weight of the attacker taking the territory;
+    a_final[Fa], d_final[Fd]: each side's end state; mean_rounds: expected rounds;
+    rounds_hist[R]: weight of each number of rounds (last bin: R-1 or more), None where not
+    computed (an exact solve without the law of rounds); swing: (TUV swing in IPC ascending,
+    weight of each), None where not kept; swing_sum, swing_sq_sum: the swing's first two
+    weighted sums (0.0 where swing is None and the solver is exact); pruned: probability mass
+    the exact solver left out (0.0 for Monte Carlo)."""
+
+    total: float
+    trials: int | None
+    outcomes: np.ndarray
+    takes: float
+    a_final: np.ndarray
+    d_final: np.ndarray
+    mean_rounds: float
+    rounds_hist: np.ndarray | None
+    swing: tuple[np.ndarray, np.ndarray] | None
+    swing_sum: float
+    swing_sq_sum: float
+    pruned: float
+
+
+def swing_of_joint(joint: np.ndarray, att_ipc: np.ndarray, dfn_ipc: np.ndarray):
+    """(TUV swings ascending, weight of each) from the joint final law joint[Fa, Fd]."""
+    kept = joint > 0
+    return _grouped((dfn_ipc[None, :] - att_ipc[:, None])[kept], joint[kept])
+
+
 def _law_frame(name: str, values: np.ndarray, probability: np.ndarray):
     keep = probability > 0
     return _frame({name: values[keep], "probability": probability[keep]})
@@ -438,52 +472,37 @@ def _mean_stderr(counts: np.ndarray, per_state: np.ndarray, n: float) -> float:
     return math.sqrt(max(second - mean * mean, 0.0) / n)
 
 
-def _swing_law(raw: dict, att, dfn, n: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """Law of the TUV swing: exact from the joint final law, Monte Carlo from swing_hist."""
-    if raw.get("swing_hist") is not None:
-        hist = raw["swing_hist"]
-        return np.arange(len(hist), dtype=np.int64) + int(raw["swing_offset"]), hist / n
-    joint = raw.get("joint")
-    if joint is None:
-        return None
-    return _grouped((dfn.ipc_lost[None, :] - att.ipc_lost[:, None])[joint > 0], joint[joint > 0])
-
-
-def build_result(battle, tables, method: str, trials, seed, raw: dict, started: float) -> Result:
-    """Turn solver aggregates (probabilities, or counts out of `trials`) into a Result.
-
-    raw: outcomes [5], takes, a_final [Fa], d_final [Fd], mean_rounds (exact) or rounds_sum
-    (Monte Carlo), rounds_hist (optional for exact), joint [Fa, Fd] (exact, optional), pruned
-    (exact), swing_sum and swing_sq_sum (Monte Carlo), and optionally swing_hist (int64 counts)
-    with swing_offset (the swing of bin 0) for the Monte Carlo law of the TUV swing.
-    """
+def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
+                 started: float) -> Result:
+    """Turn a solver's FinalLaw (probabilities, or counts out of `trials`) into a Result."""
     att, dfn = tables.attacker, tables.defender
     exact = method == "exact"
-    n = 1.0 if exact else float(trials)
-    a_final, d_final = raw["a_final"] / n, raw["d_final"] / n
-    mean_rounds = float(raw["mean_rounds"]) if exact else raw["rounds_sum"] / n
+    n = law.total
+    a_final, d_final = law.a_final / n, law.d_final / n
+    mean_rounds = law.mean_rounds
     a_present = _present_units(battle.attacker, battle.attacker_rules)
     d_present = _present_units(battle.defender, battle.defender_rules)
     names = list(att.unit_names)
     a_ipc = float(a_final @ att.ipc_lost)
     d_ipc = float(d_final @ dfn.ipc_lost)
-    values = {key: float(raw["outcomes"][i] / n) for i, key in enumerate(OUTCOME_KEYS)}
-    values["takes_territory"] = float(raw["takes"] / n)
+    values = {key: float(law.outcomes[i] / n) for i, key in enumerate(OUTCOME_KEYS)}
+    values["takes_territory"] = float(law.takes / n)
     stderr, ci95 = proportion_statistics(values, None if exact else int(n))
     if exact:
         stderr.update(dict.fromkeys(
             ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds"), 0.0))
     else:
-        stderr["attacker_ipc_loss"] = _mean_stderr(raw["a_final"], att.ipc_lost, n)
-        stderr["defender_ipc_loss"] = _mean_stderr(raw["d_final"], dfn.ipc_lost, n)
-        swing_mean = raw["swing_sum"] / n
-        stderr["tuv_swing"] = math.sqrt(max(raw["swing_sq_sum"] / n - swing_mean**2, 0.0) / n)
-        hist = raw["rounds_hist"]
+        stderr["attacker_ipc_loss"] = _mean_stderr(law.a_final, att.ipc_lost, n)
+        stderr["defender_ipc_loss"] = _mean_stderr(law.d_final, dfn.ipc_lost, n)
+        swing_mean = law.swing_sum / n
+        stderr["tuv_swing"] = math.sqrt(max(law.swing_sq_sum / n - swing_mean**2, 0.0) / n)
+        hist = law.rounds_hist
         rounds = np.arange(len(hist), dtype=np.float64)
         stderr["mean_rounds"] = math.sqrt(
             max(float(hist @ (rounds * rounds)) / n - mean_rounds**2, 0.0) / n)
-    hist = raw.get("rounds_hist")
+    hist = law.rounds_hist
     rounds_law = None if hist is None else (np.arange(len(hist)), hist / n)
+    swing_law = None if law.swing is None else (law.swing[0], law.swing[1] / n)
 
     # the same keys for every battle, so CSV rows of one edition share a header
     bombardment, retreat = getattr(tables, "bombardment", None), battle.retreat
@@ -508,10 +527,10 @@ def build_result(battle, tables, method: str, trials, seed, raw: dict, started: 
                             for u in a_present},
         defender_survivors={u: float(d_final @ dfn.survivors[:, names.index(u)])
                             for u in d_present},
-        stderr=stderr, ci95=ci95, pruned=raw.get("pruned") if exact else None,
+        stderr=stderr, ci95=ci95, pruned=law.pruned if exact else None,
         elapsed_s=time.perf_counter() - started, all_units=tuple(battle.rules.units),
-        attacker_law=SideLaw.of(att, raw["a_final"], a_present, n),
-        defender_law=SideLaw.of(dfn, raw["d_final"], d_present, n),
+        attacker_law=SideLaw.of(att, law.a_final, a_present, n),
+        defender_law=SideLaw.of(dfn, law.d_final, d_present, n),
         attacker_size=sum(battle.attacker.values()),
-        rounds_law=rounds_law, swing_law=_swing_law(raw, att, dfn, n),
+        rounds_law=rounds_law, swing_law=swing_law,
     )

@@ -79,10 +79,10 @@ def main() -> None:
     floor(*tables, 1000, 1)
     run_monte_carlo(compiled, 100_000, 1)
     floor_s, (_, d_final, _) = best(lambda: floor(*tables, args.trials, 1), args.repeats)
-    kernel_s, raw = best(lambda: run_monte_carlo(compiled, args.trials, 1), args.repeats)
+    kernel_s, law = best(lambda: run_monte_carlo(compiled, args.trials, 1), args.repeats)
     exact = battlecalc.simulate(**BIG_LAND, method="exact")
     floor_win = d_final[-1] / args.trials  # the defender is gone: an attacker win or a draw
-    kernel_win = raw["outcomes"][[ATTACKER_WIN, DRAW]].sum() / args.trials
+    kernel_win = law.outcomes[[ATTACKER_WIN, DRAW]].sum() / args.trials
     print(f"big land battle, one thread, {args.trials:,} trials, best of {args.repeats}")
     print(f"floor  (np.random + searchsorted): {args.trials / floor_s / 1e6:6.2f}M trials/s"
           f"   defender destroyed {floor_win:.4f}")

@@ -3,6 +3,7 @@ against hand-computed laws, the views of dice and formula results, and pandas on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 
 import battlecalc
 from battlecalc.kernels import common
-from battlecalc.results import OUTCOME_KEYS, build_result
+from battlecalc.results import OUTCOME_KEYS, FinalLaw, build_result
 from battlecalc.spec import make_battle
 
 
@@ -111,11 +112,12 @@ def test_monte_carlo_swing_law_from_a_histogram():
     side = SimpleNamespace(survivors=np.array([[1], [0]], dtype=np.int64),
                            ipc_lost=np.array([0, 3], dtype=np.int64), unit_names=("infantry",))
     tables = SimpleNamespace(attacker=side, defender=side)
-    raw = {"outcomes": np.array([2, 5, 1, 0, 0]), "takes": 2, "a_final": np.array([2, 6]),
-           "d_final": np.array([5, 3]), "rounds_sum": 16, "rounds_hist": np.array([0, 4, 2, 2]),
-           "swing_sum": -9, "swing_sq_sum": 63, "swing_hist": np.array([5, 0, 0, 1, 0, 0, 2]),
-           "swing_offset": -3}
-    r = build_result(battle, tables, "mc", 8, 1, raw, 0.0)
+    law = FinalLaw(total=8.0, trials=8, outcomes=np.array([2, 5, 1, 0, 0]), takes=2,
+                   a_final=np.array([2, 6]), d_final=np.array([5, 3]), mean_rounds=16 / 8,
+                   rounds_hist=np.array([0, 4, 2, 2]),
+                   swing=(np.array([-3, -2, -1, 0, 1, 2, 3]), np.array([5, 0, 0, 1, 0, 0, 2])),
+                   swing_sum=-9.0, swing_sq_sum=63.0, pruned=0.0)
+    r = build_result(battle, tables, "mc", 8, 1, law, 0.0)
     swing = r.swing_distribution
     assert list(swing["tuv_swing"]) == [-3, 0, 3]
     assert list(swing["probability"]) == [5 / 8, 1 / 8, 2 / 8]
@@ -124,7 +126,7 @@ def test_monte_carlo_swing_law_from_a_histogram():
     assert r.stderr["tuv_swing"] == pytest.approx(math.sqrt((63 / 8 - (9 / 8) ** 2) / 8))
     assert r.to_dict()["attacker_keeps_at_least"] == {1: 0.25}
     assert "tuv_swing,probability\n-3,0.625\n0,0.125\n3,0.25\n" == r.distribution_csv("swing")
-    assert build_result(battle, tables, "mc", 8, 1, {**raw, "swing_hist": None}, 0.0
+    assert build_result(battle, tables, "mc", 8, 1, dataclasses.replace(law, swing=None), 0.0
                         ).swing_distribution is None
 
 

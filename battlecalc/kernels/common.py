@@ -20,12 +20,11 @@ CONTINUE = -1
 #   S_SUBS, S_AIR, S_OTHER      units (steps) left in the battle per category
 #   S_STRIDE_S, S_STRIDE_A      flat-index step of one more casualty in s, in a (n: 1)
 #   S_SUBMERGE                  flat-index step of submerging the subs left (0: they may not)
-#   S_END                       the block's state with nothing left (single walks: flat end)
 #   S_HAS_LAND, S_UNITS, S_IPC  a land unit is left; units left; IPC lost so far
 #   S_MAY_RETREAT               the attacker may retreat from here
 (S_BLOCK, S_S, S_A, S_N, S_INFO, S_ROW_S, S_ROW_A, S_ROW_N, S_SUBS, S_AIR, S_OTHER, S_STRIDE_S,
- S_STRIDE_A, S_SUBMERGE, S_END, S_HAS_LAND, S_UNITS, S_IPC, S_MAY_RETREAT) = range(19)
-STATE_COLS = 19
+ S_STRIDE_A, S_SUBMERGE, S_HAS_LAND, S_UNITS, S_IPC, S_MAY_RETREAT) = range(18)
+STATE_COLS = 18
 I_SUBS, I_AIR, I_OTHER = 1, 2, 4  # units of the category in the battle
 I_SUBS_FIRE, I_AIR_FIRE, I_OTHER_FIRE = 8, 16, 32  # ... that can score hits
 I_DESTROYER = 64  # an anti-sub unit is left
@@ -33,9 +32,12 @@ I_DEFENCELESS = 128  # the other units left are all defenceless (lost without di
 I_TRANSPORTS = 256  # the other units left are all transports
 I_SUBMERGED = 512  # the subs left have submerged
 I_IN_BATTLE = I_SUBS | I_AIR | I_OTHER
-# blocks int64[B, BLOCK_COLS]: first flat state, radix (steps + 1) of each category
-B_OFFSET, B_RADIX_S, B_RADIX_A, B_RADIX_N = range(4)
-BLOCK_COLS = 4
+# blocks int64[B, BLOCK_COLS]: first flat state, radix (steps + 1) of each category, kind:
+# BLOCK_START (a force the battle may start with) or BLOCK_STAYERS (the units left behind by a
+# partial retreat, which no battle starts in: they carry on where the retreat left them)
+B_OFFSET, B_RADIX_S, B_RADIX_A, B_RADIX_N, B_KIND = range(5)
+BLOCK_COLS = 5
+BLOCK_START, BLOCK_STAYERS = 0, 1
 # rows int64[R, ROW_COLS], per category step: most hits, rank of the next casualty in the
 # side's order of losses, the range of hit counts the exact solver keeps, and the low-luck
 # strength of what is left of the category (the sum of its dice values)
@@ -61,8 +63,15 @@ STRIKE_NEVER, STRIKE_ALWAYS, STRIKE_UNLESS_DESTROYER = 0, 1, 2
 SUBMERGE_END_OF_ROUND, SUBMERGE_BEFORE_FIRE, SUBMERGE_NEVER = 0, 1, 2
 POLICY_NEVER, POLICY_ONLY_SUBS, POLICY_FIRST_CHANCE = 0, 1, 2
 
-# Retreat policy, int64[5]: ACTIVE (0/1), AFTER (retreat after this round; 0 = no), WHEN_LEFT
-# (with this many attacking units or fewer; -1 = no), ONLY_AIR (0/1: once no land unit is
-# left), STRAFE (once the defender has this many units or fewer; -1 = no).  A win-probability
-# threshold comes separately (below < 0: none).
-R_ACTIVE, R_AFTER, R_WHEN_LEFT, R_ONLY_AIR, R_STRAFE = range(5)
+# Retreat policy, int64[RETREAT_COLS] (RT_, not to be confused with the rows' R_ columns):
+# ACTIVE (0/1), AFTER (retreat after this round; 0 = no), WHEN_LEFT (with this many attacking
+# units or fewer; NO_LIMIT = no), ONLY_AIR (0/1: once no land unit is left), STRAFE (once the
+# defender has this many units or fewer; NO_LIMIT = no).  A win-probability threshold comes
+# separately (NO_THRESHOLD: none), and where each state's units go on after a retreat:
+# the first state of their stayers' block, or FULL_RETREAT (every unit withdraws).
+RT_ACTIVE, RT_AFTER, RT_WHEN_LEFT, RT_ONLY_AIR, RT_STRAFE = range(5)
+RETREAT_COLS = 5
+NO_LIMIT = -1
+NO_THRESHOLD = -1.0
+FULL_RETREAT = -1
+NO_STATE = -1  # "none": no stayers' state after a retreat; a state not in a sparse list

@@ -19,21 +19,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..results import FinalLaw, swing_of_joint
 from . import jit
 from .common import (
     ATTACKER_WIN,
+    B_KIND,
     B_OFFSET,
     B_RADIX_A,
     B_RADIX_N,
     B_RADIX_S,
+    BLOCK_STAYERS,
     CONTINUE,
+    FULL_RETREAT,
     N_OUTCOMES,
-    R_ACTIVE,
-    R_AFTER,
+    NO_STATE,
     R_HI,
     R_LO,
     R_STRENGTH,
     RETREAT,
+    RT_ACTIVE,
+    RT_AFTER,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
     RU_DIE,
@@ -66,6 +71,14 @@ from .rules import (
     strikes,
     submerge_step,
 )
+from .tables import (
+    TOTAL_PRUNED,
+    TOTAL_ROUNDS,
+    TOTAL_TAKES,
+    ExactBattle,
+    ExactOut,
+    ExactSide,
+)
 
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
 STATE_EPS = 1e-16  # states holding less probability are not played on (mass reported)
@@ -79,7 +92,7 @@ def _block_size(blocks, b):
 
 
 @kernel
-def _enter(ast, dst, rules, a, d, rounds_played, check_retreat, retreat, below, win_value):
+def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
     """What happens to probability arriving at the start of a round in the pair (a, d).
 
     Returns (MOVE, a2, d2, _): the mass moves on to a later pair (units lost without dice,
@@ -91,8 +104,8 @@ def _enter(ast, dst, rules, a, d, rounds_played, check_retreat, retreat, below, 
         return MOVE, a2, d2, outcome
     if outcome != CONTINUE:
         return END, a, d, outcome
-    if check_retreat and rounds_played > 0 and retreat[R_ACTIVE] == 1 and should_retreat(
-            a, d, rounds_played, retreat, below, ast, dst, win_value):
+    if check_retreat and rounds_played > 0 and retreat.policy[RT_ACTIVE] == 1 and should_retreat(
+            a, d, rounds_played, retreat, ast, dst):
         return END, a, d, RETREAT
     timing = rules[RU_SUBMERGE]
     if timing == SUBMERGE_BEFORE_FIRE or (timing != SUBMERGE_NEVER and rounds_played > 0):
@@ -106,7 +119,7 @@ def _enter(ast, dst, rules, a, d, rounds_played, check_retreat, retreat, below, 
 def _add(where, states, probs, count, f, p):
     """Accumulate probability p on flat state f in a small sparse list; returns the count."""
     i = where[f]
-    if i < 0:
+    if i == NO_STATE:
         where[f] = count
         states[count] = f
         probs[count] = p
@@ -118,7 +131,7 @@ def _add(where, states, probs, count, f, p):
 @kernel
 def _clear(where, states, count):
     for i in range(count):
-        where[states[i]] = -1
+        where[states[i]] = NO_STATE
 
 
 @kernel
@@ -188,10 +201,13 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     the mass moved.  GATHER: result = the sum over the next pairs but (a, d) itself of
     P(pair) * value[pair] (0 for a lone-transport retreat).  bombard_pmf: hits joining the
     attacker's fire at non-air units (`one` = [1.0] when none).  scratch: sparse lists, two
-    levels per side; out: the outputs of `_finish`, rounds: the round being played.
+    levels per side; out: the outputs of `_finish`, rounds: the round being played.  A, D:
+    each side's tables.ExactSide.  (The kernels called for each state pair take the arrays
+    they need, not the battle's tables.ExactBattle: numba passes a NamedTuple as all of its
+    fields, and handing the whole battle down to every pair made the solver 10-30% slower.)
     """
-    ast, ar, apmf = A[0], A[1], A[2]
-    dst, dr, dpmf = D[0], D[1], D[2]
+    ast, ar, apmf = A.states, A.rows, A.pmf
+    dst, dr, dpmf = D.states, D.rows, D.pmf
     wa, pa, wd, pd = scratch
     lone = lone_transports(ast, a, rules)
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
@@ -200,7 +216,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     n_a1 = _fire(dst, dr, dpmf, d, d_strike, no, no, one, ast, ar, a, rules, wa[0], wa[1], pa[0])
     # the strike outcome in which nothing happens first: after it, the chance that the round
     # changes nothing is known (and with it w) before anything else is spread
-    first = wa[0, a] * n_d1 + wd[0, d] if wa[0, a] >= 0 and wd[0, d] >= 0 else -1
+    first = (wa[0, a] * n_d1 + wd[0, d] if wa[0, a] != NO_STATE and wd[0, d] != NO_STATE
+             else NO_STATE)
     stay = 0.0
     w = m
     result = 0.0
@@ -220,7 +237,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
                      bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
         n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
                      one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
-        if t < 0 and wa[2, a] >= 0 and wd[2, d] >= 0 and not (lone and in_battle(ast, a)):
+        if (t < 0 and wa[2, a] != NO_STATE and wd[2, d] != NO_STATE
+                and not (lone and in_battle(ast, a))):
             stay = p1 * pa[1, wa[2, a]] * pd[1, wd[2, d]]
             if closed and mode == SPREAD:
                 w = m / (1.0 - stay)
@@ -285,18 +303,16 @@ def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_r
 @kernel
 def _finish(outcome, m, a, d, rounds, ast, out):
     """Record probability m of the battle ending with `outcome` in the pair (a, d) after
-    `rounds` rounds.  out = (outcomes[5], a_final[Fa], d_final[Fd], joint[Fa, Fd] (0 x 0:
-    not kept), totals[3] (expected rounds, pruned mass, territory taken), rounds_hist[R] (the
-    last bin takes R-1 rounds or more))."""
-    outcomes, a_final, d_final, joint, totals, rounds_hist = out
-    outcomes[outcome] += m
-    a_final[a] += m
-    d_final[d] += m
-    if joint.shape[0] > 0:
-        joint[a, d] += m
+    `rounds` rounds into out (tables.ExactOut)."""
+    out.outcomes[outcome] += m
+    out.a_final[a] += m
+    out.d_final[d] += m
+    if out.joint.shape[0] > 0:
+        out.joint[a, d] += m
+    rounds_hist = out.rounds_hist
     rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += m
     if outcome == ATTACKER_WIN and ast[a, S_HAS_LAND] == 1:
-        totals[2] += m
+        out.totals[TOTAL_TAKES] += m
 
 
 
@@ -308,7 +324,7 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps
     with weight w = m / (1 - its probability); else the round is played on its own (w = m).
     Returns (mass moved, w)."""
     ast, ar, apmf, acum = A
-    dst, dr, dpmf = D[0], D[1], D[2]
+    dst, dr, dpmf = D.states, D.rows, D.pmf
     if rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
         w = m / (1.0 - apmf[a, 0] * dpmf[d, 0]) if closed else m
         return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
@@ -323,8 +339,8 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps
 def _fight_on(A, D, rules, a, d, one, value, scratch, out):
     """The attacker's chance to win if a round is fought from (a, d): the value of every pair
     it may lead to, (a, d) itself summed in closed form."""
-    ast, ar, apmf = A[0], A[1], A[2]
-    dst, dr, dpmf = D[0], D[1], D[2]
+    ast, ar, apmf = A.states, A.rows, A.pmf
+    dst, dr, dpmf = D.states, D.rows, D.pmf
     if rules[RU_SIMPLE] == 0:
         total, stay, _ = _transition(A, D, rules, a, d, one, one, VALUES[GATHER], 0.0, value,
                                      VALUES[0], FLAGS[1], value, scratch, 0.0, out, VALUES[0])
@@ -342,44 +358,46 @@ def _fight_on(A, D, rules, a, d, one, value, scratch, out):
 
 @kernel
 def _scratch(n_a, n_d):
-    """Sparse-list work arrays of _transition: index maps (-1) and state lists, two levels a
-    side, and their probabilities."""
-    return (np.full((4, n_a), -1, dtype=np.int64), np.zeros((2, n_a)),
-            np.full((4, n_d), -1, dtype=np.int64), np.zeros((2, n_d)))
+    """Sparse-list work arrays of _transition: index maps (NO_STATE: not listed) and state
+    lists, two levels a side, and their probabilities."""
+    return (np.full((4, n_a), NO_STATE, dtype=np.int64), np.zeros((2, n_a)),
+            np.full((4, n_d), NO_STATE, dtype=np.int64), np.zeros((2, n_d)))
 
 
 @kernel
-def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, transfer, out):
-    """The battle ends in (a, d); a partial retreat (remainder[a] >= 0) instead sends the mass
-    to the start of the stayers' block, solved afterwards."""
-    if outcome == RETREAT and remainder[a] >= 0:
-        transfer[ast[remainder[a], S_BLOCK], d] += m
+def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, out):
+    """The battle ends in (a, d); a partial retreat (remainder[a] not FULL_RETREAT) instead
+    sends the mass to the start of the stayers' block (out.transfer), solved afterwards."""
+    if outcome == RETREAT and remainder[a] != FULL_RETREAT:
+        out.transfer[ast[remainder[a], S_BLOCK], d] += m
     else:
         _finish(outcome, m, a, d, rounds, ast, out)
 
 
 @kernel
-def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
-                 win_value, remainder, transfer, out, explicit, eps, state_eps):
-    """Solve attacker block b (ab: the attacker's blocks) if it belongs to `phase` (0: blocks a
-    battle starts in; 1: blocks of the units that stay after a partial retreat)."""
-    ast, dst = A[0], D[0]
+def _solve_block(b, phase, battle, out, explicit):
+    """Solve attacker block b of a battle (tables.ExactBattle) into out (tables.ExactOut) if
+    it belongs to `phase` (0: blocks a battle starts in; 1: blocks of the units that stay
+    after a partial retreat); the first `explicit` rounds are played one at a time."""
+    ab, transfer = battle.blocks, out.transfer
+    ast, dst = battle.att.states, battle.dfn.states
     base = ab[b, B_OFFSET]
-    if (a_start[base] > 0.0) != (phase == 0) or (phase == 1 and not transfer[b].any()):
+    if (ab[b, B_KIND] == BLOCK_STAYERS) != (phase == 1) or (
+            phase == 1 and not transfer[b].any()):
         return
-    rounds_hist = out[5]
+    rounds_hist = out.rounds_hist
     n_d = dst.shape[0]
     size = _block_size(ab, b)
     mass = np.zeros((size, n_d))
     scratch = _scratch(ast.shape[0], n_d)
-    one = np.ones(1)
-    first_round = bombard_pmf if rules[RU_BOMBARD] == 1 else one
+    one = battle.one
+    first_round = battle.bombard_pmf if battle.rules[RU_BOMBARD] == 1 else one
     rounds_played = 0
     check_retreat = True
     # (element by element: an array assignment brings numba's shape-error formatting, seconds
     # of compiling)
     for d in range(n_d):
-        mass[0, d] = transfer[b, d] if phase == 1 else a_start[base] * d_start[d]
+        mass[0, d] = transfer[b, d] if phase == 1 else battle.a_start[base] * battle.d_start[d]
     if phase == 1:
         # the units that stayed after a partial retreat, at the end of some round: no more
         # retreats, nothing round-dependent left
@@ -388,84 +406,80 @@ def _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retre
         explicit = 0
     while rounds_played < explicit:
         after = np.zeros((size, n_d))
-        _sweep_round(A, D, rules, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
-                     first_round if rounds_played == 0 else one, one, retreat, below, win_value,
-                     remainder, transfer, out, scratch, eps, state_eps)
+        _sweep_round(battle, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
+                     first_round if rounds_played == 0 else one, out, scratch)
         mass = after
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within `mass` itself
-    _sweep_round(A, D, rules, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one,
-                 one, retreat, below, win_value, remainder, transfer, out, scratch, eps,
-                 state_eps)
+    _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one, out,
+                 scratch)
 
 
 @kernel
-def _sweep_round(A, D, rules, mass, target, base, rounds_played, check_retreat, closed, dice,
-                 one, retreat, below, win_value, remainder, transfer, out, scratch, eps,
-                 state_eps):
+def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
+                 scratch):
     """Play one round from every state of a block (mass rows: attacker state - base) into
     target; states that end the battle are finished, states that only move (losses without
     dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
-    (bombardment) or `one`; closed: see _play."""
-    ast, dst = A[0], D[0]
-    totals = out[4]
+    (bombardment) or battle.one; closed: see _play."""
+    A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
+    ast, dst, remainder = A.states, D.states, retreat.remainder
+    eps, state_eps = battle.eps, battle.state_eps
+    totals = out.totals
     for k in range(mass.shape[0]):
         for d in range(mass.shape[1]):
             m = mass[k, d]
             if m == 0.0:
                 continue
-            kind, a2, d2, outcome = _enter(ast, dst, rules, base + k, d, rounds_played,
-                                           check_retreat, retreat, below, win_value)
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
+                                           check_retreat)
             if kind == MOVE:
                 mass[a2 - base, d2] += m  # units lost without dice, subs submerged
             elif kind == END:
-                _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder,
-                                    transfer, out)
+                _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
             elif m < state_eps:
-                totals[1] += m  # a state this unlikely is not worth a round
+                totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
             else:
                 kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, closed,
                                 scratch, eps, out, rounds_played + 1)
-                totals[0] += w
-                totals[1] += m - kept
+                totals[TOTAL_ROUNDS] += w
+                totals[TOTAL_PRUNED] += m - kept
 
 
 @kernel
 def _out(stacks, i):
-    """Output tuple of `_finish` from per-block stacks (outcomes, d_final, totals, rounds_hist
-    rows i; a_final and joint shared: blocks write only their own states)."""
-    outcomes, a_final, d_final, joint, totals, rounds_hist = stacks
-    return outcomes[i], a_final, d_final[i], joint, totals[i], rounds_hist[i]
+    """The outputs (tables.ExactOut) of block row i of the per-block stacks (outcomes, d_final,
+    totals, rounds_hist; a_final, joint and transfer shared: blocks write only their own
+    states)."""
+    return ExactOut(stacks.outcomes[i], stacks.a_final, stacks.d_final[i], stacks.joint,
+                    stacks.totals[i], stacks.rounds_hist[i], stacks.transfer)
 
 
 @kernel(nogil=True)
-def _solve_blocks(first, last, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat,
-                  below, win_value, remainder, transfer, stacks, explicit, eps, state_eps):
+def _solve_blocks(first, last, phase, battle, stacks, explicit):
     """Solve attacker blocks first..last-1 of one phase (see _solve_block), block b writing
     row b of the stacks, or row 0 when they have one row."""
     for b in range(first, last):
-        _solve_block(b, phase, ab, A, D, rules, a_start, d_start, bombard_pmf, retreat, below,
-                     win_value, remainder, transfer,
-                     _out(stacks, b if stacks[0].shape[0] > 1 else 0), explicit, eps, state_eps)
+        _solve_block(b, phase, battle, _out(stacks, b if stacks.outcomes.shape[0] > 1 else 0),
+                     explicit)
 
 
 @kernel(nogil=True)
-def _win_values(A, D, rules, retreat, below, win_value, remainder, out, value, scratch, a_first,
-                a_last):
-    """Fill win_value[a, d] for attacker states a_last-1 down to a_first: the probability
-    that the attacker wins if it fights on from the end-of-round pair (a, d), itself
-    retreating later as the policy says (the policy must not depend on the round).  Swept
-    backwards, so every successor is known first: the driver calls this for consecutive
-    ranges, from the top, with the same value[n_a, n_d] (at (a, d) after the retreat decision
-    there) and scratch (_scratch) throughout."""
-    ast, dst = A[0], D[0]
+def _win_values(battle, out, value, scratch, a_first, a_last):
+    """Fill battle.retreat.win_value[a, d] for attacker states a_last-1 down to a_first: the
+    probability that the attacker wins if it fights on from the end-of-round pair (a, d),
+    itself retreating later as the policy says (the policy must not depend on the round).
+    Swept backwards, so every successor is known first: the driver calls this for
+    consecutive ranges, from the top, with the same value[n_a, n_d] (at (a, d) after the
+    retreat decision there) and scratch (_scratch) throughout."""
+    A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
+    ast, dst = A.states, D.states
+    win_value, remainder = retreat.win_value, retreat.remainder
     n_d = win_value.shape[1]
-    one = np.ones(1)
     for a in range(a_last - 1, a_first - 1, -1):
         for d in range(n_d - 1, -1, -1):
-            kind, a2, d2, outcome = _enter(ast, dst, rules, a, d, VALUES[1], FLAGS[0], retreat,
-                                           below, win_value)
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, a, d, VALUES[1], FLAGS[0])
             if kind == END:
                 fight = 1.0 if outcome == ATTACKER_WIN else 0.0
             elif kind == MOVE:
@@ -474,15 +488,14 @@ def _win_values(A, D, rules, retreat, below, win_value, remainder, out, value, s
                 fight = _fight_on(A, D, rules, a, d, one, value, scratch, out)
             win_value[a, d] = fight
             value[a, d] = fight
-            if kind != END and should_retreat(a, d, 1, retreat, below, ast, dst, win_value):
+            if kind != END and should_retreat(a, d, 1, retreat, ast, dst):
                 # a full retreat wins nothing; after a partial one the stayers fight on
-                value[a, d] = value[remainder[a], d] if remainder[a] >= 0 else 0.0
+                value[a, d] = value[remainder[a], d] if remainder[a] != FULL_RETREAT else 0.0
 
 
 # ---------------------------------------------------------------------------------------------
 # Drivers
 
-PYTHON_SECONDS = 0.0005  # solves estimated below this (compiled) run as plain Python
 PARALLEL_SECONDS = 0.01  # above this, attacker blocks are solved on several threads
 PYTHON_SLOWDOWN = 300  # plain Python against compiled kernels, roughly
 JOINT_LIMIT = 4_000_000  # keep the joint final law (for the TUV-swing law) below this
@@ -495,8 +508,13 @@ def _block_range(first, last, solve_blocks, offset, phase, *args):
     solve_blocks(offset + first, offset + last, phase, *args)
 
 
-def _side_tuple(side):
-    return (side.states, side.rows, side.pmf, side.cdf)
+def _battle(compiled) -> ExactBattle:
+    """The compiled battle as the exact kernels take it."""
+    att, dfn = compiled.attacker, compiled.defender
+    return ExactBattle(ExactSide(att.states, att.rows, att.pmf, att.cdf),
+                       ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
+                       compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
+                       np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS)
 
 
 def seconds_estimate(compiled) -> float:
@@ -561,27 +579,27 @@ def fill_win_values(compiled, seconds: float, progress=None) -> None:
     value = np.zeros((n_a, n_d))
     scratch = k["_scratch"](n_a, n_d)
     out = k["_out"](_stacks(compiled, False, 1, 1), 0)
+    battle = _battle(compiled)
     slowdown = 1 if jit.is_compiled() else PYTHON_SLOWDOWN
     step = max(1, int(n_a * WIN_VALUE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
-        jit.call(k["_win_values"], _side_tuple(compiled.attacker), _side_tuple(compiled.defender),
-                 compiled.rules, retreat.vector, retreat.below, retreat.win_value,
-                 retreat.remainder_start, out, value, scratch, a_first, a_last,
+        jit.call(k["_win_values"], battle, out, value, scratch, a_first, a_last,
                  short=seconds < SHORT_SECONDS)
         if progress is not None:
             progress((n_a - a_first) * n_d, total, "retreat-below table")
 
 
-def _stacks(compiled, joint: bool, rounds_bins: int, rows: int):
+def _stacks(compiled, joint: bool, rounds_bins: int, rows: int) -> ExactOut:
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
-    return (np.zeros((rows, N_OUTCOMES)), np.zeros(n_a), np.zeros((rows, n_d)),
-            np.zeros((n_a, n_d) if joint else (0, 0)), np.zeros((rows, 3)),
-            np.zeros((rows, rounds_bins)))
+    return ExactOut(np.zeros((rows, N_OUTCOMES)), np.zeros(n_a), np.zeros((rows, n_d)),
+                    np.zeros((n_a, n_d) if joint else (0, 0)), np.zeros((rows, 3)),
+                    np.zeros((rows, rounds_bins)),
+                    np.zeros((len(compiled.attacker.blocks), n_d)))
 
 
 def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
-              progress=None) -> dict:
+              progress=None) -> FinalLaw:
     """Exact outcome probabilities and final-state laws of a compiled battle.
 
     rounds_bins > 1: also the law of the number of rounds (the first rounds_bins - 1 rounds are
@@ -594,18 +612,15 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
         progress(0, 0, "exact solve")
     att, dfn = compiled.attacker, compiled.defender
     retreat = compiled.retreat_tables()
-    explicit = max(rounds_bins - 1, int(retreat.vector[R_AFTER]), 1)
+    explicit = max(rounds_bins - 1, int(retreat.policy[RT_AFTER]), 1)
     joint = att.n_states * dfn.n_states <= JOINT_LIMIT
     n_blocks = len(att.blocks)
     parallel = jit.is_compiled() and n_blocks > 1 and seconds > PARALLEL_SECONDS
     stacks = _stacks(compiled, joint, rounds_bins, n_blocks if parallel else 1)
-    args = (att.blocks, _side_tuple(att), _side_tuple(dfn), compiled.rules, att.start,
-            dfn.start, compiled.bombardment.pmf, retreat.vector, retreat.below,
-            retreat.win_value, retreat.remainder_start, np.zeros((n_blocks, dfn.n_states)),
-            stacks, explicit, TRANSITION_EPS, STATE_EPS)
+    args = (_battle(compiled), stacks, explicit)
     # blocks the battle starts in, then (where a partial retreat may leave units behind) the
     # blocks of the stayers
-    for phase in range(2 if (retreat.remainder_start >= 0).any() else 1):
+    for phase in range(2 if compiled.has_partial_retreat else 1):
         if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
             group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
             for first in range(0, n_blocks, group):
@@ -615,15 +630,13 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
             jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args,
                      short=seconds < SHORT_SECONDS)
     # rows added in a fixed order: the same sums whatever the thread count
-    outcomes, a_final, d_final, joint_law, totals, rounds_hist = stacks
+    outcomes, a_final, d_final, joint_law, totals, rounds_hist, _ = stacks
     totals = totals.sum(axis=0)
-    return {
-        "outcomes": outcomes.sum(axis=0),
-        "takes": totals[2],
-        "a_final": a_final,
-        "d_final": d_final.sum(axis=0),
-        "joint": joint_law if joint else None,
-        "mean_rounds": totals[0],
-        "pruned": max(0.0, float(totals[1])),
-        "rounds_hist": rounds_hist.sum(axis=0) if rounds_bins > 1 else None,
-    }
+    swing = swing_of_joint(joint_law, att.ipc_lost, dfn.ipc_lost) if joint else None
+    return FinalLaw(
+        total=1.0, trials=None, outcomes=outcomes.sum(axis=0), takes=totals[TOTAL_TAKES],
+        a_final=a_final, d_final=d_final.sum(axis=0), mean_rounds=float(totals[TOTAL_ROUNDS]),
+        rounds_hist=rounds_hist.sum(axis=0) if rounds_bins > 1 else None, swing=swing,
+        swing_sum=0.0 if swing is None else float(swing[0] @ swing[1]),
+        swing_sq_sum=0.0 if swing is None else float((swing[0] * swing[0]) @ swing[1]),
+        pruned=max(0.0, float(totals[TOTAL_PRUNED])))

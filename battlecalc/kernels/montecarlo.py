@@ -13,16 +13,19 @@ import types
 
 import numpy as np
 
+from ..results import FinalLaw
 from . import jit
 from . import rules as round_model
 from .common import (
     CONTINUE,
+    FULL_RETREAT,
     N_OUTCOMES,
+    NO_STATE,
     POLICY_NEVER,
-    R_ACTIVE,
     R_STRENGTH,
     R_TOP,
     RETREAT,
+    RT_ACTIVE,
     RU_A_POLICY,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
@@ -42,6 +45,7 @@ from .common import (
     SUBMERGE_NEVER,
 )
 from .jit import kernel
+from .tables import McBattle, McOut, McSide
 
 
 def _inlined(function):
@@ -207,17 +211,18 @@ def _walk_settle(ast, a, dst, d):
 
 
 @kernel
-def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d, bombard_cdf,
-                retreat, below, win_value, remainder, state):
+def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf,
+                retreat, a, d, state):
     """One battle of two single walks (land; row = state index): returns (outcome, a, d,
     rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
-    settle is skipped while both states are free (compile.Sampler)."""
+    settle is skipped while both states are free (compile.Sampler).  The tables come as
+    arrays (see _chunk)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = _walk_settle(ast, a, dst, d)
     rounds = 0
     bombard = rules[RU_BOMBARD] == 1
-    watch = retreat[R_ACTIVE] == 1
+    watch = retreat.policy[RT_ACTIVE] == 1
     while outcome == CONTINUE:
         rounds += 1
         bits, state = next_bits(state)
@@ -231,32 +236,31 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a, d,
         if afree[a] & dfree[d] == 0:
             outcome, a, d = _walk_settle(ast, a, dst, d)
         if outcome == CONTINUE and watch:
-            outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat, below,
-                                                   win_value, remainder, round_model.FLAGS[0])
-            if stayers >= 0:
+            outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat,
+                                                   round_model.FLAGS[0])
+            if stayers != NO_STATE:
                 a_end = stayers + ast[stayers, S_OTHER]
     return outcome, a, d, rounds, state
 
 
 @kernel
-def _retreat_step(ast, a, dst, d, rounds, retreat, below, win_value, remainder, air_always):
-    """The attacker's retreat decision after a round both sides survived: (outcome, a, d,
-    stayers), stayers the state the units that stay after a partial retreat start in (they
-    fight on), else -1."""
-    if not round_model.should_retreat(a, d, rounds, retreat, below, ast, dst, win_value):
-        return CONTINUE, a, d, -1
-    stayers = remainder[a]
-    if stayers < 0:
-        return RETREAT, a, d, -1
+def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
+    """The attacker's retreat decision (retreat: tables.RetreatTables) after a round both sides
+    survived: (outcome, a, d, stayers), stayers the state the units that stay after a partial
+    retreat start in (they fight on), else NO_STATE."""
+    if not round_model.should_retreat(a, d, rounds, retreat, ast, dst):
+        return CONTINUE, a, d, NO_STATE
+    stayers = retreat.remainder[a]
+    if stayers == FULL_RETREAT:
+        return RETREAT, a, d, NO_STATE
     outcome, a, d = round_model.settle(ast, stayers, dst, d, air_always)
     return outcome, a, d, stayers
 
 
 @kernel
-def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retreat, below,
-           win_value, remainder, state):
+def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, a, d, state):
     """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
-    random state)."""
+    random state).  Arrays, not the battle's NamedTuple, as _trial_walk."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
     timing = rules[RU_SUBMERGE]
@@ -300,9 +304,8 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, a, d, bombard_cdf, retre
             outcome = RETREAT
             break
         outcome, a, d = _settled(ast, a, dst, d, air_always)
-        if outcome == CONTINUE and retreat[R_ACTIVE] == 1:
-            outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, below,
-                                             win_value, remainder, air_always)
+        if outcome == CONTINUE and retreat.policy[RT_ACTIVE] == 1:
+            outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     return outcome, a, d, rounds, state
 
 
@@ -337,26 +340,29 @@ def _low_luck(strength, die, state):
 
 
 @kernel
-def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_value,
-           remainder, out, swing_offset):
-    """Play `trials` battles on one splitmix64 stream (seed) into one row of the outputs."""
-    ast, ar, ath, aal, afree = A
-    dst, dr, dth, dal, dfree = D
-    a_starts, a_start_cdf, d_starts, d_start_cdf = starts
-    outcomes, taken, a_final, d_final, rounds_hist, rounds_sum, swing_hist = out
+def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
+           bombard_cdf, retreat, swing_offset, outcomes, taken, a_final, d_final, rounds_hist,
+           rounds_sum, swing_hist):
+    """Play `trials` battles on one splitmix64 stream (seed) into one chunk's row of the
+    outputs.  The arguments are the fields of the battle's tables.McBattle and of the chunk's
+    row of tables.McOut, passed one by one down to the trials: numba code reading them from
+    the NamedTuples in the trial loops ran 20-30% slower (big land and mid sea battles, CPU
+    time, one thread)."""
     state = seed
     simple = rules[RU_SIMPLE] == 1
+    ast, ar, ath, aal, afree = A
+    dst, dr, dth, dal, dfree = D
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
         if simple:
             outcome, a, d, rounds, state = _trial_walk(
-                ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, a_starts[i],
-                d_starts[j], bombard_cdf, retreat, below, win_value, remainder, state)
+                ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
+                a_starts[i], d_starts[j], state)
         else:
-            outcome, a, d, rounds, state = _trial(
-                ast, ar, ath, aal, dst, dr, dth, dal, rules, a_starts[i], d_starts[j],
-                bombard_cdf, retreat, below, win_value, remainder, state)
+            outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
+                                                  bombard_cdf, retreat, a_starts[i],
+                                                  d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             taken[0] += 1
@@ -368,30 +374,22 @@ def _chunk(seed, trials, A, D, rules, starts, bombard_cdf, retreat, below, win_v
 
 
 @kernel(nogil=True)
-def _simulate_chunks(first, last, seeds, chunk_trials, A, D, rules, starts, bombard_cdf,
-                     retreat, below, win_value, remainder, outcomes, taken, a_final, d_final,
-                     rounds_hist, rounds_sum, swing_hist, swing_offset):
-    """Simulate chunks first..last-1 of trials, chunk c writing only to row c of each output.
-
-    seeds[C] uint64 stream seeds; chunk_trials[C] trials per chunk; A, D: each side's states,
-    rows and cdf tables; starts: (a_starts[K], a_start_cdf[K], d_starts, d_start_cdf), each
-    side's possible start states and the running sums of their probabilities; bombard_cdf:
-    running sums of the law of shore-bombardment hits; retreat, below, win_value, remainder:
-    the attacker's retreat policy (compile.Retreat).  Outputs: outcomes[C, 5] counts, taken[C]
-    territory taken, a_final[C, Fa] / d_final[C, Fd] final states, rounds_hist[C, R] (last
-    bin: R-1 or more), rounds_sum[C], swing_hist[C, K] TUV swing in IPC + swing_offset.
-    """
+def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
+    """Simulate chunks first..last-1 of trials of a battle (tables.McBattle), chunk c writing
+    only to row c of each output (tables.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
+    trials per chunk."""
     for c in range(first, last):
-        _chunk(seeds[c], chunk_trials[c], A, D, rules, starts, bombard_cdf, retreat, below,
-               win_value, remainder, (outcomes[c], taken[c:c + 1], a_final[c], d_final[c],
-                                      rounds_hist[c], rounds_sum[c:c + 1], swing_hist[c]),
-               swing_offset)
+        _chunk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,
+               battle.a_starts, battle.a_start_cdf, battle.d_starts, battle.d_start_cdf,
+               battle.bombard_cdf, battle.retreat, battle.swing_offset, out.outcomes[c],
+               out.taken[c:c + 1], out.a_final[c], out.d_final[c], out.rounds_hist[c],
+               out.rounds_sum[c:c + 1], out.swing_hist[c])
 
 
-def _side_tables(side) -> tuple:
+def _side_tables(side) -> McSide:
     """A side's tables as the kernel takes them: states, rows and its Monte Carlo sampler."""
     sampler = side.sampler
-    return side.states, side.rows, sampler.thresh, sampler.alias, sampler.free
+    return McSide(side.states, side.rows, sampler.thresh, sampler.alias, sampler.free)
 
 
 def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -402,15 +400,15 @@ def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return states, cdf
 
 
-def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
-    """Monte Carlo aggregates of a compiled battle (compile.CompiledBattle): integer counts.
+def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw:
+    """Monte Carlo law of a compiled battle (compile.CompiledBattle): integer counts out of
+    `trials`.
 
     progress(done, total, what) is called after every kernel call.
     """
     jit.compiled()
     jit.compiling_notice(_simulate_chunks, progress)
     att, dfn = compiled.attacker, compiled.defender
-    retreat = compiled.retreat_tables()
     bombard_cdf = np.cumsum(compiled.bombardment.pmf)
     bombard_cdf[-1] = 1.0
     swing_offset = int(att.ipc_lost.max())
@@ -424,7 +422,9 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
     chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
     seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
-    starts = (*_start_law(att.start), *_start_law(dfn.start))
+    battle = McBattle(_side_tables(att), _side_tables(dfn), compiled.rules,
+                      *_start_law(att.start), *_start_law(dfn.start), bombard_cdf,
+                      compiled.retreat_tables(), swing_offset)
     most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
     per_call = min(most, jit.thread_count())
@@ -435,10 +435,8 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
                 for key, shape in shapes.items()}
         call_started = time.perf_counter()
         jit.threads(_simulate_chunks, last - first, seeds[first:last],
-                    chunk_trials[first:last], _side_tables(att), _side_tables(dfn),
-                    compiled.rules, starts, bombard_cdf,
-                    retreat.vector, retreat.below, retreat.win_value, retreat.remainder_start,
-                    *rows.values(), swing_offset, short=n_chunks == 1)
+                    chunk_trials[first:last], battle, McOut(*rows.values()),
+                    short=n_chunks == 1)
         seconds = time.perf_counter() - call_started
         per_call = max(1, min(most, int(CALL_SECONDS * (last - first) / max(seconds, 1e-6))))
         for key, value in rows.items():
@@ -448,8 +446,11 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> dict:
         if progress is not None:
             progress(done, trials, "trials")
     swing = np.arange(len(totals["swing_hist"]), dtype=np.float64) - swing_offset
-    raw = {key: (int(v) if v.ndim == 0 else v) for key, v in totals.items()}
-    raw["swing_offset"] = -swing_offset
-    raw["swing_sum"] = float(totals["swing_hist"] @ swing)
-    raw["swing_sq_sum"] = float(totals["swing_hist"] @ (swing * swing))
-    return raw
+    swing_hist = totals["swing_hist"]
+    return FinalLaw(
+        total=float(trials), trials=trials, outcomes=totals["outcomes"],
+        takes=int(totals["takes"]), a_final=totals["a_final"], d_final=totals["d_final"],
+        mean_rounds=int(totals["rounds_sum"]) / float(trials), rounds_hist=totals["rounds_hist"],
+        swing=(np.arange(len(swing_hist), dtype=np.int64) - swing_offset, swing_hist),
+        swing_sum=float(swing_hist @ swing), swing_sq_sum=float(swing_hist @ (swing * swing)),
+        pruned=0.0)

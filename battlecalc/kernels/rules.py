@@ -32,16 +32,18 @@ from .common import (
     I_SUBS,
     I_SUBS_FIRE,
     I_TRANSPORTS,
+    NO_LIMIT,
     NO_RANK,
+    NO_THRESHOLD,
     POLICY_FIRST_CHANCE,
     POLICY_NEVER,
-    R_ACTIVE,
-    R_AFTER,
-    R_ONLY_AIR,
     R_RANK,
-    R_STRAFE,
-    R_WHEN_LEFT,
     RETREAT,
+    RT_ACTIVE,
+    RT_AFTER,
+    RT_ONLY_AIR,
+    RT_STRAFE,
+    RT_WHEN_LEFT,
     RU_A_POLICY,
     RU_A_STRIKE,
     RU_AIR_ALWAYS,
@@ -222,23 +224,25 @@ def air_on_subs(xst, x, rules):
 
 
 @kernel
-def should_retreat(a, d, rounds, retreat, below, ast, dst, win_value):
+def should_retreat(a, d, rounds, retreat, ast, dst):
     """Whether the attacker withdraws at the end of a round in the state pair (a, d).
 
-    rounds: rounds fought so far; retreat int64[5] (kernels/common.py), below: win-probability
-    threshold (< 0: none) against win_value[a, d], the attacker's chance if it fights on.
+    rounds: rounds fought so far; retreat: tables.RetreatTables, its policy (RT_* columns,
+    kernels/common.py) and win-probability threshold `below` against win_value[a, d], the
+    attacker's chance if it fights on.
     """
-    if retreat[R_ACTIVE] == 0 or ast[a, S_MAY_RETREAT] == 0:
+    policy = retreat.policy
+    if policy[RT_ACTIVE] == 0 or ast[a, S_MAY_RETREAT] == 0:
         return False
-    if retreat[R_AFTER] > 0 and rounds >= retreat[R_AFTER]:
+    if policy[RT_AFTER] > 0 and rounds >= policy[RT_AFTER]:
         return True
-    if retreat[R_WHEN_LEFT] >= 0 and ast[a, S_UNITS] <= retreat[R_WHEN_LEFT]:
+    if policy[RT_WHEN_LEFT] != NO_LIMIT and ast[a, S_UNITS] <= policy[RT_WHEN_LEFT]:
         return True
-    if retreat[R_ONLY_AIR] == 1 and ast[a, S_HAS_LAND] == 0:
+    if policy[RT_ONLY_AIR] == 1 and ast[a, S_HAS_LAND] == 0:
         return True
-    if retreat[R_STRAFE] >= 0 and dst[d, S_UNITS] <= retreat[R_STRAFE]:
+    if policy[RT_STRAFE] != NO_LIMIT and dst[d, S_UNITS] <= policy[RT_STRAFE]:
         return True
-    return below >= 0.0 and win_value[a, d] < below
+    return retreat.below != NO_THRESHOLD and retreat.win_value[a, d] < retreat.below
 
 
 @kernel
