@@ -11,7 +11,6 @@ import dataclasses
 import importlib
 import os
 import re
-import stat
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -19,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import BattleInputError, quoted
+from ..files import read_regular_file
 
 FORMAT_VERSION = 1
 DOMAINS = ("land", "air", "sea")
@@ -764,35 +764,8 @@ def read_rules_file(path: str | os.PathLike) -> str:
     read no further than the cap (a ``/proc`` file says 0 bytes and may hold more).
     RulesFileError (or OSError, UnicodeDecodeError) otherwise.
     """
-    shown = os.fspath(path)
-    info = os.stat(path)
-    _check_regular(shown, info)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    try:
-        _check_regular(shown, os.fstat(fd))
-        chunks, size = [], 0
-        while size <= MAX_RULES_FILE_BYTES:
-            chunk = os.read(fd, min(1 << 16, MAX_RULES_FILE_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > MAX_RULES_FILE_BYTES:
-        raise RulesFileError(f"more than {MAX_RULES_FILE_BYTES:,} bytes, more than an edition "
-                             "file needs")
-    return b"".join(chunks).decode("utf-8")
-
-
-def _check_regular(shown: str, info: os.stat_result) -> None:
-    if not stat.S_ISREG(info.st_mode):
-        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO, device or socket"
-        raise RulesFileError(f"not a regular file ({kind}: battlecalc reads edition files only)")
-    if info.st_size > MAX_RULES_FILE_BYTES:
-        raise RulesFileError(f"{info.st_size:,} bytes is more than an edition file needs "
-                             f"({MAX_RULES_FILE_BYTES:,} at most)")
+    return read_regular_file(path, MAX_RULES_FILE_BYTES, "edition file",
+                             RulesFileError).decode("utf-8")
 
 
 def _raw(read, name: str, folder: str | None, seen: tuple[str, ...]) -> dict[str, Any]:

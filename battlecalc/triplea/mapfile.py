@@ -24,6 +24,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from ..errors import BattleInputError
+from ..files import read_input
 from .game import EDITIONS_BY_GAME, SITE_UNITS, UNIT_NAMES
 from .gamefile import GameFile
 
@@ -56,15 +57,7 @@ class ImportedEdition:
 
 
 def _read_xml(path) -> ET.Element:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_XML_BYTES + 1)
-    except IsADirectoryError:
-        raise BattleInputError(f"cannot read {path}: it is a directory") from None
-    except OSError as exc:
-        raise BattleInputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_XML_BYTES:
-        raise BattleInputError(f"{path}: over {MAX_XML_BYTES >> 20} MiB: not a TripleA map")
+    raw = read_input(path, MAX_XML_BYTES, "TripleA game file")
     if b"<!ENTITY" in raw:  # entity expansion: refused unread
         raise BattleInputError(f"{path}: XML entity declarations are not read")
     try:
@@ -123,12 +116,11 @@ def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
     game data carries the same unit attachments) at `path`; BattleInputError listing what
     cannot be modelled unless `lenient` (then each is a warning)."""
     from ..rules import load_rules
+    from .save import MAX_SAVE_BYTES
 
-    try:
-        with open(path, "rb") as handle:
-            gzipped = handle.read(2) == b"\x1f\x8b"
-    except OSError:
-        gzipped = False  # the reader below says why it cannot read the file
+    # a regular file of a save's size at most (never a FIFO, which would block), then its
+    # kind by content: a save is gzip data
+    gzipped = read_input(path, MAX_SAVE_BYTES, "TripleA game file or save")[:2] == b"\x1f\x8b"
     if gzipped:
         from .savefile import save_game_file
 

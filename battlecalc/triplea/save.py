@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import BattleInputError
+from ..files import read_input
 
 MAX_SAVE_BYTES = 64 * 1024 * 1024  # compressed; a save is a few hundred kB
 MAX_STREAM_BYTES = 512 * 1024 * 1024  # decompressed: a gzip bomb stops here
@@ -224,15 +225,7 @@ class _Reader:
 
 def _stream(path) -> bytes:
     """The decompressed object stream of the save at `path`."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SAVE_BYTES + 1)
-    except IsADirectoryError:
-        raise BattleInputError(f"cannot read {path}: it is a directory") from None
-    except OSError as exc:
-        raise BattleInputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_SAVE_BYTES:
-        raise SaveFormatError(f"{path} is not a TripleA save: over {MAX_SAVE_BYTES >> 20} MiB")
+    raw = read_input(path, MAX_SAVE_BYTES, "TripleA save", SaveFormatError)
     if raw[:2] != b"\x1f\x8b":
         raise SaveFormatError(f"{path} is not a TripleA save (.tsvg): not gzip data")
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)

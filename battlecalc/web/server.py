@@ -472,17 +472,9 @@ async def _read_body(request: Request) -> bytes | None:
     return bytes(body)
 
 
-def _query_params(pairs: list[tuple[str, str]]) -> dict[str, str]:
-    params: dict[str, str] = {}
-    for name, value in pairs:
-        if name in params:
-            raise ParamError(f"parameter {name!r} given more than once")
-        params[name] = value
-    return params
-
-
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """json.loads's object hook: a key given twice is refused, not silently the last."""
+    """Query or form parameters, or json.loads's object hook: a name given twice is refused,
+    not silently the last."""
     params: dict[str, Any] = {}
     for name, value in pairs:
         if name in params:
@@ -493,13 +485,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 async def _request_params(request: Request) -> dict[str, Any] | Response:
     if request.method in ("GET", "HEAD"):  # HEAD: a GET whose body the server leaves out
-        return _query_params(request.query_params.multi_items())
+        return _unique_keys(request.query_params.multi_items())
     body = await _read_body(request)
     if body is None:
         return _error(f"request body over {MAX_BODY_BYTES:,} bytes", 413)
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind == "application/x-www-form-urlencoded":
-        return _query_params(parse_qsl(body.decode("utf-8", "replace"),
+        return _unique_keys(parse_qsl(body.decode("utf-8", "replace"),
                                        keep_blank_values=True))
     try:
         params = json.loads(body or b"{}", object_pairs_hook=_unique_keys)
