@@ -623,6 +623,7 @@ def _mixture(parts, defender: dict, battle: GameBattle, ruleset, rounds_done: in
         a_keys |= set(result.attacker_survivors)
         d_keys |= set(result.defender_survivors)
     mixed["tuv_swing"] = mixed["defender_ipc_loss"] - mixed["attacker_ipc_loss"]
+    mixed = {k: round(v, 15) for k, v in mixed.items()}
 
     def law_of(rows, keys) -> SideLaw:
         units = tuple(u for u in ruleset.units if u in keys)
@@ -646,7 +647,7 @@ def _mixture(parts, defender: dict, battle: GameBattle, ruleset, rounds_done: in
             (max(0.0, mixed[k] - Z95 * stderr[k]), min(1.0, mixed[k] + Z95 * stderr[k]))
             for k in PROPORTION_KEYS}
     out = template.to_dict()
-    out.update({k: (round(v, 15) if isinstance(v, float) else v) for k, v in mixed.items()})
+    out.update(mixed)
     out.update(
         attacker_survivors={u: float(a_law.probability @ a_law.survivors[:, j])
                             for j, u in enumerate(a_law.units)},
