@@ -407,6 +407,11 @@ def test_cli_table_and_csv():
     assert table.exit_code == 0, table.output
     assert "West Russia: land battle, Russians attack Germans" in table.stdout
     assert "in progress: round 1" in table.stdout
+    # the percentiles of the mixed law, as run's table states them
+    (battle,) = read_game(LAND_COMBAT, method="exact").battles
+    a, d = ("/".join(str(v) for v in battle.result[f"{side}_ipc_loss_percentiles"].values())
+            for side in ("attacker", "defender"))
+    assert f"  IPC lost percentiles 10/50/90   attacker {a}   defender {d}\n" in table.stdout
     rows = invoke("game", str(LAND_COMBAT), "--method", "exact", "--format", "csv")
     lines = rows.stdout.splitlines()
     assert len(lines) == 2 and lines[1].startswith("West Russia,land,Russians,Germans,")

@@ -201,6 +201,9 @@ def _battle_lines(b: GameBattle) -> str:
                      f"{r['takes_territory']:.4f}  ({r['method']})")
         lines.append("  IPC lost  " + ", ".join(f"{n} {v:.2f}" for n, v in b.ipc_loss.items())
                      + f"; TUV swing {r['tuv_swing']:+.2f}")
+        a, d = ("/".join(f"{v:g}" for v in r[f"{s}_ipc_loss_percentiles"].values())
+                for s in ("attacker", "defender"))
+        lines.append(f"  IPC lost percentiles 10/50/90   attacker {a}   defender {d}")
     elif r is not None and "mean_damage" in r:
         lines.append(f"  raid: mean damage {r['mean_damage']:.3f}  ({r['method']})")
     return "\n".join(lines)
