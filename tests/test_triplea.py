@@ -560,3 +560,23 @@ def test_battle_where_the_defender_has_fired(monkeypatch):
     assert battle.result["mean_rounds"] == pytest.approx(2 + fresh.mean_rounds, abs=1e-12)
     assert battle.result["attacker_ipc_loss"] == pytest.approx(
         2 * 3 + fresh.attacker_ipc_loss, abs=1e-12)
+
+
+def test_battle_over_once_the_volley_is_taken(monkeypatch):
+    """The Germans' volley (2 hits) kills both Russian infantry: no battle is left to run,
+    and the result still has every key of run's, with the sure outcome."""
+    fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=1,
+                                 next_step="Russians select casualties")
+    record = save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
+        defender="Germans", attacking=_units("Russians", ("infantry", 0), ("infantry", 0)),
+        defending=_units("Germans", ("infantry", 0)), round=2, started=True, fire=fire)
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="mc", trials=1000, seed=1).battles
+    r = battle.result
+    assert set(simulate("revised", "1 inf", "1 inf", method="exact").to_dict()) <= set(r)
+    assert (r["defender_win"], r["attacker_ipc_loss"], r["defender_ipc_loss"]) == (1.0, 6, 0)
+    assert r["attacker_ipc_loss_percentiles"] == {"p10": 6, "p50": 6, "p90": 6}
+    assert r["ci95"]["defender_win"] == [1.0, 1.0] and r["stderr"]["defender_win"] == 0.0
+    assert r["likely_outcomes"]["defender"] == [{"survivors": {"infantry": 1},
+                                                 "probability": 1.0}]

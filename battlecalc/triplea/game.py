@@ -556,8 +556,10 @@ def _solve_in_progress(battle: GameBattle, sides: _Sides, ruleset, kwargs: dict)
                   if force and defender else None)
         parts.append((p, a_now, d_now, result, force))
     template = next((r for _, _, _, r, _ in parts if r is not None), None)
-    if template is None:  # every continuation is over: the keys of run from the battle as is
-        template = simulate(**{**base, "attacker": attacker, "defender": defender})
+    if template is None:  # every continuation is over: run's keys from the battle's armies
+        template = simulate(**{**base, "method": "exact", "defender": dict(battle.defender),
+                               "attacker": dict(Counter(battle.attacker)
+                                                + Counter(battle.landing))})
     from ..army import format_army
 
     out = _mixture(parts, defender, battle, ruleset, rounds_done, template,
