@@ -185,6 +185,128 @@ def test_west_russia_solved_from_where_it_stands():
     assert abs(fresh.attacker_win - battle.result["attacker_win"]) > 1e-4
 
 
+# ------------------------------------------------------------ the result: run's whole object
+
+def _run_json_keys(*args) -> set[str]:
+    result = invoke("run", "--rules", "revised", *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return set(json.loads(result.stdout))
+
+
+def _percentiles(law: dict[float, float]) -> dict[str, float]:
+    """Smallest IPC loss L with P(loss <= L) >= q, from {loss: probability}."""
+    out, total = {}, sum(law.values())
+    for q in (10, 50, 90):
+        cumulative = 0.0
+        for loss in sorted(law):
+            cumulative += law[loss] / total
+            if cumulative >= q / 100 - 1e-12:
+                out[f"p{q}"] = loss
+                break
+    return out
+
+
+def test_every_key_of_run_json_in_each_battle_result(monkeypatch):
+    keys = _run_json_keys("-a", "3 inf", "-d", "2 inf", "--method", "exact")
+    in_progress = invoke("game", str(LAND_COMBAT), "--format", "json", "--method", "exact")
+    assert in_progress.exit_code == 0, in_progress.output
+    (battle,) = json.loads(in_progress.stdout)["battles"]
+    assert battle["in_progress"] is not None
+    assert keys <= set(battle["result"]), keys - set(battle["result"])
+    record = save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
+        defender="Germans", attacking=_units("Russians", ("infantry", 0), ("armour", 0)),
+        defending=_units("Germans", ("infantry", 0)))
+    _with_battles(monkeypatch, record)
+    pending = invoke("game", str(START), "--format", "json", "--method", "exact")
+    (battle,) = json.loads(pending.stdout)["battles"]
+    assert battle["in_progress"] is None
+    assert keys <= set(battle["result"]), keys - set(battle["result"])
+
+
+def test_west_russia_result_is_the_hand_mixture_of_its_continuations():
+    """stderr, ci95, survivors, units kept, likely end states and IPC percentiles of the
+    mixture against the component runs mixed here by hand (laws from their DataFrames)."""
+    (battle,) = read_game(LAND_COMBAT, method="exact").battles
+    r = battle.result
+    volley = _convolve([(4, 2 / 6), (1, 3 / 6)])
+    defender = {"infantry": 2, "artillery": 1, "tank": 1}
+    a_loss, d_loss, end_states = Counter(), Counter(), Counter()
+    keeps, a_surv, d_surv = Counter(), Counter(), Counter()
+    pruned = 0.0
+    for k, p in volley.items():
+        part = simulate("revised", dict(WEST_RUSSIA_ATTACKER, infantry=6 - k), defender,
+                        method="exact")
+        pruned += p * part.pruned
+        for u, n in part.attacker_survivors.items():
+            a_surv[u] += p * n
+        for u, n in part.defender_survivors.items():
+            d_surv[u] += p * n
+        for row in part.attacker_distribution.itertuples(index=False):
+            row = row._asdict()
+            q = p * row.pop("probability")
+            a_loss[3 * k + row.pop("ipc_lost")] += q
+            end_states[tuple(sorted((u, n) for u, n in row.items() if n))] += q
+            keeps[sum(row.values())] += q
+        for row in part.defender_distribution.itertuples(index=False):
+            d_loss[3 + row.ipc_lost] += p * row.probability
+    assert r["stderr"] == dict.fromkeys(r["stderr"], 0.0)
+    plain = simulate("revised", "3 inf", "2 inf", method="exact").to_dict()
+    assert set(r["stderr"]) == set(plain["stderr"]) and set(r["ci95"]) == set(plain["ci95"])
+    for key, (low, high) in r["ci95"].items():
+        assert low == high == r[key], key
+    assert r["pruned"] == pytest.approx(pruned, abs=1e-12)
+    assert r["attacker_ipc_loss_percentiles"] == _percentiles(a_loss)
+    assert r["defender_ipc_loss_percentiles"] == _percentiles(d_loss)
+    for mine, hand in ((r["attacker_survivors"], a_surv), (r["defender_survivors"], d_surv)):
+        assert set(mine) == set(hand)
+        for u in hand:
+            assert mine[u] == pytest.approx(hand[u], abs=1e-12), u
+    size = sum(WEST_RUSSIA_ATTACKER.values())
+    for n in range(1, size + 1):
+        expected = sum(q for kept, q in keeps.items() if kept >= n)
+        assert r["attacker_keeps_at_least"][n] == pytest.approx(expected, abs=1e-12), n
+    likely = sorted(end_states.items(), key=lambda i: -i[1])[:5]
+    assert [dict(s) for s, _ in likely] == [o["survivors"] for o in r["likely_outcomes"][
+        "attacker"]]
+    for (_, q), outcome in zip(likely, r["likely_outcomes"]["attacker"], strict=True):
+        assert outcome["probability"] == pytest.approx(q, abs=1e-12)
+    assert r["tuv_swing"] == pytest.approx(r["defender_ipc_loss"] - r["attacker_ipc_loss"],
+                                           abs=1e-12)
+
+
+def test_monte_carlo_mixture_standard_errors():
+    """One continuation (weight 1): its standard errors and percentiles are the mixture's;
+    West Russia by Monte Carlo lies within 4 of its standard errors of the exact mixture."""
+    attacking = _units("Russians", *[("infantry", 0)] * 4, ("armour", 0), ("armour", 0))
+    defending = _units("Germans", *[("infantry", 0)] * 3, ("artillery", 0))
+    fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=4,
+                                 next_step="Russians select casualties")
+    record = save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
+        defender="Germans", attacking=attacking, defending=defending, round=2, started=True,
+        defending_waiting_to_die=_units("Germans", ("infantry", 0)), fire=fire)
+    real = save_module.read_save
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("battlecalc.triplea.game.read_save",
+                      lambda path: replace(real(path), battles=(record,)))
+        (battle,) = read_game(START, method="mc", trials=20_000, seed=11).battles
+    fresh = simulate("revised", "2 inf 2 tank", "2 inf 1 art", method="mc", trials=20_000,
+                     seed=11)
+    for key, err in fresh.stderr.items():
+        assert battle.result["stderr"][key] == pytest.approx(err, abs=1e-12), key
+    assert battle.result["attacker_ipc_loss_percentiles"] == {
+        k: 6 + v for k, v in fresh.attacker_law.ipc_percentiles().items()}
+    low, high = battle.result["ci95"]["attacker_win"]
+    assert low < battle.result["attacker_win"] < high
+    exact = read_game(LAND_COMBAT, method="exact").battles[0].result
+    mc = read_game(LAND_COMBAT, method="mc", trials=20_000, seed=5).battles[0].result
+    for key in ("attacker_win", "attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
+        err = mc["stderr"][key]
+        assert err > 0, key
+        assert abs(mc[key] - exact[key]) < 4 * err, key
+
+
 def test_low_luck_of_the_save_is_applied(monkeypatch):
     real = save_module.read_save
 
@@ -285,6 +407,11 @@ def test_cli_table_and_csv():
     assert table.exit_code == 0, table.output
     assert "West Russia: land battle, Russians attack Germans" in table.stdout
     assert "in progress: round 1" in table.stdout
+    # the percentiles of the mixed law, as run's table states them
+    (battle,) = read_game(LAND_COMBAT, method="exact").battles
+    a, d = ("/".join(str(v) for v in battle.result[f"{side}_ipc_loss_percentiles"].values())
+            for side in ("attacker", "defender"))
+    assert f"  IPC lost percentiles 10/50/90   attacker {a}   defender {d}\n" in table.stdout
     rows = invoke("game", str(LAND_COMBAT), "--method", "exact", "--format", "csv")
     lines = rows.stdout.splitlines()
     assert len(lines) == 2 and lines[1].startswith("West Russia,land,Russians,Germans,")
@@ -433,3 +560,23 @@ def test_battle_where_the_defender_has_fired(monkeypatch):
     assert battle.result["mean_rounds"] == pytest.approx(2 + fresh.mean_rounds, abs=1e-12)
     assert battle.result["attacker_ipc_loss"] == pytest.approx(
         2 * 3 + fresh.attacker_ipc_loss, abs=1e-12)
+
+
+def test_battle_over_once_the_volley_is_taken(monkeypatch):
+    """The Germans' volley (2 hits) kills both Russian infantry: no battle is left to run,
+    and the result still has every key of run's, with the sure outcome."""
+    fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=1,
+                                 next_step="Russians select casualties")
+    record = save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
+        defender="Germans", attacking=_units("Russians", ("infantry", 0), ("infantry", 0)),
+        defending=_units("Germans", ("infantry", 0)), round=2, started=True, fire=fire)
+    _with_battles(monkeypatch, record)
+    (battle,) = read_game(START, method="mc", trials=1000, seed=1).battles
+    r = battle.result
+    assert set(simulate("revised", "1 inf", "1 inf", method="exact").to_dict()) <= set(r)
+    assert (r["defender_win"], r["attacker_ipc_loss"], r["defender_ipc_loss"]) == (1.0, 6, 0)
+    assert r["attacker_ipc_loss_percentiles"] == {"p10": 6, "p50": 6, "p90": 6}
+    assert r["ci95"]["defender_win"] == [1.0, 1.0] and r["stderr"]["defender_win"] == 0.0
+    assert r["likely_outcomes"]["defender"] == [{"survivors": {"infantry": 1},
+                                                 "probability": 1.0}]

@@ -201,6 +201,9 @@ def _battle_lines(b: GameBattle) -> str:
                      f"{r['takes_territory']:.4f}  ({r['method']})")
         lines.append("  IPC lost  " + ", ".join(f"{n} {v:.2f}" for n, v in b.ipc_loss.items())
                      + f"; TUV swing {r['tuv_swing']:+.2f}")
+        a, d = ("/".join(f"{v:g}" for v in r[f"{s}_ipc_loss_percentiles"].values())
+                for s in ("attacker", "defender"))
+        lines.append(f"  IPC lost percentiles 10/50/90   attacker {a}   defender {d}")
     elif r is not None and "mean_damage" in r:
         lines.append(f"  raid: mean damage {r['mean_damage']:.3f}  ({r['method']})")
     return "\n".join(lines)
@@ -543,16 +546,59 @@ def _solve_in_progress(battle: GameBattle, sides: _Sides, ruleset, kwargs: dict)
         volley = [(1.0, attacker)]
     if fire is not None:  # this round's fire is over: its AA guns have fired
         defender = no_spent_aa(defender)
-    mixed = dict.fromkeys(MIXED_KEYS, 0.0)
-    survivors_a: Counter = Counter()
-    survivors_d: Counter = Counter()
-    method = None
+    parts = []  # (weight, attacker IPC lost so far, defender's, component Result or None, ...)
     for p, force in volley:
         if fire is not None:
             force = no_spent_aa(force)
         a_now = _lost(dict(Counter(battle.attacker) + Counter(battle.landing)), force, ruleset)
         d_now = _lost(battle.defender, defender, ruleset)
-        if not force or not defender:
+        result = (simulate(**{**base, "attacker": force, "defender": defender})
+                  if force and defender else None)
+        parts.append((p, a_now, d_now, result, force))
+    template = next((r for _, _, _, r, _ in parts if r is not None), None)
+    if template is None:  # every continuation is over: run's keys from the battle's armies
+        template = simulate(**{**base, "method": "exact", "defender": dict(battle.defender),
+                               "attacker": dict(Counter(battle.attacker)
+                                                + Counter(battle.landing))})
+    from ..army import format_army
+
+    out = _mixture(parts, defender, battle, ruleset, rounds_done, template,
+                   sum(attacker.values()))
+    out.update(attacker=format_army(attacker), defender=format_army(defender),
+               from_round=rounds_done, continuations=len(volley), notes=notes,
+               elapsed_s=time.perf_counter() - started)
+    return out
+
+
+STDERR_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
+               "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
+PROPORTION_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
+                   "takes_territory")
+
+
+def _mixture(parts, defender: dict, battle: GameBattle, ruleset, rounds_done: int,
+             template, size: int) -> dict:
+    """The object of ``run --format json`` for a mixture of fresh battles: `parts` are
+    (weight, IPC the attacker lost so far, the defender's, the continuation's Result or None
+    where the battle is over, the attacker's units); size: the attacker's units now.  Means
+    are mixed; the standard error of a Monte Carlo mixture is sqrt(sum w_i^2 se_i^2)
+    (independent runs; the weights are taken as given, a Monte Carlo volley's own error is
+    not counted) and its ci95 is the normal interval clipped to [0, 1]; an exact mixture has
+    stderr 0 and ci95 (p, p) as an exact run.  The survivor laws are mixed; the percentiles,
+    units kept and likely end states are read from the mixed laws."""
+    import numpy as np
+
+    from ..results import Z95, SideLaw
+
+    exact = template.method == "exact"
+    mixed = dict.fromkeys(MIXED_KEYS, 0.0)
+    variance = dict.fromkeys(STDERR_KEYS, 0.0)
+    pruned = 0.0
+    a_rows, d_rows = [], []  # (survivors {unit: n}, IPC lost, probability)
+    a_keys: set[str] = set()
+    d_keys: set[str] = set()
+    for p, a_now, d_now, result, force in parts:
+        if result is None:
             land = any(ruleset.units[u].domain == "land" for u in force)
             outcome = ("draw" if not force and not defender else
                        "defender_win" if not force else "attacker_win")
@@ -562,38 +608,63 @@ def _solve_in_progress(battle: GameBattle, sides: _Sides, ruleset, kwargs: dict)
             mixed["mean_rounds"] += p * rounds_done
             mixed["attacker_ipc_loss"] += p * a_now
             mixed["defender_ipc_loss"] += p * d_now
-            mixed["tuv_swing"] += p * (d_now - a_now)
-            survivors_a.update({u: p * n for u, n in force.items()})
-            survivors_d.update({u: p * n for u, n in defender.items()})
+            a_rows.append((force, a_now, p))
+            d_rows.append((defender, d_now, p))
+            a_keys |= {u for u in force if ruleset.units[u].can_be_casualty}
+            d_keys |= {u for u in defender if ruleset.units[u].can_be_casualty}
             continue
-        result = simulate(**{**base, "attacker": force, "defender": defender})
-        method = result.method
-        for key in ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
-                    "takes_territory"):
+        for key in PROPORTION_KEYS:
             mixed[key] += p * getattr(result, key)
         mixed["mean_rounds"] += p * (rounds_done + result.mean_rounds)
-        a_loss = a_now + result.attacker_ipc_loss
-        d_loss = d_now + result.defender_ipc_loss
-        mixed["attacker_ipc_loss"] += p * a_loss
-        mixed["defender_ipc_loss"] += p * d_loss
-        mixed["tuv_swing"] += p * (d_loss - a_loss)
-        survivors_a.update({u: p * n for u, n in result.attacker_survivors.items()})
-        survivors_d.update({u: p * n for u, n in result.defender_survivors.items()})
-    from ..army import format_army
+        mixed["attacker_ipc_loss"] += p * (a_now + result.attacker_ipc_loss)
+        mixed["defender_ipc_loss"] += p * (d_now + result.defender_ipc_loss)
+        for key in STDERR_KEYS:
+            variance[key] += p * p * result.stderr[key] ** 2
+        pruned += p * (result.pruned or 0.0)
+        for rows, law, now in ((a_rows, result.attacker_law, a_now),
+                               (d_rows, result.defender_law, d_now)):
+            rows.extend((law.counts(i), now + float(law.ipc_lost[i]), p * float(q))
+                        for i, q in enumerate(law.probability))
+        a_keys |= set(result.attacker_survivors)
+        d_keys |= set(result.defender_survivors)
+    mixed["tuv_swing"] = mixed["defender_ipc_loss"] - mixed["attacker_ipc_loss"]
+    mixed = {k: round(v, 15) for k, v in mixed.items()}
 
-    return {
-        "rules": ruleset.id, "method": method or "exact",
-        "attacker": format_army(attacker), "defender": format_army(defender),
-        "sea": battle.kind == "sea",
-        "attacker_tech": list(base.get("attacker_tech") or ()),
-        "defender_tech": list(base.get("defender_tech") or ()),
-        "dice": base.get("dice", "standard"),
-        **{k: (round(v, 15) if isinstance(v, float) else v) for k, v in mixed.items()},
-        "attacker_survivors": {u: survivors_a[u] for u in ruleset.units if survivors_a[u]},
-        "defender_survivors": {u: survivors_d[u] for u in ruleset.units if survivors_d[u]},
-        "from_round": rounds_done, "continuations": len(volley),
-        "notes": notes, "elapsed_s": time.perf_counter() - started,
-    }
+    def law_of(rows, keys) -> SideLaw:
+        units = tuple(u for u in ruleset.units if u in keys)
+        survivors = np.array([[row.get(u, 0) for u in units] for row, _, _ in rows],
+                             dtype=np.int64).reshape(len(rows), len(units))
+        ipc = np.array([c for _, c, _ in rows], dtype=np.float64)
+        weight = np.array([w for _, _, w in rows], dtype=np.float64)
+        merged: dict = {}
+        for row, cost, w in zip(map(tuple, survivors), ipc, weight, strict=True):
+            merged[(row, cost)] = merged.get((row, cost), 0.0) + w
+        order = sorted(merged, key=lambda k: -merged[k])
+        ipc_values = np.array([c for _, c in order])
+        if ipc_values.size and np.all(ipc_values == np.round(ipc_values)):
+            ipc_values = ipc_values.astype(np.int64)
+        return SideLaw(units, np.array([r for r, _ in order], dtype=np.int64).reshape(
+            len(order), len(units)), ipc_values, np.array([merged[k] for k in order]))
+
+    a_law, d_law = law_of(a_rows, a_keys), law_of(d_rows, d_keys)
+    stderr = {k: 0.0 if exact else math.sqrt(v) for k, v in variance.items()}
+    ci95 = {k: (mixed[k], mixed[k]) if exact else
+            (max(0.0, mixed[k] - Z95 * stderr[k]), min(1.0, mixed[k] + Z95 * stderr[k]))
+            for k in PROPORTION_KEYS}
+    out = template.to_dict()
+    out.update(mixed)
+    out.update(
+        attacker_survivors={u: float(a_law.probability @ a_law.survivors[:, j])
+                            for j, u in enumerate(a_law.units)},
+        defender_survivors={u: float(d_law.probability @ d_law.survivors[:, j])
+                            for j, u in enumerate(d_law.units)},
+        stderr=stderr, ci95={k: list(v) for k, v in ci95.items()},
+        pruned=pruned if exact else None,
+        attacker_keeps_at_least=a_law.keeps_at_least(size),
+        likely_outcomes={"attacker": a_law.likely(), "defender": d_law.likely()},
+        attacker_ipc_loss_percentiles=a_law.ipc_percentiles(),
+        defender_ipc_loss_percentiles=d_law.ipc_percentiles())
+    return out
 
 
 def _lost(start: dict, left: dict, ruleset) -> int:
