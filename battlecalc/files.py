@@ -19,7 +19,8 @@ def read_regular_file(path: str | os.PathLike, limit: int, what: str,
                       error: type[BattleInputError] = BattleInputError) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them.
 
-    what: the kind of file, for messages ("edition file"); error: the exception raised for a
+    what: the kind of file with its article, for messages ("an edition file"); error: the
+    exception raised for a
     file that is not regular or is too large (OSError for a file that cannot be opened).
     """
     shown = os.fspath(path)
@@ -38,7 +39,7 @@ def read_regular_file(path: str | os.PathLike, limit: int, what: str,
     finally:
         os.close(fd)
     if size > limit:
-        raise error(f"more than {limit:,} bytes, more than an {what} needs")
+        raise error(f"more than {limit:,} bytes, more than {what} needs")
     return b"".join(chunks)
 
 
@@ -46,9 +47,10 @@ def _check_regular(info: os.stat_result, limit: int, what: str,
                    error: type[BattleInputError]) -> None:
     if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO, device or socket"
-        raise error(f"not a regular file ({kind}: battlecalc reads {what}s only)")
+        raise error(f"not a regular file ({kind}: battlecalc reads {what} from a regular "
+                    "file only)")
     if info.st_size > limit:
-        raise error(f"{info.st_size:,} bytes is more than an {what} needs ({limit:,} at most)")
+        raise error(f"{info.st_size:,} bytes is more than {what} needs ({limit:,} at most)")
 
 
 def read_input(path: str | os.PathLike, limit: int, what: str,

@@ -27,16 +27,16 @@ def odd_files(tmp_path):
 def test_the_reader_refuses_what_is_not_a_small_regular_file(odd_files, tmp_path):
     fine = tmp_path / "fine.txt"
     fine.write_bytes(b"12345")
-    assert read_regular_file(fine, 5, "test file") == b"12345"
-    with pytest.raises(BattleInputError, match="more than an test file needs"):
-        read_regular_file(fine, 4, "test file")
-    for name, path in odd_files.items():
+    assert read_regular_file(fine, 5, "a test file") == b"12345"
+    with pytest.raises(BattleInputError, match="more than a test file needs"):
+        read_regular_file(fine, 4, "a test file")
+    for path in odd_files.values():
         with pytest.raises(BattleInputError, match="not a regular file|more than"):
-            read_input(path, 1 << 20, "test file")
+            read_input(path, 1 << 20, "a test file")
         with pytest.raises(BattleInputError, match=f"cannot read {path}"):
-            read_input(path, 1 << 20, "test file")
+            read_input(path, 1 << 20, "a test file")
     with pytest.raises(BattleInputError, match="cannot read .*missing"):
-        read_input(tmp_path / "missing", 10, "test file")
+        read_input(tmp_path / "missing", 10, "a test file")
 
 
 @pytest.mark.parametrize("command", [("game",), ("luck",), ("edition", "import")])

@@ -764,7 +764,7 @@ def read_rules_file(path: str | os.PathLike) -> str:
     read no further than the cap (a ``/proc`` file says 0 bytes and may hold more).
     RulesFileError (or OSError, UnicodeDecodeError) otherwise.
     """
-    return read_regular_file(path, MAX_RULES_FILE_BYTES, "edition file",
+    return read_regular_file(path, MAX_RULES_FILE_BYTES, "an edition file",
                              RulesFileError).decode("utf-8")
 
 

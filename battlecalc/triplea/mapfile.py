@@ -57,7 +57,7 @@ class ImportedEdition:
 
 
 def _read_xml(path) -> ET.Element:
-    raw = read_input(path, MAX_XML_BYTES, "TripleA game file")
+    raw = read_input(path, MAX_XML_BYTES, "a TripleA game file")
     if b"<!ENTITY" in raw:  # entity expansion: refused unread
         raise BattleInputError(f"{path}: XML entity declarations are not read")
     try:
@@ -120,7 +120,7 @@ def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
 
     # a regular file of a save's size at most (never a FIFO, which would block), then its
     # kind by content: a save is gzip data
-    gzipped = read_input(path, MAX_SAVE_BYTES, "TripleA game file or save")[:2] == b"\x1f\x8b"
+    gzipped = read_input(path, MAX_SAVE_BYTES, "a TripleA game file or save")[:2] == b"\x1f\x8b"
     if gzipped:
         from .savefile import save_game_file
 

@@ -225,7 +225,7 @@ class _Reader:
 
 def _stream(path) -> bytes:
     """The decompressed object stream of the save at `path`."""
-    raw = read_input(path, MAX_SAVE_BYTES, "TripleA save", SaveFormatError)
+    raw = read_input(path, MAX_SAVE_BYTES, "a TripleA save", SaveFormatError)
     if raw[:2] != b"\x1f\x8b":
         raise SaveFormatError(f"{path} is not a TripleA save (.tsvg): not gzip data")
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
