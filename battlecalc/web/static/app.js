@@ -80,6 +80,26 @@
     return true;
   }
 
+  // method auto on a battle the server answered exactly (keys: autoKey()): trials and seed
+  // cannot change that answer, so they are neither shown nor sent; unknown or Monte Carlo:
+  // shown and sent.  The page learns it from each answer's `method`.
+  const AUTO_ONLY_MC = ["trials", "seed"];
+  const solvedExactly = new Set();
+
+  // the battle as sent, less trials and seed, under method auto (null for another method)
+  function autoKey() {
+    if ((state.options.method ?? "auto") !== "auto") return null;
+    return kind().endpoint + apiParams(true).toString();
+  }
+
+  // shown and sent: what applies, less trials and seed where auto solves exactly
+  function shown(opt) {
+    if (!applies(opt)) return false;
+    if (!AUTO_ONLY_MC.includes(opt.name)) return true;
+    const key = autoKey();
+    return key === null || !solvedExactly.has(key);
+  }
+
   // ------------------------------------------------------------------ army notation
 
   function formatArmy(counts) {
@@ -169,10 +189,11 @@
   }
 
   // the request: every army of the kind and every option that shows and is not at its default
-  function apiParams() {
+  // (withoutMc: trials and seed left out, for autoKey)
+  function apiParams(withoutMc) {
     const params = battleParams(false);
     for (const opt of spec.options) {
-      if (!applies(opt)) continue;
+      if (withoutMc ? AUTO_ONLY_MC.includes(opt.name) || !applies(opt) : !shown(opt)) continue;
       const value = state.options[opt.name];
       // a form default is simulate's default too, except where the spec says it is not
       if (value === optionDefault(opt) && !opt.send_default) continue;
@@ -330,7 +351,7 @@
   function showOptions() {
     for (const opt of spec.options) {
       const node = document.querySelector(`[data-option="${opt.name}"]`);
-      if (node) node.hidden = !applies(opt);
+      if (node) node.hidden = !shown(opt);
     }
     for (const box of document.querySelectorAll("#options fieldset")) {
       box.hidden = [...box.querySelectorAll("[data-option]")].every((n) => n.hidden);
@@ -408,6 +429,7 @@
     inflight = controller;
     const started = performance.now();
     const number = ++requestNumber;
+    const asked = autoKey();
     $("#results").classList.add("busy");
     $("#status").textContent = "computing\u2026";
     showNotice(slowNotice(body));
@@ -447,6 +469,10 @@
         document.body.dataset.state = timer === null ? "error" : "pending";
       } else {
         lastQuery = query;
+        if (asked !== null && typeof data.method === "string") {
+          if (data.method === "exact") solvedExactly.add(asked);
+          else solvedExactly.delete(asked);
+        }
         render(data, ms);
         remember(data);
         $("#status").textContent = `answered in ${ms} ms`;
@@ -578,24 +604,7 @@
       renderAll(data, ms);
     } finally {
       showHeadings();
-      markUnused(data);
-    }
-  }
-
-  // method auto that solved exactly: trials and seed stay (a bigger battle would use them)
-  // but say that this answer did not
-  function markUnused(data) {
-    const unused = (state.options.method ?? "auto") === "auto" && data.method === "exact";
-    for (const name of ["trials", "seed"]) {
-      const node = document.querySelector(`[data-option="${name}"]`);
-      if (!node) continue;
-      node.classList.toggle("unused", unused);
-      let note = node.querySelector(".unused-note");
-      if (!note) {
-        note = el("span", { class: "help unused-note", text: "not used: auto solved this battle exactly" });
-        node.append(note);
-      }
-      note.hidden = !unused;
+      showOptions();
     }
   }
 
