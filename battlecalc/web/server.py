@@ -51,6 +51,7 @@ from starlette.routing import Route
 from .. import api
 from ..errors import BattleInputError, quoted
 from ..plot import distributions
+from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 
@@ -148,6 +149,15 @@ class Latest:
                 del self.pages[page]
 
 
+def running_estimate(outcomes, done: int) -> dict[str, Any]:
+    """The outcomes' proportions so far out of `done` trials, each with its 95% Wilson
+    interval, as the final result computes them: {"estimate": {key: p}, "ci95": {key: [lo,
+    hi]}} (keys: attacker_win, defender_win, draw, stalemate, retreat)."""
+    values = {key: float(outcomes[i]) / done for i, key in enumerate(OUTCOME_KEYS)}
+    _, ci95 = proportion_statistics(values, done)
+    return {"estimate": values, "ci95": {key: list(ci95[key]) for key in values}}
+
+
 def _one_line(exc: BaseException) -> str:
     """The message as the CLI's `Error:` line shows it (whitespace folded)."""
     return " ".join(str(exc).split())
@@ -202,7 +212,7 @@ class Engine:
 
     def compute(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
                 cancel: threading.Event | None = None,
-                report: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+                report: Callable[..., None] | None = None) -> dict[str, Any]:
         """One battle, raid or plan (in a worker thread): the JSON object, plus its laws if
         asked.  Cancelled when `cancel` is set (before it starts, or at its next progress
         report)."""
@@ -239,7 +249,7 @@ class Engine:
 
     def _simulate(self, kwargs: dict[str, Any], kind: str = "run",
                   cancel: threading.Event | None = None,
-                  report: Callable[[int, int, str], None] | None = None):
+                  report: Callable[..., None] | None = None):
         cancel = cancel or threading.Event()
 
         def stop_if_cancelled() -> None:
@@ -249,10 +259,17 @@ class Engine:
         solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
         deadline = time.monotonic() + self.time_limit
 
-        def watch(done: int, total: int, what: str = "trials", *_) -> None:
+        # a running estimate only of one battle (a wave's or a raid's air battle's counts are
+        # not the answer's)
+        one_battle = kind == "run" and not kwargs.get("waves") and not kwargs.get("counterattack")
+
+        def watch(done: int, total: int, what: str = "trials", *_, outcomes=None) -> None:
             stop_if_cancelled()
             if report is not None and total:
-                report(done, total, what)
+                if outcomes is not None and one_battle and done:
+                    report(done, total, what, running_estimate(outcomes, done))
+                else:
+                    report(done, total, what)
             if time.monotonic() > deadline and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
@@ -287,7 +304,7 @@ class Engine:
 
     async def run(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
                   cancel: threading.Event | None = None,
-                  report: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+                  report: Callable[..., None] | None = None) -> dict[str, Any]:
         self.check(kwargs)
         if self.pending >= self.max_pending:
             raise _Busy()
@@ -405,20 +422,23 @@ def _stream(answer, request: Request, params: dict[str, Any],
             cancel: threading.Event) -> Response:
     """The answer as lines of JSON (``Accept: application/x-ndjson``): ``{"progress": done,
     "total": total, "what": "trials"}`` while it runs, then ``{"status": 200, "result": {...}}``
-    (the object the plain request answers) or ``{"status": 400, "error": "..."}``.  A client
-    that goes away stops the run at its next chunk."""
+    (the object the plain request answers) or ``{"status": 400, "error": "..."}``.  A Monte
+    Carlo run of one battle adds to each progress line its running estimate: ``"estimate":
+    {"attacker_win": p, ...}, "ci95": {"attacker_win": [lo, hi], ...}`` (running_estimate).  A
+    client that goes away stops the run at its next chunk."""
     from starlette.responses import StreamingResponse
 
     loop = asyncio.get_running_loop()
     updates: asyncio.Queue = asyncio.Queue()
     last = [0.0]
 
-    def report(done: int, total: int, what: str) -> None:  # in the worker thread
+    def report(done: int, total: int, what: str,
+               estimate: dict[str, Any] | None = None) -> None:  # in the worker thread
         now = time.monotonic()
         if now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            loop.call_soon_threadsafe(updates.put_nowait, {"progress": done, "total": total,
-                                                           "what": what})
+            line = {"progress": done, "total": total, "what": what, **(estimate or {})}
+            loop.call_soon_threadsafe(updates.put_nowait, line)
 
     async def lines():
         task = asyncio.ensure_future(answer(request, params, cancel, report, watch=False))
@@ -564,7 +584,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     latest = Latest()
 
     async def answer(request: Request, params: dict[str, Any], cancel: threading.Event,
-                     report: Callable[[int, int, str], None] | None = None,
+                     report: Callable[..., None] | None = None,
                      watch: bool = True) -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON object) of one request whose parameters are read."""
         what = request.url.path.rsplit("/", 1)[-1]
