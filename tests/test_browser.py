@@ -455,7 +455,14 @@ def test_waves_raid_and_plan_from_the_page_equal_the_cli(base, page, screen, com
     with page.expect_response(lambda r: r.request.method == "POST" and r.status == 200) as answered:
         page.goto(base + SCREENS[screen])
     settle(page)
-    assert _no_times(answered.value.json()) == _no_times(_cli(command, args))
+    response = answered.value
+    if "ndjson" in response.headers.get("content-type", ""):  # streamed: the last line
+        last = json.loads(response.text().splitlines()[-1])
+        assert last["status"] == 200
+        data = last["result"]
+    else:
+        data = response.json()
+    assert _no_times(data) == _no_times(_cli(command, args))
     cli_line = page.text_content("#cli")
     assert cli_line.startswith(f"battlecalc {command} ")
 
@@ -503,6 +510,25 @@ def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
     assert page.get_attribute("#method", "data-value") == "exact"
     assert_page_shows(page, battlecalc.simulate(rules="1942-2e", attacker="3 inf",
                                                 defender="3 inf"))
+
+
+def test_a_streaming_monte_carlo_run_shows_its_running_estimate(base, page):
+    page.goto(base + "/?rules=1942-2e&method=mc&trials=5000000&seed=3"
+              "&attacker=6+inf+3+art+3+tank+2+ftr&defender=8+inf+3+tank+1+ftr+1+aa")
+    page.wait_for_selector("#running:not([hidden]) .running-value[data-key=attacker_win]",
+                           timeout=20_000)
+    node = page.locator("#running .running-value[data-key=attacker_win]")
+    p, lo, hi = (float(node.get_attribute(f"data-{k}")) for k in ("value", "lo", "hi"))
+    text = node.text_content()
+    assert lo <= p <= hi and hi - lo < 0.05
+    assert f"{100 * p:.2f}%" in text and f"{100 * lo:.2f}%" in text, text
+    assert page.locator("#running .running-value[data-key=defender_win]").count() == 1
+    settle(page)
+    # the answer: the estimate gone, the final value within the interval's width of it (the
+    # width is about 4 standard errors of the partial estimate, which shares its trials)
+    assert not page.is_visible("#running")
+    final = shown_outcomes(page)["attacker_win"][0]
+    assert abs(final - p) <= hi - lo, (final, p, lo, hi)
 
 
 def test_seeds_swap_history_and_the_copied_link(base, page):

@@ -401,6 +401,7 @@
           if (controller === inflight) {
             showNotice(`Monte Carlo: ${p.progress.toLocaleString("en")} of ` +
               `${p.total.toLocaleString("en")} ${p.what} (${Math.floor(100 * p.progress / p.total)}%)\u2026`);
+            showRunning(p);
           }
         } else {
           last = line;
@@ -408,6 +409,27 @@
       }
     }
     return last || buffered;
+  }
+
+  // the running estimate of a streaming Monte Carlo run, each outcome with its 95% interval
+  // (the server's progress lines carry them: "estimate", "ci95")
+  const RUNNING = [["attacker_win", "attacker wins"], ["defender_win", "defender wins"],
+                   ["draw", "draw"]];
+  function showRunning(p) {
+    const box = $("#running");
+    if (!p || !p.estimate) {
+      box.replaceChildren();
+      box.hidden = true;
+      return;
+    }
+    box.replaceChildren(el("span", { text: `so far (${p.progress.toLocaleString("en")} trials): ` }),
+      ...RUNNING.filter(([key]) => key in p.estimate).map(([key, label], i) => {
+        const [lo, hi] = p.ci95[key];
+        return el("span", { class: "running-value", "data-key": key,
+          "data-value": String(p.estimate[key]), "data-lo": String(lo), "data-hi": String(hi),
+          text: `${i ? ", " : ""}${label} ${pct(p.estimate[key])} (95%: ${pct(lo)}\u2013${pct(hi)})` });
+      }));
+    box.hidden = false;
   }
 
   function showNotice(text) {
@@ -433,6 +455,7 @@
     $("#results").classList.add("busy");
     $("#status").textContent = "computing\u2026";
     showNotice(slowNotice(body));
+    showRunning(null);
     clearTimeout(slowTimer);
     slowTimer = setTimeout(() => {
       if (controller !== inflight) return;
@@ -442,7 +465,8 @@
     }, SLOW_NOTICE_MS);
     try {
       // Monte Carlo streams its progress (lines of JSON), the rest answers in one object
-      const stream = body.method === "mc";
+      // (auto battles too: an exact answer comes as one line, Monte Carlo with its progress)
+      const stream = body.method === "mc" || (kind().command === "run" && body.method !== "exact");
       const headers = { "Content-Type": "application/json", "X-Battlecalc-Page": PAGE_ID,
                         "X-Battlecalc-Request": String(number) };
       if (stream) headers.Accept = "application/x-ndjson";
@@ -451,6 +475,7 @@
         headers });
       let text = stream ? await readStream(response, controller) : await response.text();
       if (controller !== inflight) return;
+      showRunning(null);
       if (stream) {
         // the last line: {"status": 200, "result": {...}} or {"status": 400, "error": ...}
         const status = Number((/^\{"status": (\d+)/.exec(text) || [])[1] || response.status);
