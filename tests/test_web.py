@@ -901,3 +901,58 @@ def test_a_dropped_stream_stops_its_run():
         assert engine._requests == 0
         # 2 x 1e7 trials take several seconds; stopped, they end within a chunk or two
         assert stopped < max(2.0, 6 * _chunk_seconds()), stopped
+
+
+SAVE = "/work/shared/fixtures/triplea/saves/revised_during_land_to_land_combat.tsvg"
+
+
+@pytest.mark.skipif(not os.path.exists(SAVE), reason="the shared TripleA saves are absent")
+def test_an_uploaded_save_lists_its_battles_and_each_loads_as_a_run(base):
+    from battlecalc.army import format_army
+    from battlecalc.triplea.game import read_game
+
+    with open(SAVE, "rb") as handle:
+        raw = handle.read()
+    status, _, body = request(base, "POST", "/api/game", raw,
+                              {"Content-Type": "application/octet-stream"})
+    assert status == 200, body
+    data = json.loads(body)
+    game = read_game(SAVE, solve=False)  # the library, on the file's path
+    assert (data["edition"], data["round"], data["player"]) == ("revised", 1, "Russians")
+    assert [b["territory"] for b in data["battles"]] == [b.territory for b in game.battles] \
+        == ["West Russia"]
+    (battle,) = data["battles"]
+    assert battle["in_progress"] and battle["attacker_nations"] == ["Russians"]
+    assert battle["attacker"] == format_army(game.battles[0].attacker)
+    assert battle["defender"] == format_army(game.battles[0].defender)
+    assert "infantry" in battle["attacker"] and "tank" in battle["defender"]
+    # the query loads the battle: /api/run on it answers simulate's odds of those armies
+    params = dict(urllib.parse.parse_qsl(battle["query"]))
+    status, run = get_json(base, "/api/run?" + urllib.parse.urlencode(params))
+    assert status == 200
+    assert run["attacker_win"] == battlecalc.simulate(
+        rules="revised", attacker=game.battles[0].attacker,
+        defender=game.battles[0].defender).attacker_win
+
+
+def test_an_upload_that_is_not_a_save_is_refused_without_a_server_path(base):
+    import gzip
+
+    for raw, words in [(b"hello", "not a TripleA save"),
+                       (gzip.compress(b"x" * 1000), "not a TripleA save"),
+                       (b"", "send the TripleA save")]:
+        status, _, body = request(base, "POST", "/api/game", raw,
+                                  {"Content-Type": "application/octet-stream"})
+        message = json.loads(body)["error"]
+        assert status == 400 and words in message, (status, message)
+        assert "/tmp" not in message and "battlecalc-save" not in message
+    # a gzip bomb stops at the inflated cap, before the reader
+    bomb = gzip.compress(b"\0" * (web_server.MAX_SAVE_INFLATED + 1))
+    status, _, body = request(base, "POST", "/api/game", bomb,
+                              {"Content-Type": "application/octet-stream"})
+    assert status == 400 and "decompressed" in json.loads(body)["error"]
+    status, _, body = request(base, "POST", "/api/game", b"\0" * (web_server.MAX_SAVE_UPLOAD + 1),
+                              {"Content-Type": "application/octet-stream"})
+    assert status == 413
+    status, _, _ = request(base, "GET", "/api/game")
+    assert status == 405

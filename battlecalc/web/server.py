@@ -11,6 +11,8 @@ Routes (nothing else is served, and no path ever reaches the file system):
                              under "distributions")
     GET|POST /api/raid       a bombing raid: the arguments of battlecalc.raid; `raid`'s JSON
     GET|POST /api/plan       the planner: the arguments of battlecalc.plan; `plan`'s JSON
+    POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its battles,
+                             each with the page query that loads it (game_battles)
 
 Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
 Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
@@ -35,6 +37,7 @@ import sys
 import threading
 import time
 import traceback
+import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -406,6 +409,57 @@ def check_request(kwargs: dict[str, Any], extra: dict[str, Any]) -> None:
             "those of one battle); leave distributions out")
 
 
+MAX_SAVE_UPLOAD = 4 * 1024 * 1024  # a TripleA save is a few hundred kB
+MAX_SAVE_INFLATED = 64 * 1024 * 1024  # decompressed, checked before the reader sees it
+PAGE_KINDS = ("land", "sea", "amphibious")  # a save's battles the form can load
+
+
+def game_battles(raw: bytes) -> dict[str, Any]:
+    """The battles of an uploaded TripleA save (bytes, never a server path): the game and,
+    per battle, its armies in the edition's notation and ``query``, the page's URL query that
+    loads it into the form (null for a kind the form has not: raids, air battles).
+    BattleInputError for anything that is not a save battlecalc reads."""
+    import tempfile
+    import zlib
+    from pathlib import Path
+
+    from ..army import format_army
+    from ..triplea.game import read_game
+
+    if raw[:2] == b"\x1f\x8b":  # a gzip bomb stops here, before the reader inflates it
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            inflater.decompress(raw, MAX_SAVE_INFLATED)
+        except zlib.error:
+            raise BattleInputError("not a TripleA save: damaged compressed data") from None
+        if inflater.unconsumed_tail:
+            raise BattleInputError(f"the save is over {MAX_SAVE_INFLATED >> 20} MiB "
+                                   "decompressed")
+    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
+        path = Path(folder) / "save.tsvg"
+        path.write_bytes(raw)
+        try:
+            game = read_game(path, solve=False)
+        except BattleInputError as exc:  # the message names the upload, not the server's path
+            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
+    battles = []
+    for b in game.battles:
+        armies = {role: format_army(getattr(b, role)) if getattr(b, role) else ""
+                  for role in ("attacker", "defender", "landing", "bombard")}
+        query = None
+        if b.kind in PAGE_KINDS:
+            params = {"rules": game.edition, **({"kind": b.kind} if b.kind != "land" else {}),
+                      **{role: text for role, text in armies.items() if text}}
+            query = urllib.parse.urlencode(params)
+        battles.append({"territory": b.territory, "kind": b.kind,
+                        "attacker_nations": b.attacker_nations,
+                        "defender_nations": b.defender_nations, **armies,
+                        "in_progress": b.in_progress is not None, "query": query})
+    return {"game": game.game, "edition": game.edition, "round": game.round,
+            "step": game.step, "player": game.player, "low_luck": game.low_luck,
+            "battles": battles}
+
+
 def _bad_request_message(exc: BaseException) -> str:
     """The 400 message of an input error, of a ValueError raised on a request's values, and of
     input nested too deeply to read (RecursionError)."""
@@ -638,6 +692,28 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         status, data = await answer(request, params, cancel)
         return _json(data, status)
 
+    async def game(request: Request) -> Response:
+        """POST /api/game: the body is a TripleA save; answers its battles (game_battles)."""
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
+            return _error(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB", 413)
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_SAVE_UPLOAD:
+                return _error(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB", 413)
+        if not raw:
+            return _error("send the TripleA save (.tsvg) as the request body")
+        try:
+            loop = asyncio.get_running_loop()
+            data = await loop.run_in_executor(engine.pool, game_battles, bytes(raw))
+        except BattleInputError as exc:
+            return _error(_one_line(exc))
+        except Exception:  # a bug: say so, keep serving
+            traceback.print_exc(file=sys.stderr)
+            return _error("internal error (see the server's output)", 500)
+        return _json(data)
+
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
 
@@ -653,7 +729,8 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
     routes = [Route(path, asset, methods=["GET", "HEAD"]) for path in ASSETS]
     routes += [Route("/api/spec", spec, methods=["GET", "HEAD"]),
-               *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS)]
+               *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS),
+               Route("/api/game", game, methods=["POST"])]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(HostCheck, hosts=allowed_hosts(host))],
                     exception_handlers={404: not_found, 405: not_allowed})
