@@ -560,3 +560,29 @@ def test_seeds_swap_history_and_the_copied_link(base, page):
     page.click("#copy")
     page.wait_for_selector("#status:text-is('link copied')")
     assert page.evaluate("navigator.clipboard.readText()") == page.url
+
+
+SAVE = "/work/shared/fixtures/triplea/saves/revised_during_land_to_land_combat.tsvg"
+
+
+@pytest.mark.skipif(not os.path.exists(SAVE), reason="the shared TripleA saves are absent")
+def test_a_triplea_save_lists_its_battles_and_one_click_loads_one(base, page):
+    from battlecalc.triplea.game import read_game
+
+    (battle,) = read_game(SAVE, solve=False).battles  # West Russia, Russians attack
+    page.goto(base + SCREENS["sea"])
+    settle(page)
+    page.set_input_files("#save-file", SAVE)
+    link = page.locator("#game-battles a.game-battle[data-territory='West Russia']")
+    link.wait_for(timeout=SETTLE_MS)
+    assert "Russians" in link.text_content() and "in progress" in link.text_content()
+    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
+        link.click()
+    body = json.loads(asked.value.post_data)
+    assert body["rules"] == "revised" and "sea" not in body
+    settle(page)
+    expected = battlecalc.simulate(rules="revised", attacker=battle.attacker,
+                                   defender=battle.defender)
+    assert page.get_attribute("#method", "data-value") == "exact"
+    assert shown_outcomes(page)["attacker_win"][0] == pytest.approx(expected.attacker_win,
+                                                                    abs=1e-12)

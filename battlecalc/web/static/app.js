@@ -1027,6 +1027,43 @@
         onclick: () => { localStorage.removeItem(HISTORY_KEY); showHistory([]); } }));
   }
 
+  // a TripleA save, chosen or dropped: its battles (POST /api/game), one click loads one
+  async function readSave(file) {
+    const status = $("#game-status");
+    const list = $("#game-battles");
+    list.replaceChildren();
+    status.textContent = `reading ${file.name}\u2026`;
+    let data;
+    try {
+      const response = await fetch("/api/game", { method: "POST", body: file, cache: "no-store",
+        headers: { "Content-Type": "application/octet-stream" } });
+      data = await response.json();
+      if (!response.ok) {
+        status.textContent = data.error ? pageMessage(data.error) : `HTTP ${response.status}`;
+        return;
+      }
+    } catch (error) {
+      status.textContent = `no answer from the server (${error.message})`;
+      return;
+    }
+    status.textContent = `${data.game}, round ${data.round}` +
+      (data.player ? `, ${data.player} to move` : "") +
+      (data.battles.length ? "" : ": no battle pending");
+    list.replaceChildren(...data.battles.map((b) => {
+      const text = `${b.territory} (${b.kind}${b.in_progress ? ", in progress" : ""}): ` +
+        `${b.attacker_nations.join(", ")} ${b.attacker} vs ${b.defender_nations.join(", ")} ${b.defender}`;
+      if (!b.query) return el("li", { text: `${text} \u2014 not a battle this form runs` });
+      return el("li", {}, el("a", { href: `${location.pathname}?${b.query}`, class: "game-battle",
+        "data-territory": b.territory, text,
+        onclick: (e) => {
+          e.preventDefault();
+          readQuery(`?${b.query}`);
+          buildForm();
+          changed();
+        } }));
+    }));
+  }
+
   const SIDES = [["attacker", "defender"], ["attacker_tech", "defender_tech"],
                  ["attacker_ool", "defender_ool"], ["attacker_submerge", "defender_submerge"],
                  ["attacker_level", "defender_level"]];
@@ -1090,6 +1127,17 @@
       changed();
     });
     $("#swap").addEventListener("click", swapSides);
+    $("#save-file").addEventListener("change", (e) => {
+      if (e.target.files.length) readSave(e.target.files[0]);
+    });
+    document.addEventListener("dragover", (e) => {
+      if ([...e.dataTransfer.types].includes("Files")) e.preventDefault();
+    });
+    document.addEventListener("drop", (e) => {
+      if (!e.dataTransfer.files.length) return;
+      e.preventDefault();
+      readSave(e.dataTransfer.files[0]);
+    });
     $("#copy").addEventListener("click", copyLink);
     $("#share").addEventListener("click", (e) => { e.preventDefault(); copyLink(); });
     showHistory();
