@@ -335,14 +335,36 @@ def test_at_sea_the_land_only_options_are_not_shown(base, page):
     for name in [*LAND_ONLY, "target_value", "goal", "attacker_level"]:
         assert not page.is_visible(f'[data-option="{name}"]'), name
     assert page.is_visible('[data-option="defender_submerge"]')
-    # method auto solved it exactly: trials and seed say that they were not used
+    # method auto solved it exactly: trials and seed cannot change the answer, not shown
     assert page.get_attribute("#method", "data-value") == "exact"
-    assert page.is_visible('[data-option="seed"] .unused-note')
-    # with method exact, trials and seed do not change the answer: not shown, not sent
-    page.select_option("#opt-method", "exact")
+    assert not page.is_visible('[data-option="trials"]')
+    assert not page.is_visible('[data-option="seed"]')
+    # with method exact: not shown, not sent
+    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
+        page.select_option("#opt-method", "exact")
+    body = json.loads(asked.value.post_data)
+    assert body["method"] == "exact" and "trials" not in body and "seed" not in body
     settle(page)
     assert not page.is_visible('[data-option="trials"]')
     assert not page.is_visible('[data-option="seed"]')
+    # method mc: shown and sent
+    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
+        page.select_option("#opt-method", "mc")
+    body = json.loads(asked.value.post_data)
+    assert body["method"] == "mc" and "seed" in body
+    settle(page)
+    assert page.is_visible('[data-option="trials"]') and page.is_visible('[data-option="seed"]')
+    # method auto on a battle it answers by Monte Carlo: shown (and sent), as for mc
+    page.goto(base + "/?rules=1942-2e&attacker=30+inf+10+art+10+tank+8+ftr+4+bmb"
+              "&defender=40+inf+8+tank+6+ftr+3+aa&trials=20000")
+    settle(page)
+    assert page.get_attribute("#method", "data-value") == "mc"
+    assert page.is_visible('[data-option="trials"]') and page.is_visible('[data-option="seed"]')
+    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
+        page.fill('[data-option="seed"] input', "7")
+    body = json.loads(asked.value.post_data)
+    assert body["trials"] == "20000" and body["seed"] == "7", body
+    settle(page)
     # Revised: AA guns are never casualties, so no "AAA last" (it would be refused)
     page.goto(base + "/?rules=revised&attacker=2+inf&defender=2+inf+1+aa")
     settle(page)
@@ -433,7 +455,14 @@ def test_waves_raid_and_plan_from_the_page_equal_the_cli(base, page, screen, com
     with page.expect_response(lambda r: r.request.method == "POST" and r.status == 200) as answered:
         page.goto(base + SCREENS[screen])
     settle(page)
-    assert _no_times(answered.value.json()) == _no_times(_cli(command, args))
+    response = answered.value
+    if "ndjson" in response.headers.get("content-type", ""):  # streamed: the last line
+        last = json.loads(response.text().splitlines()[-1])
+        assert last["status"] == 200
+        data = last["result"]
+    else:
+        data = response.json()
+    assert _no_times(data) == _no_times(_cli(command, args))
     cli_line = page.text_content("#cli")
     assert cli_line.startswith(f"battlecalc {command} ")
 
@@ -483,6 +512,25 @@ def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
                                                 defender="3 inf"))
 
 
+def test_a_streaming_monte_carlo_run_shows_its_running_estimate(base, page):
+    page.goto(base + "/?rules=1942-2e&method=mc&trials=5000000&seed=3"
+              "&attacker=6+inf+3+art+3+tank+2+ftr&defender=8+inf+3+tank+1+ftr+1+aa")
+    page.wait_for_selector("#running:not([hidden]) .running-value[data-key=attacker_win]",
+                           timeout=20_000)
+    node = page.locator("#running .running-value[data-key=attacker_win]")
+    p, lo, hi = (float(node.get_attribute(f"data-{k}")) for k in ("value", "lo", "hi"))
+    text = node.text_content()
+    assert lo <= p <= hi and hi - lo < 0.05
+    assert f"{100 * p:.2f}%" in text and f"{100 * lo:.2f}%" in text, text
+    assert page.locator("#running .running-value[data-key=defender_win]").count() == 1
+    settle(page)
+    # the answer: the estimate gone, the final value within the interval's width of it (the
+    # width is about 4 standard errors of the partial estimate, which shares its trials)
+    assert not page.is_visible("#running")
+    final = shown_outcomes(page)["attacker_win"][0]
+    assert abs(final - p) <= hi - lo, (final, p, lo, hi)
+
+
 def test_seeds_swap_history_and_the_copied_link(base, page):
     seed = 2**63 - 1  # above 2**53: a JavaScript number would round it
     page.goto(f"{base}/?rules=revised&attacker=2+inf+1+art&defender=2+inf&method=mc"
@@ -512,3 +560,29 @@ def test_seeds_swap_history_and_the_copied_link(base, page):
     page.click("#copy")
     page.wait_for_selector("#status:text-is('link copied')")
     assert page.evaluate("navigator.clipboard.readText()") == page.url
+
+
+SAVE = "/work/shared/fixtures/triplea/saves/revised_during_land_to_land_combat.tsvg"
+
+
+@pytest.mark.skipif(not os.path.exists(SAVE), reason="the shared TripleA saves are absent")
+def test_a_triplea_save_lists_its_battles_and_one_click_loads_one(base, page):
+    from battlecalc.triplea.game import read_game
+
+    (battle,) = read_game(SAVE, solve=False).battles  # West Russia, Russians attack
+    page.goto(base + SCREENS["sea"])
+    settle(page)
+    page.set_input_files("#save-file", SAVE)
+    link = page.locator("#game-battles a.game-battle[data-territory='West Russia']")
+    link.wait_for(timeout=SETTLE_MS)
+    assert "Russians" in link.text_content() and "in progress" in link.text_content()
+    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
+        link.click()
+    body = json.loads(asked.value.post_data)
+    assert body["rules"] == "revised" and "sea" not in body
+    settle(page)
+    expected = battlecalc.simulate(rules="revised", attacker=battle.attacker,
+                                   defender=battle.defender)
+    assert page.get_attribute("#method", "data-value") == "exact"
+    assert shown_outcomes(page)["attacker_win"][0] == pytest.approx(expected.attacker_win,
+                                                                    abs=1e-12)

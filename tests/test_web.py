@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.parse
 
+import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
@@ -27,6 +28,7 @@ from battlecalc import api  # noqa: E402
 from battlecalc.cli import PLAN_OPTIONS, cli  # noqa: E402
 from battlecalc.options import flag_message  # noqa: E402
 from battlecalc.plot import distributions  # noqa: E402
+from battlecalc.results import wilson_interval  # noqa: E402
 from battlecalc.rules import list_editions, load_rules  # noqa: E402
 from battlecalc.web import server as web_server  # noqa: E402
 from battlecalc.web.server import Engine  # noqa: E402
@@ -837,12 +839,51 @@ def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
     plain_status, plain = get_json(base, "/api/run?" + urllib.parse.urlencode(battle))
     assert last["status"] == plain_status == 200
     assert without_time(last["result"]) == without_time(plain)
+    # each progress line carries the running estimate with its 95% Wilson interval; the final
+    # answer lies within that interval's width of it (the width is about 4 standard errors
+    # of the partial estimate, and the final one shares its trials)
+    final = last["result"]
+    for line in progress:
+        n, estimate, ci95 = line["progress"], line["estimate"], line["ci95"]
+        assert set(estimate) == set(ci95) >= {"attacker_win", "defender_win", "draw"}
+        assert sum(estimate.values()) == pytest.approx(1.0)
+        for key, p in estimate.items():
+            assert p * n == pytest.approx(round(p * n))  # counts out of the trials so far
+            lo, hi = ci95[key]
+            assert lo - 1e-12 <= p <= hi + 1e-12
+            assert (lo, hi) == pytest.approx(wilson_interval(round(p * n), n))
+            assert abs(final[key] - p) <= hi - lo + 1e-12, (key, n, p, final[key])
     # an error arrives as the last line too
     status, _, body = request(base, "POST", "/api/run", json.dumps(
         {**battle, "attacker": "2 infanty"}).encode(), {"Content-Type": "application/json",
                                                         "Accept": "application/x-ndjson"})
     (line,) = body.decode().splitlines()
     assert json.loads(line)["status"] == 400 and "infanty" in json.loads(line)["error"]
+
+
+def test_the_partial_outcome_counts_leave_the_monte_carlo_answer_unchanged():
+    battle = dict(rules="1942-2e", attacker="3 inf 1 art 2 tank", defender="4 inf 1 tank",
+                  method="mc", trials=300_000, seed=9)
+    seen = []
+
+    def progress(done, total, what="trials", *, outcomes=None):
+        if outcomes is not None:
+            seen.append((done, outcomes))
+
+    with_counts = battlecalc.simulate(**battle, progress=progress)
+    plain = battlecalc.simulate(**battle)
+    assert without_time(with_counts.to_dict()) == without_time(plain.to_dict())
+    assert seen and seen[-1][0] == battle["trials"]
+    for done, outcomes in seen:
+        assert int(outcomes.sum()) == done
+    counts = np.array([o for _, o in seen])
+    assert (np.diff(counts, axis=0) >= 0).all()
+    final = seen[-1][1] / battle["trials"]
+    assert final[0] == plain.attacker_win and final[1] == plain.defender_win
+    # a callback without the keyword is called as before (done, total, what)
+    calls = []
+    battlecalc.simulate(**battle, progress=lambda *args: calls.append(args))
+    assert calls and all(len(args) == 3 for args in calls)
 
 
 def test_a_dropped_stream_stops_its_run():
@@ -860,3 +901,58 @@ def test_a_dropped_stream_stops_its_run():
         assert engine._requests == 0
         # 2 x 1e7 trials take several seconds; stopped, they end within a chunk or two
         assert stopped < max(2.0, 6 * _chunk_seconds()), stopped
+
+
+SAVE = "/work/shared/fixtures/triplea/saves/revised_during_land_to_land_combat.tsvg"
+
+
+@pytest.mark.skipif(not os.path.exists(SAVE), reason="the shared TripleA saves are absent")
+def test_an_uploaded_save_lists_its_battles_and_each_loads_as_a_run(base):
+    from battlecalc.army import format_army
+    from battlecalc.triplea.game import read_game
+
+    with open(SAVE, "rb") as handle:
+        raw = handle.read()
+    status, _, body = request(base, "POST", "/api/game", raw,
+                              {"Content-Type": "application/octet-stream"})
+    assert status == 200, body
+    data = json.loads(body)
+    game = read_game(SAVE, solve=False)  # the library, on the file's path
+    assert (data["edition"], data["round"], data["player"]) == ("revised", 1, "Russians")
+    assert [b["territory"] for b in data["battles"]] == [b.territory for b in game.battles] \
+        == ["West Russia"]
+    (battle,) = data["battles"]
+    assert battle["in_progress"] and battle["attacker_nations"] == ["Russians"]
+    assert battle["attacker"] == format_army(game.battles[0].attacker)
+    assert battle["defender"] == format_army(game.battles[0].defender)
+    assert "infantry" in battle["attacker"] and "tank" in battle["defender"]
+    # the query loads the battle: /api/run on it answers simulate's odds of those armies
+    params = dict(urllib.parse.parse_qsl(battle["query"]))
+    status, run = get_json(base, "/api/run?" + urllib.parse.urlencode(params))
+    assert status == 200
+    assert run["attacker_win"] == battlecalc.simulate(
+        rules="revised", attacker=game.battles[0].attacker,
+        defender=game.battles[0].defender).attacker_win
+
+
+def test_an_upload_that_is_not_a_save_is_refused_without_a_server_path(base):
+    import gzip
+
+    for raw, words in [(b"hello", "not a TripleA save"),
+                       (gzip.compress(b"x" * 1000), "not a TripleA save"),
+                       (b"", "send the TripleA save")]:
+        status, _, body = request(base, "POST", "/api/game", raw,
+                                  {"Content-Type": "application/octet-stream"})
+        message = json.loads(body)["error"]
+        assert status == 400 and words in message, (status, message)
+        assert "/tmp" not in message and "battlecalc-save" not in message
+    # a gzip bomb stops at the inflated cap, before the reader
+    bomb = gzip.compress(b"\0" * (web_server.MAX_SAVE_INFLATED + 1))
+    status, _, body = request(base, "POST", "/api/game", bomb,
+                              {"Content-Type": "application/octet-stream"})
+    assert status == 400 and "decompressed" in json.loads(body)["error"]
+    status, _, body = request(base, "POST", "/api/game", b"\0" * (web_server.MAX_SAVE_UPLOAD + 1),
+                              {"Content-Type": "application/octet-stream"})
+    assert status == 413
+    status, _, _ = request(base, "GET", "/api/game")
+    assert status == 405

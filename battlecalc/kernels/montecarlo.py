@@ -8,6 +8,7 @@ not by the number of trials.
 
 from __future__ import annotations
 
+import inspect
 import time
 import types
 
@@ -400,12 +401,25 @@ def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return states, cdf
 
 
+def _takes_outcomes(progress) -> bool:
+    """Whether a progress callback names a keyword parameter `outcomes`."""
+    try:
+        parameter = inspect.signature(progress).parameters.get("outcomes")
+    except (TypeError, ValueError):  # a callable without a signature
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
 def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw:
     """Monte Carlo law of a compiled battle (compile.CompiledBattle): integer counts out of
     `trials`.
 
-    progress(done, total, what) is called after every kernel call.
+    progress(done, total, what) is called after every kernel call; a callback with a keyword
+    parameter ``outcomes`` gets, as well, the trial counts of each outcome so far
+    (outcomes[N_OUTCOMES] by outcome code, out of `done`).
     """
+    partial = progress is not None and _takes_outcomes(progress)
     jit.compiled()
     jit.compiling_notice(_simulate_chunks, progress)
     att, dfn = compiled.attacker, compiled.defender
@@ -444,7 +458,10 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw
         done += int(chunk_trials[first:last].sum())
         first = last
         if progress is not None:
-            progress(done, trials, "trials")
+            if partial:  # the running totals so far (a copy): the random stream is unchanged
+                progress(done, trials, "trials", outcomes=totals["outcomes"].copy())
+            else:
+                progress(done, trials, "trials")
     swing = np.arange(len(totals["swing_hist"]), dtype=np.float64) - swing_offset
     swing_hist = totals["swing_hist"]
     return FinalLaw(

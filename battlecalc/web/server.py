@@ -11,6 +11,8 @@ Routes (nothing else is served, and no path ever reaches the file system):
                              under "distributions")
     GET|POST /api/raid       a bombing raid: the arguments of battlecalc.raid; `raid`'s JSON
     GET|POST /api/plan       the planner: the arguments of battlecalc.plan; `plan`'s JSON
+    POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its battles,
+                             each with the page query that loads it (game_battles)
 
 Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
 Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
@@ -35,6 +37,7 @@ import sys
 import threading
 import time
 import traceback
+import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +54,7 @@ from starlette.routing import Route
 from .. import api
 from ..errors import BattleInputError, quoted
 from ..plot import distributions
+from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 
@@ -148,6 +152,15 @@ class Latest:
                 del self.pages[page]
 
 
+def running_estimate(outcomes, done: int) -> dict[str, Any]:
+    """The outcomes' proportions so far out of `done` trials, each with its 95% Wilson
+    interval, as the final result computes them: {"estimate": {key: p}, "ci95": {key: [lo,
+    hi]}} (keys: attacker_win, defender_win, draw, stalemate, retreat)."""
+    values = {key: float(outcomes[i]) / done for i, key in enumerate(OUTCOME_KEYS)}
+    _, ci95 = proportion_statistics(values, done)
+    return {"estimate": values, "ci95": {key: list(ci95[key]) for key in values}}
+
+
 def _one_line(exc: BaseException) -> str:
     """The message as the CLI's `Error:` line shows it (whitespace folded)."""
     return " ".join(str(exc).split())
@@ -202,7 +215,7 @@ class Engine:
 
     def compute(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
                 cancel: threading.Event | None = None,
-                report: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+                report: Callable[..., None] | None = None) -> dict[str, Any]:
         """One battle, raid or plan (in a worker thread): the JSON object, plus its laws if
         asked.  Cancelled when `cancel` is set (before it starts, or at its next progress
         report)."""
@@ -239,7 +252,7 @@ class Engine:
 
     def _simulate(self, kwargs: dict[str, Any], kind: str = "run",
                   cancel: threading.Event | None = None,
-                  report: Callable[[int, int, str], None] | None = None):
+                  report: Callable[..., None] | None = None):
         cancel = cancel or threading.Event()
 
         def stop_if_cancelled() -> None:
@@ -249,10 +262,17 @@ class Engine:
         solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
         deadline = time.monotonic() + self.time_limit
 
-        def watch(done: int, total: int, what: str = "trials", *_) -> None:
+        # a running estimate only of one battle (a wave's or a raid's air battle's counts are
+        # not the answer's)
+        one_battle = kind == "run" and not kwargs.get("waves") and not kwargs.get("counterattack")
+
+        def watch(done: int, total: int, what: str = "trials", *_, outcomes=None) -> None:
             stop_if_cancelled()
             if report is not None and total:
-                report(done, total, what)
+                if outcomes is not None and one_battle and done:
+                    report(done, total, what, running_estimate(outcomes, done))
+                else:
+                    report(done, total, what)
             if time.monotonic() > deadline and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
@@ -287,7 +307,7 @@ class Engine:
 
     async def run(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
                   cancel: threading.Event | None = None,
-                  report: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+                  report: Callable[..., None] | None = None) -> dict[str, Any]:
         self.check(kwargs)
         if self.pending >= self.max_pending:
             raise _Busy()
@@ -389,6 +409,57 @@ def check_request(kwargs: dict[str, Any], extra: dict[str, Any]) -> None:
             "those of one battle); leave distributions out")
 
 
+MAX_SAVE_UPLOAD = 4 * 1024 * 1024  # a TripleA save is a few hundred kB
+MAX_SAVE_INFLATED = 64 * 1024 * 1024  # decompressed, checked before the reader sees it
+PAGE_KINDS = ("land", "sea", "amphibious")  # a save's battles the form can load
+
+
+def game_battles(raw: bytes) -> dict[str, Any]:
+    """The battles of an uploaded TripleA save (bytes, never a server path): the game and,
+    per battle, its armies in the edition's notation and ``query``, the page's URL query that
+    loads it into the form (null for a kind the form has not: raids, air battles).
+    BattleInputError for anything that is not a save battlecalc reads."""
+    import tempfile
+    import zlib
+    from pathlib import Path
+
+    from ..army import format_army
+    from ..triplea.game import read_game
+
+    if raw[:2] == b"\x1f\x8b":  # a gzip bomb stops here, before the reader inflates it
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            inflater.decompress(raw, MAX_SAVE_INFLATED)
+        except zlib.error:
+            raise BattleInputError("not a TripleA save: damaged compressed data") from None
+        if inflater.unconsumed_tail:
+            raise BattleInputError(f"the save is over {MAX_SAVE_INFLATED >> 20} MiB "
+                                   "decompressed")
+    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
+        path = Path(folder) / "save.tsvg"
+        path.write_bytes(raw)
+        try:
+            game = read_game(path, solve=False)
+        except BattleInputError as exc:  # the message names the upload, not the server's path
+            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
+    battles = []
+    for b in game.battles:
+        armies = {role: format_army(getattr(b, role)) if getattr(b, role) else ""
+                  for role in ("attacker", "defender", "landing", "bombard")}
+        query = None
+        if b.kind in PAGE_KINDS:
+            params = {"rules": game.edition, **({"kind": b.kind} if b.kind != "land" else {}),
+                      **{role: text for role, text in armies.items() if text}}
+            query = urllib.parse.urlencode(params)
+        battles.append({"territory": b.territory, "kind": b.kind,
+                        "attacker_nations": b.attacker_nations,
+                        "defender_nations": b.defender_nations, **armies,
+                        "in_progress": b.in_progress is not None, "query": query})
+    return {"game": game.game, "edition": game.edition, "round": game.round,
+            "step": game.step, "player": game.player, "low_luck": game.low_luck,
+            "battles": battles}
+
+
 def _bad_request_message(exc: BaseException) -> str:
     """The 400 message of an input error, of a ValueError raised on a request's values, and of
     input nested too deeply to read (RecursionError)."""
@@ -405,20 +476,23 @@ def _stream(answer, request: Request, params: dict[str, Any],
             cancel: threading.Event) -> Response:
     """The answer as lines of JSON (``Accept: application/x-ndjson``): ``{"progress": done,
     "total": total, "what": "trials"}`` while it runs, then ``{"status": 200, "result": {...}}``
-    (the object the plain request answers) or ``{"status": 400, "error": "..."}``.  A client
-    that goes away stops the run at its next chunk."""
+    (the object the plain request answers) or ``{"status": 400, "error": "..."}``.  A Monte
+    Carlo run of one battle adds to each progress line its running estimate: ``"estimate":
+    {"attacker_win": p, ...}, "ci95": {"attacker_win": [lo, hi], ...}`` (running_estimate).  A
+    client that goes away stops the run at its next chunk."""
     from starlette.responses import StreamingResponse
 
     loop = asyncio.get_running_loop()
     updates: asyncio.Queue = asyncio.Queue()
     last = [0.0]
 
-    def report(done: int, total: int, what: str) -> None:  # in the worker thread
+    def report(done: int, total: int, what: str,
+               estimate: dict[str, Any] | None = None) -> None:  # in the worker thread
         now = time.monotonic()
         if now - last[0] >= PROGRESS_EVERY_S:
             last[0] = now
-            loop.call_soon_threadsafe(updates.put_nowait, {"progress": done, "total": total,
-                                                           "what": what})
+            line = {"progress": done, "total": total, "what": what, **(estimate or {})}
+            loop.call_soon_threadsafe(updates.put_nowait, line)
 
     async def lines():
         task = asyncio.ensure_future(answer(request, params, cancel, report, watch=False))
@@ -564,7 +638,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     latest = Latest()
 
     async def answer(request: Request, params: dict[str, Any], cancel: threading.Event,
-                     report: Callable[[int, int, str], None] | None = None,
+                     report: Callable[..., None] | None = None,
                      watch: bool = True) -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON object) of one request whose parameters are read."""
         what = request.url.path.rsplit("/", 1)[-1]
@@ -618,6 +692,28 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         status, data = await answer(request, params, cancel)
         return _json(data, status)
 
+    async def game(request: Request) -> Response:
+        """POST /api/game: the body is a TripleA save; answers its battles (game_battles)."""
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
+            return _error(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB", 413)
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_SAVE_UPLOAD:
+                return _error(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB", 413)
+        if not raw:
+            return _error("send the TripleA save (.tsvg) as the request body")
+        try:
+            loop = asyncio.get_running_loop()
+            data = await loop.run_in_executor(engine.pool, game_battles, bytes(raw))
+        except BattleInputError as exc:
+            return _error(_one_line(exc))
+        except Exception:  # a bug: say so, keep serving
+            traceback.print_exc(file=sys.stderr)
+            return _error("internal error (see the server's output)", 500)
+        return _json(data)
+
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
 
@@ -633,7 +729,8 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
     routes = [Route(path, asset, methods=["GET", "HEAD"]) for path in ASSETS]
     routes += [Route("/api/spec", spec, methods=["GET", "HEAD"]),
-               *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS)]
+               *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS),
+               Route("/api/game", game, methods=["POST"])]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(HostCheck, hosts=allowed_hosts(host))],
                     exception_handlers={404: not_found, 405: not_allowed})

@@ -80,6 +80,26 @@
     return true;
   }
 
+  // method auto on a battle the server answered exactly (keys: autoKey()): trials and seed
+  // cannot change that answer, so they are neither shown nor sent; unknown or Monte Carlo:
+  // shown and sent.  The page learns it from each answer's `method`.
+  const AUTO_ONLY_MC = ["trials", "seed"];
+  const solvedExactly = new Set();
+
+  // the battle as sent, less trials and seed, under method auto (null for another method)
+  function autoKey() {
+    if ((state.options.method ?? "auto") !== "auto") return null;
+    return kind().endpoint + apiParams(true).toString();
+  }
+
+  // shown and sent: what applies, less trials and seed where auto solves exactly
+  function shown(opt) {
+    if (!applies(opt)) return false;
+    if (!AUTO_ONLY_MC.includes(opt.name)) return true;
+    const key = autoKey();
+    return key === null || !solvedExactly.has(key);
+  }
+
   // ------------------------------------------------------------------ army notation
 
   function formatArmy(counts) {
@@ -169,10 +189,11 @@
   }
 
   // the request: every army of the kind and every option that shows and is not at its default
-  function apiParams() {
+  // (withoutMc: trials and seed left out, for autoKey)
+  function apiParams(withoutMc) {
     const params = battleParams(false);
     for (const opt of spec.options) {
-      if (!applies(opt)) continue;
+      if (withoutMc ? AUTO_ONLY_MC.includes(opt.name) || !applies(opt) : !shown(opt)) continue;
       const value = state.options[opt.name];
       // a form default is simulate's default too, except where the spec says it is not
       if (value === optionDefault(opt) && !opt.send_default) continue;
@@ -330,7 +351,7 @@
   function showOptions() {
     for (const opt of spec.options) {
       const node = document.querySelector(`[data-option="${opt.name}"]`);
-      if (node) node.hidden = !applies(opt);
+      if (node) node.hidden = !shown(opt);
     }
     for (const box of document.querySelectorAll("#options fieldset")) {
       box.hidden = [...box.querySelectorAll("[data-option]")].every((n) => n.hidden);
@@ -380,6 +401,7 @@
           if (controller === inflight) {
             showNotice(`Monte Carlo: ${p.progress.toLocaleString("en")} of ` +
               `${p.total.toLocaleString("en")} ${p.what} (${Math.floor(100 * p.progress / p.total)}%)\u2026`);
+            showRunning(p);
           }
         } else {
           last = line;
@@ -387,6 +409,27 @@
       }
     }
     return last || buffered;
+  }
+
+  // the running estimate of a streaming Monte Carlo run, each outcome with its 95% interval
+  // (the server's progress lines carry them: "estimate", "ci95")
+  const RUNNING = [["attacker_win", "attacker wins"], ["defender_win", "defender wins"],
+                   ["draw", "draw"]];
+  function showRunning(p) {
+    const box = $("#running");
+    if (!p || !p.estimate) {
+      box.replaceChildren();
+      box.hidden = true;
+      return;
+    }
+    box.replaceChildren(el("span", { text: `so far (${p.progress.toLocaleString("en")} trials): ` }),
+      ...RUNNING.filter(([key]) => key in p.estimate).map(([key, label], i) => {
+        const [lo, hi] = p.ci95[key];
+        return el("span", { class: "running-value", "data-key": key,
+          "data-value": String(p.estimate[key]), "data-lo": String(lo), "data-hi": String(hi),
+          text: `${i ? ", " : ""}${label} ${pct(p.estimate[key])} (95%: ${pct(lo)}\u2013${pct(hi)})` });
+      }));
+    box.hidden = false;
   }
 
   function showNotice(text) {
@@ -408,9 +451,11 @@
     inflight = controller;
     const started = performance.now();
     const number = ++requestNumber;
+    const asked = autoKey();
     $("#results").classList.add("busy");
     $("#status").textContent = "computing\u2026";
     showNotice(slowNotice(body));
+    showRunning(null);
     clearTimeout(slowTimer);
     slowTimer = setTimeout(() => {
       if (controller !== inflight) return;
@@ -420,7 +465,8 @@
     }, SLOW_NOTICE_MS);
     try {
       // Monte Carlo streams its progress (lines of JSON), the rest answers in one object
-      const stream = body.method === "mc";
+      // (auto battles too: an exact answer comes as one line, Monte Carlo with its progress)
+      const stream = body.method === "mc" || (kind().command === "run" && body.method !== "exact");
       const headers = { "Content-Type": "application/json", "X-Battlecalc-Page": PAGE_ID,
                         "X-Battlecalc-Request": String(number) };
       if (stream) headers.Accept = "application/x-ndjson";
@@ -429,6 +475,7 @@
         headers });
       let text = stream ? await readStream(response, controller) : await response.text();
       if (controller !== inflight) return;
+      showRunning(null);
       if (stream) {
         // the last line: {"status": 200, "result": {...}} or {"status": 400, "error": ...}
         const status = Number((/^\{"status": (\d+)/.exec(text) || [])[1] || response.status);
@@ -447,6 +494,10 @@
         document.body.dataset.state = timer === null ? "error" : "pending";
       } else {
         lastQuery = query;
+        if (asked !== null && typeof data.method === "string") {
+          if (data.method === "exact") solvedExactly.add(asked);
+          else solvedExactly.delete(asked);
+        }
         render(data, ms);
         remember(data);
         $("#status").textContent = `answered in ${ms} ms`;
@@ -578,24 +629,7 @@
       renderAll(data, ms);
     } finally {
       showHeadings();
-      markUnused(data);
-    }
-  }
-
-  // method auto that solved exactly: trials and seed stay (a bigger battle would use them)
-  // but say that this answer did not
-  function markUnused(data) {
-    const unused = (state.options.method ?? "auto") === "auto" && data.method === "exact";
-    for (const name of ["trials", "seed"]) {
-      const node = document.querySelector(`[data-option="${name}"]`);
-      if (!node) continue;
-      node.classList.toggle("unused", unused);
-      let note = node.querySelector(".unused-note");
-      if (!note) {
-        note = el("span", { class: "help unused-note", text: "not used: auto solved this battle exactly" });
-        node.append(note);
-      }
-      note.hidden = !unused;
+      showOptions();
     }
   }
 
@@ -993,6 +1027,43 @@
         onclick: () => { localStorage.removeItem(HISTORY_KEY); showHistory([]); } }));
   }
 
+  // a TripleA save, chosen or dropped: its battles (POST /api/game), one click loads one
+  async function readSave(file) {
+    const status = $("#game-status");
+    const list = $("#game-battles");
+    list.replaceChildren();
+    status.textContent = `reading ${file.name}\u2026`;
+    let data;
+    try {
+      const response = await fetch("/api/game", { method: "POST", body: file, cache: "no-store",
+        headers: { "Content-Type": "application/octet-stream" } });
+      data = await response.json();
+      if (!response.ok) {
+        status.textContent = data.error ? pageMessage(data.error) : `HTTP ${response.status}`;
+        return;
+      }
+    } catch (error) {
+      status.textContent = `no answer from the server (${error.message})`;
+      return;
+    }
+    status.textContent = `${data.game}, round ${data.round}` +
+      (data.player ? `, ${data.player} to move` : "") +
+      (data.battles.length ? "" : ": no battle pending");
+    list.replaceChildren(...data.battles.map((b) => {
+      const text = `${b.territory} (${b.kind}${b.in_progress ? ", in progress" : ""}): ` +
+        `${b.attacker_nations.join(", ")} ${b.attacker} vs ${b.defender_nations.join(", ")} ${b.defender}`;
+      if (!b.query) return el("li", { text: `${text} \u2014 not a battle this form runs` });
+      return el("li", {}, el("a", { href: `${location.pathname}?${b.query}`, class: "game-battle",
+        "data-territory": b.territory, text,
+        onclick: (e) => {
+          e.preventDefault();
+          readQuery(`?${b.query}`);
+          buildForm();
+          changed();
+        } }));
+    }));
+  }
+
   const SIDES = [["attacker", "defender"], ["attacker_tech", "defender_tech"],
                  ["attacker_ool", "defender_ool"], ["attacker_submerge", "defender_submerge"],
                  ["attacker_level", "defender_level"]];
@@ -1056,6 +1127,17 @@
       changed();
     });
     $("#swap").addEventListener("click", swapSides);
+    $("#save-file").addEventListener("change", (e) => {
+      if (e.target.files.length) readSave(e.target.files[0]);
+    });
+    document.addEventListener("dragover", (e) => {
+      if ([...e.dataTransfer.types].includes("Files")) e.preventDefault();
+    });
+    document.addEventListener("drop", (e) => {
+      if (!e.dataTransfer.files.length) return;
+      e.preventDefault();
+      readSave(e.dataTransfer.files[0]);
+    });
     $("#copy").addEventListener("click", copyLink);
     $("#share").addEventListener("click", (e) => { e.preventDefault(); copyLink(); });
     showHistory();
