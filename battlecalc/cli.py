@@ -697,14 +697,9 @@ def _rows_text(rows: list[dict], fmt: str) -> str:
 
         return json.dumps(rows, indent=2, ensure_ascii=False)
     if fmt == "csv":
-        import csv
-        import io
+        from .results import rows_csv
 
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        return buffer.getvalue()
+        return rows_csv(rows)
     widths = {k: max(len(k), *(len(str(r[k])) for r in rows)) for k in rows[0]}
     lines = ["  ".join(k.ljust(widths[k]) for k in rows[0])]
     lines += ["  ".join(str(r[k]).ljust(widths[k]) for k in r).rstrip() for r in rows]

@@ -80,7 +80,7 @@ from .api import simulate
 from .army import format_army
 from .errors import BattleInputError, quoted
 from .options import BATTLE_OPTIONS
-from .results import Result, csv_text
+from .results import Result, rows_csv
 from .rules import Ruleset, load_rules
 from .spec import army_counts, check_flag, check_int, check_order
 
@@ -252,7 +252,7 @@ class PlanResult:
         if not self.plans:
             return "rank,cost,addition\n"
         rows = [{"rank": i + 1, **p.flat_row()} for i, p in enumerate(self.plans)]
-        return csv_text(rows[0]) + "".join(csv_text(row, header=False) for row in rows[1:])
+        return rows_csv(rows)
 
     def table(self) -> str:
         side = "attack on" if self.mode == "attack" else "defence against"

@@ -33,11 +33,19 @@ LOW_LUCK_LINE = "dice: low luck (sure hits for each full die of strength, one di
 
 def csv_text(row: dict[str, Any], header: bool = True) -> str:
     """One row (and its header line) as CSV text."""
+    return rows_csv([row], header=header)
+
+
+def rows_csv(rows: list[dict[str, Any]], columns: list[str] | None = None,
+             header: bool = True) -> str:
+    """Rows (dicts with the same keys) and their header line as CSV text; columns: the header
+    when there may be no row (default: the first row's keys)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(row), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=columns if columns is not None else list(rows[0]),
+                            lineterminator="\n")
     if header:
         writer.writeheader()
-    writer.writerow(row)
+    writer.writerows(rows)
     return buffer.getvalue()
 
 

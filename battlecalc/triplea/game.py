@@ -115,20 +115,16 @@ class Game:
 
     def to_csv(self) -> str:
         """One row per battle: place, kind, nations, armies and the main odds."""
-        import csv
-        import io
-
         from ..army import format_army
+        from ..results import rows_csv
 
-        buffer = io.StringIO()
         columns = ["territory", "kind", "attacker_nations", "defender_nations", "attacker",
                    "defender", "bombard", "landing", "in_progress_round", "method",
                    *MIXED_KEYS, "ipc_loss_by_nation"]
-        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
+        rows = []
         for b in self.battles:
             result = b.result or {}
-            writer.writerow({
+            rows.append({
                 "territory": b.territory, "kind": b.kind,
                 "attacker_nations": ",".join(b.attacker_nations),
                 "defender_nations": ",".join(b.defender_nations),
@@ -139,21 +135,15 @@ class Game:
                 **{k: result.get(k, "") for k in MIXED_KEYS},
                 "ipc_loss_by_nation": ";".join(f"{n}={v:.3f}" for n, v in b.ipc_loss.items()),
             })
-        return buffer.getvalue()
+        return rows_csv(rows, columns)
 
     def territories_csv(self) -> str:
         """One row per territory, nation, unit type and hits (TripleA's unit names)."""
-        import csv
-        import io
+        from ..results import rows_csv
 
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["territory", "owner", "water", "nation", "unit", "count", "hits"])
-        for t in self.territories:
-            for u in t["units"]:
-                writer.writerow([t["name"], t["owner"], t["water"], u["nation"], u["unit"],
-                                 u["count"], u["hits"]])
-        return buffer.getvalue()
+        return rows_csv([{"territory": t["name"], "owner": t["owner"], "water": t["water"], **u}
+                         for t in self.territories for u in t["units"]],
+                        ["territory", "owner", "water", "nation", "unit", "count", "hits"])
 
     def table(self, show_territories: bool = False) -> str:
         lines = [f"{self.game} (edition {self.edition}), round {self.round}, step {self.step}"

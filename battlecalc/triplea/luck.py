@@ -80,16 +80,12 @@ class Luck:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     def to_csv(self) -> str:
-        import csv
-        import io
+        from ..results import rows_csv
 
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["nation", "rolls", "dice", "hits", "expected_hits", "z"])
-        for nation, tally in {"all": self.dice, **self.dice_by_nation}.items():
-            writer.writerow([nation, tally["rolls"], tally["dice"], tally["hits"],
-                             tally["expected_hits"], tally["z"]])
-        return buffer.getvalue()
+        columns = ["nation", "rolls", "dice", "hits", "expected_hits", "z"]
+        return rows_csv([{"nation": nation, **{k: tally[k] for k in columns[1:]}}
+                         for nation, tally in {"all": self.dice, **self.dice_by_nation}.items()],
+                        columns)
 
     def table(self) -> str:
         def line(name, t):
