@@ -48,7 +48,6 @@ Submarines that submerged are still in the zone for the next wave.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -59,7 +58,7 @@ import numpy as np
 from .army import format_army, parse_army
 from .errors import BattleInputError
 from .options import FORMULA_OPTIONS, OPTIONS
-from .results import Z95, Result, SideLaw, _frame, csv_text
+from .results import Z95, Result, SideLaw, _frame, csv_text, proportion_statistics
 from .rules import Ruleset, load_rules
 from .spec import DICE_ONLY, Battle, RunSpec, simulate_spec
 
@@ -446,12 +445,10 @@ def _counterattack(chain: _Chain, solver: _Solver, stage: int, army: dict[str, i
 def _stderr(method: str, trials: int | None, values: dict[str, float | None]):
     """Standard errors of the sequence's probabilities: binomial over the `trials` sequences
     of a Monte Carlo run, zero when exact, none when the methods were mixed."""
-    if method == "mc" and trials:
-        clipped = {key: min(max(p, 0.0), 1.0) for key, p in values.items() if p is not None}
-        return {key: math.sqrt(p * (1 - p) / trials) for key, p in clipped.items()}
-    if method == "exact":
-        return {key: 0.0 for key, p in values.items() if p is not None}
-    return {}
+    if not (method == "exact" or (method == "mc" and trials)):
+        return {}
+    clipped = {key: min(max(p, 0.0), 1.0) for key, p in values.items() if p is not None}
+    return proportion_statistics(clipped, trials if method == "mc" else None)[0]
 
 
 def simulate_waves(waves: Iterable | str | None, counterattack, *,
