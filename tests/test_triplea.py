@@ -278,14 +278,7 @@ def test_west_russia_result_is_the_hand_mixture_of_its_continuations():
 def test_monte_carlo_mixture_standard_errors():
     """One continuation (weight 1): its standard errors and percentiles are the mixture's;
     West Russia by Monte Carlo lies within 4 of its standard errors of the exact mixture."""
-    attacking = _units("Russians", *[("infantry", 0)] * 4, ("armour", 0), ("armour", 0))
-    defending = _units("Germans", *[("infantry", 0)] * 3, ("artillery", 0))
-    fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=4,
-                                 next_step="Russians select casualties")
-    record = save_module.BattleRecord(
-        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
-        defender="Germans", attacking=attacking, defending=defending, round=2, started=True,
-        defending_waiting_to_die=_units("Germans", ("infantry", 0)), fire=fire)
+    record = _karelia_after_the_german_volley()
     real = save_module.read_save
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("battlecalc.triplea.game.read_save",
@@ -476,6 +469,19 @@ def _with_battles(monkeypatch, *battles):
     monkeypatch.setattr("battlecalc.triplea.game.read_save", patched)
 
 
+def _karelia_after_the_german_volley():
+    """Round 2 of Karelia: the Russians' volley took 1 German infantry (waiting to die), the
+    Germans' rolled 2 hits on 4 dice, the Russians still to choose their casualties."""
+    attacking = _units("Russians", *[("infantry", 0)] * 4, ("armour", 0), ("armour", 0))
+    defending = _units("Germans", *[("infantry", 0)] * 3, ("artillery", 0))
+    fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=4,
+                                 next_step="Russians select casualties")
+    return save_module.BattleRecord(
+        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
+        defender="Germans", attacking=attacking, defending=defending, round=2, started=True,
+        defending_waiting_to_die=_units("Germans", ("infantry", 0)), fire=fire)
+
+
 def _units(owner, *types_and_hits):
     return tuple(save_module.UnitRecord(t, owner, h) for t, h in types_and_hits)
 
@@ -543,14 +549,7 @@ def test_units_the_edition_lacks_are_refused(monkeypatch):
 def test_battle_where_the_defender_has_fired(monkeypatch):
     """Round 2, the Germans' volley rolled (2 hits) after the Russians' (1 German infantry
     waiting to die): the Russians lose 2 infantry, and a fresh battle starts in round 3."""
-    attacking = _units("Russians", *[("infantry", 0)] * 4, ("armour", 0), ("armour", 0))
-    defending = _units("Germans", *[("infantry", 0)] * 3, ("artillery", 0))
-    fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=4,
-                                 next_step="Russians select casualties")
-    record = save_module.BattleRecord(
-        territory="Karelia S.S.R.", battle_type="NORMAL", attacker="Russians",
-        defender="Germans", attacking=attacking, defending=defending, round=2, started=True,
-        defending_waiting_to_die=_units("Germans", ("infantry", 0)), fire=fire)
+    record = _karelia_after_the_german_volley()
     _with_battles(monkeypatch, record)
     (battle,) = read_game(START, method="exact").battles
     assert battle.defender == {"infantry": 2, "artillery": 1}
