@@ -946,7 +946,7 @@ def test_an_upload_that_is_not_a_save_is_refused_without_a_server_path(base):
         message = json.loads(body)["error"]
         assert status == 400 and words in message, (status, message)
         assert "/tmp" not in message and "battlecalc-save" not in message
-    # a gzip bomb stops at the inflated cap, before the reader
+    # a gzip bomb stops at the server's inflated cap
     bomb = gzip.compress(b"\0" * (web_server.MAX_SAVE_INFLATED + 1))
     status, _, body = request(base, "POST", "/api/game", bomb,
                               {"Content-Type": "application/octet-stream"})

@@ -294,11 +294,12 @@ def _techs(nations, data: SaveData, ruleset) -> list[str]:
 
 
 def read_game(path, *, rules=None, solve: bool = True, territory: str | None = None,
-              attack: str | None = None, **options) -> Game:
+              attack: str | None = None, max_inflated: int | None = None, **options) -> Game:
     """Read the TripleA save at `path`: the game, its edition, every territory's units and
     every pending battle, each solved (``solve``) with simulate's `options` (method, trials,
     seed, dice, orders of losses, retreats, ...).
 
+    max_inflated: a lower cap on the decompressed save (bytes; the web server's uploads).
     rules: an edition id or Ruleset instead of the one the game maps to; territory: one
     place only (its battle, or with `attack` the odds of that attack, in the edition's army
     notation, on the territory's units).  Raises BattleInputError for a file that is not a
@@ -311,7 +312,7 @@ def read_game(path, *, rules=None, solve: bool = True, territory: str | None = N
     if unknown:
         raise BattleInputError(f"read_game takes no option {', '.join(unknown)} (its options: "
                                f"{', '.join(sorted(allowed))})")
-    data = read_save(path)
+    data = read_save(path) if max_inflated is None else read_save(path, max_inflated)
     if rules is None:
         ruleset = load_rules(edition_of(data))
     elif isinstance(rules, str):

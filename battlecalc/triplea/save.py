@@ -223,27 +223,28 @@ class _Reader:
 # ---------------------------------------------------------------- the file
 
 
-def _stream(path) -> bytes:
-    """The decompressed object stream of the save at `path`."""
+def _stream(path, max_inflated: int = MAX_STREAM_BYTES) -> bytes:
+    """The decompressed object stream of the save at `path`, refused past `max_inflated`
+    bytes (a gzip bomb stops there)."""
     raw = read_input(path, MAX_SAVE_BYTES, "a TripleA save", SaveFormatError)
     if raw[:2] != b"\x1f\x8b":
         raise SaveFormatError(f"{path} is not a TripleA save (.tsvg): not gzip data")
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
-        data = inflater.decompress(raw, MAX_STREAM_BYTES)
+        data = inflater.decompress(raw, max_inflated)
     except zlib.error as exc:
         raise SaveFormatError(f"{path} is a damaged TripleA save: gzip data corrupt ({exc})"
                               ) from None
     if inflater.unconsumed_tail:
         raise SaveFormatError(f"{path} is not a TripleA save: over "
-                              f"{MAX_STREAM_BYTES >> 20} MiB decompressed")
+                              f"{max_inflated >> 20} MiB decompressed")
     if not inflater.eof:
         raise SaveFormatError(f"{path} is a truncated TripleA save: the gzip data ends early")
     return data
 
 
-def _objects(path) -> list:
-    data = _stream(path)
+def _objects(path, max_inflated: int = MAX_STREAM_BYTES) -> list:
+    data = _stream(path, max_inflated)
     if data[:2] != b"\xac\xed":
         raise SaveFormatError(f"{path} is not a TripleA save: no Java object stream inside")
     javaobj, _ = _javaobj()
@@ -261,9 +262,10 @@ def _objects(path) -> list:
     return objects
 
 
-def read_save(path) -> SaveData:
-    """Read the TripleA save at `path` (raises BattleInputError for anything else)."""
-    objects = _objects(path)
+def read_save(path, max_inflated: int = MAX_STREAM_BYTES) -> SaveData:
+    """Read the TripleA save at `path` (raises BattleInputError for anything else), its
+    object stream at most `max_inflated` bytes once decompressed."""
+    objects = _objects(path, max_inflated)
     _, beans = _javaobj()
     reader = _Reader(beans)
     try:
