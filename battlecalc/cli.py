@@ -413,8 +413,8 @@ threads_option = click.option(
 
 def _set_threads(threads: int | None) -> None:
     """Size the engine's thread pool (None: BATTLECALC_THREADS, else the usable cores)."""
+    from .api import set_threads  # the engine's pool, through the API (not kernels.jit)
     from .errors import BattleInputError
-    from .kernels.jit import set_threads
 
     try:
         set_threads(threads)
