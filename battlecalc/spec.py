@@ -55,12 +55,9 @@ DICE_ONLY = {o.name: o.default for o in OPTIONS if o.dice_only}
 # Values
 
 
-_is_bool = is_bool
-
-
 def check_flag(name: str, value: Any) -> bool:
     """A bool (or numpy bool)."""
-    if not _is_bool(value):
+    if not is_bool(value):
         raise BattleInputError(f"{name} must be true or false (a bool), got {quoted(value)}")
     return bool(value)
 
@@ -72,7 +69,7 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None, hi_text: st
     if (floats and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
             and math.isfinite(value) and value == int(value)):
         value = int(value)
-    if _is_bool(value) or not isinstance(value, numbers.Integral):
+    if is_bool(value) or not isinstance(value, numbers.Integral):
         raise BattleInputError(f"{name} must be a whole number, got {quoted(value)}")
     if value < lo or (hi is not None and value > hi):
         bound = f"{lo} or more" if hi is None else f"between {lo:,} and {hi_text or f'{hi:,}'}"
@@ -222,7 +219,7 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
                                    ("strafe", "strafe", 0, None)))
     below = policy.get("below")
     if below is not None:
-        if _is_bool(below) or not isinstance(below, numbers.Real) or not 0 < below <= 1:
+        if is_bool(below) or not isinstance(below, numbers.Real) or not 0 < below <= 1:
             raise BattleInputError(
                 f"retreat_below must be a probability in (0, 1], got {quoted(below)}")
         if after:
@@ -472,7 +469,7 @@ def make_formula_spec(attacker: Army, defender: Army, *, attacker_level: int | N
 
 def _given(value: Any, default: Any) -> bool:
     """Whether a dice-only argument is set (None, False, 0, "" and its default are not)."""
-    if isinstance(value, (str, numbers.Integral, list, tuple, dict)) or _is_bool(value):
+    if isinstance(value, (str, numbers.Integral, list, tuple, dict)) or is_bool(value):
         return bool(value) and value != default
     return value is not None
 
