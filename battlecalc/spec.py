@@ -37,6 +37,14 @@ from .rules import Ruleset, load_rules, tech_affects
 
 MAX_TRIALS = 10_000_000_000
 MAX_SEED = 2**63 - 1
+
+
+def fresh_seed() -> int:
+    """A random seed for a run that was given none (0..MAX_SEED; drawn here only, reported
+    with the result so the run can be repeated)."""
+    return secrets.randbits(MAX_SEED.bit_length())
+
+
 LOSS_ORDER_PRESETS = PRESETS
 MAX_RETREAT_ROUND = 1000  # retreat_after: a battle this long has no measurable probability
 DEFAULT_EXCHANGE_CAP = 100
@@ -158,7 +166,7 @@ class RunSpec:
 
     def mc_seed(self) -> int:
         """The seed a Monte Carlo run uses."""
-        return secrets.randbits(63) if self.seed is None else self.seed
+        return fresh_seed() if self.seed is None else self.seed
 
 
 def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = None,

@@ -39,7 +39,7 @@ from .errors import BattleInputError, quoted
 from .options import OPTIONS, read, read_whole
 from .output import Destination, open_destination
 from .rules import load_rules
-from .spec import check_int
+from .spec import MAX_SEED, check_int, fresh_seed
 
 # Every keyword of simulate() (and of the formula editions) a column may set, with the kind
 # of value battlecalc.options reads from a cell (a row is one battle: no waves, no progress).
@@ -225,9 +225,9 @@ def derived_seed(sweep_seed: int, index: int) -> int:
 
 def _sweep_seed(seed) -> int:
     if seed is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
+        return fresh_seed()
     # an int, not a float (1234567890123456789.0 is another number) nor text
-    return check_int("sweep seed", seed, 0, 2**63 - 1, "2**63-1")
+    return check_int("sweep seed", seed, 0, MAX_SEED, "2**63-1")
 
 
 # ----------------------------------------------------------------------------- preparing rows
