@@ -360,10 +360,13 @@ class _Sides:
 
 
 def _sides(record: BattleRecord) -> _Sides:
-    attacking = _minus(_minus(record.attacking, record.killed), record.attacking_waiting_to_die)
-    defending = _minus(_minus(record.defending, record.killed), record.defending_waiting_to_die)
+    """The units standing.  TripleA's attackingUnits and defendingUnits hold them already: a
+    casualty chosen leaves them for the side's waiting-to-die list (MustFightBattle
+    markCasualties), a unit removed goes from both to ``killed`` (cleanupKilledUnits); only
+    the landed units (amphibiousLandAttackers) keep their dead."""
     landing = _minus(_minus(record.landing, record.killed), record.attacking_waiting_to_die)
-    attacking = _minus(tuple(attacking), tuple(landing))
+    attacking = _minus(record.attacking, tuple(landing))
+    defending = list(record.defending)
     sides = _Sides(attacking, defending, landing, list(record.bombarding))
     if not record.started and record.round <= 1 and not record.killed:
         return sides
