@@ -67,6 +67,7 @@ from pathlib import Path
 
 import battlecalc
 from battlecalc.army import parse_army
+from battlecalc.kernels import jit
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "aacalc2_driver.mjs"
@@ -318,6 +319,10 @@ def main() -> None:
         n = 5 if args.quick else 100
         battles += battery(args.seed, n, n)
 
+    # warm: every kernel compiled (or loaded from numba's cache) before anything is timed;
+    # left alone, battlecalc runs small battles' kernels as plain Python until about 0.5 s of
+    # such work has added up (kernels.exact._kernels), which would time the interpreter
+    jit.compiled()
     peer = Aacalc2(args.aacalc2)
     rows = []
     print(f"{'battle':<16} {'ours ms':>9} {'aacalc2':>9} {'ratio':>8} {'max diff':>9}")
