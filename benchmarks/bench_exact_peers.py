@@ -1,18 +1,19 @@
 """battlecalc's exact solver against aacalc2's, side by side in one run (issue 19, Must show 1).
 
 Run:  AACALC2_DIR=/work/peers/aacalc2 python benchmarks/bench_exact_peers.py [--quick]
-      [--repeats 3] [--seed 2026] [--json PATH] [--no-battery]
+      [--repeats 3] [--seed 2026] [--json PATH] [--no-battery] [--fresh-tables]
 
 aacalc2 (github:mshih01/aacalc2, the TypeScript exact solver, MIT) is not part of this project
-and none of its code is here.  Build it outside the project (the figures of the issue and of
-this script were made at commit d3e4fcaa5d2e351dc4f84e52130a6b737e59f2c8, version 2.0.25):
+and none of its code is here.  Build it outside the project (this script was written and run
+against commit d3e4fcaa5d2e351dc4f84e52130a6b737e59f2c8, version 2.0.25, on Node 20):
 
     git clone https://github.com/mshih01/aacalc2 /work/peers/aacalc2   # or git archive a mirror
     cd /work/peers/aacalc2 && git checkout d3e4fcaa5d2e351dc4f84e52130a6b737e59f2c8
     npm ci && npx tsc          # Node 20; writes dist/ (dist/external.js has multiwaveExternal)
 
-and point ``AACALC2_DIR`` at that checkout.  ``benchmarks/aacalc2_driver.mjs`` (ours) runs in
-one Node process for the whole run: it reads one battle a line as JSON, calls
+and point ``AACALC2_DIR`` (or ``--aacalc2``) at that checkout.
+``benchmarks/aacalc2_driver.mjs`` (ours) runs in one Node process for the whole run: it reads
+one battle a line as JSON, calls
 ``multiwaveExternal`` with prune and report thresholds 1e-12 (rounds 100, no retreat, no
 submerging, standard dice), warm (one untimed solve first), best of ``--repeats``, timed by
 ``performance.now()`` inside Node (start-up never counts), and answers win / draw / lose /
@@ -33,8 +34,10 @@ value in the side's role, transports last; docs/rules.md), aacalc2 that order wr
 its ``ool`` list (:func:`aacalc2_order`), which must name every unit present (aacalc2 drops a
 unit its ool leaves out).  Per row: battlecalc ms, aacalc2 ms, ratio aacalc2/battlecalc, and
 the largest absolute difference of attacker win, defender win, draw (and stalemate) between
-the two; ``<3x`` flags a ratio under 3, ``DIFF`` answers more than 1e-9 apart.  Summary: the
-smallest ratio on land and at sea, how many rows are under 3x, how many differ.
+the two; ``<3x`` flags a ratio under 3.  A row more than 1e-9 apart is solved again by aacalc2
+with nothing pruned (untimed): ``DIFF`` if that answer too is more than 1e-9 apart, else the
+note "aacalc2 pruned ...".  Summary: the smallest ratio on land and at sea, how many rows are
+under 3x, how many differ (and how many only by aacalc2's pruning).
 
 Then 14 small edge battles on the rules where calculators part ways (lone transports and AAA,
 subs v air and destroyers, stalemates, battleship hits), for their answers only (their ratios
