@@ -71,6 +71,7 @@ from pathlib import Path
 import battlecalc
 from battlecalc.army import parse_army
 from battlecalc.kernels import jit
+from battlecalc.orders import default_loss_order
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "aacalc2_driver.mjs"
@@ -84,16 +85,13 @@ AACALC2_ID = {
     "aa": "aa", "submarine": "sub", "destroyer": "des", "cruiser": "cru", "carrier": "acc",
     "battleship": "bat", "transport": "tra",
 }
-# battlecalc's ``cheapest`` order in 1942 2E, first lost first (cost, then the lower combat
-# value in the role; AAA first on defence; transports last, battleships' first hit first in
-# both tools whatever the order)
-CHEAPEST = {
-    ("land", "attack"): ["infantry", "artillery", "tank", "fighter", "bomber"],
-    ("land", "defense"): ["aa", "infantry", "artillery", "tank", "fighter", "bomber"],
-    ("sea", "attack"): ["submarine", "destroyer", "fighter", "cruiser", "bomber", "carrier",
-                        "battleship", "transport"],
-    ("sea", "defense"): ["submarine", "destroyer", "fighter", "bomber", "cruiser", "carrier",
-                         "battleship", "transport"],
+# the units each kind of battle may hold; their order of losses is battlecalc's own default
+# (``cheapest``: healthy battleships absorb hits first, AAA first on defence, transports last),
+# read from battlecalc at run time so both tools are always given the same order
+DOMAIN_UNITS = {
+    "land": {"infantry", "artillery", "tank", "fighter", "bomber", "aa"},
+    "sea": {"submarine", "destroyer", "cruiser", "carrier", "battleship", "transport",
+            "fighter", "bomber"},
 }
 
 TABLE = [
@@ -163,7 +161,9 @@ def battery(seed: int, n_land: int, n_sea: int) -> list[tuple[str, dict, dict, b
 
 def aacalc2_order(counts: dict[str, int], sea: bool, role: str) -> list[str]:
     """battlecalc's default order of losses for this army as an aacalc2 ool list."""
-    order = CHEAPEST["sea" if sea else "land", role]
+    domain = DOMAIN_UNITS["sea" if sea else "land"]
+    order = [unit for unit in default_loss_order(battlecalc.load_rules(RULES).units, role)
+             if unit in domain]
     missing = set(counts) - set(order)
     if missing:
         raise ValueError(f"no aacalc2 order for {sorted(missing)}")
