@@ -184,7 +184,13 @@ class CompiledBattle:
 
     def retreat_tables(self) -> RetreatTables:
         """The retreat policy as the kernels take it ("never" where the battle has none)."""
-        return self.retreat or RetreatTables(
+        return self.retreat or self._never_retreat
+
+    @functools.cached_property
+    def _never_retreat(self) -> RetreatTables:
+        # built once per battle: no kernel writes these (only fill_win_values writes a
+        # win_value, that of a --retreat-below policy)
+        return RetreatTables(
             np.zeros(RETREAT_COLS, dtype=np.int64), NO_THRESHOLD, np.zeros((1, 1)),
             np.full(self.attacker.n_states, FULL_RETREAT, dtype=np.int64))
 
@@ -195,7 +201,7 @@ class CompiledBattle:
             return None
         return self.retreat.below
 
-    @property
+    @functools.cached_property
     def has_partial_retreat(self) -> bool:
         """Some retreat leaves units behind (an amphibious assault's landed units): the
         attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
