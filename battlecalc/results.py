@@ -233,6 +233,28 @@ class FinalLaw:
     swing_sq_sum: float
     pruned: float
 
+    @classmethod
+    def of_joint(cls, joint: np.ndarray | None, att_ipc: np.ndarray, dfn_ipc: np.ndarray,
+                 **fields) -> FinalLaw:
+        """An exact solver's law, its swing fields from the joint final law joint[Fa, Fd]
+        (None: not kept; then swing None and both sums 0.0) and each side's IPC lost per
+        state, built on first use (most callers never read them)."""
+        if joint is None:
+            return cls(**fields, swing=None, swing_sum=0.0, swing_sq_sum=0.0)
+        law = cls.__new__(cls)
+        law.__dict__.update(fields, _joint=(joint, att_ipc, dfn_ipc))
+        return law
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for the swing fields of_joint left for later
+        source = self.__dict__.get("_joint")
+        if source is None or name not in ("swing", "swing_sum", "swing_sq_sum"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        swing = swing_of_joint(*source)
+        self.__dict__.update(swing=swing, swing_sum=float(swing[0] @ swing[1]),
+                             swing_sq_sum=float((swing[0] * swing[0]) @ swing[1]))
+        return self.__dict__[name]
+
 
 def swing_of_joint(joint: np.ndarray, att_ipc: np.ndarray, dfn_ipc: np.ndarray):
     """(TUV swings ascending, weight of each) from the joint final law joint[Fa, Fd]."""
@@ -506,12 +528,14 @@ def _mean_stderr(counts: np.ndarray, per_state: np.ndarray, n: float) -> float:
 
 # A Result builds the fields below on first use (Result.__getattr__, from a _Pending): a caller
 # reading the odds pays for no law, no dict and no text it never reads.  Only for battles of
-# up to LAZY_STATES states (both sides together): the tables a _Pending holds stay small, and a
-# larger battle's solve dwarfs building them at once.
+# up to LAZY_STATES states (both sides together) and LAZY_PAIRS state pairs (the exact joint
+# law the swing comes from): what a _Pending holds stays small, and a larger battle's solve
+# dwarfs building them at once.
 _LAZY_FIELDS = ("attacker", "defender", "policies", "attacker_survivors", "defender_survivors",
                 "stderr", "ci95", "all_units", "attacker_law", "defender_law", "attacker_size",
                 "rounds_law", "swing_law")
 LAZY_STATES = 1024
+LAZY_PAIRS = 16_384
 
 
 class _Pending:
@@ -607,8 +631,7 @@ def _policies(battle, tables) -> dict[str, Any]:
 def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
                  started: float) -> Result:
     """Turn a solver's FinalLaw (probabilities, or counts out of `trials`) into a Result: the
-    odds at once, the rest on first use (_LAZY_FIELDS; at once for a battle of more than
-    LAZY_STATES states)."""
+    odds at once, the rest on first use (_LAZY_FIELDS; at once for a larger battle)."""
     att, dfn = tables.attacker, tables.defender
     exact = method == "exact"
     n = law.total
@@ -623,7 +646,8 @@ def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
         mean_rounds=law.mean_rounds, attacker_ipc_loss=a_ipc, defender_ipc_loss=d_ipc,
         tuv_swing=d_ipc - a_ipc, pruned=law.pruned if exact else None,
         _pending=_Pending(battle, tables, law, exact, values))
-    if len(att.ipc_lost) + len(dfn.ipc_lost) > LAZY_STATES:
+    n_a, n_d = len(att.ipc_lost), len(dfn.ipc_lost)
+    if n_a + n_d > LAZY_STATES or n_a * n_d > LAZY_PAIRS:
         for name in _LAZY_FIELDS:
             getattr(result, name)
         del result.__dict__["_pending"]
