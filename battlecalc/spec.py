@@ -524,20 +524,18 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
         retreat=retreat), run
 
 
-_PLAIN = (str, int, float, bool, type(None))
+_PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
 def _plain_key(value: Any) -> Any:
-    """value as part of a hashable key, with its type (True and 1, 1 and 1.0 stay apart), or
-    _UNKEYED for what has no such key (numpy numbers, callables, other mappings ...)."""
+    """A value that is not of a _PLAIN type as part of a hashable key, or _UNKEYED where it
+    has none (numpy numbers, callables, other mappings ...)."""
     kind = type(value)
-    if kind in _PLAIN:
-        return (kind, value)
     if kind is dict:
         if all(type(k) is str and type(v) is int for k, v in value.items()):
-            return (dict, tuple(value.items()))
+            return tuple(value.items())
     elif kind in (list, tuple) and all(type(v) is str for v in value):
-        return (kind, tuple(value))
+        return tuple(value)
     return _UNKEYED
 
 
@@ -549,20 +547,21 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
     spec whenever it is equal, or None: for plain data only (text, whole numbers, floats,
     bools, None, {unit: count} dicts, lists of names), a shipped edition's id as `rules`, no
     progress hook and no formula options (a caller may keep what simulate_spec returned for
-    such a key: battlecalc.api's plans)."""
+    such a key: battlecalc.api's plans).  Each value's type is part of the key: True and 1,
+    1 and 1.0 stay apart."""
     if args["progress"] is not None or args["formula_options"]:
         return None
     rules = args["rules"]
     if type(rules) is not str or rules not in _shipped_editions():
         return None  # a path names a file that may change
-    key = []
-    for name, value in args.items():
-        if name not in ("progress", "formula_options"):
-            part = _plain_key(value)
-            if part is _UNKEYED:
-                return None
-            key.append(part)
-    return tuple(key)
+    values = [value for name, value in args.items() if name != "formula_options"]
+    kinds = tuple(map(type, values))
+    if not _PLAIN.issuperset(kinds):
+        values = [value if kind in _PLAIN else _plain_key(value)
+                  for value, kind in zip(values, kinds, strict=True)]
+        if any(value is _UNKEYED for value in values):
+            return None
+    return (kinds, tuple(values))
 
 
 _shipped: list = []
