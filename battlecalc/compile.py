@@ -321,12 +321,16 @@ def build_side(spec: _SideSpec) -> Side:
              for _, force, _, _ in spec.blocks]
     row_of = [[0, 0, 0] for _ in walks]
     pmf_rows, ranks, strengths, row_flags = [], [], [], []
+    fire = {}  # force -> _row(force): the empty force ends every walk, blocks share forces
     for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
         for b, block_walks in enumerate(walks):
             for cat in cats:
                 row_of[b][cat] = len(pmf_rows)
                 for k, force in enumerate(block_walks[cat].forces):
-                    pmf, power, flags = _row(force, spec)
+                    key = tuple(force.items())
+                    if key not in fire:
+                        fire[key] = _row(force, spec)
+                    pmf, power, flags = fire[key]
                     pmf_rows.append(pmf)
                     strengths.append(power)
                     row_flags.append(flags)

@@ -14,7 +14,7 @@ import numbers
 import secrets
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, astuple, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
@@ -203,7 +203,8 @@ class Retreat:
     strafe: int | None = None
 
     def __bool__(self) -> bool:
-        return any(v is not None and v is not False for v in astuple(self))
+        return any(v is not None and v is not False
+                   for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
 
 
 def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: int,
