@@ -80,9 +80,10 @@ def _with_win_values(compiled, seconds: float, progress):
 # Plans: a battle given as plain data (spec.spec_key) is checked and compiled once; simulate
 # with the same arguments again solves it again from the same tables (no answer is kept).
 # At most MAX_PLANS (the oldest go first), each of at most PLAN_STATES states (both sides: a
-# larger battle's solve dwarfs checking and compiling it, and its tables are large).
+# larger battle's solve dwarfs checking and compiling it, and its tables are large: the plans
+# hold at most a few hundred MB of tables, usually far less).
 MAX_PLANS = 256
-PLAN_STATES = 20_000
+PLAN_STATES = 2_000
 _plans: dict = {}
 _plans_lock = threading.Lock()
 
