@@ -184,7 +184,13 @@ class CompiledBattle:
 
     def retreat_tables(self) -> RetreatTables:
         """The retreat policy as the kernels take it ("never" where the battle has none)."""
-        return self.retreat or RetreatTables(
+        return self.retreat or self._never_retreat
+
+    @functools.cached_property
+    def _never_retreat(self) -> RetreatTables:
+        # built once per battle: no kernel writes these (only fill_win_values writes a
+        # win_value, that of a --retreat-below policy)
+        return RetreatTables(
             np.zeros(RETREAT_COLS, dtype=np.int64), NO_THRESHOLD, np.zeros((1, 1)),
             np.full(self.attacker.n_states, FULL_RETREAT, dtype=np.int64))
 
@@ -195,7 +201,7 @@ class CompiledBattle:
             return None
         return self.retreat.below
 
-    @property
+    @functools.cached_property
     def has_partial_retreat(self) -> bool:
         """Some retreat leaves units behind (an amphibious assault's landed units): the
         attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
@@ -315,12 +321,16 @@ def build_side(spec: _SideSpec) -> Side:
              for _, force, _, _ in spec.blocks]
     row_of = [[0, 0, 0] for _ in walks]
     pmf_rows, ranks, strengths, row_flags = [], [], [], []
+    fire = {}  # force -> _row(force): the empty force ends every walk, blocks share forces
     for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
         for b, block_walks in enumerate(walks):
             for cat in cats:
                 row_of[b][cat] = len(pmf_rows)
                 for k, force in enumerate(block_walks[cat].forces):
-                    pmf, power, flags = _row(force, spec)
+                    key = tuple(force.items())
+                    if key not in fire:
+                        fire[key] = _row(force, spec)
+                    pmf, power, flags = fire[key]
                     pmf_rows.append(pmf)
                     strengths.append(power)
                     row_flags.append(flags)
