@@ -112,8 +112,9 @@ def _plan(arguments: dict):
     return plan[1:]
 
 
-def _forget_plans() -> None:
-    """Drop every kept plan and side table (tests; benchmarks of battles never seen)."""
+def forget_compiled() -> None:
+    """Drop every kept plan (checked, compiled battle) and side table: the next call checks
+    and compiles as for a battle never seen (tests; benchmarks of fresh battles)."""
     with _plans_lock:
         _plans.clear()
     build_side.cache_clear()

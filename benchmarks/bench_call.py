@@ -58,8 +58,8 @@ def measure() -> dict:
         return wrapper
 
     def forget():
-        if hasattr(api, "_forget_plans"):
-            api._forget_plans()
+        if hasattr(api, "forget_compiled"):
+            api.forget_compiled()
         else:
             compile_module.build_side.cache_clear()
 

@@ -188,11 +188,10 @@ def army_text(counts: dict[str, int]) -> str:
 
 
 def forget_tables() -> None:
-    """Empty battlecalc's cache of compiled side tables (compile.build_side), so the next call
-    builds them as for a battle it has not seen (aacalc2 keeps nothing between calls)."""
-    from battlecalc import compile as compiled
-
-    compiled.build_side.cache_clear()
+    """Empty battlecalc's kept plans (checked, compiled battles) and side tables, so the next
+    call checks and builds everything as for a battle it has not seen (aacalc2 keeps nothing
+    between calls)."""
+    battlecalc.api.forget_compiled()
 
 
 def time_battlecalc(attacker: dict[str, int], defender: dict[str, int], sea: bool,

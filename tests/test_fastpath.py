@@ -84,7 +84,7 @@ def _laws_equal(fast, slow) -> None:
 
 @pytest.mark.parametrize("battle", BATTLES, ids=IDS)
 def test_fast_path_gives_the_slow_paths_answer(battle, monkeypatch):
-    api._forget_plans()
+    api.forget_compiled()
     first = battlecalc.simulate(**battle)  # checked and compiled, a plan kept
     again = battlecalc.simulate(**battle)  # from the plan
     slow = _slow(battle, monkeypatch)
@@ -102,7 +102,7 @@ def test_fast_path_gives_the_slow_paths_answer(battle, monkeypatch):
 
 def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
     # no answer is kept: the second call runs the solver on the kept tables
-    api._forget_plans()
+    api.forget_compiled()
     calls = []
     real = api.run_exact
     monkeypatch.setattr(api, "run_exact", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
@@ -115,13 +115,13 @@ def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
 
 
 def test_plans_are_bounded_and_kept_only_for_plain_data(monkeypatch):
-    api._forget_plans()
+    api.forget_compiled()
     monkeypatch.setattr(api, "MAX_PLANS", 3)
     for n in range(1, 6):
         battlecalc.simulate(rules="revised", attacker=f"{n} inf", defender="1 inf",
                             method="exact")
     assert len(api._plans) == 3
-    api._forget_plans()
+    api.forget_compiled()
     battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="exact",
                         progress=lambda *a: None)
     battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="exact",
@@ -130,7 +130,7 @@ def test_plans_are_bounded_and_kept_only_for_plain_data(monkeypatch):
 
 
 def test_a_battle_that_warns_warns_on_every_call():
-    api._forget_plans()
+    api.forget_compiled()
     battle = dict(rules="revised", attacker="2 inf", defender="1 inf", defender_tech="jets",
                   method="exact")
     for _ in range(2):
@@ -141,7 +141,7 @@ def test_a_battle_that_warns_warns_on_every_call():
 
 def test_true_and_one_are_different_keys():
     # rounds_distribution=1 is refused (a flag must be a bool), whatever ran before
-    api._forget_plans()
+    api.forget_compiled()
     battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="exact",
                         rounds_distribution=True)
     with pytest.raises(battlecalc.errors.BattleInputError, match="rounds_distribution"):
@@ -150,7 +150,7 @@ def test_true_and_one_are_different_keys():
 
 
 def test_a_lazy_result_pickles_with_every_field():
-    api._forget_plans()
+    api.forget_compiled()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r = battlecalc.simulate(rules="1942-2e", attacker="3 inf 1 ftr", defender="2 inf 1 aa",
