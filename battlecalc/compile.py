@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -549,8 +550,11 @@ def _force_key(force: dict[str, int]) -> tuple:
     return tuple(sorted((n, c) for n, c in force.items() if c))
 
 
-def compile_battle(battle) -> CompiledBattle:
-    """Both sides' tables for a validated battle (api.Battle)."""
+def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> CompiledBattle:
+    """Both sides' tables for a validated battle (api.Battle).  build: what builds (or finds)
+    a side's tables from its _SideSpec (default build_side and its cache; battlecalc.batch
+    passes a larger cache of small sides)."""
+    build = build or build_side
     a_rules, d_rules = battle.attacker_rules, battle.defender_rules
     a_units, d_units = a_rules.units, d_rules.units
     flags = battle.rules.flags
@@ -579,12 +583,12 @@ def compile_battle(battle) -> CompiledBattle:
                        dice_model)
     d_spec = _SideSpec(d_rules, "defense", battle.defender_order, d_split, d_submerge,
                        ((1.0, _force_key(battle.defender), 0, None),), dice_model)
-    attacker, defender = build_side(a_spec), build_side(d_spec)
+    attacker, defender = build(a_spec), build(d_spec)
     if battle.bombard and not d_split[1] and not _ground_first(defender, d_units,
                                                                len(bombard.pmf) - 1):
         d_split = (d_subs, True)
         d_spec = replace(d_spec, split=d_split)
-        defender = build_side(d_spec)
+        defender = build(d_spec)
     if battle.bombard and not bombard.return_fire:
         defender = _bombarded_start(defender, bombard)
     simple = not (battle.sea or any(a_split) or any(d_split))
