@@ -1,0 +1,532 @@
+"""Many battles in one call: :func:`solve_many`, thousands of small exact battles a second.
+
+    >>> import battlecalc
+    >>> rows = battlecalc.solve_many([{"attacker": "1 inf", "defender": "1 inf"},
+    ...                               {"attacker": "2 inf", "defender": "1 inf"}],
+    ...                              rules="revised", method="exact")
+    >>> [round(p, 6) for p in rows["attacker_win"]]
+    [0.25, 0.6875]
+
+Each battle is checked as :func:`battlecalc.simulate` checks its arguments (battlecalc.spec)
+and solved as simulate would solve it, with the same answer.  The small exact ones (an
+estimated solve of at most kernels.exact.PARALLEL_SECONDS, where simulate too solves in one
+thread) are solved together: their sides' tables come from a cache of small sides (a side's
+tables depend only on its units, its technologies, its order of losses and a few options of
+the battle), every battle's tables are laid end to end in flat arrays and one compiled loop
+(kernels/batch.py) solves them one after the other, on the engine's threads
+(battlecalc.set_threads); their result columns are computed for all of them at once.  The
+others (Monte Carlo, larger battles, --retreat-below, the law of rounds, formula editions)
+go through simulate's own engine one by one.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import api
+from .army import format_army
+from .compile import build_side, compile_battle
+from .errors import BattleInputError, quoted
+from .kernels import batch as batch_kernels
+from .kernels import jit
+from .kernels.common import (
+    FULL_RETREAT,
+    N_OUTCOMES,
+    NO_THRESHOLD,
+    RETREAT_COLS,
+    RT_AFTER,
+    RU_SIMPLE,
+)
+from .kernels.exact import (
+    CALL_SECONDS,
+    PARALLEL_SECONDS,
+    SHORT_SECONDS,
+    STATE_EPS,
+    TRANSITION_EPS,
+    seconds_estimate,
+)
+from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
+from .options import BY_NAME, FORMULA_OPTIONS, is_empty, read
+from .results import OUTCOME_KEYS, PERCENTILES, _present_units
+from .spec import FormulaSpec, simulate_spec
+
+# simulate's keywords a battle may set, with their defaults (a battle of solve_many is one
+# battle: no waves, no counter-attack, no progress hook)
+NOT_HERE = ("progress", "waves", "counterattack")
+DEFAULTS = {name: p.default for name, p in inspect.signature(api.simulate).parameters.items()
+            if p.kind is p.POSITIONAL_OR_KEYWORD and name not in NOT_HERE}
+KEYWORDS = (*DEFAULTS, *FORMULA_OPTIONS)
+ARMY_SIDES = ("attacker", "defender", "landing", "bombard")  # SIDE.UNIT columns (sweep's)
+
+# The cache of small sides' tables (compile.build_side's own cache keeps 256 sides of any
+# size): sides of at most SMALL_SIDE_STATES states, SIDE_CACHE_BYTES of arrays in all, the
+# oldest dropped first.
+SMALL_SIDE_STATES = 4096
+SIDE_CACHE_BYTES = 64 << 20
+_sides: dict = {}
+_side_bytes = [0]
+_side_lock = threading.Lock()
+
+
+def _side(spec):
+    """A side's tables (compile._SideSpec -> compile.Side), from the cache of small sides."""
+    cached = _sides.get(spec)
+    if cached is not None:
+        return cached[0]
+    side = build_side.__wrapped__(spec)  # (not through build_side's cache: no double keeping)
+    if side.n_states <= SMALL_SIDE_STATES:
+        size = sum(a.nbytes for a in (side.blocks, side.states, side.rows, side.pmf, side.cdf,
+                                      side.start, side.survivors, side.ipc_lost))
+        with _side_lock:
+            while _sides and _side_bytes[0] + size > SIDE_CACHE_BYTES:
+                _side_bytes[0] -= _sides.pop(next(iter(_sides)))[1]
+            if spec not in _sides:
+                _sides[spec] = (side, size)
+                _side_bytes[0] += size
+    return side
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the battles
+
+
+def _battle_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
+    """simulate's arguments (as battlecalc.spec.simulate_spec takes them) of one battle."""
+    if not isinstance(given, Mapping):
+        raise BattleInputError(
+            f"a battle must be a {{keyword: value}} mapping, got {quoted(given)}")
+    args = {**DEFAULTS, "progress": None}
+    formula: dict[str, Any] = {}
+    for name, value in given.items():
+        if name in NOT_HERE:
+            if value is None:
+                continue
+            raise BattleInputError(
+                f"{name} is not an option of solve_many (one battle each: "
+                f"use simulate for {name})")
+        if name not in DEFAULTS and name not in FORMULA_OPTIONS:
+            raise BattleInputError(
+                f"{quoted(name)} is not an option of simulate (options: "
+                f"{', '.join(KEYWORDS)})")
+        if name in FORMULA_OPTIONS:
+            formula[name] = value
+        else:
+            args[name] = value
+    args["formula_options"] = formula
+    return args
+
+
+def _cell(value: Any) -> bool:
+    """Whether a table cell holds a value (None, blank text, NaN and pandas' NA do not)."""
+    if value is None or is_empty(value):
+        return False
+    try:
+        import pandas as pd
+
+        return value is not pd.NA and value is not pd.NaT
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        return True
+
+
+def frame_battles(frame) -> list[dict[str, Any]]:
+    """The battles of a DataFrame, a row each: the cells of the columns named as simulate's
+    keywords (``rules``, ``attacker``, ``sea``, ``retreat_after``, ...), read as battlecalc.sweep
+    reads them (battlecalc.options.read; an empty cell is the default); other columns (labels,
+    the result columns of an earlier run) are not read."""
+    names = [str(c) for c in frame.columns]
+    units = [n for n in names if n.split(".", 1)[0] in ARMY_SIDES and "." in n]
+    if units:
+        raise BattleInputError(
+            f"solve_many reads armies from the attacker/defender/landing/bombard columns; "
+            f"{units[0]!r} (SIDE.UNIT) is a column of battlecalc.sweep, which expands them")
+    readable = [c for c, n in zip(frame.columns, names, strict=True)
+                if n in KEYWORDS or n in NOT_HERE]
+    battles = []
+    for i, row in enumerate(frame[readable].to_dict("records") if readable else
+                            [{}] * len(frame)):
+        battle = {}
+        for column, value in row.items():
+            if _cell(value):
+                try:
+                    battle[str(column)] = read(BY_NAME[str(column)], value)
+                except BattleInputError as exc:
+                    raise BattleInputError(f"battle {i}: {exc}") from None
+        battles.append(battle)
+    return battles
+
+
+# ---------------------------------------------------------------------------------------------
+# Solving
+
+
+class _Batch:
+    """The small exact battles of a call: positions, checked battles, compiled tables."""
+
+    def __init__(self):
+        self.positions: list[int] = []
+        self.battles: list = []
+        self.compiled: list = []
+        self.seconds: list[float] = []
+
+
+def _batched(battle, run) -> bool:
+    """Whether the battle can join the batch before it is compiled: exact or auto, none of
+    the options whose work is a solve of its own (--retreat-below, the law of rounds)."""
+    return run.method != "mc" and battle.retreat.below is None and not run.rounds_distribution
+
+
+def _exact_and_small(compiled, run) -> tuple[bool, float]:
+    """Whether simulate would solve the compiled battle exactly in one thread (exact, or
+    auto choosing exact: api.solve), and its estimated seconds."""
+    seconds = seconds_estimate(compiled)
+    if seconds > PARALLEL_SECONDS:
+        return False, seconds
+    if run.method == "auto":
+        return seconds <= run.trials / api.MC_RATE[bool(compiled.rules[RU_SIMPLE])], seconds
+    return True, seconds
+
+
+def _one(battle, run, started: float) -> dict[str, Any]:
+    """A battle solved on its own, as simulate solves it: its flat row."""
+    if isinstance(battle, FormulaSpec):
+        from .formula.engine import run_formula
+
+        return run_formula(battle, run, started).flat_row()
+    return api.solve(battle, run, started).flat_row()
+
+
+def _run(battles: list, options: Mapping[str, Any], strict: bool):
+    """Solve every battle: (parts, errors).  parts: [(positions, {column: values})], each
+    battle in one part; errors: {position: message} of the battles with no result (strict:
+    the first one raises BattleInputError naming its battle instead)."""
+    started = time.perf_counter()
+    errors: dict[int, str] = {}
+    parts: list[tuple[list[int], dict[str, list]]] = []
+    batch = _Batch()
+
+    def failed(position: int, exc: Exception) -> None:
+        if strict:
+            if isinstance(exc, BattleInputError):
+                raise BattleInputError(f"battle {position}: {exc}") from None
+            raise exc
+        errors[position] = (str(exc) if isinstance(exc, BattleInputError)
+                            else f"{type(exc).__name__}: {exc}")
+
+    for position, given in enumerate(battles):
+        one_started = time.perf_counter()
+        try:
+            if options:
+                given = {**options, **given} if isinstance(given, Mapping) else given
+            battle, run = simulate_spec(_battle_arguments(given))
+            if not isinstance(battle, FormulaSpec) and _batched(battle, run):
+                compiled = compile_battle(battle, _side)
+                small, seconds = _exact_and_small(compiled, run)
+                if small:
+                    batch.positions.append(position)
+                    batch.battles.append(battle)
+                    batch.compiled.append(compiled)
+                    batch.seconds.append(seconds)
+                    continue
+            row = _one(battle, run, one_started)
+            parts.append(([position], {k: [v] for k, v in row.items()}))
+        except BattleInputError as exc:
+            failed(position, exc)
+        except Exception as exc:
+            if strict:
+                raise
+            failed(position, exc)
+    if batch.positions:
+        try:
+            parts += _solve_batch(batch, started)
+        except Exception as exc:  # a failure of the batch marks its battles, no more
+            if strict:
+                raise
+            for position in batch.positions:
+                failed(position, exc)
+    return parts, errors
+
+
+def _offsets(lengths: Iterable[int]) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(np.fromiter(lengths, dtype=np.int64))])
+
+
+def _padded(arrays: list[np.ndarray], width: int, fill: float) -> np.ndarray:
+    out = np.full((sum(a.shape[0] for a in arrays), width), fill)
+    row = 0
+    for a in arrays:
+        out[row:row + a.shape[0], :a.shape[1]] = a
+        row += a.shape[0]
+    return out
+
+
+def _tables(compiled: list) -> batch_kernels.BatchTables:
+    """The batch's tables end to end (kernels/batch.py)."""
+    n = len(compiled)
+    att = [c.attacker for c in compiled]
+    dfn = [c.defender for c in compiled]
+    columns = [
+        (s.n_states for s in att), (s.rows.shape[0] for s in att),
+        (s.n_states for s in dfn), (s.rows.shape[0] for s in dfn),
+        (len(s.blocks) for s in att), (c.bombardment.pmf.shape[0] for c in compiled),
+        (len(a.blocks) * d.n_states for a, d in zip(att, dfn, strict=True))]
+    offsets = np.stack([_offsets(column) for column in columns], axis=1)
+    width = max(s.pmf.shape[1] for s in (*att, *dfn))
+    policy = np.zeros((n, RETREAT_COLS), dtype=np.int64)
+    below = np.full(n, NO_THRESHOLD)
+    remainder = np.full(offsets[-1, batch_kernels.OFF_A_STATES], FULL_RETREAT, dtype=np.int64)
+    for i, c in enumerate(compiled):
+        if c.retreat is not None:
+            policy[i] = c.retreat.policy
+            below[i] = c.retreat.below
+            first = offsets[i, batch_kernels.OFF_A_STATES]
+            remainder[first:first + c.attacker.n_states] = c.retreat.remainder
+    phases = np.fromiter((2 if c.has_partial_retreat else 1 for c in compiled), np.int64, n)
+    return batch_kernels.BatchTables(
+        offsets, np.concatenate([s.states for s in att]), np.concatenate([s.rows for s in att]),
+        _padded([s.pmf for s in att], width, 0.0), _padded([s.cdf for s in att], width, 1.0),
+        np.concatenate([s.start for s in att]), remainder,
+        np.concatenate([s.states for s in dfn]), np.concatenate([s.rows for s in dfn]),
+        _padded([s.pmf for s in dfn], width, 0.0), _padded([s.cdf for s in dfn], width, 1.0),
+        np.concatenate([s.start for s in dfn]), np.concatenate([s.blocks for s in att]),
+        np.concatenate([c.bombardment.pmf for c in compiled]),
+        np.stack([c.rules for c in compiled]), policy, below,
+        np.maximum(policy[:, RT_AFTER], 1), phases, TRANSITION_EPS, STATE_EPS)
+
+
+def _range(first: int, last: int, solve, offset: int, tables, out) -> None:
+    solve(offset + first, offset + last, tables, out)
+
+
+def _solve_tables(tables, seconds: list[float]) -> batch_kernels.BatchOut:
+    """Run the batch kernel over every battle, in calls of about CALL_SECONDS of estimated
+    work (so Ctrl-C ends the work soon), each split among the engine's threads."""
+    n = len(seconds)
+    o = tables.offsets
+    out = batch_kernels.BatchOut(
+        np.zeros((n, N_OUTCOMES)), np.zeros((n, 3)), np.zeros((n, 1)),
+        np.zeros(o[-1, batch_kernels.OFF_A_STATES]), np.zeros(o[-1, batch_kernels.OFF_D_STATES]),
+        np.zeros(o[-1, batch_kernels.OFF_TRANSFER]))
+    solve = batch_kernels.solver()
+    work = np.cumsum(seconds)
+    first = 0
+    while first < n:
+        done = work[first - 1] if first else 0.0
+        last = max(first + 1, int(np.searchsorted(work, done + CALL_SECONDS, side="right")))
+        last = min(last, n)
+        jit.threads(_range, last - first, solve, first, tables, out,
+                    short=work[last - 1] - done < SHORT_SECONDS)
+        first = last
+    return out
+
+
+def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sums of values[offsets[i]:offsets[i + 1]] (every segment non-empty), along axis 0."""
+    return np.add.reduceat(values, offsets[:-1], axis=0)
+
+
+def _percentiles(values: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> list:
+    """results.SideLaw.ipc_percentiles of each battle, for the laws weights (of states with
+    IPC losses values) of battle i at offsets[i]:offsets[i + 1]: the smallest loss L with
+    P(loss <= L) >= q (a slack of 1e-12 as there), for q in PERCENTILES."""
+    n = len(offsets) - 1
+    battle = np.repeat(np.arange(n), np.diff(offsets))
+    kept = weights > 0
+    values, weights, battle = values[kept], weights[kept], battle[kept]
+    order = np.lexsort((values, battle))
+    values, weights, battle = values[order], weights[order], battle[order]
+    running = np.cumsum(weights)
+    starts = np.searchsorted(battle, np.arange(n))
+    ends = np.searchsorted(battle, np.arange(n), side="right")
+    before = np.where(starts > 0, running[np.maximum(starts - 1, 0)], 0.0)
+    cumulative = (running - before[battle]) / (running[ends - 1] - before)[battle]
+    index = np.arange(len(values))
+    picked = []
+    for q in PERCENTILES:
+        reached = np.where(cumulative >= q / 100 - 1e-12, index, len(values))
+        first = np.minimum.reduceat(reached, starts)
+        picked.append(values[first].tolist())
+    return picked
+
+
+def _army_text(army: dict[str, int]) -> str:
+    return format_army(army) if army else ""
+
+
+def _described(battle, compiled) -> tuple:
+    """The leading columns of a battle's row (Result.flat_row: the battle and its policies),
+    as simulate's exact result gives them."""
+    bombardment, retreat = compiled.bombardment, battle.retreat
+    return (battle.rules.id, "exact", None, None, format_army(battle.attacker),
+            format_army(battle.defender), battle.sea, ",".join(battle.attacker_tech),
+            ",".join(battle.defender_tech), _army_text(battle.landing),
+            _army_text(bombardment.fired), _army_text(bombardment.unused),
+            battle.attacker_submerge, battle.defender_submerge, battle.attacker_order.text,
+            battle.defender_order.text, battle.attacker_order.keep_land,
+            battle.defender_order.aa_last, retreat.after, retreat.when_left, retreat.only_air,
+            retreat.below, retreat.strafe, battle.dice)
+
+
+DESCRIBED = ("rules", "method", "trials", "seed", "attacker", "defender", "sea", "attacker_tech",
+             "defender_tech", "landing", "bombard", "bombard_unused", "attacker_submerge",
+             "defender_submerge", "attacker_ool", "defender_ool", "keep_land", "aa_last",
+             "retreat_after", "retreat_when_left", "retreat_when_only_air", "retreat_below",
+             "strafe", "dice")
+VALUES = (*OUTCOME_KEYS, "takes_territory")
+MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
+
+
+def _solve_batch(batch: _Batch, started: float) -> list[tuple[list[int], dict[str, list]]]:
+    """Solve the batch and build its rows, a part per edition (their survivor columns)."""
+    tables = _tables(batch.compiled)
+    out = _solve_tables(tables, batch.seconds)
+    o = tables.offsets
+    a_off, d_off = o[:, batch_kernels.OFF_A_STATES], o[:, batch_kernels.OFF_D_STATES]
+    att = [c.attacker for c in batch.compiled]
+    dfn = [c.defender for c in batch.compiled]
+    a_ipc_lost = np.concatenate([s.ipc_lost for s in att])
+    d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn])
+    a_ipc = _segment_sums(out.a_final * a_ipc_lost, a_off)
+    d_ipc = _segment_sums(out.d_final * d_ipc_lost, d_off)
+    totals = out.totals
+    numbers = {key: out.outcomes[:, i] for i, key in enumerate(OUTCOME_KEYS)}
+    numbers["takes_territory"] = totals[:, TOTAL_TAKES]
+    numbers.update(mean_rounds=totals[:, TOTAL_ROUNDS], attacker_ipc_loss=a_ipc,
+                   defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
+    numbers = {key: values.tolist() for key, values in numbers.items()}
+    percentiles = (_percentiles(a_ipc_lost, out.a_final, a_off),
+                   _percentiles(d_ipc_lost, out.d_final, d_off))
+    pruned = np.maximum(0.0, totals[:, TOTAL_PRUNED]).tolist()
+    elapsed = (time.perf_counter() - started) / len(batch.positions)
+    zero = [0.0] * len(batch.positions)
+
+    editions: dict[int, list[int]] = {}  # the battles of each edition (one set of columns)
+    for i, battle in enumerate(batch.battles):
+        editions.setdefault(id(battle.rules), []).append(i)
+    parts = []
+    for members in editions.values():
+        units = tuple(batch.battles[members[0]].rules.units)
+        columns: dict[str, list] = {}
+        described = [_described(batch.battles[i], batch.compiled[i]) for i in members]
+        for k, name in enumerate(DESCRIBED):
+            columns[name] = [row[k] for row in described]
+        for name in VALUES:
+            columns[name] = [numbers[name][i] for i in members]
+        for name in ("mean_rounds", *MEANS[:3]):
+            columns[name] = [numbers[name][i] for i in members]
+        for side, sides, final, offsets, armies in (
+                ("attacker", att, out.a_final, a_off, "attacker"),
+                ("defender", dfn, out.d_final, d_off, "defender")):
+            means = _survivor_means(members, sides, final, offsets, batch.battles, armies,
+                                    units)
+            for j, unit in enumerate(units):
+                columns[f"{side}_survivors.{unit}"] = means[:, j].tolist()
+        for name in (*VALUES, *MEANS):
+            columns[f"{name}_stderr"] = [zero[i] for i in members]
+        for name in VALUES:
+            columns[f"{name}_ci95_low"] = columns[name]
+            columns[f"{name}_ci95_high"] = columns[name]
+        columns["pruned"] = [pruned[i] for i in members]
+        columns["elapsed_s"] = [elapsed] * len(members)
+        for side, picked in zip(("attacker", "defender"), percentiles, strict=True):
+            for q, values in zip(PERCENTILES, picked, strict=True):
+                columns[f"{side}_ipc_loss_percentiles.p{q}"] = [values[i] for i in members]
+        parts.append(([batch.positions[i] for i in members], columns))
+    return parts
+
+
+def _survivor_means(members: list[int], sides: list, final: np.ndarray, offsets: np.ndarray,
+                    battles: list, army: str, units: tuple[str, ...]) -> np.ndarray:
+    """Mean survivors of each unit type [len(members), len(units)] (0 for the types that are
+    no casualties of the battle's army: Result's survivor columns)."""
+    survivors = np.concatenate([sides[i].survivors for i in members])
+    weights = np.concatenate([final[offsets[i]:offsets[i + 1]] for i in members])
+    lengths = _offsets(sides[i].n_states for i in members)
+    means = _segment_sums(weights[:, None] * survivors, lengths)
+    present = np.zeros_like(means, dtype=bool)
+    column = {unit: j for j, unit in enumerate(units)}
+    for row, i in enumerate(members):
+        battle = battles[i]
+        rules = battle.attacker_rules if army == "attacker" else battle.defender_rules
+        for unit in _present_units(getattr(battle, army), rules):
+            present[row, column[unit]] = True
+    return np.where(present, means, 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The public function and sweep's
+
+
+def _listed(battles) -> list:
+    import pandas as pd
+
+    if isinstance(battles, pd.DataFrame):
+        return frame_battles(battles)
+    if isinstance(battles, (str, bytes, Mapping)) or not isinstance(battles, Iterable):
+        raise BattleInputError(
+            f"battles must be a list of {{keyword: value}} battles or a DataFrame, got "
+            f"{quoted(battles)}")
+    return list(battles)
+
+
+def _checked_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    for name, value in options.items():
+        if name in NOT_HERE and value is not None:
+            raise BattleInputError(
+                f"{name} is not an option of solve_many (one battle each: use simulate for "
+                f"{name})")
+        if name not in KEYWORDS and name not in NOT_HERE:
+            raise BattleInputError(
+                f"{quoted(name)} is not an option of simulate (options: {', '.join(KEYWORDS)})")
+    return {k: v for k, v in options.items() if k not in NOT_HERE}
+
+
+def solve_many(battles, **options):
+    """Odds of many battles: a pandas DataFrame with one row per battle, in order.
+
+    battles: a list of ``{keyword: value}`` dicts, each as simulate's keyword arguments
+    (``attacker``, ``defender``, ``rules``, ``sea``, ``method``, ``retreat_after``, ...), or
+    a DataFrame with a row per battle and a column per keyword (cells read as battlecalc.sweep
+    reads them, an empty cell being the default; other columns are not read).  options:
+    keywords of simulate for every battle (a battle's own value wins).
+
+    The rows are the columns of :meth:`battlecalc.Result.flat_row` (``battlecalc run --format
+    csv``), the same values simulate gives each battle; a column of one edition's unit is
+    missing (NaN) in rows of an edition without it.  ``elapsed_s`` of the battles solved
+    together is the call's time shared among them.  Bad input raises BattleInputError naming
+    the battle (``battle 3: keep_land must be ...``), before anything is solved where the
+    check is simulate's (a battle too large to solve exactly is found when it is compiled).
+    Solved exactly in batches are the battles simulate solves exactly in one thread (see the
+    module's docstring); the others one by one, as simulate solves them.
+    """
+    import pandas as pd
+
+    options = _checked_options(options)
+    battles = _listed(battles)
+    parts, _ = _run(battles, options, strict=True)
+    if not parts:
+        return pd.DataFrame()
+    parts.sort(key=lambda part: part[0][0])
+    columns = list(dict.fromkeys(name for _, part in parts for name in part))
+    frames = [pd.DataFrame(part, index=positions, columns=list(part), dtype=object)
+              for positions, part in parts]
+    frame = pd.concat(frames).reindex(columns=columns).sort_index()
+    return frame.reset_index(drop=True).infer_objects()
+
+
+def solve_rows(battles: list[Mapping[str, Any]]) -> list[tuple[dict | None, str | None]]:
+    """battlecalc.sweep's runner: each battle's (flat row, None), or (None, the error message
+    as simulate raises it); never raises for a bad battle."""
+    parts, errors = _run(battles, {}, strict=False)
+    rows: list[tuple[dict | None, str | None]] = [(None, errors.get(i)) for i in
+                                                  range(len(battles))]
+    for positions, part in parts:
+        names = list(part)
+        for position, values in zip(positions, zip(*part.values(), strict=True), strict=True):
+            rows[position] = (dict(zip(names, values, strict=True)), None)
+    return rows
