@@ -35,6 +35,7 @@ import pandas as pd
 
 from .api import simulate
 from .army import format_army, parse_army
+from .batch import solve_rows
 from .errors import BattleInputError, quoted
 from .options import OPTIONS, read, read_whole
 from .output import Destination, open_destination
@@ -291,18 +292,12 @@ def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
                                                                          str | None]]:
     """Run a chunk of battles: ``[(index, kwargs)]`` -> ``[(index, flat_row, error)]``.
 
-    Runs on a worker (a local process or a Dask worker); never raises for a bad battle.
+    Runs on a worker (a local process or a Dask worker); never raises for a bad battle.  The
+    chunk's small exact battles are solved together (battlecalc.batch.solve_rows), the others
+    one by one, as simulate solves them.
     """
-    out = []
-    for index, kwargs in jobs:
-        try:
-            result = simulate(**kwargs)
-            out.append((index, result.flat_row(), None))
-        except BattleInputError as exc:
-            out.append((index, None, str(exc)))
-        except Exception as exc:  # noqa: BLE001 - a bug in one battle must not lose the others
-            out.append((index, None, f"{type(exc).__name__}: {exc}"))
-    return out
+    rows = solve_rows([kwargs for _, kwargs in jobs])
+    return [(index, flat, error) for (index, _), (flat, error) in zip(jobs, rows, strict=True)]
 
 
 def _warm_worker(threads: int) -> None:
