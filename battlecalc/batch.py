@@ -265,53 +265,85 @@ def _padded(arrays: list[np.ndarray], width: int, fill: float) -> np.ndarray:
     return out
 
 
-def _tables(compiled: list) -> batch_kernels.BatchTables:
-    """The batch's tables end to end (kernels/batch.py)."""
+class _Sides:
+    """The distinct objects of a list (sides, laws shared by several battles), once each:
+    `unique`, and `index[i]` the one of element i."""
+
+    def __init__(self, objects: list):
+        first: dict[int, int] = {}
+        self.index = np.fromiter((first.setdefault(id(o), len(first)) for o in objects),
+                                 np.int64, len(objects))
+        self.unique = list({id(o): o for o in objects}.values())
+
+    def spans(self, lengths: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Each element's (first, end) rows when the unique objects' rows (of the given
+        lengths) are laid end to end, and where each unique object starts."""
+        starts = _offsets(lengths)
+        return np.stack([starts[self.index], starts[self.index + 1]], axis=1), starts
+
+
+def _tables(compiled: list) -> tuple[batch_kernels.BatchTables, int, int, _Sides, _Sides]:
+    """The batch's tables end to end (kernels/batch.py), the sizes of its outputs a_final and
+    d_final, and its distinct attacker and defender sides."""
     n = len(compiled)
-    att = [c.attacker for c in compiled]
-    dfn = [c.defender for c in compiled]
-    columns = [
-        (s.n_states for s in att), (s.rows.shape[0] for s in att),
-        (s.n_states for s in dfn), (s.rows.shape[0] for s in dfn),
-        (len(s.blocks) for s in att), (c.bombardment.pmf.shape[0] for c in compiled),
-        (len(a.blocks) * d.n_states for a, d in zip(att, dfn, strict=True))]
-    offsets = np.stack([_offsets(column) for column in columns], axis=1)
-    width = max(s.pmf.shape[1] for s in (*att, *dfn))
+    att, dfn = _Sides([c.attacker for c in compiled]), _Sides([c.defender for c in compiled])
+    laws = _Sides([c.bombardment.pmf for c in compiled])
+    spans = np.zeros((n, batch_kernels.SPAN_COLS, 2), dtype=np.int64)
+    spans[:, batch_kernels.SP_A_STATES], a_starts = att.spans(s.n_states for s in att.unique)
+    spans[:, batch_kernels.SP_A_ROWS], _ = att.spans(s.rows.shape[0] for s in att.unique)
+    spans[:, batch_kernels.SP_BLOCKS], _ = att.spans(len(s.blocks) for s in att.unique)
+    spans[:, batch_kernels.SP_D_STATES], _ = dfn.spans(s.n_states for s in dfn.unique)
+    spans[:, batch_kernels.SP_D_ROWS], _ = dfn.spans(s.rows.shape[0] for s in dfn.unique)
+    spans[:, batch_kernels.SP_BOMBARD], _ = laws.spans(p.shape[0] for p in laws.unique)
+    sizes = np.diff(spans, axis=2)[:, :, 0]
+    outputs = ((batch_kernels.SP_A_OUT, sizes[:, batch_kernels.SP_A_STATES]),
+               (batch_kernels.SP_D_OUT, sizes[:, batch_kernels.SP_D_STATES]),
+               (batch_kernels.SP_TRANSFER,
+                sizes[:, batch_kernels.SP_BLOCKS] * sizes[:, batch_kernels.SP_D_STATES]))
+    for column, size in outputs:
+        ends = np.cumsum(size)
+        spans[:, column, 0], spans[:, column, 1] = ends - size, ends
+    width = max(s.pmf.shape[1] for s in (*att.unique, *dfn.unique))
     policy = np.zeros((n, RETREAT_COLS), dtype=np.int64)
     below = np.full(n, NO_THRESHOLD)
-    remainder = np.full(offsets[-1, batch_kernels.OFF_A_STATES], FULL_RETREAT, dtype=np.int64)
+    remainder = np.full(a_starts[-1], FULL_RETREAT, dtype=np.int64)
+    phases = np.ones(n, dtype=np.int64)
     for i, c in enumerate(compiled):
-        if c.retreat is not None:
-            policy[i] = c.retreat.policy
-            below[i] = c.retreat.below
-            first = offsets[i, batch_kernels.OFF_A_STATES]
+        if c.retreat is not None:  # (its attacker's tables are its own: compile.with_retreat)
+            policy[i], below[i] = c.retreat.policy, c.retreat.below
+            first = a_starts[att.index[i]]
             remainder[first:first + c.attacker.n_states] = c.retreat.remainder
-    phases = np.fromiter((2 if c.has_partial_retreat else 1 for c in compiled), np.int64, n)
-    return batch_kernels.BatchTables(
-        offsets, np.concatenate([s.states for s in att]), np.concatenate([s.rows for s in att]),
-        _padded([s.pmf for s in att], width, 0.0), _padded([s.cdf for s in att], width, 1.0),
-        np.concatenate([s.start for s in att]), remainder,
-        np.concatenate([s.states for s in dfn]), np.concatenate([s.rows for s in dfn]),
-        _padded([s.pmf for s in dfn], width, 0.0), _padded([s.cdf for s in dfn], width, 1.0),
-        np.concatenate([s.start for s in dfn]), np.concatenate([s.blocks for s in att]),
-        np.concatenate([c.bombardment.pmf for c in compiled]),
+            phases[i] = 2 if c.has_partial_retreat else 1
+    tables = batch_kernels.BatchTables(
+        spans, np.concatenate([s.states for s in att.unique]),
+        np.concatenate([s.rows for s in att.unique]),
+        _padded([s.pmf for s in att.unique], width, 0.0),
+        _padded([s.cdf for s in att.unique], width, 1.0),
+        np.concatenate([s.start for s in att.unique]), remainder,
+        np.concatenate([s.states for s in dfn.unique]),
+        np.concatenate([s.rows for s in dfn.unique]),
+        _padded([s.pmf for s in dfn.unique], width, 0.0),
+        _padded([s.cdf for s in dfn.unique], width, 1.0),
+        np.concatenate([s.start for s in dfn.unique]),
+        np.concatenate([s.blocks for s in att.unique]), np.concatenate(laws.unique),
         np.stack([c.rules for c in compiled]), policy, below,
         np.maximum(policy[:, RT_AFTER], 1), phases, TRANSITION_EPS, STATE_EPS)
+    return (tables, int(spans[-1, batch_kernels.SP_A_OUT, 1]),
+            int(spans[-1, batch_kernels.SP_D_OUT, 1]), att, dfn)
 
 
 def _range(first: int, last: int, solve, offset: int, tables, out) -> None:
     solve(offset + first, offset + last, tables, out)
 
 
-def _solve_tables(tables, seconds: list[float]) -> batch_kernels.BatchOut:
+def _solve_tables(tables, a_size: int, d_size: int,
+                  seconds: list[float]) -> batch_kernels.BatchOut:
     """Run the batch kernel over every battle, in calls of about CALL_SECONDS of estimated
     work (so Ctrl-C ends the work soon), each split among the engine's threads."""
     n = len(seconds)
-    o = tables.offsets
     out = batch_kernels.BatchOut(
-        np.zeros((n, N_OUTCOMES)), np.zeros((n, 3)), np.zeros((n, 1)),
-        np.zeros(o[-1, batch_kernels.OFF_A_STATES]), np.zeros(o[-1, batch_kernels.OFF_D_STATES]),
-        np.zeros(o[-1, batch_kernels.OFF_TRANSFER]))
+        np.zeros((n, N_OUTCOMES)), np.zeros((n, 3)), np.zeros((n, 1)), np.zeros(a_size),
+        np.zeros(d_size), np.zeros(tables.spans[-1, batch_kernels.SP_TRANSFER, 1]))
     solve = batch_kernels.solver()
     work = np.cumsum(seconds)
     first = 0
@@ -383,14 +415,16 @@ MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
 
 def _solve_batch(batch: _Batch, started: float) -> list[tuple[list[int], dict[str, list]]]:
     """Solve the batch and build its rows, a part per edition (their survivor columns)."""
-    tables = _tables(batch.compiled)
-    out = _solve_tables(tables, batch.seconds)
-    o = tables.offsets
-    a_off, d_off = o[:, batch_kernels.OFF_A_STATES], o[:, batch_kernels.OFF_D_STATES]
-    att = [c.attacker for c in batch.compiled]
-    dfn = [c.defender for c in batch.compiled]
-    a_ipc_lost = np.concatenate([s.ipc_lost for s in att])
-    d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn])
+    tables, a_size, d_size, att, dfn = _tables(batch.compiled)
+    out = _solve_tables(tables, a_size, d_size, batch.seconds)
+    spans = tables.spans
+    a_out, d_out = spans[:, batch_kernels.SP_A_OUT], spans[:, batch_kernels.SP_D_OUT]
+    a_off, d_off = _offsets(np.diff(a_out)[:, 0]), _offsets(np.diff(d_out)[:, 0])
+    everyone = np.arange(len(batch.positions))
+    a_rows = _rows(att, everyone, spans[:, batch_kernels.SP_A_STATES], a_out)
+    d_rows = _rows(dfn, everyone, spans[:, batch_kernels.SP_D_STATES], d_out)
+    a_ipc_lost = np.concatenate([s.ipc_lost for s in att.unique])[a_rows[0]]
+    d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn.unique])[d_rows[0]]
     a_ipc = _segment_sums(out.a_final * a_ipc_lost, a_off)
     d_ipc = _segment_sums(out.d_final * d_ipc_lost, d_off)
     totals = out.totals
@@ -419,11 +453,12 @@ def _solve_batch(batch: _Batch, started: float) -> list[tuple[list[int], dict[st
             columns[name] = [numbers[name][i] for i in members]
         for name in ("mean_rounds", *MEANS[:3]):
             columns[name] = [numbers[name][i] for i in members]
-        for side, sides, final, offsets, armies in (
-                ("attacker", att, out.a_final, a_off, "attacker"),
-                ("defender", dfn, out.d_final, d_off, "defender")):
-            means = _survivor_means(members, sides, final, offsets, batch.battles, armies,
-                                    units)
+        for side, sides, final, column, out_column in (
+                ("attacker", att, out.a_final, batch_kernels.SP_A_STATES, batch_kernels.SP_A_OUT),
+                ("defender", dfn, out.d_final, batch_kernels.SP_D_STATES,
+                 batch_kernels.SP_D_OUT)):
+            means = _survivor_means(np.asarray(members), sides, spans[:, column],
+                                    spans[:, out_column], final, batch.battles, side, units)
             for j, unit in enumerate(units):
                 columns[f"{side}_survivors.{unit}"] = means[:, j].tolist()
         for name in (*VALUES, *MEANS):
@@ -440,14 +475,33 @@ def _solve_batch(batch: _Batch, started: float) -> list[tuple[list[int], dict[st
     return parts
 
 
-def _survivor_means(members: list[int], sides: list, final: np.ndarray, offsets: np.ndarray,
-                    battles: list, army: str, units: tuple[str, ...]) -> np.ndarray:
-    """Mean survivors of each unit type [len(members), len(units)] (0 for the types that are
-    no casualties of the battle's army: Result's survivor columns)."""
-    survivors = np.concatenate([sides[i].survivors for i in members])
-    weights = np.concatenate([final[offsets[i]:offsets[i + 1]] for i in members])
-    lengths = _offsets(sides[i].n_states for i in members)
-    means = _segment_sums(weights[:, None] * survivors, lengths)
+def _rows(sides: _Sides, members: np.ndarray, tables: np.ndarray, outputs: np.ndarray):
+    """(rows of the members' tables, rows of their outputs), state by state: member i's
+    states at tables[i] (rows of the distinct sides end to end) and outputs[i]."""
+    size = tables[members, 1] - tables[members, 0]
+    local = np.arange(size.sum()) - np.repeat(_offsets(size)[:-1], size)
+    return (np.repeat(tables[members, 0], size) + local,
+            np.repeat(outputs[members, 0], size) + local)
+
+
+def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
+                    outputs: np.ndarray, final: np.ndarray, battles: list, army: str,
+                    units: tuple[str, ...]) -> np.ndarray:
+    """Mean survivors of each unit type [len(members), len(units)] of the members (battles of
+    one edition), 0 for the types that are no casualties of the battle's army (Result's
+    survivor columns)."""
+    used = np.unique(sides.index[members])
+    survivors = np.concatenate([sides.unique[u].survivors for u in used])
+    starts = _offsets(sides.unique[u].n_states for u in used)
+    local = np.zeros(len(sides.unique), dtype=np.int64)
+    local[used] = starts[:-1]
+    # the members' tables as rows of `survivors`: their side's start there, not in the batch
+    spans = tables.copy()
+    spans[members, 0] = local[sides.index[members]]
+    spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
+    table_rows, out_rows = _rows(sides, members, spans, outputs)
+    size = tables[members, 1] - tables[members, 0]
+    means = _segment_sums(final[out_rows][:, None] * survivors[table_rows], _offsets(size))
     present = np.zeros_like(means, dtype=bool)
     column = {unit: j for j, unit in enumerate(units)}
     for row, i in enumerate(members):

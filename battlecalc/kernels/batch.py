@@ -1,8 +1,9 @@
 """The exact solver over many small battles in one call (battlecalc.batch.solve_many).
 
 Every battle's compiled tables (the arrays of tables.ExactBattle) are laid end to end in the
-flat arrays of a :class:`BatchTables`, battle i's rows of each at ``offsets[i, col]`` ..
-``offsets[i + 1, col]`` (OFF_* columns); one kernel call solves a range of battles one after
+flat arrays of a :class:`BatchTables` (a side that several battles share, once), battle i's
+rows of each at ``spans[i, SP_*, 0]`` .. ``spans[i, SP_*, 1]``; one kernel call solves a range
+of battles one after
 the other, each through exact._solve_blocks on views of its own rows (state and row indices
 are the battle's own: views need no renumbering), writing only its own rows of the outputs
 (:class:`BatchOut`).  So the results do not depend on how the battles are split among
@@ -24,23 +25,26 @@ import numpy as np
 from . import exact, jit
 from .tables import ExactBattle, ExactOut, ExactSide, RetreatTables
 
-# columns of BatchTables.offsets [n + 1, OFF_COLS]: where each battle's rows start
-(OFF_A_STATES, OFF_A_ROWS, OFF_D_STATES, OFF_D_ROWS, OFF_BLOCKS, OFF_BOMBARD,
- OFF_TRANSFER) = range(7)
-OFF_COLS = 7
+# BatchTables.spans [n, SPAN_COLS, 2]: (first, end) of battle i's rows in each array: its
+# sides' states (a_states, a_start, remainder / d_states, d_start), category steps (a_rows,
+# a_pmf, a_cdf / d_...), attacker blocks and bombardment law; and its own rows of the
+# outputs (BatchOut.a_final, d_final, transfer)
+(SP_A_STATES, SP_A_ROWS, SP_D_STATES, SP_D_ROWS, SP_BLOCKS, SP_BOMBARD, SP_A_OUT, SP_D_OUT,
+ SP_TRANSFER) = range(9)
+SPAN_COLS = 9
 
 
 class BatchTables(NamedTuple):
-    """n battles' tables end to end (Fa / Fd: attacker / defender states of all battles, Ra /
-    Rd: their category steps, W: the widest hit law of the batch, zero-padded)."""
+    """n battles' tables end to end (Fa / Fd: attacker / defender states of the batch's
+    sides, Ra / Rd: their category steps, W: the widest hit law of the batch, zero-padded)."""
 
-    offsets: np.ndarray  # int64[n + 1, OFF_COLS]
+    spans: np.ndarray  # int64[n, SPAN_COLS, 2]
     a_states: np.ndarray  # int64[Fa, STATE_COLS]
     a_rows: np.ndarray  # int64[Ra, ROW_COLS]
     a_pmf: np.ndarray  # float64[Ra, W] (pmf padded with 0, cdf with 1: past the top count)
     a_cdf: np.ndarray  # float64[Ra, W]
     a_start: np.ndarray  # float64[Fa]
-    remainder: np.ndarray  # int64[Fa]: RetreatTables.remainder of each battle
+    remainder: np.ndarray  # int64[Fa]: RetreatTables.remainder of each side
     d_states: np.ndarray  # int64[Fd, STATE_COLS]
     d_rows: np.ndarray  # int64[Rd, ROW_COLS]
     d_pmf: np.ndarray  # float64[Rd, W]
@@ -63,8 +67,8 @@ class BatchOut(NamedTuple):
     outcomes: np.ndarray  # float64[n, N_OUTCOMES]
     totals: np.ndarray  # float64[n, 3]: TOTAL_ROUNDS, TOTAL_PRUNED, TOTAL_TAKES
     rounds_hist: np.ndarray  # float64[n, 1]
-    a_final: np.ndarray  # float64[Fa]
-    d_final: np.ndarray  # float64[Fd]
+    a_final: np.ndarray  # float64[sum of the battles' attacker states]
+    d_final: np.ndarray  # float64[sum of the battles' defender states]
     transfer: np.ndarray  # float64[sum of blocks x Fd]: ExactOut.transfer of each battle
 
 
@@ -73,15 +77,16 @@ def _solve_range(first, last, t, out):
     one = np.ones(1)
     no_joint = np.zeros((0, 0))
     no_win_value = np.zeros((1, 1))
-    o = t.offsets
+    sp = t.spans
     for i in range(first, last):
-        a0, a1 = o[i, OFF_A_STATES], o[i + 1, OFF_A_STATES]
-        ar0, ar1 = o[i, OFF_A_ROWS], o[i + 1, OFF_A_ROWS]
-        d0, d1 = o[i, OFF_D_STATES], o[i + 1, OFF_D_STATES]
-        dr0, dr1 = o[i, OFF_D_ROWS], o[i + 1, OFF_D_ROWS]
-        b0, b1 = o[i, OFF_BLOCKS], o[i + 1, OFF_BLOCKS]
-        k0, k1 = o[i, OFF_BOMBARD], o[i + 1, OFF_BOMBARD]
-        t0, t1 = o[i, OFF_TRANSFER], o[i + 1, OFF_TRANSFER]
+        a0, a1 = sp[i, SP_A_STATES, 0], sp[i, SP_A_STATES, 1]
+        ar0, ar1 = sp[i, SP_A_ROWS, 0], sp[i, SP_A_ROWS, 1]
+        d0, d1 = sp[i, SP_D_STATES, 0], sp[i, SP_D_STATES, 1]
+        dr0, dr1 = sp[i, SP_D_ROWS, 0], sp[i, SP_D_ROWS, 1]
+        b0, b1 = sp[i, SP_BLOCKS, 0], sp[i, SP_BLOCKS, 1]
+        k0, k1 = sp[i, SP_BOMBARD, 0], sp[i, SP_BOMBARD, 1]
+        fa, fd = sp[i, SP_A_OUT, 0], sp[i, SP_D_OUT, 0]
+        t0, t1 = sp[i, SP_TRANSFER, 0], sp[i, SP_TRANSFER, 1]
         att = ExactSide(t.a_states[a0:a1], t.a_rows[ar0:ar1], t.a_pmf[ar0:ar1],
                         t.a_cdf[ar0:ar1])
         dfn = ExactSide(t.d_states[d0:d1], t.d_rows[dr0:dr1], t.d_pmf[dr0:dr1],
@@ -90,8 +95,8 @@ def _solve_range(first, last, t, out):
         battle = ExactBattle(att, dfn, t.blocks[b0:b1], t.rules[i], t.a_start[a0:a1],
                              t.d_start[d0:d1], t.bombard[k0:k1], one, retreat, t.eps,
                              t.state_eps)
-        stacks = ExactOut(out.outcomes[i:i + 1], out.a_final[a0:a1],
-                          out.d_final[d0:d1].reshape((1, d1 - d0)), no_joint,
+        stacks = ExactOut(out.outcomes[i:i + 1], out.a_final[fa:fa + a1 - a0],
+                          out.d_final[fd:fd + d1 - d0].reshape((1, d1 - d0)), no_joint,
                           out.totals[i:i + 1], out.rounds_hist[i:i + 1],
                           out.transfer[t0:t1].reshape((b1 - b0, d1 - d0)))
         for phase in range(t.phases[i]):
