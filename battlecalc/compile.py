@@ -487,6 +487,17 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_uni
             for key, prob in outcomes.items()]
 
 
+@functools.lru_cache(maxsize=4096)
+def _aa_outcomes(attacker: tuple, guns: tuple, a_rules, d_rules, ruleset, attacker_order,
+                 dice_model: str, die_size: int) -> tuple:
+    """aa_blocks of a battle, kept for the next battle with the same aircraft and guns
+    (battles in bulk: battlecalc.batch): the attacker and the defender's AA guns as (unit,
+    count) items in the edition's order, the outcomes as (probability, force items)."""
+    return tuple((prob, tuple(force.items())) for prob, force in aa_blocks(
+        dict(attacker), dict(guns), a_rules, d_rules.units, ruleset.flags, attacker_order,
+        dice_model, die_size))
+
+
 def _compositions(total: int, caps: list[int]):
     """All ways to write `total` as a sum of len(caps) parts with 0 <= part_i <= caps[i]."""
     if not caps:
@@ -572,8 +583,10 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     d_submerge = submerge_possible and battle.defender_submerge != "never"
     blocks = [(1.0, battle.attacker)]
     if not battle.sea:
-        blocks = aa_blocks(battle.attacker, battle.defender, a_rules, d_units, flags,
-                           battle.attacker_order, dice_model, die_size)
+        guns = tuple((n, c) for n, c in battle.defender.items() if d_units[n].is_aa)
+        blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
+            tuple(battle.attacker.items()), guns, a_rules, d_rules, battle.rules,
+            battle.attacker_order, dice_model, die_size)]
     a_blocks = tuple(
         (prob, _force_key(force),
          sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
