@@ -201,11 +201,16 @@ def _one(battle, run, started: float) -> dict[str, Any]:
     return api.solve(battle, run, started).flat_row()
 
 
+TIMING = ("check", "compile", "one_by_one", "tables", "solve", "rows")  # _run's phases
+
+
 def _run(battles: list, options: Mapping[str, Any], strict: bool):
-    """Solve every battle: (parts, errors).  parts: [(positions, {column: values})], each
-    battle in one part; errors: {position: message} of the battles with no result (strict:
-    the first one raises BattleInputError naming its battle instead)."""
-    started = time.perf_counter()
+    """Solve every battle: (parts, errors, timing).  parts: [(positions, {column: values})],
+    each battle in one part; errors: {position: message} of the battles with no result
+    (strict: the first one raises BattleInputError naming its battle instead); timing: the
+    seconds spent in each phase (TIMING)."""
+    timing = dict.fromkeys(TIMING, 0.0)
+    clock = time.perf_counter
     errors: dict[int, str] = {}
     parts: list[tuple[list[int], dict[str, list]]] = []
     batch = _Batch()
@@ -219,22 +224,27 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                             else f"{type(exc).__name__}: {exc}")
 
     for position, given in enumerate(battles):
-        one_started = time.perf_counter()
+        one_started = clock()
         try:
             if options:
                 given = {**options, **given} if isinstance(given, Mapping) else given
             battle, run = simulate_spec(_battle_arguments(given))
+            checked = clock()
+            timing["check"] += checked - one_started
             if not isinstance(battle, FormulaSpec) and _batched(battle, run):
                 compiled = compile_battle(battle, _side)
                 small, seconds = _exact_and_small(compiled, run)
+                timing["compile"] += clock() - checked
                 if small:
                     batch.positions.append(position)
                     batch.battles.append(battle)
                     batch.compiled.append(compiled)
                     batch.seconds.append(seconds)
                     continue
+            solo = clock()
             row = _one(battle, run, one_started)
             parts.append(([position], {k: [v] for k, v in row.items()}))
+            timing["one_by_one"] += clock() - solo
         except BattleInputError as exc:
             failed(position, exc)
         except Exception as exc:
@@ -243,13 +253,13 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
             failed(position, exc)
     if batch.positions:
         try:
-            parts += _solve_batch(batch, started)
+            parts += _solve_batch(batch, timing)
         except Exception as exc:  # a failure of the batch marks its battles, no more
             if strict:
                 raise
             for position in batch.positions:
                 failed(position, exc)
-    return parts, errors
+    return parts, errors, timing
 
 
 def _offsets(lengths: Iterable[int]) -> np.ndarray:
@@ -413,10 +423,18 @@ VALUES = (*OUTCOME_KEYS, "takes_territory")
 MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
 
 
-def _solve_batch(batch: _Batch, started: float) -> list[tuple[list[int], dict[str, list]]]:
-    """Solve the batch and build its rows, a part per edition (their survivor columns)."""
+def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int],
+                                                                       dict[str, list]]]:
+    """Solve the batch and build its rows, a part per edition (their survivor columns);
+    elapsed_s: the time spent on the batch's battles (checks, compiling, solving, rows),
+    shared equally."""
+    started = time.perf_counter()
     tables, a_size, d_size, att, dfn = _tables(batch.compiled)
+    tabled = time.perf_counter()
     out = _solve_tables(tables, a_size, d_size, batch.seconds)
+    solved = time.perf_counter()
+    timing["tables"] += tabled - started
+    timing["solve"] += solved - tabled
     spans = tables.spans
     a_out, d_out = spans[:, batch_kernels.SP_A_OUT], spans[:, batch_kernels.SP_D_OUT]
     a_off, d_off = _offsets(np.diff(a_out)[:, 0]), _offsets(np.diff(d_out)[:, 0])
@@ -436,7 +454,6 @@ def _solve_batch(batch: _Batch, started: float) -> list[tuple[list[int], dict[st
     percentiles = (_percentiles(a_ipc_lost, out.a_final, a_off),
                    _percentiles(d_ipc_lost, out.d_final, d_off))
     pruned = np.maximum(0.0, totals[:, TOTAL_PRUNED]).tolist()
-    elapsed = (time.perf_counter() - started) / len(batch.positions)
     zero = [0.0] * len(batch.positions)
 
     editions: dict[int, list[int]] = {}  # the battles of each edition (one set of columns)
@@ -467,11 +484,17 @@ def _solve_batch(batch: _Batch, started: float) -> list[tuple[list[int], dict[st
             columns[f"{name}_ci95_low"] = columns[name]
             columns[f"{name}_ci95_high"] = columns[name]
         columns["pruned"] = [pruned[i] for i in members]
-        columns["elapsed_s"] = [elapsed] * len(members)
+        columns["elapsed_s"] = []  # (its place among the columns; filled below)
         for side, picked in zip(("attacker", "defender"), percentiles, strict=True):
             for q, values in zip(PERCENTILES, picked, strict=True):
                 columns[f"{side}_ipc_loss_percentiles.p{q}"] = [values[i] for i in members]
         parts.append(([batch.positions[i] for i in members], columns))
+    timing["rows"] += time.perf_counter() - solved
+    # (the checks of the battles solved on their own count here too: a small part)
+    elapsed = (timing["check"] + timing["compile"] + timing["tables"] + timing["solve"]
+               + timing["rows"]) / len(batch.positions)
+    for _, columns in parts:
+        columns["elapsed_s"] = [elapsed] * len(columns["rules"])
     return parts
 
 
@@ -562,21 +585,24 @@ def solve_many(battles, **options):
 
     options = _checked_options(options)
     battles = _listed(battles)
-    parts, _ = _run(battles, options, strict=True)
+    parts, _, timing = _run(battles, options, strict=True)
     if not parts:
         return pd.DataFrame()
+    started = time.perf_counter()
     parts.sort(key=lambda part: part[0][0])
     columns = list(dict.fromkeys(name for _, part in parts for name in part))
     frames = [pd.DataFrame(part, index=positions, columns=list(part), dtype=object)
               for positions, part in parts]
     frame = pd.concat(frames).reindex(columns=columns).sort_index()
-    return frame.reset_index(drop=True).infer_objects()
+    frame = frame.reset_index(drop=True).infer_objects()
+    frame.attrs["timing_s"] = {**timing, "table": time.perf_counter() - started}
+    return frame
 
 
 def solve_rows(battles: list[Mapping[str, Any]]) -> list[tuple[dict | None, str | None]]:
     """battlecalc.sweep's runner: each battle's (flat row, None), or (None, the error message
     as simulate raises it); never raises for a bad battle."""
-    parts, errors = _run(battles, {}, strict=False)
+    parts, errors, _ = _run(battles, {}, strict=False)
     rows: list[tuple[dict | None, str | None]] = [(None, errors.get(i)) for i in
                                                   range(len(battles))]
     for positions, part in parts:
