@@ -5,7 +5,7 @@
     ...                               {"attacker": "2 inf", "defender": "1 inf"}],
     ...                              rules="revised", method="exact")
     >>> [round(p, 6) for p in rows["attacker_win"]]
-    [0.25, 0.6875]
+    [0.25, 0.676724]
 
 Each battle is checked as :func:`battlecalc.simulate` checks its arguments (battlecalc.spec)
 and solved as simulate would solve it, with the same answer.  The small exact ones (an
