@@ -354,7 +354,7 @@ def _solve_tables(tables, a_size: int, d_size: int,
     out = batch_kernels.BatchOut(
         np.zeros((n, N_OUTCOMES)), np.zeros((n, 3)), np.zeros((n, 1)), np.zeros(a_size),
         np.zeros(d_size), np.zeros(tables.spans[-1, batch_kernels.SP_TRANSFER, 1]))
-    solve = batch_kernels.solver()
+    solve = batch_kernels.solver(float(sum(seconds)))
     work = np.cumsum(seconds)
     first = 0
     while first < n:

@@ -77,9 +77,9 @@ def main() -> None:
     args = parser.parse_args()
     work = battles(args.battles, args.seed)
     options = {"rules": "1942-2e", "method": "exact"}
-    warm = battles(20, args.seed + 1)
+    warm = battles(2_000, args.seed + 1)  # (enough work for the kernels to be compiled)
     battlecalc.solve_many(warm, **options)  # compile (or load) the kernels
-    for b in warm:
+    for b in warm[:50]:
         battlecalc.simulate(**b, **options)
     print(f"{args.battles:,} random 1942 2E battles, 3-6 units a side, half land half sea, "
           "exact")

@@ -10,14 +10,16 @@ are the battle's own: views need no renumbering), writing only its own rows of t
 threads, and each is the sum simulate computes for it, in the same order (one row of
 outputs per battle, blocks solved in turn).
 
-The only entry point of kernels/exact.py used here is ``_solve_blocks`` (with the NamedTuples
-of kernels/tables.py that it takes).  The kernel is compiled on first use by :func:`solver`
-(cached on disk like every kernel of this folder), not by jit.compiled(): a process that
-never solves a batch never compiles it.
+The entry points of kernels/exact.py used here: the kernel ``_solve_blocks`` (with the
+NamedTuples of kernels/tables.py that it takes) and the driver's ``_kernels`` (whether to
+compile).  This kernel is compiled on first use by :func:`solver` (cached on disk like every
+kernel of this folder), not by jit.compiled(): a process that never solves a batch never
+compiles it.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -104,16 +106,20 @@ def _solve_range(first, last, t, out):
 
 
 _compiled: dict = {}
+_lock = threading.Lock()
 
 
-def solver():
-    """_solve_range compiled with numba (once a process; it releases the GIL, for
-    jit.threads), or plain Python under BATTLECALC_PLAIN_KERNELS=1."""
-    jit.compiled()
+def solver(seconds: float):
+    """_solve_range compiled with numba (it releases the GIL, for jit.threads), or as plain
+    Python while that is faster, as exact.run_exact decides for one battle (exact._kernels:
+    a process compiles once its plain-Python solves add up to about half a second; always
+    plain Python under BATTLECALC_PLAIN_KERNELS=1).  seconds: the batch's estimated work."""
+    exact._kernels(seconds)
     if not jit.is_compiled():
         return _solve_range
-    if "solve_range" not in _compiled:
-        import numba
+    with _lock:
+        if "solve_range" not in _compiled:
+            import numba
 
-        _compiled["solve_range"] = jit._jit(numba, _solve_range, {"nogil": True})
+            _compiled["solve_range"] = jit._jit(numba, _solve_range, {"nogil": True})
     return _compiled["solve_range"]
