@@ -400,12 +400,25 @@ def _army_text(army: dict[str, int]) -> str:
     return format_army(army) if army else ""
 
 
-def _described(battle, compiled) -> tuple:
+def _memo(function, key_of):
+    """function with its answers kept by key_of(*args) (for one batch: armies recur)."""
+    kept: dict = {}
+
+    def memo(*args):
+        key = key_of(*args)
+        if key not in kept:
+            kept[key] = function(*args)
+        return kept[key]
+
+    return memo
+
+
+def _described(battle, compiled, army_text) -> tuple:
     """The leading columns of a battle's row (Result.flat_row: the battle and its policies),
-    as simulate's exact result gives them."""
+    as simulate's exact result gives them (army_text: format_army)."""
     bombardment, retreat = compiled.bombardment, battle.retreat
-    return (battle.rules.id, "exact", None, None, format_army(battle.attacker),
-            format_army(battle.defender), battle.sea, ",".join(battle.attacker_tech),
+    return (battle.rules.id, "exact", None, None, army_text(battle.attacker),
+            army_text(battle.defender), battle.sea, ",".join(battle.attacker_tech),
             ",".join(battle.defender_tech), _army_text(battle.landing),
             _army_text(bombardment.fired), _army_text(bombardment.unused),
             battle.attacker_submerge, battle.defender_submerge, battle.attacker_order.text,
@@ -460,10 +473,13 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
     for i, battle in enumerate(batch.battles):
         editions.setdefault(id(battle.rules), []).append(i)
     parts = []
+    army_text = _memo(format_army, lambda army: tuple(army.items()))
+    present = _memo(_present_mask, lambda army, rules, units: (tuple(army.items()), id(rules)))
     for members in editions.values():
         units = tuple(batch.battles[members[0]].rules.units)
         columns: dict[str, list] = {}
-        described = [_described(batch.battles[i], batch.compiled[i]) for i in members]
+        described = [_described(batch.battles[i], batch.compiled[i], army_text)
+                     for i in members]
         for k, name in enumerate(DESCRIBED):
             columns[name] = [row[k] for row in described]
         for name in VALUES:
@@ -475,7 +491,11 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
                 ("defender", dfn, out.d_final, batch_kernels.SP_D_STATES,
                  batch_kernels.SP_D_OUT)):
             means = _survivor_means(np.asarray(members), sides, spans[:, column],
-                                    spans[:, out_column], final, batch.battles, side, units)
+                                    spans[:, out_column], final)
+            rules = "attacker_rules" if side == "attacker" else "defender_rules"
+            means *= np.stack([present(getattr(batch.battles[i], side),
+                                       getattr(batch.battles[i], rules), units)
+                               for i in members])
             for j, unit in enumerate(units):
                 columns[f"{side}_survivors.{unit}"] = means[:, j].tolist()
         for name in (*VALUES, *MEANS):
@@ -507,12 +527,17 @@ def _rows(sides: _Sides, members: np.ndarray, tables: np.ndarray, outputs: np.nd
             np.repeat(outputs[members, 0], size) + local)
 
 
+def _present_mask(army: dict[str, int], rules, units: tuple[str, ...]) -> np.ndarray:
+    """1.0 for the units whose survivors Result reports for this army (results._present_units:
+    its casualties and their damaged forms), else 0.0."""
+    present = set(_present_units(army, rules))
+    return np.array([1.0 if unit in present else 0.0 for unit in units])
+
+
 def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
-                    outputs: np.ndarray, final: np.ndarray, battles: list, army: str,
-                    units: tuple[str, ...]) -> np.ndarray:
-    """Mean survivors of each unit type [len(members), len(units)] of the members (battles of
-    one edition), 0 for the types that are no casualties of the battle's army (Result's
-    survivor columns)."""
+                    outputs: np.ndarray, final: np.ndarray) -> np.ndarray:
+    """Mean survivors of each unit type [len(members), U] of the members (battles of one
+    edition, U units)."""
     used = np.unique(sides.index[members])
     survivors = np.concatenate([sides.unique[u].survivors for u in used])
     starts = _offsets(sides.unique[u].n_states for u in used)
@@ -524,15 +549,7 @@ def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
     spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
     table_rows, out_rows = _rows(sides, members, spans, outputs)
     size = tables[members, 1] - tables[members, 0]
-    means = _segment_sums(final[out_rows][:, None] * survivors[table_rows], _offsets(size))
-    present = np.zeros_like(means, dtype=bool)
-    column = {unit: j for j, unit in enumerate(units)}
-    for row, i in enumerate(members):
-        battle = battles[i]
-        rules = battle.attacker_rules if army == "attacker" else battle.defender_rules
-        for unit in _present_units(getattr(battle, army), rules):
-            present[row, column[unit]] = True
-    return np.where(present, means, 0.0)
+    return _segment_sums(final[out_rows][:, None] * survivors[table_rows], _offsets(size))
 
 
 # ---------------------------------------------------------------------------------------------
