@@ -21,7 +21,6 @@ go through simulate's own engine one by one.
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -52,16 +51,16 @@ from .kernels.exact import (
     seconds_estimate,
 )
 from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
-from .options import BY_NAME, FORMULA_OPTIONS, is_empty, read
+from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units
 from .spec import FormulaSpec, simulate_spec
 
-# simulate's keywords a battle may set, with their defaults (a battle of solve_many is one
-# battle: no waves, no counter-attack, no progress hook)
-NOT_HERE = ("progress", "waves", "counterattack")
-DEFAULTS = {name: p.default for name, p in inspect.signature(api.simulate).parameters.items()
-            if p.kind is p.POSITIONAL_OR_KEYWORD and name not in NOT_HERE}
-KEYWORDS = (*DEFAULTS, *FORMULA_OPTIONS)
+# simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
+# the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
+# progress hook)
+NOT_HERE = tuple(o.name for o in OPTIONS if o.kind == "callable" or o.applies == {"waves"})
+DEFAULTS = {o.name: o.default for o in OPTIONS if not o.formula_only}
+KEYWORDS = tuple(o.name for o in OPTIONS if o.name not in NOT_HERE)
 ARMY_SIDES = ("attacker", "defender", "landing", "bombard")  # SIDE.UNIT columns (sweep's)
 
 # The cache of small sides' tables (compile.build_side's own cache keeps 256 sides of any
@@ -101,7 +100,7 @@ def _battle_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(given, Mapping):
         raise BattleInputError(
             f"a battle must be a {{keyword: value}} mapping, got {quoted(given)}")
-    args = {**DEFAULTS, "progress": None}
+    args = dict(DEFAULTS)
     formula: dict[str, Any] = {}
     for name, value in given.items():
         if name in NOT_HERE:
@@ -110,7 +109,7 @@ def _battle_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
             raise BattleInputError(
                 f"{name} is not an option of solve_many (one battle each: "
                 f"use simulate for {name})")
-        if name not in DEFAULTS and name not in FORMULA_OPTIONS:
+        if name not in KEYWORDS:
             raise BattleInputError(
                 f"{quoted(name)} is not an option of simulate (options: "
                 f"{', '.join(KEYWORDS)})")
