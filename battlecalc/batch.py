@@ -206,30 +206,31 @@ TIMING = ("check", "compile", "one_by_one", "tables", "solve", "rows")  # _run's
 def _run(battles: list, options: Mapping[str, Any], strict: bool):
     """Solve every battle: (parts, errors, timing).  parts: [(positions, {column: values})],
     each battle in one part; errors: {position: message} of the battles with no result
-    (strict: the first one raises BattleInputError naming its battle instead); timing: the
-    seconds spent in each phase (TIMING)."""
+    (strict: the first one raises BattleInputError naming its battle instead, every battle
+    being checked before any is solved); timing: the seconds spent in each phase (TIMING)."""
     timing = dict.fromkeys(TIMING, 0.0)
     clock = time.perf_counter
     errors: dict[int, str] = {}
     parts: list[tuple[list[int], dict[str, list]]] = []
     batch = _Batch()
+    alone = []  # (position, battle, run, seconds its checks took) of those solved on their own
 
     def failed(position: int, exc: Exception) -> None:
+        if strict and isinstance(exc, BattleInputError):
+            raise BattleInputError(f"battle {position}: {exc}") from None
         if strict:
-            if isinstance(exc, BattleInputError):
-                raise BattleInputError(f"battle {position}: {exc}") from None
             raise exc
         errors[position] = (str(exc) if isinstance(exc, BattleInputError)
                             else f"{type(exc).__name__}: {exc}")
 
     for position, given in enumerate(battles):
-        one_started = clock()
+        started = clock()
         try:
-            if options:
-                given = {**options, **given} if isinstance(given, Mapping) else given
+            if options and isinstance(given, Mapping):
+                given = {**options, **given}
             battle, run = simulate_spec(_battle_arguments(given))
             checked = clock()
-            timing["check"] += checked - one_started
+            timing["check"] += checked - started
             if not isinstance(battle, FormulaSpec) and _batched(battle, run):
                 compiled = compile_battle(battle, _side)
                 small, seconds = _exact_and_small(compiled, run)
@@ -240,20 +241,21 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                     batch.compiled.append(compiled)
                     batch.seconds.append(seconds)
                     continue
-            solo = clock()
-            row = _one(battle, run, one_started)
+            alone.append((position, battle, run, clock() - started))
+        except Exception as exc:  # noqa: BLE001 - one bad battle must not lose the others
+            failed(position, exc)
+    for position, battle, run, checks in alone:
+        solo = clock()
+        try:
+            row = _one(battle, run, solo - checks)  # (elapsed_s: its checks and its solve)
             parts.append(([position], {k: [v] for k, v in row.items()}))
-            timing["one_by_one"] += clock() - solo
-        except BattleInputError as exc:
+        except Exception as exc:  # noqa: BLE001
             failed(position, exc)
-        except Exception as exc:
-            if strict:
-                raise
-            failed(position, exc)
+        timing["one_by_one"] += clock() - solo
     if batch.positions:
         try:
             parts += _solve_batch(batch, timing)
-        except Exception as exc:  # a failure of the batch marks its battles, no more
+        except Exception as exc:  # noqa: BLE001 - a failure of the batch marks its battles
             if strict:
                 raise
             for position in batch.positions:

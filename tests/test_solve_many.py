@@ -224,6 +224,20 @@ def test_bad_input_names_the_battle_and_the_option(battles, options, message):
     assert str(caught.value).startswith(message), str(caught.value)
 
 
+def test_every_battle_is_checked_before_any_is_solved(monkeypatch):
+    from battlecalc import batch
+
+    solved = []
+    monkeypatch.setattr(batch, "_one", lambda *args: solved.append(args))
+    monkeypatch.setattr(batch, "_solve_batch", lambda *args: solved.append(args))
+    with pytest.raises(BattleInputError, match="^battle 2: "):
+        solve_many([{"attacker": "3 inf", "defender": "3 inf", "method": "mc", "seed": 1},
+                    {"attacker": "3 inf", "defender": "3 inf"},
+                    {"attacker": "3 inf", "defender": "3 inf", "dice": "loaded"}],
+                   rules="1942-2e")
+    assert solved == []
+
+
 def test_bad_cells_of_a_dataframe_name_the_row():
     table = pd.DataFrame([{"rules": "revised", "attacker": "1 inf", "defender": "1 inf",
                            "sea": ""},
