@@ -593,11 +593,13 @@ def solve_many(battles, **options):
     The rows are the columns of :meth:`battlecalc.Result.flat_row` (``battlecalc run --format
     csv``), the same values simulate gives each battle; a column of one edition's unit is
     missing (NaN) in rows of an edition without it.  ``elapsed_s`` of the battles solved
-    together is the call's time shared among them.  Bad input raises BattleInputError naming
-    the battle (``battle 3: keep_land must be ...``), before anything is solved where the
-    check is simulate's (a battle too large to solve exactly is found when it is compiled).
-    Solved exactly in batches are the battles simulate solves exactly in one thread (see the
-    module's docstring); the others one by one, as simulate solves them.
+    together is their share of the batch's time; ``frame.attrs["timing_s"]``: the seconds
+    spent in each phase (checking, compiling, solving alone, laying out the batch's tables,
+    solving it, building its rows, building the table).  Bad input raises BattleInputError
+    naming the battle and simulate's message (``battle 3: keep_land must be ...``); every
+    battle is checked and compiled before any is solved.  Solved together are the battles
+    simulate solves exactly in one thread (see the module's docstring); the others one by
+    one, as simulate solves them.
     """
     import pandas as pd
 
