@@ -300,6 +300,10 @@ def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
     return [(index, flat, error) for (index, _), (flat, error) in zip(jobs, rows, strict=True)]
 
 
+WARM_BATTLE = {"rules": "revised", "attacker": "1 infantry", "defender": "1 infantry",
+               "method": "exact"}
+
+
 def _warm_worker(threads: int) -> None:
     """Worker initializer: share the cores among workers, load the compiled kernels once
     (already loaded in a worker forked from battlecalc/_sweep_server.py)."""
@@ -307,6 +311,7 @@ def _warm_worker(threads: int) -> None:
 
     set_threads(threads)
     simulate(rules="revised", attacker="1 infantry", defender="1 infantry", method="exact")
+    solve_rows([WARM_BATTLE])  # (the batch kernel: its own compiled code to load)
 
 
 def _cpu_count() -> int:
