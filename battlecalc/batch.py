@@ -393,7 +393,7 @@ def _percentiles(values: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -
     for q in PERCENTILES:
         reached = np.where(cumulative >= q / 100 - 1e-12, index, len(values))
         first = np.minimum.reduceat(reached, starts)
-        picked.append(values[first].tolist())
+        picked.append(values[first])
     return picked
 
 
@@ -437,11 +437,10 @@ VALUES = (*OUTCOME_KEYS, "takes_territory")
 MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
 
 
-def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int],
-                                                                       dict[str, list]]]:
-    """Solve the batch and build its rows, a part per edition (their survivor columns);
-    elapsed_s: the time spent on the batch's battles (checks, compiling, solving, rows),
-    shared equally."""
+def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int], dict]]:
+    """Solve the batch and build its rows, a part per edition (their survivor columns): the
+    descriptive columns as lists, the numbers as numpy arrays.  elapsed_s: the time spent on
+    the batch's battles (checks, compiling, solving, rows), shared equally."""
     started = time.perf_counter()
     tables, a_size, d_size, att, dfn = _tables(batch.compiled)
     tabled = time.perf_counter()
@@ -464,11 +463,12 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
     numbers["takes_territory"] = totals[:, TOTAL_TAKES]
     numbers.update(mean_rounds=totals[:, TOTAL_ROUNDS], attacker_ipc_loss=a_ipc,
                    defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
-    numbers = {key: values.tolist() for key, values in numbers.items()}
-    percentiles = (_percentiles(a_ipc_lost, out.a_final, a_off),
-                   _percentiles(d_ipc_lost, out.d_final, d_off))
-    pruned = np.maximum(0.0, totals[:, TOTAL_PRUNED]).tolist()
-    zero = [0.0] * len(batch.positions)
+    for side, ipc_lost, final, offsets in (("attacker", a_ipc_lost, out.a_final, a_off),
+                                           ("defender", d_ipc_lost, out.d_final, d_off)):
+        for q, values in zip(PERCENTILES, _percentiles(ipc_lost, final, offsets),
+                             strict=True):
+            numbers[f"{side}_ipc_loss_percentiles.p{q}"] = values
+    numbers["pruned"] = np.maximum(0.0, totals[:, TOTAL_PRUNED])
 
     editions: dict[int, list[int]] = {}  # the battles of each edition (one set of columns)
     for i, battle in enumerate(batch.battles):
@@ -476,46 +476,46 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
     parts = []
     army_text = _memo(format_army, lambda army: tuple(army.items()))
     present = _memo(_present_mask, lambda army, rules, units: (tuple(army.items()), id(rules)))
-    for members in editions.values():
+    for members in map(np.asarray, editions.values()):
         units = tuple(batch.battles[members[0]].rules.units)
-        columns: dict[str, list] = {}
+        columns: dict[str, Any] = {}
         described = [_described(batch.battles[i], batch.compiled[i], army_text)
                      for i in members]
         for k, name in enumerate(DESCRIBED):
             columns[name] = [row[k] for row in described]
-        for name in VALUES:
-            columns[name] = [numbers[name][i] for i in members]
-        for name in ("mean_rounds", *MEANS[:3]):
-            columns[name] = [numbers[name][i] for i in members]
+        for name in (*VALUES, "mean_rounds", *MEANS[:3]):
+            columns[name] = numbers[name][members]
         for side, sides, final, column, out_column in (
                 ("attacker", att, out.a_final, batch_kernels.SP_A_STATES, batch_kernels.SP_A_OUT),
                 ("defender", dfn, out.d_final, batch_kernels.SP_D_STATES,
                  batch_kernels.SP_D_OUT)):
-            means = _survivor_means(np.asarray(members), sides, spans[:, column],
-                                    spans[:, out_column], final)
+            means = _survivor_means(members, sides, spans[:, column], spans[:, out_column],
+                                    final)
             rules = "attacker_rules" if side == "attacker" else "defender_rules"
             means *= np.stack([present(getattr(batch.battles[i], side),
                                        getattr(batch.battles[i], rules), units)
                                for i in members])
             for j, unit in enumerate(units):
-                columns[f"{side}_survivors.{unit}"] = means[:, j].tolist()
+                columns[f"{side}_survivors.{unit}"] = means[:, j]
+        zero = np.zeros(len(members))
         for name in (*VALUES, *MEANS):
-            columns[f"{name}_stderr"] = [zero[i] for i in members]
+            columns[f"{name}_stderr"] = zero
         for name in VALUES:
             columns[f"{name}_ci95_low"] = columns[name]
             columns[f"{name}_ci95_high"] = columns[name]
-        columns["pruned"] = [pruned[i] for i in members]
-        columns["elapsed_s"] = []  # (its place among the columns; filled below)
-        for side, picked in zip(("attacker", "defender"), percentiles, strict=True):
-            for q, values in zip(PERCENTILES, picked, strict=True):
-                columns[f"{side}_ipc_loss_percentiles.p{q}"] = [values[i] for i in members]
+        columns["pruned"] = numbers["pruned"][members]
+        columns["elapsed_s"] = zero  # (its place among the columns; set below)
+        for side in ("attacker", "defender"):
+            for q in PERCENTILES:
+                name = f"{side}_ipc_loss_percentiles.p{q}"
+                columns[name] = numbers[name][members]
         parts.append(([batch.positions[i] for i in members], columns))
     timing["rows"] += time.perf_counter() - solved
     # (the checks of the battles solved on their own count here too: a small part)
     elapsed = (timing["check"] + timing["compile"] + timing["tables"] + timing["solve"]
                + timing["rows"]) / len(batch.positions)
     for _, columns in parts:
-        columns["elapsed_s"] = [elapsed] * len(columns["rules"])
+        columns["elapsed_s"] = np.full(len(columns["rules"]), elapsed)
     return parts
 
 
@@ -591,8 +591,9 @@ def solve_many(battles, **options):
     keywords of simulate for every battle (a battle's own value wins).
 
     The rows are the columns of :meth:`battlecalc.Result.flat_row` (``battlecalc run --format
-    csv``), the same values simulate gives each battle; a column of one edition's unit is
-    missing (NaN) in rows of an edition without it.  ``elapsed_s`` of the battles solved
+    csv``), the same values simulate gives each battle, typed as sweep's table (whole numbers
+    stay whole, nullable where some rows have none); a column of one edition's unit is
+    missing (NA) in rows of an edition without it.  ``elapsed_s`` of the battles solved
     together is their share of the batch's time; ``frame.attrs["timing_s"]``: the seconds
     spent in each phase (checking, compiling, solving alone, laying out the batch's tables,
     solving it, building its rows, building the table).  Bad input raises BattleInputError
@@ -611,10 +612,17 @@ def solve_many(battles, **options):
     started = time.perf_counter()
     parts.sort(key=lambda part: part[0][0])
     columns = list(dict.fromkeys(name for _, part in parts for name in part))
-    frames = [pd.DataFrame(part, index=positions, columns=list(part), dtype=object)
+    # (all but the float columns as objects, for sweep's typing below: None stays None,
+    # whole numbers whole where other editions' rows have none)
+    frames = [pd.DataFrame({name: values if isinstance(values, np.ndarray)
+                            and values.dtype == np.float64 else np.array(values, dtype=object)
+                            for name, values in part.items()}, index=positions)
               for positions, part in parts]
-    frame = pd.concat(frames).reindex(columns=columns).sort_index()
-    frame = frame.reset_index(drop=True).infer_objects()
+    frame = pd.concat(frames).reindex(columns=columns).sort_index().reset_index(drop=True)
+    from .sweeper import _typed  # (sweep's table's types: whole numbers stay whole, ...)
+
+    frame = pd.DataFrame({name: _typed(frame[name]) if frame[name].dtype == object
+                          else frame[name] for name in columns})
     frame.attrs["timing_s"] = {**timing, "table": time.perf_counter() - started}
     return frame
 
@@ -627,6 +635,7 @@ def solve_rows(battles: list[Mapping[str, Any]]) -> list[tuple[dict | None, str 
                                                   range(len(battles))]
     for positions, part in parts:
         names = list(part)
-        for position, values in zip(positions, zip(*part.values(), strict=True), strict=True):
+        cells = [v.tolist() if isinstance(v, np.ndarray) else v for v in part.values()]
+        for position, values in zip(positions, zip(*cells, strict=True), strict=True):
             rows[position] = (dict(zip(names, values, strict=True)), None)
     return rows

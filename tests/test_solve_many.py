@@ -163,6 +163,20 @@ def test_per_battle_options_win_over_the_common_ones():
         assert_row_matches(frame.iloc[i], want, f"battle {i}")
 
 
+def test_columns_are_typed_as_sweeps_table():
+    """Whole numbers stay whole (nullable where some rows have none), flags are flags."""
+    frame = solve_many([{"attacker": "3 inf", "defender": "3 inf"},
+                        {"attacker": "3 inf", "defender": "3 inf", "retreat_after": 2},
+                        {"rules": "formula", "attacker": "3 army", "defender": "2 army"}],
+                       rules="1942-2e", method="exact")
+    assert str(frame["retreat_after"].dtype) == "Int64"
+    assert frame["retreat_after"].isna().tolist() == [True, False, True]
+    assert frame["retreat_after"][1] == 2
+    assert str(frame["attacker_ipc_loss_percentiles.p50"].dtype) == "Int64"
+    assert frame["attacker_win"].dtype == np.float64
+    assert str(frame["sea"].dtype) == "boolean"
+
+
 def test_dataframe_input_reads_cells_as_sweep_does():
     table = pd.DataFrame([
         {"label": "a", "rules": "revised", "attacker": "1 inf", "defender": "1 inf",
