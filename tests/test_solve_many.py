@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -13,6 +17,7 @@ from click.testing import CliRunner
 import battlecalc
 from battlecalc import BattleInputError, simulate, solve_many
 from battlecalc.cli import cli
+from battlecalc.kernels import jit
 
 TOLERANCE = 1e-12
 
@@ -136,7 +141,9 @@ def test_one_infantry_each_analytic(mixed):
 
 
 def test_random_battery_equals_simulate():
-    """Random small battles, land and sea, of one edition (the batch's fast path)."""
+    """Random small battles, land and sea, of one edition (the batch's fast path), with the
+    kernels compiled."""
+    jit.compiled()
     rng = random.Random(20261201)
     land = ["infantry", "artillery", "tank", "fighter", "bomber", "aa"]
     sea = ["submarine", "destroyer", "cruiser", "battleship", "carrier", "fighter"]
@@ -318,3 +325,24 @@ def test_side_cache_is_bounded():
     assert batch._side_bytes[0] <= batch.SIDE_CACHE_BYTES
     assert all(side.n_states <= batch.SMALL_SIDE_STATES for side, _ in batch._sides.values())
     assert np.isfinite(batch._side_bytes[0])
+
+
+def test_plain_python_kernels_give_the_same_rows():
+    """Under BATTLECALC_PLAIN_KERNELS=1 the batch loop runs as plain Python (numba never
+    imported), with the answers of the compiled one."""
+    battles = MIXED[:22]  # (the batched ones)
+    code = ("import json, sys\n"
+            "import battlecalc\n"
+            f"frame = battlecalc.solve_many({battles!r}, method='exact')\n"
+            "assert 'numba' not in sys.modules\n"
+            "print(json.dumps(frame[['attacker_win', 'defender_win', 'tuv_swing', "
+            "'mean_rounds']].values.tolist()))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, jit.PLAIN_ENV: "1"}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    plain = json.loads(done.stdout)
+    jit.compiled()
+    compiled = solve_many(battles, method="exact")
+    for i, row in enumerate(plain):
+        want = compiled.iloc[i][["attacker_win", "defender_win", "tuv_swing", "mean_rounds"]]
+        assert np.allclose(row, want.astype(float), rtol=0, atol=TOLERANCE), (i, row, want)
