@@ -12,7 +12,9 @@ outputs per battle, blocks solved in turn).
 
 The entry points of kernels/exact.py used here: the kernel ``_solve_blocks`` (with the
 NamedTuples of kernels/tables.py that it takes) and the driver's ``_kernels`` (whether to
-compile).  This kernel is compiled on first use by :func:`solver` (cached on disk like every
+compile).  Fields added to those NamedTuples after the ones set here take their declared
+defaults (exact._battle may set other values for a battle solved alone: keep the two in
+step).  This kernel is compiled on first use by :func:`solver` (cached on disk like every
 kernel of this folder), not by jit.compiled(): a process that never solves a batch never
 compiles it.
 """
@@ -34,6 +36,18 @@ from .tables import ExactBattle, ExactOut, ExactSide, RetreatTables
 (SP_A_STATES, SP_A_ROWS, SP_D_STATES, SP_D_ROWS, SP_BLOCKS, SP_BOMBARD, SP_A_OUT, SP_D_OUT,
  SP_TRANSFER) = range(9)
 SPAN_COLS = 9
+
+
+def _later_defaults(table, given: int) -> tuple:
+    """The defaults of the fields of a tables NamedTuple after the first `given` ones, which
+    _solve_range sets (numba's constructor takes no defaults: they are passed on)."""
+    return tuple(table._field_defaults[name] for name in table._fields[given:])
+
+
+SIDE_REST = _later_defaults(ExactSide, 4)
+RETREAT_REST = _later_defaults(RetreatTables, 4)
+BATTLE_REST = _later_defaults(ExactBattle, 11)
+OUT_REST = _later_defaults(ExactOut, 7)
 
 
 class BatchTables(NamedTuple):
@@ -90,17 +104,18 @@ def _solve_range(first, last, t, out):
         fa, fd = sp[i, SP_A_OUT, 0], sp[i, SP_D_OUT, 0]
         t0, t1 = sp[i, SP_TRANSFER, 0], sp[i, SP_TRANSFER, 1]
         att = ExactSide(t.a_states[a0:a1], t.a_rows[ar0:ar1], t.a_pmf[ar0:ar1],
-                        t.a_cdf[ar0:ar1])
+                        t.a_cdf[ar0:ar1], *SIDE_REST)
         dfn = ExactSide(t.d_states[d0:d1], t.d_rows[dr0:dr1], t.d_pmf[dr0:dr1],
-                        t.d_cdf[dr0:dr1])
-        retreat = RetreatTables(t.policy[i], t.below[i], no_win_value, t.remainder[a0:a1])
+                        t.d_cdf[dr0:dr1], *SIDE_REST)
+        retreat = RetreatTables(t.policy[i], t.below[i], no_win_value, t.remainder[a0:a1],
+                                *RETREAT_REST)
         battle = ExactBattle(att, dfn, t.blocks[b0:b1], t.rules[i], t.a_start[a0:a1],
                              t.d_start[d0:d1], t.bombard[k0:k1], one, retreat, t.eps,
-                             t.state_eps)
+                             t.state_eps, *BATTLE_REST)
         stacks = ExactOut(out.outcomes[i:i + 1], out.a_final[fa:fa + a1 - a0],
                           out.d_final[fd:fd + d1 - d0].reshape((1, d1 - d0)), no_joint,
                           out.totals[i:i + 1], out.rounds_hist[i:i + 1],
-                          out.transfer[t0:t1].reshape((b1 - b0, d1 - d0)))
+                          out.transfer[t0:t1].reshape((b1 - b0, d1 - d0)), *OUT_REST)
         for phase in range(t.phases[i]):
             exact._solve_blocks(0, b1 - b0, phase, battle, stacks, t.explicit[i])
 
