@@ -173,6 +173,37 @@ class _Batch:
         self.compiled: list = []
         self.seconds: list[float] = []
 
+    def add(self, position: int, battle, compiled, seconds: float) -> None:
+        self.positions.append(position)
+        self.battles.append(battle)
+        self.compiled.append(compiled)
+        self.seconds.append(seconds)
+
+    def append(self, item: tuple) -> None:  # (the same battle again: _run's `seen`)
+        self.add(*item)
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a keyword's value (armies as {unit: count}, lists of unit
+    names), told apart by type: True is not 1 (a bad flag and a good count must not meet)."""
+    if isinstance(value, Mapping):
+        return ("mapping", tuple((_frozen(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_frozen(v) for v in value))
+    hash(value)
+    return (type(value), value)
+
+
+def _key(given: Any):
+    """The battle's keywords as a hashable key, or None (not a mapping, an unhashable
+    value): battles with equal keys are the same battle."""
+    if not isinstance(given, Mapping):
+        return None
+    try:
+        return tuple(sorted((name, _frozen(value)) for name, value in given.items()))
+    except TypeError:
+        return None
+
 
 def _batched(battle, run) -> bool:
     """Whether the battle can join the batch before it is compiled: exact or auto, none of
@@ -223,11 +254,17 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
         errors[position] = (str(exc) if isinstance(exc, BattleInputError)
                             else f"{type(exc).__name__}: {exc}")
 
+    seen: dict = {}  # a battle given again: its checks and tables once (same answer)
     for position, given in enumerate(battles):
         started = clock()
         try:
             if options and isinstance(given, Mapping):
                 given = {**options, **given}
+            key = _key(given)
+            if key is not None and key in seen:
+                where, item = seen[key]
+                where.append((position, *item[1:]))
+                continue
             battle, run = simulate_spec(_battle_arguments(given))
             checked = clock()
             timing["check"] += checked - started
@@ -236,12 +273,13 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                 small, seconds = _exact_and_small(compiled, run)
                 timing["compile"] += clock() - checked
                 if small:
-                    batch.positions.append(position)
-                    batch.battles.append(battle)
-                    batch.compiled.append(compiled)
-                    batch.seconds.append(seconds)
+                    batch.add(position, battle, compiled, seconds)
+                    if key is not None:
+                        seen[key] = (batch, (position, battle, compiled, seconds))
                     continue
             alone.append((position, battle, run, clock() - started))
+            if key is not None:
+                seen[key] = (alone, alone[-1])
         except Exception as exc:  # noqa: BLE001 - one bad battle must not lose the others
             failed(position, exc)
     for position, battle, run, checks in alone:

@@ -159,6 +159,32 @@ def test_random_battery_equals_simulate():
         assert_row_matches(frame.iloc[i], expected_row(battle, rules="1942-2e"), f"battle {i}")
 
 
+def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
+    from battlecalc import batch
+
+    compiled = []
+    compile_battle = batch.compile_battle
+    monkeypatch.setattr(batch, "compile_battle",
+                        lambda *args: compiled.append(1) or compile_battle(*args))
+    battles = [{"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
+               {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
+               {"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
+               {"attacker": {"infantry": 3, "tank": True}, "defender": "3 inf"},
+               {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True, "method": "mc",
+                "trials": 1000, "seed": 4},
+               {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True, "method": "mc",
+                "trials": 1000, "seed": 4}]
+    with pytest.raises(BattleInputError, match="^battle 3: attacker count of tank must be"):
+        solve_many(battles, rules="1942-2e")  # (True is no count, even if 1 == True)
+    del battles[3]
+    compiled.clear()
+    frame = solve_many(battles, rules="1942-2e")
+    assert len(compiled) == 2  # (the Monte Carlo battles are not compiled for the batch)
+    for i, battle in enumerate(battles):
+        want = simulate(**battle, rules="1942-2e").flat_row()
+        assert_row_matches(frame.iloc[i], want, f"battle {i}")
+
+
 def test_per_battle_options_win_over_the_common_ones():
     frame = solve_many([{"attacker": "3 inf", "defender": "3 inf"},
                         {"attacker": "3 inf", "defender": "3 inf", "retreat_after": 1}],
