@@ -595,6 +595,26 @@ def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
 # The public function and sweep's
 
 
+def typed_column(column):
+    """An object column with a dtype that keeps every value exact: whole numbers stay whole
+    (nullable Int64 where some are missing, never float), text stays object (the types of
+    sweep's table and of solve_many's)."""
+    import pandas as pd
+
+    kind = pd.api.types.infer_dtype(column, skipna=True)
+    gaps = bool(column.isna().any())
+    try:
+        if kind == "boolean":
+            return column.astype("boolean" if gaps else bool)
+        if kind == "integer":
+            return column.astype("Int64" if gaps else "int64")
+        if kind in ("floating", "mixed-integer-float"):
+            return column.astype("float64")
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return column.where(column.notna(), None) if gaps else column
+
+
 def _listed(battles) -> list:
     import pandas as pd
 
@@ -657,9 +677,7 @@ def solve_many(battles, **options):
                             for name, values in part.items()}, index=positions)
               for positions, part in parts]
     frame = pd.concat(frames).reindex(columns=columns).sort_index().reset_index(drop=True)
-    from .sweeper import _typed  # (sweep's table's types: whole numbers stay whole, ...)
-
-    frame = pd.DataFrame({name: _typed(frame[name]) if frame[name].dtype == object
+    frame = pd.DataFrame({name: typed_column(frame[name]) if frame[name].dtype == object
                           else frame[name] for name in columns})
     frame.attrs["timing_s"] = {**timing, "table": time.perf_counter() - started}
     return frame

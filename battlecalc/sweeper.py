@@ -36,6 +36,7 @@ import pandas as pd
 from .api import simulate
 from .army import format_army, parse_army
 from .batch import solve_rows
+from .batch import typed_column as _typed
 from .errors import BattleInputError, quoted
 from .options import OPTIONS, read, read_whole
 from .output import Destination, open_destination
@@ -450,23 +451,6 @@ def _run_dask(chunks, client, on_done) -> None:
 
 
 # ----------------------------------------------------------------------------- the table
-
-def _typed(column: pd.Series) -> pd.Series:
-    """An object column with a dtype that keeps every value exact: whole numbers stay whole
-    (nullable Int64 where some are missing, never float), text stays object."""
-    kind = pd.api.types.infer_dtype(column, skipna=True)
-    gaps = bool(column.isna().any())
-    try:
-        if kind == "boolean":
-            return column.astype("boolean" if gaps else bool)
-        if kind == "integer":
-            return column.astype("Int64" if gaps else "int64")
-        if kind in ("floating", "mixed-integer-float"):
-            return column.astype("float64")
-    except (TypeError, ValueError, OverflowError):
-        pass
-    return column.where(column.notna(), None) if gaps else column
-
 
 def read_battles(path: str | os.PathLike) -> pd.DataFrame:
     """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``.
