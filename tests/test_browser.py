@@ -279,26 +279,37 @@ def page_width(page) -> tuple[int, int]:
     return page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
 
 
-@pytest.mark.parametrize("width", [320, 400, 1400])
-def test_no_horizontal_scroll_on_any_screen(base, page, width):
-    page.set_viewport_size({"width": width, "height": 900})
-    for name, path in SCREENS.items():
-        page.goto(base + path)
-        settle(page)
+WIDTHS = (320, 400, 1400)
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_no_horizontal_scroll_on_any_screen(base, page, screen):
+    """Each screen at each width: one page load, resized (the page's layout is CSS alone, its
+    media queries; no script reads the width), so a width sees what a fresh load at it sees."""
+    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
+    page.goto(base + SCREENS[screen])
+    settle(page)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
         scroll, inner = page_width(page)
-        assert scroll <= inner == width, (name, scroll)
+        assert scroll <= inner == width, (screen, width, scroll)
         # touch targets: the steppers' buttons are at least 28 px (44 px on phones)
         sizes = page.evaluate("[...document.querySelectorAll('.stepper button')]"
                               ".map(b => b.getBoundingClientRect().height)")
-        assert sizes and min(sizes) >= (44 if width <= 600 else 28), name
-    if width <= 400:  # on a phone, the outcome stays on screen while the armies are edited
-        page.goto(base + SCREENS["land"])
-        settle(page)
+        assert sizes and min(sizes) >= (44 if width <= 600 else 28), (screen, width)
+
+
+def test_on_a_phone_the_outcome_stays_on_screen_while_the_armies_are_edited(base, page):
+    page.set_viewport_size({"width": 320, "height": 900})
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    for width in (320, 400):
+        page.set_viewport_size({"width": width, "height": 900})
         page.locator("#army-defender").scroll_into_view_if_needed()
         page.click('#army-defender button[aria-label="more infantry"]')
         settle(page)
         box = page.locator("#headline").bounding_box()
-        assert box is not None and 0 <= box["y"] < 900
+        assert box is not None and 0 <= box["y"] < 900, width
         assert "attacker wins" in page.text_content("#headline")
 
 
@@ -376,33 +387,44 @@ def _visible_options(page) -> list[str]:
                          ".filter(n => n.offsetParent !== null).map(n => n.dataset.option)")
 
 
-def _change(page, name: str) -> str:
-    """Give a shown option a value other than the form's; returns the value set."""
+def _change(page, name: str):
+    """Give a shown option a value other than the form's; returns the value set and a function
+    that puts the form's value back."""
     node = page.locator(f'[data-option="{name}"]')
     box = node.locator("input[type=checkbox]")
     if box.count():
         box.first.check()
-        return box.first.get_attribute("value") or True
+        return box.first.get_attribute("value") or True, box.first.uncheck
     select = node.locator("select")
     if select.count():
         current = select.input_value()
         values = [v for v in select.locator("option").evaluate_all(
             "os => os.map(o => o.value)") if v != current and v]
         select.select_option(values[-1])
-        return values[-1]
+        return values[-1], lambda: select.select_option(current)
     value = {"trials": "20000", "seed": "5", "retreat_below": "0.5", "attacker_ool": "tank",
              "defender_ool": "tank", "waves": "1 tank", "counterattack": "1 inf",
              "goal": "attacker_win>=0.5", "max_cost": "30", "top": "3",
              "exchanges": "2", "target_value": "5"}.get(name, "2")
     field = node.locator("input, textarea").first
+    current = field.input_value()
     field.fill(value)
-    return value
+    return value, lambda: field.fill(current)
 
 
 @pytest.mark.parametrize("screen", ["land", "sea", "raid", "plan", "formula"])
 def test_every_shown_option_changes_the_request(base, page, screen):
-    page.goto(base + SCREENS[screen])
+    """Each shown option, changed from the form's value, is in the request.  One page load per
+    screen: each option is put back after its change, and the request is then the page's first
+    one again, so each change starts from the form a fresh load shows."""
+    with page.expect_request(lambda r: "/api/" in r.url and r.method == "POST") as first:
+        page.goto(base + SCREENS[screen])
     settle(page)
+    pristine = json.loads(first.value.post_data)
+    if "method" not in pristine and page.get_attribute("#method", "data-value") == "exact":
+        # method auto answered exactly: the page sends trials and seed no more (it learns it
+        # from the answer), the rest of the request is the first one's
+        pristine = {k: v for k, v in pristine.items() if k not in ("trials", "seed")}
     names = _visible_options(page)
     assert len(names) >= 4
     # only the requests matter here: the server is not asked to solve them (about 40 s of
@@ -410,10 +432,8 @@ def test_every_shown_option_changes_the_request(base, page, screen):
     page.route(re.compile(r"/api/(run|raid|plan)"), lambda route: route.fulfill(
         status=400, content_type="application/json", body='{"error": "not solved here"}'))
     for name in names:
-        page.goto(base + SCREENS[screen])
-        settle_any(page)
         with page.expect_request(lambda r: "/api/" in r.url) as asked:
-            value = _change(page, name)
+            value, put_back = _change(page, name)
         body = json.loads(asked.value.post_data)
         assert name in body, (screen, name)
         sent = body[name]
@@ -421,6 +441,11 @@ def test_every_shown_option_changes_the_request(base, page, screen):
             assert sent == [value]
         elif value is not True:
             assert str(sent) == value or value in str(sent), (name, sent, value)
+        settle_any(page)
+        with page.expect_request(lambda r: "/api/" in r.url) as asked:
+            put_back()
+        assert json.loads(asked.value.post_data) == pristine, (screen, name)
+        assert _visible_options(page) == names, (screen, name)
         settle_any(page)
 
 
@@ -452,16 +477,27 @@ def _no_times(data):
                       "-s", "1"]),
 ])
 def test_waves_raid_and_plan_from_the_page_equal_the_cli(base, page, screen, command, args):
-    with page.expect_response(lambda r: r.request.method == "POST" and r.status == 200) as answered:
-        page.goto(base + SCREENS[screen])
+    # the answers the page gets, kept on their way (Chromium does not keep the body of a
+    # streamed answer the page has read, so Response.text() after the fact may find none)
+    answers = []
+
+    def keep(route):
+        response = route.fetch()
+        answers.append((response.status, response.headers.get("content-type", ""),
+                        response.text()))
+        route.fulfill(response=response)
+
+    page.route(re.compile(r"/api/(run|raid|plan)$"), keep)
+    page.goto(base + SCREENS[screen])
     settle(page)
-    response = answered.value
-    if "ndjson" in response.headers.get("content-type", ""):  # streamed: the last line
-        last = json.loads(response.text().splitlines()[-1])
+    status, content_type, text = answers[-1]
+    assert status == 200, text
+    if "ndjson" in content_type:  # streamed: the last line
+        last = json.loads(text.splitlines()[-1])
         assert last["status"] == 200
         data = last["result"]
     else:
-        data = response.json()
+        data = json.loads(text)
     assert _no_times(data) == _no_times(_cli(command, args))
     cli_line = page.text_content("#cli")
     assert cli_line.startswith(f"battlecalc {command} ")
