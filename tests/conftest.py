@@ -6,7 +6,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 
 # Opt-in CPU profile of the suite: BATTLECALC_TEST_PROFILE=path writes, per test file and for
-# the 150 dearest tests, the CPU time (user + sys of this process, of its finished children and
+# each test, the CPU time (user + sys of this process, of its finished children and
 # of its running descendants, with psutil) spent in setup, call and teardown, and the cost of
 # collection, to `path` at the end of the session.  A browser's processes are counted while
 # they run; what they spent is lost when they end unwaited (the last browser test shows it
@@ -61,6 +61,6 @@ if _PROFILE:
             out.write(f"total {end - _start['session']:.2f}\n")
             for path, spent in sorted(_costs.items(), key=lambda kv: -kv[1]):
                 out.write(f"file {spent:8.2f} {path}\n")
-            top = sorted(_tests.items(), key=lambda kv: -kv[1])[:150]
+            top = sorted(_tests.items(), key=lambda kv: -kv[1])
             for nodeid, spent in top:
                 out.write(f"test {spent:8.2f} {nodeid}\n")

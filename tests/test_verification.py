@@ -28,7 +28,9 @@ import battlecalc
 from battlecalc import rules as rules_module
 from battlecalc.rules import Ruleset, load_rules
 
-TRIALS = 200_000
+# 50,000 trials (200,000 before): the 4-SE band is twice as wide, and every planted error of the
+# mutation tests below still leaves it, in 4 to 11 battles, the worst by 50 SE or more
+TRIALS = 50_000
 SEED = 20_240_604
 BAND = 4.0  # standard errors
 SLACK = 1e-9
