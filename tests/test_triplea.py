@@ -10,10 +10,12 @@ fresh battles from the next round.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
 import os
+import sys
 from collections import Counter
 from dataclasses import replace
 from math import comb
@@ -62,8 +64,35 @@ pytestmark = pytest.mark.skipif(not SAVES.is_dir(),
                                 reason=f"TripleA fixtures not found at {FIXTURES}")
 javaobj = pytest.importorskip("javaobj.v2", reason="javaobj-py3 (battlecalc[triplea]) absent")
 
+from battlecalc.triplea import game as game_module  # noqa: E402
 from battlecalc.triplea import read_game  # noqa: E402
 from battlecalc.triplea import save as save_module  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _each_save_parsed_once():
+    """Java object streams take 0.1-0.5 s of CPU to read: within this module, each save (the
+    same path and the same bytes) is read by read_save once and its SaveData (frozen) reused.
+    The result is the same as a fresh read (read_save is deterministic); a file of other
+    bytes, another path or a fifo goes to the reader as before, and so does every read while
+    a test hides javaobj."""
+    real = save_module.read_save
+    read = {}
+
+    def read_save(path, *args, **kwargs):
+        target = Path(path)
+        if (sys.modules.get("javaobj.v2") is None or not target.is_file()
+                or target.is_symlink() or target.stat().st_size > 1 << 20):
+            return real(path, *args, **kwargs)
+        key = (str(path), target.read_bytes(), args, tuple(sorted(kwargs.items())))
+        if key not in read:
+            read[key] = real(path, *args, **kwargs)
+        return read[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(save_module, "read_save", read_save)
+        patch.setattr(game_module, "read_save", read_save)
+        yield
 
 # ------------------------------------------------------------ an independent walk of a save
 
@@ -71,6 +100,7 @@ def _fields(obj) -> dict:
     return {str(d.name): v for part in obj.field_data.values() for d, v in part.items()}
 
 
+@functools.cache
 def _walk_territories(path) -> dict[str, Counter]:
     """{territory: Counter((nation, TripleA unit, hits))}, straight from the Java objects."""
     with gzip.open(path) as handle:
@@ -120,6 +150,7 @@ WEST_RUSSIA_ATTACKER = {"infantry": 6, "artillery": 1, "tank": 3, "fighter": 1}
 WEST_RUSSIA_DEFENDER = {"infantry": 3, "artillery": 1, "tank": 1}
 
 
+@functools.cache
 def _fire_step_units():
     """The units the save's current Fire step holds as alive on each side."""
     with gzip.open(LAND_COMBAT) as handle:
