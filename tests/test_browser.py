@@ -549,7 +549,7 @@ def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
 
 
 def test_a_streaming_monte_carlo_run_shows_its_running_estimate(base, page):
-    page.goto(base + "/?rules=1942-2e&method=mc&trials=5000000&seed=3"
+    page.goto(base + "/?rules=1942-2e&method=mc&trials=2000000&seed=3"
               "&attacker=6+inf+3+art+3+tank+2+ftr&defender=8+inf+3+tank+1+ftr+1+aa")
     page.wait_for_selector("#running:not([hidden]) .running-value[data-key=attacker_win]",
                            timeout=20_000)
