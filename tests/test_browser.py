@@ -76,14 +76,36 @@ def browser():
         context.close()
 
 
+@pytest.fixture(scope="module")
+def _tab(browser):
+    """One tab for the module's tests (a new tab costs Chromium a renderer process)."""
+    tab = browser.new_page()
+    yield tab
+    tab.close()
+
+
 @pytest.fixture
-def page(browser):
-    page = browser.new_page()
+def page(_tab):
+    """The tab, as a new one would be: the first viewport, no routes, and this test's errors
+    only; left on about:blank (which stops the page's requests still out)."""
+    page = _tab
+    page.set_viewport_size({"width": 1400, "height": 1000})
     problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+
+    def on_error(error):
+        problems.append(f"page error: {error}")
+
+    def on_console(message):
+        if message.type == "error":
+            problems.append(message.text)
+
+    page.on("pageerror", on_error)
+    page.on("console", on_console)
     yield page
-    page.close()
+    page.goto("about:blank")
+    page.unroute_all(behavior="ignoreErrors")
+    page.remove_listener("pageerror", on_error)
+    page.remove_listener("console", on_console)
     # a blocked script or style (the page's CSP), a failed asset or a JS error shows here;
     # 400 answers for bad input are expected and logged as failed resources
     assert [p for p in problems if "400 (Bad Request)" not in p] == []
