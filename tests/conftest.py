@@ -59,6 +59,7 @@ if _PROFILE:
         with open(_PROFILE, "w") as out:
             out.write(f"collection {_start.get('collected', end) - _start['session']:.2f}\n")
             out.write(f"total {end - _start['session']:.2f}\n")
+            out.write(f"this process {time.process_time():.2f}\n")
             for path, spent in sorted(_costs.items(), key=lambda kv: -kv[1]):
                 out.write(f"file {spent:8.2f} {path}\n")
             top = sorted(_tests.items(), key=lambda kv: -kv[1])

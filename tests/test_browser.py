@@ -123,17 +123,18 @@ def settle_any(page) -> None:
 
 
 def shown_outcomes(page) -> dict[str, tuple[float, str]]:
-    rows = page.locator("#outcomes tr[data-key]")
-    return {rows.nth(i).get_attribute("data-key"): (
-        float(rows.nth(i).get_attribute("data-value")),
-        rows.nth(i).locator("td.value").text_content()) for i in range(rows.count())}
+    # one evaluation for the whole table (a locator call per cell is a round trip each)
+    rows = page.evaluate("() => [...document.querySelectorAll('#outcomes tr[data-key]')].map("
+                         "r => [r.dataset.key, r.dataset.value,"
+                         " r.querySelector('td.value').textContent])")
+    return {key: (float(value), text) for key, value, text in rows}
 
 
 def shown_numbers(page) -> dict[str, tuple[float, str]]:
-    cells = page.locator("#numbers [data-value], #survivors [data-value]")
-    return {cells.nth(i).get_attribute("data-key"): (
-        float(cells.nth(i).get_attribute("data-value")), cells.nth(i).text_content())
-        for i in range(cells.count())}
+    cells = page.evaluate("() => [...document.querySelectorAll("
+                          "'#numbers [data-value], #survivors [data-value]')].map("
+                          "c => [c.dataset.key, c.dataset.value, c.textContent])")
+    return {key: (float(value), text) for key, value, text in cells}
 
 
 def assert_page_shows(page, result) -> None:
