@@ -64,4 +64,4 @@ if _PROFILE:
                 out.write(f"file {spent:8.2f} {path}\n")
             top = sorted(_tests.items(), key=lambda kv: -kv[1])
             for nodeid, spent in top:
-                out.write(f"test {spent:8.2f} {nodeid}\n")
+                out.write(f"test {spent:8.3f} {nodeid}\n")
