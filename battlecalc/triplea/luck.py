@@ -201,11 +201,11 @@ def read_luck(path, *, rules=None) -> Luck:
     from ..api import simulate
     from ..rules import load_rules
     from .game import _army, edition_of
-    from .save import read_save
+    from .save import save_of_objects
 
-    data = read_save(path)
+    objects = _objects(path)  # read and unpacked once: the save and its history
+    data = save_of_objects(objects, path)
     ruleset = load_rules(rules or edition_of(data)) if not hasattr(rules, "units") else rules
-    objects = _objects(path)
     _, beans = _javaobj()
     reader = _Reader(beans)
     try:

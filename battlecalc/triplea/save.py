@@ -265,7 +265,11 @@ def _objects(path, max_inflated: int = MAX_STREAM_BYTES) -> list:
 def read_save(path, max_inflated: int = MAX_STREAM_BYTES) -> SaveData:
     """Read the TripleA save at `path` (raises BattleInputError for anything else), its
     object stream at most `max_inflated` bytes once decompressed."""
-    objects = _objects(path, max_inflated)
+    return save_of_objects(_objects(path, max_inflated), path)
+
+
+def save_of_objects(objects: list, path) -> SaveData:
+    """The save read from its object stream (`_objects(path)`); `path` names it in errors."""
     _, beans = _javaobj()
     reader = _Reader(beans)
     try:
