@@ -32,9 +32,11 @@ from .common import (
     CONTINUE,
     FULL_RETREAT,
     N_OUTCOMES,
+    NO_RANK,
     NO_STATE,
     R_HI,
     R_LO,
+    R_RANK,
     R_STRENGTH,
     RETREAT,
     RT_ACTIVE,
@@ -45,6 +47,7 @@ from .common import (
     RU_LOW_LUCK,
     RU_SIMPLE,
     RU_SUBMERGE,
+    S_AIR,
     S_BLOCK,
     S_HAS_LAND,
     S_INFO,
@@ -52,6 +55,8 @@ from .common import (
     S_ROW_A,
     S_ROW_N,
     S_ROW_S,
+    S_STRIDE_A,
+    S_STRIDE_S,
     S_SUBS,
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_NEVER,
@@ -168,18 +173,98 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
     if others_fire:
         a_lo, a_hi = xr[a_row, R_LO], xr[a_row, R_HI]
         n_lo, n_hi = xr[n_row, R_LO], xr[n_row, R_HI]
+    other_left = yst[y, S_OTHER]
+    only_other = yst[y, S_SUBS] == 0 and yst[y, S_AIR] == 0  # each hit: the next other unit
     for hs in range(s_lo, s_hi + 1):
         ps = xpmf[s_row, hs] if s_hi > 0 else 1.0
         for hb in range(extra_pmf.shape[0]):
             pb = ps * extra_pmf[hb]
+            h_sub = hs + hb
+            # one more hit of any kind adds one casualty to the set rules.assign chooses
+            # (_assign_step): each hit count after the first of its run costs one greedy step
+            xa = (0, 0, 0) if only_other else _assign_counts(yst, yr, y, h_sub, a_lo, n_lo,
+                                                             air_subs)
             for ha in range(a_lo, a_hi + 1):
                 pa = pb * (xpmf[a_row, ha] if a_hi > 0 else 1.0)
+                if ha > a_lo and not only_other:
+                    xa = _assign_step(yst, yr, y, xa[0], xa[1], xa[2], h_sub, ha, n_lo, air_subs)
+                x = xa
                 for hg in range(n_lo, n_hi + 1):
                     p = pa * (xpmf[n_row, hg] if n_hi > 0 else 1.0)
+                    if only_other:
+                        y2 = y + min(h_sub + ha + hg, other_left)
+                    else:
+                        if hg > n_lo:
+                            x = _assign_step(yst, yr, y, x[0], x[1], x[2], h_sub, ha, hg,
+                                             air_subs)
+                        y2 = y + x[0] * yst[y, S_STRIDE_S] + x[1] * yst[y, S_STRIDE_A] + x[2]
                     if p > 0.0:
-                        count = _add(where, states, probs, count,
-                                     assign(yst, yr, y, hs + hb, ha, hg, air_subs), p)
+                        count = _add(where, states, probs, count, y2, p)
     return count
+
+
+@kernel
+def _assign_counts(yst, yr, y, h_sub, h_air, h_gen, air_subs):
+    """rules.assign as casualty counts (subs, aircraft, others) of side y's state y: the
+    hits added one at a time (_assign_step), sub hits, then air hits, then general hits."""
+    x_sub = x_air = x_other = 0
+    for k in range(1, h_sub + 1):
+        x_sub, x_air, x_other = _assign_step(yst, yr, y, x_sub, x_air, x_other, k, 0, 0,
+                                             air_subs)
+    for k in range(1, h_air + 1):
+        x_sub, x_air, x_other = _assign_step(yst, yr, y, x_sub, x_air, x_other, h_sub, k, 0,
+                                             air_subs)
+    for k in range(1, h_gen + 1):
+        x_sub, x_air, x_other = _assign_step(yst, yr, y, x_sub, x_air, x_other, h_sub, h_air,
+                                             k, air_subs)
+    return x_sub, x_air, x_other
+
+
+@kernel
+def _assign_step(yst, yr, y, x_sub, x_air, x_other, h_sub, h_air, h_gen, air_subs):
+    """One more casualty of the greedy of rules.assign: (x_sub, x_air, x_other) already
+    chosen, the caps those of h_sub, h_air, h_gen hits.  The set rules.assign picks for k + 1
+    hits is the one for k hits and one more unit, whichever hit count grows: of the three
+    categories' next units allowed under the new caps, the first in the order of losses (the
+    two caps grow by at most one each, and both new units could come before the last one
+    chosen only with more casualties than the hits allow).  Returns the new counts."""
+    cap_sub = min(yst[y, S_SUBS], h_gen + h_sub + (h_air if air_subs else 0))
+    cap_air = min(yst[y, S_AIR], h_gen + h_air)
+    rank_s = yr[yst[y, S_ROW_S] + x_sub, R_RANK] if x_sub < cap_sub else NO_RANK
+    rank_a = yr[yst[y, S_ROW_A] + x_air, R_RANK] if x_air < cap_air else NO_RANK
+    rank_n = yr[yst[y, S_ROW_N] + x_other, R_RANK] if x_other < yst[y, S_OTHER] else NO_RANK
+    if rank_s < rank_a and rank_s < rank_n:
+        return x_sub + 1, x_air, x_other
+    if rank_a < rank_n:
+        return x_sub, x_air + 1, x_other
+    if rank_n < NO_RANK:
+        return x_sub, x_air, x_other + 1
+    return x_sub, x_air, x_other
+
+
+@kernel
+def _same_fire(xst, xr, xpmf, x1, x2, subs_fire, rules):
+    """Whether side x's general fire (_fire with others_fire) is the same from its states x1
+    and x2: the same hit laws of the categories that fire and the same targets for its
+    aircraft (x1 NO_STATE: no)."""
+    if x1 == x2:
+        return True
+    if x1 == NO_STATE or air_on_subs(xst, x1, rules) != air_on_subs(xst, x2, rules):
+        return False
+    subs1 = subs_fire and xst[x1, S_SUBS] > 0
+    if subs1 != (subs_fire and xst[x2, S_SUBS] > 0):
+        return False
+    for col in range(S_ROW_S if subs1 else S_ROW_A, S_ROW_N + 1):
+        r1, r2 = xst[x1, col], xst[x2, col]
+        if r1 == r2:
+            continue
+        if (xr[r1, R_LO] != xr[r2, R_LO] or xr[r1, R_HI] != xr[r2, R_HI]
+                or xr[r1, R_STRENGTH] != xr[r2, R_STRENGTH]):
+            return False
+        for h in range(xr[r1, R_LO], xr[r1, R_HI] + 1):
+            if xpmf[r1, h] != xpmf[r2, h]:
+                return False
+    return True
 
 
 @kernel
@@ -221,6 +306,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     stay = 0.0
     w = m
     result = 0.0
+    n_a2 = n_d2 = 0
+    last_a1 = last_d1 = last_fa = last_fd = NO_STATE  # what the lists at level 2 are of
     for t in range(-1, n_a1 * n_d1):
         if t == first or (t < 0 and first < 0):
             continue
@@ -233,34 +320,53 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
         # who fires in general fire: those left after the strikes, or all of them
         fa = a if fires_back(ast, a, rules) else a1
         fd = d if fires_back(dst, d, rules) else d1
-        n_d2 = _fire(ast, ar, apmf, fa, not a_strike, yes, air_on_subs(ast, fa, rules),
-                     bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
-        n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
-                     one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
+        # each side's general fire, unless the previous strike outcome left the same target
+        # under the same fire (e.g. strike hits on units that do not fire): its list stands
+        if d1 != last_d1 or not _same_fire(ast, ar, apmf, last_fa, fa, not a_strike, rules):
+            _clear(wd[2], wd[3], n_d2)
+            n_d2 = _fire(ast, ar, apmf, fa, not a_strike, yes, air_on_subs(ast, fa, rules),
+                         bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
+            last_d1, last_fa = d1, fa
+        if a1 != last_a1 or not _same_fire(dst, dr, dpmf, last_fd, fd, not d_strike, rules):
+            _clear(wa[2], wa[3], n_a2)
+            n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
+                         one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
+            last_a1, last_fd = a1, fd
         if (t < 0 and wa[2, a] != NO_STATE and wd[2, d] != NO_STATE
                 and not (lone and in_battle(ast, a))):
             stay = p1 * pa[1, wa[2, a]] * pd[1, wd[2, d]]
             if closed and mode == SPREAD:
                 w = m / (1.0 - stay)
+        d_list, d_prob = wd[3], pd[1]
         for k in range(n_a2):
             a2 = wa[3, k]
             retreats = lone and in_battle(ast, a2)
+            # (a, d) itself is left out of the closed form; only a2 == a can reach it
+            skip = d if closed and a2 == a and not retreats else NO_STATE
+            if mode == GATHER:
+                if not retreats:
+                    pk = p1 * pa[1, k]
+                    v_row = value[a2]
+                    for n in range(n_d2):
+                        if d_list[n] != skip:
+                            result += pk * d_prob[n] * v_row[d_list[n]]
+                continue
+            wk = w * p1 * pa[1, k]
+            if retreats:
+                for n in range(n_d2):
+                    q = wk * d_prob[n]
+                    if q > eps:
+                        result += q
+                        _finish(VALUES[RETREAT], q, a2, d_list[n], rounds, ast, out)
+                continue
+            row = mass[a2 - a_base]
             for n in range(n_d2):
-                d2 = wd[3, n]
-                p = p1 * pa[1, k] * pd[1, n]
-                if closed and a2 == a and d2 == d and not retreats:
-                    continue
-                if mode == GATHER:
-                    if not retreats:
-                        result += p * value[a2, d2]
-                elif w * p > eps:
-                    result += w * p
-                    if retreats:
-                        _finish(VALUES[RETREAT], w * p, a2, d2, rounds, ast, out)
-                    else:
-                        mass[a2 - a_base, d2] += w * p
-        _clear(wd[2], wd[3], n_d2)
-        _clear(wa[2], wa[3], n_a2)
+                q = wk * d_prob[n]
+                if q > eps and d_list[n] != skip:
+                    result += q
+                    row[d_list[n]] += q
+    _clear(wd[2], wd[3], n_d2)
+    _clear(wa[2], wa[3], n_a2)
     _clear(wd[0], wd[1], n_d1)
     _clear(wa[0], wa[1], n_a1)
     return result, stay, w
