@@ -87,6 +87,14 @@ from .tables import (
 
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
 STATE_EPS = 1e-16  # states holding less probability are not played on (mass reported)
+# Big battles: their mass lives on a narrow band of states; within a budget of PRUNE_BUDGET
+# (probability, reported as pruned) states below PRUNE_STATE_EPS are not played on and each
+# round leaves out up to PRUNE_TAIL_EPS in the tails of the hit laws (land fast path).
+PRUNING = True  # False: exact to TRANSITION_EPS / STATE_EPS at every size (tests compare)
+PRUNE_PAIRS = 200_000  # state pairs from which a battle is pruned within the budget
+PRUNE_BUDGET = 1e-10
+PRUNE_STATE_EPS = 1e-13
+PRUNE_TAIL_EPS = 1e-15
 MOVE, END, PLAY = 0, 1, 2  # what _enter decides
 SPREAD, GATHER = 0, 1  # what _transition does
 
@@ -424,18 +432,37 @@ def _finish(outcome, m, a, d, rounds, ast, out):
 
 
 @kernel
-def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps, out, rounds):
+def _kept_range(cum_row, lo, hi, allow):
+    """The hit counts lo'..hi' of lo..hi that are played when each tail of the law (running
+    sums cum_row) may leave out at most `allow` probability."""
+    base = cum_row[lo - 1] if lo > 0 else 0.0
+    while lo < hi and cum_row[lo] - base <= allow:
+        lo += 1
+    top = cum_row[hi]
+    while hi > lo and top - cum_row[hi - 1] <= allow:
+        hi -= 1
+    return lo, hi
+
+
+@kernel
+def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps, tail, out,
+          rounds):
     """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base).
     closed: the closed-form sweep: the "nothing changes" part stays out and the rest moves
     with weight w = m / (1 - its probability); else the round is played on its own (w = m).
-    Returns (mass moved, w)."""
+    tail: probability the round may leave out in the tails of both sides' hit laws (land fast
+    path; 0: none).  Returns (mass moved, w)."""
     ast, ar, apmf, acum = A
-    dst, dr, dpmf = D.states, D.rows, D.pmf
+    dst, dr, dpmf, dcum = D
     if rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
         w = m / (1.0 - apmf[a, 0] * dpmf[d, 0]) if closed else m
+        # four tails, each within a quarter (tail 0: only hit counts of no probability go)
+        allow = max(tail, 0.0) / (4.0 * w)
+        a_lo, a_hi = _kept_range(acum[a], ar[a, R_LO], ar[a, R_HI], allow)
+        d_lo, d_hi = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], allow)
         return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
-                            d + dst[d, S_OTHER], w, apmf[a], acum[a], ar[a, R_LO], ar[a, R_HI],
-                            dpmf[d], dr[d, R_LO], dr[d, R_HI], eps, not closed), w
+                            d + dst[d, S_OTHER], w, apmf[a], acum[a], a_lo, a_hi,
+                            dpmf[d], d_lo, d_hi, eps, not closed), w
     moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
                               closed, mass, scratch, eps, out, rounds)
     return moved, w
@@ -510,28 +537,39 @@ def _solve_block(b, phase, battle, out, explicit):
         check_retreat = False
         rounds_played = rounds_hist.shape[0]
         explicit = 0
+    # the block's share of the pruning budget: the shares of all blocks of both phases add up
+    # to at most battle.budget, whatever the threads
+    start = 0.0
+    for d in range(n_d):
+        start += mass[0, d]
+    budget = battle.budget * (start + 1.0 / ab.shape[0]) / 4.0
+    spent = np.zeros(1)
     while rounds_played < explicit:
         after = np.zeros((size, n_d))
         _sweep_round(battle, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
-                     first_round if rounds_played == 0 else one, out, scratch)
+                     first_round if rounds_played == 0 else one, out, scratch, spent, budget)
         mass = after
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within `mass` itself
     _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one, out,
-                 scratch)
+                 scratch, spent, budget)
 
 
 @kernel
 def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
-                 scratch):
+                 scratch, spent, budget):
     """Play one round from every state of a block (mass rows: attacker state - base) into
     target; states that end the battle are finished, states that only move (losses without
     dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
-    (bombardment) or battle.one; closed: see _play."""
+    (bombardment) or battle.one; closed: see _play.  Pruning: states below battle.state_eps
+    are dropped, and within the block's budget (probability; spent[0] so far, all pruning
+    counted) states below battle.prune_eps and tails of hit laws of up to battle.tail_eps a
+    state (_play)."""
     A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
     ast, dst, remainder = A.states, D.states, retreat.remainder
-    eps, state_eps = battle.eps, battle.state_eps
+    eps, state_eps, prune_eps, tail_eps = (battle.eps, battle.state_eps, battle.prune_eps,
+                                           battle.tail_eps)
     totals = out.totals
     for k in range(mass.shape[0]):
         for d in range(mass.shape[1]):
@@ -544,13 +582,16 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 mass[a2 - base, d2] += m  # units lost without dice, subs submerged
             elif kind == END:
                 _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
-            elif m < state_eps:
+            elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
                 totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
+                spent[0] += m
             else:
+                tail = min(tail_eps, budget - spent[0])
                 kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, closed,
-                                scratch, eps, out, rounds_played + 1)
+                                scratch, eps, tail, out, rounds_played + 1)
                 totals[TOTAL_ROUNDS] += w
                 totals[TOTAL_PRUNED] += m - kept
+                spent[0] += m - kept
 
 
 @kernel
@@ -620,19 +661,44 @@ def _battle(compiled) -> ExactBattle:
     return ExactBattle(ExactSide(att.states, att.rows, att.pmf, att.cdf),
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
-                       np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS)
+                       np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS,
+                       *_pruning(compiled))
+
+
+def _pruning(compiled) -> tuple[float, float, float]:
+    """(prune_eps, tail_eps, budget) of tables.ExactBattle: pruning within PRUNE_BUDGET for a
+    battle of PRUNE_PAIRS state pairs or more (PRUNING switches it off), none below (their
+    answers stay exact to about 1e-15)."""
+    pairs = compiled.attacker.n_states * compiled.defender.n_states
+    if not PRUNING or pairs < PRUNE_PAIRS:
+        return 0.0, 0.0, 0.0
+    return PRUNE_STATE_EPS, PRUNE_TAIL_EPS, PRUNE_BUDGET
 
 
 def seconds_estimate(compiled) -> float:
     """Rough seconds of an exact solve with compiled kernels on two cores: state pairs times
     their cost a round (land: the rectangle of both sides' hit counts; the general round: both
-    sides' hit combinations, each one assignment).  Calibrated on benchmarks/bench_engine.py's
-    battles; meant for choosing a method, within a factor of a few."""
+    sides' hit combinations, each one assignment, and their product), times the share of the
+    pairs a big battle reaches (_band_share).  Calibrated on land and sea battles of 20 to 300
+    units a side (benchmarks/bench_big.py's, one machine); meant for choosing a method,
+    within a factor of a few."""
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
+    band = _band_share(pairs / len(att.blocks))
+    mean_a, mean_d = att.mean_hit_combinations, dfn.mean_hit_combinations
     if compiled.rules[RU_SIMPLE]:
-        return pairs * (1e-7 + 2e-10 * att.mean_hit_combinations * dfn.mean_hit_combinations)
-    return pairs * (1e-7 + 4e-9 * (att.mean_hit_combinations + dfn.mean_hit_combinations))
+        return pairs * band * (1e-7 + 2e-10 * mean_a * mean_d)
+    return pairs * band * (1e-7 + 4e-9 * (mean_a + mean_d) + 2e-10 * mean_a * mean_d)
+
+
+BAND_PAIRS = 8000  # state pairs of a block beyond which a battle's mass keeps to a band
+
+
+def _band_share(block_pairs: float) -> float:
+    """The share of a block's state pairs the solve plays on: all of a small block, less of a
+    big one, whose mass keeps to a band around the likely course of the battle (fitted:
+    (BAND_PAIRS / pairs) ** 0.85)."""
+    return min(1.0, (BAND_PAIRS / max(block_pairs, 1.0)) ** 0.85)
 
 
 _python_seconds = [0.0]  # estimated time this process has spent in plain-Python solves
