@@ -14,6 +14,7 @@ _PUBLIC = {
     "Battle": "api",
     "make_battle": "api",
     "simulate": "api",
+    "solve_many": "batch",
     "set_threads": "api",
     "thread_count": "api",
     "format_army": "army",
@@ -44,6 +45,7 @@ __all__ = [
     "read_game",
     "set_threads",
     "simulate",
+    "solve_many",
     "sweep",
     "thread_count",
 ]
@@ -52,6 +54,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .api import Battle, make_battle, set_threads, simulate, thread_count
     from .army import format_army, parse_army
+    from .batch import solve_many
     from .errors import BattleInputError
     from .planner import plan
     from .raids import RaidResult, raid

@@ -9,6 +9,8 @@ threads, kernels/jit.py, which a forked worker starts afresh), so forking is saf
 
 from battlecalc import simulate
 from battlecalc.kernels import jit
+from battlecalc.sweeper import WARM_BATTLE, solve_rows
 
 jit.compiled()  # small battles run in Python until the kernels are compiled: load them now
 simulate(rules="revised", attacker="1 infantry", defender="1 infantry", method="exact")
+solve_rows([WARM_BATTLE])  # and the batch kernel, which the sweep's chunks go through

@@ -9,12 +9,13 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from .compile import compile_battle
+from .compile import build_side, compile_battle
 from .errors import BattleInputError
 from .formula.engine import run_formula
 from .kernels.common import RU_SIMPLE
@@ -28,6 +29,7 @@ from .kernels.exact import (
 from .kernels.jit import set_threads, thread_count  # noqa: F401  (re-exported)
 from .kernels.montecarlo import ROUNDS_BINS, run_monte_carlo
 from .results import Result, build_result
+from .rules import load_rules
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
     DEFAULT_TRIALS,
     FORMULA_OPTIONS,
@@ -41,6 +43,8 @@ from .spec import (  # noqa: F401  (re-exported: the public constants and spec o
     check_waves,
     make_battle,
     simulate_spec,
+    spec_key,
+    warnings_issued,
 )
 
 # The exact solver's cost is estimated before it runs (kernels.exact.seconds_estimate): `auto`
@@ -81,6 +85,49 @@ def _with_win_values(compiled, seconds: float, progress):
     compiled = dataclasses.replace(compiled, retreat=retreat)
     fill_win_values(compiled, seconds, progress)
     return compiled
+
+
+# Plans: a battle given as plain data (spec.spec_key) is checked and compiled once; simulate
+# with the same arguments again solves it again from the same tables (no answer is kept).
+# At most MAX_PLANS (the oldest go first), each of at most PLAN_STATES states (both sides: a
+# larger battle's solve dwarfs checking and compiling it, and its tables are large: the plans
+# hold at most a few hundred MB of tables, usually far less).
+MAX_PLANS = 256
+PLAN_STATES = 2_000
+_plans: dict = {}
+_plans_lock = threading.Lock()
+
+
+def _plan(arguments: dict):
+    """(battle, run spec, compiled tables or None) of simulate's arguments: kept, or
+    checked (and for a dice battle compiled) now."""
+    key = spec_key(arguments)
+    plan = None if key is None else _plans.get(key)
+    # valid while the edition id names the same Ruleset (tests put other rules in its place)
+    if plan is not None and load_rules(arguments["rules"]) is plan[0]:
+        return plan[1:]
+    warned = warnings_issued()
+    battle, run = simulate_spec(arguments)
+    formula = isinstance(battle, FormulaSpec)
+    compiled = None if formula else compile_battle(battle)
+    plan = (battle.ruleset if formula else battle.rules, battle, run, compiled)
+    # kept only where checking warned of nothing (a kept plan would not warn again)
+    if key is not None and warnings_issued() == warned and (
+            compiled is None
+            or compiled.attacker.n_states + compiled.defender.n_states <= PLAN_STATES):
+        with _plans_lock:
+            while len(_plans) >= MAX_PLANS:
+                del _plans[next(iter(_plans))]
+            _plans[key] = plan
+    return plan[1:]
+
+
+def forget_compiled() -> None:
+    """Drop every kept plan (checked, compiled battle) and side table: the next call checks
+    and compiles as for a battle never seen (tests; benchmarks of fresh battles)."""
+    with _plans_lock:
+        _plans.clear()
+    build_side.cache_clear()
 
 
 def simulate(
@@ -153,21 +200,23 @@ def simulate(
                    if k not in ("waves", "counterattack", "formula_options")}
         return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
     started = time.perf_counter()
-    battle, run = simulate_spec(arguments)
-    if isinstance(battle, FormulaSpec):
+    battle, run, compiled = _plan(arguments)
+    if compiled is None:
         return run_formula(battle, run, started)
-    return solve(battle, run, started)
+    return solve(battle, run, started, compiled)
 
 
-def solve(battle: Battle, run: RunSpec, started: float | None = None) -> Result:
+def solve(battle: Battle, run: RunSpec, started: float | None = None,
+          compiled=None) -> Result:
     """The engine under :func:`simulate`: compile a checked dice battle, pick the method, run
     the exact solver or the Monte Carlo kernel and build its :class:`Result`.  `started`:
-    the clock (time.perf_counter) that the result's elapsed_s counts from (default: now).
+    the clock (time.perf_counter) that the result's elapsed_s counts from (default: now);
+    compiled: the battle's tables when the caller has them (compile_battle(battle)).
 
     battlecalc.waves solves each battle of a sequence through this function, which
     :func:`simulate` hands it (waves imports nothing from this module: no import circle)."""
     started = time.perf_counter() if started is None else started
-    compiled = compile_battle(battle)
+    compiled = compile_battle(battle) if compiled is None else compiled
     seconds = seconds_estimate(compiled)
     pairs = compiled.attacker.n_states * compiled.defender.n_states
     below = compiled.retreat_below is not None

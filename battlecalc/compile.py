@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -184,7 +185,13 @@ class CompiledBattle:
 
     def retreat_tables(self) -> RetreatTables:
         """The retreat policy as the kernels take it ("never" where the battle has none)."""
-        return self.retreat or RetreatTables(
+        return self.retreat or self._never_retreat
+
+    @functools.cached_property
+    def _never_retreat(self) -> RetreatTables:
+        # built once per battle: no kernel writes these (only fill_win_values writes a
+        # win_value, that of a --retreat-below policy)
+        return RetreatTables(
             np.zeros(RETREAT_COLS, dtype=np.int64), NO_THRESHOLD, np.zeros((1, 1)),
             np.full(self.attacker.n_states, FULL_RETREAT, dtype=np.int64))
 
@@ -195,7 +202,7 @@ class CompiledBattle:
             return None
         return self.retreat.below
 
-    @property
+    @functools.cached_property
     def has_partial_retreat(self) -> bool:
         """Some retreat leaves units behind (an amphibious assault's landed units): the
         attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
@@ -315,12 +322,16 @@ def build_side(spec: _SideSpec) -> Side:
              for _, force, _, _ in spec.blocks]
     row_of = [[0, 0, 0] for _ in walks]
     pmf_rows, ranks, strengths, row_flags = [], [], [], []
+    fire = {}  # force -> _row(force): the empty force ends every walk, blocks share forces
     for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
         for b, block_walks in enumerate(walks):
             for cat in cats:
                 row_of[b][cat] = len(pmf_rows)
                 for k, force in enumerate(block_walks[cat].forces):
-                    pmf, power, flags = _row(force, spec)
+                    key = tuple(force.items())
+                    if key not in fire:
+                        fire[key] = _row(force, spec)
+                    pmf, power, flags = fire[key]
                     pmf_rows.append(pmf)
                     strengths.append(power)
                     row_flags.append(flags)
@@ -486,6 +497,17 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_uni
             for key, prob in outcomes.items()]
 
 
+@functools.lru_cache(maxsize=4096)
+def _aa_outcomes(attacker: tuple, guns: tuple, a_rules, d_rules, ruleset, attacker_order,
+                 dice_model: str, die_size: int) -> tuple:
+    """aa_blocks of a battle, kept for the next battle with the same aircraft and guns
+    (battles in bulk: battlecalc.batch): the attacker and the defender's AA guns as (unit,
+    count) items in the edition's order, the outcomes as (probability, force items)."""
+    return tuple((prob, tuple(force.items())) for prob, force in aa_blocks(
+        dict(attacker), dict(guns), a_rules, d_rules.units, ruleset.flags, attacker_order,
+        dice_model, die_size))
+
+
 def _compositions(total: int, caps: list[int]):
     """All ways to write `total` as a sum of len(caps) parts with 0 <= part_i <= caps[i]."""
     if not caps:
@@ -549,8 +571,11 @@ def _force_key(force: dict[str, int]) -> tuple:
     return tuple(sorted((n, c) for n, c in force.items() if c))
 
 
-def compile_battle(battle) -> CompiledBattle:
-    """Both sides' tables for a validated battle (api.Battle)."""
+def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> CompiledBattle:
+    """Both sides' tables for a validated battle (api.Battle).  build: what builds (or finds)
+    a side's tables from its _SideSpec (default build_side and its cache; battlecalc.batch
+    passes a larger cache of small sides)."""
+    build = build or build_side
     a_rules, d_rules = battle.attacker_rules, battle.defender_rules
     a_units, d_units = a_rules.units, d_rules.units
     flags = battle.rules.flags
@@ -568,8 +593,10 @@ def compile_battle(battle) -> CompiledBattle:
     d_submerge = submerge_possible and battle.defender_submerge != "never"
     blocks = [(1.0, battle.attacker)]
     if not battle.sea:
-        blocks = aa_blocks(battle.attacker, battle.defender, a_rules, d_units, flags,
-                           battle.attacker_order, dice_model, die_size)
+        guns = tuple((n, c) for n, c in battle.defender.items() if d_units[n].is_aa)
+        blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
+            tuple(battle.attacker.items()), guns, a_rules, d_rules, battle.rules,
+            battle.attacker_order, dice_model, die_size)]
     a_blocks = tuple(
         (prob, _force_key(force),
          sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
@@ -579,12 +606,12 @@ def compile_battle(battle) -> CompiledBattle:
                        dice_model)
     d_spec = _SideSpec(d_rules, "defense", battle.defender_order, d_split, d_submerge,
                        ((1.0, _force_key(battle.defender), 0, None),), dice_model)
-    attacker, defender = build_side(a_spec), build_side(d_spec)
+    attacker, defender = build(a_spec), build(d_spec)
     if battle.bombard and not d_split[1] and not _ground_first(defender, d_units,
                                                                len(bombard.pmf) - 1):
         d_split = (d_subs, True)
         d_spec = replace(d_spec, split=d_split)
-        defender = build_side(d_spec)
+        defender = build(d_spec)
     if battle.bombard and not bombard.return_fire:
         defender = _bombarded_start(defender, bombard)
     simple = not (battle.sea or any(a_split) or any(d_split))

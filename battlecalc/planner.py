@@ -82,7 +82,7 @@ from .errors import BattleInputError, quoted
 from .options import BATTLE_OPTIONS
 from .results import Result, rows_csv
 from .rules import Ruleset, load_rules
-from .spec import army_counts, check_flag, check_int, check_order
+from .spec import army_counts, check_flag, check_int, check_order, fresh_seed
 
 GOAL_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
@@ -449,7 +449,7 @@ def plan(
         if not opponent:
             raise BattleInputError("--defend needs the attacking army: give --attacker")
     if seed is None:  # one seed for every force, reported when Monte Carlo is used
-        seed = int(np.random.SeedSequence().entropy % (2**63))
+        seed = fresh_seed()
     names = list(pool_counts)
     caps = [pool_counts[n] for n in names]
     costs = [ruleset.units[n].cost for n in names]

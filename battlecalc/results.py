@@ -184,6 +184,16 @@ class ResultViews:
 def _grouped(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys (values, or rows of a 2-D array) ascending, and each one's weight."""
     if keys.ndim == 1:
+        if keys.dtype.kind in "iu" and len(keys):
+            # whole numbers in a short range (IPC): counted by value, without np.unique's sort
+            # (the same sums: bincount adds each group's weights in the order they come)
+            lo = keys.min()
+            span = int(keys.max() - lo) + 1
+            if span <= 4 * len(keys) + 64:
+                offset = keys - lo
+                present = np.flatnonzero(np.bincount(offset, minlength=span))
+                return ((present + lo).astype(keys.dtype, copy=False),
+                        np.bincount(offset, weights=weights, minlength=span)[present])
         unique, inverse = np.unique(keys, return_inverse=True)
         return unique, np.bincount(inverse, weights=weights, minlength=len(unique))
     # rows sorted first column first (what np.unique(axis=0) does, without its slow
@@ -222,6 +232,28 @@ class FinalLaw:
     swing_sum: float
     swing_sq_sum: float
     pruned: float
+
+    @classmethod
+    def of_joint(cls, joint: np.ndarray | None, att_ipc: np.ndarray, dfn_ipc: np.ndarray,
+                 **fields) -> FinalLaw:
+        """An exact solver's law, its swing fields from the joint final law joint[Fa, Fd]
+        (None: not kept; then swing None and both sums 0.0) and each side's IPC lost per
+        state, built on first use (most callers never read them)."""
+        if joint is None:
+            return cls(**fields, swing=None, swing_sum=0.0, swing_sq_sum=0.0)
+        law = cls.__new__(cls)
+        law.__dict__.update(fields, _joint=(joint, att_ipc, dfn_ipc))
+        return law
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for the swing fields of_joint left for later
+        source = self.__dict__.get("_joint")
+        if source is None or name not in ("swing", "swing_sum", "swing_sq_sum"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        swing = swing_of_joint(*source)
+        self.__dict__.update(swing=swing, swing_sum=float(swing[0] @ swing[1]),
+                             swing_sq_sum=float((swing[0] * swing[0]) @ swing[1]))
+        return self.__dict__[name]
 
 
 def swing_of_joint(joint: np.ndarray, att_ipc: np.ndarray, dfn_ipc: np.ndarray):
@@ -320,12 +352,26 @@ class Result(ResultViews):
     ci95: dict[str, tuple[float, float]]
     pruned: float | None
     elapsed_s: float
-    all_units: tuple[str, ...] = field(default=(), repr=False)
-    attacker_law: SideLaw | None = field(default=None, repr=False)
-    defender_law: SideLaw | None = field(default=None, repr=False)
-    attacker_size: int = field(default=0, repr=False)  # units the attacker starts with
-    rounds_law: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
-    swing_law: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    all_units: tuple[str, ...] = field(repr=False)
+    attacker_law: SideLaw | None = field(repr=False)
+    defender_law: SideLaw | None = field(repr=False)
+    attacker_size: int = field(repr=False)  # units the attacker starts with
+    rounds_law: tuple[np.ndarray, np.ndarray] | None = field(repr=False)
+    swing_law: tuple[np.ndarray, np.ndarray] | None = field(repr=False)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for an attribute not set yet: a field build_result left to _Pending
+        pending = self.__dict__.get("_pending")
+        if pending is None or name not in _LAZY_FIELDS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        pending.fill(self.__dict__, name)
+        return self.__dict__[name]
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled with every field built (the tables _Pending holds stay behind)
+        for name in _LAZY_FIELDS:
+            getattr(self, name)
+        return {k: v for k, v in self.__dict__.items() if k != "_pending"}
 
     # the DataFrames, built on first use (see the class docstring)
     attacker_distribution = cached_property(lambda self: self.attacker_law.frame())
@@ -480,41 +526,95 @@ def _mean_stderr(counts: np.ndarray, per_state: np.ndarray, n: float) -> float:
     return math.sqrt(max(second - mean * mean, 0.0) / n)
 
 
-def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
-                 started: float) -> Result:
-    """Turn a solver's FinalLaw (probabilities, or counts out of `trials`) into a Result."""
-    att, dfn = tables.attacker, tables.defender
-    exact = method == "exact"
+# A Result builds the fields below on first use (Result.__getattr__, from a _Pending): a caller
+# reading the odds pays for no law, no dict and no text it never reads.  Only for battles of
+# up to LAZY_STATES states (both sides together) and LAZY_PAIRS state pairs (the exact joint
+# law the swing comes from): what a _Pending holds stays small, and a larger battle's solve
+# dwarfs building them at once.
+_LAZY_FIELDS = ("attacker", "defender", "policies", "attacker_survivors", "defender_survivors",
+                "stderr", "ci95", "all_units", "attacker_law", "defender_law", "attacker_size",
+                "rounds_law", "swing_law")
+LAZY_STATES = 1024
+LAZY_PAIRS = 16_384
+
+
+class _Pending:
+    """What build_result leaves for later: the battle, its tables and the solver's FinalLaw,
+    from which :meth:`fill` builds a Result's lazy fields, each exactly as when built at once."""
+
+    __slots__ = ("battle", "tables", "law", "exact", "values", "_present")
+
+    def __init__(self, battle, tables, law: FinalLaw, exact: bool, values: dict[str, float]):
+        self.battle, self.tables, self.law, self.exact = battle, tables, law, exact
+        self.values = values  # the outcome probabilities (stderr and ci95 are built from them)
+        self._present = None
+
+    def present(self) -> tuple[list[str], list[str]]:
+        """Each side's units that can be survivors (_present_units)."""
+        if self._present is None:
+            battle = self.battle
+            self._present = (_present_units(battle.attacker, battle.attacker_rules),
+                             _present_units(battle.defender, battle.defender_rules))
+        return self._present
+
+    def fill(self, into: dict[str, Any], name: str) -> None:
+        """Put field `name` (and any built with it) into a Result's __dict__ `into`."""
+        battle, law = self.battle, self.law
+        n = law.total
+        if name in ("attacker", "defender"):
+            into[name] = format_army(getattr(battle, name))
+        elif name == "policies":
+            into[name] = _policies(battle, self.tables)
+        elif name in ("attacker_survivors", "defender_survivors"):
+            attacker = name == "attacker_survivors"
+            side = self.tables.attacker if attacker else self.tables.defender
+            final = (law.a_final if attacker else law.d_final) / n
+            names = list(self.tables.attacker.unit_names)
+            into[name] = {u: float(final @ side.survivors[:, names.index(u)])
+                          for u in self.present()[0 if attacker else 1]}
+        elif name in ("stderr", "ci95"):
+            into["stderr"], into["ci95"] = _statistics(self.values, self.tables, law, self.exact)
+        elif name == "all_units":
+            into[name] = tuple(battle.rules.units)
+        elif name in ("attacker_law", "defender_law"):
+            attacker = name == "attacker_law"
+            into[name] = SideLaw.of(self.tables.attacker if attacker else self.tables.defender,
+                                    law.a_final if attacker else law.d_final,
+                                    self.present()[0 if attacker else 1], n)
+        elif name == "attacker_size":
+            into[name] = sum(battle.attacker.values())
+        elif name == "rounds_law":
+            hist = law.rounds_hist
+            into[name] = None if hist is None else (np.arange(len(hist)), hist / n)
+        elif name == "swing_law":
+            into[name] = None if law.swing is None else (law.swing[0], law.swing[1] / n)
+
+
+def _statistics(values: dict[str, float], tables, law: FinalLaw, exact: bool):
+    """A Result's stderr and ci95: of the outcome probabilities `values`, and the standard
+    errors of the means (zero when exact)."""
     n = law.total
-    a_final, d_final = law.a_final / n, law.d_final / n
-    mean_rounds = law.mean_rounds
-    a_present = _present_units(battle.attacker, battle.attacker_rules)
-    d_present = _present_units(battle.defender, battle.defender_rules)
-    names = list(att.unit_names)
-    a_ipc = float(a_final @ att.ipc_lost)
-    d_ipc = float(d_final @ dfn.ipc_lost)
-    values = {key: float(law.outcomes[i] / n) for i, key in enumerate(OUTCOME_KEYS)}
-    values["takes_territory"] = float(law.takes / n)
     stderr, ci95 = proportion_statistics(values, None if exact else int(n))
     if exact:
         stderr.update(dict.fromkeys(
             ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds"), 0.0))
     else:
-        stderr["attacker_ipc_loss"] = _mean_stderr(law.a_final, att.ipc_lost, n)
-        stderr["defender_ipc_loss"] = _mean_stderr(law.d_final, dfn.ipc_lost, n)
+        stderr["attacker_ipc_loss"] = _mean_stderr(law.a_final, tables.attacker.ipc_lost, n)
+        stderr["defender_ipc_loss"] = _mean_stderr(law.d_final, tables.defender.ipc_lost, n)
         swing_mean = law.swing_sum / n
         stderr["tuv_swing"] = math.sqrt(max(law.swing_sq_sum / n - swing_mean**2, 0.0) / n)
         hist = law.rounds_hist
         rounds = np.arange(len(hist), dtype=np.float64)
         stderr["mean_rounds"] = math.sqrt(
-            max(float(hist @ (rounds * rounds)) / n - mean_rounds**2, 0.0) / n)
-    hist = law.rounds_hist
-    rounds_law = None if hist is None else (np.arange(len(hist)), hist / n)
-    swing_law = None if law.swing is None else (law.swing[0], law.swing[1] / n)
+            max(float(hist @ (rounds * rounds)) / n - law.mean_rounds**2, 0.0) / n)
+    return stderr, ci95
 
-    # the same keys for every battle, so CSV rows of one edition share a header
+
+def _policies(battle, tables) -> dict[str, Any]:
+    """The policies of a battle: the same keys for every battle, so CSV rows of one edition
+    share a header."""
     bombardment, retreat = getattr(tables, "bombardment", None), battle.retreat
-    policies = {
+    return {
         "landing": dict(battle.landing),
         "bombard": dict(bombardment.fired) if bombardment else {},
         "bombard_unused": dict(bombardment.unused) if bombardment else {},
@@ -526,19 +626,30 @@ def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
         "retreat_when_only_air": retreat.only_air, "retreat_below": retreat.below,
         "strafe": retreat.strafe, "dice": battle.dice,
     }
-    return Result(
-        battle.rules.id, method, trials, seed, format_army(battle.attacker),
-        format_army(battle.defender), battle.sea, battle.attacker_tech, battle.defender_tech,
-        policies, **values, mean_rounds=mean_rounds, attacker_ipc_loss=a_ipc,
-        defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc,
-        attacker_survivors={u: float(a_final @ att.survivors[:, names.index(u)])
-                            for u in a_present},
-        defender_survivors={u: float(d_final @ dfn.survivors[:, names.index(u)])
-                            for u in d_present},
-        stderr=stderr, ci95=ci95, pruned=law.pruned if exact else None,
-        elapsed_s=time.perf_counter() - started, all_units=tuple(battle.rules.units),
-        attacker_law=SideLaw.of(att, law.a_final, a_present, n),
-        defender_law=SideLaw.of(dfn, law.d_final, d_present, n),
-        attacker_size=sum(battle.attacker.values()),
-        rounds_law=rounds_law, swing_law=swing_law,
-    )
+
+
+def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
+                 started: float) -> Result:
+    """Turn a solver's FinalLaw (probabilities, or counts out of `trials`) into a Result: the
+    odds at once, the rest on first use (_LAZY_FIELDS; at once for a larger battle)."""
+    att, dfn = tables.attacker, tables.defender
+    exact = method == "exact"
+    n = law.total
+    a_ipc = float(law.a_final / n @ att.ipc_lost)
+    d_ipc = float(law.d_final / n @ dfn.ipc_lost)
+    values = dict(zip(OUTCOME_KEYS, (law.outcomes / n).tolist(), strict=True))
+    values["takes_territory"] = float(law.takes / n)
+    result = Result.__new__(Result)
+    result.__dict__.update(
+        rules=battle.rules.id, method=method, trials=trials, seed=seed, sea=battle.sea,
+        attacker_tech=battle.attacker_tech, defender_tech=battle.defender_tech, **values,
+        mean_rounds=law.mean_rounds, attacker_ipc_loss=a_ipc, defender_ipc_loss=d_ipc,
+        tuv_swing=d_ipc - a_ipc, pruned=law.pruned if exact else None,
+        _pending=_Pending(battle, tables, law, exact, values))
+    n_a, n_d = len(att.ipc_lost), len(dfn.ipc_lost)
+    if n_a + n_d > LAZY_STATES or n_a * n_d > LAZY_PAIRS:
+        for name in _LAZY_FIELDS:
+            getattr(result, name)
+        del result.__dict__["_pending"]
+    result.elapsed_s = time.perf_counter() - started
+    return result

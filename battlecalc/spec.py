@@ -14,7 +14,7 @@ import numbers
 import secrets
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, astuple, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
@@ -33,10 +33,18 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     read,
 )
 from .orders import PRESETS, LossOrder, parse_loss_order
-from .rules import Ruleset, load_rules, tech_affects
+from .rules import Ruleset, list_editions, load_rules, tech_affects
 
 MAX_TRIALS = 10_000_000_000
 MAX_SEED = 2**63 - 1
+
+
+def fresh_seed() -> int:
+    """A random seed for a run that was given none (0..MAX_SEED; drawn here only, reported
+    with the result so the run can be repeated)."""
+    return secrets.randbits(MAX_SEED.bit_length())
+
+
 LOSS_ORDER_PRESETS = PRESETS
 MAX_RETREAT_ROUND = 1000  # retreat_after: a battle this long has no measurable probability
 DEFAULT_EXCHANGE_CAP = 100
@@ -158,7 +166,7 @@ class RunSpec:
 
     def mc_seed(self) -> int:
         """The seed a Monte Carlo run uses."""
-        return secrets.randbits(63) if self.seed is None else self.seed
+        return fresh_seed() if self.seed is None else self.seed
 
 
 def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = None,
@@ -195,7 +203,8 @@ class Retreat:
     strafe: int | None = None
 
     def __bool__(self) -> bool:
-        return any(v is not None and v is not False for v in astuple(self))
+        return any(v is not None and v is not False
+                   for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
 
 
 def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: int,
@@ -353,20 +362,33 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                                       "defense", aa_last=bool(aa_last))
     retreat = check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values()))
     if retreat and landing_army and not _may_withdraw(ruleset, a_army, overland):
-        warnings.warn(BattleInputWarning(_NO_AMPHIBIOUS_RETREAT[
-            ruleset.flags["amphibious_retreat"]].format(edition=ruleset.id)), stacklevel=2)
+        _warn(_NO_AMPHIBIOUS_RETREAT[ruleset.flags["amphibious_retreat"]].format(
+            edition=ruleset.id))
         retreat = Retreat()  # it can never happen: the battle is fought to the end
     for side, techs, army, role in (("attacker", a_tech, {**a_army, **bombard_army}, "attack"),
                                     ("defender", d_tech, d_army, "defense")):
         for tech in techs:
             if not tech_affects(ruleset, tech, army, role):
-                warnings.warn(BattleInputWarning(
-                    f"{side} technology {tech} changes nothing here: it changes no unit the "
-                    f"{side} has, in its role"), stacklevel=2)
+                _warn(f"{side} technology {tech} changes nothing here: it changes no unit "
+                      f"the {side} has, in its role")
     return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
                   defender_order.with_enemy_subs(subs["attacker"]), retreat, dice)
+
+
+_warnings_issued = [0]  # BattleInputWarnings make_battle has issued (see spec_key)
+
+
+def _warn(message: str) -> None:
+    _warnings_issued[0] += 1
+    warnings.warn(BattleInputWarning(message), stacklevel=3)
+
+
+def warnings_issued() -> int:
+    """How many BattleInputWarnings make_battle has issued in this process: a caller that
+    keeps a battle for later (api's plans) keeps only one whose checking warned of nothing."""
+    return _warnings_issued[0]
 
 
 _NO_AMPHIBIOUS_RETREAT = {
@@ -501,3 +523,53 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
     return make_battle(ruleset, **{name: args[name] for name in ("attacker", "defender", *(
         name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))},
         retreat=retreat), run
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain_key(value: Any) -> Any:
+    """A value that is not of a _PLAIN type as part of a hashable key, or _UNKEYED where it
+    has none (numpy numbers, callables, other mappings ...)."""
+    kind = type(value)
+    if kind is dict:
+        if all(type(k) is str and type(v) is int for k, v in value.items()):
+            return tuple(value.items())
+    elif kind in (list, tuple) and all(type(v) is str for v in value):
+        return tuple(value)
+    return _UNKEYED
+
+
+_UNKEYED = object()
+
+
+def spec_key(args: Mapping[str, Any]) -> tuple | None:
+    """A hashable key of :func:`simulate_spec`'s arguments that gives the same battle and run
+    spec whenever it is equal, or None: for plain data only (text, whole numbers, floats,
+    bools, None, {unit: count} dicts, lists of names), a shipped edition's id as `rules`, no
+    progress hook and no formula options (a caller may keep what simulate_spec returned for
+    such a key: battlecalc.api's plans).  Each value's type is part of the key: True and 1,
+    1 and 1.0 stay apart."""
+    if args["progress"] is not None or args["formula_options"]:
+        return None
+    rules = args["rules"]
+    if type(rules) is not str or rules not in _shipped_editions():
+        return None  # a path names a file that may change
+    values = [value for name, value in args.items() if name != "formula_options"]
+    kinds = tuple(map(type, values))
+    if not _PLAIN.issuperset(kinds):
+        values = [value if kind in _PLAIN else _plain_key(value)
+                  for value, kind in zip(values, kinds, strict=True)]
+        if any(value is _UNKEYED for value in values):
+            return None
+    return (kinds, tuple(values))
+
+
+_shipped: list = []
+
+
+def _shipped_editions() -> frozenset:
+    """The ids of the shipped editions (read once)."""
+    if not _shipped:
+        _shipped.append(frozenset(list_editions()))
+    return _shipped[0]

@@ -35,11 +35,13 @@ import pandas as pd
 
 from .api import simulate
 from .army import format_army, parse_army
+from .batch import solve_rows
+from .batch import typed_column as _typed
 from .errors import BattleInputError, quoted
 from .options import OPTIONS, read, read_whole
 from .output import Destination, open_destination
 from .rules import load_rules
-from .spec import check_int
+from .spec import MAX_SEED, check_int, fresh_seed
 
 # Every keyword of simulate() (and of the formula editions) a column may set, with the kind
 # of value battlecalc.options reads from a cell (a row is one battle: no waves, no progress).
@@ -225,9 +227,9 @@ def derived_seed(sweep_seed: int, index: int) -> int:
 
 def _sweep_seed(seed) -> int:
     if seed is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
+        return fresh_seed()
     # an int, not a float (1234567890123456789.0 is another number) nor text
-    return check_int("sweep seed", seed, 0, 2**63 - 1, "2**63-1")
+    return check_int("sweep seed", seed, 0, MAX_SEED, "2**63-1")
 
 
 # ----------------------------------------------------------------------------- preparing rows
@@ -291,18 +293,16 @@ def run_chunk(jobs: Sequence[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
                                                                          str | None]]:
     """Run a chunk of battles: ``[(index, kwargs)]`` -> ``[(index, flat_row, error)]``.
 
-    Runs on a worker (a local process or a Dask worker); never raises for a bad battle.
+    Runs on a worker (a local process or a Dask worker); never raises for a bad battle.  The
+    chunk's small exact battles are solved together (battlecalc.batch.solve_rows), the others
+    one by one, as simulate solves them.
     """
-    out = []
-    for index, kwargs in jobs:
-        try:
-            result = simulate(**kwargs)
-            out.append((index, result.flat_row(), None))
-        except BattleInputError as exc:
-            out.append((index, None, str(exc)))
-        except Exception as exc:  # noqa: BLE001 - a bug in one battle must not lose the others
-            out.append((index, None, f"{type(exc).__name__}: {exc}"))
-    return out
+    rows = solve_rows([kwargs for _, kwargs in jobs])
+    return [(index, flat, error) for (index, _), (flat, error) in zip(jobs, rows, strict=True)]
+
+
+WARM_BATTLE = {"rules": "revised", "attacker": "1 infantry", "defender": "1 infantry",
+               "method": "exact"}
 
 
 def _warm_worker(threads: int) -> None:
@@ -312,6 +312,7 @@ def _warm_worker(threads: int) -> None:
 
     set_threads(threads)
     simulate(rules="revised", attacker="1 infantry", defender="1 infantry", method="exact")
+    solve_rows([WARM_BATTLE])  # (the batch kernel: its own compiled code to load)
 
 
 def _cpu_count() -> int:
@@ -450,23 +451,6 @@ def _run_dask(chunks, client, on_done) -> None:
 
 
 # ----------------------------------------------------------------------------- the table
-
-def _typed(column: pd.Series) -> pd.Series:
-    """An object column with a dtype that keeps every value exact: whole numbers stay whole
-    (nullable Int64 where some are missing, never float), text stays object."""
-    kind = pd.api.types.infer_dtype(column, skipna=True)
-    gaps = bool(column.isna().any())
-    try:
-        if kind == "boolean":
-            return column.astype("boolean" if gaps else bool)
-        if kind == "integer":
-            return column.astype("Int64" if gaps else "int64")
-        if kind in ("floating", "mixed-integer-float"):
-            return column.astype("float64")
-    except (TypeError, ValueError, OverflowError):
-        pass
-    return column.where(column.notna(), None) if gaps else column
-
 
 def read_battles(path: str | os.PathLike) -> pd.DataFrame:
     """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``.

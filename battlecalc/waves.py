@@ -60,7 +60,7 @@ from .errors import BattleInputError
 from .options import FORMULA_OPTIONS, OPTIONS
 from .results import Z95, Result, SideLaw, _frame, csv_text, proportion_statistics
 from .rules import Ruleset, load_rules
-from .spec import DICE_ONLY, Battle, RunSpec, simulate_spec
+from .spec import DICE_ONLY, Battle, RunSpec, fresh_seed, simulate_spec
 
 WAVE_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "attacker_ipc_loss", "defender_ipc_loss")
@@ -461,7 +461,7 @@ def simulate_waves(waves: Iterable | str | None, counterattack, *,
     ruleset, wave_armies, counter = _check(waves, counterattack, options)
     method = options.get("method", "auto")
     if method in ("mc", "auto") and options.get("seed") is None:
-        options["seed"] = int(np.random.SeedSequence().entropy % (2**63))
+        options["seed"] = fresh_seed()
     trials, seed = options.get("trials"), options.get("seed")
     solver = _Solver(solve, trials, seed, counts_mode=method == "mc")
     if options.get("defender") is None:

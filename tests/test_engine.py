@@ -307,6 +307,7 @@ def test_bombardment_needs_no_aircraft_category_when_ground_units_are_lost_first
     assert fast.rules[compile_module.RU_SIMPLE] == 1
     plain = battlecalc.simulate(**AMPHIBIOUS_WITH_DEFENDING_AIR, method="exact")
     monkeypatch.setattr(compile_module, "_ground_first", lambda *args: False)
+    api.forget_compiled()  # compiled again, under the patch
     categorised = battlecalc.simulate(**AMPHIBIOUS_WITH_DEFENDING_AIR, method="exact")
     for key in ("attacker_win", "defender_win", "draw", "takes_territory", "attacker_ipc_loss",
                 "defender_ipc_loss", "mean_rounds"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 from collections import Counter
 from dataclasses import replace
 from math import comb
@@ -27,7 +28,10 @@ from battlecalc.errors import BattleInputError
 
 def _fixtures() -> Path:
     """``shared/fixtures/triplea`` beside the project (CI: ``../shared``), or beside a folder
-    above it (a git worktree of the project lies deeper than its main checkout)."""
+    above it (a git worktree of the project lies deeper than its main checkout); the folder
+    $TRIPLEA_FIXTURES names instead, laid out alike (saves/, maps/), where it is set."""
+    if os.environ.get("TRIPLEA_FIXTURES"):
+        return Path(os.environ["TRIPLEA_FIXTURES"])
     root = Path(__file__).resolve().parents[1]
     for folder in root.parents:
         candidate = folder / "shared" / "fixtures" / "triplea"
@@ -41,6 +45,18 @@ SAVES = FIXTURES / "saves"
 LAND_COMBAT = SAVES / "revised_during_land_to_land_combat.tsvg"
 START = SAVES / "revisted_start_of_game.tsvg"
 GLOBAL = SAVES / "wwii_global_2nd_edition_during_g1_politics.tsvg"
+# Two saves of the same game later on (triplea-game/assets @ 662cb38, test_data/save_games/2.x/,
+# as the three above): West Russia fought to the end (its battle record kept), the Germans'
+# turn begun.  The tests that read them skip where the fixtures lack them.
+CASUALTY_SELECTION = SAVES / "revised_during_casualty_selection.tsvg"
+RAID_AFTER_AA = SAVES / "revised_during_bombing_raid_after_aa_roll.tsvg"
+
+
+def needs(path: Path) -> None:
+    """Skip unless the fixtures hold the save `path` (a later addition to them)."""
+    if not path.is_file():
+        pytest.skip(f"{path.name} not in the TripleA fixtures (from triplea-game/assets @ "
+                    "662cb38, test_data/save_games/2.x/)")
 
 pytestmark = pytest.mark.skipif(not SAVES.is_dir(),
                                 reason=f"TripleA fixtures not found at {FIXTURES}")
@@ -139,6 +155,31 @@ def test_west_russia_battle_in_progress_armies():
     assert battle.in_progress["fired"] == {"defending": False, "nation": "Russians",
                                            "dice": 11, "hits": 1}
     assert "Germans select casualties" in battle.in_progress["stands"]
+
+
+def test_caucasus_in_progress_after_aa_fire():
+    """The Germans attacked Caucasus with 3 fighters (history: 'Germans attack with 3
+    fighters'); the Russians' AA shot one down ('3,1,6'), the two left rolled 1 hit ('3,6') and
+    the Russians are to choose their casualty, then fire with all five units.  TripleA keeps the
+    downed fighter in the battle's killed list only: 2 fighters stand, as in the territory."""
+    needs(CASUALTY_SELECTION)
+    game = read_game(CASUALTY_SELECTION, method="exact")
+    assert (game.round, game.step, game.player) == (1, "germanBattle", "Germans")
+    (battle,) = [b for b in game.battles if b.territory == "Caucasus"]
+    walked = _walk_territories(CASUALTY_SELECTION)["Caucasus"]
+    assert walked[("Germans", "fighter", 0)] == 2
+    assert battle.attacker == {"fighter": 2}
+    assert battle.defender == {"infantry": 3, "artillery": 1, "tank": 1}
+    assert battle.in_progress["killed"] == 1
+    assert battle.in_progress["fired"] == {"defending": False, "nation": "Germans", "dice": 2,
+                                           "hits": 1}
+    # by hand: the Russians' volley (3 infantry and the artillery at 2, the tank at 3) at the
+    # 2 fighters, then round 2 on against the Russians less one infantry (their cheapest)
+    volley = _convolve([(4, 2 / 6), (1, 3 / 6)])
+    left = {"infantry": 2, "artillery": 1, "tank": 1}
+    win = sum(p * simulate("revised", {"fighter": 2 - k}, left, method="exact").attacker_win
+              for k, p in volley.items() if k < 2)
+    assert battle.result["attacker_win"] == pytest.approx(win, abs=1e-12)
 
 
 def _convolve(groups):
@@ -470,10 +511,11 @@ def _with_battles(monkeypatch, *battles):
 
 
 def _karelia_after_the_german_volley():
-    """Round 2 of Karelia: the Russians' volley took 1 German infantry (waiting to die), the
-    Germans' rolled 2 hits on 4 dice, the Russians still to choose their casualties."""
+    """Round 2 of Karelia: the Russians' volley took 1 German infantry (waiting to die: out of
+    defendingUnits, as TripleA's markCasualties leaves it), the Germans' rolled 2 hits on 4
+    dice, the Russians still to choose their casualties."""
     attacking = _units("Russians", *[("infantry", 0)] * 4, ("armour", 0), ("armour", 0))
-    defending = _units("Germans", *[("infantry", 0)] * 3, ("artillery", 0))
+    defending = _units("Germans", *[("infantry", 0)] * 2, ("artillery", 0))
     fire = save_module.FireState(defending=True, firing_nation="Germans", hits=2, dice=4,
                                  next_step="Russians select casualties")
     return save_module.BattleRecord(

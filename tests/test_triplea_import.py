@@ -9,13 +9,18 @@ one, so that a difference would be named by unit and field.  Maps are GPL-3 data
 
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import replace
+
 import pytest
 from cli_helpers import assert_usage_error, invoke
-from test_triplea import FIXTURES, GLOBAL, START
+from test_triplea import FIXTURES, GLOBAL, LAND_COMBAT, START
 
 from battlecalc import simulate
 from battlecalc.errors import BattleInputError
 from battlecalc.rules import load_rules, load_rules_file
+from battlecalc.triplea import read_game
 from battlecalc.triplea.mapfile import import_edition
 
 MAPS = FIXTURES / "maps"
@@ -40,15 +45,34 @@ def imported(request, tmp_path_factory):
     return load_rules_file(str(out)), load_rules(edition)
 
 
+# the units the four maps and the two saves name otherwise than battlecalc (read in the XML:
+# unitAttachment attachTo="armour", "aaGun"; every other unit is named alike)
+TRIPLEA_IDS = {"tank": "armour", "aa": "aaGun"}
+
+
 def test_unit_values_match_the_shipped_edition(imported):
     mine, shipped = imported
-    assert list(mine.units) == list(shipped.units)
+    assert list(mine.units) == [TRIPLEA_IDS.get(n, n) for n in shipped.units]
     for name, unit in shipped.units.items():
+        ours = mine.units[TRIPLEA_IDS.get(name, name)]
         for field_name in unit.__dataclass_fields__:
-            if field_name != "aliases":
-                assert getattr(mine.units[name], field_name) == getattr(unit, field_name), (
+            if field_name not in ("aliases", "name"):
+                assert getattr(ours, field_name) == getattr(unit, field_name), (
                     f"{shipped.id}.{name}.{field_name}")
-    assert mine.supports == shipped.supports
+        # the shipped name and every shipped alias type the unit
+        assert all(mine.aliases[a] == ours.name for a in (name, *unit.aliases))
+    assert mine.supports == tuple(
+        replace(s, giver=TRIPLEA_IDS.get(s.giver, s.giver),
+                targets=tuple(TRIPLEA_IDS.get(t, t) for t in s.targets))
+        for s in shipped.supports)
+    assert set(mine.techs) == set(shipped.techs)
+    for tech in shipped.techs:  # each technology changes the same units the same way
+        assert dict(mine.techs[tech].changes) == {
+            TRIPLEA_IDS.get(u, u): c for u, c in shipped.techs[tech].changes.items()}
+        assert dict(mine.techs[tech].support_changes) == {
+            TRIPLEA_IDS.get(g, g): {k: tuple(TRIPLEA_IDS.get(t, t) for t in v) if k == "targets"
+                                    else v for k, v in c.items()}
+            for g, c in shipped.techs[tech].support_changes.items()}
 
 
 def _battery(rules):
@@ -76,7 +100,14 @@ def _battery(rules):
     return battles
 
 
+def _in_tripleas_names(army: dict) -> dict:
+    return {TRIPLEA_IDS.get(u, u): n for u, n in army.items()}
+
+
 def test_battles_equal_the_shipped_edition(imported):
+    """Each battle of the battery, its armies written in battlecalc's names and in TripleA's,
+    on the imported edition: the shipped edition's odds to 1e-12; the survivors are the same
+    units under the imported ids."""
     mine, shipped = imported
     battery = _battery(shipped)
     covered = set()
@@ -85,17 +116,135 @@ def test_battles_equal_the_shipped_edition(imported):
             covered |= set(battle.get(side, {}))
     assert covered >= {u for u in shipped.units if not u.startswith("damaged_")}
     for battle in battery:
-        a = simulate(mine, method="exact", **battle)
         b = simulate(shipped.id, method="exact", **battle)
-        for key in KEYS:
-            assert getattr(a, key) == pytest.approx(getattr(b, key), abs=1e-12), (battle, key)
+        tripleas = {k: _in_tripleas_names(v) if isinstance(v, dict) else v
+                    for k, v in battle.items()}
+        for written in (battle, tripleas):
+            a = simulate(mine, method="exact", **written)
+            for key in KEYS:
+                assert getattr(a, key) == pytest.approx(getattr(b, key), abs=1e-12), (
+                    written, key)
+            assert a.attacker_survivors == pytest.approx(
+                _in_tripleas_names(b.attacker_survivors), abs=1e-12)
+            assert a.defender_survivors == pytest.approx(
+                _in_tripleas_names(b.defender_survivors), abs=1e-12)
 
 
-def test_tripleas_names_are_aliases(tmp_path):
+def test_tripleas_names_are_the_ids(tmp_path):
+    """TripleA's names are the unit ids (typed in any case), battlecalc's the aliases; run's
+    JSON names the units by the ids."""
     path = tmp_path / "e.toml"
     path.write_text(import_edition(MAPS / "WW2v5_1942_2nd.xml").text)
-    a = simulate(str(path), "3 armour 2 infantry", "3 inf 1 aagun", method="exact")
+    rules = load_rules_file(str(path))
+    assert {"armour", "aaGun"} <= set(rules.units) and not {"tank", "aa"} & set(rules.units)
     b = simulate("1942-2e", "3 tank 2 inf", "3 inf 1 aa", method="exact")
+    for attacker, defender in (("3 armour 2 infantry", "3 inf 1 aaGun"),
+                               ("3 tank 2 inf", "3 inf 1 aagun"), ("3 arm 2 inf", "3 inf 1 aa")):
+        a = simulate(str(path), attacker, defender, method="exact")
+        assert a.attacker_win == pytest.approx(b.attacker_win, abs=1e-12)
+        assert set(a.attacker_survivors) == {"infantry", "armour"}
+    result = invoke("run", "--rules-file", str(path), "-a", "2 tank", "-d", "1 aa 1 inf",
+                    "--method", "exact", "--format", "json")
+    assert result.exit_code == 0, result.output
+    shipped = invoke("run", "--rules", "1942-2e", "-a", "2 tank", "-d", "1 aa 1 inf",
+                     "--method", "exact", "--format", "json")
+    data, expected = json.loads(result.stdout), json.loads(shipped.stdout)
+    for side in ("attacker_survivors", "defender_survivors"):
+        assert data[side] == pytest.approx(_in_tripleas_names(expected[side]), abs=1e-12)
+    assert "armour" in data["attacker_survivors"]
+
+
+# What `battlecalc edition import` wrote before TripleA's names became the ids: battlecalc's
+# names as ids, TripleA's as aliases (abridged: two units).  Such a file still loads.
+OLD_IMPORT = """base = "revised"
+format = 1
+id = "world-war-ii-revised"
+name = "World War II Revised (TripleA map)"
+
+[units.tank]
+aliases = ["arm", "armor", "armour", "tanks", "tnk"]
+attack = 3
+defense = 3
+cost = 5
+
+[units.aa]
+aliases = ["aa_gun", "aaa", "aagun"]
+attack = 0
+defense = 0
+cost = 5
+"""
+
+
+def test_an_edition_imported_the_old_way_still_loads(tmp_path):
+    path = tmp_path / "old.toml"
+    path.write_text(OLD_IMPORT)
+    rules = load_rules_file(str(path))
+    assert list(rules.units) == list(load_rules("revised").units)
+    a = simulate(str(path), "3 armour 2 inf", "3 inf 1 aagun", method="exact")
+    b = simulate("revised", "3 tank 2 inf", "3 inf 1 aa", method="exact")
+    assert a.attacker_win == pytest.approx(b.attacker_win, abs=1e-12)
+    game = read_game(LAND_COMBAT, rules=rules, method="exact")
+    (battle,) = game.battles
+    assert battle.attacker == {"infantry": 6, "artillery": 1, "tank": 3, "fighter": 1}
+
+
+def test_game_on_an_imported_edition_names_tripleas_units(tmp_path):
+    """`game` on the edition imported from the Revised save: the battles' armies in TripleA's
+    names (the imported ids), the odds of the shipped edition."""
+    path = tmp_path / "revised.toml"
+    path.write_text(import_edition(START).text)
+    mine = read_game(LAND_COMBAT, rules=load_rules_file(str(path)), method="exact")
+    shipped = read_game(LAND_COMBAT, method="exact")
+    (a,), (b,) = mine.battles, shipped.battles
+    assert b.attacker == {"infantry": 6, "artillery": 1, "tank": 3, "fighter": 1}
+    assert a.attacker == _in_tripleas_names(b.attacker)
+    assert a.defender == _in_tripleas_names(b.defender)
+    for key in KEYS:
+        assert a.result[key] == pytest.approx(b.result[key], abs=1e-12), key
+    assert a.ipc_loss == pytest.approx(b.ipc_loss, abs=1e-12)
+    result = invoke("game", str(LAND_COMBAT), "--rules-file", str(path), "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["battles"][0]["attacker"] == a.attacker
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('base = "revised"\n[units.armour]\nbase_unit = "tonk"\n', "the base has no unit 'tonk'"),
+    ('base = "revised"\n[units.armour]\nbase_unit = "tank"\n[units.panzer]\n'
+     'base_unit = "tank"\n', "'tank' is already the base unit of 'armour'"),
+    ('base = "revised"\n[units.infantry]\nbase_unit = "tank"\n',
+     "the base already has a unit 'infantry'"),
+    ('base = "revised"\n[units.armour]\nbase_unit = 3\n', "expected the name of a unit"),
+    ('[units.armour]\nbase_unit = "tank"\ncost = 5\nattack = 3\ndefense = 3\n'
+     'domain = "land"\n', "base_unit: only in a file with `base =`"),
+])
+def test_base_unit_refusals(tmp_path, text, fragment):
+    path = tmp_path / "e.toml"
+    path.write_text('format = 1\nid = "e"\nname = "E"\n' + text)
+    with pytest.raises(BattleInputError, match=re.escape(fragment)):
+        load_rules_file(str(path))
+
+
+def test_base_unit_renames_every_reference(tmp_path):
+    """A renamed unit keeps its place, its support (given and taken), its technologies and
+    a damaged form's name; the old name types it."""
+    path = tmp_path / "e.toml"
+    path.write_text('base = "1940-2e"\nformat = 1\nid = "e"\nname = "E"\n'
+                    '[units.arty]\nbase_unit = "artillery"\n'
+                    '[units.tac]\nbase_unit = "tactical_bomber"\naliases = []\n'
+                    '[units.flattop]\nbase_unit = "damaged_carrier"\n')
+    mine, shipped = load_rules_file(str(path)), load_rules("1940-2e")
+    renames = {"artillery": "arty", "tactical_bomber": "tac", "damaged_carrier": "flattop"}
+    assert list(mine.units) == [renames.get(u, u) for u in shipped.units]
+    assert mine.units["carrier"].damaged_form == "flattop"
+    assert ("arty", ("infantry", "mech_infantry")) in [(s.giver, s.targets)
+                                                       for s in mine.supports]
+    assert ("fighter", ("tac",)) in [(s.giver, s.targets) for s in mine.supports]
+    assert set(mine.techs["improved_artillery"].support_changes) == {"arty"}
+    assert mine.aliases["tactical_bomber"] == "tac"  # the old name, whatever aliases say
+    a = simulate(mine, "2 inf 1 artillery 1 tactical_bomber 1 fighter", "4 inf",
+                 attacker_tech="improved_artillery", method="exact")
+    b = simulate("1940-2e", "2 inf 1 art 1 tac 1 fighter", "4 inf",
+                 attacker_tech="improved_artillery", method="exact")
     assert a.attacker_win == pytest.approx(b.attacker_win, abs=1e-12)
 
 

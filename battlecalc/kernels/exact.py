@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..results import FinalLaw, swing_of_joint
+from ..results import FinalLaw
 from . import jit
 from .common import (
     ATTACKER_WIN,
@@ -804,11 +804,10 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
     # rows added in a fixed order: the same sums whatever the thread count
     outcomes, a_final, d_final, joint_law, totals, rounds_hist, _ = stacks
     totals = totals.sum(axis=0)
-    swing = swing_of_joint(joint_law, att.ipc_lost, dfn.ipc_lost) if joint else None
-    return FinalLaw(
+    # the TUV-swing law from the joint law when first read (FinalLaw.of_joint)
+    return FinalLaw.of_joint(
+        joint_law if joint else None, att.ipc_lost, dfn.ipc_lost,
         total=1.0, trials=None, outcomes=outcomes.sum(axis=0), takes=totals[TOTAL_TAKES],
         a_final=a_final, d_final=d_final.sum(axis=0), mean_rounds=float(totals[TOTAL_ROUNDS]),
-        rounds_hist=rounds_hist.sum(axis=0) if rounds_bins > 1 else None, swing=swing,
-        swing_sum=0.0 if swing is None else float(swing[0] @ swing[1]),
-        swing_sq_sum=0.0 if swing is None else float((swing[0] * swing[0]) @ swing[1]),
+        rounds_hist=rounds_hist.sum(axis=0) if rounds_bins > 1 else None,
         pruned=max(0.0, float(totals[TOTAL_PRUNED])))

@@ -131,7 +131,7 @@ MODEL_SECTIONS = {"formula": "battlecalc.formula.schema"}
 # Unit fields: name -> (type check, default).  `None` default means required.
 _REQUIRED = object()
 # A unit name or alias as army notation reads it (battlecalc.army: a letter, then letters and
-# underscores, matched lower-case): anything else could never be typed.
+# underscores, matched case-insensitively): anything else could never be typed.
 _TYPEABLE = re.compile(r"[^\W\d_][^\W\d]*\Z")
 # Unit fields a raid uses and a battle never reads (techs changing only these are raid techs).
 RAID_FIELDS = ("raid_dice", "raid_best_die", "raid_bonus", "raid_targets", "air_attack",
@@ -440,6 +440,10 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         errors.append(f"{prefix}.units: expected a table of units")
         raw_units = {}
     for unit_name, spec in raw_units.items():
+        if isinstance(spec, dict) and "base_unit" in spec:  # merged() takes it from a child
+            errors.append(f"{prefix}.units.{unit_name}.base_unit: only in a file with `base =` "
+                          "(it names the base's unit that this one is)")
+            spec = {k: v for k, v in spec.items() if k != "base_unit"}
         values = _fields(spec, UNIT_FIELDS, f"{prefix}.units.{unit_name}", errors)
         if values is not None:
             values["aliases"] = tuple(a.lower() for a in values["aliases"])
@@ -470,9 +474,9 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
         supports.append(Support(values["giver"], tuple(values["targets"]), values["bonus"],
                                 values["count"]))
 
-    aliases: dict[str, str] = {}
+    aliases: dict[str, str] = {}  # every name that types a unit, lower-case -> the unit
     for unit in units.values():
-        for alias in (unit.name, *unit.aliases):
+        for alias in dict.fromkeys((unit.name.lower(), *unit.aliases)):
             if alias in aliases and aliases[alias] != unit.name:
                 errors.append(
                     f"{prefix}.units.{unit.name}.aliases: {alias!r} already names "
@@ -568,10 +572,11 @@ def validate(raw: dict[str, Any], source: str) -> Ruleset:
 
 
 def _check_name(name: str, path: str, what: str, errors: list[str]) -> None:
-    """A unit name or alias must be typeable in army notation."""
-    if not _TYPEABLE.match(name) or (what == "unit name" and name != name.lower()):
+    """A unit name or alias must be typeable in army notation (read case-insensitively: a
+    unit named ``aaGun``, as TripleA names it, is typed ``aagun`` or ``aaGun``)."""
+    if not _TYPEABLE.match(name):
         errors.append(
-            f"{path}: {what} {name!r} cannot be typed in an army: use lower-case letters and "
+            f"{path}: {what} {name!r} cannot be typed in an army: use letters and "
             "underscores, starting with a letter (no digits, spaces or hyphens)")
 
 
@@ -700,9 +705,90 @@ def check_ruleset(ruleset: Ruleset) -> Ruleset:
     return ruleset
 
 
+def _renames(child: dict[str, Any]) -> dict[str, str]:
+    """{base unit: child unit} of the child's ``base_unit`` keys (a unit that is the base's
+    unit under another name); RulesFileError for one that cannot be."""
+    units = child.get("units")
+    renames: dict[str, str] = {}
+    for name, entry in (units.items() if isinstance(units, dict) else ()):
+        if not isinstance(entry, dict) or "base_unit" not in entry:
+            continue
+        old = entry["base_unit"]
+        if not isinstance(old, str) or not old:
+            raise RulesFileError(f"units.{name}.base_unit: expected the name of a unit of the "
+                                 f"base, got {old!r}")
+        if old in renames:
+            raise RulesFileError(f"units.{name}.base_unit: {old!r} is already the base unit "
+                                 f"of {renames[old]!r}")
+        if old != name:
+            renames[old] = name
+    return renames
+
+
+def _renamed(base: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
+    """The base with its units renamed ({old: new}): the unit tables (in place, so the unit
+    order is kept), and every name that refers to a unit (damaged_form, the support list,
+    the technologies' unit and support tables); each old name becomes an alias."""
+    units = base.get("units") if isinstance(base.get("units"), dict) else {}
+    for old, new in renames.items():
+        if old not in units:
+            raise RulesFileError(f"units.{new}.base_unit: the base has no unit {old!r} (its "
+                                 f"units: {', '.join(units)})")
+        if new in units and new not in renames:
+            raise RulesFileError(f"units.{new}.base_unit: the base already has a unit {new!r}")
+
+    def name(value: Any) -> Any:
+        return renames.get(value, value) if isinstance(value, str) else value
+
+    def names(value: Any) -> Any:
+        return [name(v) for v in value] if isinstance(value, list) else value
+
+    out = dict(base)
+    table = {}
+    for unit, entry in units.items():
+        if isinstance(entry, dict):
+            entry = dict(entry)
+            if "damaged_form" in entry:
+                entry["damaged_form"] = name(entry["damaged_form"])
+            if unit in renames:
+                aliases = entry.get("aliases", [])
+                entry["aliases"] = [*(aliases if isinstance(aliases, list) else []), unit]
+        table[name(unit)] = entry
+    out["units"] = table
+    if isinstance(base.get("support"), list):
+        out["support"] = [{**s, "giver": name(s.get("giver")), "targets": names(s.get("targets"))}
+                          if isinstance(s, dict) else s for s in base["support"]]
+    if isinstance(base.get("tech"), dict):
+        techs = {}
+        for tech, spec in base["tech"].items():
+            if isinstance(spec, dict):
+                spec = {name(key): value for key, value in spec.items()}
+                if isinstance(spec.get("support"), dict):
+                    spec["support"] = {
+                        name(giver): {**fields_, "targets": names(fields_["targets"])}
+                        if isinstance(fields_, dict) and "targets" in fields_ else fields_
+                        for giver, fields_ in spec["support"].items()}
+            techs[tech] = spec
+        out["tech"] = techs
+    return out
+
+
 def merged(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     """An edition file on top of its base: the child's values win; `rules` and each unit
-    are merged field by field, a technology or the support list is replaced whole."""
+    are merged field by field, a technology or the support list is replaced whole.  A child
+    unit with ``base_unit = "tank"`` is the base's tank under the child's name (TripleA's
+    ``armour``): the base is renamed first (:func:`_renamed`), the old name an alias."""
+    renames = _renames(child)
+    if isinstance(child.get("units"), dict):  # base_unit is done with once the base is renamed
+        child = {**child, "units": {
+            unit: {k: v for k, v in entry.items() if k != "base_unit"}
+            if isinstance(entry, dict) else entry for unit, entry in child["units"].items()}}
+    if renames:
+        base = _renamed(base, renames)
+        for old, new in renames.items():  # the old name types whatever aliases the child gives
+            entry = child["units"][new]
+            if isinstance(entry.get("aliases"), list) and old not in entry["aliases"]:
+                entry["aliases"] = [*entry["aliases"], old]
     out = {key: value for key, value in base.items() if key != "base"}
     for key, value in child.items():
         if key == "base":

@@ -2,7 +2,8 @@
 battle in the edition's unit names, each solved with the options of ``battlecalc run``.
 
 TripleA's unit names become the edition's (:data:`UNIT_NAMES`: ``armour`` is ``tank``,
-``aaGun`` is ``aa``); factories, harbours and airfields are sites, not combat units
+``aaGun`` is ``aa``; an edition imported by ``battlecalc edition import`` has TripleA's names
+as its ids, and they stay); factories, harbours and airfields are sites, not combat units
 (:data:`SITE_UNITS`); a battleship or carrier with a hit is the edition's damaged unit.  The
 save's Low Luck switch and each nation's technologies are applied unless the caller gives
 ``dice`` or techs.  Allied stacks fight as one side; each side lists its units per nation, and
@@ -215,8 +216,10 @@ def edition_unit(tripleA_name: str, hits: int, ruleset) -> str | None:
     """The edition's unit for a TripleA unit (None for a site: factory, harbour, ...)."""
     if tripleA_name in SITE_UNITS:
         return None
-    name = UNIT_NAMES.get(tripleA_name, tripleA_name)
-    name = ruleset.aliases.get(name.lower(), name) if name not in ruleset.units else name
+    name = tripleA_name  # an imported edition's id, else the shipped name or an alias
+    if name not in ruleset.units:
+        name = UNIT_NAMES.get(name, name)
+        name = ruleset.aliases.get(name.lower(), name) if name not in ruleset.units else name
     if name not in ruleset.units:
         raise BattleInputError(
             f"unit {tripleA_name!r} of the save cannot be modelled in {ruleset.id}: it has no "
@@ -357,10 +360,13 @@ class _Sides:
 
 
 def _sides(record: BattleRecord) -> _Sides:
-    attacking = _minus(_minus(record.attacking, record.killed), record.attacking_waiting_to_die)
-    defending = _minus(_minus(record.defending, record.killed), record.defending_waiting_to_die)
+    """The units standing.  TripleA's attackingUnits and defendingUnits hold them already: a
+    casualty chosen leaves them for the side's waiting-to-die list (MustFightBattle
+    markCasualties), a unit removed goes from both to ``killed`` (cleanupKilledUnits); only
+    the landed units (amphibiousLandAttackers) keep their dead."""
     landing = _minus(_minus(record.landing, record.killed), record.attacking_waiting_to_die)
-    attacking = _minus(tuple(attacking), tuple(landing))
+    attacking = _minus(record.attacking, tuple(landing))
+    defending = list(record.defending)
     sides = _Sides(attacking, defending, landing, list(record.bombarding))
     if not record.started and record.round <= 1 and not record.killed:
         return sides
@@ -457,8 +463,9 @@ def _solve_raid(battle: GameBattle, ruleset, options: dict) -> None:
     facility = next((FACILITY_KINDS[s] for s in sites if s in FACILITY_KINDS), None)
     keep = {k: options[k] for k in ("method", "trials", "seed", "dice", "attacker_tech",
                                     "defender_tech", "attacker_ool") if k in options}
-    aa = "aa" in battle.defender
-    defender = {u: c for u, c in battle.defender.items() if u != "aa"} or None
+    guns = {u for u in battle.defender if ruleset.units[u].aa_value}  # aa, or aaGun imported
+    aa = bool(guns)
+    defender = {u: c for u, c in battle.defender.items() if u not in guns} or None
     result = raid(rules=ruleset, attacker=battle.attacker, defender=defender,
                   target_value=site.production, facility=facility if ruleset.facilities
                   else None, aa=aa, **keep)

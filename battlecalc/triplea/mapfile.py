@@ -10,11 +10,17 @@ game follows (``base =``: the game's name, else its WW2V2/WW2V3 switches), and s
 value the file gives, so that a difference from the shipped edition is visible in the file and
 changes the odds only by what the map says.
 
-Units keep battlecalc's names where the unit is the same (``armour`` is ``tank``, ``aaGun``
-is ``aa``) with TripleA's name as an alias, so armies may be written either way.  A feature the
-engine cannot model (a unit without counterpart in the base, suicide or kamikaze units, a
-support the base lacks, ...) is refused with the list of what is missing, or with
+Units are named as TripleA names them (``armour``, ``aaGun``, ``infantry``): a unit whose
+battlecalc name differs says which unit of the base it is (``base_unit = "tank"``), and the
+base's name and aliases are its aliases, so armies may be written either way (``3 armour``,
+``3 tank``).  Results and ``battlecalc game`` on the imported edition name units by these ids.
+Units of the base that TripleA has no type for (``damaged_battleship``) keep the base's name.
+A feature the engine cannot model (a unit without counterpart in the base, suicide or kamikaze
+units, a support the base lacks, ...) is refused with the list of what is missing, or with
 ``lenient`` left out with a warning per item.
+
+An edition file imported before TripleA's names became the ids (battlecalc's names as ids,
+TripleA's as aliases) is an ordinary edition file and loads as it did.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from dataclasses import dataclass, field
 
 from ..errors import BattleInputError
 from ..files import read_input
+from ..rules import _TYPEABLE
 from .game import EDITIONS_BY_GAME, SITE_UNITS, UNIT_NAMES
 from .gamefile import GameFile
 
@@ -143,6 +150,10 @@ def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
         if name not in base.units:
             missing.append(f"unit {tname}: no such unit in {base_id}")
             continue
+        if name in units:
+            other = next(t for t, n in names.items() if n == name)
+            missing.append(f"unit {tname}: the same unit of {base_id} ({name}) as {other}")
+            continue
         names[tname] = name
         for option, what in UNMODELLED_OPTIONS.items():
             value = options.get(option)
@@ -154,13 +165,20 @@ def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
             supportable.append(tname)
         units[name] = _unit_entry(tname, name, options, costs, base)
     supports = _supports(source.supports, artillery, supportable, names, base, missing)
+    ids = {}  # the base's unit -> its id here: TripleA's name where it can be one
+    for tname, name in names.items():
+        typeable = _TYPEABLE.match(tname) and base.aliases.get(tname.lower(), name) == name
+        ids[name] = tname if typeable else name
+        units[name] = {**({"base_unit": name} if ids[name] != name else {}),
+                       "aliases": sorted({name, *base.units[name].aliases} - {ids[name].lower()}),
+                       **units[name]}
     if missing and not lenient:
         raise BattleInputError(
             f"{path}: {len(missing)} features battlecalc cannot model (use --lenient to leave "
             f"them out): " + "; ".join(missing))
     warnings = [f"left out: {item}" for item in missing]
-    return ImportedEdition(_toml(path, game, base_id, base, units, supports, properties,
-                                 edition_id), base_id, game, warnings)
+    return ImportedEdition(_toml(path, game, base_id, base, units, ids, supports,
+                                 properties, edition_id), base_id, game, warnings)
 
 
 def _costs(root: ET.Element) -> dict[str, int]:
@@ -190,7 +208,7 @@ def _unit_entry(tname: str, name: str, options: dict, costs: dict, base) -> dict
         value = options.get(option)
         return default if value is None else _int(value, f"unit {tname}: {option}")
 
-    entry: dict = {"aliases": sorted({tname.lower(), *base.units[name].aliases} - {name})}
+    entry: dict = {}
     entry["attack"] = number("attack", 0)
     entry["defense"] = number("defense", 0)
     hp = number("hitPoints", 1)
@@ -252,13 +270,15 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "imported"
 
 
-def _toml(path, game, base_id, base, units, supports, properties, edition_id) -> str:
+def _toml(path, game, base_id, base, units, ids, supports, properties, edition_id) -> str:
     from pathlib import Path
 
     lines = [f"# Imported from {Path(path).name} (TripleA game {game!r}) by "
              "`battlecalc edition import`.",
              f"# Rules not stated in the file are those of {base_id}; every unit value the file",
-             "# states is written below.  The file's rule switches that matter to a battle:"]
+             "# states is written below, each unit under TripleA's name (base_unit: the unit of",
+             f"# {base_id} it is, whose names type it too).  The file's rule switches that matter",
+             "# to a battle:"]
     for name in COMBAT_PROPERTIES:
         if name in properties:
             lines.append(f"#   {name} = {properties[name]}")
@@ -271,7 +291,7 @@ def _toml(path, game, base_id, base, units, supports, properties, edition_id) ->
     for name in base.units:
         if name not in units:
             continue
-        lines.append(f"[units.{name}]")
+        lines.append(f"[units.{ids[name]}]")
         for key, value in units[name].items():
             lines.append(f"{key} = {_toml_value(value)}")
         lines.append("")

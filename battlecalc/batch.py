@@ -1,0 +1,697 @@
+"""Many battles in one call: :func:`solve_many`, thousands of small exact battles a second.
+
+    >>> import battlecalc
+    >>> rows = battlecalc.solve_many([{"attacker": "1 inf", "defender": "1 inf"},
+    ...                               {"attacker": "2 inf", "defender": "1 inf"}],
+    ...                              rules="revised", method="exact")
+    >>> [round(p, 6) for p in rows["attacker_win"]]
+    [0.25, 0.676724]
+
+Each battle is checked as :func:`battlecalc.simulate` checks its arguments (battlecalc.spec)
+and solved as simulate would solve it, with the same answer.  The small exact ones (an
+estimated solve of at most kernels.exact.PARALLEL_SECONDS, where simulate too solves in one
+thread) are solved together: their sides' tables come from a cache of small sides (a side's
+tables depend only on its units, its technologies, its order of losses and a few options of
+the battle), every battle's tables are laid end to end in flat arrays and one compiled loop
+(kernels/batch.py) solves them one after the other, on the engine's threads
+(battlecalc.set_threads); their result columns are computed for all of them at once.  The
+others (Monte Carlo, larger battles, --retreat-below, the law of rounds, formula editions)
+go through simulate's own engine one by one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import api
+from .army import format_army
+from .compile import build_side, compile_battle
+from .errors import BattleInputError, quoted
+from .kernels import batch as batch_kernels
+from .kernels import jit
+from .kernels.common import (
+    FULL_RETREAT,
+    N_OUTCOMES,
+    NO_THRESHOLD,
+    RETREAT_COLS,
+    RT_AFTER,
+    RU_SIMPLE,
+)
+from .kernels.exact import (
+    CALL_SECONDS,
+    PARALLEL_SECONDS,
+    SHORT_SECONDS,
+    STATE_EPS,
+    TRANSITION_EPS,
+    seconds_estimate,
+)
+from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
+from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
+from .results import OUTCOME_KEYS, PERCENTILES, _present_units
+from .spec import FormulaSpec, simulate_spec
+
+# simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
+# the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
+# progress hook)
+NOT_HERE = tuple(o.name for o in OPTIONS if o.kind == "callable" or o.applies == {"waves"})
+DEFAULTS = {o.name: o.default for o in OPTIONS if not o.formula_only}
+KEYWORDS = tuple(o.name for o in OPTIONS if o.name not in NOT_HERE)
+ARMY_SIDES = ("attacker", "defender", "landing", "bombard")  # SIDE.UNIT columns (sweep's)
+
+# The cache of small sides' tables (compile.build_side's own cache keeps 256 sides of any
+# size): sides of at most SMALL_SIDE_STATES states, SIDE_CACHE_BYTES of arrays in all, the
+# oldest dropped first.
+SMALL_SIDE_STATES = 4096
+SIDE_CACHE_BYTES = 64 << 20
+_sides: dict = {}
+_side_bytes = [0]
+_side_lock = threading.Lock()
+
+
+def _side(spec):
+    """A side's tables (compile._SideSpec -> compile.Side), from the cache of small sides."""
+    cached = _sides.get(spec)
+    if cached is not None:
+        return cached[0]
+    side = build_side.__wrapped__(spec)  # (not through build_side's cache: no double keeping)
+    if side.n_states <= SMALL_SIDE_STATES:
+        size = sum(a.nbytes for a in (side.blocks, side.states, side.rows, side.pmf, side.cdf,
+                                      side.start, side.survivors, side.ipc_lost))
+        with _side_lock:
+            while _sides and _side_bytes[0] + size > SIDE_CACHE_BYTES:
+                _side_bytes[0] -= _sides.pop(next(iter(_sides)))[1]
+            if spec not in _sides:
+                _sides[spec] = (side, size)
+                _side_bytes[0] += size
+    return side
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the battles
+
+
+def _battle_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
+    """simulate's arguments (as battlecalc.spec.simulate_spec takes them) of one battle."""
+    if not isinstance(given, Mapping):
+        raise BattleInputError(
+            f"a battle must be a {{keyword: value}} mapping, got {quoted(given)}")
+    args = dict(DEFAULTS)
+    formula: dict[str, Any] = {}
+    for name, value in given.items():
+        if name in NOT_HERE:
+            if value is None:
+                continue
+            raise BattleInputError(
+                f"{name} is not an option of solve_many (one battle each: "
+                f"use simulate for {name})")
+        if name not in KEYWORDS:
+            raise BattleInputError(
+                f"{quoted(name)} is not an option of simulate (options: "
+                f"{', '.join(KEYWORDS)})")
+        if name in FORMULA_OPTIONS:
+            formula[name] = value
+        else:
+            args[name] = value
+    args["formula_options"] = formula
+    return args
+
+
+def _cell(value: Any) -> bool:
+    """Whether a table cell holds a value (None, blank text, NaN and pandas' NA do not)."""
+    if value is None or is_empty(value):
+        return False
+    try:
+        import pandas as pd
+
+        return value is not pd.NA and value is not pd.NaT
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        return True
+
+
+def frame_battles(frame) -> list[dict[str, Any]]:
+    """The battles of a DataFrame, a row each: the cells of the columns named as simulate's
+    keywords (``rules``, ``attacker``, ``sea``, ``retreat_after``, ...), read as battlecalc.sweep
+    reads them (battlecalc.options.read; an empty cell is the default); other columns (labels,
+    the result columns of an earlier run) are not read."""
+    names = [str(c) for c in frame.columns]
+    units = [n for n in names if n.split(".", 1)[0] in ARMY_SIDES and "." in n]
+    if units:
+        raise BattleInputError(
+            f"solve_many reads armies from the attacker/defender/landing/bombard columns; "
+            f"{units[0]!r} (SIDE.UNIT) is a column of battlecalc.sweep, which expands them")
+    readable = [c for c, n in zip(frame.columns, names, strict=True)
+                if n in KEYWORDS or n in NOT_HERE]
+    battles = []
+    for i, row in enumerate(frame[readable].to_dict("records") if readable else
+                            [{}] * len(frame)):
+        battle = {}
+        for column, value in row.items():
+            if _cell(value):
+                try:
+                    battle[str(column)] = read(BY_NAME[str(column)], value)
+                except BattleInputError as exc:
+                    raise BattleInputError(f"battle {i}: {exc}") from None
+        battles.append(battle)
+    return battles
+
+
+# ---------------------------------------------------------------------------------------------
+# Solving
+
+
+class _Batch:
+    """The small exact battles of a call: positions, checked battles, compiled tables."""
+
+    def __init__(self):
+        self.positions: list[int] = []
+        self.battles: list = []
+        self.compiled: list = []
+        self.seconds: list[float] = []
+
+    def add(self, position: int, battle, compiled, seconds: float) -> None:
+        self.positions.append(position)
+        self.battles.append(battle)
+        self.compiled.append(compiled)
+        self.seconds.append(seconds)
+
+    def append(self, item: tuple) -> None:  # (the same battle again: _run's `seen`)
+        self.add(*item)
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a keyword's value (armies as {unit: count}, lists of unit
+    names), told apart by type: True is not 1 (a bad flag and a good count must not meet)."""
+    if isinstance(value, Mapping):
+        return ("mapping", tuple((_frozen(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_frozen(v) for v in value))
+    hash(value)
+    return (type(value), value)
+
+
+def _key(given: Any):
+    """The battle's keywords as a hashable key, or None (not a mapping, an unhashable
+    value): battles with equal keys are the same battle."""
+    if not isinstance(given, Mapping):
+        return None
+    try:
+        return tuple(sorted((name, _frozen(value)) for name, value in given.items()))
+    except TypeError:
+        return None
+
+
+def _batched(battle, run) -> bool:
+    """Whether the battle can join the batch before it is compiled: exact or auto, none of
+    the options whose work is a solve of its own (--retreat-below, the law of rounds)."""
+    return run.method != "mc" and battle.retreat.below is None and not run.rounds_distribution
+
+
+def _exact_and_small(compiled, run) -> tuple[bool, float]:
+    """Whether simulate would solve the compiled battle exactly in one thread (exact, or
+    auto choosing exact: api.solve), and its estimated seconds."""
+    seconds = seconds_estimate(compiled)
+    if seconds > PARALLEL_SECONDS:
+        return False, seconds
+    if run.method == "auto":
+        return seconds <= run.trials / api.MC_RATE[bool(compiled.rules[RU_SIMPLE])], seconds
+    return True, seconds
+
+
+def _one(battle, run, started: float) -> dict[str, Any]:
+    """A battle solved on its own, as simulate solves it: its flat row."""
+    if isinstance(battle, FormulaSpec):
+        from .formula.engine import run_formula
+
+        return run_formula(battle, run, started).flat_row()
+    return api.solve(battle, run, started).flat_row()
+
+
+TIMING = ("check", "compile", "one_by_one", "tables", "solve", "rows")  # _run's phases
+
+
+def _run(battles: list, options: Mapping[str, Any], strict: bool):
+    """Solve every battle: (parts, errors, timing).  parts: [(positions, {column: values})],
+    each battle in one part; errors: {position: message} of the battles with no result
+    (strict: the first one raises BattleInputError naming its battle instead, every battle
+    being checked before any is solved); timing: the seconds spent in each phase (TIMING)."""
+    timing = dict.fromkeys(TIMING, 0.0)
+    clock = time.perf_counter
+    errors: dict[int, str] = {}
+    parts: list[tuple[list[int], dict[str, list]]] = []
+    batch = _Batch()
+    alone = []  # (position, battle, run, seconds its checks took) of those solved on their own
+
+    def failed(position: int, exc: Exception) -> None:
+        if strict and isinstance(exc, BattleInputError):
+            raise BattleInputError(f"battle {position}: {exc}") from None
+        if strict:
+            raise exc
+        errors[position] = (str(exc) if isinstance(exc, BattleInputError)
+                            else f"{type(exc).__name__}: {exc}")
+
+    seen: dict = {}  # a battle given again: its checks and tables once (same answer)
+    for position, given in enumerate(battles):
+        started = clock()
+        try:
+            if options and isinstance(given, Mapping):
+                given = {**options, **given}
+            key = _key(given)
+            if key is not None and key in seen:
+                where, item = seen[key]
+                where.append((position, *item[1:]))
+                continue
+            battle, run = simulate_spec(_battle_arguments(given))
+            checked = clock()
+            timing["check"] += checked - started
+            if not isinstance(battle, FormulaSpec) and _batched(battle, run):
+                compiled = compile_battle(battle, _side)
+                small, seconds = _exact_and_small(compiled, run)
+                timing["compile"] += clock() - checked
+                if small:
+                    batch.add(position, battle, compiled, seconds)
+                    if key is not None:
+                        seen[key] = (batch, (position, battle, compiled, seconds))
+                    continue
+            alone.append((position, battle, run, clock() - started))
+            if key is not None:
+                seen[key] = (alone, alone[-1])
+        except Exception as exc:  # noqa: BLE001 - one bad battle must not lose the others
+            failed(position, exc)
+    for position, battle, run, checks in alone:
+        solo = clock()
+        try:
+            row = _one(battle, run, solo - checks)  # (elapsed_s: its checks and its solve)
+            parts.append(([position], {k: [v] for k, v in row.items()}))
+        except Exception as exc:  # noqa: BLE001
+            failed(position, exc)
+        timing["one_by_one"] += clock() - solo
+    if batch.positions:
+        try:
+            parts += _solve_batch(batch, timing)
+        except Exception as exc:  # noqa: BLE001 - a failure of the batch marks its battles
+            if strict:
+                raise
+            for position in batch.positions:
+                failed(position, exc)
+    return parts, errors, timing
+
+
+def _offsets(lengths: Iterable[int]) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(np.fromiter(lengths, dtype=np.int64))])
+
+
+def _padded(arrays: list[np.ndarray], width: int, fill: float) -> np.ndarray:
+    out = np.full((sum(a.shape[0] for a in arrays), width), fill)
+    row = 0
+    for a in arrays:
+        out[row:row + a.shape[0], :a.shape[1]] = a
+        row += a.shape[0]
+    return out
+
+
+class _Sides:
+    """The distinct objects of a list (sides, laws shared by several battles), once each:
+    `unique`, and `index[i]` the one of element i."""
+
+    def __init__(self, objects: list):
+        first: dict[int, int] = {}
+        self.index = np.fromiter((first.setdefault(id(o), len(first)) for o in objects),
+                                 np.int64, len(objects))
+        self.unique = list({id(o): o for o in objects}.values())
+
+    def spans(self, lengths: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Each element's (first, end) rows when the unique objects' rows (of the given
+        lengths) are laid end to end, and where each unique object starts."""
+        starts = _offsets(lengths)
+        return np.stack([starts[self.index], starts[self.index + 1]], axis=1), starts
+
+
+def _tables(compiled: list) -> tuple[batch_kernels.BatchTables, int, int, _Sides, _Sides]:
+    """The batch's tables end to end (kernels/batch.py), the sizes of its outputs a_final and
+    d_final, and its distinct attacker and defender sides."""
+    n = len(compiled)
+    att, dfn = _Sides([c.attacker for c in compiled]), _Sides([c.defender for c in compiled])
+    laws = _Sides([c.bombardment.pmf for c in compiled])
+    spans = np.zeros((n, batch_kernels.SPAN_COLS, 2), dtype=np.int64)
+    spans[:, batch_kernels.SP_A_STATES], a_starts = att.spans(s.n_states for s in att.unique)
+    spans[:, batch_kernels.SP_A_ROWS], _ = att.spans(s.rows.shape[0] for s in att.unique)
+    spans[:, batch_kernels.SP_BLOCKS], _ = att.spans(len(s.blocks) for s in att.unique)
+    spans[:, batch_kernels.SP_D_STATES], _ = dfn.spans(s.n_states for s in dfn.unique)
+    spans[:, batch_kernels.SP_D_ROWS], _ = dfn.spans(s.rows.shape[0] for s in dfn.unique)
+    spans[:, batch_kernels.SP_BOMBARD], _ = laws.spans(p.shape[0] for p in laws.unique)
+    sizes = np.diff(spans, axis=2)[:, :, 0]
+    outputs = ((batch_kernels.SP_A_OUT, sizes[:, batch_kernels.SP_A_STATES]),
+               (batch_kernels.SP_D_OUT, sizes[:, batch_kernels.SP_D_STATES]),
+               (batch_kernels.SP_TRANSFER,
+                sizes[:, batch_kernels.SP_BLOCKS] * sizes[:, batch_kernels.SP_D_STATES]))
+    for column, size in outputs:
+        ends = np.cumsum(size)
+        spans[:, column, 0], spans[:, column, 1] = ends - size, ends
+    width = max(s.pmf.shape[1] for s in (*att.unique, *dfn.unique))
+    policy = np.zeros((n, RETREAT_COLS), dtype=np.int64)
+    below = np.full(n, NO_THRESHOLD)
+    remainder = np.full(a_starts[-1], FULL_RETREAT, dtype=np.int64)
+    phases = np.ones(n, dtype=np.int64)
+    for i, c in enumerate(compiled):
+        if c.retreat is not None:  # (its attacker's tables are its own: compile.with_retreat)
+            policy[i], below[i] = c.retreat.policy, c.retreat.below
+            first = a_starts[att.index[i]]
+            remainder[first:first + c.attacker.n_states] = c.retreat.remainder
+            phases[i] = 2 if c.has_partial_retreat else 1
+    tables = batch_kernels.BatchTables(
+        spans, np.concatenate([s.states for s in att.unique]),
+        np.concatenate([s.rows for s in att.unique]),
+        _padded([s.pmf for s in att.unique], width, 0.0),
+        _padded([s.cdf for s in att.unique], width, 1.0),
+        np.concatenate([s.start for s in att.unique]), remainder,
+        np.concatenate([s.states for s in dfn.unique]),
+        np.concatenate([s.rows for s in dfn.unique]),
+        _padded([s.pmf for s in dfn.unique], width, 0.0),
+        _padded([s.cdf for s in dfn.unique], width, 1.0),
+        np.concatenate([s.start for s in dfn.unique]),
+        np.concatenate([s.blocks for s in att.unique]), np.concatenate(laws.unique),
+        np.stack([c.rules for c in compiled]), policy, below,
+        np.maximum(policy[:, RT_AFTER], 1), phases, TRANSITION_EPS, STATE_EPS)
+    return (tables, int(spans[-1, batch_kernels.SP_A_OUT, 1]),
+            int(spans[-1, batch_kernels.SP_D_OUT, 1]), att, dfn)
+
+
+def _range(first: int, last: int, solve, offset: int, tables, out) -> None:
+    solve(offset + first, offset + last, tables, out)
+
+
+def _solve_tables(tables, a_size: int, d_size: int,
+                  seconds: list[float]) -> batch_kernels.BatchOut:
+    """Run the batch kernel over every battle, in calls of about CALL_SECONDS of estimated
+    work (so Ctrl-C ends the work soon), each split among the engine's threads."""
+    n = len(seconds)
+    out = batch_kernels.BatchOut(
+        np.zeros((n, N_OUTCOMES)), np.zeros((n, 3)), np.zeros((n, 1)), np.zeros(a_size),
+        np.zeros(d_size), np.zeros(tables.spans[-1, batch_kernels.SP_TRANSFER, 1]))
+    solve = batch_kernels.solver(float(sum(seconds)))
+    work = np.cumsum(seconds)
+    first = 0
+    while first < n:
+        done = work[first - 1] if first else 0.0
+        last = max(first + 1, int(np.searchsorted(work, done + CALL_SECONDS, side="right")))
+        last = min(last, n)
+        jit.threads(_range, last - first, solve, first, tables, out,
+                    short=work[last - 1] - done < SHORT_SECONDS)
+        first = last
+    return out
+
+
+def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sums of values[offsets[i]:offsets[i + 1]] (every segment non-empty), along axis 0."""
+    return np.add.reduceat(values, offsets[:-1], axis=0)
+
+
+def _percentiles(values: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> list:
+    """results.SideLaw.ipc_percentiles of each battle, for the laws weights (of states with
+    IPC losses values) of battle i at offsets[i]:offsets[i + 1]: the smallest loss L with
+    P(loss <= L) >= q (a slack of 1e-12 as there), for q in PERCENTILES."""
+    n = len(offsets) - 1
+    battle = np.repeat(np.arange(n), np.diff(offsets))
+    kept = weights > 0
+    values, weights, battle = values[kept], weights[kept], battle[kept]
+    order = np.lexsort((values, battle))
+    values, weights, battle = values[order], weights[order], battle[order]
+    running = np.cumsum(weights)
+    starts = np.searchsorted(battle, np.arange(n))
+    ends = np.searchsorted(battle, np.arange(n), side="right")
+    before = np.where(starts > 0, running[np.maximum(starts - 1, 0)], 0.0)
+    cumulative = (running - before[battle]) / (running[ends - 1] - before)[battle]
+    index = np.arange(len(values))
+    picked = []
+    for q in PERCENTILES:
+        reached = np.where(cumulative >= q / 100 - 1e-12, index, len(values))
+        first = np.minimum.reduceat(reached, starts)
+        picked.append(values[first])
+    return picked
+
+
+def _army_text(army: dict[str, int]) -> str:
+    return format_army(army) if army else ""
+
+
+def _memo(function, key_of):
+    """function with its answers kept by key_of(*args) (for one batch: armies recur)."""
+    kept: dict = {}
+
+    def memo(*args):
+        key = key_of(*args)
+        if key not in kept:
+            kept[key] = function(*args)
+        return kept[key]
+
+    return memo
+
+
+def _described(battle, compiled, army_text) -> tuple:
+    """The leading columns of a battle's row (Result.flat_row: the battle and its policies),
+    as simulate's exact result gives them (army_text: format_army)."""
+    bombardment, retreat = compiled.bombardment, battle.retreat
+    return (battle.rules.id, "exact", None, None, army_text(battle.attacker),
+            army_text(battle.defender), battle.sea, ",".join(battle.attacker_tech),
+            ",".join(battle.defender_tech), _army_text(battle.landing),
+            _army_text(bombardment.fired), _army_text(bombardment.unused),
+            battle.attacker_submerge, battle.defender_submerge, battle.attacker_order.text,
+            battle.defender_order.text, battle.attacker_order.keep_land,
+            battle.defender_order.aa_last, retreat.after, retreat.when_left, retreat.only_air,
+            retreat.below, retreat.strafe, battle.dice)
+
+
+DESCRIBED = ("rules", "method", "trials", "seed", "attacker", "defender", "sea", "attacker_tech",
+             "defender_tech", "landing", "bombard", "bombard_unused", "attacker_submerge",
+             "defender_submerge", "attacker_ool", "defender_ool", "keep_land", "aa_last",
+             "retreat_after", "retreat_when_left", "retreat_when_only_air", "retreat_below",
+             "strafe", "dice")
+VALUES = (*OUTCOME_KEYS, "takes_territory")
+MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
+
+
+def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int], dict]]:
+    """Solve the batch and build its rows, a part per edition (their survivor columns): the
+    descriptive columns as lists, the numbers as numpy arrays.  elapsed_s: the time spent on
+    the batch's battles (checks, compiling, solving, rows), shared equally."""
+    started = time.perf_counter()
+    tables, a_size, d_size, att, dfn = _tables(batch.compiled)
+    tabled = time.perf_counter()
+    out = _solve_tables(tables, a_size, d_size, batch.seconds)
+    solved = time.perf_counter()
+    timing["tables"] += tabled - started
+    timing["solve"] += solved - tabled
+    spans = tables.spans
+    a_out, d_out = spans[:, batch_kernels.SP_A_OUT], spans[:, batch_kernels.SP_D_OUT]
+    a_off, d_off = _offsets(np.diff(a_out)[:, 0]), _offsets(np.diff(d_out)[:, 0])
+    everyone = np.arange(len(batch.positions))
+    a_rows = _rows(att, everyone, spans[:, batch_kernels.SP_A_STATES], a_out)
+    d_rows = _rows(dfn, everyone, spans[:, batch_kernels.SP_D_STATES], d_out)
+    a_ipc_lost = np.concatenate([s.ipc_lost for s in att.unique])[a_rows[0]]
+    d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn.unique])[d_rows[0]]
+    a_ipc = _segment_sums(out.a_final * a_ipc_lost, a_off)
+    d_ipc = _segment_sums(out.d_final * d_ipc_lost, d_off)
+    totals = out.totals
+    numbers = {key: out.outcomes[:, i] for i, key in enumerate(OUTCOME_KEYS)}
+    numbers["takes_territory"] = totals[:, TOTAL_TAKES]
+    numbers.update(mean_rounds=totals[:, TOTAL_ROUNDS], attacker_ipc_loss=a_ipc,
+                   defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
+    for side, ipc_lost, final, offsets in (("attacker", a_ipc_lost, out.a_final, a_off),
+                                           ("defender", d_ipc_lost, out.d_final, d_off)):
+        for q, values in zip(PERCENTILES, _percentiles(ipc_lost, final, offsets),
+                             strict=True):
+            numbers[f"{side}_ipc_loss_percentiles.p{q}"] = values
+    numbers["pruned"] = np.maximum(0.0, totals[:, TOTAL_PRUNED])
+
+    editions: dict[int, list[int]] = {}  # the battles of each edition (one set of columns)
+    for i, battle in enumerate(batch.battles):
+        editions.setdefault(id(battle.rules), []).append(i)
+    parts = []
+    army_text = _memo(format_army, lambda army: tuple(army.items()))
+    present = _memo(_present_mask, lambda army, rules, units: (tuple(army.items()), id(rules)))
+    for members in map(np.asarray, editions.values()):
+        units = tuple(batch.battles[members[0]].rules.units)
+        columns: dict[str, Any] = {}
+        described = [_described(batch.battles[i], batch.compiled[i], army_text)
+                     for i in members]
+        for k, name in enumerate(DESCRIBED):
+            columns[name] = [row[k] for row in described]
+        for name in (*VALUES, "mean_rounds", *MEANS[:3]):
+            columns[name] = numbers[name][members]
+        for side, sides, final, column, out_column in (
+                ("attacker", att, out.a_final, batch_kernels.SP_A_STATES, batch_kernels.SP_A_OUT),
+                ("defender", dfn, out.d_final, batch_kernels.SP_D_STATES,
+                 batch_kernels.SP_D_OUT)):
+            means = _survivor_means(members, sides, spans[:, column], spans[:, out_column],
+                                    final)
+            rules = "attacker_rules" if side == "attacker" else "defender_rules"
+            means *= np.stack([present(getattr(batch.battles[i], side),
+                                       getattr(batch.battles[i], rules), units)
+                               for i in members])
+            for j, unit in enumerate(units):
+                columns[f"{side}_survivors.{unit}"] = means[:, j]
+        zero = np.zeros(len(members))
+        for name in (*VALUES, *MEANS):
+            columns[f"{name}_stderr"] = zero
+        for name in VALUES:
+            columns[f"{name}_ci95_low"] = columns[name]
+            columns[f"{name}_ci95_high"] = columns[name]
+        columns["pruned"] = numbers["pruned"][members]
+        columns["elapsed_s"] = zero  # (its place among the columns; set below)
+        for side in ("attacker", "defender"):
+            for q in PERCENTILES:
+                name = f"{side}_ipc_loss_percentiles.p{q}"
+                columns[name] = numbers[name][members]
+        parts.append(([batch.positions[i] for i in members], columns))
+    timing["rows"] += time.perf_counter() - solved
+    # (the checks of the battles solved on their own count here too: a small part)
+    elapsed = (timing["check"] + timing["compile"] + timing["tables"] + timing["solve"]
+               + timing["rows"]) / len(batch.positions)
+    for _, columns in parts:
+        columns["elapsed_s"] = np.full(len(columns["rules"]), elapsed)
+    return parts
+
+
+def _rows(sides: _Sides, members: np.ndarray, tables: np.ndarray, outputs: np.ndarray):
+    """(rows of the members' tables, rows of their outputs), state by state: member i's
+    states at tables[i] (rows of the distinct sides end to end) and outputs[i]."""
+    size = tables[members, 1] - tables[members, 0]
+    local = np.arange(size.sum()) - np.repeat(_offsets(size)[:-1], size)
+    return (np.repeat(tables[members, 0], size) + local,
+            np.repeat(outputs[members, 0], size) + local)
+
+
+def _present_mask(army: dict[str, int], rules, units: tuple[str, ...]) -> np.ndarray:
+    """1.0 for the units whose survivors Result reports for this army (results._present_units:
+    its casualties and their damaged forms), else 0.0."""
+    present = set(_present_units(army, rules))
+    return np.array([1.0 if unit in present else 0.0 for unit in units])
+
+
+def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
+                    outputs: np.ndarray, final: np.ndarray) -> np.ndarray:
+    """Mean survivors of each unit type [len(members), U] of the members (battles of one
+    edition, U units)."""
+    used = np.unique(sides.index[members])
+    survivors = np.concatenate([sides.unique[u].survivors for u in used])
+    starts = _offsets(sides.unique[u].n_states for u in used)
+    local = np.zeros(len(sides.unique), dtype=np.int64)
+    local[used] = starts[:-1]
+    # the members' tables as rows of `survivors`: their side's start there, not in the batch
+    spans = tables.copy()
+    spans[members, 0] = local[sides.index[members]]
+    spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
+    table_rows, out_rows = _rows(sides, members, spans, outputs)
+    size = tables[members, 1] - tables[members, 0]
+    return _segment_sums(final[out_rows][:, None] * survivors[table_rows], _offsets(size))
+
+
+# ---------------------------------------------------------------------------------------------
+# The public function and sweep's
+
+
+def typed_column(column):
+    """An object column with a dtype that keeps every value exact: whole numbers stay whole
+    (nullable Int64 where some are missing, never float), text stays object (the types of
+    sweep's table and of solve_many's)."""
+    import pandas as pd
+
+    kind = pd.api.types.infer_dtype(column, skipna=True)
+    gaps = bool(column.isna().any())
+    try:
+        if kind == "boolean":
+            return column.astype("boolean" if gaps else bool)
+        if kind == "integer":
+            return column.astype("Int64" if gaps else "int64")
+        if kind in ("floating", "mixed-integer-float"):
+            return column.astype("float64")
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return column.where(column.notna(), None) if gaps else column
+
+
+def _listed(battles) -> list:
+    import pandas as pd
+
+    if isinstance(battles, pd.DataFrame):
+        return frame_battles(battles)
+    if isinstance(battles, (str, bytes, Mapping)) or not isinstance(battles, Iterable):
+        raise BattleInputError(
+            f"battles must be a list of {{keyword: value}} battles or a DataFrame, got "
+            f"{quoted(battles)}")
+    return list(battles)
+
+
+def _checked_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    for name, value in options.items():
+        if name in NOT_HERE and value is not None:
+            raise BattleInputError(
+                f"{name} is not an option of solve_many (one battle each: use simulate for "
+                f"{name})")
+        if name not in KEYWORDS and name not in NOT_HERE:
+            raise BattleInputError(
+                f"{quoted(name)} is not an option of simulate (options: {', '.join(KEYWORDS)})")
+    return {k: v for k, v in options.items() if k not in NOT_HERE}
+
+
+def solve_many(battles, **options):
+    """Odds of many battles: a pandas DataFrame with one row per battle, in order.
+
+    battles: a list of ``{keyword: value}`` dicts, each as simulate's keyword arguments
+    (``attacker``, ``defender``, ``rules``, ``sea``, ``method``, ``retreat_after``, ...), or
+    a DataFrame with a row per battle and a column per keyword (cells read as battlecalc.sweep
+    reads them, an empty cell being the default; other columns are not read).  options:
+    keywords of simulate for every battle (a battle's own value wins).
+
+    The rows are the columns of :meth:`battlecalc.Result.flat_row` (``battlecalc run --format
+    csv``), the same values simulate gives each battle, typed as sweep's table (whole numbers
+    stay whole, nullable where some rows have none); a column of one edition's unit is
+    missing (NA) in rows of an edition without it.  ``elapsed_s`` of the battles solved
+    together is their share of the batch's time; ``frame.attrs["timing_s"]``: the seconds
+    spent in each phase (checking, compiling, solving alone, laying out the batch's tables,
+    solving it, building its rows, building the table).  Bad input raises BattleInputError
+    naming the battle and simulate's message (``battle 3: keep_land must be ...``); every
+    battle is checked and compiled before any is solved.  Solved together are the battles
+    simulate solves exactly in one thread (see the module's docstring); the others one by
+    one, as simulate solves them.
+    """
+    import pandas as pd
+
+    options = _checked_options(options)
+    battles = _listed(battles)
+    parts, _, timing = _run(battles, options, strict=True)
+    if not parts:
+        return pd.DataFrame()
+    started = time.perf_counter()
+    parts.sort(key=lambda part: part[0][0])
+    columns = list(dict.fromkeys(name for _, part in parts for name in part))
+    # (all but the float columns as objects, for sweep's typing below: None stays None,
+    # whole numbers whole where other editions' rows have none)
+    frames = [pd.DataFrame({name: values if isinstance(values, np.ndarray)
+                            and values.dtype == np.float64 else np.array(values, dtype=object)
+                            for name, values in part.items()}, index=positions)
+              for positions, part in parts]
+    frame = pd.concat(frames).reindex(columns=columns).sort_index().reset_index(drop=True)
+    frame = pd.DataFrame({name: typed_column(frame[name]) if frame[name].dtype == object
+                          else frame[name] for name in columns})
+    frame.attrs["timing_s"] = {**timing, "table": time.perf_counter() - started}
+    return frame
+
+
+def solve_rows(battles: list[Mapping[str, Any]]) -> list[tuple[dict | None, str | None]]:
+    """battlecalc.sweep's runner: each battle's (flat row, None), or (None, the error message
+    as simulate raises it); never raises for a bad battle."""
+    parts, errors, _ = _run(battles, {}, strict=False)
+    rows: list[tuple[dict | None, str | None]] = [(None, errors.get(i)) for i in
+                                                  range(len(battles))]
+    for positions, part in parts:
+        names = list(part)
+        cells = [v.tolist() if isinstance(v, np.ndarray) else v for v in part.values()]
+        for position, values in zip(positions, zip(*cells, strict=True), strict=True):
+            rows[position] = (dict(zip(names, values, strict=True)), None)
+    return rows

@@ -1,0 +1,108 @@
+"""solve_many benchmark: small exact battles a second, on one and two threads, against a plain
+loop over simulate, in one run.
+
+Run:  python benchmarks/bench_many.py [--battles N] [--loop M] [--seed S]
+
+The battles: N random 1942 2E battles of 3 to 6 units a side, half land (infantry,
+artillery, tanks, fighters and bombers; half the defenders with an AA gun) and half sea
+(submarines, destroyers, cruisers, battleships, carriers, fighters), method exact.  After a
+warm-up that compiles the kernels (and loads them from numba's cache on later runs):
+
+* solve_many on 1 thread (battlecalc.set_threads) with an empty cache of small sides (every
+  army new to the process), then again (the armies known: the steady state of a process that
+  keeps weighing battles), then on 2 threads; best of 3 for the warm runs;
+* for each: battles a second by the wall clock and by the CPU time of the process (all
+  threads; the rate on an idle core when other programs share the machine), and where the
+  time went (frame.attrs["timing_s"]: checking the battles, compiling them, laying out the
+  tables, the kernel, the result columns, the DataFrame);
+* a plain loop over simulate on the first M of the same battles (warm), battles a second,
+  and the ratio.
+
+Prints, never asserts.  The target (issue 19, item 3): >= 5,000 small exact battles a second
+on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+import battlecalc
+from battlecalc import batch
+
+TARGET_PER_S = 5_000
+LAND = ("infantry", "artillery", "tank", "fighter", "bomber")
+SEA = ("submarine", "destroyer", "cruiser", "battleship", "carrier", "fighter")
+
+
+def battles(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+
+    def army(units, extra=()):
+        picked = [rng.choice(units) for _ in range(rng.randint(3, 6) - len(extra))]
+        picked += extra
+        return {unit: picked.count(unit) for unit in dict.fromkeys(picked)}
+
+    out = []
+    for i in range(n):
+        if i % 2:
+            out.append({"attacker": army(SEA), "defender": army(SEA), "sea": True})
+        else:
+            out.append({"attacker": army(LAND),
+                        "defender": army(LAND[:3], ("aa",) if i % 4 == 0 else ())})
+    return out
+
+
+def timed(work):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = work()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def report(label: str, n: int, wall: float, cpu: float, timing: dict | None = None) -> None:
+    line = (f"{label:<34} {n / wall:>9,.0f} /s wall {n / cpu:>9,.0f} /s cpu   "
+            f"({wall / n * 1e6:6.1f} us wall, {cpu / n * 1e6:6.1f} us cpu a battle)")
+    print(line)
+    if timing:
+        print(" " * 36 + "  ".join(f"{k} {v / n * 1e6:.1f}" for k, v in timing.items())
+              + "  (us a battle)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--battles", type=int, default=10_000)
+    parser.add_argument("--loop", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=19)
+    args = parser.parse_args()
+    work = battles(args.battles, args.seed)
+    options = {"rules": "1942-2e", "method": "exact"}
+    warm = battles(2_000, args.seed + 1)  # (enough work for the kernels to be compiled)
+    battlecalc.solve_many(warm, **options)  # compile (or load) the kernels
+    for b in warm[:50]:
+        battlecalc.simulate(**b, **options)
+    print(f"{args.battles:,} random 1942 2E battles, 3-6 units a side, half land half sea, "
+          "exact")
+    battlecalc.set_threads(1)
+    batch._sides.clear()
+    batch._side_bytes[0] = 0
+    frame, wall, cpu = timed(lambda: battlecalc.solve_many(work, **options))
+    report("solve_many, 1 thread, new armies", len(work), wall, cpu, frame.attrs["timing_s"])
+    for threads in (1, 2):
+        battlecalc.set_threads(threads)
+        runs = [timed(lambda: battlecalc.solve_many(work, **options)) for _ in range(3)]
+        frame, wall, cpu = min(runs, key=lambda run: run[1])
+        report(f"solve_many, {threads} thread{'s' * (threads > 1)}, known armies", len(work),
+               wall, cpu, frame.attrs["timing_s"])
+        if threads == 1:
+            best_one = len(work) / wall
+    battlecalc.set_threads(None)
+    loop = work[:args.loop]
+    _, wall, cpu = timed(lambda: [battlecalc.simulate(**b, **options) for b in loop])
+    report("simulate, plain loop", len(loop), wall, cpu)
+    print(f"solve_many (1 thread, known armies) / simulate loop: "
+          f"{best_one / (len(loop) / wall):.0f}x   target {TARGET_PER_S:,}/s on one core")
+
+
+if __name__ == "__main__":
+    main()

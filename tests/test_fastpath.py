@@ -1,0 +1,161 @@
+"""simulate's fast path (issue 19: the per-call floor) gives the slow path's answer.
+
+The fast path: a call with plain-data arguments keeps its checked, compiled battle (a plan,
+api._plan) and a Result builds its laws, dicts and texts on first use (results._Pending).  The
+slow path: the battle checked (spec.simulate_spec) and compiled (fresh side tables) again and
+solved through api.solve, its Result built at once (results.LAZY_STATES = 0).  Every to_dict
+key, the table, the CSV row and the laws must be equal, on battles of every kind.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import battlecalc
+from battlecalc import api, results
+from battlecalc.compile import build_side
+from battlecalc.errors import BattleInputWarning
+
+BATTLES = [
+    dict(rules="1942-2e", attacker="1 tank", defender="3 fighter 3 aa"),
+    dict(rules="1942-2e", attacker="1 infantry", defender="11 artillery 6 fighter"),
+    dict(rules="revised", attacker="2 inf", defender="1 inf", rounds_distribution=True),
+    dict(rules="revised", attacker="3 inf 2 ftr 1 bmb", defender="4 inf 1 aa",
+         attacker_tech="heavy_bombers"),
+    dict(rules="1942-2e", attacker="6 inf 3 art 3 tank 2 ftr", defender="8 inf 2 art 1 tank 1 aa",
+         attacker_ool="tank,artillery", retreat_when_left=3),
+    dict(rules="1942-2e", attacker="2 sub 1 destroyer 1 fighter", defender="1 cruiser 2 sub",
+         sea=True, defender_submerge="when-only-subs-left"),
+    dict(rules="1940-2e", attacker="2 inf 1 tank", landing="2 inf 1 art", bombard="1 bb 1 ca",
+         defender="4 inf 1 aa 1 fighter"),
+    dict(rules="1942-2e", attacker="4 inf 2 tank", defender="5 inf", dice="low_luck",
+         strafe=2),
+    dict(rules="classic", attacker="3 inf 1 tank", defender="3 inf", retreat_below=0.4),
+    dict(rules="1942-2e", attacker="5 inf 2 tank", defender="4 inf 1 art", method="mc",
+         trials=20_000, seed=7),
+    dict(rules="1942-2e", attacker={"infantry": 3, "armour": 1}, defender="2 inf",
+         keep_land=1),
+]
+IDS = [f"{b['rules']}:{b['attacker']}-v-{b['defender']}" for b in BATTLES]
+
+
+def _slow(battle: dict, monkeypatch) -> battlecalc.Result:
+    """The battle checked, compiled from fresh tables and solved again, built at once."""
+    arguments = _defaults() | battle
+    build_side.cache_clear()
+    with monkeypatch.context() as patch:
+        patch.setattr(results, "LAZY_STATES", 0)
+        spec, run = api.simulate_spec(arguments)
+        return api.solve(spec, run)
+
+
+def _defaults() -> dict:
+    import inspect
+
+    return {name: p.default for name, p in inspect.signature(api.simulate).parameters.items()
+            if p.kind is not p.VAR_KEYWORD} | {"formula_options": {}}
+
+
+def _table(result) -> list[str]:
+    return [line for line in result.table().split("\n") if not line.startswith("method:")]
+
+
+def _without_clock(data: dict) -> dict:
+    return {k: v for k, v in data.items() if k != "elapsed_s"}
+
+
+def _laws_equal(fast, slow) -> None:
+    for name in ("attacker_law", "defender_law"):
+        a, b = getattr(fast, name), getattr(slow, name)
+        assert a.units == b.units
+        for field in ("survivors", "ipc_lost", "probability"):
+            assert np.array_equal(getattr(a, field), getattr(b, field)), (name, field)
+            assert getattr(a, field).dtype == getattr(b, field).dtype, (name, field)
+    for name in ("rounds_law", "swing_law"):
+        a, b = getattr(fast, name), getattr(slow, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
+            assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True)), name
+
+
+@pytest.mark.parametrize("battle", BATTLES, ids=IDS)
+def test_fast_path_gives_the_slow_paths_answer(battle, monkeypatch):
+    api.forget_compiled()
+    first = battlecalc.simulate(**battle)  # checked and compiled, a plan kept
+    again = battlecalc.simulate(**battle)  # from the plan
+    slow = _slow(battle, monkeypatch)
+    assert "_pending" not in vars(slow)  # built at once
+    for fast in (first, again):
+        assert "_pending" in vars(fast)  # small battles: built on first use
+        assert list(fast.to_dict()) == list(slow.to_dict())
+        assert _without_clock(fast.to_dict()) == _without_clock(slow.to_dict())
+        assert _table(fast) == _table(slow)
+        assert _without_clock(fast.flat_row()) == _without_clock(slow.flat_row())
+        _laws_equal(fast, slow)
+        for which in ("survivors", "ipc", "rounds", "swing"):
+            assert fast.distribution_csv(which) == slow.distribution_csv(which)
+
+
+def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
+    # no answer is kept: the second call runs the solver on the kept tables
+    api.forget_compiled()
+    calls = []
+    real = api.run_exact
+    monkeypatch.setattr(api, "run_exact", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    battle = dict(rules="revised", attacker="2 inf", defender="1 inf", method="exact")
+    r1, r2 = battlecalc.simulate(**battle), battlecalc.simulate(**battle)
+    assert len(calls) == 2 and calls[0] is calls[1]  # the same compiled tables
+    assert r1 is not r2 and r1.attacker_law is not r2.attacker_law
+    # Revised 2 inf v 1 inf by hand (test_results): the attacker wins 11/29 + 11/58 + 25/232
+    assert r2.attacker_win == pytest.approx(11 / 29 + 11 / 58 + 25 / 232, abs=1e-12)
+
+
+def test_plans_are_bounded_and_kept_only_for_plain_data(monkeypatch):
+    api.forget_compiled()
+    monkeypatch.setattr(api, "MAX_PLANS", 3)
+    for n in range(1, 6):
+        battlecalc.simulate(rules="revised", attacker=f"{n} inf", defender="1 inf",
+                            method="exact")
+    assert len(api._plans) == 3
+    api.forget_compiled()
+    battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="exact",
+                        progress=lambda *a: None)
+    battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="exact",
+                        seed=np.int64(3))
+    assert len(api._plans) == 0
+
+
+def test_a_battle_that_warns_warns_on_every_call():
+    api.forget_compiled()
+    battle = dict(rules="revised", attacker="2 inf", defender="1 inf", defender_tech="jets",
+                  method="exact")
+    for _ in range(2):
+        with pytest.warns(BattleInputWarning, match="jets changes nothing"):
+            battlecalc.simulate(**battle)
+    assert len(api._plans) == 0
+
+
+def test_true_and_one_are_different_keys():
+    # rounds_distribution=1 is refused (a flag must be a bool), whatever ran before
+    api.forget_compiled()
+    battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="exact",
+                        rounds_distribution=True)
+    with pytest.raises(battlecalc.errors.BattleInputError, match="rounds_distribution"):
+        battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf",
+                            method="exact", rounds_distribution=1)
+
+
+def test_a_lazy_result_pickles_with_every_field():
+    api.forget_compiled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = battlecalc.simulate(rules="1942-2e", attacker="3 inf 1 ftr", defender="2 inf 1 aa",
+                                method="exact")
+    copy = pickle.loads(pickle.dumps(r))
+    assert "_pending" not in vars(copy)
+    assert copy.to_dict() == r.to_dict()
+    _laws_equal(copy, r)

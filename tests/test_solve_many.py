@@ -1,0 +1,374 @@
+"""battlecalc.solve_many: many battles in one call, each with the answer simulate gives it."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import battlecalc
+from battlecalc import BattleInputError, simulate, solve_many
+from battlecalc.cli import cli
+from battlecalc.kernels import jit
+
+TOLERANCE = 1e-12
+
+# A mixed batch: land (with and without AA fire), sea (subs, two-hit ships, submerging),
+# amphibious assaults (bombardment, a partial retreat), low luck, technologies, orders of
+# losses, retreats, several editions; and battles that simulate solves on their own (Monte
+# Carlo, --retreat-below, the law of rounds, a formula edition, a larger battle).
+MIXED = [
+    {"rules": "revised", "attacker": "1 inf", "defender": "1 inf"},
+    {"rules": "1942-2e", "attacker": "3 inf 1 art 2 tank", "defender": "4 inf 1 tank"},
+    {"rules": "1942-2e", "attacker": "2 inf 1 tank 2 ftr 1 bmb", "defender": "3 inf 1 aa"},
+    {"rules": "revised", "attacker": "2 inf 2 ftr", "defender": "2 inf 1 aa",
+     "attacker_ool": "fighter,infantry"},
+    {"rules": "1942-2e", "attacker": "2 sub 1 dd 1 ftr", "defender": "1 dd 2 sub 1 cv",
+     "sea": True},
+    {"rules": "1942-2e", "attacker": "1 bb 1 ca 2 sub", "defender": "2 dd 1 bb", "sea": True,
+     "attacker_submerge": "when-only-subs-left", "defender_submerge": "first-chance"},
+    {"rules": "revised", "attacker": "2 sub 1 bmb", "defender": "2 sub 1 ftr 1 tt",
+     "sea": True},
+    {"rules": "classic", "attacker": "3 inf 1 tank", "defender": "3 inf"},
+    {"rules": "1940-2e", "attacker": "2 inf 1 mech_infantry 1 tank 1 tactical_bomber",
+     "defender": "3 inf 1 art 1 aa"},
+    {"rules": "1942-2e", "attacker": "1 tank 1 ftr", "landing": "3 inf 1 art",
+     "bombard": "1 bb 1 ca", "defender": "4 inf"},
+    {"rules": "1942-2e", "attacker": "2 inf 1 ftr", "landing": "2 inf", "defender": "4 inf",
+     "retreat_when_left": 2},
+    {"rules": "revised", "landing": "3 inf", "bombard": "1 bb", "defender": "2 inf"},
+    {"rules": "1942-2e", "attacker": "4 inf 2 art", "defender": "5 inf", "dice": "low_luck"},
+    {"rules": "1942-2e", "attacker": "2 sub 2 dd", "defender": "3 dd 1 cv 1 ftr", "sea": True,
+     "dice": "low_luck"},
+    {"rules": "1942-2e", "attacker": "3 inf 2 bmb", "defender": "5 inf",
+     "attacker_tech": "heavy_bombers"},
+    {"rules": "1942-2e", "attacker": "2 sub 1 dd", "defender": "2 dd 1 tt", "sea": True,
+     "attacker_tech": ["super_subs"], "defender_ool": "transport,destroyer"},
+    {"rules": "1942-2e", "attacker": "4 inf 1 tank 1 ftr", "defender": "5 inf",
+     "retreat_after": 2},
+    {"rules": "1942-2e", "attacker": "6 inf", "defender": "6 inf", "strafe": 2},
+    {"rules": "1942-2e", "attacker": "3 inf 2 ftr", "defender": "4 inf",
+     "retreat_when_only_air": True},
+    {"rules": "1942-2e", "attacker": "3 inf 1 tank 1 ftr", "defender": "3 inf 1 aa",
+     "keep_land": 1, "aa_last": True},
+    {"rules": "revised", "attacker": "3 inf 1 art", "defender": "3 inf", "method": "auto"},
+    {"rules": "1942-2e", "attacker": {"infantry": 2, "tank": 2}, "defender": {"inf": 3}},
+    # solved on their own, as simulate solves them
+    {"rules": "1942-2e", "attacker": "3 inf 1 art", "defender": "3 inf", "method": "mc",
+     "trials": 20_000, "seed": 5},
+    {"rules": "revised", "attacker": "3 inf 1 art", "defender": "3 inf", "method": "auto",
+     "trials": 10, "seed": 3},
+    {"rules": "1942-2e", "attacker": "5 inf 2 tank", "defender": "6 inf",
+     "retreat_below": 0.3},
+    {"rules": "1942-2e", "attacker": "4 inf 1 art", "defender": "4 inf",
+     "rounds_distribution": True},
+    {"rules": "formula", "attacker": "3 army", "defender": "2 army", "method": "exact"},
+    {"rules": "1942-2e", "attacker": "60 inf 20 art 20 tank 5 ftr",
+     "defender": "80 inf 10 tank 1 aa"},  # (estimated above exact.PARALLEL_SECONDS)
+]
+ON_THEIR_OWN = range(22, len(MIXED))
+
+
+def expected_row(battle: dict, **options) -> dict:
+    return simulate(**{"method": "exact", **options, **battle}).flat_row()
+
+
+def assert_row_matches(got: pd.Series, want: dict, where: str) -> None:
+    """Every column of simulate's row, with the same value (numbers to TOLERANCE); the
+    columns only other editions have are missing (NaN)."""
+    for key, value in want.items():
+        if key == "elapsed_s":
+            continue
+        have = got[key]
+        if isinstance(value, float) and value is not None:
+            assert math.isclose(have, value, rel_tol=0, abs_tol=TOLERANCE) or (
+                math.isnan(value) and math.isnan(have)), (where, key, have, value)
+        elif value is None:
+            assert pd.isna(have), (where, key, have)
+        else:
+            # (a column that other editions' rows lack holds NaN there: numbers as floats)
+            assert have == value, (where, key, have, value)
+    extra = set(got.index) - set(want)
+    assert all(pd.isna(got[k]) for k in extra), where
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return solve_many(MIXED, method="exact"), [expected_row(b) for b in MIXED]
+
+
+def test_the_batch_takes_the_small_exact_battles(monkeypatch):
+    from battlecalc import batch
+
+    batched = []
+    solve = batch._solve_batch
+    monkeypatch.setattr(batch, "_solve_batch", lambda b, started: (
+        batched.extend(b.positions), solve(b, started))[1])
+    solve_many(MIXED, method="exact")
+    assert batched == [i for i in range(len(MIXED)) if i not in ON_THEIR_OWN]
+
+
+def test_one_row_per_battle_in_order(mixed):
+    frame, want = mixed
+    assert len(frame) == len(MIXED)
+    assert list(frame["attacker"]) == [row["attacker"] for row in want]
+    # columns: those of the first row's flat_row, then the new ones of later rows
+    assert list(frame.columns[:len(want[0])]) == list(want[0])
+
+
+def test_every_row_equals_simulate(mixed):
+    frame, want = mixed
+    for i, row in enumerate(want):
+        assert_row_matches(frame.iloc[i], row, f"battle {i}: {MIXED[i]}")
+
+
+def test_one_infantry_each_analytic(mixed):
+    """Revised, 1 inf against 1 inf: per round the attacker alone hits with 1/9, the defender
+    alone with 5/18, both with 1/18; the first round that is not a double miss ends it."""
+    frame, _ = mixed
+    row = frame.iloc[0]
+    for key, p in (("attacker_win", 1 / 4), ("defender_win", 5 / 8), ("draw", 1 / 8)):
+        assert math.isclose(row[key], p, abs_tol=TOLERANCE)
+    assert math.isclose(row["mean_rounds"], 9 / 4, abs_tol=TOLERANCE)  # geometric, 4/9
+
+
+def test_random_battery_equals_simulate():
+    """Random small battles, land and sea, of one edition (the batch's fast path), with the
+    kernels compiled."""
+    jit.compiled()
+    rng = random.Random(20261201)
+    land = ["infantry", "artillery", "tank", "fighter", "bomber", "aa"]
+    sea = ["submarine", "destroyer", "cruiser", "battleship", "carrier", "fighter"]
+    battles = []
+    for i in range(60):
+        units = sea if i % 2 else land
+        army = [rng.choice(units[:-1] if i % 2 == 0 else units) for _ in range(rng.randint(3, 6))]
+        guard = [rng.choice(units) for _ in range(rng.randint(3, 6))]
+        battles.append({"attacker": {u: army.count(u) for u in set(army)},
+                        "defender": {u: guard.count(u) for u in set(guard)}, "sea": bool(i % 2)})
+    frame = solve_many(battles, rules="1942-2e", method="exact")
+    for i, battle in enumerate(battles):
+        assert_row_matches(frame.iloc[i], expected_row(battle, rules="1942-2e"), f"battle {i}")
+
+
+def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
+    from battlecalc import batch
+
+    compiled = []
+    compile_battle = batch.compile_battle
+    monkeypatch.setattr(batch, "compile_battle",
+                        lambda *args: compiled.append(1) or compile_battle(*args))
+    battles = [{"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
+               {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
+               {"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
+               {"attacker": {"infantry": 3, "tank": True}, "defender": "3 inf"},
+               {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True, "method": "mc",
+                "trials": 1000, "seed": 4},
+               {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True, "method": "mc",
+                "trials": 1000, "seed": 4}]
+    with pytest.raises(BattleInputError, match="^battle 3: attacker count of tank must be"):
+        solve_many(battles, rules="1942-2e")  # (True is no count, even if 1 == True)
+    del battles[3]
+    compiled.clear()
+    frame = solve_many(battles, rules="1942-2e")
+    assert len(compiled) == 2  # (the Monte Carlo battles are not compiled for the batch)
+    for i, battle in enumerate(battles):
+        want = simulate(**battle, rules="1942-2e").flat_row()
+        assert_row_matches(frame.iloc[i], want, f"battle {i}")
+
+
+def test_per_battle_options_win_over_the_common_ones():
+    frame = solve_many([{"attacker": "3 inf", "defender": "3 inf"},
+                        {"attacker": "3 inf", "defender": "3 inf", "retreat_after": 1}],
+                       rules="1942-2e", method="exact", retreat_after=2)
+    assert list(frame["retreat_after"]) == [2, 1]
+    for i, after in enumerate((2, 1)):
+        want = expected_row({"attacker": "3 inf", "defender": "3 inf"}, rules="1942-2e",
+                            retreat_after=after)
+        assert_row_matches(frame.iloc[i], want, f"battle {i}")
+
+
+def test_columns_are_typed_as_sweeps_table():
+    """Whole numbers stay whole (nullable where some rows have none), flags are flags."""
+    frame = solve_many([{"attacker": "3 inf", "defender": "3 inf"},
+                        {"attacker": "3 inf", "defender": "3 inf", "retreat_after": 2},
+                        {"rules": "formula", "attacker": "3 army", "defender": "2 army"}],
+                       rules="1942-2e", method="exact")
+    assert str(frame["retreat_after"].dtype) == "Int64"
+    assert frame["retreat_after"].isna().tolist() == [True, False, True]
+    assert frame["retreat_after"][1] == 2
+    assert str(frame["attacker_ipc_loss_percentiles.p50"].dtype) == "Int64"
+    assert frame["attacker_win"].dtype == np.float64
+    assert str(frame["sea"].dtype) == "boolean"
+
+
+def test_dataframe_input_reads_cells_as_sweep_does():
+    table = pd.DataFrame([
+        {"label": "a", "rules": "revised", "attacker": "1 inf", "defender": "1 inf",
+         "sea": "", "retreat_after": "", "method": "exact"},
+        {"label": "b", "rules": "1942-2e", "attacker": "1 sub 1 dd", "defender": "1 dd",
+         "sea": "TRUE", "retreat_after": "2", "method": ""},
+        {"label": "c", "rules": "1942-2e", "attacker": "3 inf", "defender": "2 inf",
+         "sea": "no", "retreat_after": "1.0", "method": "exact"},
+    ])
+    frame = solve_many(table)
+    typed = [{"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"},
+             {"rules": "1942-2e", "attacker": "1 sub 1 dd", "defender": "1 dd", "sea": True,
+              "retreat_after": 2, "method": "auto"},
+             {"rules": "1942-2e", "attacker": "3 inf", "defender": "2 inf", "sea": False,
+              "retreat_after": 1, "method": "exact"}]
+    assert "label" not in frame.columns
+    for i, battle in enumerate(typed):
+        assert_row_matches(frame.iloc[i], simulate(**battle).flat_row(), f"row {i}")
+    assert frame.drop(columns="elapsed_s").equals(solve_many(typed).drop(columns="elapsed_s"))
+
+
+def test_same_answer_at_one_and_two_threads():
+    battles = [dict(b) for b in MIXED[:22] if b["rules"] != "revised" or "landing" not in b]
+    try:
+        battlecalc.set_threads(1)
+        one = solve_many(battles, method="exact")
+        battlecalc.set_threads(2)
+        two = solve_many(battles, method="exact")
+    finally:
+        battlecalc.set_threads(None)
+    pd.testing.assert_frame_equal(one.drop(columns="elapsed_s"), two.drop(columns="elapsed_s"),
+                                  check_exact=True)
+
+
+@pytest.mark.parametrize(("battles", "options", "message"), [
+    ([{"attacker": "2 inf", "defender": "2 inf"},
+      {"attacker": "2 inf", "defender": "2 inf", "keep_land": "x"}], {},
+     "battle 1: keep_land must be a whole number, got 'x'"),
+    ([{"atacker": "2 inf", "defender": "2 inf"}], {},
+     "battle 0: 'atacker' is not an option of simulate"),
+    ([{"attacker": "2 inf", "defender": "2 infanty"}], {}, "battle 0: "),
+    ([{"attacker": "2 inf", "defender": "2 inf", "waves": ["3 inf"]}], {},
+     "battle 0: waves is not an option of solve_many"),
+    ([{"attacker": "2 inf", "defender": "2 inf"}], {"keep_land": -1},
+     "battle 0: keep_land must be 0 or more, got -1"),
+    ([{"attacker": "2 inf", "defender": "2 inf"}], {"retreat_aftr": 2},
+     "'retreat_aftr' is not an option of simulate"),
+    ([{"attacker": "2 inf", "defender": "2 inf"}], {"progress": print},
+     "progress is not an option of solve_many"),
+    ([{"attacker": "2 inf", "defender": "1 inf"}, "3 inf"], {},
+     "battle 1: a battle must be a {keyword: value} mapping, got '3 inf'"),
+    ("3 inf", {}, "battles must be a list of {keyword: value} battles or a DataFrame"),
+    ([{"attacker": "600 inf 400 art", "defender": "900 inf", "method": "exact"}], {},
+     "battle 0: battle too large"),
+])
+def test_bad_input_names_the_battle_and_the_option(battles, options, message):
+    with pytest.raises(BattleInputError) as caught:
+        solve_many(battles, rules="1942-2e", **options)
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_every_battle_is_checked_before_any_is_solved(monkeypatch):
+    from battlecalc import batch
+
+    solved = []
+    monkeypatch.setattr(batch, "_one", lambda *args: solved.append(args))
+    monkeypatch.setattr(batch, "_solve_batch", lambda *args: solved.append(args))
+    with pytest.raises(BattleInputError, match="^battle 2: "):
+        solve_many([{"attacker": "3 inf", "defender": "3 inf", "method": "mc", "seed": 1},
+                    {"attacker": "3 inf", "defender": "3 inf"},
+                    {"attacker": "3 inf", "defender": "3 inf", "dice": "loaded"}],
+                   rules="1942-2e")
+    assert solved == []
+
+
+def test_bad_cells_of_a_dataframe_name_the_row():
+    table = pd.DataFrame([{"rules": "revised", "attacker": "1 inf", "defender": "1 inf",
+                           "sea": ""},
+                          {"rules": "revised", "attacker": "1 inf", "defender": "1 inf",
+                           "sea": "perhaps"}])
+    with pytest.raises(BattleInputError, match=r"^battle 1: sea must be true or false"):
+        solve_many(table)
+    with pytest.raises(BattleInputError, match="SIDE.UNIT"):
+        solve_many(pd.DataFrame([{"rules": "revised", "attacker.infantry": 2,
+                                  "defender": "1 inf"}]))
+
+
+def test_empty_batch():
+    assert solve_many([]).empty
+
+
+def test_sweep_rows_equal_simulate():
+    """sweep solves its chunks through the batch: every row as simulate gives it, the bad
+    rows with simulate's message."""
+    typed = [{"rules": "revised", "attacker": "3 inf 1 art", "defender": "3 inf"},
+             {"rules": "1942-2e", "attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
+             {"rules": "1942-2e", "attacker": "2 inf", "defender": "2 infanty"},
+             {"rules": "1942-2e", "attacker": "3 inf 1 ftr", "defender": "3 inf 1 aa"}]
+    table = pd.DataFrame([{**b, "sea": "yes" if b.get("sea") else ""} for b in typed])
+    out = battlecalc.sweep(table, vary="trials=1e4|1e5|1e6", workers=1, seed=1)
+    assert len(out) == 12
+    for i in range(12):
+        row = out.iloc[i]
+        battle = {**typed[i // 3], "trials": (10_000, 100_000, 1_000_000)[i % 3],
+                  "seed": battlecalc.sweeper.derived_seed(1, i)}
+        if i // 3 == 2:
+            with pytest.raises(BattleInputError) as caught:
+                simulate(**battle)
+            assert row["error"] == str(caught.value)
+            continue
+        assert row["error"] is None
+        want = simulate(**battle).flat_row()
+        assert_row_matches(row[list(want)], want, f"sweep row {i}")
+
+
+def test_cli_sweep_unchanged(tmp_path):
+    source = tmp_path / "battles.csv"
+    source.write_text("rules,attacker,defender,sea\nrevised,1 inf,1 inf,\n"
+                      "1942-2e,1 sub 1 dd,1 dd,yes\n")
+    result = CliRunner().invoke(cli, ["sweep", str(source), "-o", str(tmp_path / "out.csv"),
+                                      "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    out = pd.read_csv(tmp_path / "out.csv")
+    want = [simulate(rules="revised", attacker="1 inf", defender="1 inf"),
+            simulate(rules="1942-2e", attacker="1 sub 1 dd", defender="1 dd", sea=True)]
+    for i, result in enumerate(want):
+        for key in ("attacker_win", "defender_win", "draw", "tuv_swing", "mean_rounds"):
+            assert math.isclose(out[key][i], getattr(result, key), abs_tol=TOLERANCE)
+    assert math.isclose(out["attacker_win"][0], 0.25, abs_tol=TOLERANCE)
+
+
+def test_side_cache_is_bounded():
+    from battlecalc import batch
+
+    solve_many([{"attacker": f"{n} inf", "defender": "2 inf"} for n in range(1, 8)],
+               rules="1942-2e", method="exact")
+    assert batch._sides
+    assert batch._side_bytes[0] == sum(size for _, size in batch._sides.values())
+    assert batch._side_bytes[0] <= batch.SIDE_CACHE_BYTES
+    assert all(side.n_states <= batch.SMALL_SIDE_STATES for side, _ in batch._sides.values())
+    assert np.isfinite(batch._side_bytes[0])
+
+
+def test_plain_python_kernels_give_the_same_rows():
+    """Under BATTLECALC_PLAIN_KERNELS=1 the batch loop runs as plain Python (numba never
+    imported), with the answers of the compiled one."""
+    battles = MIXED[:22]  # (the batched ones)
+    code = ("import json, sys\n"
+            "import battlecalc\n"
+            f"frame = battlecalc.solve_many({battles!r}, method='exact')\n"
+            "assert 'numba' not in sys.modules\n"
+            "print(json.dumps(frame[['attacker_win', 'defender_win', 'tuv_swing', "
+            "'mean_rounds']].values.tolist()))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, jit.PLAIN_ENV: "1"}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    plain = json.loads(done.stdout)
+    jit.compiled()
+    compiled = solve_many(battles, method="exact")
+    for i, row in enumerate(plain):
+        want = compiled.iloc[i][["attacker_win", "defender_win", "tuv_swing", "mean_rounds"]]
+        assert np.allclose(row, want.astype(float), rtol=0, atol=TOLERANCE), (i, row, want)
