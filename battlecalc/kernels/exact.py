@@ -153,8 +153,10 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
     """Law of side y's state after side x (in state x) fires once: its subs (if subs_fire)
     and its other units (if others_fire), plus extra_pmf hits at non-air units (shore
     bombardment; [1.0] when none).  With low-luck dice, general fire goes in groups
-    (kernels/rules.fire_groups).  Fills the sparse list (where, states, probs); returns its
-    length."""
+    (kernels/rules.fire_groups).  Hits of a kind beyond what y has for them to land on take
+    what they can take whatever their number: those counts are one term, of their summed
+    probability.  Fills the sparse list (where, states, probs);
+    returns its length."""
     count = 0
     s_row, a_row, n_row = xst[x, S_ROW_S], xst[x, S_ROW_A], xst[x, S_ROW_N]
     subs_fire = subs_fire and xst[x, S_SUBS] > 0
@@ -183,8 +185,14 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
         n_lo, n_hi = xr[n_row, R_LO], xr[n_row, R_HI]
     other_left = yst[y, S_OTHER]
     only_other = yst[y, S_SUBS] == 0 and yst[y, S_AIR] == 0  # each hit: the next other unit
-    for hs in range(s_lo, s_hi + 1):
-        ps = xpmf[s_row, hs] if s_hi > 0 else 1.0
+    # the last hit count of each kind that may still change the outcome (rules.assign: with
+    # this many, every unit such hits may land on is taken); the counts above add to it
+    subs_left, air_left = yst[y, S_SUBS], yst[y, S_AIR]
+    s_last = max(s_lo, min(s_hi, subs_left + other_left))
+    a_last = max(a_lo, min(a_hi, air_left + other_left + (subs_left if air_subs else 0)))
+    n_last = max(n_lo, min(n_hi, subs_left + air_left + other_left))
+    for hs in range(s_lo, s_last + 1):
+        ps = _hit_chance(xpmf[s_row], hs, s_hi, s_last)
         for hb in range(extra_pmf.shape[0]):
             pb = ps * extra_pmf[hb]
             h_sub = hs + hb
@@ -192,13 +200,13 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
             # (_assign_step): each hit count after the first of its run costs one greedy step
             xa = (0, 0, 0) if only_other else _assign_counts(yst, yr, y, h_sub, a_lo, n_lo,
                                                              air_subs)
-            for ha in range(a_lo, a_hi + 1):
-                pa = pb * (xpmf[a_row, ha] if a_hi > 0 else 1.0)
+            for ha in range(a_lo, a_last + 1):
+                pa = pb * _hit_chance(xpmf[a_row], ha, a_hi, a_last)
                 if ha > a_lo and not only_other:
                     xa = _assign_step(yst, yr, y, xa[0], xa[1], xa[2], h_sub, ha, n_lo, air_subs)
                 x = xa
-                for hg in range(n_lo, n_hi + 1):
-                    p = pa * (xpmf[n_row, hg] if n_hi > 0 else 1.0)
+                for hg in range(n_lo, n_last + 1):
+                    p = pa * _hit_chance(xpmf[n_row], hg, n_hi, n_last)
                     if only_other:
                         y2 = y + min(h_sub + ha + hg, other_left)
                     else:
@@ -209,6 +217,20 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
                     if p > 0.0:
                         count = _add(where, states, probs, count, y2, p)
     return count
+
+
+@kernel
+def _hit_chance(pmf_row, h, hi, last):
+    """P(h hits) of a category step's law (1 where it never hits: hi 0), or P(h..hi hits)
+    for h = last < hi (summed, not a difference of running sums: no cancellation)."""
+    if hi == 0:
+        return 1.0
+    if h < last or last == hi:
+        return pmf_row[h]
+    total = 0.0
+    for k in range(hi, h - 1, -1):  # smallest first
+        total += pmf_row[k]
+    return total
 
 
 @kernel
