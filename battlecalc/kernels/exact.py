@@ -12,7 +12,10 @@ that stay after a partial amphibious retreat start from the mass the first block
 
 Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
 transitions moving less than `eps` probability are skipped, and states holding less than
-`state_eps` are not played on; all of it is reported as pruned mass.
+`state_eps` are not played on; a big battle (PRUNE_PAIRS state pairs or more) is also pruned
+within a budget (PRUNE_BUDGET, shared out among its blocks): states below PRUNE_STATE_EPS,
+and tails of the hit laws of up to PRUNE_TAIL_EPS a round (land fast path).  All of it is
+reported as pruned mass.
 """
 
 from __future__ import annotations
