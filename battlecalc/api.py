@@ -19,7 +19,13 @@ from .compile import build_side, compile_battle
 from .errors import BattleInputError
 from .formula.engine import run_formula
 from .kernels.common import RU_SIMPLE
-from .kernels.exact import fill_win_values, run_exact, seconds_estimate, win_values_seconds
+from .kernels.exact import (
+    PRUNE_PAIRS,
+    fill_win_values,
+    run_exact,
+    seconds_estimate,
+    win_values_seconds,
+)
 from .kernels.jit import set_threads, thread_count  # noqa: F401  (re-exported)
 from .kernels.montecarlo import ROUNDS_BINS, run_monte_carlo
 from .results import Result, build_result
@@ -50,6 +56,10 @@ EXACT_STATE_LIMIT = 4_000_000  # attacker x defender states (the solver's mass t
 WIN_VALUE_LIMIT = 4_000_000  # state pairs for --retreat-below's per-state win probabilities
 # Monte Carlo trials a second on two cores, roughly (benchmarks/bench_engine.py)
 MC_RATE = {True: 6_000_000, False: 2_500_000}  # land fast path, general round
+# battles of kernels.exact.PRUNE_PAIRS state pairs or more (solved within a pruning budget):
+# `auto` solves them exactly when the estimate is at most this (1e6 trials of a 300 v 300 land
+# battle took 0.39 s against the 0.17 s MC_RATE says, its exact solve 0.35-0.45 s)
+AUTO_BIG_SECONDS = 1.0
 
 
 MAX_WIN_VALUE_SECONDS = 60.0  # estimated work of that table, whatever the method
@@ -222,10 +232,18 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     method = run.method
     if method == "auto":  # the faster of the two (both need --retreat-below's table)
         mc_seconds = run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE])]
+        if pairs >= PRUNE_PAIRS:
+            # a big battle: Monte Carlo's trials slow down with its size (MC_RATE is a small
+            # battle's) and the exact answer has no noise; exact up to AUTO_BIG_SECONDS
+            mc_seconds = max(mc_seconds, AUTO_BIG_SECONDS)
         method = "exact" if (seconds <= mc_seconds and pairs <= EXACT_STATE_LIMIT
                              and seconds + table_seconds <= MAX_EXACT_SECONDS) else "mc"
-    if method == "exact" and (seconds + table_seconds > MAX_EXACT_SECONDS
-                              or pairs > EXACT_STATE_LIMIT):
+    if method == "exact" and pairs > EXACT_STATE_LIMIT:
+        raise BattleInputError(
+            f"battle too large to solve exactly ({pairs:,} state pairs, limit "
+            f"{EXACT_STATE_LIMIT:,}); use --method mc for Monte Carlo"
+        )
+    if method == "exact" and seconds + table_seconds > MAX_EXACT_SECONDS:
         raise BattleInputError(
             f"battle too large to solve exactly (about {seconds + table_seconds:.2g} s of "
             f"work, limit {MAX_EXACT_SECONDS:g} s); use --method mc for Monte Carlo"

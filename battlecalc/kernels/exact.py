@@ -12,7 +12,10 @@ that stay after a partial amphibious retreat start from the mass the first block
 
 Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
 transitions moving less than `eps` probability are skipped, and states holding less than
-`state_eps` are not played on; all of it is reported as pruned mass.
+`state_eps` are not played on; a big battle (PRUNE_PAIRS state pairs or more) is also pruned
+within a budget (PRUNE_BUDGET, shared out among its blocks): states below PRUNE_STATE_EPS,
+and tails of the hit laws of up to PRUNE_TAIL_EPS a round (land fast path).  All of it is
+reported as pruned mass.
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ from .common import (
     CONTINUE,
     FULL_RETREAT,
     N_OUTCOMES,
+    NO_RANK,
     NO_STATE,
     R_HI,
     R_LO,
+    R_RANK,
     R_STRENGTH,
     RETREAT,
     RT_ACTIVE,
@@ -45,6 +50,7 @@ from .common import (
     RU_LOW_LUCK,
     RU_SIMPLE,
     RU_SUBMERGE,
+    S_AIR,
     S_BLOCK,
     S_HAS_LAND,
     S_INFO,
@@ -52,6 +58,8 @@ from .common import (
     S_ROW_A,
     S_ROW_N,
     S_ROW_S,
+    S_STRIDE_A,
+    S_STRIDE_S,
     S_SUBS,
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_NEVER,
@@ -82,6 +90,14 @@ from .tables import (
 
 TRANSITION_EPS = 1e-18  # transitions moving less probability are skipped (mass reported)
 STATE_EPS = 1e-16  # states holding less probability are not played on (mass reported)
+# Big battles: their mass lives on a narrow band of states; within a budget of PRUNE_BUDGET
+# (probability, reported as pruned) states below PRUNE_STATE_EPS are not played on and each
+# round leaves out up to PRUNE_TAIL_EPS in the tails of the hit laws (land fast path).
+PRUNING = True  # False: exact to TRANSITION_EPS / STATE_EPS at every size (tests compare)
+PRUNE_PAIRS = 200_000  # state pairs from which a battle is pruned within the budget
+PRUNE_BUDGET = 1e-10
+PRUNE_STATE_EPS = 1e-13
+PRUNE_TAIL_EPS = 1e-15
 MOVE, END, PLAY = 0, 1, 2  # what _enter decides
 SPREAD, GATHER = 0, 1  # what _transition does
 
@@ -140,8 +156,10 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
     """Law of side y's state after side x (in state x) fires once: its subs (if subs_fire)
     and its other units (if others_fire), plus extra_pmf hits at non-air units (shore
     bombardment; [1.0] when none).  With low-luck dice, general fire goes in groups
-    (kernels/rules.fire_groups).  Fills the sparse list (where, states, probs); returns its
-    length."""
+    (kernels/rules.fire_groups).  Hits of a kind beyond what y has for them to land on take
+    what they can take whatever their number: those counts are one term, of their summed
+    probability.  Fills the sparse list (where, states, probs);
+    returns its length."""
     count = 0
     s_row, a_row, n_row = xst[x, S_ROW_S], xst[x, S_ROW_A], xst[x, S_ROW_N]
     subs_fire = subs_fire and xst[x, S_SUBS] > 0
@@ -168,18 +186,118 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
     if others_fire:
         a_lo, a_hi = xr[a_row, R_LO], xr[a_row, R_HI]
         n_lo, n_hi = xr[n_row, R_LO], xr[n_row, R_HI]
-    for hs in range(s_lo, s_hi + 1):
-        ps = xpmf[s_row, hs] if s_hi > 0 else 1.0
+    other_left = yst[y, S_OTHER]
+    only_other = yst[y, S_SUBS] == 0 and yst[y, S_AIR] == 0  # each hit: the next other unit
+    # the last hit count of each kind that may still change the outcome (rules.assign: with
+    # this many, every unit such hits may land on is taken); the counts above add to it
+    subs_left, air_left = yst[y, S_SUBS], yst[y, S_AIR]
+    s_last = max(s_lo, min(s_hi, subs_left + other_left))
+    a_last = max(a_lo, min(a_hi, air_left + other_left + (subs_left if air_subs else 0)))
+    n_last = max(n_lo, min(n_hi, subs_left + air_left + other_left))
+    for hs in range(s_lo, s_last + 1):
+        ps = _hit_chance(xpmf[s_row], hs, s_hi, s_last)
         for hb in range(extra_pmf.shape[0]):
             pb = ps * extra_pmf[hb]
-            for ha in range(a_lo, a_hi + 1):
-                pa = pb * (xpmf[a_row, ha] if a_hi > 0 else 1.0)
-                for hg in range(n_lo, n_hi + 1):
-                    p = pa * (xpmf[n_row, hg] if n_hi > 0 else 1.0)
+            h_sub = hs + hb
+            # one more hit of any kind adds one casualty to the set rules.assign chooses
+            # (_assign_step): each hit count after the first of its run costs one greedy step
+            xa = (0, 0, 0) if only_other else _assign_counts(yst, yr, y, h_sub, a_lo, n_lo,
+                                                             air_subs)
+            for ha in range(a_lo, a_last + 1):
+                pa = pb * _hit_chance(xpmf[a_row], ha, a_hi, a_last)
+                if ha > a_lo and not only_other:
+                    xa = _assign_step(yst, yr, y, xa[0], xa[1], xa[2], h_sub, ha, n_lo, air_subs)
+                x = xa
+                for hg in range(n_lo, n_last + 1):
+                    p = pa * _hit_chance(xpmf[n_row], hg, n_hi, n_last)
+                    if only_other:
+                        y2 = y + min(h_sub + ha + hg, other_left)
+                    else:
+                        if hg > n_lo:
+                            x = _assign_step(yst, yr, y, x[0], x[1], x[2], h_sub, ha, hg,
+                                             air_subs)
+                        y2 = y + x[0] * yst[y, S_STRIDE_S] + x[1] * yst[y, S_STRIDE_A] + x[2]
                     if p > 0.0:
-                        count = _add(where, states, probs, count,
-                                     assign(yst, yr, y, hs + hb, ha, hg, air_subs), p)
+                        count = _add(where, states, probs, count, y2, p)
     return count
+
+
+@kernel
+def _hit_chance(pmf_row, h, hi, last):
+    """P(h hits) of a category step's law (1 where it never hits: hi 0), or P(h..hi hits)
+    for h = last < hi (summed, not a difference of running sums: no cancellation)."""
+    if hi == 0:
+        return 1.0
+    if h < last or last == hi:
+        return pmf_row[h]
+    total = 0.0
+    for k in range(hi, h - 1, -1):  # smallest first
+        total += pmf_row[k]
+    return total
+
+
+@kernel
+def _assign_counts(yst, yr, y, h_sub, h_air, h_gen, air_subs):
+    """rules.assign as casualty counts (subs, aircraft, others) of side y's state y: the
+    hits added one at a time (_assign_step), sub hits, then air hits, then general hits."""
+    x_sub = x_air = x_other = 0
+    for k in range(1, h_sub + 1):
+        x_sub, x_air, x_other = _assign_step(yst, yr, y, x_sub, x_air, x_other, k, 0, 0,
+                                             air_subs)
+    for k in range(1, h_air + 1):
+        x_sub, x_air, x_other = _assign_step(yst, yr, y, x_sub, x_air, x_other, h_sub, k, 0,
+                                             air_subs)
+    for k in range(1, h_gen + 1):
+        x_sub, x_air, x_other = _assign_step(yst, yr, y, x_sub, x_air, x_other, h_sub, h_air,
+                                             k, air_subs)
+    return x_sub, x_air, x_other
+
+
+@kernel
+def _assign_step(yst, yr, y, x_sub, x_air, x_other, h_sub, h_air, h_gen, air_subs):
+    """One more casualty of the greedy of rules.assign: (x_sub, x_air, x_other) already
+    chosen, the caps those of h_sub, h_air, h_gen hits.  The set rules.assign picks for k + 1
+    hits is the one for k hits and one more unit, whichever hit count grows: of the three
+    categories' next units allowed under the new caps, the first in the order of losses (the
+    two caps grow by at most one each, and both new units could come before the last one
+    chosen only with more casualties than the hits allow).  Returns the new counts."""
+    cap_sub = min(yst[y, S_SUBS], h_gen + h_sub + (h_air if air_subs else 0))
+    cap_air = min(yst[y, S_AIR], h_gen + h_air)
+    rank_s = yr[yst[y, S_ROW_S] + x_sub, R_RANK] if x_sub < cap_sub else NO_RANK
+    rank_a = yr[yst[y, S_ROW_A] + x_air, R_RANK] if x_air < cap_air else NO_RANK
+    rank_n = yr[yst[y, S_ROW_N] + x_other, R_RANK] if x_other < yst[y, S_OTHER] else NO_RANK
+    if rank_s < rank_a and rank_s < rank_n:
+        return x_sub + 1, x_air, x_other
+    if rank_a < rank_n:
+        return x_sub, x_air + 1, x_other
+    if rank_n < NO_RANK:
+        return x_sub, x_air, x_other + 1
+    return x_sub, x_air, x_other
+
+
+@kernel
+def _same_fire(xst, xr, xpmf, x1, x2, subs_fire, rules):
+    """Whether side x's general fire (_fire with others_fire) is the same from its states x1
+    and x2: the same hit laws of the categories that fire and the same targets for its
+    aircraft (x1 NO_STATE: no)."""
+    if x1 == x2:
+        return True
+    if x1 == NO_STATE or air_on_subs(xst, x1, rules) != air_on_subs(xst, x2, rules):
+        return False
+    subs1 = subs_fire and xst[x1, S_SUBS] > 0
+    if subs1 != (subs_fire and xst[x2, S_SUBS] > 0):
+        return False
+    for col in range(S_ROW_S if subs1 else S_ROW_A, S_ROW_N + 1):
+        r1, r2 = xst[x1, col], xst[x2, col]
+        if r1 == r2:
+            continue
+        if (xr[r1, R_LO] != xr[r2, R_LO] or xr[r1, R_HI] != xr[r2, R_HI]
+                or xr[r1, R_STRENGTH] != xr[r2, R_STRENGTH]):
+            return False
+        for h in range(xr[r1, R_LO], xr[r1, R_HI] + 1):
+            if xpmf[r1, h] != xpmf[r2, h]:
+                return False
+    return True
 
 
 @kernel
@@ -221,6 +339,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     stay = 0.0
     w = m
     result = 0.0
+    n_a2 = n_d2 = 0
+    last_a1 = last_d1 = last_fa = last_fd = NO_STATE  # what the lists at level 2 are of
     for t in range(-1, n_a1 * n_d1):
         if t == first or (t < 0 and first < 0):
             continue
@@ -233,34 +353,53 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
         # who fires in general fire: those left after the strikes, or all of them
         fa = a if fires_back(ast, a, rules) else a1
         fd = d if fires_back(dst, d, rules) else d1
-        n_d2 = _fire(ast, ar, apmf, fa, not a_strike, yes, air_on_subs(ast, fa, rules),
-                     bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
-        n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
-                     one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
+        # each side's general fire, unless the previous strike outcome left the same target
+        # under the same fire (e.g. strike hits on units that do not fire): its list stands
+        if d1 != last_d1 or not _same_fire(ast, ar, apmf, last_fa, fa, not a_strike, rules):
+            _clear(wd[2], wd[3], n_d2)
+            n_d2 = _fire(ast, ar, apmf, fa, not a_strike, yes, air_on_subs(ast, fa, rules),
+                         bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
+            last_d1, last_fa = d1, fa
+        if a1 != last_a1 or not _same_fire(dst, dr, dpmf, last_fd, fd, not d_strike, rules):
+            _clear(wa[2], wa[3], n_a2)
+            n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
+                         one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
+            last_a1, last_fd = a1, fd
         if (t < 0 and wa[2, a] != NO_STATE and wd[2, d] != NO_STATE
                 and not (lone and in_battle(ast, a))):
             stay = p1 * pa[1, wa[2, a]] * pd[1, wd[2, d]]
             if closed and mode == SPREAD:
                 w = m / (1.0 - stay)
+        d_list, d_prob = wd[3], pd[1]
         for k in range(n_a2):
             a2 = wa[3, k]
             retreats = lone and in_battle(ast, a2)
+            # (a, d) itself is left out of the closed form; only a2 == a can reach it
+            skip = d if closed and a2 == a and not retreats else NO_STATE
+            if mode == GATHER:
+                if not retreats:
+                    pk = p1 * pa[1, k]
+                    v_row = value[a2]
+                    for n in range(n_d2):
+                        if d_list[n] != skip:
+                            result += pk * d_prob[n] * v_row[d_list[n]]
+                continue
+            wk = w * p1 * pa[1, k]
+            if retreats:
+                for n in range(n_d2):
+                    q = wk * d_prob[n]
+                    if q > eps:
+                        result += q
+                        _finish(VALUES[RETREAT], q, a2, d_list[n], rounds, ast, out)
+                continue
+            row = mass[a2 - a_base]
             for n in range(n_d2):
-                d2 = wd[3, n]
-                p = p1 * pa[1, k] * pd[1, n]
-                if closed and a2 == a and d2 == d and not retreats:
-                    continue
-                if mode == GATHER:
-                    if not retreats:
-                        result += p * value[a2, d2]
-                elif w * p > eps:
-                    result += w * p
-                    if retreats:
-                        _finish(VALUES[RETREAT], w * p, a2, d2, rounds, ast, out)
-                    else:
-                        mass[a2 - a_base, d2] += w * p
-        _clear(wd[2], wd[3], n_d2)
-        _clear(wa[2], wa[3], n_a2)
+                q = wk * d_prob[n]
+                if q > eps and d_list[n] != skip:
+                    result += q
+                    row[d_list[n]] += q
+    _clear(wd[2], wd[3], n_d2)
+    _clear(wa[2], wa[3], n_a2)
     _clear(wd[0], wd[1], n_d1)
     _clear(wa[0], wa[1], n_a1)
     return result, stay, w
@@ -318,18 +457,37 @@ def _finish(outcome, m, a, d, rounds, ast, out):
 
 
 @kernel
-def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps, out, rounds):
+def _kept_range(cum_row, lo, hi, allow):
+    """The hit counts lo'..hi' of lo..hi that are played when each tail of the law (running
+    sums cum_row) may leave out at most `allow` probability."""
+    base = cum_row[lo - 1] if lo > 0 else 0.0
+    while lo < hi and cum_row[lo] - base <= allow:
+        lo += 1
+    top = cum_row[hi]
+    while hi > lo and top - cum_row[hi - 1] <= allow:
+        hi -= 1
+    return lo, hi
+
+
+@kernel
+def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps, tail, out,
+          rounds):
     """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base).
     closed: the closed-form sweep: the "nothing changes" part stays out and the rest moves
     with weight w = m / (1 - its probability); else the round is played on its own (w = m).
-    Returns (mass moved, w)."""
+    tail: probability the round may leave out in the tails of both sides' hit laws (land fast
+    path; 0: none).  Returns (mass moved, w)."""
     ast, ar, apmf, acum = A
-    dst, dr, dpmf = D.states, D.rows, D.pmf
+    dst, dr, dpmf, dcum = D
     if rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
         w = m / (1.0 - apmf[a, 0] * dpmf[d, 0]) if closed else m
+        # four tails, each within a quarter (tail 0: only hit counts of no probability go)
+        allow = max(tail, 0.0) / (4.0 * w)
+        a_lo, a_hi = _kept_range(acum[a], ar[a, R_LO], ar[a, R_HI], allow)
+        d_lo, d_hi = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], allow)
         return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
-                            d + dst[d, S_OTHER], w, apmf[a], acum[a], ar[a, R_LO], ar[a, R_HI],
-                            dpmf[d], dr[d, R_LO], dr[d, R_HI], eps, not closed), w
+                            d + dst[d, S_OTHER], w, apmf[a], acum[a], a_lo, a_hi,
+                            dpmf[d], d_lo, d_hi, eps, not closed), w
     moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
                               closed, mass, scratch, eps, out, rounds)
     return moved, w
@@ -404,28 +562,39 @@ def _solve_block(b, phase, battle, out, explicit):
         check_retreat = False
         rounds_played = rounds_hist.shape[0]
         explicit = 0
+    # the block's share of the pruning budget: the shares of all blocks of both phases add up
+    # to at most battle.budget, whatever the threads
+    start = 0.0
+    for d in range(n_d):
+        start += mass[0, d]
+    budget = battle.budget * (start + 1.0 / ab.shape[0]) / 4.0
+    spent = np.zeros(1)
     while rounds_played < explicit:
         after = np.zeros((size, n_d))
         _sweep_round(battle, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
-                     first_round if rounds_played == 0 else one, out, scratch)
+                     first_round if rounds_played == 0 else one, out, scratch, spent, budget)
         mass = after
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within `mass` itself
     _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one, out,
-                 scratch)
+                 scratch, spent, budget)
 
 
 @kernel
 def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
-                 scratch):
+                 scratch, spent, budget):
     """Play one round from every state of a block (mass rows: attacker state - base) into
     target; states that end the battle are finished, states that only move (losses without
     dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
-    (bombardment) or battle.one; closed: see _play."""
+    (bombardment) or battle.one; closed: see _play.  Pruning: states below battle.state_eps
+    are dropped, and within the block's budget (probability; spent[0] so far, all pruning
+    counted) states below battle.prune_eps and tails of hit laws of up to battle.tail_eps a
+    state (_play)."""
     A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
     ast, dst, remainder = A.states, D.states, retreat.remainder
-    eps, state_eps = battle.eps, battle.state_eps
+    eps, state_eps, prune_eps, tail_eps = (battle.eps, battle.state_eps, battle.prune_eps,
+                                           battle.tail_eps)
     totals = out.totals
     for k in range(mass.shape[0]):
         for d in range(mass.shape[1]):
@@ -438,13 +607,16 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 mass[a2 - base, d2] += m  # units lost without dice, subs submerged
             elif kind == END:
                 _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
-            elif m < state_eps:
+            elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
                 totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
+                spent[0] += m
             else:
+                tail = min(tail_eps, budget - spent[0])
                 kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, closed,
-                                scratch, eps, out, rounds_played + 1)
+                                scratch, eps, tail, out, rounds_played + 1)
                 totals[TOTAL_ROUNDS] += w
                 totals[TOTAL_PRUNED] += m - kept
+                spent[0] += m - kept
 
 
 @kernel
@@ -514,19 +686,45 @@ def _battle(compiled) -> ExactBattle:
     return ExactBattle(ExactSide(att.states, att.rows, att.pmf, att.cdf),
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
-                       np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS)
+                       np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS,
+                       *_pruning(compiled))
+
+
+def _pruning(compiled) -> tuple[float, float, float]:
+    """(prune_eps, tail_eps, budget) of tables.ExactBattle: pruning within PRUNE_BUDGET for a
+    battle of PRUNE_PAIRS state pairs or more (PRUNING switches it off), none below (their
+    answers stay exact to about 1e-15)."""
+    pairs = compiled.attacker.n_states * compiled.defender.n_states
+    if not PRUNING or pairs < PRUNE_PAIRS:
+        return 0.0, 0.0, 0.0
+    return PRUNE_STATE_EPS, PRUNE_TAIL_EPS, PRUNE_BUDGET
 
 
 def seconds_estimate(compiled) -> float:
     """Rough seconds of an exact solve with compiled kernels on two cores: state pairs times
     their cost a round (land: the rectangle of both sides' hit counts; the general round: both
-    sides' hit combinations, each one assignment).  Calibrated on benchmarks/bench_engine.py's
-    battles; meant for choosing a method, within a factor of a few."""
+    sides' hit combinations, each one assignment, and their product), times the share of the
+    pairs a big battle reaches (_band_share).  Calibrated on land and sea battles of 20 to 300
+    units a side (benchmarks/bench_big.py's, one machine); meant for choosing a method,
+    within a factor of a few."""
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
+    band = _band_share(pairs / len(att.blocks))
+    mean_a, mean_d = att.mean_hit_combinations, dfn.mean_hit_combinations
     if compiled.rules[RU_SIMPLE]:
-        return pairs * (1e-7 + 2e-10 * att.mean_hit_combinations * dfn.mean_hit_combinations)
-    return pairs * (1e-7 + 4e-9 * (att.mean_hit_combinations + dfn.mean_hit_combinations))
+        return pairs * band * (1e-7 + 2e-10 * mean_a * mean_d)
+    return pairs * band * (1e-7 + 4e-9 * (mean_a + mean_d) + 2e-10 * mean_a * mean_d)
+
+
+BAND_PAIRS = 8000  # state pairs of a block beyond which a battle's mass keeps to a band
+BAND_FLOOR = 0.08  # the least share (fitted: 1000 v 900 land, one block of 900,000 pairs)
+
+
+def _band_share(block_pairs: float) -> float:
+    """The share of a block's state pairs the solve plays on: all of a small block, less of a
+    big one, whose mass keeps to a band around the likely course of the battle (fitted:
+    (BAND_PAIRS / pairs) ** 0.85, at least BAND_FLOOR)."""
+    return min(1.0, max(BAND_FLOOR, (BAND_PAIRS / max(block_pairs, 1.0)) ** 0.85))
 
 
 _python_seconds = [0.0]  # estimated time this process has spent in plain-Python solves

@@ -45,6 +45,12 @@ class ExactBattle(NamedTuple):
     retreat: RetreatTables
     eps: float  # transitions moving this much probability or less are skipped
     state_eps: float  # states holding less are not played on
+    # pruning within a budget (probability, the whole battle; 0: none): states holding less
+    # than prune_eps are not played on, and a round from a state may leave out up to tail_eps
+    # in the tails of the hit laws (kernels/exact._sweep_round)
+    prune_eps: float = 0.0
+    tail_eps: float = 0.0
+    budget: float = 0.0
 
 
 class ExactOut(NamedTuple):
