@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -222,40 +223,58 @@ def _category(unit, split: tuple[bool, bool]) -> int:
     return CAT_N
 
 
-@dataclass
+# What recurs across sides is kept (bounded, least recently used first out; all dropped by
+# forget_tables, which api.forget_compiled calls): a force's fire law (_fire_law, a few hundred
+# bytes an entry, CACHE_ENTRIES of them at most ~40 MB), a block force's casualty walks
+# (_walks, ~1 KB an entry for small forces) and the size check of a block (_block_size), and
+# the state tables of a block (_block_tables, bounded by bytes: BLOCK_CACHE_BYTES).  A new
+# army's walks pass through forces other armies had; a battle's retreat and bombardment
+# variants rebuild the same blocks; round-1 AA outcomes recur across defenders.
+CACHE_ENTRIES = 65_536
+BLOCK_CACHE_BYTES = 32 << 20
+BLOCK_CACHE_STATES = 4096  # blocks larger than this are built each time (not kept)
+
+
+@dataclass(frozen=True)
 class _Walk:
-    """One category's casualty walk: forces[k] after k steps, rank[k] of the next casualty."""
+    """One category's casualty walk: forces[k] (unit, count items) after k steps, rank[k] of
+    the next casualty (NO_RANK after the last), ipc[k] lost by then."""
 
-    forces: list = field(default_factory=list)
-    ranks: list = field(default_factory=list)
-    ipc: list = field(default_factory=list)
+    forces: tuple
+    ranks: tuple
+    ipc: tuple
 
 
-def _walks(force: dict[str, int], ruleset, order: LossOrder, split) -> list[_Walk]:
+@functools.lru_cache(maxsize=CACHE_ENTRIES)
+def _walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk, _Walk, _Walk]:
+    """The three category walks (s, a, n) of a block force given as (unit, count) items."""
     units = ruleset.units
-    steps = casualty_steps(force, units, order, ruleset.supports)
-    walks = [_Walk() for _ in range(3)]
-    current = [{n: c for n, c in force.items() if c and units[n].can_be_casualty
-                and _category(units[n], split) == cat} for cat in range(3)]
+    steps = casualty_steps(dict(force), units, order, ruleset.supports)
+    forces: list[list] = [[], [], []]
+    ranks: list[list] = [[], [], []]
+    ipc: list[list] = [[0], [0], [0]]
+    current: list[dict] = [{}, {}, {}]
+    for name, count in force:
+        if count and units[name].can_be_casualty:
+            current[_category(units[name], split)][name] = count
+    for cat in range(3):
+        forces[cat].append(tuple(current[cat].items()))
     lost = [0, 0, 0]
-    for walk, forces in zip(walks, current, strict=True):
-        walk.forces.append(dict(forces))
-        walk.ipc.append(0)
     for rank, (name, kind) in enumerate(steps):
-        cat = _category(units[name], split)
-        walk, now = walks[cat], current[cat]
-        walk.ranks.append(rank)
+        unit = units[name]
+        cat = _category(unit, split)
+        now = current[cat]
+        ranks[cat].append(rank)
         now[name] -= 1
         if kind == "damage":
-            form = units[name].damaged_form or name
+            form = unit.damaged_form or name
             now[form] = now.get(form, 0) + 1
         else:
-            lost[cat] += units[name].cost
-        walk.forces.append({n: c for n, c in now.items() if c})
-        walk.ipc.append(lost[cat])
-    for walk in walks:
-        walk.ranks.append(NO_RANK)
-    return walks
+            lost[cat] += unit.cost
+        forces[cat].append(tuple((n, c) for n, c in now.items() if c))
+        ipc[cat].append(lost[cat])
+    return tuple(_Walk(tuple(forces[c]), (*ranks[c], NO_RANK), tuple(ipc[c]))
+                 for c in range(3))
 
 
 @dataclass(frozen=True)
@@ -271,38 +290,184 @@ class _SideSpec:
     dice_model: str = "standard"
 
 
-def _row(force: dict[str, int], spec: _SideSpec) -> tuple[np.ndarray, int, int]:
-    """A category step's fire law, low-luck strength and I_DESTROYER / I_DEFENCELESS /
-    I_TRANSPORTS flags (kernels/common.py)."""
-    units = spec.ruleset.units
-    dice = force_dice(force, units, spec.role, spec.ruleset.supports)
-    pmf = hit_distribution(dice, spec.ruleset.die_size, spec.dice_model)
-    kinds = [units[n] for n in force]
+@dataclass(frozen=True)
+class _Fire:
+    """A force's fire law as the tables hold it: pmf, cdf (running sums, exactly 1
+    from `top` on), top (most hits), hi (most hits more likely than PRUNE_EPS; the least, R_LO,
+    is always 0), low-luck strength, I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
+    (kernels/common.py) and the number of dice."""
+
+    pmf_list: tuple  # pmf and cdf as Python floats
+    cdf_list: tuple
+    top: int
+    hi: int
+    strength: int
+    flags: int
+    dice: int
+
+
+@functools.lru_cache(maxsize=CACHE_ENTRIES)
+def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
+    """The fire law of a force given as (unit, count) items, counts > 0."""
+    units = ruleset.units
+    dice = force_dice(dict(force), units, role, ruleset.supports)
+    pmf = hit_distribution(dice, ruleset.die_size, dice_model)
+    kinds = [units[n] for n, _ in force]
     flags = common.I_DESTROYER if any(u.anti_sub for u in kinds) else 0
     if kinds and all(u.defenceless for u in kinds):
         flags |= common.I_DEFENCELESS
     if kinds and all(u.transport for u in kinds):
         flags |= common.I_TRANSPORTS
-    return pmf, strength(dice, spec.ruleset.die_size), flags
+    law = pmf.tolist()
+    top = hi = len(law) - 1
+    while top > 0 and not law[top] > 0.0:
+        top -= 1
+    while hi > 0 and not law[hi] > PRUNE_EPS:
+        hi -= 1
+    cdf, total = [], 0.0
+    for p in law[:top]:
+        total += p
+        cdf.append(total)  # (the same sums, in the same order, as np.cumsum)
+    cdf += [1.0] * (len(law) - top)
+    return _Fire(tuple(law), tuple(cdf), top, hi,
+                 strength(dice, ruleset.die_size), flags, sum(dice.values()))
 
 
-def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int], strengths: list[int]):
-    """rows[R, ROW_COLS], pmf[R, W] and cdf[R, W] of a side's category steps."""
-    width = max(len(p) for p in pmf_rows)
-    pmf = np.zeros((len(pmf_rows), width))
-    for i, row in enumerate(pmf_rows):
-        pmf[i, : len(row)] = row
-    rows = np.zeros((len(pmf_rows), ROW_COLS), dtype=np.int64)
-    keep = pmf > PRUNE_EPS
-    keep[:, 0] = True  # the no-hit entry feeds the self-loop; always exact
-    rows[:, R_TOP] = width - 1 - np.argmax((pmf > 0)[:, ::-1], axis=1)
-    rows[:, R_RANK] = ranks
-    rows[:, R_STRENGTH] = strengths
-    rows[:, R_LO] = np.argmax(keep, axis=1)
-    rows[:, R_HI] = width - 1 - np.argmax(keep[:, ::-1], axis=1)
-    cdf = np.cumsum(pmf, axis=1)
-    cdf[np.arange(width)[None, :] >= rows[:, R_TOP][:, None]] = 1.0
-    return rows, pmf, cdf
+@dataclass(frozen=True)
+class _BlockTables:
+    """A block's tables with row indices counted from the block's first row of each category,
+    block 0 and no IPC lost before: states[F, STATE_COLS] and survivors[F, U] (read-only);
+    per category (s, a, n) its rows (ROW_COLS ints each), and their pmf and cdf (the fire
+    laws' own tuples, unpadded); radix."""
+
+    states: np.ndarray
+    survivors: np.ndarray
+    rows: tuple
+    pmf: tuple
+    cdf: tuple
+    radix: tuple[int, int, int]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes kept (the arrays, and ~100 bytes a row tuple; the laws belong to _fire_law)."""
+        return (self.states.nbytes + self.survivors.nbytes
+                + 100 * sum(len(rows) for rows in self.rows))
+
+
+def _category_tables(walk: _Walk, spec: _SideSpec) -> tuple:
+    """rows (ROW_COLS ints each), pmf and cdf of a walk's steps, and their fire laws."""
+    laws = [_fire_law(spec.ruleset, spec.role, force, spec.dice_model) for force in walk.forces]
+    rows = []
+    for law, rank in zip(laws, walk.ranks, strict=True):
+        row = [0] * ROW_COLS
+        row[R_TOP], row[R_RANK], row[R_HI], row[R_STRENGTH] = law.top, rank, law.hi, law.strength
+        rows.append(tuple(row))
+    return (tuple(rows), tuple(law.pmf_list for law in laws),
+            tuple(law.cdf_list for law in laws), laws)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
+    """A block's tables (see _BlockTables).  A state's columns are sums of one part per
+    category (its I_* bits are disjoint across categories): each category's parts are a small
+    table, and the block's states every sum of one row of each, in flat order (s, a, n)."""
+    walks = _walks(force, spec.ruleset, spec.order, spec.split)
+    parts = [_category_tables(walk, spec) for walk in walks]
+    n_sub, n_air, n_other = (len(w.forces) - 1 for w in walks)
+    copies = 2 if spec.submerge and n_sub else 1
+    radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
+    index = {name: i for i, name in enumerate(names)}
+    n_units = len(names)
+    cols = STATE_COLS + n_units + 1  # states, survivors, land units in the battle
+    land_col = cols - 1
+    tables = []
+    for cat, (walk, (_, _, _, laws)) in enumerate(zip(walks, parts, strict=True)):
+        steps = len(walk.forces) - 1
+        table = []
+        for s in range(copies * (steps + 1) if cat == CAT_S else steps + 1):
+            k = s % (steps + 1)
+            submerged = s > steps
+            row = [0] * cols
+            in_battle = 0 if submerged else steps - s
+            info = 0
+            if cat == CAT_S:
+                row[S_S], row[S_ROW_S], row[S_SUBS] = s, k, in_battle
+                if copies == 2 and not submerged and s != steps:
+                    row[S_SUBMERGE] = (steps + 1) * radix[1] * radix[2]
+                if in_battle > 0:
+                    info = common.I_SUBS | (common.I_SUBS_FIRE if laws[k].top > 0 else 0)
+                if submerged:
+                    info |= common.I_SUBMERGED
+            elif cat == CAT_A:
+                row[S_A], row[S_ROW_A], row[S_AIR] = s, k, in_battle
+                info = ((common.I_AIR if in_battle > 0 else 0)
+                        | (common.I_AIR_FIRE if laws[k].top > 0 else 0))
+            else:
+                row[S_N], row[S_ROW_N], row[S_OTHER] = s, k, in_battle
+                info = ((common.I_OTHER if in_battle > 0 else 0)
+                        | (common.I_OTHER_FIRE if laws[k].top > 0 else 0) | laws[k].flags)
+            row[S_INFO] = info
+            row[S_IPC] = walk.ipc[k]
+            for name, count in walk.forces[k]:
+                row[STATE_COLS + index[name]] = count
+                if not submerged:
+                    row[S_UNITS] += count
+                    if land[index[name]]:
+                        row[land_col] += count
+            table.append(row)
+        tables.append(np.array(table, dtype=np.int64))
+    full = (tables[CAT_S][:, None, None, :] + tables[CAT_A][None, :, None, :]
+            + tables[CAT_N][None, None, :, :]).reshape(-1, cols)
+    full[:, S_STRIDE_S] = radix[1] * radix[2]
+    full[:, S_STRIDE_A] = radix[2]
+    full[:, S_HAS_LAND] = full[:, land_col] > 0
+    return _BlockTables(_frozen(full[:, :STATE_COLS].copy()),
+                        _frozen(full[:, STATE_COLS:land_col].copy()),
+                        tuple(p[0] for p in parts), tuple(p[1] for p in parts),
+                        tuple(p[2] for p in parts), radix)
+
+
+_blocks: dict = {}  # (block force, what else a block's tables depend on) -> _BlockTables
+_block_bytes = [0]
+_block_lock = threading.Lock()
+
+
+def _block(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
+    """_block_tables, kept (BLOCK_CACHE_BYTES in all, the least recently used dropped)."""
+    key = (force, spec.ruleset, spec.role, spec.order, spec.split, spec.submerge,
+           spec.dice_model)
+    with _block_lock:
+        found = _blocks.pop(key, None)
+        if found is not None:
+            _blocks[key] = found  # (now the most recently used)
+            return found
+    tables = _block_tables(force, spec, names, land)
+    size = tables.nbytes
+    if tables.states.shape[0] <= BLOCK_CACHE_STATES and size <= BLOCK_CACHE_BYTES:
+        with _block_lock:
+            while _blocks and _block_bytes[0] + size > BLOCK_CACHE_BYTES:
+                _block_bytes[0] -= _blocks.pop(next(iter(_blocks))).nbytes
+            if key not in _blocks:
+                _blocks[key] = tables
+                _block_bytes[0] += size
+    return tables
+
+
+def forget_tables() -> None:
+    """Drop every kept side table and what they are built from (fire laws, casualty walks,
+    block tables, round-1 AA outcomes): the next build is as for a battle never seen."""
+    build_side.cache_clear()
+    _walks.cache_clear()
+    _fire_law.cache_clear()
+    _block_size.cache_clear()
+    _aa_outcomes.cache_clear()
+    with _block_lock:
+        _blocks.clear()
+        _block_bytes[0] = 0
 
 
 @functools.lru_cache(maxsize=256)
@@ -313,108 +478,77 @@ def build_side(spec: _SideSpec) -> Side:
     side that is one walk per block (no s or a category) has row index = flat state index.
     """
     units = spec.ruleset.units
-    names = list(units)
-    index = {name: i for i, name in enumerate(names)}
-    land = np.array([units[n].is_land for n in names])
-    sub_cols = [index[n] for n in names if units[n].submarine]
+    names = tuple(units)
+    land = tuple(u.is_land for u in units.values())
     _check_size(spec)
-    walks = [_walks(dict(force), spec.ruleset, spec.order, spec.split)
-             for _, force, _, _ in spec.blocks]
-    row_of = [[0, 0, 0] for _ in walks]
-    pmf_rows, ranks, strengths, row_flags = [], [], [], []
-    fire = {}  # force -> _row(force): the empty force ends every walk, blocks share forces
+    blocks = [_block(force, spec, names, land) for _, force, _, _ in spec.blocks]
+    n_rows = [[len(r) for r in b.rows] for b in blocks]
+    row_of = [[0, 0, 0] for _ in blocks]
+    at = 0
+    for b in range(len(blocks)):
+        row_of[b][CAT_N] = at
+        at += n_rows[b][CAT_N]
+    for b in range(len(blocks)):
+        row_of[b][CAT_S] = at
+        row_of[b][CAT_A] = at + n_rows[b][CAT_S]
+        at += n_rows[b][CAT_S] + n_rows[b][CAT_A]
+    rows, pmf, cdf = [], [], []
     for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
-        for b, block_walks in enumerate(walks):
+        for block in blocks:
             for cat in cats:
-                row_of[b][cat] = len(pmf_rows)
-                for k, force in enumerate(block_walks[cat].forces):
-                    key = tuple(force.items())
-                    if key not in fire:
-                        fire[key] = _row(force, spec)
-                    pmf, power, flags = fire[key]
-                    pmf_rows.append(pmf)
-                    strengths.append(power)
-                    row_flags.append(flags)
-                    ranks.append(block_walks[cat].ranks[k])
-    rows, pmf, cdf = _hit_table(pmf_rows, ranks, strengths)
-    row_flags = np.array(row_flags, dtype=np.int64)
-    fires = rows[:, R_TOP] > 0
+                rows += block.rows[cat]
+                pmf += block.pmf[cat]
+                cdf += block.cdf[cat]
+    width = max(len(p) for p in pmf)
+    rows = np.array(rows, dtype=np.int64)
+    pmf = np.array([p if len(p) == width else p + (0.0,) * (width - len(p)) for p in pmf])
+    cdf = np.array([c if len(c) == width else c + (1.0,) * (width - len(c)) for c in cdf])
     block_rows, state_parts, surv_parts = [], [], []
     n_states = 0
-    for b, ((_, _, ipc_before, withdrawn), block_walks) in enumerate(
-            zip(spec.blocks, walks, strict=True)):
-        vectors, ipc = [], []
-        for walk in block_walks:
-            vec = np.zeros((len(walk.forces), len(names)), dtype=np.int64)
-            for k, force in enumerate(walk.forces):
-                for name, count in force.items():
-                    vec[k, index[name]] = count
-            vectors.append(vec)
-            ipc.append(np.array(walk.ipc, dtype=np.int64))
-        n_sub, n_air, n_other = (len(w.forces) - 1 for w in block_walks)
-        # s: subs lost while in the battle, then (if they may submerge) the same again for the
-        # subs left having submerged
-        copies = 2 if spec.submerge and n_sub else 1
-        radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
-        s, a, n = np.indices(radix).reshape(3, -1)
-        s_lost = s % (n_sub + 1)
-        submerged = s > n_sub
-        survivors = vectors[CAT_S][s_lost] + vectors[CAT_A][a] + vectors[CAT_N][n]
-        in_battle = survivors.copy()
-        in_battle[np.ix_(submerged, sub_cols)] = 0
-        states = np.zeros((len(s), STATE_COLS), dtype=np.int64)
-        states[:, S_BLOCK] = b
-        states[:, S_S], states[:, S_A], states[:, S_N] = s, a, n
-        states[:, S_ROW_S] = row_of[b][CAT_S] + s_lost
-        states[:, S_ROW_A] = row_of[b][CAT_A] + a
-        states[:, S_ROW_N] = row_of[b][CAT_N] + n
-        states[:, S_SUBS] = np.where(submerged, 0, n_sub - s)
-        states[:, S_AIR] = n_air - a
-        states[:, S_OTHER] = n_other - n
-        states[:, S_STRIDE_S] = radix[1] * radix[2]
-        states[:, S_STRIDE_A] = radix[2]
-        if copies == 2:
-            states[:, S_SUBMERGE] = np.where(submerged | (s == n_sub), 0,
-                                             (n_sub + 1) * radix[1] * radix[2])
-        states[:, S_INFO] = (
-            np.where(states[:, S_SUBS] > 0, common.I_SUBS, 0) | np.where(a < n_air, common.I_AIR, 0)
-            | np.where(n < n_other, common.I_OTHER, 0)
-            | np.where((states[:, S_SUBS] > 0) & fires[states[:, S_ROW_S]], common.I_SUBS_FIRE, 0)
-            | np.where(fires[states[:, S_ROW_A]], common.I_AIR_FIRE, 0)
-            | np.where(fires[states[:, S_ROW_N]], common.I_OTHER_FIRE, 0)
-            | row_flags[states[:, S_ROW_N]] | np.where(submerged, common.I_SUBMERGED, 0))
-        states[:, S_HAS_LAND] = in_battle[:, land].sum(axis=1) > 0
-        states[:, S_UNITS] = in_battle.sum(axis=1)
-        states[:, S_IPC] = ipc_before + ipc[CAT_S][s_lost] + ipc[CAT_A][a] + ipc[CAT_N][n]
-        if withdrawn is not None:
-            survivors = survivors + np.array(withdrawn, dtype=np.int64)
+    for b, ((_, _, ipc_before, withdrawn), block) in enumerate(
+            zip(spec.blocks, blocks, strict=True)):
+        shift = [0] * STATE_COLS
+        shift[S_BLOCK] = b
+        shift[S_ROW_S], shift[S_ROW_A], shift[S_ROW_N] = row_of[b]
+        shift[S_IPC] = ipc_before
+        state_parts.append(block.states + np.array(shift, dtype=np.int64))
+        surv_parts.append(block.survivors if withdrawn is None
+                          else block.survivors + np.array(withdrawn, dtype=np.int64))
         kind = common.BLOCK_START if withdrawn is None else common.BLOCK_STAYERS
-        block_rows.append([n_states, *radix, kind])
-        state_parts.append(states)
-        surv_parts.append(survivors)
-        n_states += len(s)
-    states = np.concatenate(state_parts)
-    blocks = np.array(block_rows, dtype=np.int64)
+        block_rows.append([n_states, *block.radix, kind])
+        n_states += block.states.shape[0]
+    states = state_parts[0] if len(state_parts) == 1 else np.concatenate(state_parts)
+    survivors = np.concatenate(surv_parts)  # (a copy: the kept block is never handed out)
+    blocks_array = np.array(block_rows, dtype=np.int64)
     start = np.zeros(n_states)
-    start[blocks[:, B_OFFSET]] = [prob for prob, *_ in spec.blocks]
-    return Side(blocks, states, rows, pmf, cdf, start, np.concatenate(surv_parts),
-                states[:, S_IPC].copy(), tuple(names), spec.split)
+    start[blocks_array[:, B_OFFSET]] = [prob for prob, *_ in spec.blocks]
+    return Side(blocks_array, states, rows, pmf, cdf, start, survivors,
+                states[:, S_IPC].copy(), names, spec.split)
+
+
+@functools.lru_cache(maxsize=CACHE_ENTRIES)
+def _block_size(force: tuple, ruleset, role: str, split, submerge: bool) -> tuple[int, int]:
+    """(states, hit probabilities) of a block's tables, from its force: steps per loss
+    category, and dice."""
+    units = ruleset.units
+    steps = [0, 0, 0]
+    for name, count in force:
+        if units[name].can_be_casualty:
+            steps[_category(units[name], split)] += count * units[name].hp
+    dice = sum(force_dice(dict(force), units, role, ruleset.supports).values())
+    states = ((steps[0] + 1) * (2 if submerge and steps[0] else 1) * (steps[1] + 1)
+              * (steps[2] + 1))
+    return states, (sum(steps) + 3) * (dice + 1)
 
 
 def _check_size(spec: _SideSpec) -> None:
-    """Refuse a side whose tables would be too large, before building them (from each block's
-    force: steps per loss category, and dice)."""
-    units = spec.ruleset.units
+    """Refuse a side whose tables would be too large, before building them."""
     states = cells = 0
     for _, force, _, _ in spec.blocks:
-        steps = [0, 0, 0]
-        for name, count in force:
-            if units[name].can_be_casualty:
-                steps[_category(units[name], spec.split)] += count * units[name].hp
-        dice = sum(force_dice(dict(force), units, spec.role, spec.ruleset.supports).values())
-        states += ((steps[0] + 1) * (2 if spec.submerge and steps[0] else 1) * (steps[1] + 1)
-                   * (steps[2] + 1))
-        cells += (sum(steps) + 3) * (dice + 1)
+        more_states, more_cells = _block_size(force, spec.ruleset, spec.role, spec.split,
+                                              spec.submerge)
+        states += more_states
+        cells += more_cells
     if states > MAX_STATES or cells > MAX_TABLE_CELLS:
         side = "attacker" if spec.role == "attack" else "defender"
         raise BattleInputError(
