@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from . import orders
 from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
 from .kernels import common
@@ -85,6 +86,7 @@ from .orders import LossOrder, casualty_steps
 from .spec import SUBMERGE_POLICIES
 
 CAT_S, CAT_A, CAT_N = 0, 1, 2
+ROW_COLUMN = (S_ROW_S, S_ROW_A, S_ROW_N)  # a state's row column of each category
 # Bounds on what one side's tables may hold (checked before they are built, so a battle too
 # large is refused in well under a second and a few hundred MB): states (a row of STATE_COLS
 # int64 each), category steps x hit counts (pmf and cdf), and round-1 AA outcomes.
@@ -335,35 +337,22 @@ def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
 
 @dataclass(frozen=True)
 class _BlockTables:
-    """A block's tables with row indices counted from the block's first row of each category,
-    block 0 and no IPC lost before: states[F, STATE_COLS] and survivors[F, U] (read-only);
-    per category (s, a, n) its rows (ROW_COLS ints each), and their pmf and cdf (the fire
-    laws' own tuples, unpadded); radix."""
+    """A block's tables as a side of that block alone has them (its n rows, then s, then a;
+    block 0, no IPC lost before), read-only: states[F, STATE_COLS], survivors[F, U],
+    rows[R, ROW_COLS], pmf[R, W] and cdf[R, W]; n_rows per category (s, a, n); radix."""
 
     states: np.ndarray
     survivors: np.ndarray
-    rows: tuple
-    pmf: tuple
-    cdf: tuple
+    rows: np.ndarray
+    pmf: np.ndarray
+    cdf: np.ndarray
+    n_rows: tuple[int, int, int]
     radix: tuple[int, int, int]
 
     @property
     def nbytes(self) -> int:
-        """Bytes kept (the arrays, and ~100 bytes a row tuple; the laws belong to _fire_law)."""
-        return (self.states.nbytes + self.survivors.nbytes
-                + 100 * sum(len(rows) for rows in self.rows))
-
-
-def _category_tables(walk: _Walk, spec: _SideSpec) -> tuple:
-    """rows (ROW_COLS ints each), pmf and cdf of a walk's steps, and their fire laws."""
-    laws = [_fire_law(spec.ruleset, spec.role, force, spec.dice_model) for force in walk.forces]
-    rows = []
-    for law, rank in zip(laws, walk.ranks, strict=True):
-        row = [0] * ROW_COLS
-        row[R_TOP], row[R_RANK], row[R_HI], row[R_STRENGTH] = law.top, rank, law.hi, law.strength
-        rows.append(tuple(row))
-    return (tuple(rows), tuple(law.pmf_list for law in laws),
-            tuple(law.cdf_list for law in laws), laws)
+        return sum(a.nbytes for a in (self.states, self.survivors, self.rows, self.pmf,
+                                      self.cdf))
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -374,61 +363,106 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
     """A block's tables (see _BlockTables).  A state's columns are sums of one part per
     category (its I_* bits are disjoint across categories): each category's parts are a small
-    table, and the block's states every sum of one row of each, in flat order (s, a, n)."""
+    table, and the block's states every sum of one row of each, in flat order (s, a, n).  An
+    empty category's one part is all zeros; a block of one category is that table."""
     walks = _walks(force, spec.ruleset, spec.order, spec.split)
-    parts = [_category_tables(walk, spec) for walk in walks]
+    laws = [[_fire_law(spec.ruleset, spec.role, f, spec.dice_model) for f in walk.forces]
+            for walk in walks]
     n_sub, n_air, n_other = (len(w.forces) - 1 for w in walks)
     copies = 2 if spec.submerge and n_sub else 1
     radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
+    n_rows = (n_sub + 1, n_air + 1, n_other + 1)
+    row_base = (n_rows[CAT_N], n_rows[CAT_N] + n_rows[CAT_S], 0)
     index = {name: i for i, name in enumerate(names)}
     n_units = len(names)
-    cols = STATE_COLS + n_units + 1  # states, survivors, land units in the battle
-    land_col = cols - 1
-    tables = []
-    for cat, (walk, (_, _, _, laws)) in enumerate(zip(walks, parts, strict=True)):
+    used = [cat for cat in range(3) if radix[cat] > 1] or [CAT_N]
+    alone = len(used) == 1
+    tables = [None, None, None]
+    for cat in used:
+        walk, cat_laws = walks[cat], laws[cat]
         steps = len(walk.forces) - 1
-        table = []
-        for s in range(copies * (steps + 1) if cat == CAT_S else steps + 1):
+        base = row_base[cat]
+        states, survivors = [], []
+        for s in range(radix[cat]):
             k = s % (steps + 1)
+            law = cat_laws[k]
             submerged = s > steps
-            row = [0] * cols
+            row = [0] * STATE_COLS
             in_battle = 0 if submerged else steps - s
-            info = 0
             if cat == CAT_S:
-                row[S_S], row[S_ROW_S], row[S_SUBS] = s, k, in_battle
+                row[S_S], row[S_ROW_S], row[S_SUBS] = s, base + k, in_battle
                 if copies == 2 and not submerged and s != steps:
                     row[S_SUBMERGE] = (steps + 1) * radix[1] * radix[2]
-                if in_battle > 0:
-                    info = common.I_SUBS | (common.I_SUBS_FIRE if laws[k].top > 0 else 0)
+                info = (common.I_SUBS | (common.I_SUBS_FIRE if law.top > 0 else 0)
+                        if in_battle > 0 else 0)
                 if submerged:
                     info |= common.I_SUBMERGED
             elif cat == CAT_A:
-                row[S_A], row[S_ROW_A], row[S_AIR] = s, k, in_battle
+                row[S_A], row[S_ROW_A], row[S_AIR] = s, base + k, in_battle
                 info = ((common.I_AIR if in_battle > 0 else 0)
-                        | (common.I_AIR_FIRE if laws[k].top > 0 else 0))
+                        | (common.I_AIR_FIRE if law.top > 0 else 0))
             else:
-                row[S_N], row[S_ROW_N], row[S_OTHER] = s, k, in_battle
+                row[S_N], row[S_ROW_N], row[S_OTHER] = s, base + k, in_battle
                 info = ((common.I_OTHER if in_battle > 0 else 0)
-                        | (common.I_OTHER_FIRE if laws[k].top > 0 else 0) | laws[k].flags)
+                        | (common.I_OTHER_FIRE if law.top > 0 else 0) | law.flags)
             row[S_INFO] = info
             row[S_IPC] = walk.ipc[k]
+            vector = [0] * n_units
+            units_left = land_left = 0
             for name, count in walk.forces[k]:
-                row[STATE_COLS + index[name]] = count
+                i = index[name]
+                vector[i] = count
                 if not submerged:
-                    row[S_UNITS] += count
-                    if land[index[name]]:
-                        row[land_col] += count
-            table.append(row)
-        tables.append(np.array(table, dtype=np.int64))
-    full = (tables[CAT_S][:, None, None, :] + tables[CAT_A][None, :, None, :]
-            + tables[CAT_N][None, None, :, :]).reshape(-1, cols)
-    full[:, S_STRIDE_S] = radix[1] * radix[2]
-    full[:, S_STRIDE_A] = radix[2]
-    full[:, S_HAS_LAND] = full[:, land_col] > 0
-    return _BlockTables(_frozen(full[:, :STATE_COLS].copy()),
-                        _frozen(full[:, STATE_COLS:land_col].copy()),
-                        tuple(p[0] for p in parts), tuple(p[1] for p in parts),
-                        tuple(p[2] for p in parts), radix)
+                    units_left += count
+                    if land[i]:
+                        land_left += count
+            row[S_UNITS] = units_left
+            row[S_HAS_LAND] = (land_left > 0) if alone else land_left  # (summed below)
+            if cat == used[0]:  # (once in each state: what the block has alike)
+                row[S_STRIDE_S], row[S_STRIDE_A] = radix[1] * radix[2], radix[2]
+                for other in range(3):
+                    if other not in used:  # the row of an empty category's one step
+                        row[ROW_COLUMN[other]] = row_base[other]
+            states.append(row)
+            survivors.append(vector)
+        tables[cat] = (states, survivors)
+    if alone:
+        states = np.array(tables[used[0]][0], dtype=np.int64)
+        survivors = np.array(tables[used[0]][1], dtype=np.int64).reshape(-1, n_units)
+    else:
+        shapes = ((-1, 1, 1), (1, -1, 1), (1, 1, -1))
+        states = survivors = 0
+        for cat in used:
+            shape = shapes[cat]
+            states = states + np.array(tables[cat][0], dtype=np.int64).reshape(
+                *shape, STATE_COLS)
+            survivors = survivors + np.array(tables[cat][1], dtype=np.int64).reshape(
+                *shape, n_units)
+        states = states.reshape(-1, STATE_COLS)
+        survivors = survivors.reshape(-1, n_units)
+        states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
+    rows, pmf, cdf = [], [], []
+    for cat in (CAT_N, CAT_S, CAT_A):
+        for law, rank in zip(laws[cat], walks[cat].ranks, strict=True):
+            row = [0] * ROW_COLS
+            row[R_TOP], row[R_RANK], row[R_HI], row[R_STRENGTH] = (law.top, rank, law.hi,
+                                                                   law.strength)
+            rows.append(row)
+            pmf.append(law.pmf_list)
+            cdf.append(law.cdf_list)
+    return _BlockTables(_frozen(states), _frozen(survivors),
+                        _frozen(np.array(rows, dtype=np.int64)), *_padded(pmf, cdf),
+                        n_rows, radix)
+
+
+def _padded(pmf: list, cdf: list) -> tuple[np.ndarray, np.ndarray]:
+    """pmf[R, W] and cdf[R, W] (read-only) from rows of any length: pmf padded with 0, cdf
+    with 1."""
+    width = max(len(p) for p in pmf)
+    return (_frozen(np.array([p if len(p) == width else p + (0.0,) * (width - len(p))
+                              for p in pmf])),
+            _frozen(np.array([c if len(c) == width else c + (1.0,) * (width - len(c))
+                              for c in cdf])))
 
 
 _blocks: dict = {}  # (block force, what else a block's tables depend on) -> _BlockTables
@@ -459,12 +493,14 @@ def _block(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTa
 
 def forget_tables() -> None:
     """Drop every kept side table and what they are built from (fire laws, casualty walks,
-    block tables, round-1 AA outcomes): the next build is as for a battle never seen."""
+    block tables, round-1 AA outcomes, base orders of losses): the next build is as for a
+    battle never seen (the laws of dice groups, battlecalc.dice, are kept)."""
     build_side.cache_clear()
     _walks.cache_clear()
     _fire_law.cache_clear()
     _block_size.cache_clear()
     _aa_outcomes.cache_clear()
+    orders._BASE_RANKS.clear()
     with _block_lock:
         _blocks.clear()
         _block_bytes[0] = 0
@@ -482,34 +518,41 @@ def build_side(spec: _SideSpec) -> Side:
     land = tuple(u.is_land for u in units.values())
     _check_size(spec)
     blocks = [_block(force, spec, names, land) for _, force, _, _ in spec.blocks]
-    n_rows = [[len(r) for r in b.rows] for b in blocks]
-    row_of = [[0, 0, 0] for _ in blocks]
-    at = 0
-    for b in range(len(blocks)):
-        row_of[b][CAT_N] = at
-        at += n_rows[b][CAT_N]
-    for b in range(len(blocks)):
-        row_of[b][CAT_S] = at
-        row_of[b][CAT_A] = at + n_rows[b][CAT_S]
-        at += n_rows[b][CAT_S] + n_rows[b][CAT_A]
-    rows, pmf, cdf = [], [], []
-    for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
-        for block in blocks:
-            for cat in cats:
-                rows += block.rows[cat]
-                pmf += block.pmf[cat]
-                cdf += block.cdf[cat]
-    width = max(len(p) for p in pmf)
-    rows = np.array(rows, dtype=np.int64)
-    pmf = np.array([p if len(p) == width else p + (0.0,) * (width - len(p)) for p in pmf])
-    cdf = np.array([c if len(c) == width else c + (1.0,) * (width - len(c)) for c in cdf])
+    if len(blocks) == 1 and spec.blocks[0][2] == 0 and spec.blocks[0][3] is None:
+        block = blocks[0]  # a side of one block is the block's own tables
+        states = block.states.copy()
+        blocks_array = np.array([[0, *block.radix, common.BLOCK_START]], dtype=np.int64)
+        start = np.zeros(len(states))
+        start[0] = spec.blocks[0][0]
+        return Side(blocks_array, states, block.rows.copy(), block.pmf.copy(),
+                    block.cdf.copy(), start, block.survivors.copy(),
+                    states[:, S_IPC].copy(), names, spec.split)
+    # the rows of block b: its n rows at n_at[b], its s and a rows at sa_at[b]
+    n_at, sa_at, at = [], [], 0
+    for block in blocks:
+        n_at.append(at)
+        at += block.n_rows[CAT_N]
+    for block in blocks:
+        sa_at.append(at)
+        at += block.n_rows[CAT_S] + block.n_rows[CAT_A]
+    width = max(block.pmf.shape[1] for block in blocks)
+    rows = np.empty((at, ROW_COLS), dtype=np.int64)
+    pmf = np.zeros((at, width))
+    cdf = np.ones((at, width))
+    for block, n0, sa0 in zip(blocks, n_at, sa_at, strict=True):
+        n_n = block.n_rows[CAT_N]
+        n_sa = block.n_rows[CAT_S] + block.n_rows[CAT_A]
+        for target, source in ((rows, block.rows), (pmf, block.pmf), (cdf, block.cdf)):
+            target[n0:n0 + n_n, :source.shape[1]] = source[:n_n]
+            target[sa0:sa0 + n_sa, :source.shape[1]] = source[n_n:]
     block_rows, state_parts, surv_parts = [], [], []
     n_states = 0
     for b, ((_, _, ipc_before, withdrawn), block) in enumerate(
             zip(spec.blocks, blocks, strict=True)):
         shift = [0] * STATE_COLS
         shift[S_BLOCK] = b
-        shift[S_ROW_S], shift[S_ROW_A], shift[S_ROW_N] = row_of[b]
+        shift[S_ROW_N] = n_at[b]
+        shift[S_ROW_S] = shift[S_ROW_A] = sa_at[b] - block.n_rows[CAT_N]
         shift[S_IPC] = ipc_before
         state_parts.append(block.states + np.array(shift, dtype=np.int64))
         surv_parts.append(block.survivors if withdrawn is None
