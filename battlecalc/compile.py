@@ -18,10 +18,12 @@ distribution of start states.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -292,8 +294,7 @@ class _SideSpec:
     dice_model: str = "standard"
 
 
-@dataclass(frozen=True)
-class _Fire:
+class _Fire(NamedTuple):
     """A force's fire law as the tables hold it: pmf, cdf (running sums, exactly 1
     from `top` on), top (most hits), hi (most hits more likely than PRUNE_EPS; the least, R_LO,
     is always 0), low-luck strength, I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
@@ -308,30 +309,54 @@ class _Fire:
     dice: int
 
 
+@functools.lru_cache(maxsize=256)
+def _unit_fire(ruleset, role: str) -> tuple[dict, frozenset]:
+    """Per unit type of an edition in a role: its dice group as dice.add_dice makes it
+    ((value, best of), dice a unit) or None, and its I_DESTROYER / I_DEFENCELESS /
+    I_TRANSPORTS traits; and the support givers (whose presence makes force_dice count
+    supports, attack only)."""
+    table = {}
+    for name, unit in ruleset.units.items():
+        value, per_unit = unit.value(role), unit.dice(role)
+        fires = value > 0 and per_unit > 0 and (role != "attack" or unit.can_attack)
+        best = unit.best_die and per_unit > 1
+        table[name] = (((value, per_unit) if best else (value, 1), 1 if best else per_unit)
+                       if fires else None, unit.anti_sub, unit.defenceless, unit.transport)
+    givers = frozenset(s.giver for s in ruleset.supports) if role == "attack" else frozenset()
+    return table, givers
+
+
 @functools.lru_cache(maxsize=CACHE_ENTRIES)
 def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
     """The fire law of a force given as (unit, count) items, counts > 0."""
-    units = ruleset.units
-    dice = force_dice(dict(force), units, role, ruleset.supports)
+    table, givers = _unit_fire(ruleset, role)
+    anti_sub, defenceless, transports = False, bool(force), bool(force)
+    for name, _ in force:
+        _, anti, lone, carrier = table[name]
+        anti_sub |= anti
+        defenceless &= lone
+        transports &= carrier
+    if givers and any(name in givers for name, _ in force):
+        dice = force_dice(dict(force), ruleset.units, role, ruleset.supports)
+    else:  # (force_dice without supports: each unit's dice group, count times)
+        dice = {}
+        for name, count in force:
+            group = table[name][0]
+            if group is not None:
+                dice[group[0]] = dice.get(group[0], 0) + count * group[1]
     pmf = hit_distribution(dice, ruleset.die_size, dice_model)
-    kinds = [units[n] for n, _ in force]
-    flags = common.I_DESTROYER if any(u.anti_sub for u in kinds) else 0
-    if kinds and all(u.defenceless for u in kinds):
-        flags |= common.I_DEFENCELESS
-    if kinds and all(u.transport for u in kinds):
-        flags |= common.I_TRANSPORTS
+    flags = ((common.I_DESTROYER if anti_sub else 0)
+             | (common.I_DEFENCELESS if defenceless else 0)
+             | (common.I_TRANSPORTS if transports else 0))
     law = pmf.tolist()
     top = hi = len(law) - 1
     while top > 0 and not law[top] > 0.0:
         top -= 1
     while hi > 0 and not law[hi] > PRUNE_EPS:
         hi -= 1
-    cdf, total = [], 0.0
-    for p in law[:top]:
-        total += p
-        cdf.append(total)  # (the same sums, in the same order, as np.cumsum)
-    cdf += [1.0] * (len(law) - top)
-    return _Fire(tuple(law), tuple(cdf), top, hi,
+    # (accumulate: the same sums, in the same order, as np.cumsum)
+    cdf = (*itertools.accumulate(law[:top]), *(1.0,) * (len(law) - top))
+    return _Fire(tuple(law), cdf, top, hi,
                  strength(dice, ruleset.die_size), flags, sum(dice.values()))
 
 
@@ -363,8 +388,9 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
     """A block's tables (see _BlockTables).  A state's columns are sums of one part per
     category (its I_* bits are disjoint across categories): each category's parts are a small
-    table, and the block's states every sum of one row of each, in flat order (s, a, n).  An
-    empty category's one part is all zeros; a block of one category is that table."""
+    table, built a column at a time, and the block's states every sum of one row of each, in
+    flat order (s, a, n).  An empty category's one part is all zeros; a block of one category
+    is that table."""
     walks = _walks(force, spec.ruleset, spec.order, spec.split)
     laws = [[_fire_law(spec.ruleset, spec.role, f, spec.dice_model) for f in walk.forces]
             for walk in walks]
@@ -377,70 +403,72 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
     n_units = len(names)
     used = [cat for cat in range(3) if radix[cat] > 1] or [CAT_N]
     alone = len(used) == 1
-    tables = [None, None, None]
+    step_col = (S_S, S_A, S_N)
+    left_col = (S_SUBS, S_AIR, S_OTHER)
+    here = (common.I_SUBS, common.I_AIR, common.I_OTHER)
+    fire = (common.I_SUBS_FIRE, common.I_AIR_FIRE, common.I_OTHER_FIRE)
+    tables = []
     for cat in used:
         walk, cat_laws = walks[cat], laws[cat]
         steps = len(walk.forces) - 1
-        base = row_base[cat]
-        states, survivors = [], []
-        for s in range(radix[cat]):
+        size = radix[cat]
+        ks, left, info, ipc, units_left, land_left, where, counts = ([] for _ in range(8))
+        for s in range(size):
             k = s % (steps + 1)
             law = cat_laws[k]
             submerged = s > steps
-            row = [0] * STATE_COLS
             in_battle = 0 if submerged else steps - s
+            bits = (here[cat] | (fire[cat] if law.top > 0 else 0)) if in_battle > 0 else 0
             if cat == CAT_S:
-                row[S_S], row[S_ROW_S], row[S_SUBS] = s, base + k, in_battle
-                if copies == 2 and not submerged and s != steps:
-                    row[S_SUBMERGE] = (steps + 1) * radix[1] * radix[2]
-                info = (common.I_SUBS | (common.I_SUBS_FIRE if law.top > 0 else 0)
-                        if in_battle > 0 else 0)
-                if submerged:
-                    info |= common.I_SUBMERGED
-            elif cat == CAT_A:
-                row[S_A], row[S_ROW_A], row[S_AIR] = s, base + k, in_battle
-                info = ((common.I_AIR if in_battle > 0 else 0)
-                        | (common.I_AIR_FIRE if law.top > 0 else 0))
+                bits |= common.I_SUBMERGED if submerged else 0
             else:
-                row[S_N], row[S_ROW_N], row[S_OTHER] = s, base + k, in_battle
-                info = ((common.I_OTHER if in_battle > 0 else 0)
-                        | (common.I_OTHER_FIRE if law.top > 0 else 0) | law.flags)
-            row[S_INFO] = info
-            row[S_IPC] = walk.ipc[k]
-            vector = [0] * n_units
-            units_left = land_left = 0
+                bits |= fire[cat] if law.top > 0 else 0
+                if cat == CAT_N:
+                    bits |= law.flags
+            ks.append(k)
+            left.append(in_battle)
+            info.append(bits)
+            ipc.append(walk.ipc[k])
+            total = on_land = 0
             for name, count in walk.forces[k]:
                 i = index[name]
-                vector[i] = count
-                if not submerged:
-                    units_left += count
-                    if land[i]:
-                        land_left += count
-            row[S_UNITS] = units_left
-            row[S_HAS_LAND] = (land_left > 0) if alone else land_left  # (summed below)
-            if cat == used[0]:  # (once in each state: what the block has alike)
-                row[S_STRIDE_S], row[S_STRIDE_A] = radix[1] * radix[2], radix[2]
-                for other in range(3):
-                    if other not in used:  # the row of an empty category's one step
-                        row[ROW_COLUMN[other]] = row_base[other]
-            states.append(row)
-            survivors.append(vector)
-        tables[cat] = (states, survivors)
+                where.append(s * n_units + i)
+                counts.append(count)
+                total += count
+                if land[i]:
+                    on_land += count
+            units_left.append(0 if submerged else total)
+            land_left.append(0 if submerged else on_land)
+        states = np.zeros((size, STATE_COLS), dtype=np.int64)
+        states[:, step_col[cat]] = np.arange(size)
+        states[:, ROW_COLUMN[cat]] = np.array(ks) + row_base[cat]
+        states[:, left_col[cat]] = left
+        states[:, S_INFO] = info
+        states[:, S_IPC] = ipc
+        states[:, S_UNITS] = units_left
+        states[:, S_HAS_LAND] = land_left  # (counted; made 0 / 1 below)
+        if cat == CAT_S and copies == 2:
+            states[:n_sub, S_SUBMERGE] = (n_sub + 1) * radix[1] * radix[2]
+        if cat == used[0]:  # (once in each state: what the block has alike)
+            states[:, S_STRIDE_S] = radix[1] * radix[2]
+            states[:, S_STRIDE_A] = radix[2]
+            for other in range(3):
+                if other not in used:  # the row of an empty category's one step
+                    states[:, ROW_COLUMN[other]] = row_base[other]
+        survivors = np.zeros(size * n_units, dtype=np.int64)
+        survivors[where] = counts
+        tables.append((cat, states, survivors.reshape(size, n_units)))
     if alone:
-        states = np.array(tables[used[0]][0], dtype=np.int64)
-        survivors = np.array(tables[used[0]][1], dtype=np.int64).reshape(-1, n_units)
+        _, states, survivors = tables[0]
     else:
         shapes = ((-1, 1, 1), (1, -1, 1), (1, 1, -1))
         states = survivors = 0
-        for cat in used:
-            shape = shapes[cat]
-            states = states + np.array(tables[cat][0], dtype=np.int64).reshape(
-                *shape, STATE_COLS)
-            survivors = survivors + np.array(tables[cat][1], dtype=np.int64).reshape(
-                *shape, n_units)
+        for cat, part, vectors in tables:
+            states = states + part.reshape(*shapes[cat], STATE_COLS)
+            survivors = survivors + vectors.reshape(*shapes[cat], n_units)
         states = states.reshape(-1, STATE_COLS)
         survivors = survivors.reshape(-1, n_units)
-        states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
+    states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
     rows, pmf, cdf = [], [], []
     for cat in (CAT_N, CAT_S, CAT_A):
         for law, rank in zip(laws[cat], walks[cat].ranks, strict=True):
@@ -500,6 +528,7 @@ def forget_tables() -> None:
     _fire_law.cache_clear()
     _block_size.cache_clear()
     _aa_outcomes.cache_clear()
+    _unit_fire.cache_clear()
     orders._BASE_RANKS.clear()
     with _block_lock:
         _blocks.clear()

@@ -102,10 +102,11 @@ def test_cached_build_equals_the_plain_rebuild(specs):
         _assert_same(compile_module.build_side.__wrapped__(spec), reference)  # never seen
 
 
-def test_built_tables_are_not_the_kept_ones(specs):
-    """A Side owns its arrays: writing one (with_retreat copies, but a caller might not)
-    leaves the kept block tables, and so the next build, as they were."""
-    spec = next(s for s in specs if len(s.blocks) > 1)
+@pytest.mark.parametrize("blocks", ["one", "several"])
+def test_built_tables_are_not_the_kept_ones(specs, blocks):
+    """A Side owns its arrays, writable (the kernels are compiled for writable arrays):
+    writing one leaves the kept block tables, and so the next build, as they were."""
+    spec = next(s for s in specs if (len(s.blocks) > 1) == (blocks == "several"))
     api.forget_compiled()
     side = compile_module.build_side.__wrapped__(spec)
     for name in ARRAYS:
