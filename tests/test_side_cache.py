@@ -71,6 +71,7 @@ def _assert_same(side, reference) -> None:
         assert got.dtype == want.dtype, name
         assert got.shape == want.shape, name
         assert got.flags.c_contiguous, name  # (the kernels are compiled for C arrays)
+        assert got.flags.writeable, name  # (... and writable ones)
         assert np.array_equal(got, want), name
     assert side.unit_names == reference.unit_names
     assert side.split == reference.split
