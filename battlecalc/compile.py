@@ -235,6 +235,7 @@ def _category(unit, split: tuple[bool, bool]) -> int:
 # army's walks pass through forces other armies had; a battle's retreat and bombardment
 # variants rebuild the same blocks; round-1 AA outcomes recur across defenders.
 CACHE_ENTRIES = 65_536
+SHORT_LAW = 32  # laws of at most this many entries: tables built from their Python floats
 BLOCK_CACHE_BYTES = 32 << 20
 BLOCK_CACHE_STATES = 4096  # blocks larger than this are built each time (not kept)
 
@@ -242,11 +243,13 @@ BLOCK_CACHE_STATES = 4096  # blocks larger than this are built each time (not ke
 @dataclass(frozen=True)
 class _Walk:
     """One category's casualty walk: forces[k] (unit, count items) after k steps, rank[k] of
-    the next casualty (NO_RANK after the last), ipc[k] lost by then."""
+    the next casualty (NO_RANK after the last), ipc[k] lost by then; moves[k] the step from
+    forces[k] to forces[k + 1]: (unit, its damaged form, or None where it is lost)."""
 
     forces: tuple
     ranks: tuple
     ipc: tuple
+    moves: tuple
 
 
 @functools.lru_cache(maxsize=CACHE_ENTRIES)
@@ -257,6 +260,7 @@ def _walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk, _Walk
     forces: list[list] = [[], [], []]
     ranks: list[list] = [[], [], []]
     ipc: list[list] = [[0], [0], [0]]
+    moves: list[list] = [[], [], []]
     current: list[dict] = [{}, {}, {}]
     for name, count in force:
         if count and units[name].can_be_casualty:
@@ -273,11 +277,13 @@ def _walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk, _Walk
         if kind == "damage":
             form = unit.damaged_form or name
             now[form] = now.get(form, 0) + 1
+            moves[cat].append((name, form))
         else:
             lost[cat] += unit.cost
+            moves[cat].append((name, None))
         forces[cat].append(tuple((n, c) for n, c in now.items() if c))
         ipc[cat].append(lost[cat])
-    return tuple(_Walk(tuple(forces[c]), (*ranks[c], NO_RANK), tuple(ipc[c]))
+    return tuple(_Walk(tuple(forces[c]), (*ranks[c], NO_RANK), tuple(ipc[c]), tuple(moves[c]))
                  for c in range(3))
 
 
@@ -300,13 +306,14 @@ class _Fire(NamedTuple):
     is always 0), low-luck strength, I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
     (kernels/common.py) and the number of dice."""
 
-    pmf_list: tuple  # pmf and cdf as Python floats
-    cdf_list: tuple
+    pmf_list: tuple | None  # pmf and cdf as Python floats (None: a law longer than SHORT_LAW)
+    cdf_list: tuple | None
     top: int
     hi: int
     strength: int
     flags: int
     dice: int
+    pmf: np.ndarray  # (hit_distribution's own, read-only)
 
 
 @functools.lru_cache(maxsize=256)
@@ -348,6 +355,13 @@ def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
     flags = ((common.I_DESTROYER if anti_sub else 0)
              | (common.I_DEFENCELESS if defenceless else 0)
              | (common.I_TRANSPORTS if transports else 0))
+    power, n_dice = strength(dice, ruleset.die_size), sum(dice.values())
+    if len(pmf) > SHORT_LAW:  # (its tables are built from the array: _hit_tables)
+        positive = np.flatnonzero(pmf > 0.0)
+        top = int(positive[-1]) if len(positive) else len(pmf) - 1
+        kept = np.flatnonzero(pmf[1:] > PRUNE_EPS)
+        hi = int(kept[-1]) + 1 if len(kept) else 0
+        return _Fire(None, None, top, hi, power, flags, n_dice, pmf)
     law = pmf.tolist()
     top = hi = len(law) - 1
     while top > 0 and not law[top] > 0.0:
@@ -356,8 +370,7 @@ def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
         hi -= 1
     # (accumulate: the same sums, in the same order, as np.cumsum)
     cdf = (*itertools.accumulate(law[:top]), *(1.0,) * (len(law) - top))
-    return _Fire(tuple(law), cdf, top, hi,
-                 strength(dice, ruleset.die_size), flags, sum(dice.values()))
+    return _Fire(tuple(law), cdf, top, hi, power, flags, n_dice, pmf)
 
 
 @dataclass(frozen=True)
@@ -412,7 +425,33 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
         walk, cat_laws = walks[cat], laws[cat]
         steps = len(walk.forces) - 1
         size = radix[cat]
-        ks, left, info, ipc, units_left, land_left, where, counts = ([] for _ in range(8))
+        # the units left after each step: the first force, less the steps' losses so far
+        start = [0] * n_units
+        total = on_land = 0
+        for name, count in walk.forces[0]:
+            i = index[name]
+            start[i] = count
+            total += count
+            on_land += count if land[i] else 0
+        where, change, totals, lands = [], [], [total], [on_land]
+        for j, (name, form) in enumerate(walk.moves, start=1):
+            i = index[name]
+            if form is None:
+                where.append(j * n_units + i)
+                change.append(-1)
+                total -= 1
+                on_land -= land[i]
+            elif form != name:
+                where += [j * n_units + i, j * n_units + index[form]]
+                change += [-1, 1]
+                on_land += land[index[form]] - land[i]
+            totals.append(total)
+            lands.append(on_land)
+        delta = np.zeros((steps + 1) * n_units, dtype=np.int64)
+        delta[where] = change
+        vectors = np.cumsum(delta.reshape(steps + 1, n_units), axis=0) + np.array(
+            start, dtype=np.int64)
+        ks, left, info, ipc, units_left, land_left = ([] for _ in range(6))
         for s in range(size):
             k = s % (steps + 1)
             law = cat_laws[k]
@@ -429,16 +468,8 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
             left.append(in_battle)
             info.append(bits)
             ipc.append(walk.ipc[k])
-            total = on_land = 0
-            for name, count in walk.forces[k]:
-                i = index[name]
-                where.append(s * n_units + i)
-                counts.append(count)
-                total += count
-                if land[i]:
-                    on_land += count
-            units_left.append(0 if submerged else total)
-            land_left.append(0 if submerged else on_land)
+            units_left.append(0 if submerged else totals[k])
+            land_left.append(0 if submerged else lands[k])
         states = np.zeros((size, STATE_COLS), dtype=np.int64)
         states[:, step_col[cat]] = np.arange(size)
         states[:, ROW_COLUMN[cat]] = np.array(ks) + row_base[cat]
@@ -455,9 +486,7 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
             for other in range(3):
                 if other not in used:  # the row of an empty category's one step
                     states[:, ROW_COLUMN[other]] = row_base[other]
-        survivors = np.zeros(size * n_units, dtype=np.int64)
-        survivors[where] = counts
-        tables.append((cat, states, survivors.reshape(size, n_units)))
+        tables.append((cat, states, vectors if size == steps + 1 else vectors[ks]))
     if alone:
         _, states, survivors = tables[0]
     else:
@@ -469,28 +498,35 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
         states = states.reshape(-1, STATE_COLS)
         survivors = survivors.reshape(-1, n_units)
     states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
-    rows, pmf, cdf = [], [], []
+    rows = []
     for cat in (CAT_N, CAT_S, CAT_A):
         for law, rank in zip(laws[cat], walks[cat].ranks, strict=True):
             row = [0] * ROW_COLS
             row[R_TOP], row[R_RANK], row[R_HI], row[R_STRENGTH] = (law.top, rank, law.hi,
                                                                    law.strength)
             rows.append(row)
-            pmf.append(law.pmf_list)
-            cdf.append(law.cdf_list)
+    block_laws = laws[CAT_N] + laws[CAT_S] + laws[CAT_A]
     return _BlockTables(_frozen(states), _frozen(survivors),
-                        _frozen(np.array(rows, dtype=np.int64)), *_padded(pmf, cdf),
+                        _frozen(np.array(rows, dtype=np.int64)), *_hit_tables(block_laws),
                         n_rows, radix)
 
 
-def _padded(pmf: list, cdf: list) -> tuple[np.ndarray, np.ndarray]:
-    """pmf[R, W] and cdf[R, W] (read-only) from rows of any length: pmf padded with 0, cdf
-    with 1."""
-    width = max(len(p) for p in pmf)
-    return (_frozen(np.array([p if len(p) == width else p + (0.0,) * (width - len(p))
-                              for p in pmf])),
-            _frozen(np.array([c if len(c) == width else c + (1.0,) * (width - len(c))
-                              for c in cdf])))
+def _hit_tables(laws: list) -> tuple[np.ndarray, np.ndarray]:
+    """pmf[R, W] (padded with 0) and cdf[R, W] (running sums, 1 from each law's top on),
+    read-only, of fire laws: short ones from their Python floats in one array, long ones a
+    row at a time and the running sums along the rows (the same sums either way)."""
+    width = max(len(law.pmf) for law in laws)
+    if width <= SHORT_LAW:
+        pmf = np.array([law.pmf_list + (0.0,) * (width - len(law.pmf_list)) for law in laws])
+        cdf = np.array([law.cdf_list + (1.0,) * (width - len(law.cdf_list)) for law in laws])
+        return _frozen(pmf), _frozen(cdf)
+    pmf = np.zeros((len(laws), width))
+    for i, law in enumerate(laws):
+        pmf[i, :len(law.pmf)] = law.pmf
+    cdf = np.cumsum(pmf, axis=1)
+    tops = np.array([law.top for law in laws])
+    cdf[np.arange(width)[None, :] >= tops[:, None]] = 1.0
+    return _frozen(pmf), _frozen(cdf)
 
 
 _blocks: dict = {}  # (block force, what else a block's tables depend on) -> _BlockTables

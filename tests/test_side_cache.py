@@ -40,6 +40,10 @@ MORE = [
          attacker_ool="*^fighter;1^bomber"),
     dict(rules="1942-2e", attacker="2 bb 2 cv 2 ftr 1 sub", defender="1 bb 1 sub 2 dd 1 tt",
          sea=True, attacker_tech="super_subs", retreat_after=2),
+    # laws longer than compile.SHORT_LAW (tables built from the arrays)
+    dict(rules="1942-2e", attacker="30 inf 10 art 6 tank 4 ftr", defender="36 inf 2 art 2 aa"),
+    dict(rules="revised", attacker="10 sub 8 dd 6 bb 6 ftr", defender="12 sub 6 dd 4 cv 8 ftr",
+         sea=True, defender_submerge="first-chance"),
 ]
 
 
@@ -95,12 +99,16 @@ def test_cached_build_equals_the_plain_rebuild(specs):
     api.forget_compiled()
     cold = [compile_module.build_side.__wrapped__(s) for s in specs]  # caches filling
     warm = [compile_module.build_side.__wrapped__(s) for s in specs]  # every block kept
+    widths = []
     for spec, first, again in zip(specs, cold, warm, strict=True):
         reference = reference_build_side(spec)
+        widths.append(reference.pmf.shape[1])
         _assert_same(first, reference)
         _assert_same(again, reference)
         api.forget_compiled()
         _assert_same(compile_module.build_side.__wrapped__(spec), reference)  # never seen
+    # both ways of building the hit tables (from Python floats, from the arrays) were used
+    assert min(widths) <= compile_module.SHORT_LAW < max(widths)
 
 
 @pytest.mark.parametrize("blocks", ["one", "several"])
