@@ -228,13 +228,17 @@ def _category(unit, split: tuple[bool, bool]) -> int:
 
 
 # What recurs across sides is kept (bounded, least recently used first out; all dropped by
-# forget_tables, which api.forget_compiled calls): a force's fire law (_fire_law, a few hundred
-# bytes an entry, CACHE_ENTRIES of them at most ~40 MB), a block force's casualty walks
-# (_walks, ~1 KB an entry for small forces) and the size check of a block (_block_size), and
-# the state tables of a block (_block_tables, bounded by bytes: BLOCK_CACHE_BYTES).  A new
-# army's walks pass through forces other armies had; a battle's retreat and bombardment
+# forget_tables, which api.forget_compiled calls): a force's fire law (_fire_law, ~1 KB an
+# entry for small forces, a long law's array being the dice cache's own: at most ~70 MB), a
+# block force's casualty walks (_kept_walks, forces of at most KEPT_WALK_UNITS units, ~2.5 KB
+# an entry for 3-6 units: at most ~40 MB), a block's size check (_block_size, ~0.5 KB, at
+# most ~8 MB) and the tables of a block (_block, BLOCK_CACHE_BYTES).  Measured: 6,000 fresh
+# 3-6-unit battles leave 1,801 laws, 2,678 walks and 2,678 blocks (10 MB), 25 MB in all.  A
+# new army's walks pass through forces other armies had; a battle's retreat and bombardment
 # variants rebuild the same blocks; round-1 AA outcomes recur across defenders.
 CACHE_ENTRIES = 65_536
+WALK_ENTRIES = 16_384
+KEPT_WALK_UNITS = 64
 SHORT_LAW = 32  # laws of at most this many entries: tables built from their Python floats
 BLOCK_CACHE_BYTES = 32 << 20
 BLOCK_CACHE_STATES = 4096  # blocks larger than this are built each time (not kept)
@@ -252,9 +256,15 @@ class _Walk:
     moves: tuple
 
 
-@functools.lru_cache(maxsize=CACHE_ENTRIES)
 def _walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk, _Walk, _Walk]:
-    """The three category walks (s, a, n) of a block force given as (unit, count) items."""
+    """The three category walks (s, a, n) of a block force given as (unit, count) items
+    (kept for forces of at most KEPT_WALK_UNITS units)."""
+    if sum(count for _, count in force) <= KEPT_WALK_UNITS:
+        return _kept_walks(force, ruleset, order, split)
+    return _build_walks(force, ruleset, order, split)
+
+
+def _build_walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk, _Walk, _Walk]:
     units = ruleset.units
     steps = casualty_steps(dict(force), units, order, ruleset.supports)
     forces: list[list] = [[], [], []]
@@ -285,6 +295,9 @@ def _walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk, _Walk
         ipc[cat].append(lost[cat])
     return tuple(_Walk(tuple(forces[c]), (*ranks[c], NO_RANK), tuple(ipc[c]), tuple(moves[c]))
                  for c in range(3))
+
+
+_kept_walks = functools.lru_cache(maxsize=WALK_ENTRIES)(_build_walks)
 
 
 @dataclass(frozen=True)
@@ -560,7 +573,7 @@ def forget_tables() -> None:
     block tables, round-1 AA outcomes, base orders of losses): the next build is as for a
     battle never seen (the laws of dice groups, battlecalc.dice, are kept)."""
     build_side.cache_clear()
-    _walks.cache_clear()
+    _kept_walks.cache_clear()
     _fire_law.cache_clear()
     _block_size.cache_clear()
     _aa_outcomes.cache_clear()

@@ -126,10 +126,10 @@ def test_built_tables_are_not_the_kept_ones(specs, blocks):
 def test_forget_compiled_drops_every_table_cache(specs):
     for spec in specs[:20]:
         compile_module.build_side(spec)
-    assert compile_module._blocks and compile_module._walks.cache_info().currsize
+    assert compile_module._blocks and compile_module._kept_walks.cache_info().currsize
     api.forget_compiled()
     assert not compile_module._blocks and compile_module._block_bytes[0] == 0
-    for cache in (compile_module.build_side, compile_module._walks, compile_module._fire_law,
+    for cache in (compile_module.build_side, compile_module._kept_walks, compile_module._fire_law,
                   compile_module._block_size, compile_module._aa_outcomes):
         assert cache.cache_info().currsize == 0
 
