@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from .compile import build_side, compile_battle
+from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
 from .formula.engine import run_formula
 from .kernels.common import RU_SIMPLE
@@ -127,7 +127,7 @@ def forget_compiled() -> None:
     and compiles as for a battle never seen (tests; benchmarks of fresh battles)."""
     with _plans_lock:
         _plans.clear()
-    build_side.cache_clear()
+    forget_tables()
 
 
 def simulate(

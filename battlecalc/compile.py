@@ -18,12 +18,16 @@ distribution of start states.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
+from . import orders
 from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
 from .kernels import common
@@ -84,6 +88,7 @@ from .orders import LossOrder, casualty_steps
 from .spec import SUBMERGE_POLICIES
 
 CAT_S, CAT_A, CAT_N = 0, 1, 2
+ROW_COLUMN = (S_ROW_S, S_ROW_A, S_ROW_N)  # a state's row column of each category
 # Bounds on what one side's tables may hold (checked before they are built, so a battle too
 # large is refused in well under a second and a few hundred MB): states (a row of STATE_COLS
 # int64 each), category steps x hit counts (pmf and cdf), and round-1 AA outcomes.
@@ -222,40 +227,77 @@ def _category(unit, split: tuple[bool, bool]) -> int:
     return CAT_N
 
 
-@dataclass
+# What recurs across sides is kept (bounded, least recently used first out; all dropped by
+# forget_tables, which api.forget_compiled calls): a force's fire law (_fire_law, ~1 KB an
+# entry for small forces, a long law's array being the dice cache's own: at most ~70 MB), a
+# block force's casualty walks (_kept_walks, forces of at most KEPT_WALK_UNITS units, ~2.5 KB
+# an entry for 3-6 units: at most ~40 MB), a block's size check (_block_size, ~0.5 KB, at
+# most ~8 MB) and the tables of a block (_block, BLOCK_CACHE_BYTES).  Measured: 6,000 fresh
+# 3-6-unit battles leave 1,801 laws, 2,678 walks and 2,678 blocks (10 MB), 25 MB in all.  A
+# new army's walks pass through forces other armies had; a battle's retreat and bombardment
+# variants rebuild the same blocks; round-1 AA outcomes recur across defenders.
+CACHE_ENTRIES = 65_536
+WALK_ENTRIES = 16_384
+KEPT_WALK_UNITS = 64
+SHORT_LAW = 32  # laws of at most this many entries: tables built from their Python floats
+BLOCK_CACHE_BYTES = 32 << 20
+BLOCK_CACHE_STATES = 4096  # blocks larger than this are built each time (not kept)
+
+
+@dataclass(frozen=True)
 class _Walk:
-    """One category's casualty walk: forces[k] after k steps, rank[k] of the next casualty."""
+    """One category's casualty walk: forces[k] (unit, count items) after k steps, rank[k] of
+    the next casualty (NO_RANK after the last), ipc[k] lost by then; moves[k] the step from
+    forces[k] to forces[k + 1]: (unit, its damaged form, or None where it is lost)."""
 
-    forces: list = field(default_factory=list)
-    ranks: list = field(default_factory=list)
-    ipc: list = field(default_factory=list)
+    forces: tuple
+    ranks: tuple
+    ipc: tuple
+    moves: tuple
 
 
-def _walks(force: dict[str, int], ruleset, order: LossOrder, split) -> list[_Walk]:
+def _walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk, _Walk, _Walk]:
+    """The three category walks (s, a, n) of a block force given as (unit, count) items
+    (kept for forces of at most KEPT_WALK_UNITS units)."""
+    if sum(count for _, count in force) <= KEPT_WALK_UNITS:
+        return _kept_walks(force, ruleset, order, split)
+    return _build_walks(force, ruleset, order, split)
+
+
+def _build_walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk, _Walk, _Walk]:
     units = ruleset.units
-    steps = casualty_steps(force, units, order, ruleset.supports)
-    walks = [_Walk() for _ in range(3)]
-    current = [{n: c for n, c in force.items() if c and units[n].can_be_casualty
-                and _category(units[n], split) == cat} for cat in range(3)]
+    steps = casualty_steps(dict(force), units, order, ruleset.supports)
+    forces: list[list] = [[], [], []]
+    ranks: list[list] = [[], [], []]
+    ipc: list[list] = [[0], [0], [0]]
+    moves: list[list] = [[], [], []]
+    current: list[dict] = [{}, {}, {}]
+    for name, count in force:
+        if count and units[name].can_be_casualty:
+            current[_category(units[name], split)][name] = count
+    for cat in range(3):
+        forces[cat].append(tuple(current[cat].items()))
     lost = [0, 0, 0]
-    for walk, forces in zip(walks, current, strict=True):
-        walk.forces.append(dict(forces))
-        walk.ipc.append(0)
     for rank, (name, kind) in enumerate(steps):
-        cat = _category(units[name], split)
-        walk, now = walks[cat], current[cat]
-        walk.ranks.append(rank)
+        unit = units[name]
+        cat = _category(unit, split)
+        now = current[cat]
+        ranks[cat].append(rank)
         now[name] -= 1
         if kind == "damage":
-            form = units[name].damaged_form or name
+            form = unit.damaged_form or name
             now[form] = now.get(form, 0) + 1
+            moves[cat].append((name, form))
         else:
-            lost[cat] += units[name].cost
-        walk.forces.append({n: c for n, c in now.items() if c})
-        walk.ipc.append(lost[cat])
-    for walk in walks:
-        walk.ranks.append(NO_RANK)
-    return walks
+            lost[cat] += unit.cost
+            moves[cat].append((name, None))
+        forces[cat].append(tuple((n, c) for n, c in now.items() if c))
+        ipc[cat].append(lost[cat])
+    return tuple(_Walk(tuple(forces[c]), (*ranks[c], NO_RANK), tuple(ipc[c]), tuple(moves[c]))
+                 for c in range(3))
+
+
+_kept_walks = functools.lru_cache(maxsize=WALK_ENTRIES)(_build_walks)
 
 
 @dataclass(frozen=True)
@@ -271,38 +313,275 @@ class _SideSpec:
     dice_model: str = "standard"
 
 
-def _row(force: dict[str, int], spec: _SideSpec) -> tuple[np.ndarray, int, int]:
-    """A category step's fire law, low-luck strength and I_DESTROYER / I_DEFENCELESS /
-    I_TRANSPORTS flags (kernels/common.py)."""
-    units = spec.ruleset.units
-    dice = force_dice(force, units, spec.role, spec.ruleset.supports)
-    pmf = hit_distribution(dice, spec.ruleset.die_size, spec.dice_model)
-    kinds = [units[n] for n in force]
-    flags = common.I_DESTROYER if any(u.anti_sub for u in kinds) else 0
-    if kinds and all(u.defenceless for u in kinds):
-        flags |= common.I_DEFENCELESS
-    if kinds and all(u.transport for u in kinds):
-        flags |= common.I_TRANSPORTS
-    return pmf, strength(dice, spec.ruleset.die_size), flags
+class _Fire(NamedTuple):
+    """A force's fire law as the tables hold it: pmf, cdf (running sums, exactly 1
+    from `top` on), top (most hits), hi (most hits more likely than PRUNE_EPS; the least, R_LO,
+    is always 0), low-luck strength, I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
+    (kernels/common.py) and the number of dice."""
+
+    pmf_list: tuple | None  # pmf and cdf as Python floats (None: a law longer than SHORT_LAW)
+    cdf_list: tuple | None
+    top: int
+    hi: int
+    strength: int
+    flags: int
+    dice: int
+    pmf: np.ndarray  # (hit_distribution's own, read-only)
 
 
-def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int], strengths: list[int]):
-    """rows[R, ROW_COLS], pmf[R, W] and cdf[R, W] of a side's category steps."""
-    width = max(len(p) for p in pmf_rows)
-    pmf = np.zeros((len(pmf_rows), width))
-    for i, row in enumerate(pmf_rows):
-        pmf[i, : len(row)] = row
-    rows = np.zeros((len(pmf_rows), ROW_COLS), dtype=np.int64)
-    keep = pmf > PRUNE_EPS
-    keep[:, 0] = True  # the no-hit entry feeds the self-loop; always exact
-    rows[:, R_TOP] = width - 1 - np.argmax((pmf > 0)[:, ::-1], axis=1)
-    rows[:, R_RANK] = ranks
-    rows[:, R_STRENGTH] = strengths
-    rows[:, R_LO] = np.argmax(keep, axis=1)
-    rows[:, R_HI] = width - 1 - np.argmax(keep[:, ::-1], axis=1)
+@functools.lru_cache(maxsize=256)
+def _unit_fire(ruleset, role: str) -> tuple[dict, frozenset]:
+    """Per unit type of an edition in a role: its dice group as dice.add_dice makes it
+    ((value, best of), dice a unit) or None, and its I_DESTROYER / I_DEFENCELESS /
+    I_TRANSPORTS traits; and the support givers (whose presence makes force_dice count
+    supports, attack only)."""
+    table = {}
+    for name, unit in ruleset.units.items():
+        value, per_unit = unit.value(role), unit.dice(role)
+        fires = value > 0 and per_unit > 0 and (role != "attack" or unit.can_attack)
+        best = unit.best_die and per_unit > 1
+        table[name] = (((value, per_unit) if best else (value, 1), 1 if best else per_unit)
+                       if fires else None, unit.anti_sub, unit.defenceless, unit.transport)
+    givers = frozenset(s.giver for s in ruleset.supports) if role == "attack" else frozenset()
+    return table, givers
+
+
+@functools.lru_cache(maxsize=CACHE_ENTRIES)
+def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
+    """The fire law of a force given as (unit, count) items, counts > 0."""
+    table, givers = _unit_fire(ruleset, role)
+    anti_sub, defenceless, transports = False, bool(force), bool(force)
+    for name, _ in force:
+        _, anti, lone, carrier = table[name]
+        anti_sub |= anti
+        defenceless &= lone
+        transports &= carrier
+    if givers and any(name in givers for name, _ in force):
+        dice = force_dice(dict(force), ruleset.units, role, ruleset.supports)
+    else:  # (force_dice without supports: each unit's dice group, count times)
+        dice = {}
+        for name, count in force:
+            group = table[name][0]
+            if group is not None:
+                dice[group[0]] = dice.get(group[0], 0) + count * group[1]
+    pmf = hit_distribution(dice, ruleset.die_size, dice_model)
+    flags = ((common.I_DESTROYER if anti_sub else 0)
+             | (common.I_DEFENCELESS if defenceless else 0)
+             | (common.I_TRANSPORTS if transports else 0))
+    power, n_dice = strength(dice, ruleset.die_size), sum(dice.values())
+    if len(pmf) > SHORT_LAW:  # (its tables are built from the array: _hit_tables)
+        positive = np.flatnonzero(pmf > 0.0)
+        top = int(positive[-1]) if len(positive) else len(pmf) - 1
+        kept = np.flatnonzero(pmf[1:] > PRUNE_EPS)
+        hi = int(kept[-1]) + 1 if len(kept) else 0
+        return _Fire(None, None, top, hi, power, flags, n_dice, pmf)
+    law = pmf.tolist()
+    top = hi = len(law) - 1
+    while top > 0 and not law[top] > 0.0:
+        top -= 1
+    while hi > 0 and not law[hi] > PRUNE_EPS:
+        hi -= 1
+    # (accumulate: the same sums, in the same order, as np.cumsum)
+    cdf = (*itertools.accumulate(law[:top]), *(1.0,) * (len(law) - top))
+    return _Fire(tuple(law), cdf, top, hi, power, flags, n_dice, pmf)
+
+
+@dataclass(frozen=True)
+class _BlockTables:
+    """A block's tables as a side of that block alone has them (its n rows, then s, then a;
+    block 0, no IPC lost before), read-only: states[F, STATE_COLS], survivors[F, U],
+    rows[R, ROW_COLS], pmf[R, W] and cdf[R, W]; n_rows per category (s, a, n); radix."""
+
+    states: np.ndarray
+    survivors: np.ndarray
+    rows: np.ndarray
+    pmf: np.ndarray
+    cdf: np.ndarray
+    n_rows: tuple[int, int, int]
+    radix: tuple[int, int, int]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.states, self.survivors, self.rows, self.pmf,
+                                      self.cdf))
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
+    """A block's tables (see _BlockTables).  A state's columns are sums of one part per
+    category (its I_* bits are disjoint across categories): each category's parts are a small
+    table, built a column at a time, and the block's states every sum of one row of each, in
+    flat order (s, a, n).  An empty category's one part is all zeros; a block of one category
+    is that table."""
+    walks = _walks(force, spec.ruleset, spec.order, spec.split)
+    laws = [[_fire_law(spec.ruleset, spec.role, f, spec.dice_model) for f in walk.forces]
+            for walk in walks]
+    n_sub, n_air, n_other = (len(w.forces) - 1 for w in walks)
+    copies = 2 if spec.submerge and n_sub else 1
+    radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
+    n_rows = (n_sub + 1, n_air + 1, n_other + 1)
+    row_base = (n_rows[CAT_N], n_rows[CAT_N] + n_rows[CAT_S], 0)
+    index = {name: i for i, name in enumerate(names)}
+    n_units = len(names)
+    used = [cat for cat in range(3) if radix[cat] > 1] or [CAT_N]
+    alone = len(used) == 1
+    step_col = (S_S, S_A, S_N)
+    left_col = (S_SUBS, S_AIR, S_OTHER)
+    here = (common.I_SUBS, common.I_AIR, common.I_OTHER)
+    fire = (common.I_SUBS_FIRE, common.I_AIR_FIRE, common.I_OTHER_FIRE)
+    tables = []
+    for cat in used:
+        walk, cat_laws = walks[cat], laws[cat]
+        steps = len(walk.forces) - 1
+        size = radix[cat]
+        # the units left after each step: the first force, less the steps' losses so far
+        start = [0] * n_units
+        total = on_land = 0
+        for name, count in walk.forces[0]:
+            i = index[name]
+            start[i] = count
+            total += count
+            on_land += count if land[i] else 0
+        where, change, totals, lands = [], [], [total], [on_land]
+        for j, (name, form) in enumerate(walk.moves, start=1):
+            i = index[name]
+            if form is None:
+                where.append(j * n_units + i)
+                change.append(-1)
+                total -= 1
+                on_land -= land[i]
+            elif form != name:
+                where += [j * n_units + i, j * n_units + index[form]]
+                change += [-1, 1]
+                on_land += land[index[form]] - land[i]
+            totals.append(total)
+            lands.append(on_land)
+        delta = np.zeros((steps + 1) * n_units, dtype=np.int64)
+        delta[where] = change
+        vectors = np.cumsum(delta.reshape(steps + 1, n_units), axis=0) + np.array(
+            start, dtype=np.int64)
+        ks, left, info, ipc, units_left, land_left = ([] for _ in range(6))
+        for s in range(size):
+            k = s % (steps + 1)
+            law = cat_laws[k]
+            submerged = s > steps
+            in_battle = 0 if submerged else steps - s
+            bits = (here[cat] | (fire[cat] if law.top > 0 else 0)) if in_battle > 0 else 0
+            if cat == CAT_S:
+                bits |= common.I_SUBMERGED if submerged else 0
+            else:
+                bits |= fire[cat] if law.top > 0 else 0
+                if cat == CAT_N:
+                    bits |= law.flags
+            ks.append(k)
+            left.append(in_battle)
+            info.append(bits)
+            ipc.append(walk.ipc[k])
+            units_left.append(0 if submerged else totals[k])
+            land_left.append(0 if submerged else lands[k])
+        states = np.zeros((size, STATE_COLS), dtype=np.int64)
+        states[:, step_col[cat]] = np.arange(size)
+        states[:, ROW_COLUMN[cat]] = np.array(ks) + row_base[cat]
+        states[:, left_col[cat]] = left
+        states[:, S_INFO] = info
+        states[:, S_IPC] = ipc
+        states[:, S_UNITS] = units_left
+        states[:, S_HAS_LAND] = land_left  # (counted; made 0 / 1 below)
+        if cat == CAT_S and copies == 2:
+            states[:n_sub, S_SUBMERGE] = (n_sub + 1) * radix[1] * radix[2]
+        if cat == used[0]:  # (once in each state: what the block has alike)
+            states[:, S_STRIDE_S] = radix[1] * radix[2]
+            states[:, S_STRIDE_A] = radix[2]
+            for other in range(3):
+                if other not in used:  # the row of an empty category's one step
+                    states[:, ROW_COLUMN[other]] = row_base[other]
+        tables.append((cat, states, vectors if size == steps + 1 else vectors[ks]))
+    if alone:
+        _, states, survivors = tables[0]
+    else:
+        shapes = ((-1, 1, 1), (1, -1, 1), (1, 1, -1))
+        states = survivors = 0
+        for cat, part, vectors in tables:
+            states = states + part.reshape(*shapes[cat], STATE_COLS)
+            survivors = survivors + vectors.reshape(*shapes[cat], n_units)
+        states = states.reshape(-1, STATE_COLS)
+        survivors = survivors.reshape(-1, n_units)
+    states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
+    rows = []
+    for cat in (CAT_N, CAT_S, CAT_A):
+        for law, rank in zip(laws[cat], walks[cat].ranks, strict=True):
+            row = [0] * ROW_COLS
+            row[R_TOP], row[R_RANK], row[R_HI], row[R_STRENGTH] = (law.top, rank, law.hi,
+                                                                   law.strength)
+            rows.append(row)
+    block_laws = laws[CAT_N] + laws[CAT_S] + laws[CAT_A]
+    return _BlockTables(_frozen(states), _frozen(survivors),
+                        _frozen(np.array(rows, dtype=np.int64)), *_hit_tables(block_laws),
+                        n_rows, radix)
+
+
+def _hit_tables(laws: list) -> tuple[np.ndarray, np.ndarray]:
+    """pmf[R, W] (padded with 0) and cdf[R, W] (running sums, 1 from each law's top on),
+    read-only, of fire laws: short ones from their Python floats in one array, long ones a
+    row at a time and the running sums along the rows (the same sums either way)."""
+    width = max(len(law.pmf) for law in laws)
+    if width <= SHORT_LAW:
+        pmf = np.array([law.pmf_list + (0.0,) * (width - len(law.pmf_list)) for law in laws])
+        cdf = np.array([law.cdf_list + (1.0,) * (width - len(law.cdf_list)) for law in laws])
+        return _frozen(pmf), _frozen(cdf)
+    pmf = np.zeros((len(laws), width))
+    for i, law in enumerate(laws):
+        pmf[i, :len(law.pmf)] = law.pmf
     cdf = np.cumsum(pmf, axis=1)
-    cdf[np.arange(width)[None, :] >= rows[:, R_TOP][:, None]] = 1.0
-    return rows, pmf, cdf
+    tops = np.array([law.top for law in laws])
+    cdf[np.arange(width)[None, :] >= tops[:, None]] = 1.0
+    return _frozen(pmf), _frozen(cdf)
+
+
+_blocks: dict = {}  # (block force, what else a block's tables depend on) -> _BlockTables
+_block_bytes = [0]
+_block_lock = threading.Lock()
+
+
+def _block(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
+    """_block_tables, kept (BLOCK_CACHE_BYTES in all, the least recently used dropped)."""
+    key = (force, spec.ruleset, spec.role, spec.order, spec.split, spec.submerge,
+           spec.dice_model)
+    with _block_lock:
+        found = _blocks.pop(key, None)
+        if found is not None:
+            _blocks[key] = found  # (now the most recently used)
+            return found
+    tables = _block_tables(force, spec, names, land)
+    size = tables.nbytes
+    if tables.states.shape[0] <= BLOCK_CACHE_STATES and size <= BLOCK_CACHE_BYTES:
+        with _block_lock:
+            while _blocks and _block_bytes[0] + size > BLOCK_CACHE_BYTES:
+                _block_bytes[0] -= _blocks.pop(next(iter(_blocks))).nbytes
+            if key not in _blocks:
+                _blocks[key] = tables
+                _block_bytes[0] += size
+    return tables
+
+
+def forget_tables() -> None:
+    """Drop every kept side table and what they are built from (fire laws, casualty walks,
+    block tables, round-1 AA outcomes, base orders of losses): the next build is as for a
+    battle never seen (the laws of dice groups, battlecalc.dice, are kept)."""
+    build_side.cache_clear()
+    _kept_walks.cache_clear()
+    _fire_law.cache_clear()
+    _block_size.cache_clear()
+    _aa_outcomes.cache_clear()
+    _unit_fire.cache_clear()
+    orders._BASE_RANKS.clear()
+    with _block_lock:
+        _blocks.clear()
+        _block_bytes[0] = 0
 
 
 @functools.lru_cache(maxsize=256)
@@ -313,108 +592,84 @@ def build_side(spec: _SideSpec) -> Side:
     side that is one walk per block (no s or a category) has row index = flat state index.
     """
     units = spec.ruleset.units
-    names = list(units)
-    index = {name: i for i, name in enumerate(names)}
-    land = np.array([units[n].is_land for n in names])
-    sub_cols = [index[n] for n in names if units[n].submarine]
+    names = tuple(units)
+    land = tuple(u.is_land for u in units.values())
     _check_size(spec)
-    walks = [_walks(dict(force), spec.ruleset, spec.order, spec.split)
-             for _, force, _, _ in spec.blocks]
-    row_of = [[0, 0, 0] for _ in walks]
-    pmf_rows, ranks, strengths, row_flags = [], [], [], []
-    fire = {}  # force -> _row(force): the empty force ends every walk, blocks share forces
-    for cats in ((CAT_N,), (CAT_S, CAT_A)):  # every block's n rows first
-        for b, block_walks in enumerate(walks):
-            for cat in cats:
-                row_of[b][cat] = len(pmf_rows)
-                for k, force in enumerate(block_walks[cat].forces):
-                    key = tuple(force.items())
-                    if key not in fire:
-                        fire[key] = _row(force, spec)
-                    pmf, power, flags = fire[key]
-                    pmf_rows.append(pmf)
-                    strengths.append(power)
-                    row_flags.append(flags)
-                    ranks.append(block_walks[cat].ranks[k])
-    rows, pmf, cdf = _hit_table(pmf_rows, ranks, strengths)
-    row_flags = np.array(row_flags, dtype=np.int64)
-    fires = rows[:, R_TOP] > 0
+    blocks = [_block(force, spec, names, land) for _, force, _, _ in spec.blocks]
+    if len(blocks) == 1 and spec.blocks[0][2] == 0 and spec.blocks[0][3] is None:
+        block = blocks[0]  # a side of one block is the block's own tables
+        states = block.states.copy()
+        blocks_array = np.array([[0, *block.radix, common.BLOCK_START]], dtype=np.int64)
+        start = np.zeros(len(states))
+        start[0] = spec.blocks[0][0]
+        return Side(blocks_array, states, block.rows.copy(), block.pmf.copy(),
+                    block.cdf.copy(), start, block.survivors.copy(),
+                    states[:, S_IPC].copy(), names, spec.split)
+    # the rows of block b: its n rows at n_at[b], its s and a rows at sa_at[b]
+    n_at, sa_at, at = [], [], 0
+    for block in blocks:
+        n_at.append(at)
+        at += block.n_rows[CAT_N]
+    for block in blocks:
+        sa_at.append(at)
+        at += block.n_rows[CAT_S] + block.n_rows[CAT_A]
+    width = max(block.pmf.shape[1] for block in blocks)
+    rows = np.empty((at, ROW_COLS), dtype=np.int64)
+    pmf = np.zeros((at, width))
+    cdf = np.ones((at, width))
+    for block, n0, sa0 in zip(blocks, n_at, sa_at, strict=True):
+        n_n = block.n_rows[CAT_N]
+        n_sa = block.n_rows[CAT_S] + block.n_rows[CAT_A]
+        for target, source in ((rows, block.rows), (pmf, block.pmf), (cdf, block.cdf)):
+            target[n0:n0 + n_n, :source.shape[1]] = source[:n_n]
+            target[sa0:sa0 + n_sa, :source.shape[1]] = source[n_n:]
     block_rows, state_parts, surv_parts = [], [], []
     n_states = 0
-    for b, ((_, _, ipc_before, withdrawn), block_walks) in enumerate(
-            zip(spec.blocks, walks, strict=True)):
-        vectors, ipc = [], []
-        for walk in block_walks:
-            vec = np.zeros((len(walk.forces), len(names)), dtype=np.int64)
-            for k, force in enumerate(walk.forces):
-                for name, count in force.items():
-                    vec[k, index[name]] = count
-            vectors.append(vec)
-            ipc.append(np.array(walk.ipc, dtype=np.int64))
-        n_sub, n_air, n_other = (len(w.forces) - 1 for w in block_walks)
-        # s: subs lost while in the battle, then (if they may submerge) the same again for the
-        # subs left having submerged
-        copies = 2 if spec.submerge and n_sub else 1
-        radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
-        s, a, n = np.indices(radix).reshape(3, -1)
-        s_lost = s % (n_sub + 1)
-        submerged = s > n_sub
-        survivors = vectors[CAT_S][s_lost] + vectors[CAT_A][a] + vectors[CAT_N][n]
-        in_battle = survivors.copy()
-        in_battle[np.ix_(submerged, sub_cols)] = 0
-        states = np.zeros((len(s), STATE_COLS), dtype=np.int64)
-        states[:, S_BLOCK] = b
-        states[:, S_S], states[:, S_A], states[:, S_N] = s, a, n
-        states[:, S_ROW_S] = row_of[b][CAT_S] + s_lost
-        states[:, S_ROW_A] = row_of[b][CAT_A] + a
-        states[:, S_ROW_N] = row_of[b][CAT_N] + n
-        states[:, S_SUBS] = np.where(submerged, 0, n_sub - s)
-        states[:, S_AIR] = n_air - a
-        states[:, S_OTHER] = n_other - n
-        states[:, S_STRIDE_S] = radix[1] * radix[2]
-        states[:, S_STRIDE_A] = radix[2]
-        if copies == 2:
-            states[:, S_SUBMERGE] = np.where(submerged | (s == n_sub), 0,
-                                             (n_sub + 1) * radix[1] * radix[2])
-        states[:, S_INFO] = (
-            np.where(states[:, S_SUBS] > 0, common.I_SUBS, 0) | np.where(a < n_air, common.I_AIR, 0)
-            | np.where(n < n_other, common.I_OTHER, 0)
-            | np.where((states[:, S_SUBS] > 0) & fires[states[:, S_ROW_S]], common.I_SUBS_FIRE, 0)
-            | np.where(fires[states[:, S_ROW_A]], common.I_AIR_FIRE, 0)
-            | np.where(fires[states[:, S_ROW_N]], common.I_OTHER_FIRE, 0)
-            | row_flags[states[:, S_ROW_N]] | np.where(submerged, common.I_SUBMERGED, 0))
-        states[:, S_HAS_LAND] = in_battle[:, land].sum(axis=1) > 0
-        states[:, S_UNITS] = in_battle.sum(axis=1)
-        states[:, S_IPC] = ipc_before + ipc[CAT_S][s_lost] + ipc[CAT_A][a] + ipc[CAT_N][n]
-        if withdrawn is not None:
-            survivors = survivors + np.array(withdrawn, dtype=np.int64)
+    for b, ((_, _, ipc_before, withdrawn), block) in enumerate(
+            zip(spec.blocks, blocks, strict=True)):
+        shift = [0] * STATE_COLS
+        shift[S_BLOCK] = b
+        shift[S_ROW_N] = n_at[b]
+        shift[S_ROW_S] = shift[S_ROW_A] = sa_at[b] - block.n_rows[CAT_N]
+        shift[S_IPC] = ipc_before
+        state_parts.append(block.states + np.array(shift, dtype=np.int64))
+        surv_parts.append(block.survivors if withdrawn is None
+                          else block.survivors + np.array(withdrawn, dtype=np.int64))
         kind = common.BLOCK_START if withdrawn is None else common.BLOCK_STAYERS
-        block_rows.append([n_states, *radix, kind])
-        state_parts.append(states)
-        surv_parts.append(survivors)
-        n_states += len(s)
-    states = np.concatenate(state_parts)
-    blocks = np.array(block_rows, dtype=np.int64)
+        block_rows.append([n_states, *block.radix, kind])
+        n_states += block.states.shape[0]
+    states = state_parts[0] if len(state_parts) == 1 else np.concatenate(state_parts)
+    survivors = np.concatenate(surv_parts)  # (a copy: the kept block is never handed out)
+    blocks_array = np.array(block_rows, dtype=np.int64)
     start = np.zeros(n_states)
-    start[blocks[:, B_OFFSET]] = [prob for prob, *_ in spec.blocks]
-    return Side(blocks, states, rows, pmf, cdf, start, np.concatenate(surv_parts),
-                states[:, S_IPC].copy(), tuple(names), spec.split)
+    start[blocks_array[:, B_OFFSET]] = [prob for prob, *_ in spec.blocks]
+    return Side(blocks_array, states, rows, pmf, cdf, start, survivors,
+                states[:, S_IPC].copy(), names, spec.split)
+
+
+@functools.lru_cache(maxsize=CACHE_ENTRIES)
+def _block_size(force: tuple, ruleset, role: str, split, submerge: bool) -> tuple[int, int]:
+    """(states, hit probabilities) of a block's tables, from its force: steps per loss
+    category, and dice."""
+    units = ruleset.units
+    steps = [0, 0, 0]
+    for name, count in force:
+        if units[name].can_be_casualty:
+            steps[_category(units[name], split)] += count * units[name].hp
+    dice = sum(force_dice(dict(force), units, role, ruleset.supports).values())
+    states = ((steps[0] + 1) * (2 if submerge and steps[0] else 1) * (steps[1] + 1)
+              * (steps[2] + 1))
+    return states, (sum(steps) + 3) * (dice + 1)
 
 
 def _check_size(spec: _SideSpec) -> None:
-    """Refuse a side whose tables would be too large, before building them (from each block's
-    force: steps per loss category, and dice)."""
-    units = spec.ruleset.units
+    """Refuse a side whose tables would be too large, before building them."""
     states = cells = 0
     for _, force, _, _ in spec.blocks:
-        steps = [0, 0, 0]
-        for name, count in force:
-            if units[name].can_be_casualty:
-                steps[_category(units[name], spec.split)] += count * units[name].hp
-        dice = sum(force_dice(dict(force), units, spec.role, spec.ruleset.supports).values())
-        states += ((steps[0] + 1) * (2 if spec.submerge and steps[0] else 1) * (steps[1] + 1)
-                   * (steps[2] + 1))
-        cells += (sum(steps) + 3) * (dice + 1)
+        more_states, more_cells = _block_size(force, spec.ruleset, spec.role, spec.split,
+                                              spec.submerge)
+        states += more_states
+        cells += more_cells
     if states > MAX_STATES or cells > MAX_TABLE_CELLS:
         side = "attacker" if spec.role == "attack" else "defender"
         raise BattleInputError(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from .army import resolve_unit_name
 from .errors import BattleInputError, quoted
@@ -150,6 +151,30 @@ def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
     return sequence
 
 
+_BASE_RANKS: dict = {}  # (id(units), role, weakest) -> (units, {unit: place in the order})
+MAX_BASE_RANKS = 1024
+
+
+def _base_rank(units: dict[str, Unit], role: str, weakest: bool) -> dict[str, int]:
+    """Each unit's place in the preset's base order (default_loss_order or, for the weakest
+    preset, _weakest_order), kept per unit table: a table is one object per edition and set
+    of technologies (a read-only MappingProxyType; any other mapping is sorted each time), and
+    the sort is most of a small force's casualty steps."""
+    if not isinstance(units, MappingProxyType):
+        base = _weakest_order(units, role) if weakest else default_loss_order(units, role)
+        return {name: i for i, name in enumerate(base)}
+    key = (id(units), role, weakest)
+    found = _BASE_RANKS.get(key)
+    if found is not None and found[0] is units:
+        return found[1]
+    base = _weakest_order(units, role) if weakest else default_loss_order(units, role)
+    rank = {name: i for i, name in enumerate(base)}
+    if len(_BASE_RANKS) >= MAX_BASE_RANKS:
+        _BASE_RANKS.clear()
+    _BASE_RANKS[key] = (units, rank)  # (holding units: its id is not reused while kept)
+    return rank
+
+
 def casualty_steps(force: dict[str, int], units: dict[str, Unit],
                    order: LossOrder | list[str], supports=()) -> list[tuple[str, str]]:
     """The casualty sequence of a force: (unit name, "damage" | "kill") in the order lost;
@@ -158,11 +183,7 @@ def casualty_steps(force: dict[str, int], units: dict[str, Unit],
         names = list(order)
         order = LossOrder("attack", "cheapest", tuple((n, None) for n in names))
     role = order.role
-    if order.preset == "weakest":
-        base = _weakest_order(units, role)
-    else:
-        base = default_loss_order(units, role)
-    rank = {name: i for i, name in enumerate(base)}
+    rank = _base_rank(units, role, order.preset == "weakest")
 
     # free hits: every healthy multi-hit unit is damaged before anything is killed
     steps: list[tuple[str, str]] = []

@@ -8,8 +8,10 @@ artillery, tanks, fighters and bombers; half the defenders with an AA gun) and h
 (submarines, destroyers, cruisers, battleships, carriers, fighters), method exact.  After a
 warm-up that compiles the kernels (and loads them from numba's cache on later runs):
 
-* solve_many on 1 thread (battlecalc.set_threads) with an empty cache of small sides (every
-  army new to the process), then again (the armies known: the steady state of a process that
+* solve_many on 1 thread (battlecalc.set_threads) with an empty cache of small sides and of
+  what sides are built from (every army new to the process), then with the sides dropped but
+  their fire laws, walks and blocks known from other battles (a new army of a process that
+  has weighed many), then again (the armies known: the steady state of a process that
   keeps weighing battles), then on 2 threads; best of 3 for the warm runs;
 * for each: battles a second by the wall clock and by the CPU time of the process (all
   threads; the rate on an idle core when other programs share the machine), and where the
@@ -69,6 +71,21 @@ def report(label: str, n: int, wall: float, cpu: float, timing: dict | None = No
               + "  (us a battle)")
 
 
+def forget_sides(every: bool) -> None:
+    """Drop the cache of small sides (every army new to the process); every: also what
+    sides are built from (compile.forget_tables: fire laws, casualty walks, block tables;
+    a tree without it drops build_side's and the AA outcomes' caches)."""
+    from battlecalc import compile as compile_module
+
+    batch._sides.clear()
+    batch._side_bytes[0] = 0
+    if every and hasattr(compile_module, "forget_tables"):
+        compile_module.forget_tables()
+    elif every:
+        compile_module.build_side.cache_clear()
+        compile_module._aa_outcomes.cache_clear()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--battles", type=int, default=10_000)
@@ -84,10 +101,14 @@ def main() -> None:
     print(f"{args.battles:,} random 1942 2E battles, 3-6 units a side, half land half sea, "
           "exact")
     battlecalc.set_threads(1)
-    batch._sides.clear()
-    batch._side_bytes[0] = 0
+    forget_sides(every=True)
     frame, wall, cpu = timed(lambda: battlecalc.solve_many(work, **options))
     report("solve_many, 1 thread, new armies", len(work), wall, cpu, frame.attrs["timing_s"])
+    forget_sides(every=True)
+    battlecalc.solve_many(warm, **options)  # other battles' armies: forces, walks, blocks
+    forget_sides(every=False)
+    frame, wall, cpu = timed(lambda: battlecalc.solve_many(work, **options))
+    report("  ... known sub-forces", len(work), wall, cpu, frame.attrs["timing_s"])
     for threads in (1, 2):
         battlecalc.set_threads(threads)
         runs = [timed(lambda: battlecalc.solve_many(work, **options)) for _ in range(3)]
