@@ -74,6 +74,8 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None, hi_text: st
               floats: bool = False) -> int:
     """A whole number lo..hi (hi None: no bound): an int or numpy int, with floats=True also
     an integral float such as 1e6."""
+    if type(value) is int and value >= lo and (hi is None or value <= hi):
+        return value  # the common case, without the numbers ABC checks below (a batch's cost)
     if (floats and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
             and math.isfinite(value) and value == int(value)):
         value = int(value)
