@@ -132,10 +132,11 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
 
 
 # The small kernels called per hit count or list entry of the general round (_add, _clear,
-# _hit_chance, _assign_step, _same_fire) are inlined: a compiled kernel call takes a
-# reference on each array it is handed and drops it on return, two atomic operations an array
-# (perf on the sea rows: NRT_incref / NRT_decref a quarter of the time).  _fire itself stays
-# a call: inlining its four calls would double the first compile (14 s to 28 s) for ~10%.
+# _hit_chance, _assign_step, _assign_counts, _same_fire) are inlined: a compiled kernel call
+# takes a reference on each array it is handed and drops it on return, two atomic operations
+# an array (perf on the sea rows: NRT_incref / NRT_decref a quarter of the time).  _fire
+# itself stays a call: inlining its four calls would double the first compile (14 s to 28 s)
+# for ~10%.
 @kernel(inline=True)
 def _add(where, states, probs, count, f, p):
     """Accumulate probability p on flat state f in a small sparse list; returns the count."""
@@ -244,7 +245,7 @@ def _hit_chance(pmf, row, h, hi, last):
     return total
 
 
-@kernel
+@kernel(inline=True)
 def _assign_counts(yst, yr, y, h_sub, h_air, h_gen, air_subs):
     """rules.assign as casualty counts (subs, aircraft, others) of side y's state y: the
     hits added one at a time (_assign_step), sub hits, then air hits, then general hits."""
@@ -338,6 +339,7 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     lone = lone_transports(ast, a, rules)
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
     no, yes = FLAGS[0], FLAGS[1]
+    a_back, d_back = fires_back(ast, a, rules), fires_back(dst, d, rules)
     n_d1 = _fire(ast, ar, apmf, a, a_strike, no, no, one, dst, dr, d, rules, wd[0], wd[1], pd[0])
     n_a1 = _fire(dst, dr, dpmf, d, d_strike, no, no, one, ast, ar, a, rules, wa[0], wa[1], pa[0])
     # the strike outcome in which nothing happens first: after it, the chance that the round
@@ -359,8 +361,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
         if t >= 0 and mode == SPREAD and w * p1 <= eps:
             continue
         # who fires in general fire: those left after the strikes, or all of them
-        fa = a if fires_back(ast, a, rules) else a1
-        fd = d if fires_back(dst, d, rules) else d1
+        fa = a if a_back else a1
+        fd = d if d_back else d1
         # each side's general fire, unless the previous strike outcome left the same target
         # under the same fire (e.g. strike hits on units that do not fire): its list stands
         if d1 != last_d1 or not _same_fire(ast, ar, apmf, last_fa, fa, not a_strike, rules):
