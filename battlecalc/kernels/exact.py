@@ -340,8 +340,17 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
     no, yes = FLAGS[0], FLAGS[1]
     a_back, d_back = fires_back(ast, a, rules), fires_back(dst, d, rules)
-    n_d1 = _fire(ast, ar, apmf, a, a_strike, no, no, one, dst, dr, d, rules, wd[0], wd[1], pd[0])
-    n_a1 = _fire(dst, dr, dpmf, d, d_strike, no, no, one, ast, ar, a, rules, wa[0], wa[1], pa[0])
+    # the strikes (no strike: the state itself, surely, without a kernel call)
+    if a_strike:
+        n_d1 = _fire(ast, ar, apmf, a, a_strike, no, no, one, dst, dr, d, rules, wd[0], wd[1],
+                     pd[0])
+    else:
+        n_d1 = _add(wd[0], wd[1], pd[0], 0, d, 1.0)
+    if d_strike:
+        n_a1 = _fire(dst, dr, dpmf, d, d_strike, no, no, one, ast, ar, a, rules, wa[0], wa[1],
+                     pa[0])
+    else:
+        n_a1 = _add(wa[0], wa[1], pa[0], 0, a, 1.0)
     # the strike outcome in which nothing happens first: after it, the chance that the round
     # changes nothing is known (and with it w) before anything else is spread
     first = (wa[0, a] * n_d1 + wd[0, d] if wa[0, a] != NO_STATE and wd[0, d] != NO_STATE
