@@ -52,11 +52,24 @@ NO_FIELD = _renamed(b"unitTypeList")
 NO_CLASS = _renamed(b"games.strategy.engine.data.GameData")
 
 
-def _read(tmp_path, data: bytes):
+def _stream_examples(test):
+    """The fixed-seed fuzz of the object stream, with the explicit edits above."""
+    for chosen in (NO_CLASS, NO_FIELD, MIDDLE, UNCHANGED):
+        test = example(edits=chosen)(test)
+    return FUZZ(given(edits=edits)(test))
+
+
+def _mutated_stream(edits) -> bytes:
+    """The save with `edits` made in its object stream, gzipped again."""
+    return gzip.compress(_mutate(STREAM, edits), compresslevel=1)
+
+
+def _read(tmp_path, data: bytes, read=lambda path: read_game(path, solve=False)):
+    """read(path) of `data` written as a save: its answer, or None after one clear error."""
     path = tmp_path / "fuzzed.tsvg"
     path.write_bytes(data)
     try:
-        return read_game(path, solve=False)
+        return read(path)
     except BattleInputError as exc:
         message = str(exc)
         assert message and "\n" not in message
@@ -69,14 +82,9 @@ def test_mutated_gzip_bytes(tmp_path, edits):
     _read(tmp_path, _mutate(RAW, edits))
 
 
-@FUZZ
-@given(edits=edits)
-@example(edits=UNCHANGED)
-@example(edits=MIDDLE)
-@example(edits=NO_FIELD)
-@example(edits=NO_CLASS)
+@_stream_examples
 def test_mutated_object_stream(tmp_path, edits):
-    _read(tmp_path, gzip.compress(_mutate(STREAM, edits), compresslevel=1))
+    _read(tmp_path, _mutated_stream(edits))
 
 
 @FUZZ
@@ -93,42 +101,22 @@ def test_cli_on_mutated_streams(tmp_path, edits):
     from cli_helpers import assert_usage_error, invoke
 
     path = tmp_path / "fuzzed.tsvg"
-    path.write_bytes(gzip.compress(_mutate(STREAM, edits), compresslevel=1))
+    path.write_bytes(_mutated_stream(edits))
     result = invoke("game", str(path), "--method", "mc", "--trials", "2000", "--seed", "1")
     if result.exit_code != 0:
         assert_usage_error(result)
     assert "Traceback" not in result.output
 
 
-@FUZZ
-@given(edits=edits)
-@example(edits=UNCHANGED)
-@example(edits=MIDDLE)
-@example(edits=NO_FIELD)
-@example(edits=NO_CLASS)
+@_stream_examples
 def test_luck_of_mutated_streams(tmp_path, edits):
     from battlecalc.triplea.luck import read_luck
 
-    path = tmp_path / "fuzzed.tsvg"
-    path.write_bytes(gzip.compress(_mutate(STREAM, edits), compresslevel=1))
-    try:
-        read_luck(path)
-    except BattleInputError as exc:
-        assert str(exc) and "\n" not in str(exc)
+    _read(tmp_path, _mutated_stream(edits), read_luck)
 
 
-@FUZZ
-@given(edits=edits)
-@example(edits=UNCHANGED)
-@example(edits=MIDDLE)
-@example(edits=NO_FIELD)
-@example(edits=NO_CLASS)
+@_stream_examples
 def test_edition_import_of_mutated_saves(tmp_path, edits):
     from battlecalc.triplea.mapfile import import_edition
 
-    path = tmp_path / "fuzzed.tsvg"
-    path.write_bytes(gzip.compress(_mutate(STREAM, edits), compresslevel=1))
-    try:
-        import_edition(path, lenient=True)
-    except BattleInputError as exc:
-        assert str(exc) and "\n" not in str(exc)
+    _read(tmp_path, _mutated_stream(edits), lambda path: import_edition(path, lenient=True))
