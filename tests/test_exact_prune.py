@@ -144,41 +144,39 @@ def _side(cats: list[int]):
     return np.array(rows, dtype=np.int64), state, [len(ranks[k]) for k in range(3)]
 
 
-def test_incremental_assignment_equals_rules_assign():
-    generator = random.Random(7)
-    checked = 0
+def _random_side_states(seed: int):
+    """(casualty categories, rows, state, units left per category) of every state of 40
+    random sides of up to 3 subs, 3 aircraft and 3 others."""
+    generator = random.Random(seed)
     for _ in range(40):
         cats = [0] * generator.randint(0, 3) + [1] * generator.randint(0, 3) + [2] * \
             generator.randint(0, 3)
         generator.shuffle(cats)
         rows, state, (n_s, n_a, n_n) = _side(cats)
         for xs, xa, xn in itertools.product(range(n_s + 1), range(n_a + 1), range(n_n + 1)):
-            st = state(xs, xa, xn)
-            for hs, ha, hg, air_subs in itertools.product(range(3), range(3), range(4),
-                                                          (False, True)):
-                want = rules.assign(st, rows, 0, hs, ha, hg, air_subs)
-                got = exact._assign_counts(st, rows, 0, hs, ha, hg, air_subs)
-                assert got[0] * 100 + got[1] * 10 + got[2] == want, (cats, xs, xa, xn, hs,
-                                                                      ha, hg, air_subs)
-                checked += 1
+            yield cats, rows, state(xs, xa, xn), (n_s - xs, n_a - xa, n_n - xn)
+
+
+def test_incremental_assignment_equals_rules_assign():
+    checked = 0
+    for cats, rows, st, left in _random_side_states(7):
+        for hs, ha, hg, air_subs in itertools.product(range(3), range(3), range(4),
+                                                      (False, True)):
+            want = rules.assign(st, rows, 0, hs, ha, hg, air_subs)
+            got = exact._assign_counts(st, rows, 0, hs, ha, hg, air_subs)
+            assert got[0] * 100 + got[1] * 10 + got[2] == want, (cats, left, hs, ha, hg,
+                                                                  air_subs)
+            checked += 1
     assert checked > 10_000
 
 
 def test_hits_beyond_their_targets_change_nothing():
     # exact._fire sums the hit counts of a kind past what the enemy has for them to land on
     # into one term: rules.assign must give the same state for all of them
-    generator = random.Random(11)
-    for _ in range(40):
-        cats = [0] * generator.randint(0, 3) + [1] * generator.randint(0, 3) + [2] * \
-            generator.randint(0, 3)
-        generator.shuffle(cats)
-        rows, state, (n_s, n_a, n_n) = _side(cats)
-        for xs, xa, xn in itertools.product(range(n_s + 1), range(n_a + 1), range(n_n + 1)):
-            st = state(xs, xa, xn)
-            s, a, n = n_s - xs, n_a - xa, n_n - xn
-            for hs, ha, hg, air_subs in itertools.product(range(8), range(8), range(8),
-                                                          (False, True)):
-                last = (s + n, a + n + (s if air_subs else 0), s + a + n)
-                capped = (min(hs, last[0]), min(ha, last[1]), min(hg, last[2]))
-                assert (rules.assign(st, rows, 0, hs, ha, hg, air_subs)
-                        == rules.assign(st, rows, 0, *capped, air_subs))
+    for _, rows, st, (s, a, n) in _random_side_states(11):
+        for hs, ha, hg, air_subs in itertools.product(range(8), range(8), range(8),
+                                                      (False, True)):
+            last = (s + n, a + n + (s if air_subs else 0), s + a + n)
+            capped = (min(hs, last[0]), min(ha, last[1]), min(hg, last[2]))
+            assert (rules.assign(st, rows, 0, hs, ha, hg, air_subs)
+                    == rules.assign(st, rows, 0, *capped, air_subs))
