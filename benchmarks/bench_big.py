@@ -12,7 +12,8 @@ million Monte Carlo trials for comparison.  Prints; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import time
+
+from timing import best_of
 
 import battlecalc
 from battlecalc.api import make_battle
@@ -33,15 +34,6 @@ BATTLES = {
                                 attacker="20 sub, 30 dd, 25 ca, 25 bb, 10 cv, 25 ftr, 15 bmb",
                                 defender="40 dd, 30 ca, 35 bb, 20 cv, 25 tt"),
 }
-
-
-def best_of(repeats: int, run) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = run()
-        best = min(best, time.perf_counter() - started)
-    return best, result
 
 
 def main() -> None:

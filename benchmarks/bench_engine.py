@@ -16,6 +16,8 @@ import subprocess
 import sys
 import time
 
+from timing import best_of
+
 import battlecalc
 from battlecalc.api import make_battle
 from battlecalc.compile import build_side, compile_battle
@@ -36,33 +38,24 @@ BIG_1940 = dict(rules="1940-2e", attacker="20 inf 6 mech 8 art 6 tank 4 ftr 4 ta
                 defender="30 inf 4 mech 4 art 4 tank 4 ftr 2 aa")
 
 
-def best(function, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return min(times)
-
-
 def monte_carlo_rate(battle: dict, trials: int, repeats: int) -> float:
     compiled = compile_battle(make_battle(**battle))
     run_monte_carlo(compiled, 50_000, 1)
-    return trials / best(lambda: run_monte_carlo(compiled, trials, 1), repeats)
+    return trials / best_of(repeats, lambda: run_monte_carlo(compiled, trials, 1))[0]
 
 
 def exact_times(battle: dict, repeats: int) -> tuple[float, float, float]:
     """(simulate end to end, the same battle's tables built anew each call, solver alone)."""
     battlecalc.simulate(**battle, method="exact")
-    end_to_end = best(lambda: battlecalc.simulate(**battle, method="exact"), repeats)
+    end_to_end = best_of(repeats, lambda: battlecalc.simulate(**battle, method="exact"))[0]
 
     def uncached():
         build_side.cache_clear()
         battlecalc.simulate(**battle, method="exact")
 
-    fresh = best(uncached, repeats)
+    fresh = best_of(repeats, uncached)[0]
     compiled = compile_battle(make_battle(**battle))
-    solver = best(lambda: run_exact(compiled), repeats)
+    solver = best_of(repeats, lambda: run_exact(compiled))[0]
     return end_to_end, fresh, solver
 
 
@@ -98,7 +91,7 @@ def main() -> None:
     compiled = compile_battle(make_battle(**HUGE_LAND))
     run_exact(compiled)
     rows.append(("exact, 100 inf 40 art 10 ftr v 100 inf 40 art 6 ftr 3 aa",
-                 f"{best(lambda: run_exact(compiled), args.repeats):.3f} s "
+                 f"{best_of(args.repeats, lambda: run_exact(compiled))[0]:.3f} s "
                  f"({compiled.attacker.n_states:,} x {compiled.defender.n_states:,} states)",
                  "<= 0.1 s"))
     if "1940-2e" in list_editions():

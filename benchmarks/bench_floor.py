@@ -19,10 +19,10 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("BATTLECALC_THREADS", "1")
 
 import argparse  # noqa: E402
-import time  # noqa: E402
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
+from timing import best_of
 
 import battlecalc  # noqa: E402
 from battlecalc.api import make_battle  # noqa: E402
@@ -58,15 +58,6 @@ def floor(a_cdf, a_top, a_steps, d_cdf, d_top, d_steps, trials, seed):
     return a_final, d_final, rounds_hist
 
 
-def best(function, repeats: int) -> tuple[float, object]:
-    times, value = [], None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        value = function()
-        times.append(time.perf_counter() - started)
-    return min(times), value
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=3_000_000)
@@ -78,8 +69,8 @@ def main() -> None:
               dfn.cdf, dfn.rows[:, R_TOP].copy(), int(dfn.states[0, S_OTHER]))
     floor(*tables, 1000, 1)
     run_monte_carlo(compiled, 100_000, 1)
-    floor_s, (_, d_final, _) = best(lambda: floor(*tables, args.trials, 1), args.repeats)
-    kernel_s, law = best(lambda: run_monte_carlo(compiled, args.trials, 1), args.repeats)
+    floor_s, (_, d_final, _) = best_of(args.repeats, lambda: floor(*tables, args.trials, 1))
+    kernel_s, law = best_of(args.repeats, lambda: run_monte_carlo(compiled, args.trials, 1))
     exact = battlecalc.simulate(**BIG_LAND, method="exact")
     floor_win = d_final[-1] / args.trials  # the defender is gone: an attacker win or a draw
     kernel_win = law.outcomes[[ATTACKER_WIN, DRAW]].sum() / args.trials

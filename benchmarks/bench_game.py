@@ -12,8 +12,9 @@ Global 1940 save.  Prints, never asserts.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
+
+from timing import best_of
 
 from battlecalc.triplea import read_game
 
@@ -27,15 +28,6 @@ def default_saves() -> list[Path]:
         if saves.is_dir():
             return sorted(saves.glob("*.tsvg"))
     return []
-
-
-def best_of(repeats: int, call) -> tuple[float, object]:
-    best, value = float("inf"), None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        value = call()
-        best = min(best, time.perf_counter() - started)
-    return best, value
 
 
 def main() -> None:

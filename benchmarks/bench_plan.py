@@ -13,7 +13,8 @@ solve, the solve count says what a faster exact solver will buy. Prints, never a
 from __future__ import annotations
 
 import argparse
-import time
+
+from timing import best_of
 
 import battlecalc
 
@@ -50,15 +51,6 @@ WAVES = {
         waves=["4 inf 2 tank", "3 inf 1 art 1 tank"], counterattack="4 inf 1 art 1 tank",
         method="mc", trials=1_000_000, seed=1),
 }
-
-
-def best_of(repeats: int, call):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = call()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def main() -> None:
