@@ -52,7 +52,7 @@ from .kernels.exact import (
 )
 from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
-from .results import OUTCOME_KEYS, PERCENTILES, _present_units
+from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
 from .spec import FormulaSpec, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
@@ -411,30 +411,6 @@ def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.add.reduceat(values, offsets[:-1], axis=0)
 
 
-def _percentiles(values: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> list:
-    """results.SideLaw.ipc_percentiles of each battle, for the laws weights (of states with
-    IPC losses values) of battle i at offsets[i]:offsets[i + 1]: the smallest loss L with
-    P(loss <= L) >= q (a slack of 1e-12 as there), for q in PERCENTILES."""
-    n = len(offsets) - 1
-    battle = np.repeat(np.arange(n), np.diff(offsets))
-    kept = weights > 0
-    values, weights, battle = values[kept], weights[kept], battle[kept]
-    order = np.lexsort((values, battle))
-    values, weights, battle = values[order], weights[order], battle[order]
-    running = np.cumsum(weights)
-    starts = np.searchsorted(battle, np.arange(n))
-    ends = np.searchsorted(battle, np.arange(n), side="right")
-    before = np.where(starts > 0, running[np.maximum(starts - 1, 0)], 0.0)
-    cumulative = (running - before[battle]) / (running[ends - 1] - before)[battle]
-    index = np.arange(len(values))
-    picked = []
-    for q in PERCENTILES:
-        reached = np.where(cumulative >= q / 100 - 1e-12, index, len(values))
-        first = np.minimum.reduceat(reached, starts)
-        picked.append(values[first])
-    return picked
-
-
 def _army_text(army: dict[str, int]) -> str:
     return format_army(army) if army else ""
 
@@ -503,7 +479,7 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
                    defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
     for side, ipc_lost, final, offsets in (("attacker", a_ipc_lost, out.a_final, a_off),
                                            ("defender", d_ipc_lost, out.d_final, d_off)):
-        for q, values in zip(PERCENTILES, _percentiles(ipc_lost, final, offsets),
+        for q, values in zip(PERCENTILES, ipc_percentiles_of(ipc_lost, final, offsets),
                              strict=True):
             numbers[f"{side}_ipc_loss_percentiles.p{q}"] = values
     numbers["pruned"] = np.maximum(0.0, totals[:, TOTAL_PRUNED])
