@@ -156,6 +156,53 @@ def _clear(where, states, count):
         where[states[i]] = NO_STATE
 
 
+# The work arrays of _transition (_scratch): one int and one float array, so that each call
+# down to it takes two references, not eight.  Int rows: W_A.. the attacker's sparse lists
+# (index map and states, two levels), W_D.. the defender's, W_MEMO.. the fire-list memo (per
+# side and defender state: tag, start, length), W_META (attacker state, generation, fill of
+# each side), W_KEEP.. the kept lists' states (KEEP_ROWS rows a side); float rows: F_A, F_D
+# the lists' probabilities, F_KEEP.. the kept lists' probabilities.
+W_A, W_D, W_MEMO, W_META, W_KEEP = 0, 4, 8, 14, 15
+F_A, F_D, F_KEEP = 0, 2, 4
+KEEP_ROWS = 16
+
+
+@kernel(inline=True)
+def _recall(ws, fs, side, key, tag, where, states, probs):
+    """The list kept for `key` on `side` of the fire-list memo (_keep) into the sparse list
+    (where, states, probs); returns its length, or -1 if none is kept under `tag`."""
+    if ws[W_MEMO + 3 * side, key] != tag:
+        return -1
+    start, count = ws[W_MEMO + 3 * side + 1, key], ws[W_MEMO + 3 * side + 2, key]
+    n = ws.shape[1]
+    row, col = start // n, start % n
+    for i in range(count):
+        f = ws[row, col + i]
+        where[f] = i
+        states[i] = f
+        probs[i] = fs[row - W_KEEP + F_KEEP, col + i]
+    return count
+
+
+@kernel(inline=True)
+def _keep(ws, fs, side, key, tag, states, probs, count):
+    """Keep a sparse list (states, probs, count) for `key` on `side` of the fire-list memo, if
+    the side's rows have room left for this attacker state (a list never straddles rows)."""
+    n = ws.shape[1]
+    row, col = W_KEEP + side * KEEP_ROWS + ws[W_META, 2 + side] // n, ws[W_META, 2 + side] % n
+    if col + count > n:
+        row, col = row + 1, 0
+    if row >= W_KEEP + (side + 1) * KEEP_ROWS or count > n:
+        return
+    for i in range(count):
+        ws[row, col + i] = states[i]
+        fs[row - W_KEEP + F_KEEP, col + i] = probs[i]
+    ws[W_MEMO + 3 * side, key] = tag
+    ws[W_MEMO + 3 * side + 1, key] = row * n + col
+    ws[W_MEMO + 3 * side + 2, key] = count
+    ws[W_META, 2 + side] = (row - W_KEEP - side * KEEP_ROWS) * n + col + count
+
+
 @kernel
 def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr, y, rules,
           where, states, probs):
@@ -335,7 +382,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     """
     ast, ar, apmf = A.states, A.rows, A.pmf
     dst, dr, dpmf = D.states, D.rows, D.pmf
-    wa, pa, wd, pd = scratch
+    ws, fs = scratch
+    wa, pa, wd, pd = ws[W_A:W_A + 4], fs[F_A:F_A + 2], ws[W_D:W_D + 4], fs[F_D:F_D + 2]
     lone = lone_transports(ast, a, rules)
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
     no, yes = FLAGS[0], FLAGS[1]
@@ -360,6 +408,20 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     result = 0.0
     n_a2 = n_d2 = 0
     last_a1 = last_d1 = last_fa = last_fd = NO_STATE  # what the lists at level 2 are of
+    # the memo of general-fire lists, for this attacker state a: the attacker's fire from a
+    # at defender state d1 (side 0) and the defender's from d1 at a (side 1) depend on d1 and
+    # on whether each side struck, not on the pair, so a list built where a strike spread
+    # the defender over several d1 is kept, for the pairs of a whose strikes reach d1 too
+    if ws[W_META, 0] != a:
+        ws[W_META, 0] = a
+        ws[W_META, 1] += 1  # a new generation: every kept list is stale
+        ws[W_META, 2] = ws[W_META, 3] = 0
+    tag_a = 2 * ws[W_META, 1] + (1 if a_strike else 0)
+    tag_d = 2 * ws[W_META, 1] + (1 if d_strike else 0)
+    # (only while a has subs: without them no strike spreads the defender, nothing is kept)
+    memo = ast[a, S_SUBS] > 0
+    keep = memo and n_d1 > 1
+    memo_a = memo and bombard_pmf.shape[0] == 1
     for t in range(-1, n_a1 * n_d1):
         if t == first or (t < 0 and first < 0):
             continue
@@ -376,20 +438,33 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
         # under the same fire (e.g. strike hits on units that do not fire): its list stands
         if d1 != last_d1 or not _same_fire(ast, ar, apmf, last_fa, fa, not a_strike, rules):
             _clear(wd[2], wd[3], n_d2)
-            n_d2 = _fire(ast, ar, apmf, fa, not a_strike, yes, air_on_subs(ast, fa, rules),
-                         bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
+            n_d2 = -1
+            if memo_a and fa == a:
+                n_d2 = _recall(ws, fs, 0, d1, tag_a, wd[2], wd[3], pd[1])
+            if n_d2 < 0:
+                n_d2 = _fire(ast, ar, apmf, fa, not a_strike, yes, air_on_subs(ast, fa, rules),
+                             bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
+                if keep and memo_a and fa == a:
+                    _keep(ws, fs, 0, d1, tag_a, wd[3], pd[1], n_d2)
             last_d1, last_fa = d1, fa
         if a1 != last_a1 or not _same_fire(dst, dr, dpmf, last_fd, fd, not d_strike, rules):
             _clear(wa[2], wa[3], n_a2)
-            n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
-                         one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
+            n_a2 = -1
+            if memo and a1 == a:
+                n_a2 = _recall(ws, fs, 1, fd, tag_d, wa[2], wa[3], pa[1])
+            if n_a2 < 0:
+                n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
+                             one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
+                if keep and a1 == a:
+                    _keep(ws, fs, 1, fd, tag_d, wa[3], pa[1], n_a2)
             last_a1, last_fd = a1, fd
         if (t < 0 and wa[2, a] != NO_STATE and wd[2, d] != NO_STATE
                 and not (lone and in_battle(ast, a))):
             stay = p1 * pa[1, wa[2, a]] * pd[1, wd[2, d]]
             if closed and mode == SPREAD:
                 w = m / (1.0 - stay)
-        d_list, d_prob = wd[3], pd[1]
+        # (the lists and rows indexed in place, not as row views: each view made takes and
+        # drops a reference, atomically, and this loop runs for every successor)
         for k in range(n_a2):
             a2 = wa[3, k]
             retreats = lone and in_battle(ast, a2)
@@ -398,25 +473,26 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
             if mode == GATHER:
                 if not retreats:
                     pk = p1 * pa[1, k]
-                    v_row = value[a2]
                     for n in range(n_d2):
-                        if d_list[n] != skip:
-                            result += pk * d_prob[n] * v_row[d_list[n]]
+                        d2 = wd[3, n]
+                        if d2 != skip:
+                            result += pk * pd[1, n] * value[a2, d2]
                 continue
             wk = w * p1 * pa[1, k]
             if retreats:
                 for n in range(n_d2):
-                    q = wk * d_prob[n]
+                    q = wk * pd[1, n]
                     if q > eps:
                         result += q
-                        _finish(VALUES[RETREAT], q, a2, d_list[n], rounds, ast, out)
+                        _finish(VALUES[RETREAT], q, a2, wd[3, n], rounds, ast, out)
                 continue
-            row = mass[a2 - a_base]
+            r = a2 - a_base
             for n in range(n_d2):
-                q = wk * d_prob[n]
-                if q > eps and d_list[n] != skip:
+                q = wk * pd[1, n]
+                d2 = wd[3, n]
+                if q > eps and d2 != skip:
                     result += q
-                    row[d_list[n]] += q
+                    mass[r, d2] += q
     _clear(wd[2], wd[3], n_d2)
     _clear(wa[2], wa[3], n_a2)
     _clear(wd[0], wd[1], n_d1)
@@ -535,10 +611,12 @@ def _fight_on(A, D, rules, a, d, one, value, scratch, out):
 
 @kernel
 def _scratch(n_a, n_d):
-    """Sparse-list work arrays of _transition: index maps (NO_STATE: not listed) and state
-    lists, two levels a side, and their probabilities."""
-    return (np.full((4, n_a), NO_STATE, dtype=np.int64), np.zeros((2, n_a)),
-            np.full((4, n_d), NO_STATE, dtype=np.int64), np.zeros((2, n_d)))
+    """Work arrays of _transition (see W_A): sparse lists, two levels a side (index maps,
+    NO_STATE: not listed), and the fire-list memo."""
+    n = max(n_a, n_d, 4)
+    ws = np.full((W_KEEP + 2 * KEEP_ROWS, n), NO_STATE, dtype=np.int64)
+    ws[W_META, 1] = 0
+    return ws, np.zeros((F_KEEP + 2 * KEEP_ROWS, n))
 
 
 @kernel
