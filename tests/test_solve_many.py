@@ -354,6 +354,7 @@ def test_side_cache_is_bounded():
     assert np.isfinite(batch._side_bytes[0])
 
 
+@pytest.mark.slow
 def test_plain_python_kernels_give_the_same_rows():
     """Under BATTLECALC_PLAIN_KERNELS=1 the batch loop runs as plain Python (numba never
     imported), with the answers of the compiled one."""
