@@ -820,10 +820,10 @@ def _stacks(n_a: int, n_d: int, n_blocks: int, joint: bool, rounds_bins: int,
 
 class ExactSolve:
     """run_exact's work on one compiled battle, prepared once: the kernels' view of the battle
-    (tables.ExactBattle), the sizes of the outputs, the estimate, and after a second solve
-    the compiled kernel itself (jit.overload), so a battle solved again and again (a kept
-    plan, battlecalc.api) costs the kernel, its fresh outputs and the FinalLaw, about 10 us
-    of Python in all on a tiny battle.  Nothing is kept between solves but read-only tables:
+    (tables.ExactBattle), the sizes of the outputs, the estimate, and after two short solves
+    by compiled kernels the compiled kernel itself (jit.overload), so a battle solved again and
+    again (a kept plan, battlecalc.api) costs the kernel, its fresh outputs and the FinalLaw,
+    about 5 us of Python on a tiny battle.  Nothing is kept between solves but read-only tables:
     every solve writes new outputs, and threads may share one ExactSolve."""
 
     __slots__ = ("compiled", "rounds_bins", "seconds", "explicit", "pairs", "joint", "n_a",
@@ -843,11 +843,18 @@ class ExactSolve:
         # the blocks of the stayers
         self.phases = range(2 if compiled.has_partial_retreat else 1)
         self.settings = self.battle = self.entry = None
-        self.solves = 0
+        self.solves = 0  # by the dispatcher
 
     def run(self, progress=None) -> FinalLaw:
         """Solve the battle (progress as for run_exact)."""
-        seconds, n_blocks = self.seconds, self.n_blocks
+        entry, n_blocks = self.entry, self.n_blocks
+        if entry and progress is None and _settings(self.pairs) == self.settings:
+            # solved twice by the compiled kernel already: the same again, called straight
+            stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins, 1)
+            for phase in self.phases:
+                entry(0, n_blocks, phase, self.battle, stacks, self.explicit)
+            return self._law(stacks, False)
+        seconds = self.seconds
         k = _kernels(seconds, progress)
         if progress is not None:
             progress(0, 0, "exact solve")
@@ -861,21 +868,21 @@ class ExactSolve:
                          n_blocks if parallel else 1)
         args = (self.battle, stacks, self.explicit)
         short = seconds < SHORT_SECONDS
-        if short and compiled_kernels and self.entry is None and self.solves > 0:
-            # solved before: the compiled kernel for these tables, called without the
-            # dispatcher's typing of every array (the dispatcher where none is found)
-            self.entry = jit.overload(k["_solve_blocks"], (0, n_blocks, 0, *args)) or False
-        self.solves += 1
         for phase in self.phases:
             if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
                 group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
                 for first in range(0, n_blocks, group):
                     jit.threads(_block_range, min(group, n_blocks - first), k["_solve_blocks"],
                                 first, phase, *args)
-            elif short and compiled_kernels and self.entry:
-                self.entry(0, n_blocks, phase, *args)
             else:
                 jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args, short=short)
+        self.solves += 1
+        if short and not parallel and compiled_kernels and self.entry is None \
+                and self.solves > 1:
+            # solved again in this thread by the compiled kernel: from the next solve on, that
+            # kernel is called straight, without the dispatcher's typing of every array (the
+            # dispatcher all the same where jit.overload finds none)
+            self.entry = jit.overload(k["_solve_blocks"], (0, n_blocks, 0, *args)) or False
         return self._law(stacks, parallel)
 
     def _law(self, stacks: ExactOut, summed: bool) -> FinalLaw:
