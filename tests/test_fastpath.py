@@ -230,3 +230,23 @@ def test_a_lazy_result_pickles_with_every_field():
     assert "_pending" not in vars(copy)
     assert copy.to_dict() == r.to_dict()
     _laws_equal(copy, r)
+
+
+def test_spec_key_keys_plain_data_only():
+    key = lambda **changes: api.spec_key(_defaults() | dict(rules="1942-2e") | changes)  # noqa: E731
+    plain = key(attacker="2 inf", defender="1 inf")
+    as_dict = key(attacker={"infantry": 2}, defender="1 inf")
+    assert plain is not None and as_dict is not None and plain != as_dict
+    assert as_dict == key(attacker={"infantry": 2}, defender="1 inf")  # equal data, equal key
+    assert as_dict != key(attacker={"infantry": 3}, defender="1 inf")
+    assert key(attacker_ool=["tank"]) == key(attacker_ool=["tank"]) != key(attacker_ool="tank")
+    # not plain data: no key (the battle is checked and compiled on every call)
+    assert key(attacker={"infantry": np.int64(2)}) is None
+    assert key(attacker_ool=["tank", 1]) is None
+    assert key(defender={"infantry": 2}, seed=np.int64(3)) is None
+    assert key(progress=print) is None
+    # the same key from any mapping of the same arguments in the same order
+    arguments = _defaults() | dict(rules="1942-2e", attacker={"infantry": 2})
+    reordered = {"formula_options": {}} | {k: v for k, v in arguments.items()
+                                           if k != "formula_options"}
+    assert api.spec_key(reordered) == api.spec_key(arguments) is not None
