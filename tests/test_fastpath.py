@@ -250,3 +250,20 @@ def test_spec_key_keys_plain_data_only():
     reordered = {"formula_options": {}} | {k: v for k, v in arguments.items()
                                            if k != "formula_options"}
     assert api.spec_key(reordered) == api.spec_key(arguments) is not None
+
+
+def test_one_plan_solved_from_many_threads_at_once():
+    # a kept plan's prepared solve is shared: each solve writes outputs of its own
+    from concurrent.futures import ThreadPoolExecutor
+
+    jit.compiled()
+    api.forget_compiled()
+    battles = [dict(rules="1942-2e", attacker="1 tank", defender="3 fighter 3 aa", method="exact"),
+               dict(rules="1942-2e", attacker="2 sub 1 destroyer 1 fighter",
+                    defender="1 cruiser 2 sub", sea=True, method="exact")]
+    serial = [_without_clock(battlecalc.simulate(**b).to_dict()) for b in battles]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda i: battlecalc.simulate(**battles[i % 2]), range(400)))
+    assert all(api._plans[k].exact.entry for k in api._plans)
+    for i, r in enumerate(answers):
+        assert _without_clock(r.to_dict()) == serial[i % 2]
