@@ -120,6 +120,11 @@ def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
         assert r.attacker_win == pytest.approx(11 / 29 + 11 / 58 + 25 / 232, abs=1e-12)
 
 
+COMPILED = pytest.mark.skipif(jit.plain_kernels(), reason="BATTLECALC_PLAIN_KERNELS=1: "
+                              "nothing is compiled")
+
+
+@COMPILED
 def test_a_kept_plan_calls_its_compiled_kernel_directly():
     # from the second solve of a kept plan on, the compiled kernel's overload is called without
     # the dispatcher (jit.overload); its answers are the dispatcher's, which the first call
@@ -169,6 +174,7 @@ def test_one_trial_monte_carlo_reports_probabilities_as_floats():
     assert r.attacker_win + r.defender_win + r.draw == 1.0
 
 
+@COMPILED
 def test_overload_is_the_dispatchers_exact_match():
     import numba
 
@@ -252,6 +258,7 @@ def test_spec_key_keys_plain_data_only():
     assert api.spec_key(reordered) == api.spec_key(arguments) is not None
 
 
+@COMPILED
 def test_one_plan_solved_from_many_threads_at_once():
     # a kept plan's prepared solve is shared: each solve writes outputs of its own
     from concurrent.futures import ThreadPoolExecutor
