@@ -275,7 +275,7 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
             law = run_exact(compiled, rounds_bins, seconds, run.progress)
         else:
             if prepared is None:
-                prepared = ExactSolve(compiled, rounds_bins, seconds)
+                prepared = ExactSolve(compiled, rounds_bins, seconds, kept=plan is not None)
                 if plan is not None:
                     plan.exact = prepared
             law = prepared.run(run.progress)

@@ -142,6 +142,10 @@ def test_a_kept_plan_calls_its_compiled_kernel_directly():
         for again in results_[1:]:
             assert _without_clock(again.to_dict()) == first
             _laws_equal(again, results_[0])
+    # a solve not kept (run_exact, a battle of a sequence) looks for no overload
+    once = exact.ExactSolve(plan.compiled)
+    once.run(), once.run()
+    assert once.entry is None
 
 
 def test_a_kept_plan_follows_the_solvers_thresholds(monkeypatch):

@@ -820,16 +820,18 @@ def _stacks(n_a: int, n_d: int, n_blocks: int, joint: bool, rounds_bins: int,
 
 class ExactSolve:
     """run_exact's work on one compiled battle, prepared once: the kernels' view of the battle
-    (tables.ExactBattle), the sizes of the outputs, the estimate, and after two short solves
-    by compiled kernels the compiled kernel itself (jit.overload), so a battle solved again and
-    again (a kept plan, battlecalc.api) costs the kernel, its fresh outputs and the FinalLaw,
-    about 5 us of Python on a tiny battle.  Nothing is kept between solves but read-only tables:
-    every solve writes new outputs, and threads may share one ExactSolve."""
+    (tables.ExactBattle), the sizes of the outputs, the estimate, and for a solve that is
+    `kept` (solved again later: a kept plan, battlecalc.api), after its first short solve by
+    compiled kernels, the compiled kernel itself (jit.overload): each later solve costs the
+    kernel, its fresh outputs and the FinalLaw, about 5 us of Python on a tiny battle.
+    Nothing is kept between solves but read-only tables: every solve writes new outputs, and
+    threads may share one ExactSolve."""
 
     __slots__ = ("compiled", "rounds_bins", "seconds", "explicit", "pairs", "joint", "n_a",
-                 "n_d", "n_blocks", "phases", "settings", "battle", "entry", "solves")
+                 "n_d", "n_blocks", "phases", "settings", "battle", "entry", "kept")
 
-    def __init__(self, compiled, rounds_bins: int = 1, seconds: float | None = None):
+    def __init__(self, compiled, rounds_bins: int = 1, seconds: float | None = None,
+                 kept: bool = False):
         att, dfn = compiled.attacker, compiled.defender
         self.compiled, self.rounds_bins = compiled, rounds_bins
         self.seconds = seconds_estimate(compiled) if seconds is None else seconds
@@ -843,13 +845,13 @@ class ExactSolve:
         # the blocks of the stayers
         self.phases = range(2 if compiled.has_partial_retreat else 1)
         self.settings = self.battle = self.entry = None
-        self.solves = 0  # by the dispatcher
+        self.kept = kept  # solved again later: worth finding the compiled kernel for
 
     def run(self, progress=None) -> FinalLaw:
         """Solve the battle (progress as for run_exact)."""
         entry, n_blocks = self.entry, self.n_blocks
         if entry and progress is None and _settings(self.pairs) == self.settings:
-            # solved twice by the compiled kernel already: the same again, called straight
+            # solved by the compiled kernel already: the same again, called straight
             stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins, 1)
             for phase in self.phases:
                 entry(0, n_blocks, phase, self.battle, stacks, self.explicit)
@@ -876,10 +878,8 @@ class ExactSolve:
                                 first, phase, *args)
             else:
                 jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args, short=short)
-        self.solves += 1
-        if short and not parallel and compiled_kernels and self.entry is None \
-                and self.solves > 1:
-            # solved again in this thread by the compiled kernel: from the next solve on, that
+        if self.kept and short and not parallel and compiled_kernels and self.entry is None:
+            # solved in this thread by the compiled kernel: from the next solve on, that
             # kernel is called straight, without the dispatcher's typing of every array (the
             # dispatcher all the same where jit.overload finds none)
             self.entry = jit.overload(k["_solve_blocks"], (0, n_blocks, 0, *args)) or False
