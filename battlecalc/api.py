@@ -102,13 +102,14 @@ _plans_lock = threading.Lock()
 class _Plan:
     """A checked battle, its run spec and its compiled tables (None: a formula battle), and
     once it is solved exactly (solve), the prepared solve (kernels.exact.ExactSolve), which
-    the next call runs again."""
+    the next call runs again if the plan is kept."""
 
-    __slots__ = ("rules", "battle", "run", "compiled", "exact")
+    __slots__ = ("rules", "battle", "run", "compiled", "exact", "kept")
 
     def __init__(self, rules, battle, run, compiled):
         self.rules, self.battle, self.run, self.compiled = rules, battle, run, compiled
         self.exact = None
+        self.kept = False  # in _plans
 
 
 def _plan(arguments: dict) -> _Plan:
@@ -132,6 +133,7 @@ def _plan(arguments: dict) -> _Plan:
             while len(_plans) >= MAX_PLANS:
                 del _plans[next(iter(_plans))]
             _plans[key] = plan
+            plan.kept = True
     return plan
 
 
@@ -275,8 +277,9 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
             law = run_exact(compiled, rounds_bins, seconds, run.progress)
         else:
             if prepared is None:
-                prepared = ExactSolve(compiled, rounds_bins, seconds, kept=plan is not None)
-                if plan is not None:
+                kept = plan is not None and plan.kept
+                prepared = ExactSolve(compiled, rounds_bins, seconds, kept=kept)
+                if kept:
                     plan.exact = prepared
             law = prepared.run(run.progress)
         return build_result(battle, compiled, "exact", None, None, law, started)

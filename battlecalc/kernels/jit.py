@@ -230,7 +230,7 @@ def call(function, *args, short: bool = False):
     return future.result()
 
 
-_signatures: dict = {}  # numba's fingerprint of an argument tuple -> the numba types of it
+_overloads: dict = {}  # (dispatcher, numba's fingerprint of the arguments) -> entry point
 
 
 def overload(dispatcher, args):
@@ -241,21 +241,24 @@ def overload(dispatcher, args):
     For a caller that makes many calls with arguments of one set of types (the exact solver
     of a kept battle, battlecalc.api): a dispatcher types every argument of every call, about
     4 us for the exact solver's 30 arrays in nested tuples, more than a tiny battle's solve.
-    The types are found once per fingerprint of the arguments (numba's own, from their type
-    codes, dtypes and layouts; numba._dispatcher.compute_fingerprint), the overload then by
-    its exact signature: the one the dispatcher would run, as it prefers an exact match."""
+    The overload is found by the exact signature of the arguments, the one the dispatcher
+    would run (it prefers an exact match), once per fingerprint of them (numba's own, from
+    their type codes, dtypes and layouts: numba._dispatcher.compute_fingerprint, about 3 us
+    for those tuples; typing them and hashing the signature cost far more)."""
     try:
         from numba._dispatcher import compute_fingerprint
 
-        fingerprint = compute_fingerprint(args)
-        signature = _signatures.get(fingerprint)
-        if signature is None:
-            signature = tuple(map(dispatcher.typeof_pyval, args))
-            _signatures[fingerprint] = signature
-        compiled_result = dispatcher.overloads.get(signature)
+        key = (dispatcher, compute_fingerprint(args))
+        entry = _overloads.get(key)
+        if entry is None:
+            compiled_result = dispatcher.overloads.get(
+                tuple(map(dispatcher.typeof_pyval, args)))
+            if compiled_result is None:
+                return None
+            entry = _overloads[key] = compiled_result.entry_point
     except (ImportError, AttributeError, TypeError, ValueError, NotImplementedError):
         return None  # not a numba dispatcher, or arguments numba cannot fingerprint
-    return None if compiled_result is None else compiled_result.entry_point
+    return entry
 
 
 def plain_kernels() -> bool:
