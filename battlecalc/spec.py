@@ -557,13 +557,18 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
     rules = args["rules"]
     if type(rules) is not str or rules not in _shipped_editions():
         return None  # a path names a file that may change
-    values = [value for name, value in args.items() if name != "formula_options"]
+    if type(args) is dict and next(reversed(args)) == "formula_options":
+        values = list(args.values())  # simulate's arguments (locals()): it comes last
+        values.pop()
+    else:
+        values = [value for name, value in args.items() if name != "formula_options"]
     kinds = tuple(map(type, values))
     if not _PLAIN.issuperset(kinds):
-        values = [value if kind in _PLAIN else _plain_key(value)
-                  for value, kind in zip(values, kinds, strict=True)]
-        if any(value is _UNKEYED for value in values):
-            return None
+        for i, kind in enumerate(kinds):
+            if kind not in _PLAIN:
+                values[i] = _plain_key(values[i])
+                if values[i] is _UNKEYED:
+                    return None
     return (kinds, tuple(values))
 
 
