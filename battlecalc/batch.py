@@ -30,7 +30,7 @@ import numpy as np
 
 from . import api
 from .army import format_army
-from .compile import build_side, compile_battle
+from .compile import build_side, compile_battle, compile_plain
 from .errors import BattleInputError, quoted
 from .kernels import batch as batch_kernels
 from .kernels import jit
@@ -53,7 +53,7 @@ from .kernels.exact import (
 from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
-from .spec import FormulaSpec, simulate_spec
+from .spec import FormulaSpec, battle_form, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
 # the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
@@ -222,6 +222,86 @@ def _exact_and_small(compiled, run) -> tuple[bool, float]:
     return True, seconds
 
 
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+ARMIES = ("attacker", "defender")
+
+
+def _form_key(given: Mapping[str, Any]) -> tuple | None:
+    """A hashable key of a battle's keywords other than its armies, or None (a value not of
+    a plain type): battles with equal keys differ at most in their armies.  Each value's type
+    is part of the key (True and 1 stay apart)."""
+    key = []
+    for name, value in given.items():
+        if name not in ARMIES:
+            kind = type(value)
+            if kind not in _PLAIN:
+                return None
+            key.append((name, kind, value))
+    return tuple(key)
+
+
+def _army_key(value: Any):
+    """A hashable key of army notation or a {name: int} dict (None: of another kind)."""
+    if type(value) is str:
+        return value
+    if type(value) is dict and set(map(type, value)) == _STR \
+            and set(map(type, value.values())) == _INT:
+        return tuple(value.items())
+    return None
+
+
+_STR, _INT = {str}, {int}
+
+
+class _Lane:
+    """The battles of a call with the same keywords but their armies (_form_key), checked
+    through one spec.BattleForm (their armies each once) and compiled by
+    compile.compile_plain (each distinct side once)."""
+
+    def __init__(self, form, run):
+        self.form, self.run = form, run
+        self.armies: dict = {}  # (side, _army_key) -> BattleForm.army
+        self.kept: dict = {}  # compile_plain's
+        self.small: dict = {}  # (id of the attacker's Side, the defender's) -> _exact_and_small
+
+    def army(self, value: Any, side: str):
+        key = _army_key(value)
+        if key is None:
+            return self.form.army(value, side)
+        found = self.armies.get((side, key))
+        if found is None:
+            found = self.armies[(side, key)] = self.form.army(value, side)
+        return found
+
+    def battle(self, given: Mapping[str, Any]):
+        """The battle (spec.Battle); BattleInputError where it is not one (simulate_spec
+        words why)."""
+        return self.form.battle(self.army(given.get("attacker"), "attacker"),
+                                self.army(given.get("defender"), "defender"))
+
+    def compiled(self, battle):
+        """The battle compiled, and whether it is small (_exact_and_small)."""
+        compiled = compile_plain(battle, _side, self.kept)
+        pair = (id(compiled.attacker), id(compiled.defender))
+        small = self.small.get(pair)
+        if small is None:
+            small = self.small[pair] = _exact_and_small(compiled, self.run)
+        return compiled, small
+
+
+def _lane(given: Mapping[str, Any]) -> _Lane | None:
+    """The lane of a battle's keywords (None: they need simulate_spec's every check, or the
+    battle is not for the batch: Monte Carlo, the law of rounds)."""
+    try:
+        args = _battle_arguments(given)
+    except BattleInputError:
+        return None
+    found = battle_form(args)
+    if found is None or found[1].method == "mc" or found[1].rounds_distribution:
+        return None
+    return _Lane(*found)
+
+
 def _one(battle, run, started: float) -> dict[str, Any]:
     """A battle solved on its own, as simulate solves it: its flat row."""
     if isinstance(battle, FormulaSpec):
@@ -255,11 +335,32 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                             else f"{type(exc).__name__}: {exc}")
 
     seen: dict = {}  # a battle given again: its checks and tables once (same answer)
+    lanes: dict = {}  # _form_key -> _Lane or None
     for position, given in enumerate(battles):
         started = clock()
         try:
             if options and isinstance(given, Mapping):
                 given = {**options, **given}
+            form_key = _form_key(given) if type(given) is dict else None
+            if form_key is not None:
+                lane = lanes.get(form_key, False)
+                if lane is False:
+                    lane = lanes[form_key] = _lane(given)
+                if lane is not None:
+                    try:
+                        battle = lane.battle(given)
+                    except BattleInputError:
+                        pass  # (checked below, for simulate_spec's message)
+                    else:
+                        checked = clock()
+                        timing["check"] += checked - started
+                        compiled, (small, seconds) = lane.compiled(battle)
+                        timing["compile"] += clock() - checked
+                        if small:
+                            batch.add(position, battle, compiled, seconds)
+                            continue
+                        alone.append((position, battle, lane.run, clock() - started))
+                        continue
             key = _key(given)
             if key is not None and key in seen:
                 where, item = seen[key]

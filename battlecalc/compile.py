@@ -843,24 +843,9 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     # defender's where bombardment might reach them: below)
     a_split = (a_subs, d_subs)
     d_split = (d_subs, a_subs)
-    submerge_possible = battle.sea and flags["submerge_timing"] != "never"
-    a_submerge = submerge_possible and battle.attacker_submerge != "never"
-    d_submerge = submerge_possible and battle.defender_submerge != "never"
-    blocks = [(1.0, battle.attacker)]
-    if not battle.sea:
-        guns = tuple((n, c) for n, c in battle.defender.items() if d_units[n].is_aa)
-        blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
-            tuple(battle.attacker.items()), guns, a_rules, d_rules, battle.rules,
-            battle.attacker_order, dice_model, die_size)]
-    a_blocks = tuple(
-        (prob, _force_key(force),
-         sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
-         None)
-        for prob, force in blocks)
-    a_spec = _SideSpec(a_rules, "attack", battle.attacker_order, a_split, a_submerge, a_blocks,
-                       dice_model)
-    d_spec = _SideSpec(d_rules, "defense", battle.defender_order, d_split, d_submerge,
-                       ((1.0, _force_key(battle.defender), 0, None),), dice_model)
+    guns = () if battle.sea else _guns(battle.defender, d_units)
+    a_spec = _attacker_spec(battle, a_split, guns)
+    d_spec = _defender_spec(battle, d_split)
     attacker, defender = build(a_spec), build(d_spec)
     if battle.bombard and not d_split[1] and not _ground_first(defender, d_units,
                                                                len(bombard.pmf) - 1):
@@ -877,6 +862,80 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
     return compiled
+
+
+def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> CompiledBattle:
+    """compile_battle(battle, build) of a battle without bombardment or a retreat policy, with
+    what it computes of one side kept in `kept` for the next battle: a dict its caller holds
+    for battles of one edition and options (spec.BattleForm), as battlecalc.batch does.  A
+    side's tables depend on its own units, whether the enemy has submarines and (a land
+    battle's attacker) the enemy's AA guns: each distinct side is specified and built once."""
+    d_items = tuple(battle.defender.items())
+    enemy = kept.get(("defender", d_items))
+    if enemy is None:
+        d_units = battle.defender_rules.units
+        enemy = kept[("defender", d_items)] = (
+            any(d_units[n].submarine for n in battle.defender),
+            () if battle.sea else _guns(battle.defender, d_units))
+    d_subs, guns = enemy
+    a_items = tuple(battle.attacker.items())
+    a_subs = kept.get(("attacker", a_items))
+    if a_subs is None:
+        a_units = battle.attacker_rules.units
+        a_subs = kept[("attacker", a_items)] = any(a_units[n].submarine
+                                                   for n in battle.attacker)
+    attacker = kept.get(("attack", a_items, d_subs, guns))
+    if attacker is None:
+        attacker = kept[("attack", a_items, d_subs, guns)] = build(
+            _attacker_spec(battle, (a_subs, d_subs), guns))
+    defender = kept.get(("defense", d_items, a_subs))
+    if defender is None:
+        defender = kept[("defense", d_items, a_subs)] = build(
+            _defender_spec(battle, (d_subs, a_subs)))
+    simple = not (battle.sea or a_subs or d_subs)
+    rules = kept.get(("rules", simple))
+    if rules is None:
+        rules = kept[("rules", simple)] = round_rules(
+            battle.rules.flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
+            False, simple, battle.dice, battle.rules.die_size)
+    return CompiledBattle(attacker, defender, rules, NO_BOMBARDMENT, None, battle.sea)
+
+
+def _guns(defender: dict[str, int], d_units) -> tuple:
+    """A land defender's AA guns as (unit, count) items."""
+    return tuple((n, c) for n, c in defender.items() if d_units[n].is_aa)
+
+
+def _submerges(battle, policy: str) -> bool:
+    """Whether a side's submarines may submerge (its policy, in a sea battle of an edition
+    where they may)."""
+    return (battle.sea and battle.rules.flags["submerge_timing"] != "never"
+            and policy != "never")
+
+
+def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
+    """The attacker's _SideSpec: its blocks are its forces after round-1 AA fire (land) from
+    the defender's guns (unit, count items)."""
+    a_rules = battle.attacker_rules
+    a_units = a_rules.units
+    blocks = [(1.0, battle.attacker)]
+    if not battle.sea:
+        blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
+            tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
+            battle.attacker_order, battle.dice, battle.rules.die_size)]
+    a_blocks = tuple(
+        (prob, _force_key(force),
+         sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
+         None)
+        for prob, force in blocks)
+    return _SideSpec(a_rules, "attack", battle.attacker_order, split,
+                     _submerges(battle, battle.attacker_submerge), a_blocks, battle.dice)
+
+
+def _defender_spec(battle, split: tuple[bool, bool]) -> _SideSpec:
+    return _SideSpec(battle.defender_rules, "defense", battle.defender_order, split,
+                     _submerges(battle, battle.defender_submerge),
+                     ((1.0, _force_key(battle.defender), 0, None),), battle.dice)
 
 
 def _ground_first(side: Side, units, hits: int) -> bool:

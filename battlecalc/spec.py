@@ -290,17 +290,25 @@ def _check_amphibious(ruleset: Ruleset, a_rules: Ruleset, sea: bool, landing: di
 def _check_domains(ruleset: Ruleset, a_rules: Ruleset, sea: bool, a_army: dict[str, int],
                    d_army: dict[str, int]) -> None:
     for side, army in (("attacker", a_army), ("defender", d_army)):
-        if not army:
-            raise BattleInputError(f"the {side} has no units")
-        for name in army:
-            domain = ruleset.units[name].domain
-            if sea and domain == "land":
-                raise BattleInputError(
-                    f"{name} is a land unit and cannot be in a sea battle ({side})")
-            if not sea and domain == "sea":
-                raise BattleInputError(
-                    f"{name} is a sea unit and cannot be in a land battle ({side}); "
-                    "use --sea for a sea battle")
+        _check_domain(ruleset, sea, side, army)
+    _check_attacks(a_rules, a_army)
+
+
+def _check_domain(ruleset: Ruleset, sea: bool, side: str, army: dict[str, int]) -> None:
+    if not army:
+        raise BattleInputError(f"the {side} has no units")
+    for name in army:
+        domain = ruleset.units[name].domain
+        if sea and domain == "land":
+            raise BattleInputError(
+                f"{name} is a land unit and cannot be in a sea battle ({side})")
+        if not sea and domain == "sea":
+            raise BattleInputError(
+                f"{name} is a sea unit and cannot be in a land battle ({side}); "
+                "use --sea for a sea battle")
+
+
+def _check_attacks(a_rules: Ruleset, a_army: dict[str, int]) -> None:
     for name in a_army:
         if not a_rules.units[name].can_attack:
             raise BattleInputError(f"{name} cannot attack (it only defends)")
@@ -377,6 +385,99 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
                   defender_order.with_enemy_subs(subs["attacker"]), retreat, dice)
+
+
+@dataclass(frozen=True, eq=False)
+class BattleForm:
+    """What make_battle checks of a battle apart from its armies: the battles of a batch
+    (battlecalc.batch) that differ only in their armies are checked through one form, each
+    battle's armies alone.  Only for battles without an amphibious assault, technologies,
+    keep_land or a retreat policy, whose other checks never read the armies (battle_form)."""
+
+    rules: Ruleset
+    sea: bool
+    attacker_submerge: str
+    defender_submerge: str
+    attacker_order: LossOrder  # (before with_enemy_subs: battle() sets it)
+    defender_order: LossOrder
+    dice: str
+
+    def __post_init__(self):
+        orders = {(role, subs): order.with_enemy_subs(subs)
+                  for role, order in (("attack", self.attacker_order),
+                                      ("defense", self.defender_order))
+                  for subs in (False, True)}
+        object.__setattr__(self, "_orders", orders)
+
+    def army(self, value: Army, side: str) -> tuple[dict[str, int], bool]:
+        """A side's army as make_battle checks it (army_counts, then _check_domains' checks
+        of that side), and whether it has submarines."""
+        counts = army_counts(value, self.rules, side)
+        _check_domain(self.rules, self.sea, side, counts)
+        if side == "attacker":
+            _check_attacks(self.rules, counts)
+        units = self.rules.units
+        return counts, any(units[name].submarine for name in counts)
+
+    def battle(self, attacker: tuple[dict[str, int], bool],
+               defender: tuple[dict[str, int], bool]) -> Battle:
+        """The Battle make_battle makes of the form's arguments and these armies (each as
+        army() gives it): equal to it in every field."""
+        (a_army, a_subs), (d_army, d_subs) = attacker, defender
+        return Battle(self.rules, self.rules, self.rules, a_army, d_army, self.sea, (), (),
+                      self.attacker_submerge, self.defender_submerge, {}, {}, a_army,
+                      self._orders["attack", d_subs], self._orders["defense", a_subs],
+                      Retreat(), self.dice)
+
+
+def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
+    """The BattleForm and RunSpec of simulate_spec's arguments (their attacker and defender
+    aside), or None where no form stands for them: a formula edition, an amphibious assault
+    (landing, bombard), technologies, keep_land, a retreat policy, or other arguments that
+    make_battle refuses (simulate_spec then raises, with its message)."""
+    try:
+        if args["formula_options"]:
+            return None
+        run = make_run(args["method"], args["trials"], args["seed"], args["progress"],
+                       args["rounds_distribution"])
+        ruleset = load_rules(args["rules"])
+        if ruleset.model == "formula" or args["landing"] is not None \
+                or args["bombard"] is not None:
+            return None
+        dice = args["dice"]
+        dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
+                            DICE_MODELS)
+        sea = check_flag("sea", args["sea"])
+        if check_techs(args["attacker_tech"], "attacker") \
+                or check_techs(args["defender_tech"], "defender"):
+            return None
+        a_submerge = check_choice("attacker_submerge", args["attacker_submerge"],
+                                  SUBMERGE_POLICIES)
+        d_submerge = check_choice("defender_submerge", args["defender_submerge"],
+                                  SUBMERGE_POLICIES)
+        if (a_submerge != "never" or d_submerge != "never") and (
+                not sea or ruleset.flags["submerge_timing"] == "never"):
+            return None
+        if check_int("keep_land", args["keep_land"], 0):
+            return None
+        aa_last = check_flag("aa_last", args["aa_last"])
+        if aa_last and (sea or not any(u.is_aa and u.can_be_casualty
+                                       for u in ruleset.units.values())):
+            return None
+        retreat = check_retreat(
+            {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
+             "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
+             "strafe": args["strafe"]}, sea, 0, 0)
+        if retreat or args["retreat_when_left"] is not None or args["strafe"] is not None:
+            return None
+        attacker_order = parse_loss_order(check_order(args["attacker_ool"], "attacker_ool"),
+                                          ruleset, "attack", keep_land=0)
+        defender_order = parse_loss_order(check_order(args["defender_ool"], "defender_ool"),
+                                          ruleset, "defense", aa_last=aa_last)
+    except BattleInputError:
+        return None
+    return BattleForm(ruleset, sea, a_submerge, d_submerge, attacker_order, defender_order,
+                      dice), run
 
 
 _warnings_issued = [0]  # BattleInputWarnings make_battle has issued (see spec_key)

@@ -162,10 +162,11 @@ def test_random_battery_equals_simulate():
 def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
     from battlecalc import batch
 
-    compiled = []
-    compile_battle = batch.compile_battle
+    compiled, built = [], []
+    compile_battle, side = batch.compile_battle, batch._side
     monkeypatch.setattr(batch, "compile_battle",
                         lambda *args: compiled.append(1) or compile_battle(*args))
+    monkeypatch.setattr(batch, "_side", lambda spec: built.append(spec) or side(spec))
     battles = [{"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
                {"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
@@ -173,13 +174,21 @@ def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True, "method": "mc",
                 "trials": 1000, "seed": 4},
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True, "method": "mc",
-                "trials": 1000, "seed": 4}]
+                "trials": 1000, "seed": 4},
+               {"attacker": "3 inf 2 bmb", "defender": "3 inf", "attacker_tech": "heavy_bombers"},
+               {"attacker": "3 inf 2 bmb", "defender": "3 inf", "attacker_tech": "heavy_bombers"},
+               {"attacker": "3 inf 1 tank", "defender": "3 inf 1 art"}]
     with pytest.raises(BattleInputError, match="^battle 3: attacker count of tank must be"):
         solve_many(battles, rules="1942-2e")  # (True is no count, even if 1 == True)
     del battles[3]
     compiled.clear()
+    built.clear()
     frame = solve_many(battles, rules="1942-2e")
-    assert len(compiled) == 2  # (the Monte Carlo battles are not compiled for the batch)
+    # battles without techs, amphibious assaults or retreats (the first two, the last, with
+    # the first again): each distinct side once (3 inf 1 tank twice); with techs: the battle
+    # once (through compile_battle); the Monte Carlo battles are not compiled for the batch
+    assert len(compiled) == 1
+    assert len(built) == 5 + 2
     for i, battle in enumerate(battles):
         want = simulate(**battle, rules="1942-2e").flat_row()
         assert_row_matches(frame.iloc[i], want, f"battle {i}")
@@ -373,3 +382,145 @@ def test_plain_python_kernels_give_the_same_rows():
     for i, row in enumerate(plain):
         want = compiled.iloc[i][["attacker_win", "defender_win", "tuv_swing", "mean_rounds"]]
         assert np.allclose(row, want.astype(float), rtol=0, atol=TOLERANCE), (i, row, want)
+
+
+def _form_cases() -> list[dict]:
+    """Random battles of the lane's kind (one edition, no techs, landing or retreat) with the
+    options a form checks once (orders of losses, AA last, submerging, low luck), some armies
+    bad (unknown units, bool or negative counts, units of the wrong domain, AA attacking, no
+    units), and some battles a form cannot stand for (a retreat, keep_land, techs)."""
+    rng = random.Random(2026_12_01)
+    land = ["infantry", "artillery", "tank", "fighter", "bomber", "aa", "inf", "ftr"]
+    sea = ["submarine", "destroyer", "cruiser", "battleship", "carrier", "fighter",
+           "transport"]
+    bad = [{"dragon": 1}, {"infantry": True}, {"infantry": -1}, {"infantry": 1.0}, {},
+           "3 inf 1 zeppelin", {"battleship": 1}, {"infantry": 2, "submarine": 1}]
+    cases = []
+    for i in range(160):
+        is_sea = i % 2 == 1
+        units = sea if is_sea else land
+        armies = []
+        for _ in range(2):
+            picked = [rng.choice(units) for _ in range(rng.randint(1, 5))]
+            army = {u: picked.count(u) for u in dict.fromkeys(picked)}
+            armies.append(army if rng.random() < 0.7 else
+                          " ".join(f"{c} {u}" for u, c in army.items()))
+        if rng.random() < 0.15:
+            armies[rng.randrange(2)] = rng.choice(bad)
+        battle = {"rules": rng.choice(["1942-2e", "revised", "1940-2e"]), "sea": is_sea,
+                  "attacker": armies[0], "defender": armies[1]}
+        extra = rng.random()
+        if extra < 0.1:
+            battle["attacker_ool"] = "fighter,infantry"
+        elif extra < 0.2:
+            battle["aa_last"] = True
+        elif extra < 0.3:
+            battle["defender_submerge"] = "first-chance"
+        elif extra < 0.4:
+            battle["dice"] = "low_luck"
+        elif extra < 0.45:
+            battle["retreat_after"] = 2
+        elif extra < 0.5:
+            battle["attacker_tech"] = "jets"
+        cases.append(battle)
+    return cases
+
+
+def test_a_form_checks_as_make_battle_does():
+    """spec.BattleForm (the lane's checks: the options once, each army once) makes the Battle
+    make_battle makes, field for field, and refuses what simulate_spec refuses."""
+    import warnings
+
+    from battlecalc import batch
+    from battlecalc.spec import battle_form, simulate_spec
+
+    formed = refused = 0
+    for battle in _form_cases():
+        args = batch._battle_arguments(battle)
+        found = battle_form(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                want = simulate_spec(args)[0]
+            except BattleInputError:
+                want = None
+        if found is None:
+            assert set(battle) & {"retreat_after", "attacker_tech"} or want is None or (
+                battle.get("aa_last") and battle["sea"]), battle
+            continue
+        form, _ = found
+        try:
+            got = form.battle(form.army(battle["attacker"], "attacker"),
+                              form.army(battle["defender"], "defender"))
+        except BattleInputError:
+            got = None
+        assert (got is None) == (want is None), battle
+        if got is None:
+            refused += 1
+            continue
+        formed += 1
+        assert got == want, battle
+        assert list(got.attacker) == list(want.attacker), battle  # (the edition's order)
+        assert list(got.defender) == list(want.defender), battle
+    assert formed > 60 and refused > 10  # (the cases reach both)
+
+
+def test_compile_plain_builds_what_compile_battle_builds():
+    """compile.compile_plain (each distinct side once) gives every table compile_battle gives,
+    for battles of one form in any order."""
+    import warnings
+
+    from battlecalc import batch
+    from battlecalc.compile import compile_battle, compile_plain
+    from battlecalc.spec import battle_form, simulate_spec
+
+    kept: dict = {}
+    seen = 0
+    for battle in _form_cases() * 2:
+        args = batch._battle_arguments(battle)
+        if battle_form(args) is None:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                checked = simulate_spec(args)[0]
+            except BattleInputError:
+                continue
+        key = (battle["rules"], battle["sea"], *sorted(
+            (k, str(v)) for k, v in battle.items() if k not in batch.ARMIES))
+        got = compile_plain(checked, batch._side, kept.setdefault(key, {}))
+        want = compile_battle(checked)
+        seen += 1
+        for name in ("attacker", "defender"):
+            have, expect = getattr(got, name), getattr(want, name)
+            for field in ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors",
+                          "ipc_lost"):
+                assert np.array_equal(getattr(have, field), getattr(expect, field)), (
+                    battle, name, field)
+            assert have.unit_names == expect.unit_names and have.split == expect.split
+        assert np.array_equal(got.rules, want.rules), battle
+        assert np.array_equal(got.bombardment.pmf, want.bombardment.pmf)
+        assert got.retreat is None and want.retreat is None and got.sea == want.sea
+    assert seen > 100
+
+
+def test_bad_armies_of_a_lane_give_simulates_message():
+    """Bad armies among battles of one form: each row's error is simulate's own message."""
+    battles = [{"attacker": {"infantry": 2}, "defender": {"infantry": 2}},
+               {"attacker": {"infantry": True}, "defender": {"infantry": 2}},
+               {"attacker": {"dragon": 1}, "defender": {"infantry": 2}},
+               {"attacker": {"infantry": 1}, "defender": {"battleship": 1}},
+               {"attacker": {"aa": 1}, "defender": {"infantry": 1}},
+               {"attacker": {}, "defender": {"infantry": 1}},
+               {"attacker": {"infantry": -2, "tank": 1}, "defender": {"infantry": 1}},
+               {"attacker": {"infantry": 2}, "defender": {"infantry": 2}}]
+    rows = battlecalc.batch.solve_rows([{**b, "rules": "1942-2e", "method": "exact"}
+                                        for b in battles])
+    for battle, (row, error) in zip(battles, rows, strict=True):
+        try:
+            want = simulate(**battle, rules="1942-2e", method="exact").flat_row()
+        except BattleInputError as exc:
+            assert row is None and error == str(exc), battle
+        else:
+            assert error is None, battle
+            assert_row_matches(pd.Series(row), want, str(battle))
