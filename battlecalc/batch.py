@@ -21,6 +21,7 @@ go through simulate's own engine one by one.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -318,7 +319,22 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
     """Solve every battle: (parts, errors, timing).  parts: [(positions, {column: values})],
     each battle in one part; errors: {position: message} of the battles with no result
     (strict: the first one raises BattleInputError naming its battle instead, every battle
-    being checked before any is solved); timing: the seconds spent in each phase (TIMING)."""
+    being checked before any is solved); timing: the seconds spent in each phase (TIMING).
+
+    Python's cyclic garbage collector is paused meanwhile (as msgpack pauses it to unpack):
+    checking and compiling a batch makes many small objects that live to the end of the call
+    (armies, specs, tables) and form no cycles, and the collector's passes over them took
+    about a fifth of the time of a batch of new armies (benchmarks/bench_many.py)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_all(battles, options, strict)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _run_all(battles: list, options: Mapping[str, Any], strict: bool):
     timing = dict.fromkeys(TIMING, 0.0)
     clock = time.perf_counter
     errors: dict[int, str] = {}

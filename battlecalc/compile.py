@@ -272,26 +272,38 @@ def _build_walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk,
     ipc: list[list] = [[0], [0], [0]]
     moves: list[list] = [[], [], []]
     current: list[dict] = [{}, {}, {}]
+    category = {}  # (of each unit of the force, and of the damaged forms it takes)
     for name, count in force:
-        if count and units[name].can_be_casualty:
-            current[_category(units[name], split)][name] = count
+        unit = units[name]
+        category[name] = cat = _category(unit, split)
+        if count and unit.can_be_casualty:
+            current[cat][name] = count
     for cat in range(3):
         forces[cat].append(tuple(current[cat].items()))
     lost = [0, 0, 0]
+    # (a unit type leaves its walk's forces when its count reaches 0: damage comes before
+    # every kill, so no type comes back, and the forces keep their order)
     for rank, (name, kind) in enumerate(steps):
-        unit = units[name]
-        cat = _category(unit, split)
+        cat = category.get(name)
+        if cat is None:
+            cat = category[name] = _category(units[name], split)
         now = current[cat]
         ranks[cat].append(rank)
-        now[name] -= 1
+        form = (units[name].damaged_form or name) if kind == "damage" else None
+        if form != name:
+            left = now[name] - 1
+            if left:
+                now[name] = left
+            else:
+                del now[name]
         if kind == "damage":
-            form = unit.damaged_form or name
-            now[form] = now.get(form, 0) + 1
+            if form != name:
+                now[form] = now.get(form, 0) + 1
             moves[cat].append((name, form))
         else:
-            lost[cat] += unit.cost
+            lost[cat] += units[name].cost
             moves[cat].append((name, None))
-        forces[cat].append(tuple((n, c) for n, c in now.items() if c))
+        forces[cat].append(tuple(now.items()))
         ipc[cat].append(lost[cat])
     return tuple(_Walk(tuple(forces[c]), (*ranks[c], NO_RANK), tuple(ipc[c]), tuple(moves[c]))
                  for c in range(3))
@@ -464,7 +476,17 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
         delta[where] = change
         vectors = np.cumsum(delta.reshape(steps + 1, n_units), axis=0) + np.array(
             start, dtype=np.int64)
-        ks, left, info, ipc, units_left, land_left = ([] for _ in range(6))
+        # each state's row, as a list (one array of them: the columns at once)
+        template = [0] * STATE_COLS
+        if cat == used[0]:  # (once in each state: what the block has alike)
+            template[S_STRIDE_S] = radix[1] * radix[2]
+            template[S_STRIDE_A] = radix[2]
+            for other in range(3):
+                if other not in used:  # the row of an empty category's one step
+                    template[ROW_COLUMN[other]] = row_base[other]
+        surfacing = (n_sub + 1) * radix[1] * radix[2] if cat == CAT_S and copies == 2 else 0
+        step, row_col, left = step_col[cat], ROW_COLUMN[cat], left_col[cat]
+        ks, state_rows = [], []
         for s in range(size):
             k = s % (steps + 1)
             law = cat_laws[k]
@@ -478,27 +500,19 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
                 if cat == CAT_N:
                     bits |= law.flags
             ks.append(k)
-            left.append(in_battle)
-            info.append(bits)
-            ipc.append(walk.ipc[k])
-            units_left.append(0 if submerged else totals[k])
-            land_left.append(0 if submerged else lands[k])
-        states = np.zeros((size, STATE_COLS), dtype=np.int64)
-        states[:, step_col[cat]] = np.arange(size)
-        states[:, ROW_COLUMN[cat]] = np.array(ks) + row_base[cat]
-        states[:, left_col[cat]] = left
-        states[:, S_INFO] = info
-        states[:, S_IPC] = ipc
-        states[:, S_UNITS] = units_left
-        states[:, S_HAS_LAND] = land_left  # (counted; made 0 / 1 below)
-        if cat == CAT_S and copies == 2:
-            states[:n_sub, S_SUBMERGE] = (n_sub + 1) * radix[1] * radix[2]
-        if cat == used[0]:  # (once in each state: what the block has alike)
-            states[:, S_STRIDE_S] = radix[1] * radix[2]
-            states[:, S_STRIDE_A] = radix[2]
-            for other in range(3):
-                if other not in used:  # the row of an empty category's one step
-                    states[:, ROW_COLUMN[other]] = row_base[other]
+            row = template.copy()
+            row[step] = s
+            row[row_col] = k + row_base[cat]
+            row[left] = in_battle
+            row[S_INFO] = bits
+            row[S_IPC] = walk.ipc[k]
+            if not submerged:
+                row[S_UNITS] = totals[k]
+                row[S_HAS_LAND] = lands[k]  # (counted; made 0 / 1 below)
+                if s < n_sub:
+                    row[S_SUBMERGE] = surfacing
+            state_rows.append(row)
+        states = np.array(state_rows, dtype=np.int64)
         tables.append((cat, states, vectors if size == steps + 1 else vectors[ks]))
     if alone:
         _, states, survivors = tables[0]

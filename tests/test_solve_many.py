@@ -524,3 +524,37 @@ def test_bad_armies_of_a_lane_give_simulates_message():
         else:
             assert error is None, battle
             assert_row_matches(pd.Series(row), want, str(battle))
+
+
+def test_sides_of_the_lane_equal_the_reference_builder():
+    """Every distinct side of the random lane battles, built with every cache empty, equals
+    tests/side_reference.py's slow builder field for field (casualty walks of two-hit ships,
+    subs and aircraft as categories, submerging, AA outcomes, five editions)."""
+    import warnings
+
+    from side_reference import reference_build_side
+
+    from battlecalc import api, batch
+    from battlecalc import compile as compile_module
+    from battlecalc.spec import simulate_spec
+
+    specs: dict = {}
+    for battle in _form_cases():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                checked = simulate_spec(batch._battle_arguments(battle))[0]
+            except BattleInputError:
+                continue
+        compile_module.compile_plain(checked, lambda spec: specs.setdefault(spec, None), {})
+    assert len(specs) > 150 and any(s.submerge for s in specs)
+    assert any(all(s.split) for s in specs) and any(len(s.blocks) > 1 for s in specs)
+    api.forget_compiled()
+    for spec in specs:
+        side, want = compile_module.build_side.__wrapped__(spec), reference_build_side(spec)
+        for name in ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors",
+                     "ipc_lost"):
+            got = getattr(side, name)
+            assert got.dtype == getattr(want, name).dtype and got.flags.c_contiguous, name
+            assert got.flags.writeable and np.array_equal(got, getattr(want, name)), name
+        assert side.unit_names == want.unit_names and side.split == want.split
