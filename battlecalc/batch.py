@@ -21,6 +21,7 @@ go through simulate's own engine one by one.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -325,10 +326,17 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
     checking and compiling a batch makes many small objects that live to the end of the call
     (armies, specs, tables) and form no cycles, and the collector's passes over them took
     about a fifth of the time of a batch of new armies (benchmarks/bench_many.py)."""
+    with _collector_paused():
+        return _run_all(battles, options, strict)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector paused (see _run), then as it was."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _run_all(battles, options, strict)
+        yield
     finally:
         if paused:
             gc.enable()
@@ -757,9 +765,17 @@ def solve_many(battles, **options):
 
     options = _checked_options(options)
     battles = _listed(battles)
-    parts, _, timing = _run(battles, options, strict=True)
-    if not parts:
-        return pd.DataFrame()
+    with _collector_paused():  # (the table's many new objects too: see _run)
+        parts, _, timing = _run(battles, options, strict=True)
+        if not parts:
+            return pd.DataFrame()
+        return _frame(parts, timing)
+
+
+def _frame(parts: list, timing: dict):
+    """solve_many's table of the parts of _run."""
+    import pandas as pd
+
     started = time.perf_counter()
     parts.sort(key=lambda part: part[0][0])
     columns = list(dict.fromkeys(name for _, part in parts for name in part))
@@ -779,12 +795,13 @@ def solve_many(battles, **options):
 def solve_rows(battles: list[Mapping[str, Any]]) -> list[tuple[dict | None, str | None]]:
     """battlecalc.sweep's runner: each battle's (flat row, None), or (None, the error message
     as simulate raises it); never raises for a bad battle."""
-    parts, errors, _ = _run(battles, {}, strict=False)
-    rows: list[tuple[dict | None, str | None]] = [(None, errors.get(i)) for i in
-                                                  range(len(battles))]
-    for positions, part in parts:
-        names = list(part)
-        cells = [v.tolist() if isinstance(v, np.ndarray) else v for v in part.values()]
-        for position, values in zip(positions, zip(*cells, strict=True), strict=True):
-            rows[position] = (dict(zip(names, values, strict=True)), None)
+    with _collector_paused():  # (see _run)
+        parts, errors, _ = _run(battles, {}, strict=False)
+        rows: list[tuple[dict | None, str | None]] = [(None, errors.get(i)) for i in
+                                                      range(len(battles))]
+        for positions, part in parts:
+            names = list(part)
+            cells = [v.tolist() if isinstance(v, np.ndarray) else v for v in part.values()]
+            for position, values in zip(positions, zip(*cells, strict=True), strict=True):
+                rows[position] = (dict(zip(names, values, strict=True)), None)
     return rows

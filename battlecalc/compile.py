@@ -423,6 +423,12 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
+@functools.lru_cache(maxsize=64)
+def _unit_index(names: tuple) -> dict[str, int]:
+    """Each unit's column of the survivor tables (an edition's units, in order)."""
+    return {name: i for i, name in enumerate(names)}
+
+
 def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
     """A block's tables (see _BlockTables).  A state's columns are sums of one part per
     category (its I_* bits are disjoint across categories): each category's parts are a small
@@ -437,7 +443,7 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
     radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
     n_rows = (n_sub + 1, n_air + 1, n_other + 1)
     row_base = (n_rows[CAT_N], n_rows[CAT_N] + n_rows[CAT_S], 0)
-    index = {name: i for i, name in enumerate(names)}
+    index = _unit_index(names)
     n_units = len(names)
     used = [cat for cat in range(3) if radix[cat] > 1] or [CAT_N]
     alone = len(used) == 1
@@ -451,31 +457,29 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
         steps = len(walk.forces) - 1
         size = radix[cat]
         # the units left after each step: the first force, less the steps' losses so far
-        start = [0] * n_units
+        vector = [0] * n_units
         total = on_land = 0
         for name, count in walk.forces[0]:
             i = index[name]
-            start[i] = count
+            vector[i] = count
             total += count
             on_land += count if land[i] else 0
-        where, change, totals, lands = [], [], [total], [on_land]
-        for j, (name, form) in enumerate(walk.moves, start=1):
+        vectors, totals, lands = [vector.copy()], [total], [on_land]
+        for name, form in walk.moves:
             i = index[name]
             if form is None:
-                where.append(j * n_units + i)
-                change.append(-1)
+                vector[i] -= 1
                 total -= 1
                 on_land -= land[i]
             elif form != name:
-                where += [j * n_units + i, j * n_units + index[form]]
-                change += [-1, 1]
-                on_land += land[index[form]] - land[i]
+                j = index[form]
+                vector[i] -= 1
+                vector[j] += 1
+                on_land += land[j] - land[i]
+            vectors.append(vector.copy())
             totals.append(total)
             lands.append(on_land)
-        delta = np.zeros((steps + 1) * n_units, dtype=np.int64)
-        delta[where] = change
-        vectors = np.cumsum(delta.reshape(steps + 1, n_units), axis=0) + np.array(
-            start, dtype=np.int64)
+        vectors = np.array(vectors, dtype=np.int64)
         # each state's row, as a list (one array of them: the columns at once)
         template = [0] * STATE_COLS
         if cat == used[0]:  # (once in each state: what the block has alike)
@@ -508,7 +512,7 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
             row[S_IPC] = walk.ipc[k]
             if not submerged:
                 row[S_UNITS] = totals[k]
-                row[S_HAS_LAND] = lands[k]  # (counted; made 0 / 1 below)
+                row[S_HAS_LAND] = 1 if lands[k] > 0 else 0  # (summed below: made 0 / 1)
                 if s < n_sub:
                     row[S_SUBMERGE] = surfacing
             state_rows.append(row)
@@ -524,7 +528,7 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
             survivors = survivors + vectors.reshape(*shapes[cat], n_units)
         states = states.reshape(-1, STATE_COLS)
         survivors = survivors.reshape(-1, n_units)
-    states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
+        states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
     rows = []
     for cat in (CAT_N, CAT_S, CAT_A):
         for law, rank in zip(laws[cat], walks[cat].ranks, strict=True):
