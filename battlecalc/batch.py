@@ -26,6 +26,7 @@ import gc
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ from .kernels.exact import (
 from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
-from .spec import FormulaSpec, battle_form, simulate_spec
+from .spec import FormulaSpec, battle_form, check_seed, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
 # the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
@@ -228,13 +229,16 @@ _PLAIN = frozenset((str, int, float, bool, type(None)))
 ARMIES = ("attacker", "defender")
 
 
+NOT_FORM = (*ARMIES, "seed")  # (a sweep gives each battle a seed of its own: _Lane.battle)
+
+
 def _form_key(given: Mapping[str, Any]) -> tuple | None:
-    """A hashable key of a battle's keywords other than its armies, or None (a value not of
-    a plain type): battles with equal keys differ at most in their armies.  Each value's type
-    is part of the key (True and 1 stay apart)."""
+    """A hashable key of a battle's keywords other than its armies and seed, or None (a value
+    not of a plain type): battles with equal keys differ at most in their armies and seeds.
+    Each value's type is part of the key (True and 1 stay apart)."""
     key = []
     for name, value in given.items():
-        if name not in ARMIES:
+        if name not in NOT_FORM:
             kind = type(value)
             if kind not in _PLAIN:
                 return None
@@ -276,10 +280,12 @@ class _Lane:
         return found
 
     def battle(self, given: Mapping[str, Any]):
-        """The battle (spec.Battle); BattleInputError where it is not one (simulate_spec
-        words why)."""
-        return self.form.battle(self.army(given.get("attacker"), "attacker"),
-                                self.army(given.get("defender"), "defender"))
+        """The battle (spec.Battle) and its RunSpec (the lane's, with the battle's seed);
+        BattleInputError where it is not a battle (simulate_spec words why)."""
+        battle = self.form.battle(self.army(given.get("attacker"), "attacker"),
+                                  self.army(given.get("defender"), "defender"))
+        seed = check_seed(given.get("seed"))
+        return battle, (self.run if seed is None else replace(self.run, seed=seed))
 
     def compiled(self, battle):
         """The battle compiled, and whether it is small (_exact_and_small)."""
@@ -295,7 +301,7 @@ def _lane(given: Mapping[str, Any]) -> _Lane | None:
     """The lane of a battle's keywords (None: they need simulate_spec's every check, or the
     battle is not for the batch: Monte Carlo, the law of rounds)."""
     try:
-        args = _battle_arguments(given)
+        args = {**_battle_arguments(given), "seed": None}  # (each battle's own: _Lane.battle)
     except BattleInputError:
         return None
     found = battle_form(args)
@@ -372,7 +378,7 @@ def _run_all(battles: list, options: Mapping[str, Any], strict: bool):
                     lane = lanes[form_key] = _lane(given)
                 if lane is not None:
                     try:
-                        battle = lane.battle(given)
+                        battle, run = lane.battle(given)
                     except BattleInputError:
                         pass  # (checked below, for simulate_spec's message)
                     else:
@@ -383,7 +389,7 @@ def _run_all(battles: list, options: Mapping[str, Any], strict: bool):
                         if small:
                             batch.add(position, battle, compiled, seconds)
                             continue
-                        alone.append((position, battle, lane.run, clock() - started))
+                        alone.append((position, battle, run, clock() - started))
                         continue
             key = _key(given)
             if key is not None and key in seen:

@@ -104,10 +104,11 @@ def army_counts(value: Army, ruleset: Ruleset, side: str) -> dict[str, int]:
         raise BattleInputError(
             f"{side} must be army notation or a {{unit: count}} mapping, got {quoted(value)}")
     counts: dict[str, int] = {}
+    aliases = ruleset.aliases  # (a name as written there: resolve_unit_name's answer)
     for name, count in value.items():
         if not isinstance(name, str):
             raise BattleInputError(f"{side}: unit names must be text, got {quoted(name)}")
-        unit = resolve_unit_name(name, ruleset)
+        unit = aliases.get(name) or resolve_unit_name(name, ruleset)
         count = check_int(f"{side} count of {unit}", count, 0, MAX_UNITS_PER_TYPE)
         counts[unit] = counts.get(unit, 0) + count
         if counts[unit] > MAX_UNITS_PER_TYPE:
@@ -171,6 +172,11 @@ class RunSpec:
         return fresh_seed() if self.seed is None else self.seed
 
 
+def check_seed(seed: Any) -> int | None:
+    """A seed 0..MAX_SEED, or None (none given)."""
+    return None if seed is None else check_int("seed", seed, 0, MAX_SEED, "2**63-1")
+
+
 def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = None,
              progress: Any = None, rounds_distribution: Any = False) -> RunSpec:
     """Check how to compute; `trials` may be an integral float (1e6)."""
@@ -181,7 +187,7 @@ def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = Non
     return RunSpec(
         check_choice("method", method, METHODS),
         check_int("trials", trials, 1, MAX_TRIALS, floats=True),
-        None if seed is None else check_int("seed", seed, 0, MAX_SEED, "2**63-1"),
+        check_seed(seed),
         progress,
         check_flag("rounds_distribution", rounds_distribution),
     )

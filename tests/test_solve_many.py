@@ -558,3 +558,25 @@ def test_sides_of_the_lane_equal_the_reference_builder():
             assert got.dtype == getattr(want, name).dtype and got.flags.c_contiguous, name
             assert got.flags.writeable and np.array_equal(got, getattr(want, name)), name
         assert side.unit_names == want.unit_names and side.split == want.split
+
+
+def test_battles_of_one_form_with_seeds_of_their_own():
+    """A sweep gives each battle a seed: battles that differ in their seeds (and armies) share
+    a lane, and each is solved as simulate solves it with its seed (auto: Monte Carlo for the
+    larger ones at 10 trials, exact for the others); a bad seed is simulate's error."""
+    battles = [{"attacker": f"{2 + i % 5} inf 1 tank", "defender": f"{1 + i % 4} inf",
+                "seed": 1000 + i} for i in range(12)]
+    battles[5]["seed"] = -1
+    rows = battlecalc.batch.solve_rows([{**b, "rules": "1942-2e", "method": "auto",
+                                         "trials": 10} for b in battles])
+    methods = set()
+    for battle, (row, error) in zip(battles, rows, strict=True):
+        try:
+            want = simulate(**battle, rules="1942-2e", method="auto", trials=10).flat_row()
+        except BattleInputError as exc:
+            assert row is None and error == str(exc) and battle["seed"] == -1
+            continue
+        assert error is None, battle
+        methods.add(want["method"])
+        assert_row_matches(pd.Series(row), want, str(battle))
+    assert methods == {"exact", "mc"}
