@@ -100,6 +100,9 @@ TOO_LARGE_HINT = ("battlecalc's tables hold about a thousand units a side (fewer
 PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
 
 
+SMALL_SIDE = 256  # sides of at most this many states: Side.mean_hit_combinations in Python
+
+
 @dataclass(frozen=True)
 class Side:
     """One side's tables.  F flat states, R category steps (rows), W hit counts, U unit types.
@@ -134,8 +137,13 @@ class Side:
     def mean_hit_combinations(self) -> float:
         """Mean over the states of the hit combinations the side's fire has in one round (the
         exact solver's work per state pair; kept, as build_side reuses a side)."""
-        widths = (self.rows[:, R_HI] - self.rows[:, R_LO] + 1).astype(np.float64)
         st = self.states
+        if st.shape[0] <= SMALL_SIDE:  # (the same products and sum, without numpy's calls)
+            widths = [hi - lo + 1.0 for hi, lo in self.rows[:, (R_HI, R_LO)].tolist()]
+            products = [(widths[s] if subs > 0 else 1.0) * widths[a] * widths[n] for subs, s, a, n
+                        in st[:, (S_SUBS, S_ROW_S, S_ROW_A, S_ROW_N)].tolist()]
+            return float(np.add.reduce(np.array(products))) / len(products)
+        widths = (self.rows[:, R_HI] - self.rows[:, R_LO] + 1).astype(np.float64)
         return float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
                       * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
 

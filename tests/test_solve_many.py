@@ -536,6 +536,7 @@ def test_sides_of_the_lane_equal_the_reference_builder():
 
     from battlecalc import api, batch
     from battlecalc import compile as compile_module
+    from battlecalc.kernels.common import R_HI, R_LO, S_ROW_A, S_ROW_N, S_ROW_S, S_SUBS
     from battlecalc.spec import simulate_spec
 
     specs: dict = {}
@@ -558,6 +559,12 @@ def test_sides_of_the_lane_equal_the_reference_builder():
             assert got.dtype == getattr(want, name).dtype and got.flags.c_contiguous, name
             assert got.flags.writeable and np.array_equal(got, getattr(want, name)), name
         assert side.unit_names == want.unit_names and side.split == want.split
+        # (its mean hit combinations, for seconds_estimate: numpy's mean of the products)
+        widths = (want.rows[:, R_HI] - want.rows[:, R_LO] + 1).astype(np.float64)
+        st = want.states
+        mean = float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
+                      * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
+        assert side.mean_hit_combinations == mean
 
 
 def test_battles_of_one_form_with_seeds_of_their_own():
