@@ -559,18 +559,32 @@ def _memo(function, key_of):
     return memo
 
 
-def _described(battle, compiled, army_text) -> tuple:
-    """The leading columns of a battle's row (Result.flat_row: the battle and its policies),
-    as simulate's exact result gives them (army_text: format_army)."""
-    bombardment, retreat = compiled.bombardment, battle.retreat
-    return (battle.rules.id, "exact", None, None, army_text(battle.attacker),
-            army_text(battle.defender), battle.sea, ",".join(battle.attacker_tech),
-            ",".join(battle.defender_tech), _army_text(battle.landing),
-            _army_text(bombardment.fired), _army_text(bombardment.unused),
-            battle.attacker_submerge, battle.defender_submerge, battle.attacker_order.text,
-            battle.defender_order.text, battle.attacker_order.keep_land,
-            battle.defender_order.aa_last, retreat.after, retreat.when_left, retreat.only_air,
-            retreat.below, retreat.strafe, battle.dice)
+def _described(battles: list, compiled: list, army_text) -> dict[str, list]:
+    """The leading columns of the battles' rows (Result.flat_row: the battle and its
+    policies, DESCRIBED), as simulate's exact result gives them (army_text: format_army)."""
+    n = len(battles)
+    orders = [(b.attacker_order, b.defender_order) for b in battles]
+    retreats = [b.retreat for b in battles]
+    bombardments = [c.bombardment for c in compiled]
+    columns = {
+        "rules": [b.rules.id for b in battles], "method": ["exact"] * n, "trials": [None] * n,
+        "seed": [None] * n, "attacker": [army_text(b.attacker) for b in battles],
+        "defender": [army_text(b.defender) for b in battles], "sea": [b.sea for b in battles],
+        "attacker_tech": [",".join(b.attacker_tech) for b in battles],
+        "defender_tech": [",".join(b.defender_tech) for b in battles],
+        "landing": [_army_text(b.landing) for b in battles],
+        "bombard": [_army_text(bombard.fired) for bombard in bombardments],
+        "bombard_unused": [_army_text(bombard.unused) for bombard in bombardments],
+        "attacker_submerge": [b.attacker_submerge for b in battles],
+        "defender_submerge": [b.defender_submerge for b in battles],
+        "attacker_ool": [a.text for a, _ in orders], "defender_ool": [d.text for _, d in orders],
+        "keep_land": [a.keep_land for a, _ in orders], "aa_last": [d.aa_last for _, d in orders],
+        "retreat_after": [r.after for r in retreats],
+        "retreat_when_left": [r.when_left for r in retreats],
+        "retreat_when_only_air": [r.only_air for r in retreats],
+        "retreat_below": [r.below for r in retreats], "strafe": [r.strafe for r in retreats],
+        "dice": [b.dice for b in battles]}
+    return {name: columns[name] for name in DESCRIBED}
 
 
 DESCRIBED = ("rules", "method", "trials", "seed", "attacker", "defender", "sea", "attacker_tech",
@@ -620,14 +634,10 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
         editions.setdefault(id(battle.rules), []).append(i)
     parts = []
     army_text = _memo(format_army, lambda army: tuple(army.items()))
-    present = _memo(_present_mask, lambda army, rules, units: (tuple(army.items()), id(rules)))
     for members in map(np.asarray, editions.values()):
         units = tuple(batch.battles[members[0]].rules.units)
-        columns: dict[str, Any] = {}
-        described = [_described(batch.battles[i], batch.compiled[i], army_text)
-                     for i in members]
-        for k, name in enumerate(DESCRIBED):
-            columns[name] = [row[k] for row in described]
+        columns: dict[str, Any] = _described([batch.battles[i] for i in members],
+                                             [batch.compiled[i] for i in members], army_text)
         for name in (*VALUES, "mean_rounds", *MEANS[:3]):
             columns[name] = numbers[name][members]
         for side, sides, final, column, out_column in (
@@ -637,9 +647,8 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
             means = _survivor_means(members, sides, spans[:, column], spans[:, out_column],
                                     final)
             rules = "attacker_rules" if side == "attacker" else "defender_rules"
-            means *= np.stack([present(getattr(batch.battles[i], side),
-                                       getattr(batch.battles[i], rules), units)
-                               for i in members])
+            means *= _present_masks([getattr(batch.battles[i], side) for i in members],
+                                    [getattr(batch.battles[i], rules) for i in members], units)
             for j, unit in enumerate(units):
                 columns[f"{side}_survivors.{unit}"] = means[:, j]
         zero = np.zeros(len(members))
@@ -673,11 +682,22 @@ def _rows(sides: _Sides, members: np.ndarray, tables: np.ndarray, outputs: np.nd
             np.repeat(outputs[members, 0], size) + local)
 
 
-def _present_mask(army: dict[str, int], rules, units: tuple[str, ...]) -> np.ndarray:
-    """1.0 for the units whose survivors Result reports for this army (results._present_units:
-    its casualties and their damaged forms), else 0.0."""
-    present = set(_present_units(army, rules))
-    return np.array([1.0 if unit in present else 0.0 for unit in units])
+def _present_masks(armies: list[dict[str, int]], rules: list, units: tuple[str, ...]):
+    """[len(armies), U]: 1.0 for the units whose survivors Result reports for each army
+    (results._present_units: its casualties and their damaged forms), else 0.0; each
+    distinct army (its units) worked out once."""
+    index: dict = {}
+    rows = []
+    which = np.empty(len(armies), dtype=np.int64)
+    for i, (army, ruleset) in enumerate(zip(armies, rules, strict=True)):
+        key = (tuple(army), id(ruleset))
+        found = index.get(key)
+        if found is None:
+            found = index[key] = len(rows)
+            present = set(_present_units(army, ruleset))
+            rows.append([1.0 if unit in present else 0.0 for unit in units])
+        which[i] = found
+    return np.array(rows)[which]
 
 
 def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
@@ -695,7 +715,12 @@ def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
     spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
     table_rows, out_rows = _rows(sides, members, spans, outputs)
     size = tables[members, 1] - tables[members, 0]
-    return _segment_sums(final[out_rows][:, None] * survivors[table_rows], _offsets(size))
+    # (only the unit types some side has: the others' means are 0)
+    held = np.flatnonzero(survivors.any(axis=0))
+    means = np.zeros((len(members), survivors.shape[1]))
+    means[:, held] = _segment_sums(final[out_rows][:, None] * survivors[table_rows][:, held],
+                                   _offsets(size))
+    return means
 
 
 # ---------------------------------------------------------------------------------------------
