@@ -891,11 +891,12 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
 
 
 def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> CompiledBattle:
-    """compile_battle(battle, build) of a battle without bombardment or a retreat policy, with
-    what it computes of one side kept in `kept` for the next battle: a dict its caller holds
-    for battles of one edition and options (spec.BattleForm), as battlecalc.batch does.  A
-    side's tables depend on its own units, whether the enemy has submarines and (a land
-    battle's attacker) the enemy's AA guns: each distinct side is specified and built once."""
+    """compile_battle(battle, build) of a battle without an amphibious assault, with what it
+    computes of one side kept in `kept` for the next battle: a dict its caller holds for
+    battles of one edition and options (spec.BattleForm), as battlecalc.batch does.  A side's
+    tables depend on its own units, whether the enemy has submarines and (a land battle's
+    attacker) the enemy's AA guns, the attacker's retreat tables on its tables and the
+    retreat policy: each distinct side is specified and built once."""
     d_items = tuple(battle.defender.items())
     enemy = kept.get(("defender", d_items))
     if enemy is None:
@@ -910,10 +911,11 @@ def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> Com
         a_units = battle.attacker_rules.units
         a_subs = kept[("attacker", a_items)] = any(a_units[n].submarine
                                                    for n in battle.attacker)
-    attacker = kept.get(("attack", a_items, d_subs, guns))
-    if attacker is None:
-        attacker = kept[("attack", a_items, d_subs, guns)] = build(
-            _attacker_spec(battle, (a_subs, d_subs), guns))
+    found = kept.get(("attack", a_items, d_subs, guns))
+    if found is None:
+        a_spec = _attacker_spec(battle, (a_subs, d_subs), guns)
+        found = kept[("attack", a_items, d_subs, guns)] = (build(a_spec), a_spec)
+    attacker, a_spec = found
     defender = kept.get(("defense", d_items, a_subs))
     if defender is None:
         defender = kept[("defense", d_items, a_subs)] = build(
@@ -924,7 +926,16 @@ def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> Com
         rules = kept[("rules", simple)] = round_rules(
             battle.rules.flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
             False, simple, battle.dice, battle.rules.die_size)
-    return CompiledBattle(attacker, defender, rules, NO_BOMBARDMENT, None, battle.sea)
+    if not battle.retreat:
+        return CompiledBattle(attacker, defender, rules, NO_BOMBARDMENT, None, battle.sea)
+    key = ("retreat", id(attacker), battle.retreat)  # (the attacker is kept: its id stays)
+    retreating = kept.get(key)
+    if retreating is None:  # (with_retreat reads the defender of no battle)
+        compiled = with_retreat(battle, CompiledBattle(attacker, defender, rules,
+                                                       NO_BOMBARDMENT, None, battle.sea), a_spec)
+        retreating = kept[key] = (compiled.attacker, compiled.retreat)
+    return CompiledBattle(retreating[0], defender, rules, NO_BOMBARDMENT, retreating[1],
+                          battle.sea)
 
 
 def _guns(defender: dict[str, int], d_units) -> tuple:

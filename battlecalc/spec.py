@@ -398,7 +398,8 @@ class BattleForm:
     """What make_battle checks of a battle apart from its armies: the battles of a batch
     (battlecalc.batch) that differ only in their armies are checked through one form, each
     battle's armies alone.  Only for battles without an amphibious assault, technologies,
-    keep_land or a retreat policy, whose other checks never read the armies (battle_form)."""
+    keep_land or retreat_below, whose other checks never read the armies (battle_form; a
+    retreat policy reads only the armies' sizes)."""
 
     rules: Ruleset
     sea: bool
@@ -407,6 +408,7 @@ class BattleForm:
     attacker_order: LossOrder  # (before with_enemy_subs: battle() sets it)
     defender_order: LossOrder
     dice: str
+    retreat: Mapping | None = None  # check_retreat's policy (checked), None: no retreat
 
     def __post_init__(self):
         orders = {(role, subs): order.with_enemy_subs(subs)
@@ -414,6 +416,16 @@ class BattleForm:
                                       ("defense", self.defender_order))
                   for subs in (False, True)}
         object.__setattr__(self, "_orders", orders)
+        object.__setattr__(self, "_retreats", {})  # (attacker size, defender size) -> Retreat
+
+    def _retreat(self, a_army: dict[str, int], d_army: dict[str, int]) -> Retreat:
+        if self.retreat is None:
+            return _NO_RETREAT
+        sizes = (sum(a_army.values()), sum(d_army.values()))
+        found = self._retreats.get(sizes)
+        if found is None:  # (its thresholds clamped to the armies' sizes)
+            found = self._retreats[sizes] = check_retreat(self.retreat, self.sea, *sizes)
+        return found
 
     def army(self, value: Army, side: str) -> tuple[dict[str, int], bool]:
         """A side's army as make_battle checks it (army_counts, then _check_domains' checks
@@ -433,13 +445,16 @@ class BattleForm:
         return Battle(self.rules, self.rules, self.rules, a_army, d_army, self.sea, (), (),
                       self.attacker_submerge, self.defender_submerge, {}, {}, a_army,
                       self._orders["attack", d_subs], self._orders["defense", a_subs],
-                      Retreat(), self.dice)
+                      self._retreat(a_army, d_army), self.dice)
+
+
+_NO_RETREAT = Retreat()
 
 
 def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
     """The BattleForm and RunSpec of simulate_spec's arguments (their attacker and defender
     aside), or None where no form stands for them: a formula edition, an amphibious assault
-    (landing, bombard), technologies, keep_land, a retreat policy, or other arguments that
+    (landing, bombard), technologies, keep_land, retreat_below, or other arguments that
     make_battle refuses (simulate_spec then raises, with its message)."""
     try:
         if args["formula_options"]:
@@ -470,11 +485,11 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         if aa_last and (sea or not any(u.is_aa and u.can_be_casualty
                                        for u in ruleset.units.values())):
             return None
-        retreat = check_retreat(
-            {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
-             "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
-             "strafe": args["strafe"]}, sea, 0, 0)
-        if retreat or args["retreat_when_left"] is not None or args["strafe"] is not None:
+        policy = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
+                  "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
+                  "strafe": args["strafe"]}
+        retreat = check_retreat(policy, sea, 0, 0)  # (its checks; sizes only clamp it)
+        if retreat.below is not None:
             return None
         attacker_order = parse_loss_order(check_order(args["attacker_ool"], "attacker_ool"),
                                           ruleset, "attack", keep_land=0)
@@ -483,7 +498,7 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
     except BattleInputError:
         return None
     return BattleForm(ruleset, sea, a_submerge, d_submerge, attacker_order, defender_order,
-                      dice), run
+                      dice, policy if retreat else None), run
 
 
 _warnings_issued = [0]  # BattleInputWarnings make_battle has issued (see spec_key)

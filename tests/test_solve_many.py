@@ -388,7 +388,8 @@ def _form_cases() -> list[dict]:
     """Random battles of the lane's kind (one edition, no techs, landing or retreat) with the
     options a form checks once (orders of losses, AA last, submerging, low luck), some armies
     bad (unknown units, bool or negative counts, units of the wrong domain, AA attacking, no
-    units), and some battles a form cannot stand for (a retreat, keep_land, techs)."""
+    units), retreat policies (their thresholds clamped to the armies' sizes), and some
+    battles a form cannot stand for (retreat_below, techs)."""
     rng = random.Random(2026_12_01)
     land = ["infantry", "artillery", "tank", "fighter", "bomber", "aa", "inf", "ftr"]
     sea = ["submarine", "destroyer", "cruiser", "battleship", "carrier", "fighter",
@@ -422,6 +423,14 @@ def _form_cases() -> list[dict]:
             battle["retreat_after"] = 2
         elif extra < 0.5:
             battle["attacker_tech"] = "jets"
+        elif extra < 0.55:
+            battle["retreat_when_left"] = rng.choice([0, 2, 100])  # (100: clamped)
+        elif extra < 0.6:
+            battle["strafe"] = rng.choice([1, 100])
+        elif extra < 0.65:
+            battle["retreat_when_only_air"] = True  # (sea: refused)
+        elif extra < 0.68:
+            battle["retreat_below"] = 0.4
         cases.append(battle)
     return cases
 
@@ -445,8 +454,7 @@ def test_a_form_checks_as_make_battle_does():
             except BattleInputError:
                 want = None
         if found is None:
-            assert set(battle) & {"retreat_after", "attacker_tech"} or want is None or (
-                battle.get("aa_last") and battle["sea"]), battle
+            assert set(battle) & {"retreat_below", "attacker_tech"} or want is None, battle
             continue
         form, _ = found
         try:
@@ -467,7 +475,7 @@ def test_a_form_checks_as_make_battle_does():
 
 def test_compile_plain_builds_what_compile_battle_builds():
     """compile.compile_plain (each distinct side once) gives every table compile_battle gives,
-    for battles of one form in any order."""
+    retreat tables too, for battles of one form in any order."""
     import warnings
 
     from battlecalc import batch
@@ -475,7 +483,7 @@ def test_compile_plain_builds_what_compile_battle_builds():
     from battlecalc.spec import battle_form, simulate_spec
 
     kept: dict = {}
-    seen = 0
+    seen = retreats = 0
     for battle in _form_cases() * 2:
         args = batch._battle_arguments(battle)
         if battle_form(args) is None:
@@ -500,8 +508,13 @@ def test_compile_plain_builds_what_compile_battle_builds():
             assert have.unit_names == expect.unit_names and have.split == expect.split
         assert np.array_equal(got.rules, want.rules), battle
         assert np.array_equal(got.bombardment.pmf, want.bombardment.pmf)
-        assert got.retreat is None and want.retreat is None and got.sea == want.sea
-    assert seen > 100
+        assert got.sea == want.sea and (got.retreat is None) == (want.retreat is None)
+        retreats += got.retreat is not None
+        have, expect = got.retreat_tables(), want.retreat_tables()
+        for field in ("policy", "win_value", "remainder"):
+            assert np.array_equal(getattr(have, field), getattr(expect, field)), battle
+        assert have.below == expect.below and got.has_partial_retreat == want.has_partial_retreat
+    assert seen > 100 and retreats > 20
 
 
 def test_bad_armies_of_a_lane_give_simulates_message():
@@ -547,7 +560,8 @@ def test_sides_of_the_lane_equal_the_reference_builder():
                 checked = simulate_spec(batch._battle_arguments(battle))[0]
             except BattleInputError:
                 continue
-        compile_module.compile_plain(checked, lambda spec: specs.setdefault(spec, None), {})
+        compile_module.compile_plain(checked, lambda spec: specs.setdefault(
+            spec, compile_module.build_side.__wrapped__(spec)), {})
     assert len(specs) > 150 and any(s.submerge for s in specs)
     assert any(all(s.split) for s in specs) and any(len(s.blocks) > 1 for s in specs)
     api.forget_compiled()
@@ -587,3 +601,27 @@ def test_battles_of_one_form_with_seeds_of_their_own():
         methods.add(want["method"])
         assert_row_matches(pd.Series(row), want, str(battle))
     assert methods == {"exact", "mc"}
+
+
+def test_lane_battles_equal_simulate_row_for_row():
+    """The random lane battles (orders of losses, AA last, submerging, low luck, retreat
+    policies, bad armies, battles of no lane) through solve_many's runner: each row simulate's
+    row, each error simulate's message."""
+    import warnings
+
+    cases = [{"method": "exact", **b} for b in _form_cases()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = battlecalc.batch.solve_rows(cases)
+        solved = retreats = 0
+        for battle, (row, error) in zip(cases, rows, strict=True):
+            try:
+                want = simulate(**battle).flat_row()
+            except BattleInputError as exc:
+                assert row is None and error == str(exc), battle
+                continue
+            assert error is None, (battle, error)
+            assert_row_matches(pd.Series(row), want, str(battle))
+            solved += 1
+            retreats += any(k.startswith("retreat") or k == "strafe" for k in battle)
+    assert solved > 60 and retreats > 10
