@@ -12,9 +12,10 @@ and solved as simulate would solve it, with the same answer.  Battles whose keyw
 only in their armies and seeds (one edition and set of options: a lane) are checked through
 one spec.BattleForm (the options once, each distinct army once) and compiled by
 compile.compile_plain (each distinct side once), without simulate_spec's every check per
-battle: a lane takes battles without an amphibious assault, technologies, keep_land or a
-retreat policy, whose checks never read the armies; the others, and a lane's battles that
-fail its checks (simulate_spec then words the error), are checked one by one.  The small
+battle: a lane takes battles without an amphibious assault, technologies, keep_land or
+retreat_below, whose checks never read the armies (a retreat policy reads their sizes); the
+others, and a lane's battles that fail its checks (simulate_spec then words the error), are
+checked one by one.  The small
 exact ones (an
 estimated solve of at most kernels.exact.PARALLEL_SECONDS, where simulate too solves in one
 thread) are solved together: their sides' tables come from a cache of small sides (a side's
