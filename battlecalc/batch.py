@@ -15,16 +15,15 @@ compile.compile_plain (each distinct side once), without simulate_spec's every c
 battle: a lane takes battles without an amphibious assault, technologies, keep_land or
 retreat_below, whose checks never read the armies (a retreat policy reads their sizes); the
 others, and a lane's battles that fail its checks (simulate_spec then words the error), are
-checked one by one.  The small
-exact ones (an
-estimated solve of at most kernels.exact.PARALLEL_SECONDS, where simulate too solves in one
-thread) are solved together: their sides' tables come from a cache of small sides (a side's
-tables depend only on its units, its technologies, its order of losses and a few options of
-the battle), every battle's tables are laid end to end in flat arrays and one compiled loop
-(kernels/batch.py) solves them one after the other, on the engine's threads
-(battlecalc.set_threads); their result columns are computed for all of them at once.  The
-others (Monte Carlo, larger battles, --retreat-below, the law of rounds, formula editions)
-go through simulate's own engine one by one.
+checked one by one.  The small exact ones (an estimated solve of at most
+kernels.exact.PARALLEL_SECONDS, where simulate too solves in one thread) are solved together:
+their sides' tables come from a cache of small sides (a side's tables depend only on its
+units, its technologies, its order of losses and a few options of the battle), every battle's
+tables are laid end to end in flat arrays and one compiled loop (kernels/batch.py) solves them
+one after the other, on the engine's threads (battlecalc.set_threads); their result columns
+are computed for all of them at once.  The others (Monte Carlo, larger battles,
+--retreat-below, the law of rounds, formula editions) go through simulate's own engine one by
+one.
 """
 
 from __future__ import annotations
@@ -235,8 +234,6 @@ def _exact_and_small(compiled, run) -> tuple[bool, float]:
 
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 ARMIES = ("attacker", "defender")
-
-
 NOT_FORM = (*ARMIES, "seed")  # (a sweep gives each battle a seed of its own: _Lane.battle)
 
 
