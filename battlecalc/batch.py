@@ -752,6 +752,28 @@ def typed_column(column):
     return column.where(column.notna(), None) if gaps else column
 
 
+def _typed(column: np.ndarray):
+    """typed_column of an object column, the columns of one type without a gap (text, flags,
+    whole numbers, floats: most of solve_many's) typed without pandas' inference."""
+    import pandas as pd
+
+    kinds = set(map(type, column.tolist()))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind is str:
+            return column
+        if kind is bool:
+            return column.astype(bool)
+        if kind is float:
+            return column.astype(np.float64)
+        if kind is int:
+            try:
+                return column.astype(np.int64)
+            except OverflowError:
+                pass
+    return typed_column(pd.Series(column)).array
+
+
 def _listed(battles) -> list:
     import pandas as pd
 
@@ -809,21 +831,33 @@ def solve_many(battles, **options):
 
 
 def _frame(parts: list, timing: dict):
-    """solve_many's table of the parts of _run."""
+    """solve_many's table of the parts of _run (their positions: every row's, once): each
+    column laid out by position, a float column as floats (NaN in the rows of parts without
+    it), any other as objects (NaN there) typed as sweep's table (typed_column), as pandas'
+    concat of the parts' frames would have it, without building them."""
     import pandas as pd
 
     started = time.perf_counter()
     parts.sort(key=lambda part: part[0][0])
-    columns = list(dict.fromkeys(name for _, part in parts for name in part))
-    # (all but the float columns as objects, for sweep's typing below: None stays None,
-    # whole numbers whole where other editions' rows have none)
-    frames = [pd.DataFrame({name: values if isinstance(values, np.ndarray)
-                            and values.dtype == np.float64 else np.array(values, dtype=object)
-                            for name, values in part.items()}, index=positions)
-              for positions, part in parts]
-    frame = pd.concat(frames).reindex(columns=columns).sort_index().reset_index(drop=True)
-    frame = pd.DataFrame({name: typed_column(frame[name]) if frame[name].dtype == object
-                          else frame[name] for name in columns})
+    n = sum(len(positions) for positions, _ in parts)
+    where = [np.asarray(positions, dtype=np.int64) for positions, _ in parts]
+    columns = {}
+    for name in dict.fromkeys(name for _, part in parts for name in part):
+        given = [(rows, part[name]) for rows, (_, part) in zip(where, parts, strict=True)
+                 if name in part]
+        if all(isinstance(values, np.ndarray) and values.dtype == np.float64
+               for _, values in given):
+            column = np.full(n, np.nan)
+            for rows, values in given:
+                column[rows] = values
+            columns[name] = column
+            continue
+        column = np.full(n, np.nan, dtype=object)
+        for rows, values in given:
+            column[rows] = values if isinstance(values, np.ndarray) else np.array(
+                values, dtype=object)
+        columns[name] = _typed(column)
+    frame = pd.DataFrame(columns, index=pd.RangeIndex(n))
     frame.attrs["timing_s"] = {**timing, "table": time.perf_counter() - started}
     return frame
 

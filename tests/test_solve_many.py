@@ -625,3 +625,31 @@ def test_lane_battles_equal_simulate_row_for_row():
             solved += 1
             retreats += any(k.startswith("retreat") or k == "strafe" for k in battle)
     assert solved > 60 and retreats > 10
+
+
+def test_the_table_is_the_concat_of_the_parts():
+    """solve_many's table (batch._frame, laid out column by column) equals pandas' concat of
+    one frame per part (the batch of each edition, each battle solved on its own) with
+    sweep's typing: every value and dtype, on the mixed batch (editions with other units,
+    formula columns, Monte Carlo rows, gaps)."""
+    import copy
+
+    from battlecalc import batch
+
+    def reference(parts):
+        parts.sort(key=lambda part: part[0][0])
+        columns = list(dict.fromkeys(name for _, part in parts for name in part))
+        frames = [pd.DataFrame({name: values if isinstance(values, np.ndarray)
+                                and values.dtype == np.float64
+                                else np.array(values, dtype=object)
+                                for name, values in part.items()}, index=positions)
+                  for positions, part in parts]
+        frame = pd.concat(frames).reindex(columns=columns).sort_index().reset_index(drop=True)
+        return pd.DataFrame({name: batch.typed_column(frame[name])
+                             if frame[name].dtype == object else frame[name]
+                             for name in columns})
+
+    parts, _, timing = batch._run(MIXED, {"method": "exact"}, strict=True)
+    assert len(parts) > 5
+    got = batch._frame(copy.deepcopy(parts), timing)
+    pd.testing.assert_frame_equal(got, reference(copy.deepcopy(parts)), check_exact=True)
