@@ -754,13 +754,13 @@ def typed_column(column):
 
 def _typed(column: np.ndarray):
     """typed_column of an object column, the columns of one type without a gap (text, flags,
-    whole numbers, floats: most of solve_many's) typed without pandas' inference."""
+    whole numbers, floats, None: most of solve_many's) typed without pandas' inference."""
     import pandas as pd
 
     kinds = set(map(type, column.tolist()))
     if len(kinds) == 1:
         kind = kinds.pop()
-        if kind is str:
+        if kind is str or kind is type(None):
             return column
         if kind is bool:
             return column.astype(bool)
