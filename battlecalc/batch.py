@@ -344,12 +344,12 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
 @contextlib.contextmanager
 def _collector_paused():
     """The cyclic garbage collector paused (see _run), then as it was."""
-    paused = gc.isenabled()
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if paused:
+        if was_enabled:
             gc.enable()
 
 
