@@ -157,7 +157,7 @@ def _clear(where, states, count):
 
 
 # The work arrays of _transition (_scratch): one int and one float array, so that each call
-# down to it takes two references, not eight.  Int rows: W_A.. the attacker's sparse lists
+# down to it takes two references, not four.  Int rows: W_A.. the attacker's sparse lists
 # (index map and states, two levels), W_D.. the defender's, W_MEMO.. the fire-list memo (per
 # side and defender state: tag, start, length), W_META (attacker state, generation, fill of
 # each side), W_KEEP.. the kept lists' states (KEEP_ROWS rows a side); float rows: F_A, F_D
@@ -614,9 +614,14 @@ def _scratch(n_a, n_d):
     """Work arrays of _transition (see W_A): sparse lists, two levels a side (index maps,
     NO_STATE: not listed), and the fire-list memo."""
     n = max(n_a, n_d, 4)
-    ws = np.full((W_KEEP + 2 * KEEP_ROWS, n), NO_STATE, dtype=np.int64)
+    # only the maps, the memo and its meta are read before written: the rest is left as it
+    # comes (a land battle of many AA blocks uses none of it, and zeroing it all cost them)
+    ws = np.empty((W_KEEP + 2 * KEEP_ROWS, n), dtype=np.int64)
+    for row in range(W_KEEP):
+        for i in range(n):
+            ws[row, i] = NO_STATE
     ws[W_META, 1] = 0
-    return ws, np.zeros((F_KEEP + 2 * KEEP_ROWS, n))
+    return ws, np.empty((F_KEEP + 2 * KEEP_ROWS, n))
 
 
 @kernel
