@@ -463,8 +463,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
             stay = p1 * pa[1, wa[2, a]] * pd[1, wd[2, d]]
             if closed and mode == SPREAD:
                 w = m / (1.0 - stay)
-        # (the lists and rows indexed in place, not as row views: each view made takes and
-        # drops a reference, atomically, and this loop runs for every successor)
+        # (the lists and rows indexed in place, not as row views; measured alike on the sea
+        # rows, as the compiler drops those views' references itself)
         for k in range(n_a2):
             a2 = wa[3, k]
             retreats = lone and in_battle(ast, a2)
