@@ -31,6 +31,7 @@ from .common import (
     B_RADIX_A,
     B_RADIX_N,
     B_RADIX_S,
+    BLOCK_START,
     BLOCK_STAYERS,
     CONTINUE,
     FULL_RETREAT,
@@ -41,6 +42,7 @@ from .common import (
     R_LO,
     R_RANK,
     R_STRENGTH,
+    R_TOP,
     RETREAT,
     RT_ACTIVE,
     RT_AFTER,
@@ -50,14 +52,17 @@ from .common import (
     RU_LOW_LUCK,
     RU_SIMPLE,
     RU_SUBMERGE,
+    S_A,
     S_AIR,
     S_BLOCK,
     S_HAS_LAND,
     S_INFO,
+    S_N,
     S_OTHER,
     S_ROW_A,
     S_ROW_N,
     S_ROW_S,
+    S_S,
     S_STRIDE_A,
     S_STRIDE_S,
     S_SUBS,
@@ -80,6 +85,7 @@ from .rules import (
     submerge_step,
 )
 from .tables import (
+    NO_MERGE,
     TOTAL_PRUNED,
     TOTAL_ROUNDS,
     TOTAL_TAKES,
@@ -426,13 +432,14 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
 
 @kernel
 def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_row, d_lo, d_hi,
-                 eps, include_stay):
+                 eps, include_stay, merge):
     """Two single walks: add w * P(attacker scores ha) * P(defender scores hd) to
     mass[k + hd, d + ha] (capped at the walks' ends; attacker hits past the defender's last
     state are summed from the running sums a_cum_row).  Rows by defender hits, a contiguous
     (vectorisable) run over the attacker's kept hit counts in each; rows of weight <= eps are
     skipped.  The "nobody hits" term lands on mass[k, d] itself and is counted as moved only
-    with include_stay.  Returns the probability moved."""
+    with include_stay.  merge (ExactBattle.merge, or empty): row k + hd is merge[k + hd]'s
+    (the table of every block at once, from row 0).  Returns the probability moved."""
     split = d_end - d  # from this many attacker hits on, the defender is wiped out
     top = min(a_hi, split - 1)
     tail = 0.0
@@ -445,7 +452,8 @@ def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_r
         wd = w * d_row[hd]
         if wd <= eps:
             continue
-        row = mass[min(k + hd, length)]
+        r = min(k + hd, length)
+        row = mass[merge[r] if merge.shape[0] > 0 else r]
         # slices, so that the loop index is known non-negative and the loop vectorises
         target = row[d + a_lo:d + top + 1]
         source = a_row[a_lo:top + 1]
@@ -489,9 +497,10 @@ def _kept_range(cum_row, lo, hi, allow):
 
 
 @kernel
-def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps, tail, out,
-          rounds):
-    """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base).
+def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scratch, eps, tail,
+          out, rounds):
+    """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base;
+    merge: see _spread_walk, land fast path only).
     closed: the closed-form sweep: the "nothing changes" part stays out and the rest moves
     with weight w = m / (1 - its probability); else the round is played on its own (w = m).
     tail: probability the round may leave out in the tails of both sides' hit laws (land fast
@@ -506,7 +515,7 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps
         d_lo, d_hi = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], allow)
         return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
                             d + dst[d, S_OTHER], w, apmf[a], acum[a], a_lo, a_hi,
-                            dpmf[d], d_lo, d_hi, eps, not closed), w
+                            dpmf[d], d_lo, d_hi, eps, not closed, merge), w
     moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
                               closed, mass, scratch, eps, out, rounds)
     return moved, w
@@ -555,16 +564,19 @@ def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, out):
 def _solve_block(b, phase, battle, out, explicit):
     """Solve attacker block b of a battle (tables.ExactBattle) into out (tables.ExactOut) if
     it belongs to `phase` (0: blocks a battle starts in; 1: blocks of the units that stay
-    after a partial retreat); the first `explicit` rounds are played one at a time."""
+    after a partial retreat); the first `explicit` rounds are played one at a time.  b = -1
+    (a battle with battle.merge): every block at once, in one table of the attacker's states
+    (each block's start row holding its probability: _solve_merged)."""
     ab, transfer = battle.blocks, out.transfer
     ast, dst = battle.att.states, battle.dfn.states
-    base = ab[b, B_OFFSET]
-    if (ab[b, B_KIND] == BLOCK_STAYERS) != (phase == 1) or (
-            phase == 1 and not transfer[b].any()):
+    merge = battle.merge
+    base = 0 if b < 0 else ab[b, B_OFFSET]
+    if b >= 0 and ((ab[b, B_KIND] == BLOCK_STAYERS) != (phase == 1) or (
+            phase == 1 and not transfer[b].any())):
         return
     rounds_hist = out.rounds_hist
     n_d = dst.shape[0]
-    size = _block_size(ab, b)
+    size = ast.shape[0] if b < 0 else _block_size(ab, b)
     mass = np.zeros((size, n_d))
     scratch = _scratch(ast.shape[0], n_d)
     one = battle.one
@@ -573,7 +585,12 @@ def _solve_block(b, phase, battle, out, explicit):
     check_retreat = True
     # (element by element: an array assignment brings numba's shape-error formatting, seconds
     # of compiling)
-    for d in range(n_d):
+    if b < 0:
+        for s in range(ab.shape[0]):
+            start = ab[s, B_OFFSET]
+            for d in range(n_d):
+                mass[merge[start], d] += battle.a_start[start] * battle.d_start[d]
+    for d in range(n_d if b >= 0 else 0):
         mass[0, d] = transfer[b, d] if phase == 1 else battle.a_start[base] * battle.d_start[d]
     if phase == 1:
         # the units that stayed after a partial retreat, at the end of some round: no more
@@ -586,36 +603,40 @@ def _solve_block(b, phase, battle, out, explicit):
     start = 0.0
     for d in range(n_d):
         start += mass[0, d]
-    budget = battle.budget * (start + 1.0 / ab.shape[0]) / 4.0
+    budget = battle.budget * (start + (1.0 if b < 0 else 1.0 / ab.shape[0])) / 4.0
     spent = np.zeros(1)
     while rounds_played < explicit:
         after = np.zeros((size, n_d))
         _sweep_round(battle, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
-                     first_round if rounds_played == 0 else one, out, scratch, spent, budget)
+                     first_round if rounds_played == 0 else one, out, scratch, spent, budget,
+                     b < 0)
         mass = after
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within `mass` itself
     _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one, out,
-                 scratch, spent, budget)
+                 scratch, spent, budget, b < 0)
 
 
 @kernel
 def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
-                 scratch, spent, budget):
+                 scratch, spent, budget, merged):
     """Play one round from every state of a block (mass rows: attacker state - base) into
     target; states that end the battle are finished, states that only move (losses without
     dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
     (bombardment) or battle.one; closed: see _play.  Pruning: states below battle.state_eps
     are dropped, and within the block's budget (probability; spent[0] so far, all pruning
     counted) states below battle.prune_eps and tails of hit laws of up to battle.tail_eps a
-    state (_play)."""
+    state (_play).  merged: the table of every block at once (base 0): its rows battle.sweep,
+    in that order, state a's probability in row battle.merge[a]."""
     A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
     ast, dst, remainder = A.states, D.states, retreat.remainder
     eps, state_eps, prune_eps, tail_eps = (battle.eps, battle.state_eps, battle.prune_eps,
                                            battle.tail_eps)
     totals = out.totals
-    for k in range(mass.shape[0]):
+    merge = battle.merge if merged else battle.merge[:0]
+    for i in range(battle.sweep.shape[0] if merged else mass.shape[0]):
+        k = battle.sweep[i] if merged else i
         for d in range(mass.shape[1]):
             m = mass[k, d]
             if m == 0.0:
@@ -623,7 +644,8 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
                                            check_retreat)
             if kind == MOVE:
-                mass[a2 - base, d2] += m  # units lost without dice, subs submerged
+                # units lost without dice, subs submerged
+                mass[merge[a2] if merged else a2 - base, d2] += m
             elif kind == END:
                 _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
             elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
@@ -631,8 +653,8 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 spent[0] += m
             else:
                 tail = min(tail_eps, budget - spent[0])
-                kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, closed,
-                                scratch, eps, tail, out, rounds_played + 1)
+                kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, merge,
+                                closed, scratch, eps, tail, out, rounds_played + 1)
                 totals[TOTAL_ROUNDS] += w
                 totals[TOTAL_PRUNED] += m - kept
                 spent[0] += m - kept
@@ -654,6 +676,13 @@ def _solve_blocks(first, last, phase, battle, stacks, explicit):
     for b in range(first, last):
         _solve_block(b, phase, battle, _out(stacks, b if stacks.outcomes.shape[0] > 1 else 0),
                      explicit)
+
+
+@kernel(nogil=True)
+def _solve_merged(battle, stacks, explicit):
+    """Solve every attacker block of a battle with battle.merge at once (_solve_block(-1))
+    into row 0 of the stacks."""
+    _solve_block(VALUES[0] - 1, VALUES[0], battle, _out(stacks, VALUES[0]), explicit)
 
 
 @kernel(nogil=True)
@@ -699,14 +728,73 @@ def _block_range(first, last, solve_blocks, offset, phase, *args):
     solve_blocks(offset + first, offset + last, phase, *args)
 
 
-def _battle(compiled) -> ExactBattle:
-    """The compiled battle as the exact kernels take it."""
+def _battle(compiled, merge=None) -> ExactBattle:
+    """The compiled battle as the exact kernels take it; merge: (merge, sweep) of
+    _merged_blocks, or None (block by block)."""
     att, dfn = compiled.attacker, compiled.defender
     return ExactBattle(ExactSide(att.states, att.rows, att.pmf, att.cdf),
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
                        np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS,
-                       *_pruning(compiled))
+                       *_pruning(compiled), *(merge or (NO_MERGE, NO_MERGE)))
+
+
+MERGE_BLOCKS = True  # False: attacker blocks are always solved one by one (tests compare)
+MERGE_SHARE = 0.5  # a battle solved block by block on threads is merged below this share
+
+
+def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
+    """(merge, sweep) of a side of several blocks of single walks (land, after round-1 AA
+    fire): merge[a] is a itself or the state of block 0 that a equals (the same units, fire,
+    columns and everything after it: block b, its aircraft shot down, often reaches a state
+    of block 0 after a few casualties, or at once when its casualties are aircraft first);
+    sweep, the states that are their own, most casualty steps left first (so every state
+    comes after each state that can reach it).  None: nothing merges, or not such a side.
+    compile.Side.merged_walks keeps it with the side."""
+    blocks, st = side.blocks, side.states
+    if (len(blocks) < 2 or (blocks[:, B_KIND] != BLOCK_START).any()
+            or (blocks[:, B_RADIX_S] != 1).any() or (blocks[:, B_RADIX_A] != 1).any()):
+        return None
+    rows = st[:, S_ROW_N]
+    same = np.ones(st.shape[1], dtype=bool)
+    # (not compared: where the state lies in its own block's table and rows)
+    same[[S_BLOCK, S_S, S_A, S_N, S_ROW_S, S_ROW_A, S_ROW_N, S_STRIDE_S, S_STRIDE_A]] = False
+    # (nor the rank of the next casualty: it only orders one category against another)
+    ints = np.hstack([st[:, same], side.survivors, side.rows[rows][:, [R_TOP, R_LO, R_HI,
+                                                                        R_STRENGTH]]])
+    floats = np.hstack([side.pmf[rows], side.cdf[rows]])
+    keys = [i.tobytes() + f.tobytes() for i, f in zip(ints, floats, strict=True)]
+    n_0 = int(blocks[0, B_RADIX_N])
+    first = {keys[t]: t for t in range(n_0)}
+    merge = np.arange(len(keys), dtype=np.int64)
+    for b in range(1, len(blocks)):
+        offset, size = int(blocks[b, B_OFFSET]), int(blocks[b, B_RADIX_N])
+        # from the block's last state back, while each state and its successor are block 0's
+        for a in range(offset + size - 1, offset - 1, -1):
+            t = first.get(keys[a])
+            if t is None or (a < offset + size - 1 and merge[a + 1] != t + 1):
+                break
+            merge[a] = t
+    own = np.flatnonzero(merge == np.arange(len(keys)))
+    if len(own) == len(keys):
+        return None
+    return merge, own[np.argsort(-st[own, S_OTHER], kind="stable")]
+
+
+def _merged_blocks(compiled, seconds: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The attacker's merged_walks where the exact solve may use them: the land fast path
+    with no bombardment and no retreat, and either the merged table is at most MERGE_SHARE of
+    the blocks' states or the blocks would not be solved on threads anyway (so the choice
+    never depends on the thread count)."""
+    rules, att = compiled.rules, compiled.attacker
+    if (not MERGE_BLOCKS or not rules[RU_SIMPLE] or rules[RU_BOMBARD] or len(att.blocks) < 2
+            or compiled.retreat_tables().policy[RT_ACTIVE]):
+        return None
+    merge = att.merged_walks
+    if merge is None or (len(merge[1]) > MERGE_SHARE * att.n_states
+                         and seconds > PARALLEL_SECONDS):
+        return None
+    return merge
 
 
 def _pruning(compiled) -> tuple[float, float, float]:
@@ -832,12 +920,18 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
     explicit = max(rounds_bins - 1, int(retreat.policy[RT_AFTER]), 1)
     joint = att.n_states * dfn.n_states <= JOINT_LIMIT
     n_blocks = len(att.blocks)
-    parallel = jit.is_compiled() and n_blocks > 1 and seconds > PARALLEL_SECONDS
+    merge = _merged_blocks(compiled, seconds)
+    parallel = (jit.is_compiled() and n_blocks > 1 and seconds > PARALLEL_SECONDS
+                and merge is None)
     stacks = _stacks(compiled, joint, rounds_bins, n_blocks if parallel else 1)
-    args = (_battle(compiled), stacks, explicit)
+    args = (_battle(compiled, merge), stacks, explicit)
     # blocks the battle starts in, then (where a partial retreat may leave units behind) the
-    # blocks of the stayers
-    for phase in range(2 if compiled.has_partial_retreat else 1):
+    # blocks of the stayers; or every block in one table
+    phases = 2 if compiled.has_partial_retreat else 1
+    if merge is not None:
+        jit.call(k["_solve_merged"], *args, short=seconds < SHORT_SECONDS)
+        phases = 0
+    for phase in range(phases):
         if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
             group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
             for first in range(0, n_blocks, group):

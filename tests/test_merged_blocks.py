@@ -1,0 +1,140 @@
+"""Land battles with AA solved in one table of every attacker block (exact.merged_walks).
+
+Round-1 AA fire starts the attacker in one block per outcome (its aircraft shot down); a
+block often reaches a state of block 0 (the same units) after a few casualties, or at once
+when its first casualties are aircraft, and from there on the two walks are one.  The exact
+solver then plays each such state once, its probability from every block summed
+(exact._solve_merged).  Checked here: the merged tables are what the battle says (analytic
+counts of states), every merged state is the same state (units and IPC lost), and every
+answer equals the block-by-block solve (exact.MERGE_BLOCKS = False) to 1e-12, on editions
+with either AA casualty rule, low luck, the rounds law, keep_land and orders of losses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import battlecalc
+from battlecalc import api
+from battlecalc.kernels import exact, jit
+
+BATTLES = {
+    "aircraft only": dict(rules="1942-2e", attacker="25 ftr", defender="7 tank 10 art 2 aa"),
+    "one land unit first": dict(rules="1942-2e", attacker="7 ftr 9 bmb 1 art",
+                                defender="7 art 21 bmb 5 inf 1 ftr 3 aa"),
+    "land units first": dict(rules="1942-2e", attacker="6 tank 2 bmb 3 art 3 ftr",
+                             defender="20 tank 3 aa"),
+    "revised, each die its aircraft": dict(rules="revised", attacker="5 ftr 4 bmb 2 inf",
+                                           defender="6 inf 2 tank 1 aa"),
+    "rounds law": dict(rules="1942-2e", attacker="8 ftr 3 bmb", defender="9 inf 2 art 2 aa",
+                       rounds_distribution=True),
+    "low luck": dict(rules="1942-2e", attacker="9 ftr 2 tank", defender="8 inf 3 tank 3 aa",
+                     dice="low_luck"),
+    "keep land, weakest": dict(rules="1940-2e", attacker="3 inf 6 ftr 2 bmb",
+                               defender="7 inf 2 art 1 aa", keep_land=1,
+                               attacker_ool="weakest"),
+}
+
+
+def _tables(battle: dict):
+    """The battle's compiled tables, as simulate builds them."""
+    seen = {}
+    solve = api.run_exact
+
+    def keep(compiled, *args, **kwargs):
+        seen["compiled"] = compiled
+        return solve(compiled, *args, **kwargs)
+
+    api.forget_compiled()
+    try:
+        api.run_exact = keep
+        battlecalc.simulate(**battle, method="exact")
+    finally:
+        api.run_exact = solve
+    return seen["compiled"]
+
+
+def _answers(result) -> dict:
+    """Every number of an exact result's dict (IPC means divided by 100, so that 1e-12 is
+    about the same relative bound as for probabilities)."""
+    flat = {}
+
+    def walk(path, value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(f"{path}.{key}", item)
+        elif isinstance(value, list | tuple):
+            for i, item in enumerate(value):
+                walk(f"{path}[{i}]", item)
+        elif not isinstance(value, float):
+            flat[path] = value
+        elif not path.endswith("_s"):  # (timings left out)
+            flat[path] = value / 100 if "ipc" in path or "swing" in path else value
+
+    walk("", result.to_dict())
+    return flat
+
+
+def _solve(battle: dict, merge: bool, monkeypatch) -> dict:
+    monkeypatch.setattr(exact, "MERGE_BLOCKS", merge)
+    api.forget_compiled()
+    return _answers(battlecalc.simulate(**battle, method="exact"))
+
+
+@pytest.mark.parametrize("name", list(BATTLES))
+def test_merged_solve_equals_the_block_by_block_one(name, monkeypatch):
+    merged = _solve(BATTLES[name], True, monkeypatch)
+    blocks = _solve(BATTLES[name], False, monkeypatch)
+    assert merged.keys() == blocks.keys()
+    for key, value in blocks.items():
+        if isinstance(value, float):
+            assert merged[key] == pytest.approx(value, rel=0, abs=1e-12), key
+        else:
+            assert merged[key] == value, key
+
+
+@pytest.mark.parametrize("name", list(BATTLES))
+def test_merged_states_are_the_same_units(name):
+    att = _tables(BATTLES[name]).attacker
+    merge, sweep = att.merged_walks
+    assert (att.survivors[merge] == att.survivors).all()
+    assert (att.ipc_lost[merge] == att.ipc_lost).all()
+    # a state is merged into block 0 only, and the rows played are the states kept
+    assert (merge[merge != np.arange(att.n_states)] < att.blocks[1, 0]).all()
+    assert sorted(sweep) == sorted(np.flatnonzero(merge == np.arange(att.n_states)))
+
+
+def test_aircraft_only_attacker_is_one_walk():
+    # 25 fighters against 2 AAA (6 shots): blocks of 25 .. 19 fighters, each the walk of 25
+    # fighters from its b-th state on: 26 rows in all, block b starting at state b
+    att = _tables(BATTLES["aircraft only"]).attacker
+    merge, sweep = att.merged_walks
+    assert len(att.blocks) == 7
+    assert list(sweep) == list(range(26))
+    assert [merge[offset] for offset in att.blocks[:, 0]] == list(range(7))
+
+
+def test_land_unit_first_keeps_each_block_start():
+    # 1 art, 7 ftr, 9 bmb against 3 AAA (9 shots, fighters then bombers shot down): block b
+    # starts with the artillery and 17 - b aircraft, a state of its own, and its next state
+    # (the artillery lost) is block 0's state 1 + b
+    att = _tables(BATTLES["one land unit first"]).attacker
+    merge, sweep = att.merged_walks
+    offsets = att.blocks[:, 0]
+    assert len(offsets) == 10
+    assert [merge[o] for o in offsets] == list(offsets)
+    assert [merge[o + 1] for o in offsets[1:]] == [1 + b for b in range(1, 10)]
+    assert len(sweep) == 18 + 9
+
+
+def test_merged_answers_do_not_depend_on_threads(monkeypatch):
+    battle = BATTLES["land units first"]
+    answers = []
+    try:
+        for n in (1, 2):
+            jit.set_threads(n)
+            answers.append(_solve(battle, True, monkeypatch))
+    finally:
+        jit.set_threads(None)
+    assert answers[0] == answers[1]
