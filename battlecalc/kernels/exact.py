@@ -614,8 +614,114 @@ def _solve_block(b, phase, battle, out, explicit):
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within `mass` itself
-    _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one, out,
-                 scratch, spent, budget, b < 0)
+    if battle.rules[RU_SIMPLE] == 1 and battle.budget == 0.0 and battle.row_sweep:
+        _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, b < 0)
+    else:
+        _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one,
+                     out, scratch, spent, budget, b < 0)
+
+
+@kernel
+def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged):
+    """_sweep_round's closed-form sweep for the land fast path (two single walks) with no
+    pruning budget, an attacker state (a row of mass) at a time: the rounds from each pair
+    (a, d) of the row are first played as far as the row itself (the defender's 0 hits: the
+    pairs after (a, d) in the row must have all of their probability before their turn), then
+    every later row at once: for each defender hit count hd, the weights u[d] of the row's
+    pairs spread by the attacker's hit law (the same for the whole row) onto the row
+    a + hd, one long run over d per attacker hit count (instead of short runs over the hit
+    counts per pair: the same sums, other order).  Skipped as in _play / _spread_walk: hit
+    counts outside each state's kept range and moves of battle.eps or less."""
+    A, D, rules, retreat = battle.att, battle.dfn, battle.rules, battle.retreat
+    ast, dst, remainder = A.states, D.states, retreat.remainder
+    apmf, acum, ar = A.pmf, A.cdf, A.rows
+    dpmf, dcum, dr = D.pmf, D.cdf, D.rows
+    eps, state_eps = battle.eps, battle.state_eps
+    totals = out.totals
+    merge = battle.merge if merged else battle.merge[:0]
+    n_d = mass.shape[1]
+    d_end = dst[0, S_OTHER]  # the defender's last state (one walk)
+    # each defender state's kept hit counts (as _play keeps them with no tail to leave out)
+    d_lo = np.empty(n_d, dtype=np.int64)
+    d_hi = np.empty(n_d, dtype=np.int64)
+    for d in range(n_d):
+        d_lo[d], d_hi[d] = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], 0.0)
+    w_row = np.zeros(n_d)  # w of each pair of the row played (0: not played)
+    u = np.zeros(n_d)
+    tail = np.zeros(n_d)  # the attacker's hits from d on that wipe the defender out
+    for i in range(battle.sweep.shape[0] if merged else mass.shape[0]):
+        k = battle.sweep[i] if merged else i
+        a = base + k
+        a_row, a_cum = apmf[a], acum[a]
+        a_lo, a_hi = _kept_range(a_cum, ar[a, R_LO], ar[a, R_HI], 0.0)
+        length = a + ast[a, S_OTHER] - base
+        row_mass = a_cum[a_hi] - (a_cum[a_lo - 1] if a_lo > 0 else 0.0)
+        own = mass[k]
+        first, last, hd_top = n_d, -1, 0
+        played = kept = 0.0
+        for d in range(n_d):
+            w_row[d] = 0.0
+            m = own[d]
+            if m == 0.0:
+                continue
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, a, d, rounds_played,
+                                           check_retreat)
+            if kind == MOVE:
+                mass[merge[a2] if merged else a2 - base, d2] += m
+                continue
+            if kind == END:
+                _withdraw_or_finish(outcome, m, a, d, rounds_played, ast, remainder, out)
+                continue
+            if m < state_eps:
+                totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
+                continue
+            w = m / (1.0 - a_row[0] * dpmf[d, 0])
+            totals[TOTAL_ROUNDS] += w
+            played += m
+            w_row[d] = w
+            first, last, hd_top = min(first, d), d, max(hd_top, d_hi[d])
+            if d_lo[d] == 0:  # the defender scores nothing: the rest of this row
+                wd = w * dpmf[d, 0]
+                if wd > eps:
+                    top = min(a_hi, d_end - d - 1)
+                    for ha in range(max(a_lo, 1), top + 1):
+                        own[d + ha] += wd * a_row[ha]
+                    if a_hi >= d_end - d:
+                        start = max(a_lo, d_end - d)
+                        own[d_end] += wd * (a_cum[a_hi] - (a_cum[start - 1] if start > 0
+                                                            else 0.0))
+                    kept += wd * (row_mass - (a_row[0] if a_lo == 0 else 0.0))
+        if last < 0:
+            continue
+        for d in range(first, last + 1):
+            start = max(a_lo, d_end - d)
+            tail[d] = (a_cum[a_hi] - (a_cum[start - 1] if start > 0 else 0.0)
+                       if start <= a_hi else 0.0)
+        for hd in range(1, hd_top + 1):
+            r = min(k + hd, length)
+            target = mass[merge[r] if merged else r]
+            total = spill = 0.0
+            for d in range(first, last + 1):
+                wd = w_row[d] * dpmf[d, hd] if d_lo[d] <= hd <= d_hi[d] else 0.0
+                wd = wd if wd > eps else 0.0
+                u[d] = wd
+                total += wd
+                spill += wd * tail[d]
+            if total == 0.0:
+                continue
+            kept += total * row_mass
+            target[d_end] += spill
+            for ha in range(a_lo, a_hi + 1):
+                p = a_row[ha]
+                # the pairs whose ha hits leave a defender: d + ha < d_end
+                stop = min(last + 1, d_end - ha)
+                if stop <= first:
+                    break
+                run = target[first + ha:stop + ha]
+                weights = u[first:stop]
+                for j in range(run.shape[0]):
+                    run[j] += p * weights[j]
+        totals[TOTAL_PRUNED] += played - kept
 
 
 @kernel
@@ -736,10 +842,11 @@ def _battle(compiled, merge=None) -> ExactBattle:
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
                        np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS,
-                       *_pruning(compiled), *(merge or (NO_MERGE, NO_MERGE)))
+                       *_pruning(compiled), *(merge or (NO_MERGE, NO_MERGE)), ROW_SWEEP)
 
 
 MERGE_BLOCKS = True  # False: attacker blocks are always solved one by one (tests compare)
+ROW_SWEEP = True  # False: the land fast path's closed sweep a pair at a time (tests compare)
 MERGE_SHARE = 0.5  # a battle solved block by block on threads is merged below this share
 
 

@@ -60,6 +60,9 @@ class ExactBattle(NamedTuple):
     # sweep, the rows played, each after every row that can reach it
     merge: np.ndarray = NO_MERGE
     sweep: np.ndarray = NO_MERGE
+    # the land fast path's closed sweep a row of pairs at a time (exact._sweep_walks; False:
+    # a pair at a time, exact._sweep_round)
+    row_sweep: bool = True
 
 
 class ExactOut(NamedTuple):

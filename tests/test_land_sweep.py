@@ -1,13 +1,18 @@
-"""Land battles with AA solved in one table of every attacker block (exact.merged_walks).
+"""The exact solver's land fast path: every attacker block in one table, a row at a time.
 
 Round-1 AA fire starts the attacker in one block per outcome (its aircraft shot down); a
 block often reaches a state of block 0 (the same units) after a few casualties, or at once
 when its first casualties are aircraft, and from there on the two walks are one.  The exact
 solver then plays each such state once, its probability from every block summed
-(exact._solve_merged).  Checked here: the merged tables are what the battle says (analytic
-counts of states), every merged state is the same state (units and IPC lost), and every
-answer equals the block-by-block solve (exact.MERGE_BLOCKS = False) to 1e-12, on editions
-with either AA casualty rule, low luck, the rounds law, keep_land and orders of losses.
+(exact.merged_walks, exact._solve_merged).  Checked here: the merged tables are what the
+battle says (analytic counts of states), every merged state is the same state (units and IPC
+lost), and every answer equals the block-by-block solve (exact.MERGE_BLOCKS = False) to
+1e-12, on editions with either AA casualty rule, low luck, the rounds law, keep_land and
+orders of losses.
+
+The closed sweep plays a whole row of state pairs (one attacker state) at once
+(exact._sweep_walks): every answer equals the sweep a pair at a time (exact.ROW_SWEEP =
+False, exact._sweep_round) to 1e-12, with and without AA, merged or not, with retreats.
 """
 
 from __future__ import annotations
@@ -76,22 +81,46 @@ def _answers(result) -> dict:
     return flat
 
 
-def _solve(battle: dict, merge: bool, monkeypatch) -> dict:
+def _solve(battle: dict, merge: bool, monkeypatch, row_sweep: bool = True) -> dict:
     monkeypatch.setattr(exact, "MERGE_BLOCKS", merge)
+    monkeypatch.setattr(exact, "ROW_SWEEP", row_sweep)
     api.forget_compiled()
     return _answers(battlecalc.simulate(**battle, method="exact"))
 
 
+def _assert_same(answers: dict, expected: dict) -> None:
+    assert answers.keys() == expected.keys()
+    for key, value in expected.items():
+        if isinstance(value, float):
+            assert answers[key] == pytest.approx(value, rel=0, abs=1e-12), key
+        else:
+            assert answers[key] == value, key
+
+
 @pytest.mark.parametrize("name", list(BATTLES))
 def test_merged_solve_equals_the_block_by_block_one(name, monkeypatch):
-    merged = _solve(BATTLES[name], True, monkeypatch)
-    blocks = _solve(BATTLES[name], False, monkeypatch)
-    assert merged.keys() == blocks.keys()
-    for key, value in blocks.items():
-        if isinstance(value, float):
-            assert merged[key] == pytest.approx(value, rel=0, abs=1e-12), key
-        else:
-            assert merged[key] == value, key
+    _assert_same(_solve(BATTLES[name], True, monkeypatch),
+                 _solve(BATTLES[name], False, monkeypatch))
+
+
+SWEPT = {
+    **BATTLES,
+    "no AA": dict(rules="1942-2e", attacker="12 inf 4 art 5 tank 3 ftr 2 bmb",
+                  defender="16 inf 3 art 2 tank 2 ftr"),
+    "retreat after 2": dict(rules="1942-2e", attacker="8 inf 3 tank 4 ftr",
+                            defender="10 inf 2 art 1 aa", retreat_after=2),
+    "retreat when 3 left": dict(rules="revised", attacker="9 inf 4 tank 2 ftr",
+                                defender="11 inf 2 tank", retreat_when_left=3),
+    "classic, defender wiped at once": dict(rules="classic", attacker="14 ftr 6 bmb",
+                                            defender="2 inf 1 aa"),
+}
+
+
+@pytest.mark.parametrize("merge", [True, False])
+@pytest.mark.parametrize("name", list(SWEPT))
+def test_row_sweep_equals_the_pair_sweep(name, merge, monkeypatch):
+    _assert_same(_solve(SWEPT[name], merge, monkeypatch),
+                 _solve(SWEPT[name], merge, monkeypatch, row_sweep=False))
 
 
 @pytest.mark.parametrize("name", list(BATTLES))
