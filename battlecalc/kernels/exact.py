@@ -850,6 +850,9 @@ ROW_SWEEP = True  # False: the land fast path's closed sweep a pair at a time (t
 MERGE_SHARE = 0.5  # a battle solved block by block on threads is merged below this share
 
 
+_MIX = np.random.default_rng(19).integers(1, 2**62, size=256)  # merged_walks' column hash
+
+
 def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
     """(merge, sweep) of a side of several blocks of single walks (land, after round-1 AA
     fire): merge[a] is a itself or the state of block 0 that a equals (the same units, fire,
@@ -869,21 +872,29 @@ def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
     # (nor the rank of the next casualty: it only orders one category against another)
     ints = np.hstack([st[:, same], side.survivors, side.rows[rows][:, [R_TOP, R_LO, R_HI,
                                                                         R_STRENGTH]]])
-    floats = np.hstack([side.pmf[rows], side.cdf[rows]])
-    keys = [i.tobytes() + f.tobytes() for i, f in zip(ints, floats, strict=True)]
-    n_0 = int(blocks[0, B_RADIX_N])
-    first = {keys[t]: t for t in range(n_0)}
-    merge = np.arange(len(keys), dtype=np.int64)
-    for b in range(1, len(blocks)):
-        offset, size = int(blocks[b, B_OFFSET]), int(blocks[b, B_RADIX_N])
-        # from the block's last state back, while each state and its successor are block 0's
-        for a in range(offset + size - 1, offset - 1, -1):
-            t = first.get(keys[a])
-            if t is None or (a < offset + size - 1 and merge[a + 1] != t + 1):
-                break
-            merge[a] = t
-    own = np.flatnonzero(merge == np.arange(len(keys)))
-    if len(own) == len(keys):
+    # each state's twin: the state of block 0 with the same columns, units and fire (found
+    # by a hash of the columns, then compared in full: a clash only merges less)
+    n, n_0 = len(st), int(blocks[0, B_RADIX_N])
+    code = ints @ _MIX[:ints.shape[1]]
+    order = np.argsort(code[:n_0])
+    at = np.minimum(np.searchsorted(code[:n_0], code, sorter=order), n_0 - 1)
+    twin = order[at]
+    found = ((code[twin] == code) & (ints[twin] == ints).all(axis=1)
+             & (side.pmf[rows[twin]] == side.pmf[rows]).all(axis=1)
+             & (side.cdf[rows[twin]] == side.cdf[rows]).all(axis=1))
+    # a state of block 1 or later is merged if it and every later state of its block have
+    # twins, each the twin's successor's predecessor (the last: block 0's last state)
+    last = np.zeros(n, dtype=bool)
+    last[blocks[:, B_OFFSET] + blocks[:, B_RADIX_N] - 1] = True
+    ok = found & np.where(last, twin == n_0 - 1, np.append(twin[1:] == twin[:-1] + 1, False))
+    ok[:n_0] = False
+    fails = np.cumsum(~ok[::-1])[::-1]  # states not ok from each state to the very last
+    end = np.repeat(blocks[:, B_OFFSET] + blocks[:, B_RADIX_N], blocks[:, B_RADIX_N])
+    after = np.append(fails, 0)[end]
+    merge = np.where(fails == after, twin, np.arange(n, dtype=np.int64))
+    merge[:n_0] = np.arange(n_0)
+    own = np.flatnonzero(merge == np.arange(n))
+    if len(own) == n:
         return None
     return merge, own[np.argsort(-st[own, S_OTHER], kind="stable")]
 
