@@ -778,17 +778,16 @@ def _out(stacks, i):
 @kernel(nogil=True)
 def _solve_blocks(first, last, phase, battle, stacks, explicit):
     """Solve attacker blocks first..last-1 of one phase (see _solve_block), block b writing
-    row b of the stacks, or row 0 when they have one row."""
+    row b of the stacks, or row 0 when they have one row.  A battle with battle.sweep (its
+    blocks merged: exact._merged_blocks): every block at once, into row 0, by the call that
+    has block 0 of phase 0 (the driver makes one call)."""
+    if battle.sweep.shape[0] > 0:
+        if first == 0 and last > 0 and phase == 0:
+            _solve_block(VALUES[0] - 1, phase, battle, _out(stacks, VALUES[0]), explicit)
+        return
     for b in range(first, last):
         _solve_block(b, phase, battle, _out(stacks, b if stacks.outcomes.shape[0] > 1 else 0),
                      explicit)
-
-
-@kernel(nogil=True)
-def _solve_merged(battle, stacks, explicit):
-    """Solve every attacker block of a battle with battle.merge at once (_solve_block(-1))
-    into row 0 of the stacks."""
-    _solve_block(VALUES[0] - 1, VALUES[0], battle, _out(stacks, VALUES[0]), explicit)
 
 
 @kernel(nogil=True)
@@ -1044,12 +1043,8 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
     stacks = _stacks(compiled, joint, rounds_bins, n_blocks if parallel else 1)
     args = (_battle(compiled, merge), stacks, explicit)
     # blocks the battle starts in, then (where a partial retreat may leave units behind) the
-    # blocks of the stayers; or every block in one table
-    phases = 2 if compiled.has_partial_retreat else 1
-    if merge is not None:
-        jit.call(k["_solve_merged"], *args, short=seconds < SHORT_SECONDS)
-        phases = 0
-    for phase in range(phases):
+    # blocks of the stayers (merged blocks: all of them by the first call)
+    for phase in range(2 if compiled.has_partial_retreat else 1):
         if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
             group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
             for first in range(0, n_blocks, group):
