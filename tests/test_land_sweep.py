@@ -7,8 +7,8 @@ solver then plays each such state once, its probability from every block summed
 (exact.merged_walks, exact._solve_merged).  Checked here: the merged tables are what the
 battle says (analytic counts of states), every merged state is the same state (units and IPC
 lost), and every answer equals the block-by-block solve (exact.MERGE_BLOCKS = False) to
-1e-12, on editions with either AA casualty rule, low luck, the rounds law, keep_land and
-orders of losses.
+1e-12, on editions with either AA casualty rule, low luck, the rounds law, keep_land, orders
+of losses and retreats.
 
 The closed sweep plays a whole row of state pairs (one attacker state) at once
 (exact._sweep_walks): every answer equals the sweep a pair at a time (exact.ROW_SWEEP =
@@ -39,6 +39,13 @@ BATTLES = {
     "keep land, weakest": dict(rules="1940-2e", attacker="3 inf 6 ftr 2 bmb",
                                defender="7 inf 2 art 1 aa", keep_land=1,
                                attacker_ool="weakest"),
+    "retreat after 2": dict(rules="1942-2e", attacker="2 tank 7 ftr 2 bmb",
+                            defender="8 inf 2 tank 2 aa", retreat_after=2),
+    "retreat below 40%": dict(rules="1942-2e", attacker="10 ftr 1 bmb",
+                              defender="9 inf 3 art 2 aa", retreat_below=0.4),
+    "strafe, only air": dict(rules="revised", attacker="2 inf 5 ftr 3 bmb",
+                             defender="8 inf 1 tank 1 aa", strafe=2,
+                             retreat_when_only_air=True),
 }
 
 
@@ -107,8 +114,8 @@ SWEPT = {
     **BATTLES,
     "no AA": dict(rules="1942-2e", attacker="12 inf 4 art 5 tank 3 ftr 2 bmb",
                   defender="16 inf 3 art 2 tank 2 ftr"),
-    "retreat after 2": dict(rules="1942-2e", attacker="8 inf 3 tank 4 ftr",
-                            defender="10 inf 2 art 1 aa", retreat_after=2),
+    "land first, retreat after 2": dict(rules="1942-2e", attacker="8 inf 3 tank 4 ftr",
+                                        defender="10 inf 2 art 1 aa", retreat_after=2),
     "retreat when 3 left": dict(rules="revised", attacker="9 inf 4 tank 2 ftr",
                                 defender="11 inf 2 tank", retreat_when_left=3),
     "classic, defender wiped at once": dict(rules="classic", attacker="14 ftr 6 bmb",
@@ -125,8 +132,11 @@ def test_row_sweep_equals_the_pair_sweep(name, merge, monkeypatch):
 
 @pytest.mark.parametrize("name", list(BATTLES))
 def test_merged_states_are_the_same_units(name):
-    att = _tables(BATTLES[name]).attacker
+    compiled = _tables(BATTLES[name])
+    att = compiled.attacker
     merge, sweep = att.merged_walks
+    # (and the solve merges them)
+    assert exact._merged_blocks(compiled, exact.seconds_estimate(compiled)) is not None
     assert (att.survivors[merge] == att.survivors).all()
     assert (att.ipc_lost[merge] == att.ipc_lost).all()
     # a state is merged into block 0 only, and the rows played are the states kept

@@ -900,12 +900,13 @@ def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _merged_blocks(compiled, seconds: float) -> tuple[np.ndarray, np.ndarray] | None:
     """The attacker's merged_walks where the exact solve may use them: the land fast path
-    with no bombardment and no retreat, and either the merged table is at most MERGE_SHARE of
-    the blocks' states or the blocks would not be solved on threads anyway (so the choice
-    never depends on the thread count)."""
+    with no bombardment and no partial retreat (a retreat decides by a state's units, the
+    same in its twin), and either the merged table is at most MERGE_SHARE of the blocks'
+    states or the blocks would not be solved on threads anyway (so the choice never depends
+    on the thread count)."""
     rules, att = compiled.rules, compiled.attacker
     if (not MERGE_BLOCKS or not rules[RU_SIMPLE] or rules[RU_BOMBARD] or len(att.blocks) < 2
-            or compiled.retreat_tables().policy[RT_ACTIVE]):
+            or compiled.has_partial_retreat):
         return None
     merge = att.merged_walks
     if merge is None or (len(merge[1]) > MERGE_SHARE * att.n_states
