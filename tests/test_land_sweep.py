@@ -177,3 +177,11 @@ def test_merged_answers_do_not_depend_on_threads(monkeypatch):
     finally:
         jit.set_threads(None)
     assert answers[0] == answers[1]
+
+
+def test_estimate_counts_the_merged_table(monkeypatch):
+    # 25 fighters against 2 AAA: 26 of the blocks' 161 states are played
+    compiled = _tables(BATTLES["aircraft only"])
+    merged = exact.seconds_estimate(compiled)
+    monkeypatch.setattr(exact, "MERGE_BLOCKS", False)
+    assert merged == pytest.approx(exact.seconds_estimate(compiled) * 26 / 161, rel=1e-12)

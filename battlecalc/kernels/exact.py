@@ -931,14 +931,17 @@ def seconds_estimate(compiled) -> float:
     sides' hit combinations, each one assignment, and their product), times the share of the
     pairs a big battle reaches (_band_share).  Calibrated on land and sea battles of 20 to 300
     units a side (benchmarks/bench_big.py's, one machine); meant for choosing a method,
-    within a factor of a few."""
+    within a factor of a few.  Attacker blocks solved in one table (_merged_blocks): that
+    share of the blocks' states."""
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
     band = _band_share(pairs / len(att.blocks))
     mean_a, mean_d = att.mean_hit_combinations, dfn.mean_hit_combinations
-    if compiled.rules[RU_SIMPLE]:
-        return pairs * band * (1e-7 + 2e-10 * mean_a * mean_d)
-    return pairs * band * (1e-7 + 4e-9 * (mean_a + mean_d) + 2e-10 * mean_a * mean_d)
+    if not compiled.rules[RU_SIMPLE]:
+        return pairs * band * (1e-7 + 4e-9 * (mean_a + mean_d) + 2e-10 * mean_a * mean_d)
+    seconds = pairs * band * (1e-7 + 2e-10 * mean_a * mean_d)
+    merge = _merged_blocks(compiled, seconds) if len(att.blocks) > 1 else None
+    return seconds if merge is None else seconds * len(merge[1]) / att.n_states
 
 
 BAND_PAIRS = 8000  # state pairs of a block beyond which a battle's mass keeps to a band
