@@ -126,6 +126,7 @@ SWEPT = {
 @pytest.mark.parametrize("merge", [True, False])
 @pytest.mark.parametrize("name", list(SWEPT))
 def test_row_sweep_equals_the_pair_sweep(name, merge, monkeypatch):
+    jit.compiled()  # (the compiled kernels, as battles of some size run; plain: plain ones)
     _assert_same(_solve(SWEPT[name], merge, monkeypatch),
                  _solve(SWEPT[name], merge, monkeypatch, row_sweep=False))
 

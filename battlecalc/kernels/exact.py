@@ -709,16 +709,23 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged):
                 spill += wd * tail[d]
             if total == 0.0:
                 continue
+            # the pairs that move with hd defender hits, lo..hi (as plain Python, the runs
+            # over the others would double a big battle's time)
+            lo, hi = first, last
+            while u[lo] == 0.0:
+                lo += 1
+            while u[hi] == 0.0:
+                hi -= 1
             kept += total * row_mass
             target[d_end] += spill
             for ha in range(a_lo, a_hi + 1):
                 p = a_row[ha]
                 # the pairs whose ha hits leave a defender: d + ha < d_end
-                stop = min(last + 1, d_end - ha)
-                if stop <= first:
+                stop = min(hi + 1, d_end - ha)
+                if stop <= lo:
                     break
-                run = target[first + ha:stop + ha]
-                weights = u[first:stop]
+                run = target[lo + ha:stop + ha]
+                weights = u[lo:stop]
                 for j in range(run.shape[0]):
                     run[j] += p * weights[j]
         totals[TOTAL_PRUNED] += played - kept
