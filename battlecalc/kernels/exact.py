@@ -9,6 +9,11 @@ the round (round-1 bombardment, submerging at the end of a round, a retreat afte
 law of the number of rounds); then one sweep finishes the battle.  Attacker blocks (one per
 outcome of round-1 AA fire) are independent and may be solved in parallel; blocks of the units
 that stay after a partial amphibious retreat start from the mass the first blocks send them.
+On land a block mostly reaches states of block 0 (the same units) after a few casualties, or at
+once where aircraft are its first casualties: such blocks are solved together, in one table
+where each of those states is played once (merged_walks).  The land closed sweep plays a row of
+pairs (one attacker state) at a time: the attacker's hit law is the same along the row
+(_sweep_walks).
 
 Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
 transitions moving less than `eps` probability are skipped, and states holding less than
