@@ -21,6 +21,7 @@ from .formula.engine import run_formula
 from .kernels.common import RU_SIMPLE
 from .kernels.exact import (
     PRUNE_PAIRS,
+    ExactSolve,
     fill_win_values,
     run_exact,
     seconds_estimate,
@@ -98,19 +99,32 @@ _plans: dict = {}
 _plans_lock = threading.Lock()
 
 
-def _plan(arguments: dict):
-    """(battle, run spec, compiled tables or None) of simulate's arguments: kept, or
-    checked (and for a dice battle compiled) now."""
+class _Plan:
+    """A checked battle, its run spec and its compiled tables (None: a formula battle), and
+    once it is solved exactly (solve), the prepared solve (kernels.exact.ExactSolve), which
+    the next call runs again if the plan is kept."""
+
+    __slots__ = ("rules", "battle", "run", "compiled", "exact", "kept")
+
+    def __init__(self, rules, battle, run, compiled):
+        self.rules, self.battle, self.run, self.compiled = rules, battle, run, compiled
+        self.exact = None
+        self.kept = False  # in _plans
+
+
+def _plan(arguments: dict) -> _Plan:
+    """The plan of simulate's arguments: kept, or checked (and for a dice battle compiled)
+    now."""
     key = spec_key(arguments)
     plan = None if key is None else _plans.get(key)
     # valid while the edition id names the same Ruleset (tests put other rules in its place)
-    if plan is not None and load_rules(arguments["rules"]) is plan[0]:
-        return plan[1:]
+    if plan is not None and load_rules(arguments["rules"]) is plan.rules:
+        return plan
     warned = warnings_issued()
     battle, run = simulate_spec(arguments)
     formula = isinstance(battle, FormulaSpec)
     compiled = None if formula else compile_battle(battle)
-    plan = (battle.ruleset if formula else battle.rules, battle, run, compiled)
+    plan = _Plan(battle.ruleset if formula else battle.rules, battle, run, compiled)
     # kept only where checking warned of nothing (a kept plan would not warn again)
     if key is not None and warnings_issued() == warned and (
             compiled is None
@@ -119,7 +133,8 @@ def _plan(arguments: dict):
             while len(_plans) >= MAX_PLANS:
                 del _plans[next(iter(_plans))]
             _plans[key] = plan
-    return plan[1:]
+            plan.kept = True
+    return plan
 
 
 def forget_compiled() -> None:
@@ -200,24 +215,26 @@ def simulate(
                    if k not in ("waves", "counterattack", "formula_options")}
         return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
     started = time.perf_counter()
-    battle, run, compiled = _plan(arguments)
-    if compiled is None:
-        return run_formula(battle, run, started)
-    return solve(battle, run, started, compiled)
+    plan = _plan(arguments)
+    if plan.compiled is None:
+        return run_formula(plan.battle, plan.run, started)
+    return solve(plan.battle, plan.run, started, plan.compiled, plan)
 
 
 def solve(battle: Battle, run: RunSpec, started: float | None = None,
-          compiled=None) -> Result:
+          compiled=None, plan: _Plan | None = None) -> Result:
     """The engine under :func:`simulate`: compile a checked dice battle, pick the method, run
     the exact solver or the Monte Carlo kernel and build its :class:`Result`.  `started`:
     the clock (time.perf_counter) that the result's elapsed_s counts from (default: now);
-    compiled: the battle's tables when the caller has them (compile_battle(battle)).
+    compiled: the battle's tables when the caller has them (compile_battle(battle)); plan:
+    simulate's plan of the battle, which keeps its prepared exact solve for the next call.
 
     battlecalc.waves solves each battle of a sequence through this function, which
     :func:`simulate` hands it (waves imports nothing from this module: no import circle)."""
     started = time.perf_counter() if started is None else started
     compiled = compile_battle(battle) if compiled is None else compiled
-    seconds = seconds_estimate(compiled)
+    prepared = None if plan is None else plan.exact
+    seconds = seconds_estimate(compiled) if prepared is None else prepared.seconds
     pairs = compiled.attacker.n_states * compiled.defender.n_states
     below = compiled.retreat_below is not None
     # --retreat-below's table is built whatever the method: counted in the exact estimate
@@ -255,8 +272,16 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
             run.progress(0, run.trials, "trials")
         compiled = _with_win_values(compiled, table_seconds, run.progress)
     if method == "exact":
-        law = run_exact(compiled, ROUNDS_BINS if run.rounds_distribution else 1, seconds,
-                        run.progress)
+        rounds_bins = ROUNDS_BINS if run.rounds_distribution else 1
+        if below:  # this call's own table: nothing to keep
+            law = run_exact(compiled, rounds_bins, seconds, run.progress)
+        else:
+            if prepared is None:
+                kept = plan is not None and plan.kept
+                prepared = ExactSolve(compiled, rounds_bins, seconds, kept=kept)
+                if kept:
+                    plan.exact = prepared
+            law = prepared.run(run.progress)
         return build_result(battle, compiled, "exact", None, None, law, started)
     seed = run.mc_seed()
     law = run_monte_carlo(compiled, run.trials, seed, run.progress)

@@ -8,29 +8,39 @@
     [0.25, 0.676724]
 
 Each battle is checked as :func:`battlecalc.simulate` checks its arguments (battlecalc.spec)
-and solved as simulate would solve it, with the same answer.  The small exact ones (an
-estimated solve of at most kernels.exact.PARALLEL_SECONDS, where simulate too solves in one
-thread) are solved together: their sides' tables come from a cache of small sides (a side's
-tables depend only on its units, its technologies, its order of losses and a few options of
-the battle), every battle's tables are laid end to end in flat arrays and one compiled loop
-(kernels/batch.py) solves them one after the other, on the engine's threads
-(battlecalc.set_threads); their result columns are computed for all of them at once.  The
-others (Monte Carlo, larger battles, --retreat-below, the law of rounds, formula editions)
-go through simulate's own engine one by one.
+and solved as simulate would solve it, with the same answer.  Battles whose keywords differ
+only in their armies and seeds (one edition and set of options: a lane) are checked through
+one spec.BattleForm (the options once, each distinct army once) and compiled by
+compile.compile_plain (each distinct side once), without simulate_spec's every check per
+battle: a lane takes battles without an amphibious assault, technologies, keep_land or
+retreat_below, whose checks never read the armies (a retreat policy reads their sizes); the
+others, and a lane's battles that fail its checks (simulate_spec then words the error), are
+checked one by one.  The small exact ones (an estimated solve of at most
+kernels.exact.PARALLEL_SECONDS, where simulate too solves in one thread) are solved together:
+their sides' tables come from a cache of small sides (a side's tables depend only on its
+units, its technologies, its order of losses and a few options of the battle), every battle's
+tables are laid end to end in flat arrays and one compiled loop (kernels/batch.py) solves them
+one after the other, on the engine's threads (battlecalc.set_threads); their result columns
+are computed for all of them at once.  The others (Monte Carlo, larger battles,
+--retreat-below, the law of rounds, formula editions) go through simulate's own engine one by
+one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from . import api
 from .army import format_army
-from .compile import build_side, compile_battle
+from .compile import build_side, compile_battle, compile_plain
 from .errors import BattleInputError, quoted
 from .kernels import batch as batch_kernels
 from .kernels import jit
@@ -53,7 +63,7 @@ from .kernels.exact import (
 from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
-from .spec import FormulaSpec, simulate_spec
+from .spec import FormulaSpec, battle_form, check_seed, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
 # the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
@@ -222,6 +232,89 @@ def _exact_and_small(compiled, run) -> tuple[bool, float]:
     return True, seconds
 
 
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+ARMIES = ("attacker", "defender")
+NOT_FORM = (*ARMIES, "seed")  # (a sweep gives each battle a seed of its own: _Lane.battle)
+
+
+def _form_key(given: Mapping[str, Any]) -> tuple | None:
+    """A hashable key of a battle's keywords other than its armies and seed, or None (a value
+    not of a plain type): battles with equal keys differ at most in their armies and seeds.
+    Each value's type is part of the key (True and 1 stay apart)."""
+    key = []
+    for name, value in given.items():
+        if name not in NOT_FORM:
+            kind = type(value)
+            if kind not in _PLAIN:
+                return None
+            key.append((name, kind, value))
+    return tuple(key)
+
+
+def _army_key(value: Any):
+    """A hashable key of army notation or a {name: int} dict (None: of another kind)."""
+    if type(value) is str:
+        return value
+    if type(value) is dict and set(map(type, value)) == _STR \
+            and set(map(type, value.values())) == _INT:
+        return tuple(value.items())
+    return None
+
+
+_STR, _INT = {str}, {int}
+
+
+class _Lane:
+    """The battles of a call with the same keywords but their armies (_form_key), checked
+    through one spec.BattleForm (their armies each once) and compiled by
+    compile.compile_plain (each distinct side once)."""
+
+    def __init__(self, form, run):
+        self.form, self.run = form, run
+        self.armies: dict = {}  # (side, _army_key) -> BattleForm.army
+        self.kept: dict = {}  # compile_plain's
+        self.small: dict = {}  # (id of the attacker's Side, the defender's) -> _exact_and_small
+
+    def army(self, value: Any, side: str):
+        key = _army_key(value)
+        if key is None:
+            return self.form.army(value, side)
+        found = self.armies.get((side, key))
+        if found is None:
+            found = self.armies[(side, key)] = self.form.army(value, side)
+        return found
+
+    def battle(self, given: Mapping[str, Any]):
+        """The battle (spec.Battle) and its RunSpec (the lane's, with the battle's seed);
+        BattleInputError where it is not a battle (simulate_spec words why)."""
+        battle = self.form.battle(self.army(given.get("attacker"), "attacker"),
+                                  self.army(given.get("defender"), "defender"))
+        seed = check_seed(given.get("seed"))
+        return battle, (self.run if seed is None else replace(self.run, seed=seed))
+
+    def compiled(self, battle):
+        """The battle compiled, and whether it is small (_exact_and_small)."""
+        compiled = compile_plain(battle, _side, self.kept)
+        pair = (id(compiled.attacker), id(compiled.defender))
+        small = self.small.get(pair)
+        if small is None:
+            small = self.small[pair] = _exact_and_small(compiled, self.run)
+        return compiled, small
+
+
+def _lane(given: Mapping[str, Any]) -> _Lane | None:
+    """The lane of a battle's keywords (None: they need simulate_spec's every check, or the
+    battle is not for the batch: Monte Carlo, the law of rounds)."""
+    try:
+        args = {**_battle_arguments(given), "seed": None}  # (each battle's own: _Lane.battle)
+    except BattleInputError:
+        return None
+    found = battle_form(args)
+    if found is None or found[1].method == "mc" or found[1].rounds_distribution:
+        return None
+    return _Lane(*found)
+
+
 def _one(battle, run, started: float) -> dict[str, Any]:
     """A battle solved on its own, as simulate solves it: its flat row."""
     if isinstance(battle, FormulaSpec):
@@ -238,7 +331,29 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
     """Solve every battle: (parts, errors, timing).  parts: [(positions, {column: values})],
     each battle in one part; errors: {position: message} of the battles with no result
     (strict: the first one raises BattleInputError naming its battle instead, every battle
-    being checked before any is solved); timing: the seconds spent in each phase (TIMING)."""
+    being checked before any is solved); timing: the seconds spent in each phase (TIMING).
+
+    Python's cyclic garbage collector is paused meanwhile (as msgpack pauses it to unpack):
+    checking and compiling a batch makes many small objects that live to the end of the call
+    (armies, specs, tables) and form no cycles, and the collector's passes over them took
+    about a fifth of the time of a batch of new armies (benchmarks/bench_many.py)."""
+    with _collector_paused():
+        return _run_all(battles, options, strict)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector paused (see _run), then as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _run_all(battles: list, options: Mapping[str, Any], strict: bool):
     timing = dict.fromkeys(TIMING, 0.0)
     clock = time.perf_counter
     errors: dict[int, str] = {}
@@ -255,11 +370,32 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                             else f"{type(exc).__name__}: {exc}")
 
     seen: dict = {}  # a battle given again: its checks and tables once (same answer)
+    lanes: dict = {}  # _form_key -> _Lane or None
     for position, given in enumerate(battles):
         started = clock()
         try:
             if options and isinstance(given, Mapping):
                 given = {**options, **given}
+            form_key = _form_key(given) if type(given) is dict else None
+            if form_key is not None:
+                lane = lanes.get(form_key, False)
+                if lane is False:
+                    lane = lanes[form_key] = _lane(given)
+                if lane is not None:
+                    try:
+                        battle, run = lane.battle(given)
+                    except BattleInputError:
+                        pass  # (checked below, for simulate_spec's message)
+                    else:
+                        checked = clock()
+                        timing["check"] += checked - started
+                        compiled, (small, seconds) = lane.compiled(battle)
+                        timing["compile"] += clock() - checked
+                        if small:
+                            batch.add(position, battle, compiled, seconds)
+                            continue
+                        alone.append((position, battle, run, clock() - started))
+                        continue
             key = _key(given)
             if key is not None and key in seen:
                 where, item = seen[key]
@@ -428,18 +564,32 @@ def _memo(function, key_of):
     return memo
 
 
-def _described(battle, compiled, army_text) -> tuple:
-    """The leading columns of a battle's row (Result.flat_row: the battle and its policies),
-    as simulate's exact result gives them (army_text: format_army)."""
-    bombardment, retreat = compiled.bombardment, battle.retreat
-    return (battle.rules.id, "exact", None, None, army_text(battle.attacker),
-            army_text(battle.defender), battle.sea, ",".join(battle.attacker_tech),
-            ",".join(battle.defender_tech), _army_text(battle.landing),
-            _army_text(bombardment.fired), _army_text(bombardment.unused),
-            battle.attacker_submerge, battle.defender_submerge, battle.attacker_order.text,
-            battle.defender_order.text, battle.attacker_order.keep_land,
-            battle.defender_order.aa_last, retreat.after, retreat.when_left, retreat.only_air,
-            retreat.below, retreat.strafe, battle.dice)
+def _described(battles: list, compiled: list, army_text) -> dict[str, list]:
+    """The leading columns of the battles' rows (Result.flat_row: the battle and its
+    policies, DESCRIBED), as simulate's exact result gives them (army_text: format_army)."""
+    n = len(battles)
+    orders = [(b.attacker_order, b.defender_order) for b in battles]
+    retreats = [b.retreat for b in battles]
+    bombardments = [c.bombardment for c in compiled]
+    columns = {
+        "rules": [b.rules.id for b in battles], "method": ["exact"] * n, "trials": [None] * n,
+        "seed": [None] * n, "attacker": [army_text(b.attacker) for b in battles],
+        "defender": [army_text(b.defender) for b in battles], "sea": [b.sea for b in battles],
+        "attacker_tech": [",".join(b.attacker_tech) for b in battles],
+        "defender_tech": [",".join(b.defender_tech) for b in battles],
+        "landing": [_army_text(b.landing) for b in battles],
+        "bombard": [_army_text(bombard.fired) for bombard in bombardments],
+        "bombard_unused": [_army_text(bombard.unused) for bombard in bombardments],
+        "attacker_submerge": [b.attacker_submerge for b in battles],
+        "defender_submerge": [b.defender_submerge for b in battles],
+        "attacker_ool": [a.text for a, _ in orders], "defender_ool": [d.text for _, d in orders],
+        "keep_land": [a.keep_land for a, _ in orders], "aa_last": [d.aa_last for _, d in orders],
+        "retreat_after": [r.after for r in retreats],
+        "retreat_when_left": [r.when_left for r in retreats],
+        "retreat_when_only_air": [r.only_air for r in retreats],
+        "retreat_below": [r.below for r in retreats], "strafe": [r.strafe for r in retreats],
+        "dice": [b.dice for b in battles]}
+    return {name: columns[name] for name in DESCRIBED}
 
 
 DESCRIBED = ("rules", "method", "trials", "seed", "attacker", "defender", "sea", "attacker_tech",
@@ -489,14 +639,10 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
         editions.setdefault(id(battle.rules), []).append(i)
     parts = []
     army_text = _memo(format_army, lambda army: tuple(army.items()))
-    present = _memo(_present_mask, lambda army, rules, units: (tuple(army.items()), id(rules)))
     for members in map(np.asarray, editions.values()):
         units = tuple(batch.battles[members[0]].rules.units)
-        columns: dict[str, Any] = {}
-        described = [_described(batch.battles[i], batch.compiled[i], army_text)
-                     for i in members]
-        for k, name in enumerate(DESCRIBED):
-            columns[name] = [row[k] for row in described]
+        columns: dict[str, Any] = _described([batch.battles[i] for i in members],
+                                             [batch.compiled[i] for i in members], army_text)
         for name in (*VALUES, "mean_rounds", *MEANS[:3]):
             columns[name] = numbers[name][members]
         for side, sides, final, column, out_column in (
@@ -506,9 +652,8 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
             means = _survivor_means(members, sides, spans[:, column], spans[:, out_column],
                                     final)
             rules = "attacker_rules" if side == "attacker" else "defender_rules"
-            means *= np.stack([present(getattr(batch.battles[i], side),
-                                       getattr(batch.battles[i], rules), units)
-                               for i in members])
+            means *= _present_masks([getattr(batch.battles[i], side) for i in members],
+                                    [getattr(batch.battles[i], rules) for i in members], units)
             for j, unit in enumerate(units):
                 columns[f"{side}_survivors.{unit}"] = means[:, j]
         zero = np.zeros(len(members))
@@ -542,11 +687,22 @@ def _rows(sides: _Sides, members: np.ndarray, tables: np.ndarray, outputs: np.nd
             np.repeat(outputs[members, 0], size) + local)
 
 
-def _present_mask(army: dict[str, int], rules, units: tuple[str, ...]) -> np.ndarray:
-    """1.0 for the units whose survivors Result reports for this army (results._present_units:
-    its casualties and their damaged forms), else 0.0."""
-    present = set(_present_units(army, rules))
-    return np.array([1.0 if unit in present else 0.0 for unit in units])
+def _present_masks(armies: list[dict[str, int]], rules: list, units: tuple[str, ...]):
+    """[len(armies), U]: 1.0 for the units whose survivors Result reports for each army
+    (results._present_units: its casualties and their damaged forms), else 0.0; each
+    distinct army (its units) worked out once."""
+    index: dict = {}
+    rows = []
+    which = np.empty(len(armies), dtype=np.int64)
+    for i, (army, ruleset) in enumerate(zip(armies, rules, strict=True)):
+        key = (tuple(army), id(ruleset))
+        found = index.get(key)
+        if found is None:
+            found = index[key] = len(rows)
+            present = set(_present_units(army, ruleset))
+            rows.append([1.0 if unit in present else 0.0 for unit in units])
+        which[i] = found
+    return np.array(rows)[which]
 
 
 def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
@@ -564,7 +720,12 @@ def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
     spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
     table_rows, out_rows = _rows(sides, members, spans, outputs)
     size = tables[members, 1] - tables[members, 0]
-    return _segment_sums(final[out_rows][:, None] * survivors[table_rows], _offsets(size))
+    # (only the unit types some side has: the others' means are 0)
+    held = np.flatnonzero(survivors.any(axis=0))
+    means = np.zeros((len(members), survivors.shape[1]))
+    means[:, held] = _segment_sums(final[out_rows][:, None] * survivors[table_rows][:, held],
+                                   _offsets(size))
+    return means
 
 
 # ---------------------------------------------------------------------------------------------
@@ -589,6 +750,28 @@ def typed_column(column):
     except (TypeError, ValueError, OverflowError):
         pass
     return column.where(column.notna(), None) if gaps else column
+
+
+def _typed(column: np.ndarray):
+    """typed_column of an object column, the columns of one type without a gap (text, flags,
+    whole numbers, floats, None: most of solve_many's) typed without pandas' inference."""
+    import pandas as pd
+
+    kinds = set(map(type, column.tolist()))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind is str or kind is type(None):
+            return column
+        if kind is bool:
+            return column.astype(bool)
+        if kind is float:
+            return column.astype(np.float64)
+        if kind is int:
+            try:
+                return column.astype(np.int64)
+            except OverflowError:
+                pass
+    return typed_column(pd.Series(column)).array
 
 
 def _listed(battles) -> list:
@@ -640,21 +823,41 @@ def solve_many(battles, **options):
 
     options = _checked_options(options)
     battles = _listed(battles)
-    parts, _, timing = _run(battles, options, strict=True)
-    if not parts:
-        return pd.DataFrame()
+    with _collector_paused():  # (the table's many new objects too: see _run)
+        parts, _, timing = _run(battles, options, strict=True)
+        if not parts:
+            return pd.DataFrame()
+        return _frame(parts, timing)
+
+
+def _frame(parts: list, timing: dict):
+    """solve_many's table of the parts of _run (their positions: every row's, once): each
+    column laid out by position, a float column as floats (NaN in the rows of parts without
+    it), any other as objects (NaN there) typed as sweep's table (typed_column), as pandas'
+    concat of the parts' frames would have it, without building them."""
+    import pandas as pd
+
     started = time.perf_counter()
     parts.sort(key=lambda part: part[0][0])
-    columns = list(dict.fromkeys(name for _, part in parts for name in part))
-    # (all but the float columns as objects, for sweep's typing below: None stays None,
-    # whole numbers whole where other editions' rows have none)
-    frames = [pd.DataFrame({name: values if isinstance(values, np.ndarray)
-                            and values.dtype == np.float64 else np.array(values, dtype=object)
-                            for name, values in part.items()}, index=positions)
-              for positions, part in parts]
-    frame = pd.concat(frames).reindex(columns=columns).sort_index().reset_index(drop=True)
-    frame = pd.DataFrame({name: typed_column(frame[name]) if frame[name].dtype == object
-                          else frame[name] for name in columns})
+    n = sum(len(positions) for positions, _ in parts)
+    where = [np.asarray(positions, dtype=np.int64) for positions, _ in parts]
+    columns = {}
+    for name in dict.fromkeys(name for _, part in parts for name in part):
+        given = [(rows, part[name]) for rows, (_, part) in zip(where, parts, strict=True)
+                 if name in part]
+        if all(isinstance(values, np.ndarray) and values.dtype == np.float64
+               for _, values in given):
+            column = np.full(n, np.nan)
+            for rows, values in given:
+                column[rows] = values
+            columns[name] = column
+            continue
+        column = np.full(n, np.nan, dtype=object)
+        for rows, values in given:
+            column[rows] = values if isinstance(values, np.ndarray) else np.array(
+                values, dtype=object)
+        columns[name] = _typed(column)
+    frame = pd.DataFrame(columns, index=pd.RangeIndex(n))
     frame.attrs["timing_s"] = {**timing, "table": time.perf_counter() - started}
     return frame
 
@@ -662,12 +865,13 @@ def solve_many(battles, **options):
 def solve_rows(battles: list[Mapping[str, Any]]) -> list[tuple[dict | None, str | None]]:
     """battlecalc.sweep's runner: each battle's (flat row, None), or (None, the error message
     as simulate raises it); never raises for a bad battle."""
-    parts, errors, _ = _run(battles, {}, strict=False)
-    rows: list[tuple[dict | None, str | None]] = [(None, errors.get(i)) for i in
-                                                  range(len(battles))]
-    for positions, part in parts:
-        names = list(part)
-        cells = [v.tolist() if isinstance(v, np.ndarray) else v for v in part.values()]
-        for position, values in zip(positions, zip(*cells, strict=True), strict=True):
-            rows[position] = (dict(zip(names, values, strict=True)), None)
+    with _collector_paused():  # (see _run)
+        parts, errors, _ = _run(battles, {}, strict=False)
+        rows: list[tuple[dict | None, str | None]] = [(None, errors.get(i)) for i in
+                                                      range(len(battles))]
+        for positions, part in parts:
+            names = list(part)
+            cells = [v.tolist() if isinstance(v, np.ndarray) else v for v in part.values()]
+            for position, values in zip(positions, zip(*cells, strict=True), strict=True):
+                rows[position] = (dict(zip(names, values, strict=True)), None)
     return rows

@@ -100,6 +100,9 @@ TOO_LARGE_HINT = ("battlecalc's tables hold about a thousand units a side (fewer
 PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
 
 
+SMALL_SIDE = 256  # sides of at most this many states: Side.mean_hit_combinations in Python
+
+
 @dataclass(frozen=True)
 class Side:
     """One side's tables.  F flat states, R category steps (rows), W hit counts, U unit types.
@@ -142,8 +145,13 @@ class Side:
     def mean_hit_combinations(self) -> float:
         """Mean over the states of the hit combinations the side's fire has in one round (the
         exact solver's work per state pair; kept, as build_side reuses a side)."""
-        widths = (self.rows[:, R_HI] - self.rows[:, R_LO] + 1).astype(np.float64)
         st = self.states
+        if st.shape[0] <= SMALL_SIDE:  # (the same products and sum, without numpy's calls)
+            widths = [hi - lo + 1.0 for hi, lo in self.rows[:, (R_HI, R_LO)].tolist()]
+            products = [(widths[s] if subs > 0 else 1.0) * widths[a] * widths[n] for subs, s, a, n
+                        in st[:, (S_SUBS, S_ROW_S, S_ROW_A, S_ROW_N)].tolist()]
+            return float(np.add.reduce(np.array(products))) / len(products)
+        widths = (self.rows[:, R_HI] - self.rows[:, R_LO] + 1).astype(np.float64)
         return float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
                       * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
 
@@ -280,26 +288,38 @@ def _build_walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk,
     ipc: list[list] = [[0], [0], [0]]
     moves: list[list] = [[], [], []]
     current: list[dict] = [{}, {}, {}]
+    category = {}  # (of each unit of the force, and of the damaged forms it takes)
     for name, count in force:
-        if count and units[name].can_be_casualty:
-            current[_category(units[name], split)][name] = count
+        unit = units[name]
+        category[name] = cat = _category(unit, split)
+        if count and unit.can_be_casualty:
+            current[cat][name] = count
     for cat in range(3):
         forces[cat].append(tuple(current[cat].items()))
     lost = [0, 0, 0]
+    # (a unit type leaves its walk's forces when its count reaches 0: damage comes before
+    # every kill, so no type comes back, and the forces keep their order)
     for rank, (name, kind) in enumerate(steps):
-        unit = units[name]
-        cat = _category(unit, split)
+        cat = category.get(name)
+        if cat is None:
+            cat = category[name] = _category(units[name], split)
         now = current[cat]
         ranks[cat].append(rank)
-        now[name] -= 1
+        form = (units[name].damaged_form or name) if kind == "damage" else None
+        if form != name:
+            left = now[name] - 1
+            if left:
+                now[name] = left
+            else:
+                del now[name]
         if kind == "damage":
-            form = unit.damaged_form or name
-            now[form] = now.get(form, 0) + 1
+            if form != name:
+                now[form] = now.get(form, 0) + 1
             moves[cat].append((name, form))
         else:
-            lost[cat] += unit.cost
+            lost[cat] += units[name].cost
             moves[cat].append((name, None))
-        forces[cat].append(tuple((n, c) for n, c in now.items() if c))
+        forces[cat].append(tuple(now.items()))
         ipc[cat].append(lost[cat])
     return tuple(_Walk(tuple(forces[c]), (*ranks[c], NO_RANK), tuple(ipc[c]), tuple(moves[c]))
                  for c in range(3))
@@ -419,6 +439,12 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
+@functools.lru_cache(maxsize=64)
+def _unit_index(names: tuple) -> dict[str, int]:
+    """Each unit's column of the survivor tables (an edition's units, in order)."""
+    return {name: i for i, name in enumerate(names)}
+
+
 def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
     """A block's tables (see _BlockTables).  A state's columns are sums of one part per
     category (its I_* bits are disjoint across categories): each category's parts are a small
@@ -433,7 +459,7 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
     radix = ((n_sub + 1) * copies, n_air + 1, n_other + 1)
     n_rows = (n_sub + 1, n_air + 1, n_other + 1)
     row_base = (n_rows[CAT_N], n_rows[CAT_N] + n_rows[CAT_S], 0)
-    index = {name: i for i, name in enumerate(names)}
+    index = _unit_index(names)
     n_units = len(names)
     used = [cat for cat in range(3) if radix[cat] > 1] or [CAT_N]
     alone = len(used) == 1
@@ -447,32 +473,40 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
         steps = len(walk.forces) - 1
         size = radix[cat]
         # the units left after each step: the first force, less the steps' losses so far
-        start = [0] * n_units
+        vector = [0] * n_units
         total = on_land = 0
         for name, count in walk.forces[0]:
             i = index[name]
-            start[i] = count
+            vector[i] = count
             total += count
             on_land += count if land[i] else 0
-        where, change, totals, lands = [], [], [total], [on_land]
-        for j, (name, form) in enumerate(walk.moves, start=1):
+        vectors, totals, lands = [vector.copy()], [total], [on_land]
+        for name, form in walk.moves:
             i = index[name]
             if form is None:
-                where.append(j * n_units + i)
-                change.append(-1)
+                vector[i] -= 1
                 total -= 1
                 on_land -= land[i]
             elif form != name:
-                where += [j * n_units + i, j * n_units + index[form]]
-                change += [-1, 1]
-                on_land += land[index[form]] - land[i]
+                j = index[form]
+                vector[i] -= 1
+                vector[j] += 1
+                on_land += land[j] - land[i]
+            vectors.append(vector.copy())
             totals.append(total)
             lands.append(on_land)
-        delta = np.zeros((steps + 1) * n_units, dtype=np.int64)
-        delta[where] = change
-        vectors = np.cumsum(delta.reshape(steps + 1, n_units), axis=0) + np.array(
-            start, dtype=np.int64)
-        ks, left, info, ipc, units_left, land_left = ([] for _ in range(6))
+        vectors = np.array(vectors, dtype=np.int64)
+        # each state's row, as a list (one array of them: the columns at once)
+        template = [0] * STATE_COLS
+        if cat == used[0]:  # (once in each state: what the block has alike)
+            template[S_STRIDE_S] = radix[1] * radix[2]
+            template[S_STRIDE_A] = radix[2]
+            for other in range(3):
+                if other not in used:  # the row of an empty category's one step
+                    template[ROW_COLUMN[other]] = row_base[other]
+        surfacing = (n_sub + 1) * radix[1] * radix[2] if cat == CAT_S and copies == 2 else 0
+        step, row_col, left = step_col[cat], ROW_COLUMN[cat], left_col[cat]
+        ks, state_rows = [], []
         for s in range(size):
             k = s % (steps + 1)
             law = cat_laws[k]
@@ -486,27 +520,19 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
                 if cat == CAT_N:
                     bits |= law.flags
             ks.append(k)
-            left.append(in_battle)
-            info.append(bits)
-            ipc.append(walk.ipc[k])
-            units_left.append(0 if submerged else totals[k])
-            land_left.append(0 if submerged else lands[k])
-        states = np.zeros((size, STATE_COLS), dtype=np.int64)
-        states[:, step_col[cat]] = np.arange(size)
-        states[:, ROW_COLUMN[cat]] = np.array(ks) + row_base[cat]
-        states[:, left_col[cat]] = left
-        states[:, S_INFO] = info
-        states[:, S_IPC] = ipc
-        states[:, S_UNITS] = units_left
-        states[:, S_HAS_LAND] = land_left  # (counted; made 0 / 1 below)
-        if cat == CAT_S and copies == 2:
-            states[:n_sub, S_SUBMERGE] = (n_sub + 1) * radix[1] * radix[2]
-        if cat == used[0]:  # (once in each state: what the block has alike)
-            states[:, S_STRIDE_S] = radix[1] * radix[2]
-            states[:, S_STRIDE_A] = radix[2]
-            for other in range(3):
-                if other not in used:  # the row of an empty category's one step
-                    states[:, ROW_COLUMN[other]] = row_base[other]
+            row = template.copy()
+            row[step] = s
+            row[row_col] = k + row_base[cat]
+            row[left] = in_battle
+            row[S_INFO] = bits
+            row[S_IPC] = walk.ipc[k]
+            if not submerged:
+                row[S_UNITS] = totals[k]
+                row[S_HAS_LAND] = 1 if lands[k] > 0 else 0  # (summed below: made 0 / 1)
+                if s < n_sub:
+                    row[S_SUBMERGE] = surfacing
+            state_rows.append(row)
+        states = np.array(state_rows, dtype=np.int64)
         tables.append((cat, states, vectors if size == steps + 1 else vectors[ks]))
     if alone:
         _, states, survivors = tables[0]
@@ -518,7 +544,7 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
             survivors = survivors + vectors.reshape(*shapes[cat], n_units)
         states = states.reshape(-1, STATE_COLS)
         survivors = survivors.reshape(-1, n_units)
-    states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
+        states[:, S_HAS_LAND] = states[:, S_HAS_LAND] > 0
     rows = []
     for cat in (CAT_N, CAT_S, CAT_A):
         for law, rank in zip(laws[cat], walks[cat].ranks, strict=True):
@@ -851,24 +877,9 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     # defender's where bombardment might reach them: below)
     a_split = (a_subs, d_subs)
     d_split = (d_subs, a_subs)
-    submerge_possible = battle.sea and flags["submerge_timing"] != "never"
-    a_submerge = submerge_possible and battle.attacker_submerge != "never"
-    d_submerge = submerge_possible and battle.defender_submerge != "never"
-    blocks = [(1.0, battle.attacker)]
-    if not battle.sea:
-        guns = tuple((n, c) for n, c in battle.defender.items() if d_units[n].is_aa)
-        blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
-            tuple(battle.attacker.items()), guns, a_rules, d_rules, battle.rules,
-            battle.attacker_order, dice_model, die_size)]
-    a_blocks = tuple(
-        (prob, _force_key(force),
-         sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
-         None)
-        for prob, force in blocks)
-    a_spec = _SideSpec(a_rules, "attack", battle.attacker_order, a_split, a_submerge, a_blocks,
-                       dice_model)
-    d_spec = _SideSpec(d_rules, "defense", battle.defender_order, d_split, d_submerge,
-                       ((1.0, _force_key(battle.defender), 0, None),), dice_model)
+    guns = () if battle.sea else _guns(battle.defender, d_units)
+    a_spec = _attacker_spec(battle, a_split, guns)
+    d_spec = _defender_spec(battle, d_split)
     attacker, defender = build(a_spec), build(d_spec)
     if battle.bombard and not d_split[1] and not _ground_first(defender, d_units,
                                                                len(bombard.pmf) - 1):
@@ -885,6 +896,91 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
     return compiled
+
+
+def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> CompiledBattle:
+    """compile_battle(battle, build) of a battle without an amphibious assault, with what it
+    computes of one side kept in `kept` for the next battle: a dict its caller holds for
+    battles of one edition and options (spec.BattleForm), as battlecalc.batch does.  A side's
+    tables depend on its own units, whether the enemy has submarines and (a land battle's
+    attacker) the enemy's AA guns, the attacker's retreat tables on its tables and the
+    retreat policy: each distinct side is specified and built once."""
+    d_items = tuple(battle.defender.items())
+    enemy = kept.get(("defender", d_items))
+    if enemy is None:
+        d_units = battle.defender_rules.units
+        enemy = kept[("defender", d_items)] = (
+            any(d_units[n].submarine for n in battle.defender),
+            () if battle.sea else _guns(battle.defender, d_units))
+    d_subs, guns = enemy
+    a_items = tuple(battle.attacker.items())
+    a_subs = kept.get(("attacker", a_items))
+    if a_subs is None:
+        a_units = battle.attacker_rules.units
+        a_subs = kept[("attacker", a_items)] = any(a_units[n].submarine
+                                                   for n in battle.attacker)
+    found = kept.get(("attack", a_items, d_subs, guns))
+    if found is None:
+        a_spec = _attacker_spec(battle, (a_subs, d_subs), guns)
+        found = kept[("attack", a_items, d_subs, guns)] = (build(a_spec), a_spec)
+    attacker, a_spec = found
+    defender = kept.get(("defense", d_items, a_subs))
+    if defender is None:
+        defender = kept[("defense", d_items, a_subs)] = build(
+            _defender_spec(battle, (d_subs, a_subs)))
+    simple = not (battle.sea or a_subs or d_subs)
+    rules = kept.get(("rules", simple))
+    if rules is None:
+        rules = kept[("rules", simple)] = round_rules(
+            battle.rules.flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
+            False, simple, battle.dice, battle.rules.die_size)
+    if not battle.retreat:
+        return CompiledBattle(attacker, defender, rules, NO_BOMBARDMENT, None, battle.sea)
+    key = ("retreat", id(attacker), battle.retreat)  # (the attacker is kept: its id stays)
+    retreating = kept.get(key)
+    if retreating is None:  # (with_retreat reads the defender of no battle)
+        compiled = with_retreat(battle, CompiledBattle(attacker, defender, rules,
+                                                       NO_BOMBARDMENT, None, battle.sea), a_spec)
+        retreating = kept[key] = (compiled.attacker, compiled.retreat)
+    return CompiledBattle(retreating[0], defender, rules, NO_BOMBARDMENT, retreating[1],
+                          battle.sea)
+
+
+def _guns(defender: dict[str, int], d_units) -> tuple:
+    """A land defender's AA guns as (unit, count) items."""
+    return tuple((n, c) for n, c in defender.items() if d_units[n].is_aa)
+
+
+def _submerges(battle, policy: str) -> bool:
+    """Whether a side's submarines may submerge (its policy, in a sea battle of an edition
+    where they may)."""
+    return (battle.sea and battle.rules.flags["submerge_timing"] != "never"
+            and policy != "never")
+
+
+def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
+    """The attacker's _SideSpec: its blocks are its forces after round-1 AA fire (land) from
+    the defender's guns (unit, count items)."""
+    a_rules = battle.attacker_rules
+    a_units = a_rules.units
+    blocks = [(1.0, battle.attacker)]
+    if not battle.sea:
+        blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
+            tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
+            battle.attacker_order, battle.dice, battle.rules.die_size)]
+    a_blocks = tuple(
+        (prob, _force_key(force),
+         sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
+         None)
+        for prob, force in blocks)
+    return _SideSpec(a_rules, "attack", battle.attacker_order, split,
+                     _submerges(battle, battle.attacker_submerge), a_blocks, battle.dice)
+
+
+def _defender_spec(battle, split: tuple[bool, bool]) -> _SideSpec:
+    return _SideSpec(battle.defender_rules, "defense", battle.defender_order, split,
+                     _submerges(battle, battle.defender_submerge),
+                     ((1.0, _force_key(battle.defender), 0, None),), battle.dice)
 
 
 def _ground_first(side: Side, units, hits: int) -> bool:

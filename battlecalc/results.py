@@ -660,9 +660,13 @@ def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
     att, dfn = tables.attacker, tables.defender
     exact = method == "exact"
     n = law.total
-    a_ipc = float(law.a_final / n @ att.ipc_lost)
-    d_ipc = float(law.d_final / n @ dfn.ipc_lost)
-    values = dict(zip(OUTCOME_KEYS, (law.outcomes / n).tolist(), strict=True))
+    # an exact law is in probabilities already (n = 1.0: x / n is x); a.dot(b) is a @ b
+    a_final, d_final, outcomes = ((law.a_final, law.d_final, law.outcomes)
+                                  if exact and n == 1.0 else
+                                  (law.a_final / n, law.d_final / n, law.outcomes / n))
+    a_ipc = float(a_final.dot(att.ipc_lost))
+    d_ipc = float(d_final.dot(dfn.ipc_lost))
+    values = dict(zip(OUTCOME_KEYS, outcomes.tolist(), strict=True))
     values["takes_territory"] = float(law.takes / n)
     result = Result.__new__(Result)
     result.__dict__.update(

@@ -104,10 +104,11 @@ def army_counts(value: Army, ruleset: Ruleset, side: str) -> dict[str, int]:
         raise BattleInputError(
             f"{side} must be army notation or a {{unit: count}} mapping, got {quoted(value)}")
     counts: dict[str, int] = {}
+    aliases = ruleset.aliases  # (a name as written there: resolve_unit_name's answer)
     for name, count in value.items():
         if not isinstance(name, str):
             raise BattleInputError(f"{side}: unit names must be text, got {quoted(name)}")
-        unit = resolve_unit_name(name, ruleset)
+        unit = aliases.get(name) or resolve_unit_name(name, ruleset)
         count = check_int(f"{side} count of {unit}", count, 0, MAX_UNITS_PER_TYPE)
         counts[unit] = counts.get(unit, 0) + count
         if counts[unit] > MAX_UNITS_PER_TYPE:
@@ -171,6 +172,11 @@ class RunSpec:
         return fresh_seed() if self.seed is None else self.seed
 
 
+def check_seed(seed: Any) -> int | None:
+    """A seed 0..MAX_SEED, or None (none given)."""
+    return None if seed is None else check_int("seed", seed, 0, MAX_SEED, "2**63-1")
+
+
 def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = None,
              progress: Any = None, rounds_distribution: Any = False) -> RunSpec:
     """Check how to compute; `trials` may be an integral float (1e6)."""
@@ -181,7 +187,7 @@ def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = Non
     return RunSpec(
         check_choice("method", method, METHODS),
         check_int("trials", trials, 1, MAX_TRIALS, floats=True),
-        None if seed is None else check_int("seed", seed, 0, MAX_SEED, "2**63-1"),
+        check_seed(seed),
         progress,
         check_flag("rounds_distribution", rounds_distribution),
     )
@@ -290,17 +296,25 @@ def _check_amphibious(ruleset: Ruleset, a_rules: Ruleset, sea: bool, landing: di
 def _check_domains(ruleset: Ruleset, a_rules: Ruleset, sea: bool, a_army: dict[str, int],
                    d_army: dict[str, int]) -> None:
     for side, army in (("attacker", a_army), ("defender", d_army)):
-        if not army:
-            raise BattleInputError(f"the {side} has no units")
-        for name in army:
-            domain = ruleset.units[name].domain
-            if sea and domain == "land":
-                raise BattleInputError(
-                    f"{name} is a land unit and cannot be in a sea battle ({side})")
-            if not sea and domain == "sea":
-                raise BattleInputError(
-                    f"{name} is a sea unit and cannot be in a land battle ({side}); "
-                    "use --sea for a sea battle")
+        _check_domain(ruleset, sea, side, army)
+    _check_attacks(a_rules, a_army)
+
+
+def _check_domain(ruleset: Ruleset, sea: bool, side: str, army: dict[str, int]) -> None:
+    if not army:
+        raise BattleInputError(f"the {side} has no units")
+    for name in army:
+        domain = ruleset.units[name].domain
+        if sea and domain == "land":
+            raise BattleInputError(
+                f"{name} is a land unit and cannot be in a sea battle ({side})")
+        if not sea and domain == "sea":
+            raise BattleInputError(
+                f"{name} is a sea unit and cannot be in a land battle ({side}); "
+                "use --sea for a sea battle")
+
+
+def _check_attacks(a_rules: Ruleset, a_army: dict[str, int]) -> None:
     for name in a_army:
         if not a_rules.units[name].can_attack:
             raise BattleInputError(f"{name} cannot attack (it only defends)")
@@ -377,6 +391,114 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
                   defender_order.with_enemy_subs(subs["attacker"]), retreat, dice)
+
+
+@dataclass(frozen=True, eq=False)
+class BattleForm:
+    """What make_battle checks of a battle apart from its armies: the battles of a batch
+    (battlecalc.batch) that differ only in their armies are checked through one form, each
+    battle's armies alone.  Only for battles without an amphibious assault, technologies,
+    keep_land or retreat_below, whose other checks never read the armies (battle_form; a
+    retreat policy reads only the armies' sizes)."""
+
+    rules: Ruleset
+    sea: bool
+    attacker_submerge: str
+    defender_submerge: str
+    attacker_order: LossOrder  # (before with_enemy_subs: battle() sets it)
+    defender_order: LossOrder
+    dice: str
+    retreat: Mapping | None = None  # check_retreat's policy (checked), None: no retreat
+
+    def __post_init__(self):
+        orders = {(role, subs): order.with_enemy_subs(subs)
+                  for role, order in (("attack", self.attacker_order),
+                                      ("defense", self.defender_order))
+                  for subs in (False, True)}
+        object.__setattr__(self, "_orders", orders)
+        object.__setattr__(self, "_retreats", {})  # (attacker size, defender size) -> Retreat
+
+    def _retreat(self, a_army: dict[str, int], d_army: dict[str, int]) -> Retreat:
+        if self.retreat is None:
+            return _NO_RETREAT
+        sizes = (sum(a_army.values()), sum(d_army.values()))
+        found = self._retreats.get(sizes)
+        if found is None:  # (its thresholds clamped to the armies' sizes)
+            found = self._retreats[sizes] = check_retreat(self.retreat, self.sea, *sizes)
+        return found
+
+    def army(self, value: Army, side: str) -> tuple[dict[str, int], bool]:
+        """A side's army as make_battle checks it (army_counts, then _check_domains' checks
+        of that side), and whether it has submarines."""
+        counts = army_counts(value, self.rules, side)
+        _check_domain(self.rules, self.sea, side, counts)
+        if side == "attacker":
+            _check_attacks(self.rules, counts)
+        units = self.rules.units
+        return counts, any(units[name].submarine for name in counts)
+
+    def battle(self, attacker: tuple[dict[str, int], bool],
+               defender: tuple[dict[str, int], bool]) -> Battle:
+        """The Battle make_battle makes of the form's arguments and these armies (each as
+        army() gives it): equal to it in every field."""
+        (a_army, a_subs), (d_army, d_subs) = attacker, defender
+        return Battle(self.rules, self.rules, self.rules, a_army, d_army, self.sea, (), (),
+                      self.attacker_submerge, self.defender_submerge, {}, {}, a_army,
+                      self._orders["attack", d_subs], self._orders["defense", a_subs],
+                      self._retreat(a_army, d_army), self.dice)
+
+
+_NO_RETREAT = Retreat()
+
+
+def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
+    """The BattleForm and RunSpec of simulate_spec's arguments (their attacker and defender
+    aside), or None where no form stands for them: a formula edition, an amphibious assault
+    (landing, bombard), technologies, keep_land, retreat_below, or other arguments that
+    make_battle refuses (simulate_spec then raises, with its message)."""
+    try:
+        if args["formula_options"]:
+            return None
+        run = make_run(args["method"], args["trials"], args["seed"], args["progress"],
+                       args["rounds_distribution"])
+        ruleset = load_rules(args["rules"])
+        if ruleset.model == "formula" or args["landing"] is not None \
+                or args["bombard"] is not None:
+            return None
+        dice = args["dice"]
+        dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
+                            DICE_MODELS)
+        sea = check_flag("sea", args["sea"])
+        if check_techs(args["attacker_tech"], "attacker") \
+                or check_techs(args["defender_tech"], "defender"):
+            return None
+        a_submerge = check_choice("attacker_submerge", args["attacker_submerge"],
+                                  SUBMERGE_POLICIES)
+        d_submerge = check_choice("defender_submerge", args["defender_submerge"],
+                                  SUBMERGE_POLICIES)
+        if (a_submerge != "never" or d_submerge != "never") and (
+                not sea or ruleset.flags["submerge_timing"] == "never"):
+            return None
+        if check_int("keep_land", args["keep_land"], 0):
+            return None
+        aa_last = check_flag("aa_last", args["aa_last"])
+        if aa_last and (sea or not any(u.is_aa and u.can_be_casualty
+                                       for u in ruleset.units.values())):
+            return None
+        policy = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
+                  "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
+                  "strafe": args["strafe"]}
+        retreat = check_retreat(policy, sea, 0, 0)  # (its checks; sizes only clamp it)
+        if retreat.below is not None:
+            return None
+        attacker_order = parse_loss_order(check_order(args["attacker_ool"], "attacker_ool"),
+                                          ruleset, "attack", keep_land=0)
+        defender_order = parse_loss_order(check_order(args["defender_ool"], "defender_ool"),
+                                          ruleset, "defense", aa_last=aa_last)
+    except BattleInputError:
+        return None
+    return BattleForm(ruleset, sea, a_submerge, d_submerge, attacker_order, defender_order,
+                      dice, policy if retreat else None), run
 
 
 _warnings_issued = [0]  # BattleInputWarnings make_battle has issued (see spec_key)
@@ -557,13 +679,18 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
     rules = args["rules"]
     if type(rules) is not str or rules not in _shipped_editions():
         return None  # a path names a file that may change
-    values = [value for name, value in args.items() if name != "formula_options"]
+    if type(args) is dict and next(reversed(args)) == "formula_options":
+        values = list(args.values())  # simulate's arguments (locals()): it comes last
+        values.pop()
+    else:
+        values = [value for name, value in args.items() if name != "formula_options"]
     kinds = tuple(map(type, values))
     if not _PLAIN.issuperset(kinds):
-        values = [value if kind in _PLAIN else _plain_key(value)
-                  for value, kind in zip(values, kinds, strict=True)]
-        if any(value is _UNKEYED for value in values):
-            return None
+        for i, kind in enumerate(kinds):
+            if kind not in _PLAIN:
+                values[i] = _plain_key(values[i])
+                if values[i] is _UNKEYED:
+                    return None
     return (kinds, tuple(values))
 
 

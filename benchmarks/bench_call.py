@@ -8,7 +8,8 @@ compiled first.  Per battle: warm (the same call again, best of 30 x 50 calls) a
 (every kept plan and side table dropped before each call, best of 10 x 5), then the median
 over repeated calls of each stage, wrapped where it is reached through battlecalc.api: spec
 (simulate_spec), compile (compile_battle), estimate (seconds_estimate), kernel (jit.call /
-jit.threads), run_exact's own Python, build_result, and the rest (simulate's own code).  A stage
+jit.threads; a kept plan's kernel called straight counts in run_exact), run_exact's own Python
+(or ExactSolve.run's), build_result, and the rest (simulate's own code).  A stage
 a kept plan skips shows 0.  Only figures within one run compare: the machine may be shared.
 """
 
@@ -79,6 +80,8 @@ def measure() -> dict:
                   "build_result"):
         if hasattr(api, stage):
             setattr(api, stage, timed(stage, getattr(api, stage)))
+    if hasattr(api, "ExactSolve"):  # simulate's exact solves (a kept plan's solve is kept)
+        api.ExactSolve.run = timed("run_exact", api.ExactSolve.run)
     jit.call, jit.threads = timed("kernel", jit.call), timed("kernel", jit.threads)
     for never_seen in (False, True):
         for name, battle in BATTLES.items():

@@ -1,7 +1,7 @@
 """solve_many benchmark: small exact battles a second, on one and two threads, against a plain
 loop over simulate, in one run.
 
-Run:  python benchmarks/bench_many.py [--battles N] [--loop M] [--seed S]
+Run:  python benchmarks/bench_many.py [--battles N] [--loop M] [--seed S] [--repeat R]
 
 The battles: N random 1942 2E battles of 3 to 6 units a side, half land (infantry,
 artillery, tanks, fighters and bombers; half the defenders with an AA gun) and half sea
@@ -12,13 +12,14 @@ warm-up that compiles the kernels (and loads them from numba's cache on later ru
   what sides are built from (every army new to the process), then with the sides dropped but
   their fire laws, walks and blocks known from other battles (a new army of a process that
   has weighed many), then again (the armies known: the steady state of a process that
-  keeps weighing battles), then on 2 threads; best of 3 for the warm runs;
+  keeps weighing battles), then on 2 threads; each case best of --repeat runs (3; the caches
+  emptied before each run of the first two);
 * for each: battles a second by the wall clock and by the CPU time of the process (all
   threads; the rate on an idle core when other programs share the machine), and where the
   time went (frame.attrs["timing_s"]: checking the battles, compiling them, laying out the
   tables, the kernel, the result columns, the DataFrame);
-* a plain loop over simulate on the first M of the same battles (warm), battles a second,
-  and the ratio.
+* a plain loop over simulate on the first M of the same battles (warm, best of --repeat),
+  battles a second, and the ratio.
 
 Prints, never asserts.  The target (issue 19, item 3): >= 5,000 small exact battles a second
 on one core.
@@ -91,6 +92,7 @@ def main() -> None:
     parser.add_argument("--battles", type=int, default=10_000)
     parser.add_argument("--loop", type=int, default=500)
     parser.add_argument("--seed", type=int, default=19)
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs a case")
     args = parser.parse_args()
     work = battles(args.battles, args.seed)
     options = {"rules": "1942-2e", "method": "exact"}
@@ -101,17 +103,27 @@ def main() -> None:
     print(f"{args.battles:,} random 1942 2E battles, 3-6 units a side, half land half sea, "
           "exact")
     battlecalc.set_threads(1)
-    forget_sides(every=True)
-    frame, wall, cpu = timed(lambda: battlecalc.solve_many(work, **options))
-    report("solve_many, 1 thread, new armies", len(work), wall, cpu, frame.attrs["timing_s"])
-    forget_sides(every=True)
-    battlecalc.solve_many(warm, **options)  # other battles' armies: forces, walks, blocks
-    forget_sides(every=False)
-    frame, wall, cpu = timed(lambda: battlecalc.solve_many(work, **options))
-    report("  ... known sub-forces", len(work), wall, cpu, frame.attrs["timing_s"])
+
+    def new_armies():
+        forget_sides(every=True)
+        return timed(lambda: battlecalc.solve_many(work, **options))
+
+    def known_sub_forces():
+        forget_sides(every=True)
+        battlecalc.solve_many(warm, **options)  # other battles' armies: forces, walks, blocks
+        forget_sides(every=False)
+        return timed(lambda: battlecalc.solve_many(work, **options))
+
+    for label, run in (("solve_many, 1 thread, new armies", new_armies),
+                       ("  ... known sub-forces", known_sub_forces)):
+        frame, wall, cpu = min((run() for _ in range(args.repeat)), key=lambda r: r[1])
+        report(label, len(work), wall, cpu, frame.attrs["timing_s"])
+        if run is new_armies:
+            new_rate = (len(work) / wall, len(work) / cpu)
     for threads in (1, 2):
         battlecalc.set_threads(threads)
-        runs = [timed(lambda: battlecalc.solve_many(work, **options)) for _ in range(3)]
+        runs = [timed(lambda: battlecalc.solve_many(work, **options))
+                for _ in range(args.repeat)]
         frame, wall, cpu = min(runs, key=lambda run: run[1])
         report(f"solve_many, {threads} thread{'s' * (threads > 1)}, known armies", len(work),
                wall, cpu, frame.attrs["timing_s"])
@@ -119,10 +131,13 @@ def main() -> None:
             best_one = len(work) / wall
     battlecalc.set_threads(None)
     loop = work[:args.loop]
-    _, wall, cpu = timed(lambda: [battlecalc.simulate(**b, **options) for b in loop])
+    _, wall, cpu = min((timed(lambda: [battlecalc.simulate(**b, **options) for b in loop])
+                        for _ in range(args.repeat)), key=lambda r: r[1])
     report("simulate, plain loop", len(loop), wall, cpu)
     print(f"solve_many (1 thread, known armies) / simulate loop: "
           f"{best_one / (len(loop) / wall):.0f}x   target {TARGET_PER_S:,}/s on one core")
+    print(f"every army new: {new_rate[0]:,.0f}/s wall, {new_rate[1]:,.0f}/s cpu   "
+          f"target {TARGET_PER_S:,}/s on one core")
 
 
 if __name__ == "__main__":

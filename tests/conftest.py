@@ -65,3 +65,38 @@ if _PROFILE:
             top = sorted(_tests.items(), key=lambda kv: -kv[1])
             for nodeid, spent in top:
                 out.write(f"test {spent:8.3f} {nodeid}\n")
+
+
+# The slow tier: tests marked `slow` (the browser, tests that start processes or servers, Dask
+# clusters, fuzzers and the long statistical runs) cost most of the suite's CPU.  A plain
+# `pytest` leaves them out and says so in its header; `pytest --slow` or BATTLECALC_SLOW_TESTS=1
+# (which .ci/run sets, so CI runs every test) takes them in, and so does naming a test file or
+# test on the command line, or a `-m` expression that names the marker.
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true",
+                     help="also run the slow tier (tests marked slow); "
+                          "BATTLECALC_SLOW_TESTS=1 does the same")
+
+
+def _slow_tier(config) -> bool:
+    if config.getoption("--slow") or os.environ.get("BATTLECALC_SLOW_TESTS", "") not in ("", "0"):
+        return True
+    if "slow" in (config.getoption("markexpr") or ""):
+        return True
+    return any("::" in arg or arg.endswith(".py") for arg in config.args)
+
+
+def pytest_report_header(config):
+    if _slow_tier(config):
+        return "slow tier: on"
+    return ("slow tier: off (tests marked slow are deselected; "
+            "--slow or BATTLECALC_SLOW_TESTS=1 runs them)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if _slow_tier(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]

@@ -145,6 +145,7 @@ def test_the_table_filled_a_row_at_a_time_equals_one_sweep(monkeypatch, battle):
     assert rows[0] == rows[1]  # bit for bit
 
 
+@pytest.mark.slow
 def test_the_server_stops_the_table_at_its_time_limit(monkeypatch):
     from battlecalc.web.server import Engine, TooMuchWork
 
@@ -227,6 +228,7 @@ def test_formula_monte_carlo_does_not_depend_on_the_call_sizes(monkeypatch):
         json.dumps(reference, sort_keys=True, default=str)
 
 
+@pytest.mark.slow
 def test_the_server_stops_formula_monte_carlo_at_its_time_limit():
     from battlecalc.web.server import Engine, TooMuchWork
 

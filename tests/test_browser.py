@@ -27,6 +27,8 @@ pytest.importorskip("uvicorn")
 
 from webserver import running_server  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py)
+
 INSTALL_HINT = ("no browser for the browser tests: install Debian's chromium "
                 "(apt-get install chromium) and Playwright (pip install -e '.[dev]'); "
                 "or set BATTLECALC_CHROMIUM to a Chromium binary")

@@ -72,6 +72,7 @@ AS_FROM_A_SHELL = ("import runpy, signal, sys; "
                    "runpy.run_module('battlecalc', run_name='__main__')")
 
 
+@pytest.mark.slow
 def test_sigint_to_a_long_monte_carlo_run():
     # a real Ctrl-C: SIGINT to a run of 10 billion trials of a large sea battle once its
     # progress bar shows on the terminal (stderr is a pseudo-terminal); kernel calls of about
@@ -506,6 +507,7 @@ def test_progress_two_argument_calls_mean_trials():
     assert stream.getvalue().startswith("\rtrials [#########-")
 
 
+@pytest.mark.slow
 def test_no_progress_when_stderr_is_not_a_terminal(monkeypatch):
     monkeypatch.setattr(cli_module, "PROGRESS_DELAY_S", 0.0)
     result = invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
@@ -514,6 +516,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(monkeypatch):
     assert result.stderr == ""
 
 
+@pytest.mark.slow
 def test_progress_from_the_library_on_a_fake_terminal(monkeypatch):
     monkeypatch.setattr(cli_module, "_stderr_is_terminal", lambda: True)
     monkeypatch.setattr(cli_module, "PROGRESS_DELAY_S", 0.0)

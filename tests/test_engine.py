@@ -17,6 +17,7 @@ from battlecalc import api
 from battlecalc.kernels import exact, jit
 
 
+@pytest.mark.slow
 def test_a_small_exact_solve_loads_no_numba():
     # a fresh interpreter: the first README example solves in plain Python
     code = ("import sys, battlecalc\n"
@@ -170,6 +171,7 @@ def test_a_bad_battlecalc_threads_is_refused(value, monkeypatch, threads_restore
                                f"1024), got {value!r}")
 
 
+@pytest.mark.slow
 def test_a_bad_battlecalc_threads_is_refused_by_the_first_solve():
     # a fresh process: the count is read when a kernel first runs, here a small exact solve
     code = ("import battlecalc\n"
@@ -236,6 +238,7 @@ def test_an_error_in_one_range_reaches_the_caller_and_the_pool_goes_on(threads_r
     assert (out == 2.0).all()
 
 
+@pytest.mark.slow
 def test_numba_thread_pool_is_never_started():
     # numba.get_num_threads() would start numba's OpenMP/workqueue pool; no kernel uses it
     code = ("import battlecalc, numba\n"
@@ -253,6 +256,7 @@ def test_numba_thread_pool_is_never_started():
     assert out == "not started\n"
 
 
+@pytest.mark.slow
 def test_compiling_from_several_threads_at_once_compiles_once():
     # four first requests at once: one compiles and rebinds, the others wait for it
     code = ("import threading, collections\n"
@@ -277,6 +281,7 @@ def test_compiling_from_several_threads_at_once_compiles_once():
     assert int(out[0]) > 40 and out[1] == "1"
 
 
+@pytest.mark.slow
 def test_a_forked_child_starts_a_pool_of_its_own():
     # the parent's pool threads do not exist in a forked child: it must not wait for them
     code = ("import os, battlecalc\n"

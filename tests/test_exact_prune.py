@@ -93,6 +93,7 @@ def test_small_battles_are_not_pruned_within_the_budget(monkeypatch):
     assert np.array_equal(_probabilities(on), _probabilities(off)) and on.pruned == off.pruned
 
 
+@pytest.mark.slow
 def test_big_land_battle_is_solved_exactly_by_auto_within_the_budget(monkeypatch):
     result = battlecalc.simulate(**BIG_LAND)
     assert result.method == "exact"
@@ -170,6 +171,7 @@ def test_incremental_assignment_equals_rules_assign():
     assert checked > 10_000
 
 
+@pytest.mark.slow
 def test_hits_beyond_their_targets_change_nothing():
     # exact._fire sums the hit counts of a kind past what the enemy has for them to land on
     # into one term: rules.assign must give the same state for all of them

@@ -19,6 +19,7 @@ import battlecalc
 from battlecalc import api, results
 from battlecalc.compile import build_side
 from battlecalc.errors import BattleInputWarning
+from battlecalc.kernels import exact, jit
 
 BATTLES = [
     dict(rules="1942-2e", attacker="1 tank", defender="3 fighter 3 aa"),
@@ -101,17 +102,97 @@ def test_fast_path_gives_the_slow_paths_answer(battle, monkeypatch):
 
 
 def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
-    # no answer is kept: the second call runs the solver on the kept tables
+    # no answer is kept: the second call runs the solver again, on the kept prepared solve
+    # (kernels.exact.ExactSolve: the same tables), into outputs of its own
     api.forget_compiled()
     calls = []
-    real = api.run_exact
-    monkeypatch.setattr(api, "run_exact", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    real = exact.ExactSolve._law
+    monkeypatch.setattr(exact.ExactSolve, "_law",
+                        lambda self, stacks, summed: calls.append((self, stacks))
+                        or real(self, stacks, summed))
     battle = dict(rules="revised", attacker="2 inf", defender="1 inf", method="exact")
     r1, r2 = battlecalc.simulate(**battle), battlecalc.simulate(**battle)
-    assert len(calls) == 2 and calls[0] is calls[1]  # the same compiled tables
+    assert len(calls) == 2 and calls[0][0] is calls[1][0]  # the same prepared solve
+    assert calls[0][1].outcomes is not calls[1][1].outcomes  # written afresh
     assert r1 is not r2 and r1.attacker_law is not r2.attacker_law
     # Revised 2 inf v 1 inf by hand (test_results): the attacker wins 11/29 + 11/58 + 25/232
-    assert r2.attacker_win == pytest.approx(11 / 29 + 11 / 58 + 25 / 232, abs=1e-12)
+    for r in (r1, r2):
+        assert r.attacker_win == pytest.approx(11 / 29 + 11 / 58 + 25 / 232, abs=1e-12)
+
+
+COMPILED = pytest.mark.skipif(jit.plain_kernels(), reason="BATTLECALC_PLAIN_KERNELS=1: "
+                              "nothing is compiled")
+
+
+@COMPILED
+def test_a_kept_plan_calls_its_compiled_kernel_directly():
+    # from the second solve of a kept plan on, the compiled kernel's overload is called without
+    # the dispatcher (jit.overload); its answers are the dispatcher's, which the first call
+    # used, and the slow path's: every key of every battle small enough to be short
+    jit.compiled()
+    api.forget_compiled()
+    for battle in BATTLES:
+        results_ = [battlecalc.simulate(**battle) for _ in range(3)]
+        plan = api._plans[next(reversed(api._plans))]
+        if results_[0].method != "exact" or battle.get("retreat_below") is not None:
+            assert plan.exact is None  # Monte Carlo, or a table of the call's own
+            continue
+        assert plan.exact.entry, battle  # found, and called
+        first = _without_clock(results_[0].to_dict())
+        for again in results_[1:]:
+            assert _without_clock(again.to_dict()) == first
+            _laws_equal(again, results_[0])
+    # a solve not kept (run_exact, a battle of a sequence) looks for no overload
+    once = exact.ExactSolve(plan.compiled)
+    once.run(), once.run()
+    assert once.entry is None
+
+
+def test_a_kept_plan_follows_the_solvers_thresholds(monkeypatch):
+    # exact's pruning constants are read at each solve, kept plan or not (tests change them)
+    api.forget_compiled()
+    battle = dict(rules="revised", attacker="14 inf 5 art 5 tank", defender="18 inf 3 tank 1 ftr",
+                  method="exact")
+    full = battlecalc.simulate(**battle)
+    # test_exact_prune's thresholds, far above the shipped ones
+    monkeypatch.setattr(exact, "PRUNE_PAIRS", 0)
+    monkeypatch.setattr(exact, "PRUNE_BUDGET", 1e-5)
+    monkeypatch.setattr(exact, "PRUNE_STATE_EPS", 1e-7)
+    monkeypatch.setattr(exact, "PRUNE_TAIL_EPS", 1e-8)
+    pruned = battlecalc.simulate(**battle)
+    assert len(api._plans) == 1  # one plan, solved under both settings
+    assert full.pruned < 1e-12 < 1e-9 < pruned.pruned <= 1e-5
+    # what the budget left out, and no more, is missing from each outcome
+    gap = full.attacker_win - pruned.attacker_win
+    assert -1e-14 <= gap <= pruned.pruned + 1e-14
+    monkeypatch.undo()
+    assert battlecalc.simulate(**battle).attacker_win == full.attacker_win
+
+
+def test_one_trial_monte_carlo_reports_probabilities_as_floats():
+    # build_result divides counts by the trials (a probability), even by one trial
+    r = battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="mc",
+                            trials=1, seed=3)
+    values = [r.attacker_win, r.defender_win, r.draw, r.attacker_ipc_loss]
+    assert all(type(v) is float for v in values)
+    assert r.attacker_win + r.defender_win + r.draw == 1.0
+
+
+@COMPILED
+def test_overload_is_the_dispatchers_exact_match():
+    import numba
+
+    @numba.njit
+    def twice(x, pair):
+        return 2 * x + pair[0]
+
+    assert jit.overload(twice, (1, (2, 3))) is None  # nothing compiled yet
+    assert twice(1.5, (2, 3)) == 5.0 and twice(1, (2.0, 3)) == 4.0
+    by_float, by_int = jit.overload(twice, (1.5, (2, 3))), jit.overload(twice, (1, (2.0, 3)))
+    assert by_float is not None and by_int is not None and by_float is not by_int
+    assert by_float(2.5, (1, 1)) == 6.0 and by_int(3, (0.5, 1)) == 6.5
+    assert jit.overload(twice, (np.zeros(2), (1, 1))) is None  # no array overload
+    assert jit.overload(len, ([1],)) is None  # not a dispatcher
 
 
 def test_plans_are_bounded_and_kept_only_for_plain_data(monkeypatch):
@@ -159,3 +240,41 @@ def test_a_lazy_result_pickles_with_every_field():
     assert "_pending" not in vars(copy)
     assert copy.to_dict() == r.to_dict()
     _laws_equal(copy, r)
+
+
+def test_spec_key_keys_plain_data_only():
+    key = lambda **changes: api.spec_key(_defaults() | dict(rules="1942-2e") | changes)  # noqa: E731
+    plain = key(attacker="2 inf", defender="1 inf")
+    as_dict = key(attacker={"infantry": 2}, defender="1 inf")
+    assert plain is not None and as_dict is not None and plain != as_dict
+    assert as_dict == key(attacker={"infantry": 2}, defender="1 inf")  # equal data, equal key
+    assert as_dict != key(attacker={"infantry": 3}, defender="1 inf")
+    assert key(attacker_ool=["tank"]) == key(attacker_ool=["tank"]) != key(attacker_ool="tank")
+    # not plain data: no key (the battle is checked and compiled on every call)
+    assert key(attacker={"infantry": np.int64(2)}) is None
+    assert key(attacker_ool=["tank", 1]) is None
+    assert key(defender={"infantry": 2}, seed=np.int64(3)) is None
+    assert key(progress=print) is None
+    # the same key from any mapping of the same arguments in the same order
+    arguments = _defaults() | dict(rules="1942-2e", attacker={"infantry": 2})
+    reordered = {"formula_options": {}} | {k: v for k, v in arguments.items()
+                                           if k != "formula_options"}
+    assert api.spec_key(reordered) == api.spec_key(arguments) is not None
+
+
+@COMPILED
+def test_one_plan_solved_from_many_threads_at_once():
+    # a kept plan's prepared solve is shared: each solve writes outputs of its own
+    from concurrent.futures import ThreadPoolExecutor
+
+    jit.compiled()
+    api.forget_compiled()
+    battles = [dict(rules="1942-2e", attacker="1 tank", defender="3 fighter 3 aa", method="exact"),
+               dict(rules="1942-2e", attacker="2 sub 1 destroyer 1 fighter",
+                    defender="1 cruiser 2 sub", sea=True, method="exact")]
+    serial = [_without_clock(battlecalc.simulate(**b).to_dict()) for b in battles]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda i: battlecalc.simulate(**battles[i % 2]), range(400)))
+    assert all(api._plans[k].exact.entry for k in api._plans)
+    for i, r in enumerate(answers):
+        assert _without_clock(r.to_dict()) == serial[i % 2]

@@ -217,6 +217,7 @@ def test_mc_same_seed_same_numbers_whatever_the_threads():
     assert other.attacker_win != one["attacker_win"]
 
 
+@pytest.mark.slow
 def test_die_by_die_reference_agrees_with_the_engine():
     trials = 20_000
     sim = ref.summary(ref.simulate({"army": 3}, {"army": 2}, trials, seed=5,

@@ -15,6 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import battlecalc
 
 PACKAGE = Path(battlecalc.__file__).parent
@@ -102,6 +104,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+@pytest.mark.slow
 def test_the_package_has_no_import_circle():
     graph = import_graph(PACKAGE, "battlecalc")
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
@@ -141,6 +144,7 @@ def test_the_graph_finds_a_circle_through_a_function_level_import(tmp_path):
     assert find_cycle(import_graph(pkg, "pkg")) is None
 
 
+@pytest.mark.slow
 def test_waves_and_counterattacks_load_no_pandas():
     """Two waves and a counter-attack, exact and Monte Carlo, with their dict, JSON, CSV and
     table views: pandas is never imported (only the DataFrame views need it)."""

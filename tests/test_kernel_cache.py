@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import battlecalc
 
 PACKAGE = Path(battlecalc.__file__).parent
@@ -42,6 +44,7 @@ def _probe(root: Path) -> tuple[str, str, str]:
     return kernel_locator, other_locator, out[1]
 
 
+@pytest.mark.slow
 def test_a_kernel_cache_goes_stale_when_another_kernel_file_changes(tmp_path):
     shutil.copytree(PACKAGE, tmp_path / "battlecalc",
                     ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))

@@ -102,6 +102,7 @@ def test_monte_carlo_within_four_standard_errors_of_exact(battle):
         assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
 
 
+@pytest.mark.slow
 def test_reference_dice_simulation_agrees_with_reference_exact():
     """The die-by-die reference and the reference solver check each other."""
     edition, attacker, defender = "1942-2e", {"fighter": 2, "infantry": 2}, {"infantry": 2, "aa": 1}

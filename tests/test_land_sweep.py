@@ -52,18 +52,18 @@ BATTLES = {
 def _tables(battle: dict):
     """The battle's compiled tables, as simulate builds them."""
     seen = {}
-    solve = api.run_exact
+    compile_battle = api.compile_battle
 
-    def keep(compiled, *args, **kwargs):
-        seen["compiled"] = compiled
-        return solve(compiled, *args, **kwargs)
+    def keep(*args, **kwargs):
+        seen["compiled"] = compile_battle(*args, **kwargs)
+        return seen["compiled"]
 
     api.forget_compiled()
     try:
-        api.run_exact = keep
+        api.compile_battle = keep
         battlecalc.simulate(**battle, method="exact")
     finally:
-        api.run_exact = solve
+        api.compile_battle = compile_battle
     return seen["compiled"]
 
 
@@ -137,7 +137,9 @@ def test_merged_states_are_the_same_units(name):
     att = compiled.attacker
     merge, sweep = att.merged_walks
     # (and the solve merges them)
-    assert exact._merged_blocks(compiled, exact.seconds_estimate(compiled)) is not None
+    solve = exact.ExactSolve(compiled)
+    solve.run()
+    assert solve.merged
     assert (att.survivors[merge] == att.survivors).all()
     assert (att.ipc_lost[merge] == att.ipc_lost).all()
     # a state is merged into block 0 only, and the rows played are the states kept

@@ -94,6 +94,7 @@ def _hall_greedy(yst, yr, y, h_sub, h_air, h_gen, air_on_subs):
     return y + taken[0] * yst[y, S_STRIDE_S] + taken[1] * yst[y, S_STRIDE_A] + taken[2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["mid sea", "revised sea"])
 def test_assign_is_the_hall_greedy(name):
     for side in _sides(name):

@@ -332,6 +332,7 @@ def test_symlink_to_a_character_device_is_written_through(tmp_path):
     assert (tmp_path / "link").is_symlink()
 
 
+@pytest.mark.slow
 def test_dev_stdout_prints():
     # standard output is a pipe here: /dev/stdout resolves to it and is written through
     assert os.path.islink("/dev/stdout") or stat.S_ISCHR(os.lstat("/dev/stdout").st_mode)
@@ -346,6 +347,7 @@ def test_dev_stdout_prints():
     assert os.lstat("/dev/stdout").st_mode == kind_before
 
 
+@pytest.mark.slow
 def test_dev_stdout_redirected_to_a_file_is_appended_to(tmp_path):
     # `battlecalc ... -o /dev/stdout >> log`: the log is written at its end, not replaced
     log = tmp_path / "log"
@@ -536,6 +538,7 @@ def test_run_refuses_to_write_over_its_rules_file(tmp_path, battle_must_not_run)
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_plot_goes_through_the_one_writer(tmp_path, umask):
     pytest.importorskip("matplotlib")
     umask(0o022)
@@ -575,6 +578,7 @@ def test_a_long_legal_file_name_is_written(tmp_path, length):
     assert os.listdir(tmp_path) == [name]
 
 
+@pytest.mark.slow
 def test_a_long_legal_file_name_for_sweep_and_plot(tmp_path, battles):
     csv_name = "s" * 246 + ".csv"
     result = invoke(*sweep_args(battles, "-o", str(tmp_path / csv_name)))

@@ -124,6 +124,7 @@ def plain_results() -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BATTLES)
 @pytest.mark.parametrize("method", ["exact", "mc"])
 def test_plain_python_kernels_give_the_compiled_answers(plain_results, name, method):

@@ -90,6 +90,7 @@ def png_size(path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
+@pytest.mark.slow
 def test_run_plot_writes_png_and_svg(tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "odds.png"

@@ -520,6 +520,7 @@ LAND = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("battle", LAND, ids=[f"{b[0]}-{i}" for i, b in enumerate(LAND)])
 def test_land_dice_agree_with_exact(battle):
     edition, att, dfn, options = battle
@@ -547,6 +548,7 @@ SEA = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("battle", SEA, ids=[f"{b[0]}-{i}" for i, b in enumerate(SEA)])
 def test_sea_dice_agree_with_exact(battle):
     edition, att, dfn, options = battle
@@ -572,6 +574,7 @@ RAIDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("raid", RAIDS, ids=[f"{r[0]}-{i}" for i, r in enumerate(RAIDS)])
 def test_raid_dice_agree_with_exact(raid):
     edition, att, dfn, options = raid

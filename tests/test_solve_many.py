@@ -162,10 +162,11 @@ def test_random_battery_equals_simulate():
 def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
     from battlecalc import batch
 
-    compiled = []
-    compile_battle = batch.compile_battle
+    compiled, built = [], []
+    compile_battle, side = batch.compile_battle, batch._side
     monkeypatch.setattr(batch, "compile_battle",
                         lambda *args: compiled.append(1) or compile_battle(*args))
+    monkeypatch.setattr(batch, "_side", lambda spec: built.append(spec) or side(spec))
     battles = [{"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
                {"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
@@ -173,13 +174,21 @@ def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True, "method": "mc",
                 "trials": 1000, "seed": 4},
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True, "method": "mc",
-                "trials": 1000, "seed": 4}]
+                "trials": 1000, "seed": 4},
+               {"attacker": "3 inf 2 bmb", "defender": "3 inf", "attacker_tech": "heavy_bombers"},
+               {"attacker": "3 inf 2 bmb", "defender": "3 inf", "attacker_tech": "heavy_bombers"},
+               {"attacker": "3 inf 1 tank", "defender": "3 inf 1 art"}]
     with pytest.raises(BattleInputError, match="^battle 3: attacker count of tank must be"):
         solve_many(battles, rules="1942-2e")  # (True is no count, even if 1 == True)
     del battles[3]
     compiled.clear()
+    built.clear()
     frame = solve_many(battles, rules="1942-2e")
-    assert len(compiled) == 2  # (the Monte Carlo battles are not compiled for the batch)
+    # battles without techs, amphibious assaults or retreats (the first two, the last, with
+    # the first again): each distinct side once (3 inf 1 tank twice); with techs: the battle
+    # once (through compile_battle); the Monte Carlo battles are not compiled for the batch
+    assert len(compiled) == 1
+    assert len(built) == 5 + 2
     for i, battle in enumerate(battles):
         want = simulate(**battle, rules="1942-2e").flat_row()
         assert_row_matches(frame.iloc[i], want, f"battle {i}")
@@ -354,6 +363,7 @@ def test_side_cache_is_bounded():
     assert np.isfinite(batch._side_bytes[0])
 
 
+@pytest.mark.slow
 def test_plain_python_kernels_give_the_same_rows():
     """Under BATTLECALC_PLAIN_KERNELS=1 the batch loop runs as plain Python (numba never
     imported), with the answers of the compiled one."""
@@ -373,3 +383,274 @@ def test_plain_python_kernels_give_the_same_rows():
     for i, row in enumerate(plain):
         want = compiled.iloc[i][["attacker_win", "defender_win", "tuv_swing", "mean_rounds"]]
         assert np.allclose(row, want.astype(float), rtol=0, atol=TOLERANCE), (i, row, want)
+
+
+def _form_cases() -> list[dict]:
+    """Random battles of the lane's kind (one edition, no techs, landing or retreat) with the
+    options a form checks once (orders of losses, AA last, submerging, low luck), some armies
+    bad (unknown units, bool or negative counts, units of the wrong domain, AA attacking, no
+    units), retreat policies (their thresholds clamped to the armies' sizes), and some
+    battles a form cannot stand for (retreat_below, techs)."""
+    rng = random.Random(2026_12_01)
+    land = ["infantry", "artillery", "tank", "fighter", "bomber", "aa", "inf", "ftr"]
+    sea = ["submarine", "destroyer", "cruiser", "battleship", "carrier", "fighter",
+           "transport"]
+    bad = [{"dragon": 1}, {"infantry": True}, {"infantry": -1}, {"infantry": 1.0}, {},
+           "3 inf 1 zeppelin", {"battleship": 1}, {"infantry": 2, "submarine": 1}]
+    cases = []
+    for i in range(160):
+        is_sea = i % 2 == 1
+        units = sea if is_sea else land
+        armies = []
+        for _ in range(2):
+            picked = [rng.choice(units) for _ in range(rng.randint(1, 5))]
+            army = {u: picked.count(u) for u in dict.fromkeys(picked)}
+            armies.append(army if rng.random() < 0.7 else
+                          " ".join(f"{c} {u}" for u, c in army.items()))
+        if rng.random() < 0.15:
+            armies[rng.randrange(2)] = rng.choice(bad)
+        battle = {"rules": rng.choice(["1942-2e", "revised", "1940-2e"]), "sea": is_sea,
+                  "attacker": armies[0], "defender": armies[1]}
+        extra = rng.random()
+        if extra < 0.1:
+            battle["attacker_ool"] = "fighter,infantry"
+        elif extra < 0.2:
+            battle["aa_last"] = True
+        elif extra < 0.3:
+            battle["defender_submerge"] = "first-chance"
+        elif extra < 0.4:
+            battle["dice"] = "low_luck"
+        elif extra < 0.45:
+            battle["retreat_after"] = 2
+        elif extra < 0.5:
+            battle["attacker_tech"] = "jets"
+        elif extra < 0.55:
+            battle["retreat_when_left"] = rng.choice([0, 2, 100])  # (100: clamped)
+        elif extra < 0.6:
+            battle["strafe"] = rng.choice([1, 100])
+        elif extra < 0.65:
+            battle["retreat_when_only_air"] = True  # (sea: refused)
+        elif extra < 0.68:
+            battle["retreat_below"] = 0.4
+        cases.append(battle)
+    return cases
+
+
+def test_a_form_checks_as_make_battle_does():
+    """spec.BattleForm (the lane's checks: the options once, each army once) makes the Battle
+    make_battle makes, field for field, and refuses what simulate_spec refuses."""
+    import warnings
+
+    from battlecalc import batch
+    from battlecalc.spec import battle_form, simulate_spec
+
+    formed = refused = 0
+    for battle in _form_cases():
+        args = batch._battle_arguments(battle)
+        found = battle_form(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                want = simulate_spec(args)[0]
+            except BattleInputError:
+                want = None
+        if found is None:
+            assert set(battle) & {"retreat_below", "attacker_tech"} or want is None, battle
+            continue
+        form, _ = found
+        try:
+            got = form.battle(form.army(battle["attacker"], "attacker"),
+                              form.army(battle["defender"], "defender"))
+        except BattleInputError:
+            got = None
+        assert (got is None) == (want is None), battle
+        if got is None:
+            refused += 1
+            continue
+        formed += 1
+        assert got == want, battle
+        assert list(got.attacker) == list(want.attacker), battle  # (the edition's order)
+        assert list(got.defender) == list(want.defender), battle
+    assert formed > 60 and refused > 10  # (the cases reach both)
+
+
+def test_compile_plain_builds_what_compile_battle_builds():
+    """compile.compile_plain (each distinct side once) gives every table compile_battle gives,
+    retreat tables too, for battles of one form in any order."""
+    import warnings
+
+    from battlecalc import batch
+    from battlecalc.compile import compile_battle, compile_plain
+    from battlecalc.spec import battle_form, simulate_spec
+
+    kept: dict = {}
+    seen = retreats = 0
+    for battle in _form_cases() * 2:
+        args = batch._battle_arguments(battle)
+        if battle_form(args) is None:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                checked = simulate_spec(args)[0]
+            except BattleInputError:
+                continue
+        key = (battle["rules"], battle["sea"], *sorted(
+            (k, str(v)) for k, v in battle.items() if k not in batch.ARMIES))
+        got = compile_plain(checked, batch._side, kept.setdefault(key, {}))
+        want = compile_battle(checked)
+        seen += 1
+        for name in ("attacker", "defender"):
+            have, expect = getattr(got, name), getattr(want, name)
+            for field in ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors",
+                          "ipc_lost"):
+                assert np.array_equal(getattr(have, field), getattr(expect, field)), (
+                    battle, name, field)
+            assert have.unit_names == expect.unit_names and have.split == expect.split
+        assert np.array_equal(got.rules, want.rules), battle
+        assert np.array_equal(got.bombardment.pmf, want.bombardment.pmf)
+        assert got.sea == want.sea and (got.retreat is None) == (want.retreat is None)
+        retreats += got.retreat is not None
+        have, expect = got.retreat_tables(), want.retreat_tables()
+        for field in ("policy", "win_value", "remainder"):
+            assert np.array_equal(getattr(have, field), getattr(expect, field)), battle
+        assert have.below == expect.below and got.has_partial_retreat == want.has_partial_retreat
+    assert seen > 100 and retreats > 20
+
+
+def test_bad_armies_of_a_lane_give_simulates_message():
+    """Bad armies among battles of one form: each row's error is simulate's own message."""
+    battles = [{"attacker": {"infantry": 2}, "defender": {"infantry": 2}},
+               {"attacker": {"infantry": True}, "defender": {"infantry": 2}},
+               {"attacker": {"dragon": 1}, "defender": {"infantry": 2}},
+               {"attacker": {"infantry": 1}, "defender": {"battleship": 1}},
+               {"attacker": {"aa": 1}, "defender": {"infantry": 1}},
+               {"attacker": {}, "defender": {"infantry": 1}},
+               {"attacker": {"infantry": -2, "tank": 1}, "defender": {"infantry": 1}},
+               {"attacker": {"infantry": 2}, "defender": {"infantry": 2}}]
+    rows = battlecalc.batch.solve_rows([{**b, "rules": "1942-2e", "method": "exact"}
+                                        for b in battles])
+    for battle, (row, error) in zip(battles, rows, strict=True):
+        try:
+            want = simulate(**battle, rules="1942-2e", method="exact").flat_row()
+        except BattleInputError as exc:
+            assert row is None and error == str(exc), battle
+        else:
+            assert error is None, battle
+            assert_row_matches(pd.Series(row), want, str(battle))
+
+
+def test_sides_of_the_lane_equal_the_reference_builder():
+    """Every distinct side of the random lane battles, built with every cache empty, equals
+    tests/side_reference.py's slow builder field for field (casualty walks of two-hit ships,
+    subs and aircraft as categories, submerging, AA outcomes, five editions)."""
+    import warnings
+
+    from side_reference import reference_build_side
+
+    from battlecalc import api, batch
+    from battlecalc import compile as compile_module
+    from battlecalc.kernels.common import R_HI, R_LO, S_ROW_A, S_ROW_N, S_ROW_S, S_SUBS
+    from battlecalc.spec import simulate_spec
+
+    specs: dict = {}
+    for battle in _form_cases():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                checked = simulate_spec(batch._battle_arguments(battle))[0]
+            except BattleInputError:
+                continue
+        compile_module.compile_plain(checked, lambda spec: specs.setdefault(
+            spec, compile_module.build_side.__wrapped__(spec)), {})
+    assert len(specs) > 150 and any(s.submerge for s in specs)
+    assert any(all(s.split) for s in specs) and any(len(s.blocks) > 1 for s in specs)
+    api.forget_compiled()
+    for spec in specs:
+        side, want = compile_module.build_side.__wrapped__(spec), reference_build_side(spec)
+        for name in ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors",
+                     "ipc_lost"):
+            got = getattr(side, name)
+            assert got.dtype == getattr(want, name).dtype and got.flags.c_contiguous, name
+            assert got.flags.writeable and np.array_equal(got, getattr(want, name)), name
+        assert side.unit_names == want.unit_names and side.split == want.split
+        # (its mean hit combinations, for seconds_estimate: numpy's mean of the products)
+        widths = (want.rows[:, R_HI] - want.rows[:, R_LO] + 1).astype(np.float64)
+        st = want.states
+        mean = float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
+                      * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
+        assert side.mean_hit_combinations == mean
+
+
+def test_battles_of_one_form_with_seeds_of_their_own():
+    """A sweep gives each battle a seed: battles that differ in their seeds (and armies) share
+    a lane, and each is solved as simulate solves it with its seed (auto: Monte Carlo for the
+    larger ones at 10 trials, exact for the others); a bad seed is simulate's error."""
+    battles = [{"attacker": f"{2 + i % 5} inf 1 tank", "defender": f"{1 + i % 4} inf",
+                "seed": 1000 + i} for i in range(12)]
+    battles[5]["seed"] = -1
+    rows = battlecalc.batch.solve_rows([{**b, "rules": "1942-2e", "method": "auto",
+                                         "trials": 10} for b in battles])
+    methods = set()
+    for battle, (row, error) in zip(battles, rows, strict=True):
+        try:
+            want = simulate(**battle, rules="1942-2e", method="auto", trials=10).flat_row()
+        except BattleInputError as exc:
+            assert row is None and error == str(exc) and battle["seed"] == -1
+            continue
+        assert error is None, battle
+        methods.add(want["method"])
+        assert_row_matches(pd.Series(row), want, str(battle))
+    assert methods == {"exact", "mc"}
+
+
+def test_lane_battles_equal_simulate_row_for_row():
+    """The random lane battles (orders of losses, AA last, submerging, low luck, retreat
+    policies, bad armies, battles of no lane) through solve_many's runner: each row simulate's
+    row, each error simulate's message."""
+    import warnings
+
+    cases = [{"method": "exact", **b} for b in _form_cases()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = battlecalc.batch.solve_rows(cases)
+        solved = retreats = 0
+        for battle, (row, error) in zip(cases, rows, strict=True):
+            try:
+                want = simulate(**battle).flat_row()
+            except BattleInputError as exc:
+                assert row is None and error == str(exc), battle
+                continue
+            assert error is None, (battle, error)
+            assert_row_matches(pd.Series(row), want, str(battle))
+            solved += 1
+            retreats += any(k.startswith("retreat") or k == "strafe" for k in battle)
+    assert solved > 60 and retreats > 10
+
+
+def test_the_table_is_the_concat_of_the_parts():
+    """solve_many's table (batch._frame, laid out column by column) equals pandas' concat of
+    one frame per part (the batch of each edition, each battle solved on its own) with
+    sweep's typing: every value and dtype, on the mixed batch (editions with other units,
+    formula columns, Monte Carlo rows, gaps)."""
+    import copy
+
+    from battlecalc import batch
+
+    def reference(parts):
+        parts.sort(key=lambda part: part[0][0])
+        columns = list(dict.fromkeys(name for _, part in parts for name in part))
+        frames = [pd.DataFrame({name: values if isinstance(values, np.ndarray)
+                                and values.dtype == np.float64
+                                else np.array(values, dtype=object)
+                                for name, values in part.items()}, index=positions)
+                  for positions, part in parts]
+        frame = pd.concat(frames).reindex(columns=columns).sort_index().reset_index(drop=True)
+        return pd.DataFrame({name: batch.typed_column(frame[name])
+                             if frame[name].dtype == object else frame[name]
+                             for name in columns})
+
+    parts, _, timing = batch._run(MIXED, {"method": "exact"}, strict=True)
+    assert len(parts) > 5
+    got = batch._frame(copy.deepcopy(parts), timing)
+    pd.testing.assert_frame_equal(got, reference(copy.deepcopy(parts)), check_exact=True)

@@ -269,6 +269,7 @@ def test_empty_table_gives_an_empty_result():
 
 # ----------------------------------------------------------------------------- where it runs
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_table(local_table):
     # chunks of 2 on 2 processes: rows come back out of order and are put back in place
     pooled = battlecalc.sweep(BATTLES, seed=2024, workers=2, chunk_size=2)
@@ -287,6 +288,7 @@ def dask_cluster():
         yield cluster
 
 
+@pytest.mark.slow
 def test_dask_cluster_gives_the_same_table(dask_cluster, local_table):
     by_address = battlecalc.sweep(BATTLES, seed=2024, scheduler=dask_cluster.scheduler_address,
                                   chunk_size=3)
@@ -294,6 +296,7 @@ def test_dask_cluster_gives_the_same_table(dask_cluster, local_table):
                                   check_exact=True)
 
 
+@pytest.mark.slow
 def test_dask_client_and_cli_give_the_same_numbers(dask_cluster, tmp_path):
     from distributed import Client
 
@@ -524,12 +527,14 @@ def check_lost_chunk(table, message):
         assert table.loc[i, "attacker_win"] == simulate(**SIX[i]).attacker_win
 
 
+@pytest.mark.slow
 def test_a_dead_worker_process_marks_its_rows(monkeypatch):
     monkeypatch.setattr(sys.modules["battlecalc.sweeper"], "run_chunk", crashing_chunk)
     table = battlecalc.sweep(SIX, workers=2, chunk_size=2)
     check_lost_chunk(table, "worker process died")
 
 
+@pytest.mark.slow
 def test_a_failed_cluster_task_marks_its_rows(dask_cluster, monkeypatch):
     monkeypatch.setattr(sys.modules["battlecalc.sweeper"], "run_chunk", failing_chunk)
     table = battlecalc.sweep(SIX, scheduler=dask_cluster.scheduler_address, chunk_size=2)

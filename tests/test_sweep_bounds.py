@@ -35,6 +35,7 @@ def _exact(attacker: str, defender: str = "1 inf", **options) -> float:
     {"attacker.infantry": itertools.count()},  # endless: never listed whole
     {"attacker.infantry": range(1, 100_001), "defender.infantry": range(1, 100_001)},
 ])
+@pytest.mark.slow
 def test_a_huge_grid_is_refused_before_it_is_built(vary):
     tracemalloc.start()
     started = time.perf_counter()

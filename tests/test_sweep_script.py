@@ -13,6 +13,8 @@ import pytest
 
 from battlecalc import simulate
 
+pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 
 SCRIPT = """\

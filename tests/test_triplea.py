@@ -122,7 +122,8 @@ def _as_counter(territory: dict) -> Counter:
     return Counter({(u["nation"], u["unit"], u["hits"]): u["count"] for u in territory["units"]})
 
 
-@pytest.mark.parametrize("path", [START, LAND_COMBAT, GLOBAL], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [START, LAND_COMBAT, pytest.param(GLOBAL, marks=pytest.mark.slow)],
+                         ids=lambda p: p.stem)
 def test_every_territory_units_per_nation(path):
     game = read_game(path, solve=False)
     walked = _walk_territories(path)

@@ -188,6 +188,7 @@ def test_an_edition_imported_the_old_way_still_loads(tmp_path):
     assert battle.attacker == {"infantry": 6, "artillery": 1, "tank": 3, "fighter": 1}
 
 
+@pytest.mark.slow
 def test_game_on_an_imported_edition_names_tripleas_units(tmp_path):
     """`game` on the edition imported from the Revised save: the battles' armies in TripleA's
     names (the imported ids), the odds of the shipped edition."""

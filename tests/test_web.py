@@ -312,6 +312,7 @@ def test_every_simulate_argument_is_a_request_parameter():
         parse_params({"trials": "1.5"})
 
 
+@pytest.mark.slow
 def test_concurrent_requests_each_get_their_own_battle(base):
     battles = [
         {"rules": "revised", "attacker": f"{n} inf 1 art", "defender": f"{n} inf",
@@ -709,6 +710,7 @@ def _chunk_seconds() -> float:
     return times[0] - started
 
 
+@pytest.mark.slow
 def test_a_dropped_request_frees_the_server():
     engine = Engine()
     with running_server(engine) as url:
@@ -733,6 +735,7 @@ def test_a_dropped_request_frees_the_server():
         assert engine._requests == 0  # every dropped one has stopped, not only yielded
 
 
+@pytest.mark.slow
 def test_a_newer_request_of_the_same_page_cancels_the_older():
     with running_server() as url:
         run_query(url, rules="1942-2e", attacker="1 inf", defender="1 inf", method="mc",
@@ -788,6 +791,7 @@ def test_a_repeated_exact_battle_is_answered_from_the_cache():
         assert len(engine.cache) == 1
 
 
+@pytest.mark.slow
 def test_serve_with_workers_runs_processes_behind_one_port(tmp_path):
     import subprocess
     import sys
@@ -823,6 +827,7 @@ def test_serve_with_workers_runs_processes_behind_one_port(tmp_path):
         server.wait(30)
 
 
+@pytest.mark.slow
 def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
     battle = {"rules": "1942-2e", "attacker": "6 inf 3 art 3 tank 2 ftr",
               "defender": "8 inf 3 tank 1 ftr 1 aa", "method": "mc", "trials": 1_000_000,
@@ -886,6 +891,7 @@ def test_the_partial_outcome_counts_leave_the_monte_carlo_answer_unchanged():
     assert calls and all(len(args) == 3 for args in calls)
 
 
+@pytest.mark.slow
 def test_a_dropped_stream_stops_its_run():
     engine = Engine()
     with running_server(engine) as url:

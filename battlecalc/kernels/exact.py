@@ -845,15 +845,17 @@ def _block_range(first, last, solve_blocks, offset, phase, *args):
     solve_blocks(offset + first, offset + last, phase, *args)
 
 
-def _battle(compiled, merge=None) -> ExactBattle:
-    """The compiled battle as the exact kernels take it; merge: (merge, sweep) of
-    _merged_blocks, or None (block by block)."""
+def _battle(compiled, settings: tuple[float, ...] | None = None, merge=None) -> ExactBattle:
+    """The compiled battle as the exact kernels take it (settings: _settings of its size;
+    merge: (merge, sweep) of _merged_blocks, or None: block by block)."""
     att, dfn = compiled.attacker, compiled.defender
+    if settings is None:
+        settings = _settings(att.n_states * dfn.n_states)
     return ExactBattle(ExactSide(att.states, att.rows, att.pmf, att.cdf),
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
-                       np.ones(1), compiled.retreat_tables(), TRANSITION_EPS, STATE_EPS,
-                       *_pruning(compiled), *(merge or (NO_MERGE, NO_MERGE)), ROW_SWEEP)
+                       np.ones(1), compiled.retreat_tables(), *settings,
+                       *(merge or (NO_MERGE, NO_MERGE)), ROW_SWEEP)
 
 
 MERGE_BLOCKS = True  # False: attacker blocks are always solved one by one (tests compare)
@@ -927,14 +929,20 @@ def _merged_blocks(compiled, seconds: float) -> tuple[np.ndarray, np.ndarray] | 
     return merge
 
 
-def _pruning(compiled) -> tuple[float, float, float]:
-    """(prune_eps, tail_eps, budget) of tables.ExactBattle: pruning within PRUNE_BUDGET for a
-    battle of PRUNE_PAIRS state pairs or more (PRUNING switches it off), none below (their
-    answers stay exact to about 1e-15)."""
-    pairs = compiled.attacker.n_states * compiled.defender.n_states
-    if not PRUNING or pairs < PRUNE_PAIRS:
-        return 0.0, 0.0, 0.0
-    return PRUNE_STATE_EPS, PRUNE_TAIL_EPS, PRUNE_BUDGET
+def _settings(pairs: int) -> tuple[float, ...]:
+    """The thresholds of tables.ExactBattle (eps, state_eps, prune_eps, tail_eps, budget) for
+    a battle of `pairs` state pairs, from this module's constants as they are now: pruning
+    within PRUNE_BUDGET for a battle of PRUNE_PAIRS state pairs or more (PRUNING switches it
+    off), none below (their answers stay exact to about 1e-15)."""
+    if PRUNING and pairs >= PRUNE_PAIRS:
+        return TRANSITION_EPS, STATE_EPS, PRUNE_STATE_EPS, PRUNE_TAIL_EPS, PRUNE_BUDGET
+    return TRANSITION_EPS, STATE_EPS, 0.0, 0.0, 0.0
+
+
+def _solve_settings(pairs: int) -> tuple:
+    """What an ExactSolve's prepared battle depends on besides the battle: _settings, and
+    whether blocks are merged and the land sweep goes a row at a time."""
+    return _settings(pairs), MERGE_BLOCKS, ROW_SWEEP
 
 
 def seconds_estimate(compiled) -> float:
@@ -1016,7 +1024,7 @@ def fill_win_values(compiled, seconds: float, progress=None) -> None:
         progress(0, total, "retreat-below table")
     value = np.zeros((n_a, n_d))
     scratch = k["_scratch"](n_a, n_d)
-    out = k["_out"](_stacks(compiled, False, 1, 1), 0)
+    out = k["_out"](_stacks(n_a, n_d, len(compiled.attacker.blocks), False, 1, 1), 0)
     battle = _battle(compiled)
     slowdown = 1 if jit.is_compiled() else PYTHON_SLOWDOWN
     step = max(1, int(n_a * WIN_VALUE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
@@ -1028,12 +1036,104 @@ def fill_win_values(compiled, seconds: float, progress=None) -> None:
             progress((n_a - a_first) * n_d, total, "retreat-below table")
 
 
-def _stacks(compiled, joint: bool, rounds_bins: int, rows: int) -> ExactOut:
-    n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
-    return ExactOut(np.zeros((rows, N_OUTCOMES)), np.zeros(n_a), np.zeros((rows, n_d)),
-                    np.zeros((n_a, n_d) if joint else (0, 0)), np.zeros((rows, 3)),
-                    np.zeros((rows, rounds_bins)),
-                    np.zeros((len(compiled.attacker.blocks), n_d)))
+def _stacks(n_a: int, n_d: int, n_blocks: int, joint: bool, rounds_bins: int,
+            rows: int) -> ExactOut:
+    """Fresh outputs (zeros) of a solve of n_a x n_d states writing `rows` rows of per-block
+    stacks (joint: with the joint final law)."""
+    zeros = np.zeros
+    return ExactOut(zeros((rows, N_OUTCOMES)), zeros(n_a), zeros((rows, n_d)),
+                    zeros((n_a, n_d) if joint else (0, 0)), zeros((rows, 3)),
+                    zeros((rows, rounds_bins)), zeros((n_blocks, n_d)))
+
+
+class ExactSolve:
+    """run_exact's work on one compiled battle, prepared once: the kernels' view of the battle
+    (tables.ExactBattle), the sizes of the outputs, the estimate, and for a solve that is
+    `kept` (solved again later: a kept plan, battlecalc.api), after its first short solve by
+    compiled kernels, the compiled kernel itself (jit.overload): each later solve costs the
+    kernel, its fresh outputs and the FinalLaw, about 5 us of Python on a tiny battle.
+    Nothing is kept between solves but read-only tables: every solve writes new outputs, and
+    threads may share one ExactSolve."""
+
+    __slots__ = ("compiled", "rounds_bins", "seconds", "explicit", "pairs", "joint", "n_a",
+                 "n_d", "n_blocks", "phases", "settings", "battle", "merged", "entry", "kept")
+
+    def __init__(self, compiled, rounds_bins: int = 1, seconds: float | None = None,
+                 kept: bool = False):
+        att, dfn = compiled.attacker, compiled.defender
+        self.compiled, self.rounds_bins = compiled, rounds_bins
+        self.seconds = seconds_estimate(compiled) if seconds is None else seconds
+        retreat = compiled.retreat_tables()
+        self.explicit = max(rounds_bins - 1, int(retreat.policy[RT_AFTER]), 1)
+        self.n_a, self.n_d = att.n_states, dfn.n_states
+        self.pairs = self.n_a * self.n_d
+        self.joint = self.pairs <= JOINT_LIMIT
+        self.n_blocks = len(att.blocks)
+        # blocks the battle starts in, then (where a partial retreat may leave units behind)
+        # the blocks of the stayers
+        self.phases = range(2 if compiled.has_partial_retreat else 1)
+        self.settings = self.battle = self.entry = None
+        self.merged = False  # its attacker blocks solved in one table (_merged_blocks)
+        self.kept = kept  # solved again later: worth finding the compiled kernel for
+
+    def run(self, progress=None) -> FinalLaw:
+        """Solve the battle (progress as for run_exact)."""
+        entry, n_blocks = self.entry, self.n_blocks
+        if entry and progress is None and _solve_settings(self.pairs) == self.settings:
+            # solved by the compiled kernel already: the same again, called straight
+            stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins, 1)
+            for phase in self.phases:
+                entry(0, n_blocks, phase, self.battle, stacks, self.explicit)
+            return self._law(stacks, False)
+        seconds = self.seconds
+        k = _kernels(seconds, progress)
+        if progress is not None:
+            progress(0, 0, "exact solve")
+        settings = _solve_settings(self.pairs)
+        if settings != self.settings:  # the first solve, or the module's settings changed
+            merge = _merged_blocks(self.compiled, seconds)
+            self.battle = _battle(self.compiled, settings[0], merge)
+            self.settings, self.entry, self.merged = settings, None, merge is not None
+        compiled_kernels = jit.is_compiled()
+        # (merged blocks: all of them in one call, by _solve_blocks)
+        parallel = (compiled_kernels and n_blocks > 1 and seconds > PARALLEL_SECONDS
+                    and not self.merged)
+        stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins,
+                         n_blocks if parallel else 1)
+        args = (self.battle, stacks, self.explicit)
+        short = seconds < SHORT_SECONDS
+        for phase in self.phases:
+            if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
+                group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
+                for first in range(0, n_blocks, group):
+                    jit.threads(_block_range, min(group, n_blocks - first), k["_solve_blocks"],
+                                first, phase, *args)
+            else:
+                jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args, short=short)
+        if self.kept and short and not parallel and compiled_kernels and self.entry is None:
+            # solved in this thread by the compiled kernel: from the next solve on, that
+            # kernel is called straight, without the dispatcher's typing of every array (the
+            # dispatcher all the same where jit.overload finds none)
+            self.entry = jit.overload(k["_solve_blocks"], (0, n_blocks, 0, *args)) or False
+        return self._law(stacks, parallel)
+
+    def _law(self, stacks: ExactOut, summed: bool) -> FinalLaw:
+        """The FinalLaw of a solve's outputs: per-block rows (summed) added in a fixed order,
+        the same sums whatever the thread count; one row taken as it is."""
+        outcomes, a_final, d_final, joint_law, totals, rounds_hist, _ = stacks
+        if summed:
+            outcomes, d_final, totals = (x.sum(axis=0) for x in (outcomes, d_final, totals))
+            rounds_hist = rounds_hist.sum(axis=0) if self.rounds_bins > 1 else None
+        else:
+            outcomes, d_final, totals = outcomes[0], d_final[0], totals[0]
+            rounds_hist = rounds_hist[0] if self.rounds_bins > 1 else None
+        att, dfn = self.compiled.attacker, self.compiled.defender
+        # the TUV-swing law from the joint law when first read (FinalLaw.of_joint)
+        return FinalLaw.of_joint(
+            joint_law if self.joint else None, att.ipc_lost, dfn.ipc_lost,
+            total=1.0, trials=None, outcomes=outcomes, takes=totals[TOTAL_TAKES],
+            a_final=a_final, d_final=d_final, mean_rounds=float(totals[TOTAL_ROUNDS]),
+            rounds_hist=rounds_hist, pruned=max(0.0, float(totals[TOTAL_PRUNED])))
 
 
 def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
@@ -1042,40 +1142,7 @@ def run_exact(compiled, rounds_bins: int = 1, seconds: float | None = None,
 
     rounds_bins > 1: also the law of the number of rounds (the first rounds_bins - 1 rounds are
     then played one by one, which costs more than the closed-form sweep).  progress(done,
-    total, what) hears of compiling and of the solve.
+    total, what) hears of compiling and of the solve.  (ExactSolve: the same, for a battle
+    solved more than once.)
     """
-    seconds = seconds_estimate(compiled) if seconds is None else seconds
-    k = _kernels(seconds, progress)
-    if progress is not None:
-        progress(0, 0, "exact solve")
-    att, dfn = compiled.attacker, compiled.defender
-    retreat = compiled.retreat_tables()
-    explicit = max(rounds_bins - 1, int(retreat.policy[RT_AFTER]), 1)
-    joint = att.n_states * dfn.n_states <= JOINT_LIMIT
-    n_blocks = len(att.blocks)
-    merge = _merged_blocks(compiled, seconds)
-    parallel = (jit.is_compiled() and n_blocks > 1 and seconds > PARALLEL_SECONDS
-                and merge is None)
-    stacks = _stacks(compiled, joint, rounds_bins, n_blocks if parallel else 1)
-    args = (_battle(compiled, merge), stacks, explicit)
-    # blocks the battle starts in, then (where a partial retreat may leave units behind) the
-    # blocks of the stayers (merged blocks: all of them by the first call)
-    for phase in range(2 if compiled.has_partial_retreat else 1):
-        if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
-            group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
-            for first in range(0, n_blocks, group):
-                jit.threads(_block_range, min(group, n_blocks - first), k["_solve_blocks"],
-                            first, phase, *args)
-        else:
-            jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args,
-                     short=seconds < SHORT_SECONDS)
-    # rows added in a fixed order: the same sums whatever the thread count
-    outcomes, a_final, d_final, joint_law, totals, rounds_hist, _ = stacks
-    totals = totals.sum(axis=0)
-    # the TUV-swing law from the joint law when first read (FinalLaw.of_joint)
-    return FinalLaw.of_joint(
-        joint_law if joint else None, att.ipc_lost, dfn.ipc_lost,
-        total=1.0, trials=None, outcomes=outcomes.sum(axis=0), takes=totals[TOTAL_TAKES],
-        a_final=a_final, d_final=d_final.sum(axis=0), mean_rounds=float(totals[TOTAL_ROUNDS]),
-        rounds_hist=rounds_hist.sum(axis=0) if rounds_bins > 1 else None,
-        pruned=max(0.0, float(totals[TOTAL_PRUNED])))
+    return ExactSolve(compiled, rounds_bins, seconds).run(progress)

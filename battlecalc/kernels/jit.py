@@ -230,6 +230,37 @@ def call(function, *args, short: bool = False):
     return future.result()
 
 
+_overloads: dict = {}  # (dispatcher, numba's fingerprint of the arguments) -> entry point
+
+
+def overload(dispatcher, args):
+    """The compiled code `dispatcher` runs for arguments of the types of `args` (the same
+    shapes of tuples, dtypes and layouts of arrays, kinds of numbers), callable as
+    dispatcher(*args), or None where it has none compiled for exactly those types.
+
+    For a caller that makes many calls with arguments of one set of types (the exact solver
+    of a kept battle, battlecalc.api): a dispatcher types every argument of every call, about
+    4 us for the exact solver's 30 arrays in nested tuples, more than a tiny battle's solve.
+    The overload is found by the exact signature of the arguments, the one the dispatcher
+    would run (it prefers an exact match), once per fingerprint of them (numba's own, from
+    their type codes, dtypes and layouts: numba._dispatcher.compute_fingerprint, about 3 us
+    for those tuples; typing them and hashing the signature cost far more)."""
+    try:
+        from numba._dispatcher import compute_fingerprint
+
+        key = (dispatcher, compute_fingerprint(args))
+        entry = _overloads.get(key)
+        if entry is None:
+            compiled_result = dispatcher.overloads.get(
+                tuple(map(dispatcher.typeof_pyval, args)))
+            if compiled_result is None:
+                return None
+            entry = _overloads[key] = compiled_result.entry_point
+    except (ImportError, AttributeError, TypeError, ValueError, NotImplementedError):
+        return None  # not a numba dispatcher, or arguments numba cannot fingerprint
+    return entry
+
+
 def plain_kernels() -> bool:
     """BATTLECALC_PLAIN_KERNELS=1: kernels are never compiled (slow; for tests and coverage)."""
     return os.environ.get(PLAIN_ENV, "").strip() == "1"
