@@ -134,6 +134,14 @@ class Side:
         return build_sampler(self)
 
     @functools.cached_property
+    def merged_walks(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The exact solver's table of every block at once (kernels/exact.merged_walks),
+        built once per side."""
+        from .kernels.exact import merged_walks
+
+        return merged_walks(self)
+
+    @functools.cached_property
     def mean_hit_combinations(self) -> float:
         """Mean over the states of the hit combinations the side's fire has in one round (the
         exact solver's work per state pair; kept, as build_side reuses a side)."""

@@ -9,6 +9,11 @@ the round (round-1 bombardment, submerging at the end of a round, a retreat afte
 law of the number of rounds); then one sweep finishes the battle.  Attacker blocks (one per
 outcome of round-1 AA fire) are independent and may be solved in parallel; blocks of the units
 that stay after a partial amphibious retreat start from the mass the first blocks send them.
+On land a block mostly reaches states of block 0 (the same units) after a few casualties, or at
+once where aircraft are its first casualties: such blocks are solved together, in one table
+where each of those states is played once (merged_walks).  The land closed sweep plays a row of
+pairs (one attacker state) at a time: the attacker's hit law is the same along the row
+(_sweep_walks).
 
 Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
 transitions moving less than `eps` probability are skipped, and states holding less than
@@ -31,6 +36,7 @@ from .common import (
     B_RADIX_A,
     B_RADIX_N,
     B_RADIX_S,
+    BLOCK_START,
     BLOCK_STAYERS,
     CONTINUE,
     FULL_RETREAT,
@@ -41,6 +47,7 @@ from .common import (
     R_LO,
     R_RANK,
     R_STRENGTH,
+    R_TOP,
     RETREAT,
     RT_ACTIVE,
     RT_AFTER,
@@ -50,14 +57,17 @@ from .common import (
     RU_LOW_LUCK,
     RU_SIMPLE,
     RU_SUBMERGE,
+    S_A,
     S_AIR,
     S_BLOCK,
     S_HAS_LAND,
     S_INFO,
+    S_N,
     S_OTHER,
     S_ROW_A,
     S_ROW_N,
     S_ROW_S,
+    S_S,
     S_STRIDE_A,
     S_STRIDE_S,
     S_SUBS,
@@ -80,6 +90,7 @@ from .rules import (
     submerge_step,
 )
 from .tables import (
+    NO_MERGE,
     TOTAL_PRUNED,
     TOTAL_ROUNDS,
     TOTAL_TAKES,
@@ -502,13 +513,14 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
 
 @kernel
 def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_row, d_lo, d_hi,
-                 eps, include_stay):
+                 eps, include_stay, merge):
     """Two single walks: add w * P(attacker scores ha) * P(defender scores hd) to
     mass[k + hd, d + ha] (capped at the walks' ends; attacker hits past the defender's last
     state are summed from the running sums a_cum_row).  Rows by defender hits, a contiguous
     (vectorisable) run over the attacker's kept hit counts in each; rows of weight <= eps are
     skipped.  The "nobody hits" term lands on mass[k, d] itself and is counted as moved only
-    with include_stay.  Returns the probability moved."""
+    with include_stay.  merge (ExactBattle.merge, or empty): row k + hd is merge[k + hd]'s
+    (the table of every block at once, from row 0).  Returns the probability moved."""
     split = d_end - d  # from this many attacker hits on, the defender is wiped out
     top = min(a_hi, split - 1)
     tail = 0.0
@@ -521,7 +533,8 @@ def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_r
         wd = w * d_row[hd]
         if wd <= eps:
             continue
-        row = mass[min(k + hd, length)]
+        r = min(k + hd, length)
+        row = mass[merge[r] if merge.shape[0] > 0 else r]
         # slices, so that the loop index is known non-negative and the loop vectorises
         target = row[d + a_lo:d + top + 1]
         source = a_row[a_lo:top + 1]
@@ -565,9 +578,10 @@ def _kept_range(cum_row, lo, hi, allow):
 
 
 @kernel
-def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps, tail, out,
-          rounds):
-    """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base).
+def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scratch, eps, tail,
+          out, rounds):
+    """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base;
+    merge: see _spread_walk, land fast path only).
     closed: the closed-form sweep: the "nothing changes" part stays out and the rest moves
     with weight w = m / (1 - its probability); else the round is played on its own (w = m).
     tail: probability the round may leave out in the tails of both sides' hit laws (land fast
@@ -582,7 +596,7 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, closed, scratch, eps
         d_lo, d_hi = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], allow)
         return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
                             d + dst[d, S_OTHER], w, apmf[a], acum[a], a_lo, a_hi,
-                            dpmf[d], d_lo, d_hi, eps, not closed), w
+                            dpmf[d], d_lo, d_hi, eps, not closed, merge), w
     moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
                               closed, mass, scratch, eps, out, rounds)
     return moved, w
@@ -638,16 +652,19 @@ def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, out):
 def _solve_block(b, phase, battle, out, explicit):
     """Solve attacker block b of a battle (tables.ExactBattle) into out (tables.ExactOut) if
     it belongs to `phase` (0: blocks a battle starts in; 1: blocks of the units that stay
-    after a partial retreat); the first `explicit` rounds are played one at a time."""
+    after a partial retreat); the first `explicit` rounds are played one at a time.  b = -1
+    (a battle with battle.merge): every block at once, in one table of the attacker's states
+    (each block's start row holding its probability: _solve_merged)."""
     ab, transfer = battle.blocks, out.transfer
     ast, dst = battle.att.states, battle.dfn.states
-    base = ab[b, B_OFFSET]
-    if (ab[b, B_KIND] == BLOCK_STAYERS) != (phase == 1) or (
-            phase == 1 and not transfer[b].any()):
+    merge = battle.merge
+    base = 0 if b < 0 else ab[b, B_OFFSET]
+    if b >= 0 and ((ab[b, B_KIND] == BLOCK_STAYERS) != (phase == 1) or (
+            phase == 1 and not transfer[b].any())):
         return
     rounds_hist = out.rounds_hist
     n_d = dst.shape[0]
-    size = _block_size(ab, b)
+    size = ast.shape[0] if b < 0 else _block_size(ab, b)
     mass = np.zeros((size, n_d))
     scratch = _scratch(ast.shape[0], n_d)
     one = battle.one
@@ -656,7 +673,12 @@ def _solve_block(b, phase, battle, out, explicit):
     check_retreat = True
     # (element by element: an array assignment brings numba's shape-error formatting, seconds
     # of compiling)
-    for d in range(n_d):
+    if b < 0:
+        for s in range(ab.shape[0]):
+            start = ab[s, B_OFFSET]
+            for d in range(n_d):
+                mass[merge[start], d] += battle.a_start[start] * battle.d_start[d]
+    for d in range(n_d if b >= 0 else 0):
         mass[0, d] = transfer[b, d] if phase == 1 else battle.a_start[base] * battle.d_start[d]
     if phase == 1:
         # the units that stayed after a partial retreat, at the end of some round: no more
@@ -669,36 +691,153 @@ def _solve_block(b, phase, battle, out, explicit):
     start = 0.0
     for d in range(n_d):
         start += mass[0, d]
-    budget = battle.budget * (start + 1.0 / ab.shape[0]) / 4.0
+    budget = battle.budget * (start + (1.0 if b < 0 else 1.0 / ab.shape[0])) / 4.0
     spent = np.zeros(1)
     while rounds_played < explicit:
         after = np.zeros((size, n_d))
         _sweep_round(battle, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
-                     first_round if rounds_played == 0 else one, out, scratch, spent, budget)
+                     first_round if rounds_played == 0 else one, out, scratch, spent, budget,
+                     b < 0)
         mass = after
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within `mass` itself
-    _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one, out,
-                 scratch, spent, budget)
+    if battle.rules[RU_SIMPLE] == 1 and battle.budget == 0.0 and battle.row_sweep:
+        _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, b < 0)
+    else:
+        _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one,
+                     out, scratch, spent, budget, b < 0)
+
+
+@kernel
+def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged):
+    """_sweep_round's closed-form sweep for the land fast path (two single walks) with no
+    pruning budget, an attacker state (a row of mass) at a time: the rounds from each pair
+    (a, d) of the row are first played as far as the row itself (the defender's 0 hits: the
+    pairs after (a, d) in the row must have all of their probability before their turn), then
+    every later row at once: for each defender hit count hd, the weights u[d] of the row's
+    pairs spread by the attacker's hit law (the same for the whole row) onto the row
+    a + hd, one long run over d per attacker hit count (instead of short runs over the hit
+    counts per pair: the same sums, other order).  Skipped as in _play / _spread_walk: hit
+    counts outside each state's kept range and moves of battle.eps or less."""
+    A, D, rules, retreat = battle.att, battle.dfn, battle.rules, battle.retreat
+    ast, dst, remainder = A.states, D.states, retreat.remainder
+    apmf, acum, ar = A.pmf, A.cdf, A.rows
+    dpmf, dcum, dr = D.pmf, D.cdf, D.rows
+    eps, state_eps = battle.eps, battle.state_eps
+    totals = out.totals
+    merge = battle.merge if merged else battle.merge[:0]
+    n_d = mass.shape[1]
+    d_end = dst[0, S_OTHER]  # the defender's last state (one walk)
+    # each defender state's kept hit counts (as _play keeps them with no tail to leave out)
+    d_lo = np.empty(n_d, dtype=np.int64)
+    d_hi = np.empty(n_d, dtype=np.int64)
+    for d in range(n_d):
+        d_lo[d], d_hi[d] = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], 0.0)
+    w_row = np.zeros(n_d)  # w of each pair of the row played (0: not played)
+    u = np.zeros(n_d)
+    tail = np.zeros(n_d)  # the attacker's hits from d on that wipe the defender out
+    for i in range(battle.sweep.shape[0] if merged else mass.shape[0]):
+        k = battle.sweep[i] if merged else i
+        a = base + k
+        a_row, a_cum = apmf[a], acum[a]
+        a_lo, a_hi = _kept_range(a_cum, ar[a, R_LO], ar[a, R_HI], 0.0)
+        length = a + ast[a, S_OTHER] - base
+        row_mass = a_cum[a_hi] - (a_cum[a_lo - 1] if a_lo > 0 else 0.0)
+        own = mass[k]
+        first, last, hd_top = n_d, -1, 0
+        played = kept = 0.0
+        for d in range(n_d):
+            w_row[d] = 0.0
+            m = own[d]
+            if m == 0.0:
+                continue
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, a, d, rounds_played,
+                                           check_retreat)
+            if kind == MOVE:
+                mass[merge[a2] if merged else a2 - base, d2] += m
+                continue
+            if kind == END:
+                _withdraw_or_finish(outcome, m, a, d, rounds_played, ast, remainder, out)
+                continue
+            if m < state_eps:
+                totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
+                continue
+            w = m / (1.0 - a_row[0] * dpmf[d, 0])
+            totals[TOTAL_ROUNDS] += w
+            played += m
+            w_row[d] = w
+            first, last, hd_top = min(first, d), d, max(hd_top, d_hi[d])
+            if d_lo[d] == 0:  # the defender scores nothing: the rest of this row
+                wd = w * dpmf[d, 0]
+                if wd > eps:
+                    top = min(a_hi, d_end - d - 1)
+                    for ha in range(max(a_lo, 1), top + 1):
+                        own[d + ha] += wd * a_row[ha]
+                    if a_hi >= d_end - d:
+                        start = max(a_lo, d_end - d)
+                        own[d_end] += wd * (a_cum[a_hi] - (a_cum[start - 1] if start > 0
+                                                            else 0.0))
+                    kept += wd * (row_mass - (a_row[0] if a_lo == 0 else 0.0))
+        if last < 0:
+            continue
+        for d in range(first, last + 1):
+            start = max(a_lo, d_end - d)
+            tail[d] = (a_cum[a_hi] - (a_cum[start - 1] if start > 0 else 0.0)
+                       if start <= a_hi else 0.0)
+        for hd in range(1, hd_top + 1):
+            r = min(k + hd, length)
+            target = mass[merge[r] if merged else r]
+            total = spill = 0.0
+            for d in range(first, last + 1):
+                wd = w_row[d] * dpmf[d, hd] if d_lo[d] <= hd <= d_hi[d] else 0.0
+                wd = wd if wd > eps else 0.0
+                u[d] = wd
+                total += wd
+                spill += wd * tail[d]
+            if total == 0.0:
+                continue
+            # the pairs that move with hd defender hits, lo..hi (as plain Python, the runs
+            # over the others would double a big battle's time)
+            lo, hi = first, last
+            while u[lo] == 0.0:
+                lo += 1
+            while u[hi] == 0.0:
+                hi -= 1
+            kept += total * row_mass
+            target[d_end] += spill
+            for ha in range(a_lo, a_hi + 1):
+                p = a_row[ha]
+                # the pairs whose ha hits leave a defender: d + ha < d_end
+                stop = min(hi + 1, d_end - ha)
+                if stop <= lo:
+                    break
+                run = target[lo + ha:stop + ha]
+                weights = u[lo:stop]
+                for j in range(run.shape[0]):
+                    run[j] += p * weights[j]
+        totals[TOTAL_PRUNED] += played - kept
 
 
 @kernel
 def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
-                 scratch, spent, budget):
+                 scratch, spent, budget, merged):
     """Play one round from every state of a block (mass rows: attacker state - base) into
     target; states that end the battle are finished, states that only move (losses without
     dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
     (bombardment) or battle.one; closed: see _play.  Pruning: states below battle.state_eps
     are dropped, and within the block's budget (probability; spent[0] so far, all pruning
     counted) states below battle.prune_eps and tails of hit laws of up to battle.tail_eps a
-    state (_play)."""
+    state (_play).  merged: the table of every block at once (base 0): its rows battle.sweep,
+    in that order, state a's probability in row battle.merge[a]."""
     A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
     ast, dst, remainder = A.states, D.states, retreat.remainder
     eps, state_eps, prune_eps, tail_eps = (battle.eps, battle.state_eps, battle.prune_eps,
                                            battle.tail_eps)
     totals = out.totals
-    for k in range(mass.shape[0]):
+    merge = battle.merge if merged else battle.merge[:0]
+    for i in range(battle.sweep.shape[0] if merged else mass.shape[0]):
+        k = battle.sweep[i] if merged else i
         for d in range(mass.shape[1]):
             m = mass[k, d]
             if m == 0.0:
@@ -706,7 +845,8 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
                                            check_retreat)
             if kind == MOVE:
-                mass[a2 - base, d2] += m  # units lost without dice, subs submerged
+                # units lost without dice, subs submerged
+                mass[merge[a2] if merged else a2 - base, d2] += m
             elif kind == END:
                 _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
             elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
@@ -714,8 +854,8 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 spent[0] += m
             else:
                 tail = min(tail_eps, budget - spent[0])
-                kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, closed,
-                                scratch, eps, tail, out, rounds_played + 1)
+                kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, merge,
+                                closed, scratch, eps, tail, out, rounds_played + 1)
                 totals[TOTAL_ROUNDS] += w
                 totals[TOTAL_PRUNED] += m - kept
                 spent[0] += m - kept
@@ -733,7 +873,13 @@ def _out(stacks, i):
 @kernel(nogil=True)
 def _solve_blocks(first, last, phase, battle, stacks, explicit):
     """Solve attacker blocks first..last-1 of one phase (see _solve_block), block b writing
-    row b of the stacks, or row 0 when they have one row."""
+    row b of the stacks, or row 0 when they have one row.  A battle with battle.sweep (its
+    blocks merged: exact._merged_blocks): every block at once, into row 0, by the call that
+    has block 0 of phase 0 (the driver makes one call)."""
+    if battle.sweep.shape[0] > 0:
+        if first == 0 and last > 0 and phase == 0:
+            _solve_block(VALUES[0] - 1, phase, battle, _out(stacks, VALUES[0]), explicit)
+        return
     for b in range(first, last):
         _solve_block(b, phase, battle, _out(stacks, b if stacks.outcomes.shape[0] > 1 else 0),
                      explicit)
@@ -782,15 +928,88 @@ def _block_range(first, last, solve_blocks, offset, phase, *args):
     solve_blocks(offset + first, offset + last, phase, *args)
 
 
-def _battle(compiled, settings: tuple[float, ...] | None = None) -> ExactBattle:
-    """The compiled battle as the exact kernels take it (settings: _settings of its size)."""
+def _battle(compiled, settings: tuple[float, ...] | None = None, merge=None) -> ExactBattle:
+    """The compiled battle as the exact kernels take it (settings: _settings of its size;
+    merge: (merge, sweep) of _merged_blocks, or None: block by block)."""
     att, dfn = compiled.attacker, compiled.defender
     if settings is None:
         settings = _settings(att.n_states * dfn.n_states)
     return ExactBattle(ExactSide(att.states, att.rows, att.pmf, att.cdf),
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
-                       np.ones(1), compiled.retreat_tables(), *settings)
+                       np.ones(1), compiled.retreat_tables(), *settings,
+                       *(merge or (NO_MERGE, NO_MERGE)), ROW_SWEEP)
+
+
+MERGE_BLOCKS = True  # False: attacker blocks are always solved one by one (tests compare)
+ROW_SWEEP = True  # False: the land fast path's closed sweep a pair at a time (tests compare)
+MERGE_SHARE = 0.5  # a battle solved block by block on threads is merged below this share
+
+
+_MIX = np.random.default_rng(19).integers(1, 2**62, size=256)  # merged_walks' column hash
+
+
+def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
+    """(merge, sweep) of a side of several blocks of single walks (land, after round-1 AA
+    fire): merge[a] is a itself or the state of block 0 that a equals (the same units, fire,
+    columns and everything after it: block b, its aircraft shot down, often reaches a state
+    of block 0 after a few casualties, or at once when its casualties are aircraft first);
+    sweep, the states that are their own, most casualty steps left first (so every state
+    comes after each state that can reach it).  None: nothing merges, or not such a side.
+    compile.Side.merged_walks keeps it with the side."""
+    blocks, st = side.blocks, side.states
+    if (len(blocks) < 2 or (blocks[:, B_KIND] != BLOCK_START).any()
+            or (blocks[:, B_RADIX_S] != 1).any() or (blocks[:, B_RADIX_A] != 1).any()):
+        return None
+    rows = st[:, S_ROW_N]
+    same = np.ones(st.shape[1], dtype=bool)
+    # (not compared: where the state lies in its own block's table and rows)
+    same[[S_BLOCK, S_S, S_A, S_N, S_ROW_S, S_ROW_A, S_ROW_N, S_STRIDE_S, S_STRIDE_A]] = False
+    # (nor the rank of the next casualty: it only orders one category against another)
+    ints = np.hstack([st[:, same], side.survivors, side.rows[rows][:, [R_TOP, R_LO, R_HI,
+                                                                        R_STRENGTH]]])
+    # each state's twin: the state of block 0 with the same columns, units and fire (found
+    # by a hash of the columns, then compared in full: a clash only merges less)
+    n, n_0 = len(st), int(blocks[0, B_RADIX_N])
+    code = ints @ _MIX[:ints.shape[1]]
+    order = np.argsort(code[:n_0])
+    at = np.minimum(np.searchsorted(code[:n_0], code, sorter=order), n_0 - 1)
+    twin = order[at]
+    found = ((code[twin] == code) & (ints[twin] == ints).all(axis=1)
+             & (side.pmf[rows[twin]] == side.pmf[rows]).all(axis=1)
+             & (side.cdf[rows[twin]] == side.cdf[rows]).all(axis=1))
+    # a state of block 1 or later is merged if it and every later state of its block have
+    # twins, each the twin's successor's predecessor (the last: block 0's last state)
+    last = np.zeros(n, dtype=bool)
+    last[blocks[:, B_OFFSET] + blocks[:, B_RADIX_N] - 1] = True
+    ok = found & np.where(last, twin == n_0 - 1, np.append(twin[1:] == twin[:-1] + 1, False))
+    ok[:n_0] = False
+    fails = np.cumsum(~ok[::-1])[::-1]  # states not ok from each state to the very last
+    end = np.repeat(blocks[:, B_OFFSET] + blocks[:, B_RADIX_N], blocks[:, B_RADIX_N])
+    after = np.append(fails, 0)[end]
+    merge = np.where(fails == after, twin, np.arange(n, dtype=np.int64))
+    merge[:n_0] = np.arange(n_0)
+    own = np.flatnonzero(merge == np.arange(n))
+    if len(own) == n:
+        return None
+    return merge, own[np.argsort(-st[own, S_OTHER], kind="stable")]
+
+
+def _merged_blocks(compiled, seconds: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The attacker's merged_walks where the exact solve may use them: the land fast path
+    with no bombardment and no partial retreat (a retreat decides by a state's units, the
+    same in its twin), and either the merged table is at most MERGE_SHARE of the blocks'
+    states or the blocks would not be solved on threads anyway (so the choice never depends
+    on the thread count)."""
+    rules, att = compiled.rules, compiled.attacker
+    if (not MERGE_BLOCKS or not rules[RU_SIMPLE] or rules[RU_BOMBARD] or len(att.blocks) < 2
+            or compiled.has_partial_retreat):
+        return None
+    merge = att.merged_walks
+    if merge is None or (len(merge[1]) > MERGE_SHARE * att.n_states
+                         and seconds > PARALLEL_SECONDS):
+        return None
+    return merge
 
 
 def _settings(pairs: int) -> tuple[float, ...]:
@@ -803,20 +1022,29 @@ def _settings(pairs: int) -> tuple[float, ...]:
     return TRANSITION_EPS, STATE_EPS, 0.0, 0.0, 0.0
 
 
+def _solve_settings(pairs: int) -> tuple:
+    """What an ExactSolve's prepared battle depends on besides the battle: _settings, and
+    whether blocks are merged and the land sweep goes a row at a time."""
+    return _settings(pairs), MERGE_BLOCKS, ROW_SWEEP
+
+
 def seconds_estimate(compiled) -> float:
     """Rough seconds of an exact solve with compiled kernels on two cores: state pairs times
     their cost a round (land: the rectangle of both sides' hit counts; the general round: both
     sides' hit combinations, each one assignment, and their product), times the share of the
     pairs a big battle reaches (_band_share).  Calibrated on land and sea battles of 20 to 300
     units a side (benchmarks/bench_big.py's, one machine); meant for choosing a method,
-    within a factor of a few."""
+    within a factor of a few.  Attacker blocks solved in one table (_merged_blocks): that
+    share of the blocks' states."""
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
     band = _band_share(pairs / len(att.blocks))
     mean_a, mean_d = att.mean_hit_combinations, dfn.mean_hit_combinations
-    if compiled.rules[RU_SIMPLE]:
-        return pairs * band * (1e-7 + 2e-10 * mean_a * mean_d)
-    return pairs * band * (1e-7 + 4e-9 * (mean_a + mean_d) + 2e-10 * mean_a * mean_d)
+    if not compiled.rules[RU_SIMPLE]:
+        return pairs * band * (1e-7 + 4e-9 * (mean_a + mean_d) + 2e-10 * mean_a * mean_d)
+    seconds = pairs * band * (1e-7 + 2e-10 * mean_a * mean_d)
+    merge = _merged_blocks(compiled, seconds) if len(att.blocks) > 1 else None
+    return seconds if merge is None else seconds * len(merge[1]) / att.n_states
 
 
 BAND_PAIRS = 8000  # state pairs of a block beyond which a battle's mass keeps to a band
@@ -911,7 +1139,7 @@ class ExactSolve:
     threads may share one ExactSolve."""
 
     __slots__ = ("compiled", "rounds_bins", "seconds", "explicit", "pairs", "joint", "n_a",
-                 "n_d", "n_blocks", "phases", "settings", "battle", "entry", "kept")
+                 "n_d", "n_blocks", "phases", "settings", "battle", "merged", "entry", "kept")
 
     def __init__(self, compiled, rounds_bins: int = 1, seconds: float | None = None,
                  kept: bool = False):
@@ -928,12 +1156,13 @@ class ExactSolve:
         # the blocks of the stayers
         self.phases = range(2 if compiled.has_partial_retreat else 1)
         self.settings = self.battle = self.entry = None
+        self.merged = False  # its attacker blocks solved in one table (_merged_blocks)
         self.kept = kept  # solved again later: worth finding the compiled kernel for
 
     def run(self, progress=None) -> FinalLaw:
         """Solve the battle (progress as for run_exact)."""
         entry, n_blocks = self.entry, self.n_blocks
-        if entry and progress is None and _settings(self.pairs) == self.settings:
+        if entry and progress is None and _solve_settings(self.pairs) == self.settings:
             # solved by the compiled kernel already: the same again, called straight
             stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins, 1)
             for phase in self.phases:
@@ -943,12 +1172,15 @@ class ExactSolve:
         k = _kernels(seconds, progress)
         if progress is not None:
             progress(0, 0, "exact solve")
-        settings = _settings(self.pairs)
-        if settings != self.settings:  # the first solve, or the module's thresholds changed
-            self.battle = _battle(self.compiled, settings)
-            self.settings, self.entry = settings, None
+        settings = _solve_settings(self.pairs)
+        if settings != self.settings:  # the first solve, or the module's settings changed
+            merge = _merged_blocks(self.compiled, seconds)
+            self.battle = _battle(self.compiled, settings[0], merge)
+            self.settings, self.entry, self.merged = settings, None, merge is not None
         compiled_kernels = jit.is_compiled()
-        parallel = compiled_kernels and n_blocks > 1 and seconds > PARALLEL_SECONDS
+        # (merged blocks: all of them in one call, by _solve_blocks)
+        parallel = (compiled_kernels and n_blocks > 1 and seconds > PARALLEL_SECONDS
+                    and not self.merged)
         stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins,
                          n_blocks if parallel else 1)
         args = (self.battle, stacks, self.explicit)

@@ -31,6 +31,9 @@ class ExactSide(NamedTuple):
     cdf: np.ndarray  # float64[R, W]: its running sums (exactly 1 from the top count on)
 
 
+NO_MERGE = np.zeros(0, dtype=np.int64)  # ExactBattle.merge / sweep: the blocks one by one
+
+
 class ExactBattle(NamedTuple):
     """Everything the exact solver reads about a battle (kernels/exact.py)."""
 
@@ -51,6 +54,15 @@ class ExactBattle(NamedTuple):
     prune_eps: float = 0.0
     tail_eps: float = 0.0
     budget: float = 0.0
+    # every attacker block solved in one table (exact._solve_merged; empty: block by block):
+    # merge[a], the state whose row holds a's probability (a itself, or the same state of
+    # block 0 where a's block reaches it: a land single walk after round-1 AA fire), and
+    # sweep, the rows played, each after every row that can reach it
+    merge: np.ndarray = NO_MERGE
+    sweep: np.ndarray = NO_MERGE
+    # the land fast path's closed sweep a row of pairs at a time (exact._sweep_walks; False:
+    # a pair at a time, exact._sweep_round)
+    row_sweep: bool = True
 
 
 class ExactOut(NamedTuple):
