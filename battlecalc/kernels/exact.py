@@ -666,7 +666,10 @@ def _solve_block(b, phase, battle, out, explicit):
     n_d = dst.shape[0]
     size = ast.shape[0] if b < 0 else _block_size(ab, b)
     mass = np.zeros((size, n_d))
-    scratch = _scratch(ast.shape[0], n_d)
+    # the general round's work arrays; the land fast path (_play) uses none of them
+    general = battle.rules[RU_SIMPLE] == 0 or (battle.rules[RU_BOMBARD] == 1
+                                               and battle.bombard_pmf.shape[0] > 1)
+    scratch = _scratch(ast.shape[0] if general else 1, n_d if general else 1)
     one = battle.one
     first_round = battle.bombard_pmf if battle.rules[RU_BOMBARD] == 1 else one
     rounds_played = 0
