@@ -248,7 +248,7 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
         )
     method = run.method
     if method == "auto":  # the faster of the two (both need --retreat-below's table)
-        mc_seconds = run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE])]
+        mc_seconds = run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE] == 1)]
         if pairs >= PRUNE_PAIRS:
             # a big battle: Monte Carlo's trials slow down with its size (MC_RATE is a small
             # battle's) and the exact answer has no noise; exact up to AUTO_BIG_SECONDS

@@ -228,7 +228,7 @@ def _exact_and_small(compiled, run) -> tuple[bool, float]:
     if seconds > PARALLEL_SECONDS:
         return False, seconds
     if run.method == "auto":
-        return seconds <= run.trials / api.MC_RATE[bool(compiled.rules[RU_SIMPLE])], seconds
+        return seconds <= run.trials / api.MC_RATE[bool(compiled.rules[RU_SIMPLE] == 1)], seconds
     return True, seconds
 
 

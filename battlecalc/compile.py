@@ -78,6 +78,7 @@ from .kernels.common import (
     S_SUBMERGE,
     S_SUBS,
     S_UNITS,
+    SIMPLE_EXACT,
     STATE_COLS,
     STRIKE_ALWAYS,
     STRIKE_NEVER,
@@ -833,7 +834,7 @@ def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags,
 
 
 def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str,
-                bombard_in_round: bool, simple: bool, dice_model: str = "standard",
+                bombard_in_round: bool, simple: int, dice_model: str = "standard",
                 die_size: int = 6) -> np.ndarray:
     """The round-rule vector of the kernels (kernels/common.py) from an edition's flags."""
     strike = {"never": STRIKE_NEVER, "always": STRIKE_ALWAYS,
@@ -850,10 +851,34 @@ def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str
     rules[RU_A_POLICY] = SUBMERGE_POLICIES.index(attacker_submerge)
     rules[RU_D_POLICY] = SUBMERGE_POLICIES.index(defender_submerge)
     rules[RU_BOMBARD] = bombard_in_round
-    rules[RU_SIMPLE] = simple
+    rules[RU_SIMPLE] = simple  # (compile._simple)
     rules[RU_LOW_LUCK] = dice_model == "low_luck"
     rules[RU_DIE] = die_size
     return rules
+
+
+# A sea battle without submarines is two single casualty walks as well (every hit may land on
+# any unit: rules.assign takes the next step of the side's one walk), played by the general
+# round until the exact solver's walk path took them: SEA_WALK False sends them back to it
+# (tests compare the two)
+SEA_WALK = True
+
+
+def _simple(battle, split: bool, a_transports: bool) -> int:
+    """RU_SIMPLE of a battle: 1 a land battle whose sides are single walks (split: a side has
+    a category, subs or aircraft hit apart); SIMPLE_EXACT a sea battle without submarines
+    (with SEA_WALK), unless the attacker has transports an edition makes retreat when left
+    alone (RU_LONE_RETREAT: only the general round plays that); else 0."""
+    if split:
+        return 0
+    if not battle.sea:
+        return 1
+    lone = battle.rules.flags["lone_attacking_transports"] == "one_volley_then_retreat"
+    return SIMPLE_EXACT if SEA_WALK and not (lone and a_transports) else 0
+
+
+def _transports(force: dict[str, int], units) -> bool:
+    return any(count and units[n].transport for n, count in force.items())
 
 
 def _force_key(force: dict[str, int]) -> tuple:
@@ -888,7 +913,7 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
         defender = build(d_spec)
     if battle.bombard and not bombard.return_fire:
         defender = _bombarded_start(defender, bombard)
-    simple = not (battle.sea or any(a_split) or any(d_split))
+    simple = _simple(battle, any(a_split) or any(d_split), _transports(battle.attacker, a_units))
     rules = round_rules(flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
                         bool(battle.bombard) and bombard.return_fire, simple, dice_model,
                         die_size)
@@ -914,11 +939,12 @@ def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> Com
             () if battle.sea else _guns(battle.defender, d_units))
     d_subs, guns = enemy
     a_items = tuple(battle.attacker.items())
-    a_subs = kept.get(("attacker", a_items))
-    if a_subs is None:
+    mine = kept.get(("attacker", a_items))
+    if mine is None:
         a_units = battle.attacker_rules.units
-        a_subs = kept[("attacker", a_items)] = any(a_units[n].submarine
-                                                   for n in battle.attacker)
+        mine = kept[("attacker", a_items)] = (any(a_units[n].submarine for n in battle.attacker),
+                                              _transports(battle.attacker, a_units))
+    a_subs, a_transports = mine
     found = kept.get(("attack", a_items, d_subs, guns))
     if found is None:
         a_spec = _attacker_spec(battle, (a_subs, d_subs), guns)
@@ -928,10 +954,10 @@ def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> Com
     if defender is None:
         defender = kept[("defense", d_items, a_subs)] = build(
             _defender_spec(battle, (d_subs, a_subs)))
-    simple = not (battle.sea or a_subs or d_subs)
-    rules = kept.get(("rules", simple))
+    simple = _simple(battle, a_subs or d_subs, a_transports)
+    rules = kept.get(("rules", simple, battle.sea))
     if rules is None:
-        rules = kept[("rules", simple)] = round_rules(
+        rules = kept[("rules", simple, battle.sea)] = round_rules(
             battle.rules.flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
             False, simple, battle.dice, battle.rules.die_size)
     if not battle.retreat:

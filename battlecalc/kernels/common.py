@@ -54,11 +54,14 @@ NO_RANK = 2**62  # rank of the next casualty of an exhausted category
 # LONE_RETREAT: 1 an attacker left with transports only takes one volley, then retreats.
 # A_POLICY, D_POLICY: submerge policy, 0 never, 1 when only subs are left, 2 at the first chance.
 # BOMBARD: 1 shore bombardment hits join the attacker's round-1 fire (at non-air units).
-# SIMPLE: 1 both sides are single walks with no restricted fire (the land fast path).
+# SIMPLE: 1 both sides are single walks with no restricted fire (the land fast path);
+#   SIMPLE_EXACT (2) the same for the exact solver only (a sea battle without submarines:
+#   Monte Carlo plays it by the general round, its draws at a seed unchanged); 0 neither.
 # LOW_LUCK: 1 low-luck dice (units firing at the same targets fire as one group); DIE: die size.
 (RU_A_STRIKE, RU_D_STRIKE, RU_STRIKE_RETURN, RU_AIR_ALWAYS, RU_SUBMERGE, RU_LONE_RETREAT,
  RU_A_POLICY, RU_D_POLICY, RU_BOMBARD, RU_SIMPLE, RU_LOW_LUCK, RU_DIE) = range(12)
 RULE_COLS = 12
+SIMPLE_EXACT = 2  # (RU_SIMPLE: the exact solver's walk path, not Monte Carlo's)
 STRIKE_NEVER, STRIKE_ALWAYS, STRIKE_UNLESS_DESTROYER = 0, 1, 2
 SUBMERGE_END_OF_ROUND, SUBMERGE_BEFORE_FIRE, SUBMERGE_NEVER = 0, 1, 2
 POLICY_NEVER, POLICY_ONLY_SUBS, POLICY_FIRST_CHANCE = 0, 1, 2

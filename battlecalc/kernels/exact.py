@@ -588,7 +588,7 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scrat
     path; 0: none).  Returns (mass moved, w)."""
     ast, ar, apmf, acum = A
     dst, dr, dpmf, dcum = D
-    if rules[RU_SIMPLE] == 1 and bombard.shape[0] == 1:
+    if rules[RU_SIMPLE] != 0 and bombard.shape[0] == 1:
         w = m / (1.0 - apmf[a, 0] * dpmf[d, 0]) if closed else m
         # four tails, each within a quarter (tail 0: only hit counts of no probability go)
         allow = max(tail, 0.0) / (4.0 * w)
@@ -705,7 +705,7 @@ def _solve_block(b, phase, battle, out, explicit):
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within `mass` itself
-    if battle.rules[RU_SIMPLE] == 1 and battle.budget == 0.0 and battle.row_sweep:
+    if battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep:
         _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, b < 0)
     else:
         _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one,
