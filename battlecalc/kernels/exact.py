@@ -732,21 +732,26 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged):
     merge = battle.merge if merged else battle.merge[:0]
     n_d = mass.shape[1]
     d_end = dst[0, S_OTHER]  # the defender's last state (one walk)
-    # each defender state's kept hit counts (as _play keeps them with no tail to leave out)
-    d_lo = np.empty(n_d, dtype=np.int64)
-    d_hi = np.empty(n_d, dtype=np.int64)
+    # each defender state's kept hit counts (as _play keeps them with no tail to leave out),
+    # found the first time a pair of it is played (-1: not yet; a battle over at once, a sea
+    # battle against transports only, finds none)
+    # (work arrays: two allocations, not five)
+    d_kept = np.empty((2, n_d), dtype=np.int64)
+    d_lo, d_hi = d_kept[0], d_kept[1]
     for d in range(n_d):
-        d_lo[d], d_hi[d] = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], 0.0)
-    w_row = np.zeros(n_d)  # w of each pair of the row played (0: not played)
-    u = np.zeros(n_d)
-    tail = np.zeros(n_d)  # the attacker's hits from d on that wipe the defender out
+        d_lo[d] = d_hi[d] = -1
+    work = np.empty((3, n_d))
+    w_row = work[0]  # w of each pair of the row played (0: not played)
+    u = work[1]  # (u and tail: written for the row's played range before they are read)
+    tail = work[2]  # the attacker's hits from d on that wipe the defender out
+    a_row, a_cum = apmf[base], acum[base]
+    a_lo = a_hi = 0
+    row_mass = 0.0
     for i in range(battle.sweep.shape[0] if merged else mass.shape[0]):
         k = battle.sweep[i] if merged else i
         a = base + k
-        a_row, a_cum = apmf[a], acum[a]
-        a_lo, a_hi = _kept_range(a_cum, ar[a, R_LO], ar[a, R_HI], 0.0)
+        ready = False  # the row's hit law and kept range, read at its first pair played
         length = a + ast[a, S_OTHER] - base
-        row_mass = a_cum[a_hi] - (a_cum[a_lo - 1] if a_lo > 0 else 0.0)
         own = mass[k]
         first, last, hd_top = n_d, -1, 0
         played = kept = 0.0
@@ -766,6 +771,13 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged):
             if m < state_eps:
                 totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
                 continue
+            if not ready:
+                a_row, a_cum = apmf[a], acum[a]
+                a_lo, a_hi = _kept_range(a_cum, ar[a, R_LO], ar[a, R_HI], 0.0)
+                row_mass = a_cum[a_hi] - (a_cum[a_lo - 1] if a_lo > 0 else 0.0)
+                ready = True
+            if d_lo[d] < 0:
+                d_lo[d], d_hi[d] = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], 0.0)
             w = m / (1.0 - a_row[0] * dpmf[d, 0])
             totals[TOTAL_ROUNDS] += w
             played += m
