@@ -666,10 +666,14 @@ def _solve_block(b, phase, battle, out, explicit):
     n_d = dst.shape[0]
     size = ast.shape[0] if b < 0 else _block_size(ab, b)
     mass = np.zeros((size, n_d))
-    # the general round's work arrays; the land fast path (_play) uses none of them
+    # the general round's work arrays; the fast path (_play) uses none of them, the closed
+    # sweep of two walks (_sweep_walks) arrays of its own, as big and as many
     general = battle.rules[RU_SIMPLE] == 0 or (battle.rules[RU_BOMBARD] == 1
                                                and battle.bombard_pmf.shape[0] > 1)
-    scratch = _scratch(ast.shape[0] if general else 1, n_d if general else 1)
+    if general:
+        scratch = _scratch(ast.shape[0], n_d)
+    else:
+        scratch = (np.empty((2, n_d), dtype=np.int64), np.empty((3, n_d)))
     one = battle.one
     first_round = battle.bombard_pmf if battle.rules[RU_BOMBARD] == 1 else one
     rounds_played = 0
@@ -706,14 +710,14 @@ def _solve_block(b, phase, battle, out, explicit):
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within `mass` itself
     if battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep:
-        _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, b < 0)
+        _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, b < 0, scratch)
     else:
         _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one,
                      out, scratch, spent, budget, b < 0)
 
 
 @kernel
-def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged):
+def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, scratch):
     """_sweep_round's closed-form sweep for the land fast path (two single walks) with no
     pruning budget, an attacker state (a row of mass) at a time: the rounds from each pair
     (a, d) of the row are first played as far as the row itself (the defender's 0 hits: the
@@ -722,7 +726,8 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged):
     pairs spread by the attacker's hit law (the same for the whole row) onto the row
     a + hd, one long run over d per attacker hit count (instead of short runs over the hit
     counts per pair: the same sums, other order).  Skipped as in _play / _spread_walk: hit
-    counts outside each state's kept range and moves of battle.eps or less."""
+    counts outside each state's kept range and moves of battle.eps or less.  scratch: work
+    arrays, int[2, n_d] and float[3, n_d] (_solve_block's, for this sweep)."""
     A, D, rules, retreat = battle.att, battle.dfn, battle.rules, battle.retreat
     ast, dst, remainder = A.states, D.states, retreat.remainder
     apmf, acum, ar = A.pmf, A.cdf, A.rows
@@ -735,12 +740,10 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged):
     # each defender state's kept hit counts (as _play keeps them with no tail to leave out),
     # found the first time a pair of it is played (-1: not yet; a battle over at once, a sea
     # battle against transports only, finds none)
-    # (work arrays: two allocations, not five)
-    d_kept = np.empty((2, n_d), dtype=np.int64)
+    d_kept, work = scratch
     d_lo, d_hi = d_kept[0], d_kept[1]
     for d in range(n_d):
         d_lo[d] = d_hi[d] = -1
-    work = np.empty((3, n_d))
     w_row = work[0]  # w of each pair of the row played (0: not played)
     u = work[1]  # (u and tail: written for the row's played range before they are read)
     tail = work[2]  # the attacker's hits from d on that wipe the defender out
