@@ -11,9 +11,9 @@ outcome of round-1 AA fire) are independent and may be solved in parallel; block
 that stay after a partial amphibious retreat start from the mass the first blocks send them.
 On land a block mostly reaches states of block 0 (the same units) after a few casualties, or at
 once where aircraft are its first casualties: such blocks are solved together, in one table
-where each of those states is played once (merged_walks).  The land closed sweep plays a row of
-pairs (one attacker state) at a time: the attacker's hit law is the same along the row
-(_sweep_walks).
+where each of those states is played once (merged_walks).  The closed sweep of two single walks
+(land; sea battles without submarines: RU_SIMPLE, compile._simple) plays a row of pairs (one
+attacker state) at a time: the attacker's hit law is the same along the row (_sweep_walks).
 
 Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
 transitions moving less than `eps` probability are skipped, and states holding less than
@@ -718,16 +718,16 @@ def _solve_block(b, phase, battle, out, explicit):
 
 @kernel
 def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, scratch):
-    """_sweep_round's closed-form sweep for the land fast path (two single walks) with no
-    pruning budget, an attacker state (a row of mass) at a time: the rounds from each pair
-    (a, d) of the row are first played as far as the row itself (the defender's 0 hits: the
-    pairs after (a, d) in the row must have all of their probability before their turn), then
-    every later row at once: for each defender hit count hd, the weights u[d] of the row's
-    pairs spread by the attacker's hit law (the same for the whole row) onto the row
-    a + hd, one long run over d per attacker hit count (instead of short runs over the hit
-    counts per pair: the same sums, other order).  Skipped as in _play / _spread_walk: hit
-    counts outside each state's kept range and moves of battle.eps or less.  scratch: work
-    arrays, int[2, n_d] and float[3, n_d] (_solve_block's, for this sweep)."""
+    """_sweep_round's closed-form sweep for the fast path (two single walks: land, or sea
+    without submarines) with no pruning budget, an attacker state (a row of mass) at a time:
+    the rounds from each pair (a, d) of the row are first played as far as the row itself (the
+    defender's 0 hits: the pairs after (a, d) in the row must have all of their probability
+    before their turn), then every later row at once: for each defender hit count hd, the
+    weights u[d] of the row's pairs spread by the attacker's hit law (the same for the whole
+    row) onto the row a + hd, one long run over d per attacker hit count (instead of short
+    runs over the hit counts per pair: the same sums, other order).  Skipped as in _play /
+    _spread_walk: hit counts outside each state's kept range and moves of battle.eps or less.
+    scratch: work arrays, int[2, n_d] and float[3, n_d] (_solve_block's, for this sweep)."""
     A, D, rules, retreat = battle.att, battle.dfn, battle.rules, battle.retreat
     ast, dst, remainder = A.states, D.states, retreat.remainder
     apmf, acum, ar = A.pmf, A.cdf, A.rows
