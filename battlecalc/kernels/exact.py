@@ -13,7 +13,10 @@ On land a block mostly reaches states of block 0 (the same units) after a few ca
 once where aircraft are its first casualties: such blocks are solved together, in one table
 where each of those states is played once (merged_walks).  The land closed sweep plays a row of
 pairs (one attacker state) at a time: the attacker's hit law is the same along the row
-(_sweep_walks).
+(_sweep_walks).  The general (sea) closed sweep plays a round where subs strike in two phases
+(_play_phased): the strikes move each pair's mass into a table of the pairs after the strikes,
+and general fire is played once from each pair of that table, not once per strike outcome of
+every pair.
 
 Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
 transitions moving less than `eps` probability are skipped, and states holding less than
