@@ -14,6 +14,9 @@ once where aircraft are its first casualties: such blocks are solved together, i
 where each of those states is played once (merged_walks).  The closed sweep of two single walks
 (land; sea battles without submarines: RU_SIMPLE, compile._simple) plays a row of pairs (one
 attacker state) at a time: the attacker's hit law is the same along the row (_sweep_walks).
+The general (sea) closed sweep plays a round where subs strike in two phases (_play_phased):
+the strikes move each pair's mass into a table of the pairs after the strikes, and general
+fire is played once from each pair of that table, not once per strike outcome of every pair.
 
 Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
 transitions moving less than `eps` probability are skipped, and states holding less than
@@ -511,6 +514,115 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     return result, stay, w
 
 
+@kernel(inline=True)
+def _phased(ast, dst, a, d, rules):
+    """Whether the closed sweep may play the round from (a, d) in two phases (_play_phased):
+    general rules, the attacker not down to lone transports, and no strike casualties firing
+    back (general fire then depends on the pair after the strikes alone)."""
+    return (rules[RU_SIMPLE] == 0 and not lone_transports(ast, a, rules)
+            and not fires_back(ast, a, rules) and not fires_back(dst, d, rules))
+
+
+@kernel(inline=True)
+def _general_lists(A, D, rules, a, d, one, scratch):
+    """Both sides' general fire from the pair (a, d) after the strikes (subs that struck at
+    (a, d) do not fire again: strikes are those of the pair, the same as those of any pair
+    whose strikes lead to it): the defender's next states in scratch's second defender list,
+    the attacker's in its second attacker list; returns (n_a2, n_d2, P(neither changes))."""
+    ast, ar, apmf = A.states, A.rows, A.pmf
+    dst, dr, dpmf = D.states, D.rows, D.pmf
+    ws, fs = scratch
+    wa, pa, wd, pd = ws[W_A:W_A + 4], fs[F_A:F_A + 2], ws[W_D:W_D + 4], fs[F_D:F_D + 2]
+    a_strike, d_strike = strikes(ast, a, dst, d, rules)
+    yes = FLAGS[1]
+    n_d2 = _fire(ast, ar, apmf, a, not a_strike, yes, air_on_subs(ast, a, rules), one, dst, dr,
+                 d, rules, wd[2], wd[3], pd[1])
+    n_a2 = _fire(dst, dr, dpmf, d, not d_strike, yes, air_on_subs(dst, d, rules), one, ast, ar,
+                 a, rules, wa[2], wa[3], pa[1])
+    g0 = 0.0
+    if wa[2, a] != NO_STATE and wd[2, d] != NO_STATE:
+        g0 = pa[1, wa[2, a]] * pd[1, wd[2, d]]
+    return n_a2, n_d2, g0
+
+
+@kernel(inline=True)
+def _spread_general(scratch, n_a2, n_d2, total, a, d, skip_self, mass, a_base, eps):
+    """Spread `total` over the product of the general-fire lists (_general_lists) into mass,
+    (a, d) itself left out if skip_self; clears the lists; returns the mass moved."""
+    ws, fs = scratch
+    wa, pa, wd, pd = ws[W_A:W_A + 4], fs[F_A:F_A + 2], ws[W_D:W_D + 4], fs[F_D:F_D + 2]
+    moved = 0.0
+    for k in range(n_a2):
+        a2 = wa[3, k]
+        wk = total * pa[1, k]
+        skip = d if skip_self and a2 == a else NO_STATE
+        r = a2 - a_base
+        for n in range(n_d2):
+            q = wk * pd[1, n]
+            d2 = wd[3, n]
+            if q > eps and d2 != skip:
+                moved += q
+                mass[r, d2] += q
+    _clear(wd[2], wd[3], n_d2)
+    _clear(wa[2], wa[3], n_a2)
+    return moved
+
+
+@kernel
+def _play_phased(A, D, rules, a, d, one, m, im, mass, inter, a_base, scratch, eps):
+    """The closed sweep's round from (a, d) in two phases, where the strikes spread either
+    side: the strikes move the pair's mass into the table of pairs after the strikes (inter,
+    rows as mass), and general fire is played once from each pair of that table (its mass im
+    from every pair whose strikes lead to it, all of them before (a, d) in the sweep), not once
+    per strike outcome of every pair.  With s0, g0 the chances that the strikes, general fire
+    change nothing, the pair's mass x (every round fought from it) solves x = m + (im + x s0)
+    g0.  Returns (mass moved less im: m less what eps dropped, x)."""
+    ast, ar, apmf = A.states, A.rows, A.pmf
+    dst, dr, dpmf = D.states, D.rows, D.pmf
+    ws, fs = scratch
+    wa, pa, wd, pd = ws[W_A:W_A + 4], fs[F_A:F_A + 2], ws[W_D:W_D + 4], fs[F_D:F_D + 2]
+    a_strike, d_strike = strikes(ast, a, dst, d, rules)
+    no, yes = FLAGS[0], FLAGS[1]
+    if a_strike:
+        n_d1 = _fire(ast, ar, apmf, a, yes, no, no, one, dst, dr, d, rules, wd[0], wd[1], pd[0])
+    else:
+        n_d1 = _add(wd[0], wd[1], pd[0], 0, d, 1.0)
+    if d_strike:
+        n_a1 = _fire(dst, dr, dpmf, d, yes, no, no, one, ast, ar, a, rules, wa[0], wa[1], pa[0])
+    else:
+        n_a1 = _add(wa[0], wa[1], pa[0], 0, a, 1.0)
+    s0 = 0.0
+    if wa[0, a] != NO_STATE and wd[0, d] != NO_STATE:
+        s0 = pa[0, wa[0, a]] * pd[0, wd[0, d]]
+    n_a2, n_d2, g0 = _general_lists(A, D, rules, a, d, one, scratch)
+    x = (m + im * g0) / (1.0 - s0 * g0)
+    moved = 0.0
+    for i in range(n_a1):
+        a1 = wa[1, i]
+        wi = x * pa[0, i]
+        r = a1 - a_base
+        for j in range(n_d1):
+            q = wi * pd[0, j]
+            d1 = wd[1, j]
+            if q > eps and (a1 != a or d1 != d):
+                moved += q
+                inter[r, d1] += q
+    moved += _spread_general(scratch, n_a2, n_d2, im + x * s0, a, d, True, mass, a_base, eps)
+    _clear(wd[0], wd[1], n_d1)
+    _clear(wa[0], wa[1], n_a1)
+    return moved - im, x
+
+
+@kernel
+def _spread_after_strikes(A, D, rules, a, d, one, im, mass, a_base, scratch, eps):
+    """General fire from the pair (a, d) of the table after the strikes (_play_phased) where
+    the pair itself is not played in two phases (it ends the battle, or moves without dice, or
+    is played the one-phase way): all of im spread into mass, (a, d) itself included.
+    Returns the mass moved."""
+    n_a2, n_d2, _ = _general_lists(A, D, rules, a, d, one, scratch)
+    return _spread_general(scratch, n_a2, n_d2, im, a, d, False, mass, a_base, eps)
+
+
 @kernel
 def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_row, d_lo, d_hi,
                  eps, include_stay, merge):
@@ -704,7 +816,7 @@ def _solve_block(b, phase, battle, out, explicit):
         after = np.zeros((size, n_d))
         _sweep_round(battle, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
                      first_round if rounds_played == 0 else one, out, scratch, spent, budget,
-                     b < 0)
+                     b < 0, np.zeros((0, 0)))
         mass = after
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
@@ -712,8 +824,10 @@ def _solve_block(b, phase, battle, out, explicit):
     if battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep:
         _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, b < 0, scratch)
     else:
+        # (the table after the strikes, where the general round may be played in two phases)
+        inter = np.zeros((size, n_d) if general and battle.phased and b >= 0 else (0, 0))
         _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one,
-                     out, scratch, spent, budget, b < 0)
+                     out, scratch, spent, budget, b < 0, inter)
 
 
 @kernel
@@ -839,7 +953,7 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
 
 @kernel
 def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
-                 scratch, spent, budget, merged):
+                 scratch, spent, budget, merged, inter):
     """Play one round from every state of a block (mass rows: attacker state - base) into
     target; states that end the battle are finished, states that only move (losses without
     dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
@@ -847,21 +961,41 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
     are dropped, and within the block's budget (probability; spent[0] so far, all pruning
     counted) states below battle.prune_eps and tails of hit laws of up to battle.tail_eps a
     state (_play).  merged: the table of every block at once (base 0): its rows battle.sweep,
-    in that order, state a's probability in row battle.merge[a]."""
+    in that order, state a's probability in row battle.merge[a].  inter: the table of pairs
+    after the strikes of the closed sweep's two-phase rounds (_play_phased; 0 x 0: none)."""
     A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
     ast, dst, remainder = A.states, D.states, retreat.remainder
     eps, state_eps, prune_eps, tail_eps = (battle.eps, battle.state_eps, battle.prune_eps,
                                            battle.tail_eps)
     totals = out.totals
     merge = battle.merge if merged else battle.merge[:0]
+    two = inter.shape[0] > 0 and closed and not merged and dice.shape[0] == 1
     for i in range(battle.sweep.shape[0] if merged else mass.shape[0]):
         k = battle.sweep[i] if merged else i
         for d in range(mass.shape[1]):
             m = mass[k, d]
-            if m == 0.0:
+            im = inter[k, d] if two else 0.0
+            if m == 0.0 and im == 0.0:
                 continue
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
                                            check_retreat)
+            if (two and kind == PLAY and m + im >= state_eps and m + im >= prune_eps
+                    and _phased(ast, dst, base + k, d, rules)):
+                kept, w = _play_phased(A, D, rules, base + k, d, one, m, im, mass, inter, base,
+                                       scratch, eps)
+                totals[TOTAL_ROUNDS] += w
+                totals[TOTAL_PRUNED] += m - kept
+                spent[0] += m - kept
+                continue
+            if im != 0.0:
+                # general fire after the strikes of earlier pairs, then the pair as it is
+                kept = _spread_after_strikes(A, D, rules, base + k, d, one, im, mass, base,
+                                             scratch, eps)
+                totals[TOTAL_PRUNED] += im - kept
+                spent[0] += im - kept
+                m = mass[k, d]
+                if m == 0.0:
+                    continue
             if kind == MOVE:
                 # units lost without dice, subs submerged
                 mass[merge[a2] if merged else a2 - base, d2] += m
@@ -956,11 +1090,12 @@ def _battle(compiled, settings: tuple[float, ...] | None = None, merge=None) -> 
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
                        np.ones(1), compiled.retreat_tables(), *settings,
-                       *(merge or (NO_MERGE, NO_MERGE)), ROW_SWEEP)
+                       *(merge or (NO_MERGE, NO_MERGE)), ROW_SWEEP, TWO_PHASE)
 
 
 MERGE_BLOCKS = True  # False: attacker blocks are always solved one by one (tests compare)
 ROW_SWEEP = True  # False: the land fast path's closed sweep a pair at a time (tests compare)
+TWO_PHASE = True  # False: no general round in two phases (_play_phased; tests compare)
 MERGE_SHARE = 0.5  # a battle solved block by block on threads is merged below this share
 
 
@@ -1043,7 +1178,7 @@ def _settings(pairs: int) -> tuple[float, ...]:
 def _solve_settings(pairs: int) -> tuple:
     """What an ExactSolve's prepared battle depends on besides the battle: _settings, and
     whether blocks are merged and the land sweep goes a row at a time."""
-    return _settings(pairs), MERGE_BLOCKS, ROW_SWEEP
+    return _settings(pairs), MERGE_BLOCKS, ROW_SWEEP, TWO_PHASE
 
 
 def seconds_estimate(compiled) -> float:

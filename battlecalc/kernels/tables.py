@@ -63,6 +63,9 @@ class ExactBattle(NamedTuple):
     # the land fast path's closed sweep a row of pairs at a time (exact._sweep_walks; False:
     # a pair at a time, exact._sweep_round)
     row_sweep: bool = True
+    # the closed sweep's general round in two phases, strikes then general fire, where the
+    # strikes spread a side (exact._play_phased; False: one phase)
+    phased: bool = True
 
 
 class ExactOut(NamedTuple):
