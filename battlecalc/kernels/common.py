@@ -25,6 +25,9 @@ CONTINUE = -1
 (S_BLOCK, S_S, S_A, S_N, S_INFO, S_ROW_S, S_ROW_A, S_ROW_N, S_SUBS, S_AIR, S_OTHER, S_STRIDE_S,
  S_STRIDE_A, S_SUBMERGE, S_HAS_LAND, S_UNITS, S_IPC, S_MAY_RETREAT) = range(18)
 STATE_COLS = 18
+# the columns that say where a state lies in its own block's table and rows (the others say
+# what it holds: units, fire, IPC, what may happen next)
+S_PLACE = (S_BLOCK, S_S, S_A, S_N, S_ROW_S, S_ROW_A, S_ROW_N, S_STRIDE_S, S_STRIDE_A)
 I_SUBS, I_AIR, I_OTHER = 1, 2, 4  # units of the category in the battle
 I_SUBS_FIRE, I_AIR_FIRE, I_OTHER_FIRE = 8, 16, 32  # ... that can score hits
 I_DESTROYER = 64  # an anti-sub unit is left

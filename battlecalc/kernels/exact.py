@@ -59,23 +59,16 @@ from .common import (
     RU_DIE,
     RU_LOW_LUCK,
     RU_SIMPLE,
-    RU_SUBMERGE,
-    S_A,
     S_AIR,
     S_BLOCK,
     S_HAS_LAND,
     S_INFO,
-    S_N,
     S_OTHER,
+    S_PLACE,
     S_ROW_A,
     S_ROW_N,
     S_ROW_S,
-    S_S,
-    S_STRIDE_A,
-    S_STRIDE_S,
     S_SUBS,
-    SUBMERGE_BEFORE_FIRE,
-    SUBMERGE_NEVER,
 )
 from .jit import kernel
 from .rules import (
@@ -83,6 +76,7 @@ from .rules import (
     VALUES,
     air_on_subs,
     assign,
+    casualty_state,
     fire_groups,
     fires_back,
     in_battle,
@@ -91,6 +85,7 @@ from .rules import (
     should_retreat,
     strikes,
     submerge_step,
+    submerges_before_fire,
 )
 from .tables import (
     NO_MERGE,
@@ -137,8 +132,7 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
     if check_retreat and rounds_played > 0 and retreat.policy[RT_ACTIVE] == 1 and should_retreat(
             a, d, rounds_played, retreat, ast, dst):
         return END, a, d, RETREAT
-    timing = rules[RU_SUBMERGE]
-    if timing == SUBMERGE_BEFORE_FIRE or (timing != SUBMERGE_NEVER and rounds_played > 0):
+    if submerges_before_fire(rules, rounds_played):
         a2, d2 = submerge_step(ast, a, dst, d, rules)
         if a2 != a or d2 != d:
             return MOVE, a2, d2, outcome
@@ -283,7 +277,7 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
                         if hg > n_lo:
                             x = _assign_step(yst, yr, y, x[0], x[1], x[2], h_sub, ha, hg,
                                              air_subs)
-                        y2 = y + x[0] * yst[y, S_STRIDE_S] + x[1] * yst[y, S_STRIDE_A] + x[2]
+                        y2 = casualty_state(yst, y, x[0], x[1], x[2])
                     if p > 0.0:
                         count = _add(where, states, probs, count, y2, p)
     return count
@@ -400,7 +394,7 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     wa, pa, wd, pd = ws[W_A:W_A + 4], fs[F_A:F_A + 2], ws[W_D:W_D + 4], fs[F_D:F_D + 2]
     lone = lone_transports(ast, a, rules)
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
-    no, yes = FLAGS[0], FLAGS[1]
+    no = FLAGS[0]
     a_back, d_back = fires_back(ast, a, rules), fires_back(dst, d, rules)
     # the strikes (no strike: the state itself, surely, without a kernel call)
     if a_strike:
@@ -451,26 +445,14 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
         # each side's general fire, unless the previous strike outcome left the same target
         # under the same fire (e.g. strike hits on units that do not fire): its list stands
         if d1 != last_d1 or not _same_fire(ast, ar, apmf, last_fa, fa, not a_strike, rules):
-            _clear(wd[2], wd[3], n_d2)
-            n_d2 = -1
-            if memo_a and fa == a:
-                n_d2 = _recall(ws, fs, 0, d1, tag_a, wd[2], wd[3], pd[1])
-            if n_d2 < 0:
-                n_d2 = _fire(ast, ar, apmf, fa, not a_strike, yes, air_on_subs(ast, fa, rules),
-                             bombard_pmf, dst, dr, d1, rules, wd[2], wd[3], pd[1])
-                if keep and memo_a and fa == a:
-                    _keep(ws, fs, 0, d1, tag_a, wd[3], pd[1], n_d2)
+            recall = memo_a and fa == a  # kept by the target, the attacker's fire fixed
+            n_d2 = _general_fire(ast, ar, apmf, fa, not a_strike, bombard_pmf, dst, dr, d1, rules,
+                                 wd, pd, n_d2, ws, fs, 0, d1, tag_a, recall, keep and recall)
             last_d1, last_fa = d1, fa
         if a1 != last_a1 or not _same_fire(dst, dr, dpmf, last_fd, fd, not d_strike, rules):
-            _clear(wa[2], wa[3], n_a2)
-            n_a2 = -1
-            if memo and a1 == a:
-                n_a2 = _recall(ws, fs, 1, fd, tag_d, wa[2], wa[3], pa[1])
-            if n_a2 < 0:
-                n_a2 = _fire(dst, dr, dpmf, fd, not d_strike, yes, air_on_subs(dst, fd, rules),
-                             one, ast, ar, a1, rules, wa[2], wa[3], pa[1])
-                if keep and a1 == a:
-                    _keep(ws, fs, 1, fd, tag_d, wa[3], pa[1], n_a2)
+            recall = memo and a1 == a  # kept by the defender's firing state, the target fixed
+            n_a2 = _general_fire(dst, dr, dpmf, fd, not d_strike, one, ast, ar, a1, rules,
+                                 wa, pa, n_a2, ws, fs, 1, fd, tag_d, recall, keep and recall)
             last_a1, last_fd = a1, fd
         if (t < 0 and wa[2, a] != NO_STATE and wd[2, d] != NO_STATE
                 and not (lone and in_battle(ast, a))):
@@ -500,18 +482,46 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
                         result += q
                         _finish(VALUES[RETREAT], q, a2, wd[3, n], rounds, ast, out)
                 continue
-            r = a2 - a_base
-            for n in range(n_d2):
-                q = wk * pd[1, n]
-                d2 = wd[3, n]
-                if q > eps and d2 != skip:
-                    result += q
-                    mass[r, d2] += q
+            result = _spread_row(mass, a2 - a_base, wk, pd[1], wd[3], n_d2, skip, eps, result)
     _clear(wd[2], wd[3], n_d2)
     _clear(wa[2], wa[3], n_a2)
     _clear(wd[0], wd[1], n_d1)
     _clear(wa[0], wa[1], n_a1)
     return result, stay, w
+
+
+@kernel(inline=True)
+def _general_fire(xst, xr, xpmf, x, x_subs_fire, extra_pmf, yst, yr, y, rules, wy, py, count,
+                  ws, fs, side, key, tag, recall, keep):
+    """Side y's states after side x's general fire from state x (x_subs_fire: x's subs fire in
+    it, not having struck) into the second sparse list of y's work rows (wy[2], wy[3], py[1];
+    count, its length now, cleared first): the list the fire-list memo keeps for `key` on
+    `side` where recall, else built by _fire (extra_pmf: bombardment, or one) and kept there
+    where keep.  Returns its length."""
+    _clear(wy[2], wy[3], count)
+    count = -1
+    if recall:
+        count = _recall(ws, fs, side, key, tag, wy[2], wy[3], py[1])
+    if count < 0:
+        count = _fire(xst, xr, xpmf, x, x_subs_fire, FLAGS[1], air_on_subs(xst, x, rules),
+                      extra_pmf, yst, yr, y, rules, wy[2], wy[3], py[1])
+        if keep:
+            _keep(ws, fs, side, key, tag, wy[3], py[1], count)
+    return count
+
+
+@kernel(inline=True)
+def _spread_row(mass, r, w, probs, states, count, skip, eps, moved):
+    """Spread mass w of attacker row r over the defender's first `count` next states (states,
+    their chances probs), terms of at most eps and the state skip left out; returns moved plus
+    what was spread, added a term at a time."""
+    for n in range(count):
+        q = w * probs[n]
+        d2 = states[n]
+        if q > eps and d2 != skip:
+            moved += q
+            mass[r, d2] += q
+    return moved
 
 
 @kernel(inline=True)
@@ -554,15 +564,9 @@ def _spread_general(scratch, n_a2, n_d2, total, a, d, skip_self, mass, a_base, e
     moved = 0.0
     for k in range(n_a2):
         a2 = wa[3, k]
-        wk = total * pa[1, k]
         skip = d if skip_self and a2 == a else NO_STATE
-        r = a2 - a_base
-        for n in range(n_d2):
-            q = wk * pd[1, n]
-            d2 = wd[3, n]
-            if q > eps and d2 != skip:
-                moved += q
-                mass[r, d2] += q
+        moved = _spread_row(mass, a2 - a_base, total * pa[1, k], pd[1], wd[3], n_d2, skip, eps,
+                            moved)
     _clear(wd[2], wd[3], n_d2)
     _clear(wa[2], wa[3], n_a2)
     return moved
@@ -1117,7 +1121,7 @@ def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
     rows = st[:, S_ROW_N]
     same = np.ones(st.shape[1], dtype=bool)
     # (not compared: where the state lies in its own block's table and rows)
-    same[[S_BLOCK, S_S, S_A, S_N, S_ROW_S, S_ROW_A, S_ROW_N, S_STRIDE_S, S_STRIDE_A]] = False
+    same[list(S_PLACE)] = False
     # (nor the rank of the next casualty: it only orders one category against another)
     ints = np.hstack([st[:, same], side.survivors, side.rows[rows][:, [R_TOP, R_LO, R_HI,
                                                                         R_STRENGTH]]])

@@ -51,6 +51,7 @@ from .common import (
     RU_D_STRIKE,
     RU_LONE_RETREAT,
     RU_STRIKE_RETURN,
+    RU_SUBMERGE,
     S_AIR,
     S_HAS_LAND,
     S_INFO,
@@ -67,6 +68,8 @@ from .common import (
     STALEMATE,
     STRIKE_ALWAYS,
     STRIKE_NEVER,
+    SUBMERGE_BEFORE_FIRE,
+    SUBMERGE_NEVER,
 )
 from .jit import kernel
 
@@ -129,6 +132,13 @@ def settle(ast, a, dst, d, air_always):
     return CONTINUE, a, d
 
 
+@kernel(inline=True)
+def casualty_state(yst, y, x_sub, x_air, x_other):
+    """Side y's state after x_sub, x_air and x_other casualties (steps) in its three loss
+    categories (flat index: one casualty in n is a step of 1, in s and a the state's strides)."""
+    return y + x_sub * yst[y, S_STRIDE_S] + x_air * yst[y, S_STRIDE_A] + x_other
+
+
 @kernel
 def assign(yst, yr, y, h_sub, h_air, h_gen, air_on_subs):
     """Side y's state after taking the hits it received, by its order of losses.
@@ -168,7 +178,17 @@ def assign(yst, yr, y, h_sub, h_air, h_gen, air_on_subs):
             x_other += 1
         else:
             break
-    return y + x_sub * yst[y, S_STRIDE_S] + x_air * yst[y, S_STRIDE_A] + x_other
+    return casualty_state(yst, y, x_sub, x_air, x_other)
+
+
+@kernel(inline=True)
+def submerges_before_fire(rules, rounds_played):
+    """Whether the submerge decisions come before this round's fire, after rounds_played rounds:
+    every round where the edition submerges before firing, from the second round on where it
+    submerges at the end of a round (the decision at the end of one is taken at the start of
+    the next), never where submarines may not submerge."""
+    timing = rules[RU_SUBMERGE]
+    return timing == SUBMERGE_BEFORE_FIRE or (timing != SUBMERGE_NEVER and rounds_played > 0)
 
 
 @kernel
