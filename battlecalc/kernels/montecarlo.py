@@ -34,6 +34,7 @@ from .common import (
     RU_DIE,
     RU_LOW_LUCK,
     RU_SIMPLE,
+    RU_SUBMERGE,
     S_INFO,
     S_IPC,
     S_OTHER,
@@ -41,6 +42,8 @@ from .common import (
     S_ROW_N,
     S_ROW_S,
     S_SUBS,
+    SUBMERGE_BEFORE_FIRE,
+    SUBMERGE_NEVER,
 )
 from .jit import kernel
 from .tables import McBattle, McOut, McSide
@@ -261,11 +264,13 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, a,
     random state).  Arrays, not the battle's NamedTuple, as _trial_walk."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
-    may_submerge = rules[RU_A_POLICY] != POLICY_NEVER or rules[RU_D_POLICY] != POLICY_NEVER
+    timing = rules[RU_SUBMERGE]
+    may_submerge = timing != SUBMERGE_NEVER and (rules[RU_A_POLICY] != POLICY_NEVER
+                                                 or rules[RU_D_POLICY] != POLICY_NEVER)
     rounds = 0
     outcome, a, d = _settled(ast, a, dst, d, air_always)
     while outcome == CONTINUE:
-        if may_submerge and round_model.submerges_before_fire(rules, rounds):
+        if may_submerge and (timing == SUBMERGE_BEFORE_FIRE or rounds > 0):
             a2, d2 = round_model.submerge_step(ast, a, dst, d, rules)
             if a2 != a or d2 != d:
                 outcome, a, d = _settled(ast, a2, dst, d2, air_always)
