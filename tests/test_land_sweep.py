@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from exact_paths import answers, assert_same, compiled_tables
 
 import battlecalc
 from battlecalc import api
@@ -49,64 +50,16 @@ BATTLES = {
 }
 
 
-def _tables(battle: dict):
-    """The battle's compiled tables, as simulate builds them."""
-    seen = {}
-    compile_battle = api.compile_battle
-
-    def keep(*args, **kwargs):
-        seen["compiled"] = compile_battle(*args, **kwargs)
-        return seen["compiled"]
-
-    api.forget_compiled()
-    try:
-        api.compile_battle = keep
-        battlecalc.simulate(**battle, method="exact")
-    finally:
-        api.compile_battle = compile_battle
-    return seen["compiled"]
-
-
-def _answers(result) -> dict:
-    """Every number of an exact result's dict (IPC means divided by 100, so that 1e-12 is
-    about the same relative bound as for probabilities)."""
-    flat = {}
-
-    def walk(path, value):
-        if isinstance(value, dict):
-            for key, item in value.items():
-                walk(f"{path}.{key}", item)
-        elif isinstance(value, list | tuple):
-            for i, item in enumerate(value):
-                walk(f"{path}[{i}]", item)
-        elif not isinstance(value, float):
-            flat[path] = value
-        elif not path.endswith("_s"):  # (timings left out)
-            flat[path] = value / 100 if "ipc" in path or "swing" in path else value
-
-    walk("", result.to_dict())
-    return flat
-
-
 def _solve(battle: dict, merge: bool, monkeypatch, row_sweep: bool = True) -> dict:
     monkeypatch.setattr(exact, "MERGE_BLOCKS", merge)
     monkeypatch.setattr(exact, "ROW_SWEEP", row_sweep)
     api.forget_compiled()
-    return _answers(battlecalc.simulate(**battle, method="exact"))
-
-
-def _assert_same(answers: dict, expected: dict) -> None:
-    assert answers.keys() == expected.keys()
-    for key, value in expected.items():
-        if isinstance(value, float):
-            assert answers[key] == pytest.approx(value, rel=0, abs=1e-12), key
-        else:
-            assert answers[key] == value, key
+    return answers(battlecalc.simulate(**battle, method="exact"))
 
 
 @pytest.mark.parametrize("name", list(BATTLES))
 def test_merged_solve_equals_the_block_by_block_one(name, monkeypatch):
-    _assert_same(_solve(BATTLES[name], True, monkeypatch),
+    assert_same(_solve(BATTLES[name], True, monkeypatch),
                  _solve(BATTLES[name], False, monkeypatch))
 
 
@@ -127,13 +80,13 @@ SWEPT = {
 @pytest.mark.parametrize("name", list(SWEPT))
 def test_row_sweep_equals_the_pair_sweep(name, merge, monkeypatch):
     jit.compiled()  # (the compiled kernels, as battles of some size run; plain: plain ones)
-    _assert_same(_solve(SWEPT[name], merge, monkeypatch),
+    assert_same(_solve(SWEPT[name], merge, monkeypatch),
                  _solve(SWEPT[name], merge, monkeypatch, row_sweep=False))
 
 
 @pytest.mark.parametrize("name", list(BATTLES))
 def test_merged_states_are_the_same_units(name):
-    compiled = _tables(BATTLES[name])
+    compiled = compiled_tables(BATTLES[name])
     att = compiled.attacker
     merge, sweep = att.merged_walks
     # (and the solve merges them)
@@ -150,7 +103,7 @@ def test_merged_states_are_the_same_units(name):
 def test_aircraft_only_attacker_is_one_walk():
     # 25 fighters against 2 AAA (6 shots): blocks of 25 .. 19 fighters, each the walk of 25
     # fighters from its b-th state on: 26 rows in all, block b starting at state b
-    att = _tables(BATTLES["aircraft only"]).attacker
+    att = compiled_tables(BATTLES["aircraft only"]).attacker
     merge, sweep = att.merged_walks
     assert len(att.blocks) == 7
     assert list(sweep) == list(range(26))
@@ -161,7 +114,7 @@ def test_land_unit_first_keeps_each_block_start():
     # 1 art, 7 ftr, 9 bmb against 3 AAA (9 shots, fighters then bombers shot down): block b
     # starts with the artillery and 17 - b aircraft, a state of its own, and its next state
     # (the artillery lost) is block 0's state 1 + b
-    att = _tables(BATTLES["one land unit first"]).attacker
+    att = compiled_tables(BATTLES["one land unit first"]).attacker
     merge, sweep = att.merged_walks
     offsets = att.blocks[:, 0]
     assert len(offsets) == 10
@@ -172,19 +125,19 @@ def test_land_unit_first_keeps_each_block_start():
 
 def test_merged_answers_do_not_depend_on_threads(monkeypatch):
     battle = BATTLES["land units first"]
-    answers = []
+    by_threads = []
     try:
         for n in (1, 2):
             jit.set_threads(n)
-            answers.append(_solve(battle, True, monkeypatch))
+            by_threads.append(_solve(battle, True, monkeypatch))
     finally:
         jit.set_threads(None)
-    assert answers[0] == answers[1]
+    assert by_threads[0] == by_threads[1]
 
 
 def test_estimate_counts_the_merged_table(monkeypatch):
     # 25 fighters against 2 AAA: 26 of the blocks' 161 states are played
-    compiled = _tables(BATTLES["aircraft only"])
+    compiled = compiled_tables(BATTLES["aircraft only"])
     merged = exact.seconds_estimate(compiled)
     monkeypatch.setattr(exact, "MERGE_BLOCKS", False)
     assert merged == pytest.approx(exact.seconds_estimate(compiled) * 26 / 161, rel=1e-12)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from exact_paths import answers, assert_same
 from sea_reference import exact_sea
-from test_land_sweep import _answers, _assert_same
 
 import battlecalc
 from battlecalc import api
@@ -84,19 +84,19 @@ RANDOM = _battles(2026, 60)
 def _solve(battle: dict, two_phase: bool, monkeypatch) -> dict:
     monkeypatch.setattr(exact, "TWO_PHASE", two_phase)
     api.forget_compiled()
-    return _answers(battlecalc.simulate(**battle, method="exact"))
+    return answers(battlecalc.simulate(**battle, method="exact"))
 
 
 @pytest.mark.parametrize("name", list(NAMED))
 def test_two_phase_round_equals_the_one_phase_round(name, monkeypatch):
     jit.compiled()
-    _assert_same(_solve(NAMED[name], True, monkeypatch), _solve(NAMED[name], False, monkeypatch))
+    assert_same(_solve(NAMED[name], True, monkeypatch), _solve(NAMED[name], False, monkeypatch))
 
 
 @pytest.mark.parametrize("i", range(len(RANDOM)))
 def test_two_phase_round_on_random_sea_battles(i, monkeypatch):
     jit.compiled()
-    _assert_same(_solve(RANDOM[i], True, monkeypatch), _solve(RANDOM[i], False, monkeypatch))
+    assert_same(_solve(RANDOM[i], True, monkeypatch), _solve(RANDOM[i], False, monkeypatch))
 
 
 @pytest.mark.parametrize("edition, attacker, defender", [

@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from exact_paths import answers, assert_same, compiled_tables
 
 import battlecalc
 from battlecalc import api
@@ -32,62 +33,13 @@ OPTIONS = ({}, {}, {"dice": "low_luck"}, {"retreat_after": 2}, {"retreat_below":
            {"attacker_ool": "weakest"})
 
 
-def _tables(battle: dict):
-    """The battle's compiled tables, as simulate builds them."""
-    seen = {}
-    compile_battle = api.compile_battle
-
-    def keep(*args, **kwargs):
-        seen["compiled"] = compile_battle(*args, **kwargs)
-        return seen["compiled"]
-
-    api.forget_compiled()
-    try:
-        api.compile_battle = keep
-        battlecalc.simulate(**{**battle, "method": "exact"})
-    finally:
-        api.compile_battle = compile_battle
-        api.forget_compiled()
-    return seen["compiled"]
-
-
-def _answers(result) -> dict:
-    """Every number of a result's dict (IPC means divided by 100, so that 1e-12 is about the
-    same relative bound as for probabilities; timings left out)."""
-    flat = {}
-
-    def walk(path, value):
-        if isinstance(value, dict):
-            for key, item in value.items():
-                walk(f"{path}.{key}", item)
-        elif isinstance(value, list | tuple):
-            for i, item in enumerate(value):
-                walk(f"{path}[{i}]", item)
-        elif not isinstance(value, float):
-            flat[path] = value
-        elif not path.endswith("_s"):
-            flat[path] = value / 100 if "ipc" in path or "swing" in path else value
-
-    walk("", result.to_dict())
-    return flat
-
-
 def _solve(battle: dict, walk: bool, monkeypatch, **extra) -> dict:
     monkeypatch.setattr(compile_module, "SEA_WALK", walk)
     api.forget_compiled()
     try:
-        return _answers(battlecalc.simulate(**battle, **extra))
+        return answers(battlecalc.simulate(**battle, **extra))
     finally:
         api.forget_compiled()
-
-
-def _assert_same(answers: dict, expected: dict) -> None:
-    assert answers.keys() == expected.keys()
-    for key, value in expected.items():
-        if isinstance(value, float):
-            assert answers[key] == pytest.approx(value, rel=0, abs=1e-12), key
-        else:
-            assert answers[key] == value, key
 
 
 def _random_battles(edition: str, count: int, seed: int, subs: bool = False) -> list[dict]:
@@ -126,7 +78,7 @@ def _id(battle: dict) -> str:
 @pytest.mark.parametrize("battle", RANDOM, ids=[_id(b) for b in RANDOM])
 def test_walk_path_equals_the_general_round(battle, monkeypatch):
     jit.compiled()
-    _assert_same(_solve(battle, True, monkeypatch), _solve(battle, False, monkeypatch))
+    assert_same(_solve(battle, True, monkeypatch), _solve(battle, False, monkeypatch))
 
 
 def _lone_retreat(battle: dict) -> bool:
@@ -138,9 +90,9 @@ def _lone_retreat(battle: dict) -> bool:
 @pytest.mark.parametrize("battle", RANDOM[::5], ids=[_id(b) for b in RANDOM[::5]])
 def test_walk_path_is_chosen_for_sea_battles_without_subs(battle, monkeypatch):
     expected = 0 if _lone_retreat(battle) else SIMPLE_EXACT
-    assert _tables(battle).rules[RU_SIMPLE] == expected
+    assert compiled_tables(battle).rules[RU_SIMPLE] == expected
     monkeypatch.setattr(compile_module, "SEA_WALK", False)
-    assert _tables(battle).rules[RU_SIMPLE] == 0
+    assert compiled_tables(battle).rules[RU_SIMPLE] == 0
 
 
 def test_the_edition_battles_of_the_path():
@@ -149,9 +101,9 @@ def test_the_edition_battles_of_the_path():
     assert any(not _lone_retreat(b) and b["rules"] == "revised" for b in RANDOM)
     lone = dict(rules="revised", attacker={"battleship": 1, "transport": 2},
                 defender={"destroyer": 2}, sea=True)
-    assert _tables(lone).rules[RU_SIMPLE] == 0
+    assert compiled_tables(lone).rules[RU_SIMPLE] == 0
     destroyed = dict(lone, rules="1942-2e")  # (1942 2E: lone transports are destroyed)
-    assert _tables(destroyed).rules[RU_SIMPLE] == SIMPLE_EXACT
+    assert compiled_tables(destroyed).rules[RU_SIMPLE] == SIMPLE_EXACT
 
 
 @pytest.mark.parametrize("subs", ["attacker", "defender"])
@@ -159,8 +111,8 @@ def test_submarines_keep_the_general_round(subs):
     battle = dict(rules="1942-2e", attacker={"cruiser": 2}, defender={"destroyer": 2},
                   sea=True)
     battle[subs] = {**battle[subs], "submarine": 1}
-    assert _tables(battle).rules[RU_SIMPLE] == 0
-    assert _tables(dict(battle, sea=False, attacker={"infantry": 2},
+    assert compiled_tables(battle).rules[RU_SIMPLE] == 0
+    assert compiled_tables(dict(battle, sea=False, attacker={"infantry": 2},
                         defender={"infantry": 1})).rules[RU_SIMPLE] == 1
 
 
@@ -200,7 +152,7 @@ def test_lone_defending_transports_are_lost_without_dice():
     result = battlecalc.simulate(rules="1942-2e", attacker={"destroyer": 2},
                                  defender={"fighter": 1, "transport": 2}, sea=True,
                                  method="exact")
-    compiled = _tables(dict(rules="1942-2e", attacker={"destroyer": 2},
+    compiled = compiled_tables(dict(rules="1942-2e", attacker={"destroyer": 2},
                             defender={"fighter": 1, "transport": 2}, sea=True))
     assert compiled.rules[RU_SIMPLE] == SIMPLE_EXACT
     # P(attacker wins) by hand: states (destroyers left i, fighter alive); per round the
@@ -236,7 +188,7 @@ def test_lone_attacking_transports_retreat_after_one_volley():
     # destroyer defending at 3 hits one of the 8-IPC transports half the time
     battle = dict(rules="revised", attacker={"transport": 2}, defender={"destroyer": 1},
                   sea=True)
-    assert _tables(battle).rules[RU_SIMPLE] == 0
+    assert compiled_tables(battle).rules[RU_SIMPLE] == 0
     result = battlecalc.simulate(**battle, method="exact").to_dict()
     assert result["retreat"] == pytest.approx(1.0, abs=1e-14)
     assert result["attacker_ipc_loss"] == pytest.approx(8 * 0.5, abs=1e-12)
