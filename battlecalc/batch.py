@@ -63,7 +63,7 @@ from .kernels.exact import (
 from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
-from .spec import FormulaSpec, battle_form, check_seed, simulate_spec
+from .spec import PLAIN_TYPES, FormulaSpec, battle_form, check_seed, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
 # the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
@@ -113,16 +113,9 @@ def _battle_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
     args = dict(DEFAULTS)
     formula: dict[str, Any] = {}
     for name, value in given.items():
+        _check_keyword(name, value)
         if name in NOT_HERE:
-            if value is None:
-                continue
-            raise BattleInputError(
-                f"{name} is not an option of solve_many (one battle each: "
-                f"use simulate for {name})")
-        if name not in KEYWORDS:
-            raise BattleInputError(
-                f"{quoted(name)} is not an option of simulate (options: "
-                f"{', '.join(KEYWORDS)})")
+            continue
         if name in FORMULA_OPTIONS:
             formula[name] = value
         else:
@@ -232,7 +225,6 @@ def _exact_and_small(compiled, run) -> tuple[bool, float]:
     return True, seconds
 
 
-_PLAIN = frozenset((str, int, float, bool, type(None)))
 ARMIES = ("attacker", "defender")
 NOT_FORM = (*ARMIES, "seed")  # (a sweep gives each battle a seed of its own: _Lane.battle)
 
@@ -245,7 +237,7 @@ def _form_key(given: Mapping[str, Any]) -> tuple | None:
     for name, value in given.items():
         if name not in NOT_FORM:
             kind = type(value)
-            if kind not in _PLAIN:
+            if kind not in PLAIN_TYPES:
                 return None
             key.append((name, kind, value))
     return tuple(key)
@@ -332,28 +324,7 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
     each battle in one part; errors: {position: message} of the battles with no result
     (strict: the first one raises BattleInputError naming its battle instead, every battle
     being checked before any is solved); timing: the seconds spent in each phase (TIMING).
-
-    Python's cyclic garbage collector is paused meanwhile (as msgpack pauses it to unpack):
-    checking and compiling a batch makes many small objects that live to the end of the call
-    (armies, specs, tables) and form no cycles, and the collector's passes over them took
-    about a fifth of the time of a batch of new armies (benchmarks/bench_many.py)."""
-    with _collector_paused():
-        return _run_all(battles, options, strict)
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """The cyclic garbage collector paused (see _run), then as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _run_all(battles: list, options: Mapping[str, Any], strict: bool):
+    Its callers run it with the collector paused (_collector_paused)."""
     timing = dict.fromkeys(TIMING, 0.0)
     clock = time.perf_counter
     errors: dict[int, str] = {}
@@ -435,6 +406,21 @@ def _run_all(battles: list, options: Mapping[str, Any], strict: bool):
             for position in batch.positions:
                 failed(position, exc)
     return parts, errors, timing
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector paused, then as it was (as msgpack pauses it to
+    unpack): checking and compiling a batch makes many small objects that live to the end of
+    the call (armies, specs, tables) and form no cycles, and the collector's passes over them
+    took about a fifth of the time of a batch of new armies (benchmarks/bench_many.py)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _offsets(lengths: Iterable[int]) -> np.ndarray:
@@ -616,8 +602,8 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
     a_out, d_out = spans[:, batch_kernels.SP_A_OUT], spans[:, batch_kernels.SP_D_OUT]
     a_off, d_off = _offsets(np.diff(a_out)[:, 0]), _offsets(np.diff(d_out)[:, 0])
     everyone = np.arange(len(batch.positions))
-    a_rows = _rows(att, everyone, spans[:, batch_kernels.SP_A_STATES], a_out)
-    d_rows = _rows(dfn, everyone, spans[:, batch_kernels.SP_D_STATES], d_out)
+    a_rows = _rows(everyone, spans[:, batch_kernels.SP_A_STATES], a_out)
+    d_rows = _rows(everyone, spans[:, batch_kernels.SP_D_STATES], d_out)
     a_ipc_lost = np.concatenate([s.ipc_lost for s in att.unique])[a_rows[0]]
     d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn.unique])[d_rows[0]]
     a_ipc = _segment_sums(out.a_final * a_ipc_lost, a_off)
@@ -678,7 +664,7 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
     return parts
 
 
-def _rows(sides: _Sides, members: np.ndarray, tables: np.ndarray, outputs: np.ndarray):
+def _rows(members: np.ndarray, tables: np.ndarray, outputs: np.ndarray):
     """(rows of the members' tables, rows of their outputs), state by state: member i's
     states at tables[i] (rows of the distinct sides end to end) and outputs[i]."""
     size = tables[members, 1] - tables[members, 0]
@@ -718,7 +704,7 @@ def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
     spans = tables.copy()
     spans[members, 0] = local[sides.index[members]]
     spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
-    table_rows, out_rows = _rows(sides, members, spans, outputs)
+    table_rows, out_rows = _rows(members, spans, outputs)
     size = tables[members, 1] - tables[members, 0]
     # (only the unit types some side has: the others' means are 0)
     held = np.flatnonzero(survivors.any(axis=0))
@@ -786,15 +772,22 @@ def _listed(battles) -> list:
     return list(battles)
 
 
-def _checked_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    for name, value in options.items():
-        if name in NOT_HERE and value is not None:
+def _check_keyword(name: str, value: Any) -> None:
+    """A keyword of solve_many's battles and options: one of simulate's, and not one of those
+    that make one battle several (NOT_HERE; None for them is taken as not given)."""
+    if name in NOT_HERE:
+        if value is not None:
             raise BattleInputError(
                 f"{name} is not an option of solve_many (one battle each: use simulate for "
                 f"{name})")
-        if name not in KEYWORDS and name not in NOT_HERE:
-            raise BattleInputError(
-                f"{quoted(name)} is not an option of simulate (options: {', '.join(KEYWORDS)})")
+    elif name not in KEYWORDS:
+        raise BattleInputError(
+            f"{quoted(name)} is not an option of simulate (options: {', '.join(KEYWORDS)})")
+
+
+def _checked_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    for name, value in options.items():
+        _check_keyword(name, value)
     return {k: v for k, v in options.items() if k not in NOT_HERE}
 
 
@@ -823,7 +816,7 @@ def solve_many(battles, **options):
 
     options = _checked_options(options)
     battles = _listed(battles)
-    with _collector_paused():  # (the table's many new objects too: see _run)
+    with _collector_paused():  # (the table's many new objects too)
         parts, _, timing = _run(battles, options, strict=True)
         if not parts:
             return pd.DataFrame()
@@ -865,7 +858,7 @@ def _frame(parts: list, timing: dict):
 def solve_rows(battles: list[Mapping[str, Any]]) -> list[tuple[dict | None, str | None]]:
     """battlecalc.sweep's runner: each battle's (flat row, None), or (None, the error message
     as simulate raises it); never raises for a bad battle."""
-    with _collector_paused():  # (see _run)
+    with _collector_paused():
         parts, errors, _ = _run(battles, {}, strict=False)
         rows: list[tuple[dict | None, str | None]] = [(None, errors.get(i)) for i in
                                                       range(len(battles))]

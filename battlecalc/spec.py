@@ -649,11 +649,11 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
         retreat=retreat), run
 
 
-_PLAIN = frozenset((str, int, float, bool, type(None)))
+PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))
 
 
 def _plain_key(value: Any) -> Any:
-    """A value that is not of a _PLAIN type as part of a hashable key, or _UNKEYED where it
+    """A value not of one of the PLAIN_TYPES as part of a hashable key, or _UNKEYED where it
     has none (numpy numbers, callables, other mappings ...)."""
     kind = type(value)
     if kind is dict:
@@ -685,9 +685,9 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
     else:
         values = [value for name, value in args.items() if name != "formula_options"]
     kinds = tuple(map(type, values))
-    if not _PLAIN.issuperset(kinds):
+    if not PLAIN_TYPES.issuperset(kinds):
         for i, kind in enumerate(kinds):
-            if kind not in _PLAIN:
+            if kind not in PLAIN_TYPES:
                 values[i] = _plain_key(values[i])
                 if values[i] is _UNKEYED:
                     return None
