@@ -23,7 +23,6 @@ from .kernels.exact import (
     PRUNE_PAIRS,
     ExactSolve,
     fill_win_values,
-    run_exact,
     seconds_estimate,
     win_values_seconds,
 )
@@ -273,15 +272,12 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
         compiled = _with_win_values(compiled, table_seconds, run.progress)
     if method == "exact":
         rounds_bins = ROUNDS_BINS if run.rounds_distribution else 1
-        if below:  # this call's own table: nothing to keep
-            law = run_exact(compiled, rounds_bins, seconds, run.progress)
-        else:
-            if prepared is None:
-                kept = plan is not None and plan.kept
-                prepared = ExactSolve(compiled, rounds_bins, seconds, kept=kept)
-                if kept:
-                    plan.exact = prepared
-            law = prepared.run(run.progress)
+        if below or prepared is None:
+            kept = plan is not None and plan.kept and not below  # below: this call's own table
+            prepared = ExactSolve(compiled, rounds_bins, seconds, kept=kept)
+            if kept:
+                plan.exact = prepared
+        law = prepared.run(run.progress)
         return build_result(battle, compiled, "exact", None, None, law, started)
     seed = run.mc_seed()
     law = run_monte_carlo(compiled, run.trials, seed, run.progress)

@@ -311,7 +311,7 @@ def _warm_worker(threads: int) -> None:
     from .kernels.jit import set_threads
 
     set_threads(threads)
-    simulate(rules="revised", attacker="1 infantry", defender="1 infantry", method="exact")
+    simulate(**WARM_BATTLE)
     solve_rows([WARM_BATTLE])  # (the batch kernel: its own compiled code to load)
 
 
