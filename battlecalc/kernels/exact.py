@@ -394,19 +394,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     wa, pa, wd, pd = ws[W_A:W_A + 4], fs[F_A:F_A + 2], ws[W_D:W_D + 4], fs[F_D:F_D + 2]
     lone = lone_transports(ast, a, rules)
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
-    no = FLAGS[0]
     a_back, d_back = fires_back(ast, a, rules), fires_back(dst, d, rules)
-    # the strikes (no strike: the state itself, surely, without a kernel call)
-    if a_strike:
-        n_d1 = _fire(ast, ar, apmf, a, a_strike, no, no, one, dst, dr, d, rules, wd[0], wd[1],
-                     pd[0])
-    else:
-        n_d1 = _add(wd[0], wd[1], pd[0], 0, d, 1.0)
-    if d_strike:
-        n_a1 = _fire(dst, dr, dpmf, d, d_strike, no, no, one, ast, ar, a, rules, wa[0], wa[1],
-                     pa[0])
-    else:
-        n_a1 = _add(wa[0], wa[1], pa[0], 0, a, 1.0)
+    n_a1, n_d1 = _strike_lists(A, D, rules, a, d, a_strike, d_strike, one, wa, pa, wd, pd)
     # the strike outcome in which nothing happens first: after it, the chance that the round
     # changes nothing is known (and with it w) before anything else is spread
     first = (wa[0, a] * n_d1 + wd[0, d] if wa[0, a] != NO_STATE and wd[0, d] != NO_STATE
@@ -534,16 +523,36 @@ def _phased(ast, dst, a, d, rules):
 
 
 @kernel(inline=True)
-def _general_lists(A, D, rules, a, d, one, scratch):
+def _strike_lists(A, D, rules, a, d, a_strike, d_strike, one, wa, pa, wd, pd):
+    """The opening strikes from the pair (a, d) into each side's first sparse list (wa[0],
+    wa[1], pa[0] for the attacker's states, wd.., pd.. for the defender's): a side that does
+    not strike leaves the other where it is, surely, without a kernel call.  Returns (n_a1,
+    n_d1), the lists' lengths."""
+    no, yes = FLAGS[0], FLAGS[1]
+    if a_strike:
+        n_d1 = _fire(A.states, A.rows, A.pmf, a, yes, no, no, one, D.states, D.rows, d, rules,
+                     wd[0], wd[1], pd[0])
+    else:
+        n_d1 = _add(wd[0], wd[1], pd[0], 0, d, 1.0)
+    if d_strike:
+        n_a1 = _fire(D.states, D.rows, D.pmf, d, yes, no, no, one, A.states, A.rows, a, rules,
+                     wa[0], wa[1], pa[0])
+    else:
+        n_a1 = _add(wa[0], wa[1], pa[0], 0, a, 1.0)
+    return n_a1, n_d1
+
+
+@kernel(inline=True)
+def _general_lists(A, D, rules, a, d, a_strike, d_strike, one, scratch):
     """Both sides' general fire from the pair (a, d) after the strikes (subs that struck at
-    (a, d) do not fire again: strikes are those of the pair, the same as those of any pair
-    whose strikes lead to it): the defender's next states in scratch's second defender list,
-    the attacker's in its second attacker list; returns (n_a2, n_d2, P(neither changes))."""
+    (a, d) do not fire again: a_strike, d_strike are those of the pair, rules.strikes, the
+    same as those of any pair whose strikes lead to it): the defender's next states in
+    scratch's second defender list, the attacker's in its second attacker list; returns
+    (n_a2, n_d2, P(neither changes))."""
     ast, ar, apmf = A.states, A.rows, A.pmf
     dst, dr, dpmf = D.states, D.rows, D.pmf
     ws, fs = scratch
     wa, pa, wd, pd = ws[W_A:W_A + 4], fs[F_A:F_A + 2], ws[W_D:W_D + 4], fs[F_D:F_D + 2]
-    a_strike, d_strike = strikes(ast, a, dst, d, rules)
     yes = FLAGS[1]
     n_d2 = _fire(ast, ar, apmf, a, not a_strike, yes, air_on_subs(ast, a, rules), one, dst, dr,
                  d, rules, wd[2], wd[3], pd[1])
@@ -581,24 +590,15 @@ def _play_phased(A, D, rules, a, d, one, m, im, mass, inter, a_base, scratch, ep
     per strike outcome of every pair.  With s0, g0 the chances that the strikes, general fire
     change nothing, the pair's mass x (every round fought from it) solves x = m + (im + x s0)
     g0.  Returns (mass moved less im: m less what eps dropped, x)."""
-    ast, ar, apmf = A.states, A.rows, A.pmf
-    dst, dr, dpmf = D.states, D.rows, D.pmf
+    ast, dst = A.states, D.states
     ws, fs = scratch
     wa, pa, wd, pd = ws[W_A:W_A + 4], fs[F_A:F_A + 2], ws[W_D:W_D + 4], fs[F_D:F_D + 2]
     a_strike, d_strike = strikes(ast, a, dst, d, rules)
-    no, yes = FLAGS[0], FLAGS[1]
-    if a_strike:
-        n_d1 = _fire(ast, ar, apmf, a, yes, no, no, one, dst, dr, d, rules, wd[0], wd[1], pd[0])
-    else:
-        n_d1 = _add(wd[0], wd[1], pd[0], 0, d, 1.0)
-    if d_strike:
-        n_a1 = _fire(dst, dr, dpmf, d, yes, no, no, one, ast, ar, a, rules, wa[0], wa[1], pa[0])
-    else:
-        n_a1 = _add(wa[0], wa[1], pa[0], 0, a, 1.0)
+    n_a1, n_d1 = _strike_lists(A, D, rules, a, d, a_strike, d_strike, one, wa, pa, wd, pd)
     s0 = 0.0
     if wa[0, a] != NO_STATE and wd[0, d] != NO_STATE:
         s0 = pa[0, wa[0, a]] * pd[0, wd[0, d]]
-    n_a2, n_d2, g0 = _general_lists(A, D, rules, a, d, one, scratch)
+    n_a2, n_d2, g0 = _general_lists(A, D, rules, a, d, a_strike, d_strike, one, scratch)
     x = (m + im * g0) / (1.0 - s0 * g0)
     moved = 0.0
     for i in range(n_a1):
@@ -623,7 +623,8 @@ def _spread_after_strikes(A, D, rules, a, d, one, im, mass, a_base, scratch, eps
     the pair itself is not played in two phases (it ends the battle, or moves without dice, or
     is played the one-phase way): all of im spread into mass, (a, d) itself included.
     Returns the mass moved."""
-    n_a2, n_d2, _ = _general_lists(A, D, rules, a, d, one, scratch)
+    a_strike, d_strike = strikes(A.states, a, D.states, d, rules)
+    n_a2, n_d2, _ = _general_lists(A, D, rules, a, d, a_strike, d_strike, one, scratch)
     return _spread_general(scratch, n_a2, n_d2, im, a, d, False, mass, a_base, eps)
 
 
@@ -1200,7 +1201,7 @@ def seconds_estimate(compiled) -> float:
     if not compiled.rules[RU_SIMPLE]:
         return pairs * band * (1e-7 + 4e-9 * (mean_a + mean_d) + 2e-10 * mean_a * mean_d)
     seconds = pairs * band * (1e-7 + 2e-10 * mean_a * mean_d)
-    merge = _merged_blocks(compiled, seconds) if len(att.blocks) > 1 else None
+    merge = _merged_blocks(compiled, seconds)
     return seconds if merge is None else seconds * len(merge[1]) / att.n_states
 
 
