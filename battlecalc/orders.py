@@ -160,15 +160,16 @@ def _base_rank(units: dict[str, Unit], role: str, weakest: bool) -> dict[str, in
     preset, _weakest_order), kept per unit table: a table is one object per edition and set
     of technologies (a read-only MappingProxyType; any other mapping is sorted each time), and
     the sort is most of a small force's casualty steps."""
-    if not isinstance(units, MappingProxyType):
-        base = _weakest_order(units, role) if weakest else default_loss_order(units, role)
-        return {name: i for i, name in enumerate(base)}
+    kept = isinstance(units, MappingProxyType)
     key = (id(units), role, weakest)
-    found = _BASE_RANKS.get(key)
-    if found is not None and found[0] is units:
-        return found[1]
+    if kept:
+        found = _BASE_RANKS.get(key)
+        if found is not None and found[0] is units:
+            return found[1]
     base = _weakest_order(units, role) if weakest else default_loss_order(units, role)
     rank = {name: i for i, name in enumerate(base)}
+    if not kept:
+        return rank
     if len(_BASE_RANKS) >= MAX_BASE_RANKS:
         _BASE_RANKS.clear()
     _BASE_RANKS[key] = (units, rank)  # (holding units: its id is not reused while kept)

@@ -292,7 +292,6 @@ def ipc_percentiles_of(values: np.ndarray, weights: np.ndarray, offsets: np.ndar
     return picked
 
 
-
 @dataclass(frozen=True)
 class SideLaw:
     """Law of one side's final force: each distinct survivor vector (columns `units`), its IPC
