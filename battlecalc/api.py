@@ -28,7 +28,7 @@ from .kernels.exact import (
 )
 from .kernels.jit import set_threads, thread_count  # noqa: F401  (re-exported)
 from .kernels.montecarlo import ROUNDS_BINS, run_monte_carlo
-from .results import Result, build_result
+from .results import Result, build_result, exact_result
 from .rules import load_rules
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
     DEFAULT_TRIALS,
@@ -101,24 +101,29 @@ _plans_lock = threading.Lock()
 class _Plan:
     """A checked battle, its run spec and its compiled tables (None: a formula battle), and
     once it is solved exactly (solve), the prepared solve (kernels.exact.ExactSolve), which
-    the next call runs again if the plan is kept."""
+    the next call runs again if the plan is kept; `fast`: (_limits() when solve chose the
+    exact method, that solve), which simulate runs straight while the limits are the same."""
 
-    __slots__ = ("rules", "battle", "run", "compiled", "exact", "kept")
+    __slots__ = ("rules", "battle", "run", "compiled", "exact", "kept", "fast")
 
     def __init__(self, rules, battle, run, compiled):
         self.rules, self.battle, self.run, self.compiled = rules, battle, run, compiled
-        self.exact = None
+        self.exact = self.fast = None
         self.kept = False  # in _plans
 
 
-def _plan(arguments: dict) -> _Plan:
-    """The plan of simulate's arguments: kept, or checked (and for a dice battle compiled)
-    now."""
-    key = spec_key(arguments)
-    plan = None if key is None else _plans.get(key)
+def _plan(arguments: dict, found: _Plan | None = None) -> _Plan:
+    """The plan of simulate's arguments: kept (found: the one simulate found already), or
+    checked (and for a dice battle compiled) now."""
+    key = None
+    if found is None:
+        key = spec_key(arguments)
+        found = None if key is None else _plans.get(key)
     # valid while the edition id names the same Ruleset (tests put other rules in its place)
-    if plan is not None and load_rules(arguments["rules"]) is plan.rules:
-        return plan
+    if found is not None and load_rules(arguments["rules"]) is found.rules:
+        return found
+    if key is None:
+        key = spec_key(arguments)
     warned = warnings_issued()
     battle, run = simulate_spec(arguments)
     formula = isinstance(battle, FormulaSpec)
@@ -134,6 +139,12 @@ def _plan(arguments: dict) -> _Plan:
             _plans[key] = plan
             plan.kept = True
     return plan
+
+
+def _limits() -> tuple:
+    """What solve's choice of the exact method reads besides the battle (tests change it)."""
+    return (MAX_EXACT_SECONDS, EXACT_STATE_LIMIT, AUTO_BIG_SECONDS, PRUNE_PAIRS, MC_RATE[True],
+            MC_RATE[False])
 
 
 def forget_compiled() -> None:
@@ -205,7 +216,30 @@ def simulate(
     :func:`battlecalc.spec.make_formula_spec` instead (attacker_level, counter, exchanges,
     ...) and return a :class:`battlecalc.formula.FormulaResult`.
     """
-    arguments = dict(locals())  # every parameter above, checked in one place
+    started = time.perf_counter()
+    # every parameter above but formula_options, in order (_PARAMETERS), checked in one place
+    values = (rules, attacker, defender, sea, trials, seed, method, attacker_tech, defender_tech,
+              progress, attacker_submerge, defender_submerge, landing, bombard, attacker_ool,
+              defender_ool, keep_land, aa_last, retreat_after, retreat_when_left,
+              retreat_when_only_air, retreat_below, strafe, rounds_distribution, dice, waves,
+              counterattack)
+    plan = None
+    if not formula_options:
+        # the kept plan of equal values of the same types: spec_key's key where they are
+        # plain (a dict or a list among them is not hashable: spec_key's key, made by _plan)
+        try:
+            plan = _plans.get((tuple(map(type, values)), values))
+        except TypeError:
+            pass
+        # (found: a battle that was checked, no waves; solved exactly under these limits,
+        # it is solved again straight, with no Python but its outputs and Result)
+        fast = None if plan is None else plan.fast
+        if fast is not None and fast[0] == _limits() and load_rules(rules) is plan.rules:
+            outputs = fast[1].again()
+            if outputs is not None:
+                return exact_result(plan.battle, plan.compiled, outputs, fast[1].law_of,
+                                    started)
+    arguments = dict(zip(_PARAMETERS, values, strict=True), formula_options=formula_options)
     waves = check_waves(waves)
     if waves or counterattack is not None:  # a sequence of battles: battlecalc.waves
         from .waves import simulate_waves
@@ -213,11 +247,14 @@ def simulate(
         options = {k: v for k, v in arguments.items()
                    if k not in ("waves", "counterattack", "formula_options")}
         return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
-    started = time.perf_counter()
-    plan = _plan(arguments)
+    plan = _plan(arguments, plan)
     if plan.compiled is None:
         return run_formula(plan.battle, plan.run, started)
     return solve(plan.battle, plan.run, started, plan.compiled, plan)
+
+
+# simulate's parameters in order but formula_options: what its `values` hold
+_PARAMETERS = tuple(simulate.__code__.co_varnames[:simulate.__code__.co_argcount])
 
 
 def solve(battle: Battle, run: RunSpec, started: float | None = None,
@@ -278,6 +315,8 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
             if kept:
                 plan.exact = prepared
         law = prepared.run(run.progress)
+        if plan is not None and plan.exact is prepared:
+            plan.fast = (_limits(), prepared)
         return build_result(battle, compiled, "exact", None, None, law, started)
     seed = run.mc_seed()
     law = run_monte_carlo(compiled, run.trials, seed, run.progress)

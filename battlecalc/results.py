@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .army import format_army
+from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 
 # in the order of the outcome codes of battlecalc.kernels.common (ATTACKER_WIN = 0, ...)
 OUTCOME_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
@@ -386,7 +387,7 @@ class Result(ResultViews):
     def __getattr__(self, name: str) -> Any:
         # only reached for an attribute not set yet: a field build_result left to _Pending
         pending = self.__dict__.get("_pending")
-        if pending is None or name not in _LAZY_FIELDS:
+        if pending is None or name not in _LAZY:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         pending.fill(self.__dict__, name)
         return self.__dict__[name]
@@ -555,23 +556,37 @@ def _mean_stderr(counts: np.ndarray, per_state: np.ndarray, n: float) -> float:
 # up to LAZY_STATES states (both sides together) and LAZY_PAIRS state pairs (the exact joint
 # law the swing comes from): what a _Pending holds stays small, and a larger battle's solve
 # dwarfs building them at once.
-_LAZY_FIELDS = ("attacker", "defender", "policies", "attacker_survivors", "defender_survivors",
-                "stderr", "ci95", "all_units", "attacker_law", "defender_law", "attacker_size",
-                "rounds_law", "swing_law")
+_LAZY_FIELDS = ("attacker", "defender", "policies", "attacker_ipc_loss", "defender_ipc_loss",
+                "tuv_swing", "attacker_survivors", "defender_survivors", "stderr", "ci95",
+                "all_units", "attacker_law", "defender_law", "attacker_size", "rounds_law",
+                "swing_law")
+_LAZY = frozenset(_LAZY_FIELDS)
+_IPC_FIELDS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
 LAZY_STATES = 1024
 LAZY_PAIRS = 16_384
 
 
 class _Pending:
     """What build_result leaves for later: the battle, its tables and the solver's FinalLaw,
-    from which :meth:`fill` builds a Result's lazy fields, each exactly as when built at once."""
+    from which :meth:`fill` builds a Result's lazy fields, each exactly as when built at once.
+    The law may itself come later: make(outputs) builds it from an exact solve's outputs
+    (exact_result)."""
 
-    __slots__ = ("battle", "tables", "law", "exact", "values", "_present")
+    __slots__ = ("battle", "tables", "_law", "exact", "_make", "_outputs", "_present")
 
-    def __init__(self, battle, tables, law: FinalLaw, exact: bool, values: dict[str, float]):
-        self.battle, self.tables, self.law, self.exact = battle, tables, law, exact
-        self.values = values  # the outcome probabilities (stderr and ci95 are built from them)
+    def __init__(self, battle, tables, law: FinalLaw | None, exact: bool, make=None,
+                 outputs=None):
+        self.battle, self.tables, self._law, self.exact = battle, tables, law, exact
+        self._make, self._outputs = make, outputs
         self._present = None
+
+    @property
+    def law(self) -> FinalLaw:
+        law = self._law
+        if law is None:  # built now from the solve's outputs (exact_result)
+            law = self._law = self._make(self._outputs)
+            self._make = self._outputs = None
+        return law
 
     def present(self) -> tuple[list[str], list[str]]:
         """Each side's units that can be survivors (_present_units)."""
@@ -582,31 +597,47 @@ class _Pending:
         return self._present
 
     def fill(self, into: dict[str, Any], name: str) -> None:
-        """Put field `name` (and any built with it) into a Result's __dict__ `into`."""
-        battle, law = self.battle, self.law
-        n = law.total
+        """Put field `name` (and any built with it) into a Result's __dict__ `into`, which
+        holds the odds already (build_result)."""
+        battle = self.battle
         if name in ("attacker", "defender"):
             into[name] = format_army(getattr(battle, name))
         elif name == "policies":
             into[name] = _policies(battle, self.tables)
-        elif name in ("attacker_survivors", "defender_survivors"):
-            attacker = name == "attacker_survivors"
-            side = self.tables.attacker if attacker else self.tables.defender
-            final = (law.a_final if attacker else law.d_final) / n
-            names = list(self.tables.attacker.unit_names)
-            into[name] = {u: float(final @ side.survivors[:, names.index(u)])
-                          for u in self.present()[0 if attacker else 1]}
-        elif name in ("stderr", "ci95"):
-            into["stderr"], into["ci95"] = _statistics(self.values, self.tables, law, self.exact)
         elif name == "all_units":
             into[name] = tuple(battle.rules.units)
-        elif name in ("attacker_law", "defender_law"):
-            attacker = name == "attacker_law"
-            into[name] = SideLaw.of(self.tables.attacker if attacker else self.tables.defender,
-                                    law.a_final if attacker else law.d_final,
-                                    self.present()[0 if attacker else 1], n)
         elif name == "attacker_size":
             into[name] = sum(battle.attacker.values())
+        elif name in ("stderr", "ci95"):
+            # of the outcome probabilities (and for Monte Carlo the means' standard errors)
+            values = {k: into[k] for k in (*OUTCOME_KEYS, "takes_territory")}
+            into["stderr"], into["ci95"] = _statistics(
+                values, self.tables, None if self.exact else self.law, self.exact)
+        else:
+            self._fill_law(into, name, self.law)
+
+    def _fill_law(self, into: dict[str, Any], name: str, law: FinalLaw) -> None:
+        """The fields built from the law."""
+        tables, n = self.tables, law.total
+        if name in _IPC_FIELDS:
+            # an exact law is in probabilities already (n = 1.0: x / n is x); a.dot(b) is a @ b
+            a_final, d_final = ((law.a_final, law.d_final) if self.exact and n == 1.0
+                                else (law.a_final / n, law.d_final / n))
+            a_ipc = float(a_final.dot(tables.attacker.ipc_lost))
+            d_ipc = float(d_final.dot(tables.defender.ipc_lost))
+            into.update(attacker_ipc_loss=a_ipc, defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
+        elif name in ("attacker_survivors", "defender_survivors"):
+            attacker = name == "attacker_survivors"
+            side = tables.attacker if attacker else tables.defender
+            final = (law.a_final if attacker else law.d_final) / n
+            names = list(tables.attacker.unit_names)
+            into[name] = {u: float(final @ side.survivors[:, names.index(u)])
+                          for u in self.present()[0 if attacker else 1]}
+        elif name in ("attacker_law", "defender_law"):
+            attacker = name == "attacker_law"
+            into[name] = SideLaw.of(tables.attacker if attacker else tables.defender,
+                                    law.a_final if attacker else law.d_final,
+                                    self.present()[0 if attacker else 1], n)
         elif name == "rounds_law":
             hist = law.rounds_hist
             into[name] = None if hist is None else (np.arange(len(hist)), hist / n)
@@ -614,10 +645,10 @@ class _Pending:
             into[name] = None if law.swing is None else (law.swing[0], law.swing[1] / n)
 
 
-def _statistics(values: dict[str, float], tables, law: FinalLaw, exact: bool):
+def _statistics(values: dict[str, float], tables, law: FinalLaw | None, exact: bool):
     """A Result's stderr and ci95: of the outcome probabilities `values`, and the standard
-    errors of the means (zero when exact)."""
-    n = law.total
+    errors of the means (zero when exact: the law is not read, and may be None)."""
+    n = None if exact else law.total
     stderr, ci95 = proportion_statistics(values, None if exact else int(n))
     if exact:
         stderr.update(dict.fromkeys(
@@ -656,25 +687,43 @@ def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
                  started: float) -> Result:
     """Turn a solver's FinalLaw (probabilities, or counts out of `trials`) into a Result: the
     odds at once, the rest on first use (_LAZY_FIELDS; at once for a larger battle)."""
-    att, dfn = tables.attacker, tables.defender
     exact = method == "exact"
     n = law.total
-    # an exact law is in probabilities already (n = 1.0: x / n is x); a.dot(b) is a @ b
-    a_final, d_final, outcomes = ((law.a_final, law.d_final, law.outcomes)
-                                  if exact and n == 1.0 else
-                                  (law.a_final / n, law.d_final / n, law.outcomes / n))
-    a_ipc = float(a_final.dot(att.ipc_lost))
-    d_ipc = float(d_final.dot(dfn.ipc_lost))
-    values = dict(zip(OUTCOME_KEYS, outcomes.tolist(), strict=True))
-    values["takes_territory"] = float(law.takes / n)
+    # an exact law is in probabilities already (n = 1.0: x / n is x)
+    outcomes = law.outcomes if exact and n == 1.0 else law.outcomes / n
     result = Result.__new__(Result)
-    result.__dict__.update(
+    odds = result.__dict__
+    odds.update(zip(OUTCOME_KEYS, outcomes.tolist(), strict=True))
+    odds.update(
         rules=battle.rules.id, method=method, trials=trials, seed=seed, sea=battle.sea,
-        attacker_tech=battle.attacker_tech, defender_tech=battle.defender_tech, **values,
-        mean_rounds=law.mean_rounds, attacker_ipc_loss=a_ipc, defender_ipc_loss=d_ipc,
-        tuv_swing=d_ipc - a_ipc, pruned=law.pruned if exact else None,
-        _pending=_Pending(battle, tables, law, exact, values))
-    n_a, n_d = len(att.ipc_lost), len(dfn.ipc_lost)
+        attacker_tech=battle.attacker_tech, defender_tech=battle.defender_tech,
+        takes_territory=float(law.takes / n), mean_rounds=law.mean_rounds,
+        pruned=law.pruned if exact else None, _pending=_Pending(battle, tables, law, exact))
+    return _finish(result, tables, started)
+
+
+def exact_result(battle, tables, outputs, make, started: float) -> Result:
+    """build_result of an exact solve given by its outputs (kernels.exact.ExactSolve.again:
+    tables.ExactOut, one row) rather than its FinalLaw, which make(outputs) builds only when a
+    field needs it (ExactSolve.law_of): the same Result, at a fraction of the cost (the
+    per-call floor of a small battle, issue 19)."""
+    result = Result.__new__(Result)
+    odds = result.__dict__
+    odds.update(zip(OUTCOME_KEYS, outputs.outcomes[0].tolist(), strict=True))
+    totals = outputs.totals[0].tolist()
+    odds.update(
+        rules=battle.rules.id, method="exact", trials=None, seed=None, sea=battle.sea,
+        attacker_tech=battle.attacker_tech, defender_tech=battle.defender_tech,
+        takes_territory=totals[TOTAL_TAKES], mean_rounds=totals[TOTAL_ROUNDS],
+        pruned=max(0.0, totals[TOTAL_PRUNED]),
+        _pending=_Pending(battle, tables, None, True, make, outputs))
+    return _finish(result, tables, started)
+
+
+def _finish(result: Result, tables, started: float) -> Result:
+    """A Result of build_result with its lazy fields built now where the battle is larger
+    than LAZY_STATES or LAZY_PAIRS, and its clock stopped."""
+    n_a, n_d = len(tables.attacker.ipc_lost), len(tables.defender.ipc_lost)
     if n_a + n_d > LAZY_STATES or n_a * n_d > LAZY_PAIRS:
         for name in _LAZY_FIELDS:
             getattr(result, name)

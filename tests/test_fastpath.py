@@ -105,15 +105,16 @@ def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
     # no answer is kept: the second call runs the solver again, on the kept prepared solve
     # (kernels.exact.ExactSolve: the same tables), into outputs of its own
     api.forget_compiled()
-    calls = []
-    real = exact.ExactSolve._law
-    monkeypatch.setattr(exact.ExactSolve, "_law",
-                        lambda self, stacks, summed: calls.append((self, stacks))
-                        or real(self, stacks, summed))
+    made = []
+    real = exact._stacks
+    monkeypatch.setattr(exact, "_stacks", lambda *sizes: made.append(real(*sizes)) or made[-1])
     battle = dict(rules="revised", attacker="2 inf", defender="1 inf", method="exact")
-    r1, r2 = battlecalc.simulate(**battle), battlecalc.simulate(**battle)
-    assert len(calls) == 2 and calls[0][0] is calls[1][0]  # the same prepared solve
-    assert calls[0][1].outcomes is not calls[1][1].outcomes  # written afresh
+    r1 = battlecalc.simulate(**battle)
+    [plan] = api._plans.values()
+    prepared = plan.exact
+    r2 = battlecalc.simulate(**battle)
+    assert plan.exact is prepared is not None  # the same prepared solve
+    assert len(made) == 2 and made[0].outcomes is not made[1].outcomes  # written afresh
     assert r1 is not r2 and r1.attacker_law is not r2.attacker_law
     # Revised 2 inf v 1 inf by hand (test_results): the attacker wins 11/29 + 11/58 + 25/232
     for r in (r1, r2):
@@ -278,3 +279,61 @@ def test_one_plan_solved_from_many_threads_at_once():
     assert all(api._plans[k].exact.entry for k in api._plans)
     for i, r in enumerate(answers):
         assert _without_clock(r.to_dict()) == serial[i % 2]
+
+
+def test_simulate_keys_every_parameter_in_order():
+    # simulate's `values` (a kept plan's key, and the arguments it checks) name every
+    # parameter but formula_options, in the order of the signature
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(api.simulate)))
+    [values] = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and [getattr(t, "id", None) for t in node.targets] == ["values"]]
+    parameters = [name for name, p in inspect.signature(api.simulate).parameters.items()
+                  if p.kind is not p.VAR_KEYWORD]
+    assert [name.id for name in values.elts] == list(api._PARAMETERS) == parameters
+
+
+@COMPILED
+def test_a_kept_exact_plan_is_solved_without_checking_again(monkeypatch):
+    # from the second call on, a kept plan solved exactly reaches neither _plan nor solve:
+    # its key (the values and their types) is spec_key's, and the result is the same
+    jit.compiled()
+    api.forget_compiled()
+    battle = dict(rules="1942-2e", attacker="1 tank", defender="2 bomber 2 aa", method="exact")
+    first, second = battlecalc.simulate(**battle), battlecalc.simulate(**battle)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("checked again")
+
+    monkeypatch.setattr(api, "_plan", refused)
+    monkeypatch.setattr(api, "solve", refused)
+    for again in (battlecalc.simulate(**battle), battlecalc.simulate(**dict(reversed(
+            battle.items())))):
+        assert _without_clock(again.to_dict()) == _without_clock(first.to_dict())
+        _laws_equal(again, second)
+    # other values, or the same values of other types, are other plans
+    with pytest.raises(AssertionError, match="checked again"):
+        battlecalc.simulate(**battle, sea=0)
+    with pytest.raises(AssertionError, match="checked again"):
+        battlecalc.simulate(**battle, trials=float(api.DEFAULT_TRIALS))
+
+
+def test_a_kept_plan_follows_the_methods_limits(monkeypatch):
+    # solve's choice of method reads api's limits at every call, kept plan or not
+    api.forget_compiled()
+    battle = dict(rules="revised", attacker="2 inf 1 tank", defender="3 inf")
+    for _ in range(3):
+        assert battlecalc.simulate(**battle, method="exact").method == "exact"
+        assert battlecalc.simulate(**battle).method == "exact"  # auto
+    monkeypatch.setattr(api, "MAX_EXACT_SECONDS", 1e-12)
+    with pytest.raises(battlecalc.errors.BattleInputError, match="too large"):
+        battlecalc.simulate(**battle, method="exact")
+    assert battlecalc.simulate(**battle).method == "mc"
+    monkeypatch.undo()
+    monkeypatch.setattr(api, "MC_RATE", {True: 1e15, False: 1e15})
+    assert battlecalc.simulate(**battle).method == "mc"
+    monkeypatch.undo()
+    assert battlecalc.simulate(**battle).method == "exact"

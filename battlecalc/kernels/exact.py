@@ -1317,16 +1317,30 @@ class ExactSolve:
         self.merged = False  # its attacker blocks solved in one table (_merged_blocks)
         self.kept = kept  # solved again later: worth finding the compiled kernel for
 
+    def again(self) -> ExactOut | None:
+        """The outputs (one row) of a kept solve solved again by the compiled kernel, called
+        straight, or None where run must solve it (not solved so yet, or the module's
+        settings changed since): law_of(outputs) is run's FinalLaw."""
+        entry = self.entry
+        if not entry or _solve_settings(self.pairs) != self.settings:
+            return None
+        n_blocks, battle, explicit = self.n_blocks, self.battle, self.explicit
+        stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins, 1)
+        for phase in self.phases:
+            entry(0, n_blocks, phase, battle, stacks, explicit)
+        return stacks
+
+    def law_of(self, stacks: ExactOut) -> FinalLaw:
+        """The FinalLaw of the outputs of again."""
+        return self._law(stacks, False)
+
     def run(self, progress=None) -> FinalLaw:
         """Solve the battle (progress as for run_exact)."""
-        entry, n_blocks = self.entry, self.n_blocks
-        if entry and progress is None and _solve_settings(self.pairs) == self.settings:
-            # solved by the compiled kernel already: the same again, called straight
-            stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins, 1)
-            for phase in self.phases:
-                entry(0, n_blocks, phase, self.battle, stacks, self.explicit)
-            return self._law(stacks, False)
-        seconds = self.seconds
+        if progress is None:
+            stacks = self.again()
+            if stacks is not None:  # solved by the compiled kernel already: the same again
+                return self._law(stacks, False)
+        n_blocks, seconds = self.n_blocks, self.seconds
         k = _kernels(seconds, progress)
         if progress is not None:
             progress(0, 0, "exact solve")
