@@ -28,7 +28,7 @@ from .kernels.exact import (
 )
 from .kernels.jit import set_threads, thread_count  # noqa: F401  (re-exported)
 from .kernels.montecarlo import ROUNDS_BINS, run_monte_carlo
-from .results import Result, build_result, exact_result
+from .results import ExactResults, Result, build_result
 from .rules import load_rules
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
     DEFAULT_TRIALS,
@@ -102,7 +102,8 @@ class _Plan:
     """A checked battle, its run spec and its compiled tables (None: a formula battle), and
     once it is solved exactly (solve), the prepared solve (kernels.exact.ExactSolve), which
     the next call runs again if the plan is kept; `fast`: (_limits() when solve chose the
-    exact method, that solve), which simulate runs straight while the limits are the same."""
+    exact method, that solve, its results.ExactResults), which simulate runs straight while
+    the limits are the same."""
 
     __slots__ = ("rules", "battle", "run", "compiled", "exact", "kept", "fast")
 
@@ -237,8 +238,7 @@ def simulate(
         if fast is not None and fast[0] == _limits() and load_rules(rules) is plan.rules:
             outputs = fast[1].again()
             if outputs is not None:
-                return exact_result(plan.battle, plan.compiled, outputs, fast[1].law_of,
-                                    started)
+                return fast[2].of(outputs, started)
     arguments = dict(zip(_PARAMETERS, values, strict=True), formula_options=formula_options)
     waves = check_waves(waves)
     if waves or counterattack is not None:  # a sequence of battles: battlecalc.waves
@@ -316,7 +316,9 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
                 plan.exact = prepared
         law = prepared.run(run.progress)
         if plan is not None and plan.exact is prepared:
-            plan.fast = (_limits(), prepared)
+            fast = plan.fast
+            plan.fast = (_limits(), prepared, ExactResults(battle, compiled, prepared.law_of)
+                         if fast is None else fast[2])
         return build_result(battle, compiled, "exact", None, None, law, started)
     seed = run.mc_seed()
     law = run_monte_carlo(compiled, run.trials, seed, run.progress)

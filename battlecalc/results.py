@@ -699,34 +699,54 @@ def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
         attacker_tech=battle.attacker_tech, defender_tech=battle.defender_tech,
         takes_territory=float(law.takes / n), mean_rounds=law.mean_rounds,
         pruned=law.pruned if exact else None, _pending=_Pending(battle, tables, law, exact))
-    return _finish(result, tables, started)
-
-
-def exact_result(battle, tables, outputs, make, started: float) -> Result:
-    """build_result of an exact solve given by its outputs (kernels.exact.ExactSolve.again:
-    tables.ExactOut, one row) rather than its FinalLaw, which make(outputs) builds only when a
-    field needs it (ExactSolve.law_of): the same Result, at a fraction of the cost (the
-    per-call floor of a small battle, issue 19)."""
-    result = Result.__new__(Result)
-    odds = result.__dict__
-    odds.update(zip(OUTCOME_KEYS, outputs.outcomes[0].tolist(), strict=True))
-    totals = outputs.totals[0].tolist()
-    odds.update(
-        rules=battle.rules.id, method="exact", trials=None, seed=None, sea=battle.sea,
-        attacker_tech=battle.attacker_tech, defender_tech=battle.defender_tech,
-        takes_territory=totals[TOTAL_TAKES], mean_rounds=totals[TOTAL_ROUNDS],
-        pruned=max(0.0, totals[TOTAL_PRUNED]),
-        _pending=_Pending(battle, tables, None, True, make, outputs))
-    return _finish(result, tables, started)
-
-
-def _finish(result: Result, tables, started: float) -> Result:
-    """A Result of build_result with its lazy fields built now where the battle is larger
-    than LAZY_STATES or LAZY_PAIRS, and its clock stopped."""
-    n_a, n_d = len(tables.attacker.ipc_lost), len(tables.defender.ipc_lost)
-    if n_a + n_d > LAZY_STATES or n_a * n_d > LAZY_PAIRS:
-        for name in _LAZY_FIELDS:
-            getattr(result, name)
-        del result.__dict__["_pending"]
+    if not _lazy(tables):
+        _build_all(result)
     result.elapsed_s = time.perf_counter() - started
     return result
+
+
+class ExactResults:
+    """The Results of one battle's exact solves, each made from the solve's outputs
+    (kernels.exact.ExactSolve.again: tables.ExactOut, one row) rather than its FinalLaw,
+    which law_of(outputs) builds only when a field needs it (ExactSolve.law_of): the Result
+    of build_result, with the fields every solve of the battle shares built once (the
+    per-call floor of a small battle, issue 19)."""
+
+    __slots__ = ("battle", "tables", "law_of", "shared", "lazy")
+
+    def __init__(self, battle, tables, law_of):
+        self.battle, self.tables, self.law_of = battle, tables, law_of
+        self.shared = dict(rules=battle.rules.id, method="exact", trials=None, seed=None,
+                           sea=battle.sea, attacker_tech=battle.attacker_tech,
+                           defender_tech=battle.defender_tech)
+        self.lazy = _lazy(tables)
+
+    def of(self, outputs, started: float) -> Result:
+        """The Result of a solve's outputs (`started`: as for build_result)."""
+        result = Result.__new__(Result)
+        odds = result.__dict__
+        odds.update(self.shared)
+        odds.update(zip(OUTCOME_KEYS, outputs.outcomes[0].tolist(), strict=True))
+        totals = outputs.totals[0].tolist()
+        odds["takes_territory"] = totals[TOTAL_TAKES]
+        odds["mean_rounds"] = totals[TOTAL_ROUNDS]
+        odds["pruned"] = max(0.0, totals[TOTAL_PRUNED])
+        odds["_pending"] = _Pending(self.battle, self.tables, None, True, self.law_of, outputs)
+        if not self.lazy:
+            _build_all(result)
+        result.elapsed_s = time.perf_counter() - started
+        return result
+
+
+def _lazy(tables) -> bool:
+    """Whether a Result of the battle of these tables builds its _LAZY_FIELDS on first use
+    (at most LAZY_STATES states and LAZY_PAIRS state pairs)."""
+    n_a, n_d = len(tables.attacker.ipc_lost), len(tables.defender.ipc_lost)
+    return n_a + n_d <= LAZY_STATES and n_a * n_d <= LAZY_PAIRS
+
+
+def _build_all(result: Result) -> None:
+    """Build a Result's lazy fields now."""
+    for name in _LAZY_FIELDS:
+        getattr(result, name)
+    del result.__dict__["_pending"]

@@ -9,7 +9,8 @@ compiled first.  Per battle: warm (the same call again, best of 30 x 50 calls) a
 over repeated calls of each stage, wrapped where it is reached through battlecalc.api: spec
 (simulate_spec), compile (compile_battle), estimate (seconds_estimate), kernel (jit.call /
 jit.threads; a kept plan's kernel called straight counts in run_exact), run_exact's own Python
-(or ExactSolve.run's), build_result, and the rest (simulate's own code).  A stage
+(or ExactSolve.run's, and ExactSolve.again's, which simulate calls for a kept plan solved
+exactly), build_result (or ExactResults.of), and the rest (simulate's own code).  A stage
 a kept plan skips shows 0.  Only figures within one run compare: the machine may be shared.
 """
 
@@ -26,6 +27,8 @@ import timeit
 from pathlib import Path
 
 BATTLES = {
+    "land 86: 1 tank v 2 bmb 2 aa": dict(rules="1942-2e", attacker="1 tank",
+                                         defender="2 bomber 2 aa"),
     "1 tank v 3 ftr 3 aa": dict(rules="1942-2e", attacker="1 tank", defender="3 fighter 3 aa"),
     "1 inf v 11 art 6 ftr": dict(rules="1942-2e", attacker="1 infantry",
                                  defender="11 artillery 6 fighter"),
@@ -49,13 +52,19 @@ def measure() -> dict:
     jit.compiled()
     spent: dict[str, float] = {}
 
+    active: set[str] = set()
+
     def timed(name, function):
         def wrapper(*args, **kwargs):
+            if name in active:  # reached from within the same stage: counted once
+                return function(*args, **kwargs)
+            active.add(name)
             start = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
                 spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
+                active.discard(name)
         return wrapper
 
     def forget():
@@ -82,6 +91,10 @@ def measure() -> dict:
             setattr(api, stage, timed(stage, getattr(api, stage)))
     if hasattr(api, "ExactSolve"):  # simulate's exact solves (a kept plan's solve is kept)
         api.ExactSolve.run = timed("run_exact", api.ExactSolve.run)
+        if hasattr(api.ExactSolve, "again"):  # a kept plan's solve run straight by simulate
+            api.ExactSolve.again = timed("run_exact", api.ExactSolve.again)
+    if hasattr(api, "ExactResults"):  # and its Result
+        api.ExactResults.of = timed("build_result", api.ExactResults.of)
     jit.call, jit.threads = timed("kernel", jit.call), timed("kernel", jit.threads)
     for never_seen in (False, True):
         for name, battle in BATTLES.items():

@@ -106,8 +106,8 @@ def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
     # (kernels.exact.ExactSolve: the same tables), into outputs of its own
     api.forget_compiled()
     made = []
-    real = exact._stacks
-    monkeypatch.setattr(exact, "_stacks", lambda *sizes: made.append(real(*sizes)) or made[-1])
+    real = exact._outputs
+    monkeypatch.setattr(exact, "_outputs", lambda shapes: made.append(real(shapes)) or made[-1])
     battle = dict(rules="revised", attacker="2 inf", defender="1 inf", method="exact")
     r1 = battlecalc.simulate(**battle)
     [plan] = api._plans.values()

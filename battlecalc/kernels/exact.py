@@ -1281,10 +1281,22 @@ def _stacks(n_a: int, n_d: int, n_blocks: int, joint: bool, rounds_bins: int,
             rows: int) -> ExactOut:
     """Fresh outputs (zeros) of a solve of n_a x n_d states writing `rows` rows of per-block
     stacks (joint: with the joint final law)."""
+    return _outputs(_shapes(n_a, n_d, n_blocks, joint, rounds_bins, rows))
+
+
+def _shapes(n_a: int, n_d: int, n_blocks: int, joint: bool, rounds_bins: int,
+            rows: int) -> tuple:
+    """The shapes of the arrays of _stacks, in the order of tables.ExactOut."""
+    return ((rows, N_OUTCOMES), n_a, (rows, n_d), (n_a, n_d) if joint else (0, 0), (rows, 3),
+            (rows, rounds_bins), (n_blocks, n_d))
+
+
+def _outputs(shapes: tuple) -> ExactOut:
+    """Fresh outputs (zeros) of the shapes of _shapes."""
+    outcomes, a_final, d_final, joint, totals, rounds_hist, transfer = shapes
     zeros = np.zeros
-    return ExactOut(zeros((rows, N_OUTCOMES)), zeros(n_a), zeros((rows, n_d)),
-                    zeros((n_a, n_d) if joint else (0, 0)), zeros((rows, 3)),
-                    zeros((rows, rounds_bins)), zeros((n_blocks, n_d)))
+    return ExactOut._make((zeros(outcomes), zeros(a_final), zeros(d_final), zeros(joint),
+                           zeros(totals), zeros(rounds_hist), zeros(transfer)))
 
 
 class ExactSolve:
@@ -1297,7 +1309,8 @@ class ExactSolve:
     threads may share one ExactSolve."""
 
     __slots__ = ("compiled", "rounds_bins", "seconds", "explicit", "pairs", "joint", "n_a",
-                 "n_d", "n_blocks", "phases", "settings", "battle", "merged", "entry", "kept")
+                 "n_d", "n_blocks", "shapes", "phases", "settings", "battle", "merged", "entry",
+                 "kept")
 
     def __init__(self, compiled, rounds_bins: int = 1, seconds: float | None = None,
                  kept: bool = False):
@@ -1310,6 +1323,7 @@ class ExactSolve:
         self.pairs = self.n_a * self.n_d
         self.joint = self.pairs <= JOINT_LIMIT
         self.n_blocks = len(att.blocks)
+        self.shapes = _shapes(self.n_a, self.n_d, self.n_blocks, self.joint, rounds_bins, 1)
         # blocks the battle starts in, then (where a partial retreat may leave units behind)
         # the blocks of the stayers
         self.phases = range(2 if compiled.has_partial_retreat else 1)
@@ -1325,7 +1339,7 @@ class ExactSolve:
         if not entry or _solve_settings(self.pairs) != self.settings:
             return None
         n_blocks, battle, explicit = self.n_blocks, self.battle, self.explicit
-        stacks = _stacks(self.n_a, self.n_d, n_blocks, self.joint, self.rounds_bins, 1)
+        stacks = _outputs(self.shapes)
         for phase in self.phases:
             entry(0, n_blocks, phase, battle, stacks, explicit)
         return stacks
