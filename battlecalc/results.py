@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .army import format_army
+from .kernels.common import ATTACKER_WIN, DEFENDER_WIN, DRAW, RETREAT, STALEMATE
 from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 
 # in the order of the outcome codes of battlecalc.kernels.common (ATTACKER_WIN = 0, ...)
@@ -389,6 +390,8 @@ class Result(ResultViews):
         pending = self.__dict__.get("_pending")
         if pending is None or name not in _LAZY:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        if type(pending) is tuple:  # (ExactResults, a solve's outputs): ExactResults.of's
+            pending = self.__dict__["_pending"] = pending[0].pending(pending[1])
         pending.fill(self.__dict__, name)
         return self.__dict__[name]
 
@@ -723,19 +726,28 @@ class ExactResults:
 
     def of(self, outputs, started: float) -> Result:
         """The Result of a solve's outputs (`started`: as for build_result)."""
+        [outcomes], [totals] = outputs.outcomes.tolist(), outputs.totals.tolist()
         result = Result.__new__(Result)
         odds = result.__dict__
         odds.update(self.shared)
-        odds.update(zip(OUTCOME_KEYS, outputs.outcomes[0].tolist(), strict=True))
-        totals = outputs.totals[0].tolist()
+        odds["attacker_win"] = outcomes[ATTACKER_WIN]
+        odds["defender_win"] = outcomes[DEFENDER_WIN]
+        odds["draw"] = outcomes[DRAW]
+        odds["stalemate"] = outcomes[STALEMATE]
+        odds["retreat"] = outcomes[RETREAT]
         odds["takes_territory"] = totals[TOTAL_TAKES]
         odds["mean_rounds"] = totals[TOTAL_ROUNDS]
-        odds["pruned"] = max(0.0, totals[TOTAL_PRUNED])
-        odds["_pending"] = _Pending(self.battle, self.tables, None, True, self.law_of, outputs)
+        pruned = totals[TOTAL_PRUNED]
+        odds["pruned"] = pruned if pruned > 0.0 else 0.0
+        odds["_pending"] = (self, outputs)  # made a _Pending when first needed
         if not self.lazy:
             _build_all(result)
         result.elapsed_s = time.perf_counter() - started
         return result
+
+    def pending(self, outputs) -> _Pending:
+        """The _Pending of the Result of `outputs`."""
+        return _Pending(self.battle, self.tables, None, True, self.law_of, outputs)
 
 
 def _lazy(tables) -> bool:
