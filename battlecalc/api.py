@@ -227,9 +227,17 @@ def simulate(
     plan = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
-        # plain (a dict or a list among them is not hashable: spec_key's key, made by _plan)
+        # plain (a dict or a list among them is not hashable: spec_key's key, made by _plan);
+        # each type(value) written out, which costs less than tuple(map(type, values))
+        kinds = (type(rules), type(attacker), type(defender), type(sea), type(trials),
+                 type(seed), type(method), type(attacker_tech), type(defender_tech),
+                 type(progress), type(attacker_submerge), type(defender_submerge),
+                 type(landing), type(bombard), type(attacker_ool), type(defender_ool),
+                 type(keep_land), type(aa_last), type(retreat_after), type(retreat_when_left),
+                 type(retreat_when_only_air), type(retreat_below), type(strafe),
+                 type(rounds_distribution), type(dice), type(waves), type(counterattack))
         try:
-            plan = _plans.get((tuple(map(type, values)), values))
+            plan = _plans.get((kinds, values))
         except TypeError:
             pass
         # (found: a battle that was checked, no waves; solved exactly under these limits,

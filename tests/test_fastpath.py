@@ -289,11 +289,14 @@ def test_simulate_keys_every_parameter_in_order():
     import textwrap
 
     tree = ast.parse(textwrap.dedent(inspect.getsource(api.simulate)))
-    [values] = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                and [getattr(t, "id", None) for t in node.targets] == ["values"]]
+    assigned = {node.targets[0].id: node.value for node in ast.walk(tree)
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
     parameters = [name for name, p in inspect.signature(api.simulate).parameters.items()
                   if p.kind is not p.VAR_KEYWORD]
-    assert [name.id for name in values.elts] == list(api._PARAMETERS) == parameters
+    assert [name.id for name in assigned["values"].elts] == list(api._PARAMETERS) == parameters
+    # and their types, in the same order: type(rules), type(attacker), ...
+    assert [(call.func.id, *(a.id for a in call.args)) for call in assigned["kinds"].elts] == [
+        ("type", name) for name in parameters]
 
 
 @COMPILED
