@@ -240,13 +240,12 @@ def simulate(
             plan = _plans.get((kinds, values))
         except TypeError:
             pass
-        # (found: a battle that was checked, no waves; solved exactly under these limits,
-        # it is solved again straight, with no Python but its outputs and Result)
-        fast = None if plan is None else plan.fast
-        if fast is not None and fast[0] == _limits() and load_rules(rules) is plan.rules:
-            outputs = fast[1].again()
-            if outputs is not None:
-                return fast[2].of(outputs, started)
+        # (found: a battle that was checked, no waves)
+        if plan is not None and plan.fast is not None and load_rules(rules) is plan.rules:
+            result = _solved_again(plan, started)
+            if result is not None:
+                return result
+    found = plan
     arguments = dict(zip(_PARAMETERS, values, strict=True), formula_options=formula_options)
     waves = check_waves(waves)
     if waves or counterattack is not None:  # a sequence of battles: battlecalc.waves
@@ -255,10 +254,25 @@ def simulate(
         options = {k: v for k, v in arguments.items()
                    if k not in ("waves", "counterattack", "formula_options")}
         return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
-    plan = _plan(arguments, plan)
+    plan = _plan(arguments, found)
     if plan.compiled is None:
         return run_formula(plan.battle, plan.run, started)
+    if plan.fast is not None and plan is not found:  # kept, found by spec_key's key
+        result = _solved_again(plan, started)
+        if result is not None:
+            return result
     return solve(plan.battle, plan.run, started, plan.compiled, plan)
+
+
+def _solved_again(plan: _Plan, started: float) -> Result | None:
+    """The Result of a kept plan solved exactly under the limits of now (_Plan.fast), solved
+    again straight, with no Python but its outputs and Result; None where solve must."""
+    limits, prepared, results = plan.fast
+    if limits == _limits():
+        outputs = prepared.again()
+        if outputs is not None:
+            return results.of(outputs, started)
+    return None
 
 
 # simulate's parameters in order but formula_options: what its `values` hold

@@ -324,6 +324,21 @@ def test_a_kept_exact_plan_is_solved_without_checking_again(monkeypatch):
         battlecalc.simulate(**battle, trials=float(api.DEFAULT_TRIALS))
 
 
+@COMPILED
+def test_a_kept_exact_plan_of_a_dict_army_is_solved_again_straight(monkeypatch):
+    # a dict among the values: the plan is found by spec_key's key (_plan), then solved as
+    # straight as any kept plan
+    jit.compiled()
+    api.forget_compiled()
+    battle = dict(rules="1942-2e", attacker={"armour": 1}, defender="2 bomber 2 aa",
+                  method="exact")
+    first, second = battlecalc.simulate(**battle), battlecalc.simulate(**battle)
+    monkeypatch.setattr(api, "solve", lambda *args: pytest.fail("solved through solve"))
+    again = battlecalc.simulate(**battle)
+    assert _without_clock(again.to_dict()) == _without_clock(first.to_dict())
+    _laws_equal(again, second)
+
+
 def test_a_kept_plan_follows_the_methods_limits(monkeypatch):
     # solve's choice of method reads api's limits at every call, kept plan or not
     api.forget_compiled()
