@@ -573,7 +573,7 @@ class _Pending:
     """What build_result leaves for later: the battle, its tables and the solver's FinalLaw,
     from which :meth:`fill` builds a Result's lazy fields, each exactly as when built at once.
     The law may itself come later: make(outputs) builds it from an exact solve's outputs
-    (exact_result)."""
+    (ExactResults.pending)."""
 
     __slots__ = ("battle", "tables", "_law", "exact", "_make", "_outputs", "_present")
 
@@ -586,9 +586,8 @@ class _Pending:
     @property
     def law(self) -> FinalLaw:
         law = self._law
-        if law is None:  # built now from the solve's outputs (exact_result)
+        if law is None:  # built now from the solve's outputs (ExactResults.pending)
             law = self._law = self._make(self._outputs)
-            self._make = self._outputs = None
         return law
 
     def present(self) -> tuple[list[str], list[str]]:
@@ -715,14 +714,14 @@ class ExactResults:
     of build_result, with the fields every solve of the battle shares built once (the
     per-call floor of a small battle, issue 19)."""
 
-    __slots__ = ("battle", "tables", "law_of", "shared", "lazy")
+    __slots__ = ("battle", "tables", "law_of", "shared", "n_a", "n_d")
 
     def __init__(self, battle, tables, law_of):
         self.battle, self.tables, self.law_of = battle, tables, law_of
         self.shared = dict(rules=battle.rules.id, method="exact", trials=None, seed=None,
                            sea=battle.sea, attacker_tech=battle.attacker_tech,
                            defender_tech=battle.defender_tech)
-        self.lazy = _lazy(tables)
+        self.n_a, self.n_d = len(tables.attacker.ipc_lost), len(tables.defender.ipc_lost)
 
     def of(self, outputs, started: float) -> Result:
         """The Result of a solve's outputs (`started`: as for build_result)."""
@@ -740,7 +739,8 @@ class ExactResults:
         pruned = totals[TOTAL_PRUNED]
         odds["pruned"] = pruned if pruned > 0.0 else 0.0
         odds["_pending"] = (self, outputs)  # made a _Pending when first needed
-        if not self.lazy:
+        n_a, n_d = self.n_a, self.n_d
+        if n_a + n_d > LAZY_STATES or n_a * n_d > LAZY_PAIRS:  # as _lazy(self.tables) says
             _build_all(result)
         result.elapsed_s = time.perf_counter() - started
         return result

@@ -359,3 +359,18 @@ def test_a_kept_plan_follows_the_methods_limits(monkeypatch):
     assert battlecalc.simulate(**battle).method == "mc"
     monkeypatch.undo()
     assert battlecalc.simulate(**battle).method == "exact"
+
+
+def test_a_kept_plans_result_follows_the_lazy_limits(monkeypatch):
+    # results.LAZY_STATES is read at every call, kept plan or not
+    api.forget_compiled()
+    battle = dict(rules="1942-2e", attacker="2 inf 1 tank", defender="2 inf 1 aa",
+                  method="exact")
+    lazy = [battlecalc.simulate(**battle) for _ in range(3)]
+    assert all("_pending" in vars(r) for r in lazy)
+    monkeypatch.setattr(results, "LAZY_STATES", 0)
+    eager = battlecalc.simulate(**battle)
+    assert "_pending" not in vars(eager) and "attacker_ipc_loss" in vars(eager)
+    for r in lazy:
+        assert _without_clock(eager.to_dict()) == _without_clock(r.to_dict())
+        _laws_equal(eager, r)
