@@ -22,6 +22,8 @@ from .kernels.common import RU_SIMPLE
 from .kernels.exact import (
     PRUNE_PAIRS,
     ExactSolve,
+    TooBigToSolve,
+    compact_table,
     fill_win_values,
     seconds_estimate,
     win_values_seconds,
@@ -60,6 +62,11 @@ MC_RATE = {True: 6_000_000, False: 2_500_000}  # land fast path, general round
 # `auto` solves them exactly when the estimate is at most this (1e6 trials of a 300 v 300 land
 # battle took 0.39 s against the 0.17 s MC_RATE says, its exact solve 0.35-0.45 s)
 AUTO_BIG_SECONDS = 1.0
+# a battle too big for a dense mass table, solved in a compact one (kernels.exact.compact_table:
+# a sea battle of subs and aircraft on both sides): its cost is known only as it goes, so
+# `auto` tries it exactly within about this many seconds of work (Monte Carlo past that, the
+# try wasted), `exact` within MAX_EXACT_SECONDS (refused past that)
+AUTO_COMPACT_SECONDS = 2.0
 
 
 MAX_WIN_VALUE_SECONDS = 60.0  # estimated work of that table, whatever the method
@@ -307,6 +314,12 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
             "use --method mc"
         )
     method = run.method
+    compact = compact_table(compiled)[0] > 0 and not below
+    if compact and method != "mc":
+        law = _solve_compact(compiled, run, method)
+        if law is not None:
+            return build_result(battle, compiled, "exact", None, None, law, started)
+        method = "mc"
     if method == "auto":  # the faster of the two (both need --retreat-below's table)
         mc_seconds = run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE] == 1)]
         if pairs >= PRUNE_PAIRS:
@@ -347,3 +360,20 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     seed = run.mc_seed()
     law = run_monte_carlo(compiled, run.trials, seed, run.progress)
     return build_result(battle, compiled, "mc", run.trials, seed, law, started)
+
+
+def _solve_compact(compiled, run: RunSpec, method: str):
+    """The exact law of a battle solved in a compact mass table (method `exact` or `auto`),
+    within MAX_EXACT_SECONDS or AUTO_COMPACT_SECONDS (at least the Monte Carlo run's time) of
+    work; None where `auto` passed that (Monte Carlo then)."""
+    limit = MAX_EXACT_SECONDS
+    if method == "auto":
+        limit = max(AUTO_COMPACT_SECONDS,
+                    run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE] == 1)])
+    rounds_bins = ROUNDS_BINS if run.rounds_distribution else 1
+    try:
+        return ExactSolve(compiled, rounds_bins, max_seconds=limit).run(run.progress)
+    except TooBigToSolve:
+        if method == "exact":
+            raise
+        return None

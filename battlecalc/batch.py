@@ -60,7 +60,7 @@ from .kernels.exact import (
     TRANSITION_EPS,
     seconds_estimate,
 )
-from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
+from .kernels.tables import TOTAL_COLS, TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
 from .spec import PLAIN_TYPES, FormulaSpec, battle_form, check_seed, simulate_spec
@@ -513,7 +513,7 @@ def _solve_tables(tables, a_size: int, d_size: int,
     work (so Ctrl-C ends the work soon), each split among the engine's threads."""
     n = len(seconds)
     out = batch_kernels.BatchOut(
-        np.zeros((n, N_OUTCOMES)), np.zeros((n, 3)), np.zeros((n, 1)), np.zeros(a_size),
+        np.zeros((n, N_OUTCOMES)), np.zeros((n, TOTAL_COLS)), np.zeros((n, 1)), np.zeros(a_size),
         np.zeros(d_size), np.zeros(tables.spans[-1, batch_kernels.SP_TRANSFER, 1]))
     solve = batch_kernels.solver(float(sum(seconds)))
     work = np.cumsum(seconds)

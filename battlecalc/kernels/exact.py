@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import BattleInputError
 from ..results import FinalLaw
 from . import jit
 from .common import (
@@ -89,9 +90,12 @@ from .rules import (
 )
 from .tables import (
     NO_MERGE,
+    TOTAL_COLS,
+    TOTAL_FULL,
     TOTAL_PRUNED,
     TOTAL_ROUNDS,
     TOTAL_TAKES,
+    TOTAL_WORK,
     ExactBattle,
     ExactOut,
     ExactSide,
@@ -173,6 +177,150 @@ def _clear(where, states, count):
 W_A, W_D, W_MEMO, W_META, W_KEEP = 0, 4, 8, 14, 15
 F_A, F_D, F_KEEP = 0, 2, 4
 KEEP_ROWS = 16
+
+# A compact mass table (ExactBattle.table_rows > 0: a big sea battle, whose probability keeps
+# to a few hundred of its hundred thousand states a side) is the tuple (grid, maps): each state
+# gets its row (attacker states of the block) or column (defender states) of grid when it first
+# gets probability; maps[M_ROWS, k], maps[M_COLS, d] (NO_STATE: none yet), maps[M_FILL, ..]:
+# FILL_ROWS, FILL_COLS given so far, CAP_ROWS, CAP_COLS the grid's (one more of each: the sink
+# of a full table), FULL (1: out of rows, 2: out of columns, 4: past ExactBattle.work_limit),
+# BLOCK_SIZE and N_D (the states a side), WORK (successor terms spread so far).  A dense table
+# is the array itself, indexed by the states.  The kernels that take a table are compiled for
+# each kind (numba's isinstance is decided while compiling): the dense code is as it was.
+M_ROWS, M_COLS, M_FILL = 0, 1, 2
+FILL_ROWS, FILL_COLS, CAP_ROWS, CAP_COLS, FULL, BLOCK_SIZE, N_D, WORK = range(8)
+
+
+@kernel(inline=True)
+def _grid(mass):
+    """The array of a mass table."""
+    if isinstance(mass, tuple):
+        return mass[0]
+    else:
+        return mass
+
+
+@kernel(inline=True)
+def _row(maps, k):
+    """The grid row of state k of the attacker's block (see M_ROWS), given at its first use;
+    the sink row once the table is full."""
+    r = maps[M_ROWS, k]
+    if r == NO_STATE:
+        r = maps[M_FILL, FILL_ROWS]
+        if r == maps[M_FILL, CAP_ROWS]:
+            maps[M_FILL, FULL] |= 1
+            return r
+        maps[M_FILL, FILL_ROWS] = r + 1
+        maps[M_ROWS, k] = r
+    return r
+
+
+@kernel(inline=True)
+def _col(maps, d):
+    """The grid column of defender state d (see M_COLS), given at its first use; the sink
+    column once the table is full."""
+    c = maps[M_COLS, d]
+    if c == NO_STATE:
+        c = maps[M_FILL, FILL_COLS]
+        if c == maps[M_FILL, CAP_COLS]:
+            maps[M_FILL, FULL] |= 2
+            return c
+        maps[M_FILL, FILL_COLS] = c + 1
+        maps[M_COLS, d] = c
+    return c
+
+
+@kernel(inline=True)
+def _put(mass, k, d, q):
+    """Add probability q to the pair (state k of the attacker's block, defender state d)."""
+    if isinstance(mass, tuple):
+        grid, maps = mass
+        grid[_row(maps, k), _col(maps, d)] += q
+    else:
+        mass[k, d] += q
+
+
+@kernel(inline=True)
+def _count_work(mass, terms):
+    """Count `terms` successor terms spread into a compact table (its work)."""
+    if isinstance(mass, tuple):
+        mass[1][M_FILL, WORK] += terms
+
+
+@kernel
+def _compact_table(size, n_d, rows, cols):
+    """A compact mass table (see M_ROWS) for a block of `size` attacker states and n_d
+    defender states, of at most rows x cols states, none given yet."""
+    maps = np.empty((3, max(size, n_d, WORK + 1)), dtype=np.int64)
+    for k in range(size):
+        maps[M_ROWS, k] = NO_STATE
+    for d in range(n_d):
+        maps[M_COLS, d] = NO_STATE
+    for i in range(WORK + 1):
+        maps[M_FILL, i] = 0
+    maps[M_FILL, CAP_ROWS], maps[M_FILL, CAP_COLS] = rows, cols
+    maps[M_FILL, BLOCK_SIZE], maps[M_FILL, N_D] = size, n_d
+    return np.zeros((rows + 1, cols + 1)), maps
+
+
+@kernel(inline=True)
+def _table_rows(mass):
+    """The attacker states of the block a mass table is of."""
+    if isinstance(mass, tuple):
+        return mass[1][M_FILL, BLOCK_SIZE]
+    else:
+        return mass.shape[0]
+
+
+@kernel(inline=True)
+def _table_cols(mass):
+    """The defender states a mass table is of."""
+    if isinstance(mass, tuple):
+        return mass[1][M_FILL, N_D]
+    else:
+        return mass.shape[1]
+
+
+@kernel(inline=True)
+def _table_row(mass, k):
+    """The row of state k of the block (NO_STATE: a compact table's state without one)."""
+    if isinstance(mass, tuple):
+        return mass[1][M_ROWS, k]
+    else:
+        return k
+
+
+@kernel(inline=True)
+def _table_col(mass, d):
+    """The column of defender state d (NO_STATE: a compact table's state without one)."""
+    if isinstance(mass, tuple):
+        return mass[1][M_COLS, d]
+    else:
+        return d
+
+
+@kernel(inline=True)
+def _stopped(mass, work_limit):
+    """Whether a compact table's sweep must stop: full, or (marked so now) past work_limit
+    successor terms (0: no limit)."""
+    if isinstance(mass, tuple):
+        fill = mass[1][M_FILL]
+        if work_limit > 0 and fill[WORK] > work_limit:
+            fill[FULL] |= 4
+        return fill[FULL] != 0
+    else:
+        return False
+
+
+@kernel(inline=True)
+def _like(mass, empty):
+    """A fresh table of the kind and size of `mass` (compact: the same maps), or of no pairs
+    where empty."""
+    if isinstance(mass, tuple):
+        grid, maps = mass
+        return np.zeros((0, 0) if empty else grid.shape), maps
+    else:
+        return np.zeros((0, 0) if empty else mass.shape)
 
 
 @kernel(inline=True)
@@ -501,15 +649,16 @@ def _general_fire(xst, xr, xpmf, x, x_subs_fire, extra_pmf, yst, yr, y, rules, w
 
 @kernel(inline=True)
 def _spread_row(mass, r, w, probs, states, count, skip, eps, moved):
-    """Spread mass w of attacker row r over the defender's first `count` next states (states,
-    their chances probs), terms of at most eps and the state skip left out; returns moved plus
-    what was spread, added a term at a time."""
+    """Spread mass w of attacker row r (state r of the block) over the defender's first
+    `count` next states (states, their chances probs), terms of at most eps and the state skip
+    left out; returns moved plus what was spread, added a term at a time."""
     for n in range(count):
         q = w * probs[n]
         d2 = states[n]
         if q > eps and d2 != skip:
             moved += q
-            mass[r, d2] += q
+            _put(mass, r, d2, q)
+    _count_work(mass, count)
     return moved
 
 
@@ -610,7 +759,8 @@ def _play_phased(A, D, rules, a, d, one, m, im, mass, inter, a_base, scratch, ep
             d1 = wd[1, j]
             if q > eps and (a1 != a or d1 != d):
                 moved += q
-                inter[r, d1] += q
+                _put(inter, r, d1, q)
+        _count_work(inter, n_d1)
     moved += _spread_general(scratch, n_a2, n_d2, im + x * s0, a, d, True, mass, a_base, eps)
     _clear(wd[0], wd[1], n_d1)
     _clear(wa[0], wa[1], n_a1)
@@ -705,17 +855,20 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scrat
     path; 0: none).  Returns (mass moved, w)."""
     ast, ar, apmf, acum = A
     dst, dr, dpmf, dcum = D
-    if rules[RU_SIMPLE] != 0 and bombard.shape[0] == 1:
-        w = m / (1.0 - apmf[a, 0] * dpmf[d, 0]) if closed else m
-        # four tails, each within a quarter (tail 0: only hit counts of no probability go)
-        allow = max(tail, 0.0) / (4.0 * w)
-        a_lo, a_hi = _kept_range(acum[a], ar[a, R_LO], ar[a, R_HI], allow)
-        d_lo, d_hi = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], allow)
-        return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
-                            d + dst[d, S_OTHER], w, apmf[a], acum[a], a_lo, a_hi,
-                            dpmf[d], d_lo, d_hi, eps, not closed, merge), w
+    if isinstance(mass, tuple):
+        pass  # (a compact table: general rounds only)
+    else:
+        if rules[RU_SIMPLE] != 0 and bombard.shape[0] == 1:
+            w = m / (1.0 - apmf[a, 0] * dpmf[d, 0]) if closed else m
+            # four tails, each within a quarter (tail 0: only hit counts of no probability go)
+            allow = max(tail, 0.0) / (4.0 * w)
+            a_lo, a_hi = _kept_range(acum[a], ar[a, R_LO], ar[a, R_HI], allow)
+            d_lo, d_hi = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], allow)
+            return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
+                                d + dst[d, S_OTHER], w, apmf[a], acum[a], a_lo, a_hi,
+                                dpmf[d], d_lo, d_hi, eps, not closed, merge), w
     moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
-                              closed, mass, scratch, eps, out, rounds)
+                              closed, _grid(mass), scratch, eps, out, rounds)
     return moved, w
 
 
@@ -774,15 +927,11 @@ def _solve_block(b, phase, battle, out, explicit):
     (each block's start row holding its probability: _solve_merged)."""
     ab, transfer = battle.blocks, out.transfer
     ast, dst = battle.att.states, battle.dfn.states
-    merge = battle.merge
-    base = 0 if b < 0 else ab[b, B_OFFSET]
     if b >= 0 and ((ab[b, B_KIND] == BLOCK_STAYERS) != (phase == 1) or (
             phase == 1 and not transfer[b].any())):
         return
-    rounds_hist = out.rounds_hist
     n_d = dst.shape[0]
     size = ast.shape[0] if b < 0 else _block_size(ab, b)
-    mass = np.zeros((size, n_d))
     # the general round's work arrays; the fast path (_play) uses none of them, the closed
     # sweep of two walks (_sweep_walks) arrays of its own, as big and as many
     general = battle.rules[RU_SIMPLE] == 0 or (battle.rules[RU_BOMBARD] == 1
@@ -791,19 +940,44 @@ def _solve_block(b, phase, battle, out, explicit):
         scratch = _scratch(ast.shape[0], n_d)
     else:
         scratch = (np.empty((2, n_d), dtype=np.int64), np.empty((3, n_d)))
+    if general and battle.table_rows > 0 and b >= 0:
+        mass = _compact_table(size, n_d, battle.table_rows, battle.table_cols)
+        _solve_tables(b, phase, battle, out, explicit, mass, scratch, general)
+        maps = mass[1]
+        out.totals[TOTAL_FULL] = max(out.totals[TOTAL_FULL], maps[M_FILL, FULL])
+        out.totals[TOTAL_WORK] += maps[M_FILL, WORK]
+    else:
+        _solve_tables(b, phase, battle, out, explicit, np.zeros((size, n_d)), scratch, general)
+
+
+@kernel
+def _solve_tables(b, phase, battle, out, explicit, mass, scratch, general):
+    """_solve_block's solve of block b in the mass table `mass` (zeros: dense, or compact; see
+    M_ROWS), with the work arrays scratch (general: the general round's)."""
+    ab, transfer = battle.blocks, out.transfer
+    merge = battle.merge
+    base = 0 if b < 0 else ab[b, B_OFFSET]
+    rounds_hist = out.rounds_hist
+    n_d = battle.dfn.states.shape[0]
     one = battle.one
     first_round = battle.bombard_pmf if battle.rules[RU_BOMBARD] == 1 else one
     rounds_played = 0
     check_retreat = True
     # (element by element: an array assignment brings numba's shape-error formatting, seconds
     # of compiling)
+    start = 0.0  # the block's starting probability
     if b < 0:
         for s in range(ab.shape[0]):
-            start = ab[s, B_OFFSET]
+            first = ab[s, B_OFFSET]
             for d in range(n_d):
-                mass[merge[start], d] += battle.a_start[start] * battle.d_start[d]
+                _put(mass, merge[first], d, battle.a_start[first] * battle.d_start[d])
+        for d in range(n_d):
+            start += _grid(mass)[0, d]
     for d in range(n_d if b >= 0 else 0):
-        mass[0, d] = transfer[b, d] if phase == 1 else battle.a_start[base] * battle.d_start[d]
+        p = transfer[b, d] if phase == 1 else battle.a_start[base] * battle.d_start[d]
+        start += p
+        if p != 0.0:
+            _put(mass, 0, d, p)
     if phase == 1:
         # the units that stayed after a partial retreat, at the end of some round: no more
         # retreats, nothing round-dependent left
@@ -812,26 +986,30 @@ def _solve_block(b, phase, battle, out, explicit):
         explicit = 0
     # the block's share of the pruning budget: the shares of all blocks of both phases add up
     # to at most battle.budget, whatever the threads
-    start = 0.0
-    for d in range(n_d):
-        start += mass[0, d]
     budget = battle.budget * (start + (1.0 if b < 0 else 1.0 / ab.shape[0])) / 4.0
     spent = np.zeros(1)
+    # (the table now: `mass` itself is never assigned, so that numba tells its kind apart)
+    table = mass
     while rounds_played < explicit:
-        after = np.zeros((size, n_d))
-        _sweep_round(battle, mass, after, base, rounds_played, FLAGS[1], FLAGS[0],
+        after = _like(mass, False)
+        _sweep_round(battle, table, after, base, rounds_played, FLAGS[1], FLAGS[0],
                      first_round if rounds_played == 0 else one, out, scratch, spent, budget,
-                     b < 0, np.zeros((0, 0)))
-        mass = after
+                     b < 0, _like(mass, True))
+        table = after
         rounds_played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
-    # closed form, mass moving onwards within `mass` itself
-    if battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep:
-        _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, b < 0, scratch)
+    # closed form, mass moving onwards within the table itself
+    if isinstance(mass, tuple):
+        walks = False
     else:
+        walks = battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep
+        if walks:
+            _sweep_walks(battle, table, base, rounds_played, check_retreat, out, b < 0,
+                         scratch)
+    if not walks:
         # (the table after the strikes, where the general round may be played in two phases)
-        inter = np.zeros((size, n_d) if general and battle.phased and b >= 0 else (0, 0))
-        _sweep_round(battle, mass, mass, base, rounds_played, check_retreat, FLAGS[1], one,
+        inter = _like(mass, not (general and battle.phased and b >= 0))
+        _sweep_round(battle, table, table, base, rounds_played, check_retreat, FLAGS[1], one,
                      out, scratch, spent, budget, b < 0, inter)
 
 
@@ -967,19 +1145,31 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
     counted) states below battle.prune_eps and tails of hit laws of up to battle.tail_eps a
     state (_play).  merged: the table of every block at once (base 0): its rows battle.sweep,
     in that order, state a's probability in row battle.merge[a].  inter: the table of pairs
-    after the strikes of the closed sweep's two-phase rounds (_play_phased; 0 x 0: none)."""
+    after the strikes of the closed sweep's two-phase rounds (_play_phased; 0 x 0: none).
+    A compact table (see M_ROWS) is swept in the same order; one that fills up, or whose work
+    passes battle.work_limit, stops the sweep (its FULL says so)."""
     A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
     ast, dst, remainder = A.states, D.states, retreat.remainder
     eps, state_eps, prune_eps, tail_eps = (battle.eps, battle.state_eps, battle.prune_eps,
                                            battle.tail_eps)
     totals = out.totals
     merge = battle.merge if merged else battle.merge[:0]
-    two = inter.shape[0] > 0 and closed and not merged and dice.shape[0] == 1
-    for i in range(battle.sweep.shape[0] if merged else mass.shape[0]):
+    grid, igrid = _grid(mass), _grid(inter)
+    two = igrid.shape[0] > 0 and closed and not merged and dice.shape[0] == 1
+    for i in range(battle.sweep.shape[0] if merged else _table_rows(mass)):
         k = battle.sweep[i] if merged else i
-        for d in range(mass.shape[1]):
-            m = mass[k, d]
-            im = inter[k, d] if two else 0.0
+        r = _table_row(mass, k)
+        if r == NO_STATE:
+            continue
+        if _stopped(mass, battle.work_limit):
+            return  # the compact table is full (the driver solves again with a bigger one),
+            # or its work passed the limit
+        for d in range(_table_cols(mass)):
+            c = _table_col(mass, d)
+            if c == NO_STATE:
+                continue
+            m = grid[r, c]
+            im = igrid[r, c] if two else 0.0
             if m == 0.0 and im == 0.0:
                 continue
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
@@ -998,12 +1188,12 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                                              scratch, eps)
                 totals[TOTAL_PRUNED] += im - kept
                 spent[0] += im - kept
-                m = mass[k, d]
+                m = grid[r, c]
                 if m == 0.0:
                     continue
             if kind == MOVE:
                 # units lost without dice, subs submerged
-                mass[merge[a2] if merged else a2 - base, d2] += m
+                _put(mass, merge[a2] if merged else a2 - base, d2, m)
             elif kind == END:
                 _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
             elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
@@ -1085,9 +1275,11 @@ def _block_range(first, last, solve_blocks, offset, phase, *args):
     solve_blocks(offset + first, offset + last, phase, *args)
 
 
-def _battle(compiled, settings: tuple[float, ...] | None = None, merge=None) -> ExactBattle:
+def _battle(compiled, settings: tuple[float, ...] | None = None, merge=None,
+            table: tuple[int, int] = (0, 0), work_limit: int = 0) -> ExactBattle:
     """The compiled battle as the exact kernels take it (settings: _settings of its size;
-    merge: (merge, sweep) of _merged_blocks, or None: block by block)."""
+    merge: (merge, sweep) of _merged_blocks, or None: block by block; table: the compact mass
+    table's rows and columns, (0, 0): dense; work_limit: ExactBattle's)."""
     att, dfn = compiled.attacker, compiled.defender
     if settings is None:
         settings = _settings(att.n_states * dfn.n_states)
@@ -1095,7 +1287,46 @@ def _battle(compiled, settings: tuple[float, ...] | None = None, merge=None) -> 
                        ExactSide(dfn.states, dfn.rows, dfn.pmf, dfn.cdf), att.blocks,
                        compiled.rules, att.start, dfn.start, compiled.bombardment.pmf,
                        np.ones(1), compiled.retreat_tables(), *settings,
-                       *(merge or (NO_MERGE, NO_MERGE)), ROW_SWEEP, TWO_PHASE)
+                       *(merge or (NO_MERGE, NO_MERGE)), ROW_SWEEP, TWO_PHASE, *table,
+                       work_limit)
+
+
+COMPACT_PAIRS = 4_000_000  # a general-round battle of more state pairs gets a compact table
+TABLE_START = 1024  # a compact table's first rows and columns (each x 4 when they run out)
+TABLE_CELLS = 64_000_000  # and its most cells (beyond that: too big to solve exactly)
+WORK_RATE = 200_000_000  # successor terms a compact table's solve spreads a second, about
+
+
+class TooBigToSolve(BattleInputError):
+    """A compact table's solve passed its work limit (ExactSolve's max_seconds): `auto`
+    takes Monte Carlo instead."""
+
+
+def compact_table(compiled) -> tuple[int, int]:
+    """The first size (rows, columns) of the compact mass table of a battle solved with one
+    (a general-round battle of one attacker block, no bombardment, no partial retreat, of
+    more than COMPACT_PAIRS state pairs: its mass keeps to a few hundred states a side), or
+    (0, 0): dense."""
+    att, dfn = compiled.attacker, compiled.defender
+    if (compiled.rules[RU_SIMPLE] or compiled.rules[RU_BOMBARD] or len(att.blocks) != 1
+            or compiled.has_partial_retreat or att.n_states * dfn.n_states <= COMPACT_PAIRS):
+        return 0, 0
+    return min(att.n_states, TABLE_START), min(dfn.n_states, TABLE_START)
+
+
+def _grown_table(compiled, table: tuple[int, int], full: int) -> tuple[int, int]:
+    """The compact table after one that ran out of rows (full & 1) or columns (full & 2):
+    four times as many of those; BattleInputError where that passes TABLE_CELLS."""
+    rows, cols = table
+    if full & 1:
+        rows = min(compiled.attacker.n_states, 4 * rows)
+    if full & 2:
+        cols = min(compiled.defender.n_states, 4 * cols)
+    if rows * cols > TABLE_CELLS or (rows, cols) == table:
+        raise BattleInputError(
+            f"battle too large to solve exactly (its probability spreads over more than "
+            f"{TABLE_CELLS:,} state pairs); use --method mc for Monte Carlo")
+    return rows, cols
 
 
 MERGE_BLOCKS = True  # False: attacker blocks are always solved one by one (tests compare)
@@ -1287,8 +1518,8 @@ def _stacks(n_a: int, n_d: int, n_blocks: int, joint: bool, rounds_bins: int,
 def _shapes(n_a: int, n_d: int, n_blocks: int, joint: bool, rounds_bins: int,
             rows: int) -> tuple:
     """The shapes of the arrays of _stacks, in the order of tables.ExactOut."""
-    return ((rows, N_OUTCOMES), n_a, (rows, n_d), (n_a, n_d) if joint else (0, 0), (rows, 3),
-            (rows, rounds_bins), (n_blocks, n_d))
+    return ((rows, N_OUTCOMES), n_a, (rows, n_d), (n_a, n_d) if joint else (0, 0),
+            (rows, TOTAL_COLS), (rows, rounds_bins), (n_blocks, n_d))
 
 
 def _outputs(shapes: tuple) -> ExactOut:
@@ -1311,10 +1542,10 @@ class ExactSolve:
 
     __slots__ = ("compiled", "rounds_bins", "seconds", "explicit", "pairs", "joint", "n_a",
                  "n_d", "n_blocks", "shapes", "phases", "settings", "battle", "merged", "entry",
-                 "kept")
+                 "kept", "table", "work", "work_limit")
 
     def __init__(self, compiled, rounds_bins: int = 1, seconds: float | None = None,
-                 kept: bool = False):
+                 kept: bool = False, max_seconds: float | None = None):
         att, dfn = compiled.attacker, compiled.defender
         self.compiled, self.rounds_bins = compiled, rounds_bins
         self.seconds = seconds_estimate(compiled) if seconds is None else seconds
@@ -1331,6 +1562,11 @@ class ExactSolve:
         self.settings = self.battle = self.entry = None
         self.merged = False  # its attacker blocks solved in one table (_merged_blocks)
         self.kept = kept  # solved again later: worth finding the compiled kernel for
+        self.table = compact_table(compiled)  # grown where a solve fills it up
+        # a compact table's solve stops (TooBigToSolve) past about max_seconds of work
+        self.work_limit = (0 if not self.table[0] or max_seconds is None
+                           else int(max_seconds * WORK_RATE))
+        self.work = 0  # successor terms spread by the last solve (compact tables only)
 
     def again(self) -> ExactOut | None:
         """The outputs (one row) of a kept solve solved again by the compiled kernel, called
@@ -1362,7 +1598,8 @@ class ExactSolve:
         settings = _solve_settings(self.pairs)
         if settings != self.settings:  # the first solve, or the module's settings changed
             merge = _merged_blocks(self.compiled, seconds)
-            self.battle = _battle(self.compiled, settings[0], merge)
+            self.battle = _battle(self.compiled, settings[0], merge, self.table,
+                                  self.work_limit)
             self.settings, self.entry, self.merged = settings, None, merge is not None
         compiled_kernels = jit.is_compiled()
         # (merged blocks: all of them in one call, by _solve_blocks)
@@ -1380,11 +1617,24 @@ class ExactSolve:
                                 first, phase, *args)
             else:
                 jit.call(k["_solve_blocks"], 0, n_blocks, phase, *args, short=short)
-        if self.kept and short and not parallel and compiled_kernels and self.entry is None:
+        if (self.kept and short and not parallel and compiled_kernels and self.entry is None
+                and not self.table[0]):
             # solved in this thread by the compiled kernel: from the next solve on, that
             # kernel is called straight, without the dispatcher's typing of every array (the
             # dispatcher all the same where jit.overload finds none)
             self.entry = jit.overload(k["_solve_blocks"], (0, n_blocks, 0, *args)) or False
+        self.work = int(stacks.totals[:, TOTAL_WORK].sum())
+        full = int(stacks.totals[:, TOTAL_FULL].max())
+        if full & 4:
+            raise TooBigToSolve(
+                f"battle too large to solve exactly (its solve passed {self.work_limit:,} "
+                "successor terms, about "
+                f"{self.work_limit / WORK_RATE:.2g} s of work); use --method mc for Monte Carlo")
+        if full:  # the compact table ran out of rows or columns: again, with a bigger one
+            self.table = _grown_table(self.compiled, self.table, full)
+            self.battle = self.battle._replace(table_rows=self.table[0],
+                                               table_cols=self.table[1])
+            return self.run(progress)
         return self._law(stacks, parallel)
 
     def _law(self, stacks: ExactOut, summed: bool) -> FinalLaw:

@@ -66,6 +66,15 @@ class ExactBattle(NamedTuple):
     # the closed sweep's general round in two phases, strikes then general fire, where the
     # strikes spread a side (exact._play_phased; False: one phase)
     phased: bool = True
+    # the general round's compact mass table (exact._solve_block; 0: a dense table of every
+    # pair): at most table_rows attacker states by table_cols defender states, each given its
+    # row or column when it first receives probability (a big sea battle's mass keeps to a
+    # few hundred of its hundred thousand states a side)
+    table_rows: int = 0
+    table_cols: int = 0
+    # a compact table's solve stops (FULL 4) once it has spread this many successor terms
+    # (exact.WORK: about a second's worth each; 0: no limit)
+    work_limit: int = 0
 
 
 class ExactOut(NamedTuple):
@@ -77,12 +86,16 @@ class ExactOut(NamedTuple):
     a_final: np.ndarray  # float64[Fa]
     d_final: np.ndarray  # float64[Fd]
     joint: np.ndarray  # float64[Fa, Fd] (0 x 0: not kept)
-    totals: np.ndarray  # float64[3]: TOTAL_ROUNDS, TOTAL_PRUNED, TOTAL_TAKES
+    totals: np.ndarray  # float64[TOTAL_COLS]: TOTAL_ROUNDS, TOTAL_PRUNED, TOTAL_TAKES, ...
     rounds_hist: np.ndarray  # float64[R] (last bin: R-1 rounds or more)
     transfer: np.ndarray  # float64[B, Fd]: mass a partial retreat sends to a stayers' block
 
 
 TOTAL_ROUNDS, TOTAL_PRUNED, TOTAL_TAKES = 0, 1, 2  # ExactOut.totals
+# and for a compact mass table (exact._solve_block): TOTAL_FULL, 1 where it ran out of rows, 2
+# of columns, 4 past the work limit; TOTAL_WORK, the successor terms spread
+TOTAL_FULL, TOTAL_WORK = 3, 4
+TOTAL_COLS = 5
 
 
 class McSide(NamedTuple):
