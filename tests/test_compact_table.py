@@ -118,7 +118,15 @@ def test_pruned_battles_keep_their_answers(monkeypatch):
     assert compiled.attacker.n_states * compiled.defender.n_states >= exact.PRUNE_PAIRS
     dense = _solve(battle, False, monkeypatch)
     assert dense[".pruned"] > 0
-    assert _solve(battle, True, monkeypatch, start=64) == dense
+    compact = _solve(battle, True, monkeypatch, start=64)
+    assert compact == dense
+    # and they agree with the unpruned answer to the mass they report pruned
+    monkeypatch.setattr(exact, "PRUNING", False)
+    unpruned = _solve(battle, False, monkeypatch)
+    assert unpruned[".pruned"] < compact[".pruned"] / 10
+    for key in (".attacker_win", ".defender_win", ".draw"):
+        difference = abs(compact[key] - unpruned[key])
+        assert difference <= compact[".pruned"] + unpruned[".pruned"], key
 
 
 @pytest.mark.parametrize("battle, compact", [
