@@ -940,14 +940,24 @@ def _solve_block(b, phase, battle, out, explicit):
         scratch = _scratch(ast.shape[0], n_d)
     else:
         scratch = (np.empty((2, n_d), dtype=np.int64), np.empty((3, n_d)))
-    if general and battle.table_rows > 0 and b >= 0:
-        mass = _compact_table(size, n_d, battle.table_rows, battle.table_cols)
-        _solve_tables(b, phase, battle, out, explicit, mass, scratch, general)
-        maps = mass[1]
-        out.totals[TOTAL_FULL] = max(out.totals[TOTAL_FULL], maps[M_FILL, FULL])
-        out.totals[TOTAL_WORK] += maps[M_FILL, WORK]
-    else:
-        _solve_tables(b, phase, battle, out, explicit, np.zeros((size, n_d)), scratch, general)
+    _solve_tables(b, phase, battle, out, explicit, np.zeros((size, n_d)), scratch, general)
+
+
+@kernel(nogil=True)
+def _solve_compact(battle, stacks, explicit):
+    """Solve a battle of one attacker block, the general round and no partial retreat in a
+    compact mass table of battle.table_rows x battle.table_cols (see M_ROWS) into row 0 of
+    the stacks, with its FULL and WORK in TOTAL_FULL, TOTAL_WORK.  (A kernel of its own: a
+    dense solve never compiles the compact table's kernels.)"""
+    out = _out(stacks, VALUES[0])
+    n_a, n_d = battle.att.states.shape[0], battle.dfn.states.shape[0]
+    mass = _compact_table(_block_size(battle.blocks, 0), n_d, battle.table_rows,
+                          battle.table_cols)
+    _solve_tables(VALUES[0], VALUES[0], battle, out, explicit, mass, _scratch(n_a, n_d),
+                  FLAGS[1])
+    maps = mass[1]
+    out.totals[TOTAL_FULL] = maps[M_FILL, FULL]
+    out.totals[TOTAL_WORK] = maps[M_FILL, WORK]
 
 
 @kernel
@@ -1609,7 +1619,9 @@ class ExactSolve:
                          n_blocks if parallel else 1)
         args = (self.battle, stacks, self.explicit)
         short = seconds < SHORT_SECONDS
-        for phase in self.phases:
+        if self.table[0]:  # a compact table: one block, one phase
+            jit.call(k["_solve_compact"], self.battle, stacks, self.explicit, short=short)
+        for phase in () if self.table[0] else self.phases:
             if parallel:  # groups of blocks of about CALL_SECONDS a call (one block: one call)
                 group = max(1, int(CALL_SECONDS * n_blocks / seconds)) * jit.thread_count()
                 for first in range(0, n_blocks, group):
