@@ -111,12 +111,12 @@ MOVE, END, PLAY = 0, 1, 2  # what _enter decides
 SPREAD, GATHER = 0, 1  # what _transition does
 
 
-@kernel
+@kernel(refs=False)
 def _block_size(blocks, b):
     return blocks[b, B_RADIX_S] * blocks[b, B_RADIX_A] * blocks[b, B_RADIX_N]
 
 
-@kernel
+@kernel(refs=False)
 def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
     """What happens to probability arriving at the start of a round in the pair (a, d).
 
@@ -144,7 +144,10 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
 # takes a reference on each array it is handed and drops it on return, two atomic operations
 # an array (perf on the sea rows: NRT_incref / NRT_decref a quarter of the time).  _fire
 # itself stays a call: inlining its four calls would double the first compile (14 s to 28 s)
-# for ~10%.
+# for ~10%.  The kernels called per state pair (_enter, _fire, _play_phased, _play, ...) and
+# the sweeps that call them are compiled without reference counting (jit.kernel refs=False:
+# they make no array and return none; _solve_block holds every array they are handed): on
+# sea 98, 149,000 atomic reference counts a solve, 45% of its time in perf, down to 249.
 @kernel(inline=True)
 def _add(where, states, probs, count, f, p):
     """Accumulate probability p on flat state f in a small sparse list; returns the count."""
@@ -211,7 +214,7 @@ def _keep(ws, fs, side, key, tag, states, probs, count):
     ws[W_META, 2 + side] = (row - W_KEEP - side * KEEP_ROWS) * n + col + count
 
 
-@kernel
+@kernel(refs=False)
 def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr, y, rules,
           where, states, probs):
     """Law of side y's state after side x (in state x) fires once: its subs (if subs_fire)
@@ -364,14 +367,14 @@ def _same_fire(xst, xr, xpmf, x1, x2, subs_fire, rules):
     return True
 
 
-@kernel
+@kernel(refs=False)
 def _low_luck_chance(strength, die, extra):
     """Chance that a low-luck group of this strength scores strength // die + extra hits."""
     chance = (strength % die) / die
     return chance if extra == 1 else 1.0 - chance
 
 
-@kernel
+@kernel(refs=False)
 def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, closed, value,
                 scratch, eps, out, rounds):
     """One round from the pair (a, d) in the general round model; returns (result, stay, w).
@@ -581,7 +584,7 @@ def _spread_general(scratch, n_a2, n_d2, total, a, d, skip_self, mass, a_base, e
     return moved
 
 
-@kernel
+@kernel(refs=False)
 def _play_phased(A, D, rules, a, d, one, m, im, mass, inter, a_base, scratch, eps):
     """The closed sweep's round from (a, d) in two phases, where the strikes spread either
     side: the strikes move the pair's mass into the table of pairs after the strikes (inter,
@@ -617,7 +620,7 @@ def _play_phased(A, D, rules, a, d, one, m, im, mass, inter, a_base, scratch, ep
     return moved - im, x
 
 
-@kernel
+@kernel(refs=False)
 def _spread_after_strikes(A, D, rules, a, d, one, im, mass, a_base, scratch, eps):
     """General fire from the pair (a, d) of the table after the strikes (_play_phased) where
     the pair itself is not played in two phases (it ends the battle, or moves without dice, or
@@ -628,7 +631,7 @@ def _spread_after_strikes(A, D, rules, a, d, one, im, mass, a_base, scratch, eps
     return _spread_general(scratch, n_a2, n_d2, im, a, d, False, mass, a_base, eps)
 
 
-@kernel
+@kernel(refs=False)
 def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_row, d_lo, d_hi,
                  eps, include_stay, merge):
     """Two single walks: add w * P(attacker scores ha) * P(defender scores hd) to
@@ -664,7 +667,7 @@ def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_r
     return kept
 
 
-@kernel
+@kernel(refs=False)
 def _finish(outcome, m, a, d, rounds, ast, out):
     """Record probability m of the battle ending with `outcome` in the pair (a, d) after
     `rounds` rounds into out (tables.ExactOut)."""
@@ -681,7 +684,7 @@ def _finish(outcome, m, a, d, rounds, ast, out):
 
 
 
-@kernel
+@kernel(refs=False)
 def _kept_range(cum_row, lo, hi, allow):
     """The hit counts lo'..hi' of lo..hi that are played when each tail of the law (running
     sums cum_row) may leave out at most `allow` probability."""
@@ -694,7 +697,7 @@ def _kept_range(cum_row, lo, hi, allow):
     return lo, hi
 
 
-@kernel
+@kernel(refs=False)
 def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scratch, eps, tail,
           out, rounds):
     """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base;
@@ -719,7 +722,7 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scrat
     return moved, w
 
 
-@kernel
+@kernel(refs=False)
 def _fight_on(A, D, rules, a, d, one, value, scratch, out):
     """The attacker's chance to win if a round is fought from (a, d): the value of every pair
     it may lead to, (a, d) itself summed in closed form."""
@@ -755,7 +758,7 @@ def _scratch(n_a, n_d):
     return ws, np.empty((F_KEEP + 2 * KEEP_ROWS, n))
 
 
-@kernel
+@kernel(refs=False)
 def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, out):
     """The battle ends in (a, d); a partial retreat (remainder[a] not FULL_RETREAT) instead
     sends the mass to the start of the stayers' block (out.transfer), solved afterwards."""
@@ -835,7 +838,7 @@ def _solve_block(b, phase, battle, out, explicit):
                      out, scratch, spent, budget, b < 0, inter)
 
 
-@kernel
+@kernel(refs=False)
 def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, scratch):
     """_sweep_round's closed-form sweep for the fast path (two single walks: land, or sea
     without submarines) with no pruning budget, an attacker state (a row of mass) at a time:
@@ -956,7 +959,7 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
         totals[TOTAL_PRUNED] += played - kept
 
 
-@kernel
+@kernel(refs=False)
 def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
                  scratch, spent, budget, merged, inter):
     """Play one round from every state of a block (mass rows: attacker state - base) into
