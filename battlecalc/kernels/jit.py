@@ -48,7 +48,10 @@ def kernel(func=None, *, inline: bool = False, nogil: bool = False, refs: bool =
     called per state pair that makes no array and returns none: every array it is handed
     stays alive by its caller's reference, and each call saves an atomic increment and
     decrement of every array argument and view (numba's NRT_incref / NRT_decref, which its
-    pruning leaves in a kernel of many branches).  Making an array there fails to compile."""
+    pruning leaves in a kernel of many branches).  Making an array there fails to compile.
+    (A kernel that does not say inherits the setting of its caller, and numba compiles it
+    once for each: a kernel reached from both kinds, such as the round model's rules that
+    the exact and Monte Carlo kernels share, is marked too, so that it is compiled once.)"""
 
     def mark(f):
         options = {"inline": "always" if inline else "never", "nogil": nogil}
