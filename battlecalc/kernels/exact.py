@@ -258,6 +258,11 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
     s_last = max(s_lo, min(s_hi, subs_left + other_left))
     a_last = max(a_lo, min(a_hi, air_left + other_left + (subs_left if air_subs else 0)))
     n_last = max(n_lo, min(n_hi, subs_left + air_left + other_left))
+    if (a_last > a_lo and (air_subs or subs_left == 0) and s_last == s_lo
+            and extra_pmf.shape[0] == 1):
+        return _fire_air_general(xpmf, s_row, s_lo, s_hi, a_row, a_lo, a_hi, a_last, n_row,
+                                 n_lo, n_hi, n_last, extra_pmf[0], yst, yr, y, air_subs,
+                                 only_other, where, states, probs)
     for hs in range(s_lo, s_last + 1):
         ps = _hit_chance(xpmf, s_row, hs, s_hi, s_last)
         for hb in range(extra_pmf.shape[0]):
@@ -284,6 +289,58 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
                     if p > 0.0:
                         count = _add(where, states, probs, count, y2, p)
     return count
+
+
+@kernel(inline=True)
+def _fire_air_general(xpmf, s_row, hs, s_hi, a_row, a_lo, a_hi, a_last, n_row, n_lo, n_hi,
+                      n_last, pb, yst, yr, y, air_subs, only_other, where, states, probs):
+    """_fire's double run over air hits ha and general hits hg where an air hit may land on
+    whatever a general hit may (side y has no subs, or x's aircraft may hit them) and one sub
+    hit count hs, no bombardment: the casualties of (hs, ha, hg) are then those of hs sub
+    hits and ha + hg general hits (rules.assign's two caps are the same), one greedy walk
+    over t = ha + hg, each step one more casualty until y has none left (t_cap on; where y
+    has other units only, the next of them, as _fire takes them).  The
+    probability of each (ha, hg), the same product as _fire's, is added straight to the
+    entry of t (t_cap and beyond: one entry) in _fire's order, so every entry is the same
+    sum and the list the same order (t ascending, as _fire first meets them) as _fire's,
+    without a greedy step and an index-map look-up per (ha, hg).  Returns the length."""
+    ps = _hit_chance(xpmf, s_row, hs, s_hi, hs)
+    t_lo, t_hi = a_lo + n_lo, a_last + n_last
+    x = (0, 0, 0) if only_other else _assign_counts(yst, yr, y, hs, 0, t_lo, air_subs)
+    count = 0
+    t_cap = t_hi
+    last = NO_STATE
+    other_left = yst[y, S_OTHER]
+    for t in range(t_lo, t_hi + 1):
+        if only_other:
+            y2 = y + min(hs + t, other_left)
+        else:
+            if t > t_lo:
+                x = _assign_step(yst, yr, y, x[0], x[1], x[2], hs, 0, t, air_subs)
+            y2 = casualty_state(yst, y, x[0], x[1], x[2])
+        if y2 == last:  # nothing left for more hits to take
+            t_cap = t - 1
+            break
+        states[count] = y2
+        probs[count] = 0.0
+        count += 1
+        last = y2
+    pb = ps * pb
+    for ha in range(a_lo, a_last + 1):
+        pa = pb * _hit_chance(xpmf, a_row, ha, a_hi, a_last)
+        for hg in range(n_lo, n_last + 1):
+            p = pa * _hit_chance(xpmf, n_row, hg, n_hi, n_last)
+            if p > 0.0:
+                probs[min(ha + hg, t_cap) - t_lo] += p
+    # (an entry no positive term reached is left out, as _fire leaves it)
+    kept = 0
+    for i in range(count):
+        if probs[i] > 0.0:
+            states[kept] = states[i]
+            probs[kept] = probs[i]
+            where[states[kept]] = kept
+            kept += 1
+    return kept
 
 
 @kernel(inline=True)
