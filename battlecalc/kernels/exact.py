@@ -115,12 +115,12 @@ MOVE, END, PLAY = 0, 1, 2  # what _enter decides
 SPREAD, GATHER = 0, 1  # what _transition does
 
 
-@kernel
+@kernel(refs=False)
 def _block_size(blocks, b):
     return blocks[b, B_RADIX_S] * blocks[b, B_RADIX_A] * blocks[b, B_RADIX_N]
 
 
-@kernel
+@kernel(refs=False)
 def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
     """What happens to probability arriving at the start of a round in the pair (a, d).
 
@@ -148,7 +148,10 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
 # takes a reference on each array it is handed and drops it on return, two atomic operations
 # an array (perf on the sea rows: NRT_incref / NRT_decref a quarter of the time).  _fire
 # itself stays a call: inlining its four calls would double the first compile (14 s to 28 s)
-# for ~10%.
+# for ~10%.  The kernels called per state pair (_enter, _fire, _play_phased, _play, ...) and
+# the sweeps that call them are compiled without reference counting (jit.kernel refs=False:
+# they make no array and return none; _solve_block holds every array they are handed): on
+# sea 98, 149,000 atomic reference counts a solve, 45% of its time in perf, down to 249.
 @kernel(inline=True)
 def _add(where, states, probs, count, f, p):
     """Accumulate probability p on flat state f in a small sparse list; returns the count."""
@@ -359,7 +362,7 @@ def _keep(ws, fs, side, key, tag, states, probs, count):
     ws[W_META, 2 + side] = (row - W_KEEP - side * KEEP_ROWS) * n + col + count
 
 
-@kernel
+@kernel(refs=False)
 def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr, y, rules,
           where, states, probs):
     """Law of side y's state after side x (in state x) fires once: its subs (if subs_fire)
@@ -403,6 +406,11 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
     s_last = max(s_lo, min(s_hi, subs_left + other_left))
     a_last = max(a_lo, min(a_hi, air_left + other_left + (subs_left if air_subs else 0)))
     n_last = max(n_lo, min(n_hi, subs_left + air_left + other_left))
+    if (a_last > a_lo and (air_subs or subs_left == 0) and s_last == s_lo
+            and extra_pmf.shape[0] == 1):
+        return _fire_air_general(xpmf, s_row, s_lo, s_hi, a_row, a_lo, a_hi, a_last, n_row,
+                                 n_lo, n_hi, n_last, extra_pmf[0], yst, yr, y, air_subs,
+                                 only_other, where, states, probs)
     for hs in range(s_lo, s_last + 1):
         ps = _hit_chance(xpmf, s_row, hs, s_hi, s_last)
         for hb in range(extra_pmf.shape[0]):
@@ -429,6 +437,58 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
                     if p > 0.0:
                         count = _add(where, states, probs, count, y2, p)
     return count
+
+
+@kernel(inline=True)
+def _fire_air_general(xpmf, s_row, hs, s_hi, a_row, a_lo, a_hi, a_last, n_row, n_lo, n_hi,
+                      n_last, pb, yst, yr, y, air_subs, only_other, where, states, probs):
+    """_fire's double run over air hits ha and general hits hg where an air hit may land on
+    whatever a general hit may (side y has no subs, or x's aircraft may hit them) and one sub
+    hit count hs, no bombardment: the casualties of (hs, ha, hg) are then those of hs sub
+    hits and ha + hg general hits (rules.assign's two caps are the same), one greedy walk
+    over t = ha + hg, each step one more casualty until y has none left (t_cap on; where y
+    has other units only, the next of them, as _fire takes them).  The
+    probability of each (ha, hg), the same product as _fire's, is added straight to the
+    entry of t (t_cap and beyond: one entry) in _fire's order, so every entry is the same
+    sum and the list the same order (t ascending, as _fire first meets them) as _fire's,
+    without a greedy step and an index-map look-up per (ha, hg).  Returns the length."""
+    ps = _hit_chance(xpmf, s_row, hs, s_hi, hs)
+    t_lo, t_hi = a_lo + n_lo, a_last + n_last
+    x = (0, 0, 0) if only_other else _assign_counts(yst, yr, y, hs, 0, t_lo, air_subs)
+    count = 0
+    t_cap = t_hi
+    last = NO_STATE
+    other_left = yst[y, S_OTHER]
+    for t in range(t_lo, t_hi + 1):
+        if only_other:
+            y2 = y + min(hs + t, other_left)
+        else:
+            if t > t_lo:
+                x = _assign_step(yst, yr, y, x[0], x[1], x[2], hs, 0, t, air_subs)
+            y2 = casualty_state(yst, y, x[0], x[1], x[2])
+        if y2 == last:  # nothing left for more hits to take
+            t_cap = t - 1
+            break
+        states[count] = y2
+        probs[count] = 0.0
+        count += 1
+        last = y2
+    pb = ps * pb
+    for ha in range(a_lo, a_last + 1):
+        pa = pb * _hit_chance(xpmf, a_row, ha, a_hi, a_last)
+        for hg in range(n_lo, n_last + 1):
+            p = pa * _hit_chance(xpmf, n_row, hg, n_hi, n_last)
+            if p > 0.0:
+                probs[min(ha + hg, t_cap) - t_lo] += p
+    # (an entry no positive term reached is left out, as _fire leaves it)
+    kept = 0
+    for i in range(count):
+        if probs[i] > 0.0:
+            states[kept] = states[i]
+            probs[kept] = probs[i]
+            where[states[kept]] = kept
+            kept += 1
+    return kept
 
 
 @kernel(inline=True)
@@ -512,14 +572,14 @@ def _same_fire(xst, xr, xpmf, x1, x2, subs_fire, rules):
     return True
 
 
-@kernel
+@kernel(refs=False)
 def _low_luck_chance(strength, die, extra):
     """Chance that a low-luck group of this strength scores strength // die + extra hits."""
     chance = (strength % die) / die
     return chance if extra == 1 else 1.0 - chance
 
 
-@kernel
+@kernel(refs=False)
 def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, closed, value,
                 scratch, eps, out, rounds):
     """One round from the pair (a, d) in the general round model; returns (result, stay, w).
@@ -730,7 +790,7 @@ def _spread_general(scratch, n_a2, n_d2, total, a, d, skip_self, mass, a_base, e
     return moved
 
 
-@kernel
+@kernel(refs=False)
 def _play_phased(A, D, rules, a, d, one, m, im, mass, inter, a_base, scratch, eps):
     """The closed sweep's round from (a, d) in two phases, where the strikes spread either
     side: the strikes move the pair's mass into the table of pairs after the strikes (inter,
@@ -767,7 +827,7 @@ def _play_phased(A, D, rules, a, d, one, m, im, mass, inter, a_base, scratch, ep
     return moved - im, x
 
 
-@kernel
+@kernel(refs=False)
 def _spread_after_strikes(A, D, rules, a, d, one, im, mass, a_base, scratch, eps):
     """General fire from the pair (a, d) of the table after the strikes (_play_phased) where
     the pair itself is not played in two phases (it ends the battle, or moves without dice, or
@@ -778,7 +838,7 @@ def _spread_after_strikes(A, D, rules, a, d, one, im, mass, a_base, scratch, eps
     return _spread_general(scratch, n_a2, n_d2, im, a, d, False, mass, a_base, eps)
 
 
-@kernel
+@kernel(refs=False)
 def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_row, d_lo, d_hi,
                  eps, include_stay, merge):
     """Two single walks: add w * P(attacker scores ha) * P(defender scores hd) to
@@ -814,7 +874,7 @@ def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_r
     return kept
 
 
-@kernel
+@kernel(refs=False)
 def _finish(outcome, m, a, d, rounds, ast, out):
     """Record probability m of the battle ending with `outcome` in the pair (a, d) after
     `rounds` rounds into out (tables.ExactOut)."""
@@ -831,7 +891,7 @@ def _finish(outcome, m, a, d, rounds, ast, out):
 
 
 
-@kernel
+@kernel(refs=False)
 def _kept_range(cum_row, lo, hi, allow):
     """The hit counts lo'..hi' of lo..hi that are played when each tail of the law (running
     sums cum_row) may leave out at most `allow` probability."""
@@ -844,7 +904,7 @@ def _kept_range(cum_row, lo, hi, allow):
     return lo, hi
 
 
-@kernel
+@kernel(refs=False)
 def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scratch, eps, tail,
           out, rounds):
     """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base;
@@ -872,7 +932,7 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scrat
     return moved, w
 
 
-@kernel
+@kernel(refs=False)
 def _fight_on(A, D, rules, a, d, one, value, scratch, out):
     """The attacker's chance to win if a round is fought from (a, d): the value of every pair
     it may lead to, (a, d) itself summed in closed form."""
@@ -908,7 +968,7 @@ def _scratch(n_a, n_d):
     return ws, np.empty((F_KEEP + 2 * KEEP_ROWS, n))
 
 
-@kernel
+@kernel(refs=False)
 def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, out):
     """The battle ends in (a, d); a partial retreat (remainder[a] not FULL_RETREAT) instead
     sends the mass to the start of the stayers' block (out.transfer), solved afterwards."""
@@ -1023,7 +1083,7 @@ def _solve_tables(b, phase, battle, out, explicit, mass, scratch, general):
                      out, scratch, spent, budget, b < 0, inter)
 
 
-@kernel
+@kernel(refs=False)
 def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, scratch):
     """_sweep_round's closed-form sweep for the fast path (two single walks: land, or sea
     without submarines) with no pruning budget, an attacker state (a row of mass) at a time:
@@ -1144,7 +1204,7 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
         totals[TOTAL_PRUNED] += played - kept
 
 
-@kernel
+@kernel(refs=False)
 def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
                  scratch, spent, budget, merged, inter):
     """Play one round from every state of a block (mass rows: attacker state - base) into

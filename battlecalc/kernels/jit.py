@@ -41,12 +41,23 @@ _MARK = "_battlecalc_kernel"
 _state: dict = {"compiled": False}
 
 
-def kernel(func=None, *, inline: bool = False, nogil: bool = False):
+def kernel(func=None, *, inline: bool = False, nogil: bool = False, refs: bool = True):
     """Mark a function as a kernel (compiled by :func:`compiled`, Python before that).
-    nogil: it releases the GIL, so :func:`threads` can run it on several cores."""
+    nogil: it releases the GIL, so :func:`threads` can run it on several cores.
+    refs False: compiled without reference counting (numba's ``_nrt=False``), for a kernel
+    called per state pair that makes no array and returns none: every array it is handed
+    stays alive by its caller's reference, and each call saves an atomic increment and
+    decrement of every array argument and view (numba's NRT_incref / NRT_decref, which its
+    pruning leaves in a kernel of many branches).  Making an array there fails to compile.
+    (A kernel that does not say inherits the setting of its caller, and numba compiles it
+    once for each: a kernel reached from both kinds, such as the round model's rules that
+    the exact and Monte Carlo kernels share, is marked too, so that it is compiled once.)"""
 
     def mark(f):
-        setattr(f, _MARK, {"inline": "always" if inline else "never", "nogil": nogil})
+        options = {"inline": "always" if inline else "never", "nogil": nogil}
+        if not refs:
+            options["_nrt"] = False
+        setattr(f, _MARK, options)
         return f
 
     return mark(func) if func is not None else mark

@@ -81,7 +81,7 @@ VALUES = np.arange(8, dtype=np.int64)
 FLAGS = np.array([False, True])
 
 
-@kernel
+@kernel(refs=False)
 def can_hit(x_info, y_info, air_always):
     """Whether a side with state flags x_info can score a hit on anything a side with state
     flags y_info has in the battle (sub hits never land on aircraft; aircraft hit subs only
@@ -96,7 +96,7 @@ def can_hit(x_info, y_info, air_always):
     return (x_info & I_OTHER_FIRE) != 0 and (y_info & I_IN_BATTLE) != 0
 
 
-@kernel
+@kernel(refs=False)
 def settle(ast, a, dst, d, air_always):
     """Between-rounds checks on the pair (a, d): units lost without dice, end, stalemate.
 
@@ -139,7 +139,7 @@ def casualty_state(yst, y, x_sub, x_air, x_other):
     return y + x_sub * yst[y, S_STRIDE_S] + x_air * yst[y, S_STRIDE_A] + x_other
 
 
-@kernel
+@kernel(refs=False)
 def assign(yst, yr, y, h_sub, h_air, h_gen, air_on_subs):
     """Side y's state after taking the hits it received, by its order of losses.
 
@@ -191,7 +191,7 @@ def submerges_before_fire(rules, rounds_played):
     return timing == SUBMERGE_BEFORE_FIRE or (timing != SUBMERGE_NEVER and rounds_played > 0)
 
 
-@kernel
+@kernel(refs=False)
 def submerge_step(ast, a, dst, d, rules):
     """Submerge decisions at the start of a round, attacker first, then defender: never while
     an enemy destroyer is present.  Returns the new states."""
@@ -203,47 +203,47 @@ def submerge_step(ast, a, dst, d, rules):
     return a2, d
 
 
-@kernel
+@kernel(refs=False)
 def _wants_submerge(xst, x, policy, enemy_destroyer):
     if policy == POLICY_NEVER or enemy_destroyer or xst[x, S_SUBMERGE] == 0:
         return False
     return policy == POLICY_FIRST_CHANCE or (xst[x, S_AIR] == 0 and xst[x, S_OTHER] == 0)
 
 
-@kernel
+@kernel(refs=False)
 def lone_transports(ast, a, rules):
     """The attacker has only transports in the battle and must retreat after one volley."""
     return (rules[RU_LONE_RETREAT] == 1 and ast[a, S_SUBS] == 0 and ast[a, S_AIR] == 0
             and (ast[a, S_INFO] & I_TRANSPORTS) != 0)
 
 
-@kernel
+@kernel(refs=False)
 def strikes(ast, a, dst, d, rules):
     """Whether each side's submarines fire in the opening step this round."""
     return (_strikes(rules[RU_A_STRIKE], ast[a, S_SUBS], dst[d, S_INFO] & I_DESTROYER),
             _strikes(rules[RU_D_STRIKE], dst[d, S_SUBS], ast[a, S_INFO] & I_DESTROYER))
 
 
-@kernel
+@kernel(refs=False)
 def _strikes(mode, subs, enemy_destroyer):
     if mode == STRIKE_NEVER or subs == 0:
         return False
     return mode == STRIKE_ALWAYS or not enemy_destroyer
 
 
-@kernel
+@kernel(refs=False)
 def fires_back(xst, x, rules):
     """The side's strike casualties fire in general fire (Revised: a side with a destroyer)."""
     return rules[RU_STRIKE_RETURN] == 1 and (xst[x, S_INFO] & I_DESTROYER) != 0
 
 
-@kernel
+@kernel(refs=False)
 def air_on_subs(xst, x, rules):
     """The side's aircraft may hit submarines this round."""
     return rules[RU_AIR_ALWAYS] == 1 or (xst[x, S_INFO] & I_DESTROYER) != 0
 
 
-@kernel
+@kernel(refs=False)
 def should_retreat(a, d, rounds, retreat, ast, dst):
     """Whether the attacker withdraws at the end of a round in the state pair (a, d).
 
@@ -265,17 +265,17 @@ def should_retreat(a, d, rounds, retreat, ast, dst):
     return retreat.below != NO_THRESHOLD and retreat.win_value[a, d] < retreat.below
 
 
-@kernel
+@kernel(refs=False)
 def takes(outcome, a, ast):
     return outcome == ATTACKER_WIN and ast[a, S_HAS_LAND] == 1
 
 
-@kernel
+@kernel(refs=False)
 def in_battle(xst, x):
     return (xst[x, S_INFO] & I_IN_BATTLE) != 0
 
 
-@kernel
+@kernel(refs=False)
 def fire_groups(s_strength, a_strength, n_strength, y_info, air_subs):
     """Low luck: a side's general fire as groups of units firing at the same enemy units,
     each group's strength rolled as one (sure hits per full die, one die for the rest).

@@ -1,0 +1,150 @@
+"""The exact solver's fire step (exact._fire): the law of side y's state after side x fires,
+as a list of (state, probability) in the order first met.
+
+Checked against a plain reference written here: every combination of hit counts (sub hits,
+bombardment, air hits, general hits) in _fire's order, each one's casualties by
+rules.assign from scratch (not _fire's greedy steps, nor the single walk over ha + hg that
+exact._fire_air_general takes where air hits land wherever general hits do), the probability
+the same product, summed per state in the order met.  The lists must be equal to the last
+bit: the same states in the same order, the same sums (the solver's answers rest on it being
+the same sum in the same order).  Every state pair of both sides of random sea battles of
+five editions, and battles chosen for the walk: aircraft with destroyers against subs, and
+aircraft against a side without subs when subs make the aircraft a category of their own."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from exact_paths import compiled_tables
+
+import battlecalc
+from battlecalc.kernels import exact, jit, rules
+from battlecalc.kernels.common import (
+    NO_STATE,
+    R_HI,
+    R_LO,
+    S_AIR,
+    S_OTHER,
+    S_ROW_A,
+    S_ROW_N,
+    S_ROW_S,
+    S_SUBS,
+)
+
+SEA_UNITS = ("battleship", "cruiser", "destroyer", "submarine", "carrier", "fighter", "bomber",
+             "transport")
+EDITIONS = ("1942-2e", "revised", "classic", "aa50", "1940-2e")
+CHOSEN = [
+    dict(rules="1942-2e", attacker="3 bomber, 4 destroyer, 2 carrier",
+         defender="2 transport, 2 cruiser, 3 submarine, 1 carrier"),
+    dict(rules="1942-2e", attacker="2 submarine, 3 fighter, 1 carrier",
+         defender="2 cruiser, 1 carrier, 2 fighter"),
+    dict(rules="revised", attacker="2 fighter, 1 destroyer, 1 battleship",
+         defender="2 submarine, 1 destroyer, 1 fighter"),
+    dict(rules="aa50", attacker="2 bomber, 2 destroyer",
+         defender="2 submarine, 2 transport, 1 cruiser"),
+    dict(rules="1942-2e", attacker="8 submarine, 2 carrier",
+         defender="6 transport, 3 cruiser, 2 carrier, 2 fighter"),
+]
+
+
+def _plain(function):
+    return getattr(function, "py_func", function)
+
+
+def _army(rng: random.Random, units: list[str], size: int) -> str:
+    counts: dict[str, int] = {}
+    for _ in range(size):
+        unit = rng.choice(units)
+        counts[unit] = counts.get(unit, 0) + 1
+    return ", ".join(f"{n} {unit}" for unit, n in counts.items())
+
+
+def _random(seed: int, count: int) -> list[dict]:
+    rng = random.Random(seed)
+    battles = []
+    for i in range(count):
+        edition = EDITIONS[i % len(EDITIONS)]
+        units = [u for u in SEA_UNITS if u in battlecalc.load_rules(edition).units]
+        battles.append(dict(rules=edition, attacker=_army(rng, units, rng.randint(1, 5)),
+                            defender=_army(rng, units, rng.randint(1, 5))))
+    return battles
+
+
+BATTLES = CHOSEN + _random(19, 20)
+
+
+def _chance(pmf, row, h, hi, last):
+    """_hit_chance's law: P(h hits), the tail summed at the last count that matters."""
+    if hi == 0:
+        return 1.0
+    if h < last or last == hi:
+        return pmf[row, h]
+    total = 0.0
+    for k in range(hi, h - 1, -1):
+        total += pmf[row, k]
+    return total
+
+
+def _reference(xst, xr, xpmf, x, subs_fire, air_subs, extra, yst, yr, y):
+    """The law of y's state after x's fire (general fire, its subs too where subs_fire), as
+    _fire's loops meet the hit counts, each count's casualties by rules.assign."""
+    assign = _plain(rules.assign)
+    subs_fire = subs_fire and xst[x, S_SUBS] > 0
+    s_row, a_row, n_row = xst[x, S_ROW_S], xst[x, S_ROW_A], xst[x, S_ROW_N]
+    s_lo, s_hi = (xr[s_row, R_LO], xr[s_row, R_HI]) if subs_fire else (0, 0)
+    a_lo, a_hi = xr[a_row, R_LO], xr[a_row, R_HI]
+    n_lo, n_hi = xr[n_row, R_LO], xr[n_row, R_HI]
+    subs, air, other = yst[y, S_SUBS], yst[y, S_AIR], yst[y, S_OTHER]
+    s_last = max(s_lo, min(s_hi, subs + other))
+    a_last = max(a_lo, min(a_hi, air + other + (subs if air_subs else 0)))
+    n_last = max(n_lo, min(n_hi, subs + air + other))
+    law: dict[int, float] = {}
+    for hs in range(s_lo, s_last + 1):
+        ps = _chance(xpmf, s_row, hs, s_hi, s_last)
+        for hb in range(extra.shape[0]):
+            pb = ps * extra[hb]
+            for ha in range(a_lo, a_last + 1):
+                pa = pb * _chance(xpmf, a_row, ha, a_hi, a_last)
+                for hg in range(n_lo, n_last + 1):
+                    p = pa * _chance(xpmf, n_row, hg, n_hi, n_last)
+                    if p > 0.0:
+                        y2 = assign(yst, yr, y, hs + hb, ha, hg, air_subs)
+                        law[y2] = law[y2] + p if y2 in law else p
+    return list(law), list(law.values())
+
+
+@pytest.mark.parametrize("i", range(len(BATTLES)))
+def test_fire_lists_equal_the_reference_to_the_last_bit(i):
+    jit.compiled()  # the compiled _fire (plain Python under BATTLECALC_PLAIN_KERNELS=1)
+    compiled = compiled_tables(dict(BATTLES[i], sea=True))
+    round_rules = compiled.rules
+    one = np.ones(1)
+    sides = [(compiled.attacker, compiled.defender), (compiled.defender, compiled.attacker)]
+    walks = 0
+    for fx, fy in sides:
+        xst, xr, xpmf = fx.states, fx.rows, fx.pmf
+        yst, yr = fy.states, fy.rows
+        n_y = len(yst)
+        where = np.full(n_y, NO_STATE, dtype=np.int64)
+        states = np.zeros(n_y, dtype=np.int64)
+        probs = np.zeros(n_y)
+        for x in range(len(xst)):
+            air_subs = bool(_plain(rules.air_on_subs)(xst, x, round_rules))
+            for y in range(n_y):
+                for subs_fire in (False, True):
+                    count = exact._fire(xst, xr, xpmf, x, subs_fire, True, air_subs, one, yst,
+                                        yr, y, round_rules, where, states, probs)
+                    want_states, want_probs = _reference(xst, xr, xpmf, x, subs_fire,
+                                                         air_subs, one, yst, yr, y)
+                    assert states[:count].tolist() == want_states, (x, y, subs_fire)
+                    assert probs[:count].tolist() == want_probs, (x, y, subs_fire)
+                    assert all(where[s] == k for k, s in enumerate(want_states))
+                    a_row = xst[x, S_ROW_A]
+                    walks += (xr[a_row, R_HI] > xr[a_row, R_LO]
+                              and (air_subs or yst[y, S_SUBS] == 0))
+                    where[states[:count]] = NO_STATE
+    if i < len(CHOSEN):
+        assert walks > 0  # the battles chosen for it reach the walk over ha + hg
