@@ -34,19 +34,25 @@ BATTLES = {
     "amphibious, bombard, partial retreat": dict(attacker="1 fighter 1 tank", landing="2 inf",
                                                  bombard="1 battleship", defender="3 inf",
                                                  retreat_after=1),
+    "sea, compact table": dict(attacker="6 sub 4 fighter 2 destroyer",
+                               defender="5 sub 3 fighter 2 carrier 1 destroyer", sea=True,
+                               compact=True),
 }
 
 PROBE = textwrap.dedent("""
     import gc, json, sys
     import battlecalc
-    from battlecalc.kernels import jit
+    from battlecalc.kernels import exact, jit
     from numba.core.runtime import rtsys
     jit.compiled()
+    dense_from = exact.COMPACT_PAIRS
     battles = json.loads(sys.argv[1])
     out = {}
     for name, battle in battles.items():
         battle = {"rules": "1942-2e", **battle}
         rounds = battle.pop("rounds_law", False)
+        # (a small battle in a compact mass table, as a big sea battle is solved)
+        exact.COMPACT_PAIRS = 0 if battle.pop("compact", False) else dense_from
         for method in ("exact", "mc"):
             call = dict(battle, method=method, trials=2000, seed=5)
             first = battlecalc.simulate(**call)
@@ -72,7 +78,7 @@ def test_refs_false_compiles_without_reference_counting_and_only_when_asked():
     assert getattr(jit.kernel(f), jit._MARK) == {"inline": "never", "nogil": False}
     assert getattr(jit.kernel(refs=False)(f), jit._MARK)["_nrt"] is False
     # the per-pair kernels are marked so; the kernels that make arrays (_scratch, the block
-    # driver) or return them (_out) are not
+    # drivers) or return them (_out) are not
     def options(name):
         function = getattr(exact, name)
         return getattr(getattr(function, "py_func", function), jit._MARK)
@@ -80,7 +86,8 @@ def test_refs_false_compiles_without_reference_counting_and_only_when_asked():
     for name in ("_enter", "_fire", "_play_phased", "_play", "_transition", "_sweep_round",
                  "_sweep_walks", "_fight_on"):
         assert options(name)["_nrt"] is False, name
-    for name in ("_scratch", "_solve_block", "_out", "_solve_blocks"):
+    for name in ("_scratch", "_solve_block", "_solve_tables", "_solve_compact", "_out",
+                 "_solve_blocks"):
         assert "_nrt" not in options(name), name
 
 
