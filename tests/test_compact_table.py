@@ -170,7 +170,7 @@ def test_past_the_work_limit_exact_refuses_and_auto_takes_monte_carlo(monkeypatc
     assert_usage_error(outcome, "too large to solve exactly")
 
 
-def test_a_table_past_its_size_limit_is_refused(monkeypatch):
+def test_a_table_past_its_size_limit_is_refused_and_auto_takes_monte_carlo(monkeypatch):
     jit.compiled()
     monkeypatch.setattr(exact, "COMPACT_PAIRS", 0)
     monkeypatch.setattr(exact, "TABLE_START", 2)
@@ -178,6 +178,7 @@ def test_a_table_past_its_size_limit_is_refused(monkeypatch):
     api.forget_compiled()
     with pytest.raises(battlecalc.BattleInputError, match="spreads over more than 16 state"):
         battlecalc.simulate(**SMALL, method="exact")
+    assert battlecalc.simulate(**SMALL, method="auto", trials=2000, seed=1).method == "mc"
     api.forget_compiled()
 
 

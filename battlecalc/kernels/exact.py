@@ -1368,8 +1368,8 @@ WORK_RATE = 200_000_000  # successor terms a compact table's solve spreads a sec
 
 
 class TooBigToSolve(BattleInputError):
-    """A compact table's solve passed its work limit (ExactSolve's max_seconds): `auto`
-    takes Monte Carlo instead."""
+    """A compact table's solve passed its work limit (ExactSolve's max_seconds) or its
+    biggest table (TABLE_CELLS): `auto` takes Monte Carlo instead."""
 
 
 def compact_table(compiled) -> tuple[int, int]:
@@ -1386,14 +1386,14 @@ def compact_table(compiled) -> tuple[int, int]:
 
 def _grown_table(compiled, table: tuple[int, int], full: int) -> tuple[int, int]:
     """The compact table after one that ran out of rows (full & 1) or columns (full & 2):
-    four times as many of those; BattleInputError where that passes TABLE_CELLS."""
+    four times as many of those; TooBigToSolve where that passes TABLE_CELLS."""
     rows, cols = table
     if full & 1:
         rows = min(compiled.attacker.n_states, 4 * rows)
     if full & 2:
         cols = min(compiled.defender.n_states, 4 * cols)
     if rows * cols > TABLE_CELLS or (rows, cols) == table:
-        raise BattleInputError(
+        raise TooBigToSolve(
             f"battle too large to solve exactly (its probability spreads over more than "
             f"{TABLE_CELLS:,} state pairs); use --method mc for Monte Carlo")
     return rows, cols
