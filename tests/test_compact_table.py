@@ -99,7 +99,7 @@ def test_a_tiny_table_grows_to_what_the_battle_needs(monkeypatch):
     solve = exact.ExactSolve(compiled)
     law = solve.run()
     rows, cols = solve.table
-    assert rows > 2 and cols > 2 and (rows, cols) != (2, 2)
+    assert rows > 2 and cols > 2
     monkeypatch.setattr(exact, "COMPACT_PAIRS", 10**18)
     dense = exact.ExactSolve(compiled)
     assert dense.table == (0, 0)

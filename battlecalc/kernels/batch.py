@@ -81,7 +81,7 @@ class BatchOut(NamedTuple):
     """What the battles write: a row per battle, or each battle's own states."""
 
     outcomes: np.ndarray  # float64[n, N_OUTCOMES]
-    totals: np.ndarray  # float64[n, 4]: ExactOut.totals
+    totals: np.ndarray  # float64[n, TOTAL_COLS]: ExactOut.totals
     rounds_hist: np.ndarray  # float64[n, 1]
     a_final: np.ndarray  # float64[sum of the battles' attacker states]
     d_final: np.ndarray  # float64[sum of the battles' defender states]

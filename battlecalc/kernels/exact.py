@@ -187,11 +187,13 @@ KEEP_ROWS = 16
 # gets probability; maps[M_ROWS, k], maps[M_COLS, d] (NO_STATE: none yet), maps[M_FILL, ..]:
 # FILL_ROWS, FILL_COLS given so far, CAP_ROWS, CAP_COLS the grid's (one more of each: the sink
 # of a full table), FULL (1: out of rows, 2: out of columns, 4: past ExactBattle.work_limit),
-# BLOCK_SIZE and N_D (the states a side), WORK (successor terms spread so far).  A dense table
-# is the array itself, indexed by the states.  The kernels that take a table are compiled for
-# each kind (numba's isinstance is decided while compiling): the dense code is as it was.
+# BLOCK_SIZE and N_D (the states a side), WORK (the work so far: successor terms spread, and
+# cells scanned or zeroed, SCAN_CELLS of them a term).  A dense table is the array itself,
+# indexed by the states.  The kernels that take a table are compiled for each kind (numba's
+# isinstance is decided while compiling): the dense code is as it was.
 M_ROWS, M_COLS, M_FILL = 0, 1, 2
-FILL_ROWS, FILL_COLS, CAP_ROWS, CAP_COLS, FULL, BLOCK_SIZE, N_D, WORK = range(8)
+SCAN_CELLS = 2  # cells scanned or zeroed that cost about one successor term (measured)
+FILL_ROWS, FILL_COLS, CAP_ROWS, CAP_COLS, FULL, BLOCK_SIZE, N_D, WORK = range(8)  # by axis
 
 
 @kernel(inline=True)
@@ -204,33 +206,19 @@ def _grid(mass):
 
 
 @kernel(inline=True)
-def _row(maps, k):
-    """The grid row of state k of the attacker's block (see M_ROWS), given at its first use;
-    the sink row once the table is full."""
-    r = maps[M_ROWS, k]
-    if r == NO_STATE:
-        r = maps[M_FILL, FILL_ROWS]
-        if r == maps[M_FILL, CAP_ROWS]:
-            maps[M_FILL, FULL] |= 1
-            return r
-        maps[M_FILL, FILL_ROWS] = r + 1
-        maps[M_ROWS, k] = r
-    return r
-
-
-@kernel(inline=True)
-def _col(maps, d):
-    """The grid column of defender state d (see M_COLS), given at its first use; the sink
-    column once the table is full."""
-    c = maps[M_COLS, d]
-    if c == NO_STATE:
-        c = maps[M_FILL, FILL_COLS]
-        if c == maps[M_FILL, CAP_COLS]:
-            maps[M_FILL, FULL] |= 2
-            return c
-        maps[M_FILL, FILL_COLS] = c + 1
-        maps[M_COLS, d] = c
-    return c
+def _slot(maps, axis, i):
+    """The grid row (axis M_ROWS: state i of the attacker's block) or column (M_COLS:
+    defender state i) of a compact table, given at its first use; the sink row or column
+    once the table has no more (FULL: 1 rows, 2 columns)."""
+    slot = maps[axis, i]
+    if slot == NO_STATE:
+        slot = maps[M_FILL, FILL_ROWS + axis]
+        if slot == maps[M_FILL, CAP_ROWS + axis]:
+            maps[M_FILL, FULL] |= 1 << axis
+            return slot
+        maps[M_FILL, FILL_ROWS + axis] = slot + 1
+        maps[axis, i] = slot
+    return slot
 
 
 @kernel(inline=True)
@@ -238,7 +226,7 @@ def _put(mass, k, d, q):
     """Add probability q to the pair (state k of the attacker's block, defender state d)."""
     if isinstance(mass, tuple):
         grid, maps = mass
-        grid[_row(maps, k), _col(maps, d)] += q
+        grid[_slot(maps, M_ROWS, k), _slot(maps, M_COLS, d)] += q
     else:
         mass[k, d] += q
 
@@ -267,39 +255,23 @@ def _compact_table(size, n_d, rows, cols):
 
 
 @kernel(inline=True)
-def _table_rows(mass):
-    """The attacker states of the block a mass table is of."""
+def _table_size(mass, axis):
+    """The states a mass table is of: the attacker's block (axis M_ROWS) or the defender
+    (M_COLS)."""
     if isinstance(mass, tuple):
-        return mass[1][M_FILL, BLOCK_SIZE]
+        return mass[1][M_FILL, BLOCK_SIZE + axis]
     else:
-        return mass.shape[0]
+        return mass.shape[axis]
 
 
 @kernel(inline=True)
-def _table_cols(mass):
-    """The defender states a mass table is of."""
+def _table_place(mass, axis, i):
+    """The row (axis M_ROWS) or column (M_COLS) of state i in a mass table (NO_STATE: a
+    compact table's state without one)."""
     if isinstance(mass, tuple):
-        return mass[1][M_FILL, N_D]
+        return mass[1][axis, i]
     else:
-        return mass.shape[1]
-
-
-@kernel(inline=True)
-def _table_row(mass, k):
-    """The row of state k of the block (NO_STATE: a compact table's state without one)."""
-    if isinstance(mass, tuple):
-        return mass[1][M_ROWS, k]
-    else:
-        return k
-
-
-@kernel(inline=True)
-def _table_col(mass, d):
-    """The column of defender state d (NO_STATE: a compact table's state without one)."""
-    if isinstance(mass, tuple):
-        return mass[1][M_COLS, d]
-    else:
-        return d
+        return i
 
 
 @kernel(inline=True)
@@ -1062,6 +1034,7 @@ def _solve_tables(b, phase, battle, out, explicit, mass, scratch, general):
     table = mass
     while rounds_played < explicit:
         after = _like(mass, False)
+        _count_work(mass, _grid(after).size // SCAN_CELLS)  # (a fresh table, zeroed)
         _sweep_round(battle, table, after, base, rounds_played, FLAGS[1], FLAGS[0],
                      first_round if rounds_played == 0 else one, out, scratch, spent, budget,
                      b < 0, _like(mass, True))
@@ -1226,16 +1199,17 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
     merge = battle.merge if merged else battle.merge[:0]
     grid, igrid = _grid(mass), _grid(inter)
     two = igrid.shape[0] > 0 and closed and not merged and dice.shape[0] == 1
-    for i in range(battle.sweep.shape[0] if merged else _table_rows(mass)):
+    for i in range(battle.sweep.shape[0] if merged else _table_size(mass, M_ROWS)):
         k = battle.sweep[i] if merged else i
-        r = _table_row(mass, k)
+        r = _table_place(mass, M_ROWS, k)
         if r == NO_STATE:
             continue
         if _stopped(mass, battle.work_limit):
             return  # the compact table is full (the driver solves again with a bigger one),
             # or its work passed the limit
-        for d in range(_table_cols(mass)):
-            c = _table_col(mass, d)
+        _count_work(mass, _table_size(mass, M_COLS) // SCAN_CELLS)  # (the row's scan)
+        for d in range(_table_size(mass, M_COLS)):
+            c = _table_place(mass, M_COLS, d)
             if c == NO_STATE:
                 continue
             m = grid[r, c]
@@ -1364,7 +1338,7 @@ def _battle(compiled, settings: tuple[float, ...] | None = None, merge=None,
 COMPACT_PAIRS = 4_000_000  # a general-round battle of more state pairs gets a compact table
 TABLE_START = 1024  # a compact table's first rows and columns (each x 4 when they run out)
 TABLE_CELLS = 64_000_000  # and its most cells (beyond that: too big to solve exactly)
-WORK_RATE = 200_000_000  # successor terms a compact table's solve spreads a second, about
+WORK_RATE = 400_000_000  # a compact table's solve's work a second, about (idle 2-core machine)
 
 
 class TooBigToSolve(BattleInputError):
@@ -1608,7 +1582,8 @@ class ExactSolve:
     costs the kernel and its fresh outputs, about 0.5 us of Python on a tiny battle besides
     their 1 us of np.zeros (the FinalLaw, law_of, where the caller needs it).  Nothing is kept
     between solves but read-only tables: every solve writes new outputs, and threads may share
-    one ExactSolve."""
+    one ExactSolve (but for one of a compact table, which grows its table in place: api makes
+    one for each solve)."""
 
     __slots__ = ("compiled", "rounds_bins", "seconds", "explicit", "pairs", "joint", "n_a",
                  "n_d", "n_blocks", "shapes", "phases", "settings", "battle", "merged", "entry",
@@ -1655,8 +1630,9 @@ class ExactSolve:
         """The FinalLaw of the outputs of again."""
         return self._law(stacks, False)
 
-    def run(self, progress=None) -> FinalLaw:
-        """Solve the battle (progress as for run_exact)."""
+    def run(self, progress=None, spent: int = 0) -> FinalLaw:
+        """Solve the battle (progress as for run_exact; spent: the work of this solve's
+        earlier tries on smaller compact tables)."""
         if progress is None:
             stacks = self.again()
             if stacks is not None:  # solved by the compiled kernel already: the same again
@@ -1671,6 +1647,8 @@ class ExactSolve:
             self.battle = _battle(self.compiled, settings[0], merge, self.table,
                                   self.work_limit)
             self.settings, self.entry, self.merged = settings, None, merge is not None
+        elif self.table[0] and not spent:  # a new solve: the whole work limit again
+            self.battle = self.battle._replace(work_limit=self.work_limit)
         compiled_kernels = jit.is_compiled()
         # (merged blocks: all of them in one call, by _solve_blocks)
         parallel = (compiled_kernels and n_blocks > 1 and seconds > PARALLEL_SECONDS
@@ -1695,7 +1673,8 @@ class ExactSolve:
             # kernel is called straight, without the dispatcher's typing of every array (the
             # dispatcher all the same where jit.overload finds none)
             self.entry = jit.overload(k["_solve_blocks"], (0, n_blocks, 0, *args)) or False
-        self.work = int(stacks.totals[:, TOTAL_WORK].sum())
+        # (a solve on a grown table counts on from the work its smaller tables did)
+        self.work = spent + int(stacks.totals[:, TOTAL_WORK].sum())
         full = int(stacks.totals[:, TOTAL_FULL].max())
         if full & 4:
             raise TooBigToSolve(
@@ -1704,9 +1683,10 @@ class ExactSolve:
                 f"{self.work_limit / WORK_RATE:.2g} s of work); use --method mc for Monte Carlo")
         if full:  # the compact table ran out of rows or columns: again, with a bigger one
             self.table = _grown_table(self.compiled, self.table, full)
+            left = max(1, self.work_limit - self.work) if self.work_limit else 0
             self.battle = self.battle._replace(table_rows=self.table[0],
-                                               table_cols=self.table[1])
-            return self.run(progress)
+                                               table_cols=self.table[1], work_limit=left)
+            return self.run(progress, self.work)
         return self._law(stacks, parallel)
 
     def _law(self, stacks: ExactOut, summed: bool) -> FinalLaw:

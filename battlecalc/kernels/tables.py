@@ -66,14 +66,14 @@ class ExactBattle(NamedTuple):
     # the closed sweep's general round in two phases, strikes then general fire, where the
     # strikes spread a side (exact._play_phased; False: one phase)
     phased: bool = True
-    # the general round's compact mass table (exact._solve_block; 0: a dense table of every
+    # the general round's compact mass table (exact._solve_compact; 0: a dense table of every
     # pair): at most table_rows attacker states by table_cols defender states, each given its
     # row or column when it first receives probability (a big sea battle's mass keeps to a
     # few hundred of its hundred thousand states a side)
     table_rows: int = 0
     table_cols: int = 0
-    # a compact table's solve stops (FULL 4) once it has spread this many successor terms
-    # (exact.WORK: about a second's worth each; 0: no limit)
+    # a compact table's solve stops (FULL 4) past this much work (successor terms spread, and
+    # cells scanned or zeroed: exact.WORK_RATE of it about a second; 0: no limit)
     work_limit: int = 0
 
 
@@ -92,8 +92,8 @@ class ExactOut(NamedTuple):
 
 
 TOTAL_ROUNDS, TOTAL_PRUNED, TOTAL_TAKES = 0, 1, 2  # ExactOut.totals
-# and for a compact mass table (exact._solve_block): TOTAL_FULL, 1 where it ran out of rows, 2
-# of columns, 4 past the work limit; TOTAL_WORK, the successor terms spread
+# and for a compact mass table (exact._solve_compact): TOTAL_FULL, 1 where it ran out of rows,
+# 2 of columns, 4 past the work limit; TOTAL_WORK, its work (ExactBattle.work_limit)
 TOTAL_FULL, TOTAL_WORK = 3, 4
 TOTAL_COLS = 5
 
