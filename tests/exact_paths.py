@@ -1,8 +1,11 @@
 """Helpers of the tests that compare two paths of the exact solver (tests/test_land_sweep.py,
-test_sea_walk.py, test_sea_memo.py): a battle's compiled tables as simulate builds them, every
-number of a result, and the comparison of two results to 1e-12."""
+test_sea_walk.py, test_sea_memo.py, test_compact_table.py, test_fire_lists.py): a battle's
+compiled tables as simulate builds them, every number of a result, the comparison of two
+results to 1e-12, random armies and the ids of parametrized battles."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
@@ -59,3 +62,20 @@ def assert_same(got: dict, expected: dict) -> None:
             assert got[key] == pytest.approx(value, rel=0, abs=1e-12), key
         else:
             assert got[key] == value, key
+
+
+def random_army(rng: random.Random, units: list[str], size: int, subs: int = 0) -> str:
+    """Army notation of `size` units drawn from `units` (and `subs` submarines first)."""
+    counts = {"submarine": subs} if subs else {}
+    for _ in range(size):
+        unit = rng.choice(units)
+        counts[unit] = counts.get(unit, 0) + 1
+    return ", ".join(f"{n} {unit}" for unit, n in counts.items())
+
+
+def battle_id(battle: dict) -> str:
+    """A parametrized battle's test id: edition, both armies, its first extra option."""
+    side = lambda force: "+".join(f"{c}{n[:4]}" for n, c in force.items())  # noqa: E731
+    extra = [k for k in battle if k not in ("rules", "attacker", "defender", "sea", "method")]
+    return f"{battle['rules']}:{side(battle['attacker'])}-v-{side(battle['defender'])}" + (
+        f"-{extra[0]}" if extra else "")

@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 from cli_helpers import assert_usage_error, invoke
-from exact_paths import answers, compiled_tables
+from exact_paths import answers, battle_id, compiled_tables
 
 import battlecalc
 from battlecalc import api
@@ -63,13 +63,6 @@ RANDOM = [battle for i, edition in enumerate(EDITIONS)
           for battle in _random_battles(edition, 8, 1201 + i)]
 
 
-def _id(battle: dict) -> str:
-    side = lambda force: "+".join(f"{c}{n[:4]}" for n, c in force.items())  # noqa: E731
-    extra = [k for k in battle if k not in ("rules", "attacker", "defender", "sea", "method")]
-    return f"{battle['rules']}:{side(battle['attacker'])}-v-{side(battle['defender'])}" + (
-        f"-{extra[0]}" if extra else "")
-
-
 def _solve(battle: dict, compact: bool, monkeypatch, start: int = 4) -> dict:
     """Every answer of the battle, solved in a compact table of start x start to begin with
     (compact) or a dense one."""
@@ -82,7 +75,7 @@ def _solve(battle: dict, compact: bool, monkeypatch, start: int = 4) -> dict:
         api.forget_compiled()
 
 
-@pytest.mark.parametrize("battle", RANDOM, ids=[_id(b) for b in RANDOM])
+@pytest.mark.parametrize("battle", RANDOM, ids=[battle_id(b) for b in RANDOM])
 def test_compact_table_gives_the_dense_tables_answers(battle, monkeypatch):
     jit.compiled()
     dense = _solve(battle, False, monkeypatch)

@@ -17,7 +17,7 @@ import random
 
 import numpy as np
 import pytest
-from exact_paths import compiled_tables
+from exact_paths import compiled_tables, random_army
 
 import battlecalc
 from battlecalc.kernels import exact, jit, rules
@@ -54,22 +54,14 @@ def _plain(function):
     return getattr(function, "py_func", function)
 
 
-def _army(rng: random.Random, units: list[str], size: int) -> str:
-    counts: dict[str, int] = {}
-    for _ in range(size):
-        unit = rng.choice(units)
-        counts[unit] = counts.get(unit, 0) + 1
-    return ", ".join(f"{n} {unit}" for unit, n in counts.items())
-
-
 def _random(seed: int, count: int) -> list[dict]:
     rng = random.Random(seed)
     battles = []
     for i in range(count):
         edition = EDITIONS[i % len(EDITIONS)]
         units = [u for u in SEA_UNITS if u in battlecalc.load_rules(edition).units]
-        battles.append(dict(rules=edition, attacker=_army(rng, units, rng.randint(1, 5)),
-                            defender=_army(rng, units, rng.randint(1, 5))))
+        battles.append(dict(rules=edition, attacker=random_army(rng, units, rng.randint(1, 5)),
+                            defender=random_army(rng, units, rng.randint(1, 5))))
     return battles
 
 

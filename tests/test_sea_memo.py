@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from exact_paths import answers, assert_same
+from exact_paths import answers, assert_same, random_army
 from sea_reference import exact_sea
 
 import battlecalc
@@ -27,14 +27,6 @@ SEA_UNITS = ("battleship", "cruiser", "destroyer", "submarine", "carrier", "figh
 EDITIONS = ("1942-2e", "revised", "classic", "aa50", "1940-2e")
 
 
-def _army(rng: random.Random, units: list[str], size: int, subs: int) -> str:
-    counts = {"submarine": subs} if subs else {}
-    for _ in range(size):
-        unit = rng.choice(units)
-        counts[unit] = counts.get(unit, 0) + 1
-    return ", ".join(f"{n} {unit}" for unit, n in counts.items())
-
-
 def _battles(seed: int, count: int) -> list[dict]:
     """Random sea battles, subs on one side or both (the strikes the two phases are for)."""
     rng = random.Random(seed)
@@ -44,9 +36,9 @@ def _battles(seed: int, count: int) -> list[dict]:
         units = [u for u in SEA_UNITS if u in battlecalc.load_rules(edition).units]
         where = i % 3  # 0: attacker's subs, 1: defender's, 2: both
         battle = dict(rules=edition, sea=True,
-                      attacker=_army(rng, units, rng.randint(1, 6),
+                      attacker=random_army(rng, units, rng.randint(1, 6),
                                      rng.randint(1, 5) if where != 1 else 0),
-                      defender=_army(rng, units, rng.randint(1, 6),
+                      defender=random_army(rng, units, rng.randint(1, 6),
                                      rng.randint(1, 5) if where != 0 else 0))
         extra = rng.randrange(6)
         submerge = battlecalc.load_rules(edition).flags["submerge_timing"] != "never"

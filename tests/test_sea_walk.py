@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from exact_paths import answers, assert_same, compiled_tables
+from exact_paths import answers, assert_same, battle_id, compiled_tables
 
 import battlecalc
 from battlecalc import api
@@ -68,14 +68,7 @@ RANDOM = [battle for i, edition in enumerate(EDITIONS)
           for battle in _random_battles(edition, 12, 2026 + i)]
 
 
-def _id(battle: dict) -> str:
-    side = lambda force: "+".join(f"{c}{n[:4]}" for n, c in force.items())  # noqa: E731
-    extra = [k for k in battle if k not in ("rules", "attacker", "defender", "sea", "method")]
-    return f"{battle['rules']}:{side(battle['attacker'])}-v-{side(battle['defender'])}" + (
-        f"-{extra[0]}" if extra else "")
-
-
-@pytest.mark.parametrize("battle", RANDOM, ids=[_id(b) for b in RANDOM])
+@pytest.mark.parametrize("battle", RANDOM, ids=[battle_id(b) for b in RANDOM])
 def test_walk_path_equals_the_general_round(battle, monkeypatch):
     jit.compiled()
     assert_same(_solve(battle, True, monkeypatch), _solve(battle, False, monkeypatch))
@@ -87,7 +80,7 @@ def _lone_retreat(battle: dict) -> bool:
             and any(rules.units[n].transport for n in battle["attacker"]))
 
 
-@pytest.mark.parametrize("battle", RANDOM[::5], ids=[_id(b) for b in RANDOM[::5]])
+@pytest.mark.parametrize("battle", RANDOM[::5], ids=[battle_id(b) for b in RANDOM[::5]])
 def test_walk_path_is_chosen_for_sea_battles_without_subs(battle, monkeypatch):
     expected = 0 if _lone_retreat(battle) else SIMPLE_EXACT
     assert compiled_tables(battle).rules[RU_SIMPLE] == expected
