@@ -321,7 +321,7 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
             return build_result(battle, compiled, "exact", None, None, law, started)
         method = "mc"
     if method == "auto":  # the faster of the two (both need --retreat-below's table)
-        mc_seconds = run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE] == 1)]
+        mc_seconds = monte_carlo_seconds(compiled, run.trials)
         if pairs >= PRUNE_PAIRS:
             # a big battle: Monte Carlo's trials slow down with its size (MC_RATE is a small
             # battle's) and the exact answer has no noise; exact up to AUTO_BIG_SECONDS
@@ -362,14 +362,19 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     return build_result(battle, compiled, "mc", run.trials, seed, law, started)
 
 
+def monte_carlo_seconds(compiled, trials: int) -> float:
+    """Rough seconds of `trials` Monte Carlo trials of a compiled battle (MC_RATE: a small
+    battle's rate), as `auto` weighs them against the exact solve."""
+    return trials / MC_RATE[bool(compiled.rules[RU_SIMPLE] == 1)]
+
+
 def _solve_compact(compiled, run: RunSpec, method: str):
     """The exact law of a battle solved in a compact mass table (method `exact` or `auto`),
     within MAX_EXACT_SECONDS or AUTO_COMPACT_SECONDS (at least the Monte Carlo run's time) of
     work; None where `auto` passed that (Monte Carlo then)."""
     limit = MAX_EXACT_SECONDS
     if method == "auto":
-        limit = max(AUTO_COMPACT_SECONDS,
-                    run.trials / MC_RATE[bool(compiled.rules[RU_SIMPLE] == 1)])
+        limit = max(AUTO_COMPACT_SECONDS, monte_carlo_seconds(compiled, run.trials))
     rounds_bins = ROUNDS_BINS if run.rounds_distribution else 1
     try:
         return ExactSolve(compiled, rounds_bins, max_seconds=limit).run(run.progress)

@@ -50,7 +50,6 @@ from .kernels.common import (
     NO_THRESHOLD,
     RETREAT_COLS,
     RT_AFTER,
-    RU_SIMPLE,
 )
 from .kernels.exact import (
     CALL_SECONDS,
@@ -221,7 +220,7 @@ def _exact_and_small(compiled, run) -> tuple[bool, float]:
     if seconds > PARALLEL_SECONDS:
         return False, seconds
     if run.method == "auto":
-        return seconds <= run.trials / api.MC_RATE[bool(compiled.rules[RU_SIMPLE] == 1)], seconds
+        return seconds <= api.monte_carlo_seconds(compiled, run.trials), seconds
     return True, seconds
 
 
