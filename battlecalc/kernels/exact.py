@@ -383,22 +383,32 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
         return _fire_air_general(xpmf, s_row, s_lo, s_hi, a_row, a_lo, a_hi, a_last, n_row,
                                  n_lo, n_hi, n_last, extra_pmf[0], yst, yr, y, air_subs,
                                  only_other, where, states, probs)
+    # one more hit of any kind adds one casualty to the set rules.assign chooses
+    # (_assign_step): each hit count after the first of its run costs one greedy step, sub
+    # hits (hs, then bombardment's hb on top) as much as air and general hits
+    xs = (0, 0, 0) if only_other else _assign_counts(yst, yr, y, s_lo, a_lo, n_lo, air_subs)
+    # the summed tails (a_last, n_last) once, not once per outer hit count
+    a_tail = _hit_chance(xpmf, a_row, a_last, a_hi, a_last)
+    n_tail = _hit_chance(xpmf, n_row, n_last, n_hi, n_last)
     for hs in range(s_lo, s_last + 1):
         ps = _hit_chance(xpmf, s_row, hs, s_hi, s_last)
+        if hs > s_lo and not only_other:
+            xs = _assign_step(yst, yr, y, xs[0], xs[1], xs[2], hs, a_lo, n_lo, air_subs)
+        xb = xs
         for hb in range(extra_pmf.shape[0]):
             pb = ps * extra_pmf[hb]
             h_sub = hs + hb
-            # one more hit of any kind adds one casualty to the set rules.assign chooses
-            # (_assign_step): each hit count after the first of its run costs one greedy step
-            xa = (0, 0, 0) if only_other else _assign_counts(yst, yr, y, h_sub, a_lo, n_lo,
-                                                             air_subs)
+            if hb > 0 and not only_other:
+                xb = _assign_step(yst, yr, y, xb[0], xb[1], xb[2], h_sub, a_lo, n_lo, air_subs)
+            xa = xb
             for ha in range(a_lo, a_last + 1):
-                pa = pb * _hit_chance(xpmf, a_row, ha, a_hi, a_last)
+                pa = pb * (a_tail if ha == a_last else _hit_chance(xpmf, a_row, ha, a_hi, a_last))
                 if ha > a_lo and not only_other:
                     xa = _assign_step(yst, yr, y, xa[0], xa[1], xa[2], h_sub, ha, n_lo, air_subs)
                 x = xa
                 for hg in range(n_lo, n_last + 1):
-                    p = pa * _hit_chance(xpmf, n_row, hg, n_hi, n_last)
+                    p = pa * (n_tail if hg == n_last else _hit_chance(xpmf, n_row, hg, n_hi,
+                                                                       n_last))
                     if only_other:
                         y2 = y + min(h_sub + ha + hg, other_left)
                     else:
@@ -446,10 +456,12 @@ def _fire_air_general(xpmf, s_row, hs, s_hi, a_row, a_lo, a_hi, a_last, n_row, n
         count += 1
         last = y2
     pb = ps * pb
+    a_tail = _hit_chance(xpmf, a_row, a_last, a_hi, a_last)  # (the summed tails once)
+    n_tail = _hit_chance(xpmf, n_row, n_last, n_hi, n_last)
     for ha in range(a_lo, a_last + 1):
-        pa = pb * _hit_chance(xpmf, a_row, ha, a_hi, a_last)
+        pa = pb * (a_tail if ha == a_last else _hit_chance(xpmf, a_row, ha, a_hi, a_last))
         for hg in range(n_lo, n_last + 1):
-            p = pa * _hit_chance(xpmf, n_row, hg, n_hi, n_last)
+            p = pa * (n_tail if hg == n_last else _hit_chance(xpmf, n_row, hg, n_hi, n_last))
             if p > 0.0:
                 probs[min(ha + hg, t_cap) - t_lo] += p
     # (an entry no positive term reached is left out, as _fire leaves it)
