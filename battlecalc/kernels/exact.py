@@ -152,6 +152,10 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
 # the sweeps that call them are compiled without reference counting (jit.kernel refs=False:
 # they make no array and return none; _solve_block holds every array they are handed): on
 # sea 98, 149,000 atomic reference counts a solve, 45% of its time in perf, down to 249.
+# _play_phased is inlined into the sweep that calls it: numba hands a called kernel each
+# array as its fields on the stack (a side, ExactSide, as four arrays: 36 words), and perf
+# put four fifths of _sweep_round's time on those pushes.  (Inlining _enter and
+# _spread_after_strikes as well measured alike, for about 4 s more of first compile.)
 @kernel(inline=True)
 def _add(where, states, probs, count, f, p):
     """Accumulate probability p on flat state f in a small sparse list; returns the count."""
@@ -774,7 +778,7 @@ def _spread_general(scratch, n_a2, n_d2, total, a, d, skip_self, mass, a_base, e
     return moved
 
 
-@kernel(refs=False)
+@kernel(inline=True, refs=False)
 def _play_phased(A, D, rules, a, d, one, m, im, mass, inter, a_base, scratch, eps):
     """The closed sweep's round from (a, d) in two phases, where the strikes spread either
     side: the strikes move the pair's mass into the table of pairs after the strikes (inter,
