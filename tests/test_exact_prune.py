@@ -30,6 +30,13 @@ SMALL = {
     "land, amphibious retreat": dict(rules="1942-2e", attacker="3 inf 2 tank 2 ftr",
                                      landing="4 inf 2 art", bombard="1 bb",
                                      defender="7 inf 1 tank 1 aa", retreat_after=2),
+    # the closed sweep's two-phase rounds: a pair under the threshold is dropped with the
+    # mass that the strikes of earlier pairs left it for general fire
+    "sea, subs strike": dict(rules="1942-2e", attacker="8 sub 2 carrier",
+                             defender="6 transport 3 cruiser 2 carrier 2 fighter", sea=True),
+    "sea, subs strike both ways": dict(rules="1942-2e", attacker="6 sub 2 destroyer 3 bomber",
+                                       defender="4 sub 3 cruiser 2 carrier 2 fighter",
+                                       sea=True),
 }
 BIG_LAND = dict(rules="1942-2e", attacker="150 inf, 50 art, 60 tank, 25 ftr, 15 bmb",
                 defender="180 inf, 50 art, 40 tank, 25 ftr, 5 aa")
@@ -79,6 +86,20 @@ def test_pruned_answers_lie_within_the_reported_pruned_mass(name, pruned_hard, m
     full = battlecalc.simulate(**battle, method="exact")
     assert 1e-9 < pruned.pruned <= 1e-5  # it dropped something, within the budget
     assert full.pruned < 1e-12
+    gap = _gap(full, pruned)
+    assert gap.min() >= -1e-14
+    assert gap.max() <= pruned.pruned - full.pruned + 1e-14
+
+
+@pytest.mark.parametrize("name", [name for name in SMALL if name.startswith("sea")])
+def test_a_spent_budget_plays_every_pair_after_it(name, pruned_hard, monkeypatch):
+    # a budget this small is spent early in the sweep: the pairs under the threshold after
+    # that are played (two-phase where the pair allows), and the answer stays within it
+    monkeypatch.setattr(exact, "PRUNE_BUDGET", 1e-9)
+    pruned = battlecalc.simulate(**SMALL[name], method="exact")
+    monkeypatch.setattr(exact, "PRUNING", False)
+    full = battlecalc.simulate(**SMALL[name], method="exact")
+    assert 0.0 < pruned.pruned <= 1e-9 + 1e-12  # (and what STATE_EPS drops: far less)
     gap = _gap(full, pruned)
     assert gap.min() >= -1e-14
     assert gap.max() <= pruned.pruned - full.pruned + 1e-14

@@ -1234,13 +1234,22 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 continue
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
                                            check_retreat)
-            if (two and kind == PLAY and m + im >= state_eps and m + im >= prune_eps
+            # (a pair below prune_eps once the budget is spent is played as any other)
+            if (two and kind == PLAY and m + im >= state_eps
+                    and (m + im >= prune_eps or spent[0] + m + im > budget)
                     and _phased(ast, dst, base + k, d, rules)):
                 kept, w = _play_phased(A, D, rules, base + k, d, one, m, im, mass, inter, base,
                                        scratch, eps)
                 totals[TOTAL_ROUNDS] += w
                 totals[TOTAL_PRUNED] += m - kept
                 spent[0] += m - kept
+                continue
+            if (im != 0.0 and kind == PLAY and m + im < prune_eps
+                    and spent[0] + m + im <= budget):
+                # a pair this unlikely is not worth a round, nor its mass after the strikes
+                # general fire (played or not, the strikes left it there: (m + im) in all)
+                totals[TOTAL_PRUNED] += m + im
+                spent[0] += m + im
                 continue
             if im != 0.0:
                 # general fire after the strikes of earlier pairs, then the pair as it is
