@@ -7,7 +7,8 @@ rules.assign from scratch (not _fire's greedy steps, nor the single walk over ha
 exact._fire_air_general takes where air hits land wherever general hits do), the probability
 the same product, summed per state in the order met.  The lists must be equal to the last
 bit: the same states in the same order, the same sums (the solver's answers rest on it being
-the same sum in the same order).  Every state pair of both sides of random sea battles of
+the same sum in the same order).  General fire with and without the subs, and the subs'
+opening strike alone, from every state pair of both sides of random sea battles of
 five editions, and battles chosen for the walk: aircraft with destroyers against subs, and
 aircraft against a side without subs when subs make the aircraft a category of their own."""
 
@@ -80,15 +81,16 @@ def _chance(pmf, row, h, hi, last):
     return total
 
 
-def _reference(xst, xr, xpmf, x, subs_fire, air_subs, extra, yst, yr, y):
-    """The law of y's state after x's fire (general fire, its subs too where subs_fire), as
-    _fire's loops meet the hit counts, each count's casualties by rules.assign."""
+def _reference(xst, xr, xpmf, x, subs_fire, air_subs, extra, yst, yr, y, others_fire=True):
+    """The law of y's state after x's fire (general fire, its subs too where subs_fire; the
+    subs' opening strike alone without others_fire), as _fire's loops meet the hit counts,
+    each count's casualties by rules.assign."""
     assign = _plain(rules.assign)
     subs_fire = subs_fire and xst[x, S_SUBS] > 0
     s_row, a_row, n_row = xst[x, S_ROW_S], xst[x, S_ROW_A], xst[x, S_ROW_N]
     s_lo, s_hi = (xr[s_row, R_LO], xr[s_row, R_HI]) if subs_fire else (0, 0)
-    a_lo, a_hi = xr[a_row, R_LO], xr[a_row, R_HI]
-    n_lo, n_hi = xr[n_row, R_LO], xr[n_row, R_HI]
+    a_lo, a_hi = (xr[a_row, R_LO], xr[a_row, R_HI]) if others_fire else (0, 0)
+    n_lo, n_hi = (xr[n_row, R_LO], xr[n_row, R_HI]) if others_fire else (0, 0)
     subs, air, other = yst[y, S_SUBS], yst[y, S_AIR], yst[y, S_OTHER]
     s_last = max(s_lo, min(s_hi, subs + other))
     a_last = max(a_lo, min(a_hi, air + other + (subs if air_subs else 0)))
@@ -126,16 +128,21 @@ def test_fire_lists_equal_the_reference_to_the_last_bit(i):
         for x in range(len(xst)):
             air_subs = bool(_plain(rules.air_on_subs)(xst, x, round_rules))
             for y in range(n_y):
-                for subs_fire in (False, True):
-                    count = exact._fire(xst, xr, xpmf, x, subs_fire, True, air_subs, one, yst,
-                                        yr, y, round_rules, where, states, probs)
+                # general fire without and with the subs, and the subs' strike alone (its
+                # hits on anything but aircraft: air_subs off, as _strike_lists fires it)
+                for subs_fire, others_fire in ((False, True), (True, True), (True, False)):
+                    air_hits_subs = air_subs and others_fire
+                    count = exact._fire(xst, xr, xpmf, x, subs_fire, others_fire,
+                                        air_hits_subs, one, yst, yr, y, round_rules, where,
+                                        states, probs)
                     want_states, want_probs = _reference(xst, xr, xpmf, x, subs_fire,
-                                                         air_subs, one, yst, yr, y)
+                                                         air_hits_subs, one, yst, yr, y,
+                                                         others_fire)
                     assert states[:count].tolist() == want_states, (x, y, subs_fire)
                     assert probs[:count].tolist() == want_probs, (x, y, subs_fire)
                     assert all(where[s] == k for k, s in enumerate(want_states))
                     a_row = xst[x, S_ROW_A]
-                    walks += (xr[a_row, R_HI] > xr[a_row, R_LO]
+                    walks += (others_fire and xr[a_row, R_HI] > xr[a_row, R_LO]
                               and (air_subs or yst[y, S_SUBS] == 0))
                     where[states[:count]] = NO_STATE
     if i < len(CHOSEN):
