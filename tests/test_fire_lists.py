@@ -7,10 +7,11 @@ rules.assign from scratch (not _fire's greedy steps, nor the single walk over ha
 exact._fire_air_general takes where air hits land wherever general hits do), the probability
 the same product, summed per state in the order met.  The lists must be equal to the last
 bit: the same states in the same order, the same sums (the solver's answers rest on it being
-the same sum in the same order).  General fire with and without the subs, and the subs'
-opening strike alone, from every state pair of both sides of random sea battles of
-five editions, and battles chosen for the walk: aircraft with destroyers against subs, and
-aircraft against a side without subs when subs make the aircraft a category of their own."""
+the same sum in the same order).  General fire with and without the subs (and with
+bombardment's hits), and the subs' opening strike alone, from every state pair of both sides
+of random sea battles of five editions, and battles chosen for the walk: aircraft with
+destroyers against subs, and aircraft against a side without subs when subs make the
+aircraft a category of their own."""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ def _random(seed: int, count: int) -> list[dict]:
 
 
 BATTLES = CHOSEN + _random(19, 20)
+BOMBARD = np.array([0.5, 0.3, 0.2])  # a law of 0-2 bombardment hits (its sub hits run on)
 
 
 def _chance(pmf, row, h, hi, last):
@@ -128,15 +130,18 @@ def test_fire_lists_equal_the_reference_to_the_last_bit(i):
         for x in range(len(xst)):
             air_subs = bool(_plain(rules.air_on_subs)(xst, x, round_rules))
             for y in range(n_y):
-                # general fire without and with the subs, and the subs' strike alone (its
-                # hits on anything but aircraft: air_subs off, as _strike_lists fires it)
-                for subs_fire, others_fire in ((False, True), (True, True), (True, False)):
+                # general fire without and with the subs, the subs' strike alone (its hits
+                # on anything but aircraft: air_subs off, as _strike_lists fires it), and
+                # general fire with bombardment's extra hits (at anything but aircraft)
+                for subs_fire, others_fire, extra in ((False, True, one), (True, True, one),
+                                                      (True, False, one),
+                                                      (True, True, BOMBARD)):
                     air_hits_subs = air_subs and others_fire
                     count = exact._fire(xst, xr, xpmf, x, subs_fire, others_fire,
-                                        air_hits_subs, one, yst, yr, y, round_rules, where,
+                                        air_hits_subs, extra, yst, yr, y, round_rules, where,
                                         states, probs)
                     want_states, want_probs = _reference(xst, xr, xpmf, x, subs_fire,
-                                                         air_hits_subs, one, yst, yr, y,
+                                                         air_hits_subs, extra, yst, yr, y,
                                                          others_fire)
                     assert states[:count].tolist() == want_states, (x, y, subs_fire)
                     assert probs[:count].tolist() == want_probs, (x, y, subs_fire)

@@ -1246,8 +1246,8 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 continue
             if (im != 0.0 and kind == PLAY and m + im < prune_eps
                     and spent[0] + m + im <= budget):
-                # a pair this unlikely is not worth a round, nor its mass after the strikes
-                # general fire (played or not, the strikes left it there: (m + im) in all)
+                # a pair this unlikely is not worth a round: its own mass m and the mass im
+                # that earlier pairs' strikes left it for general fire are dropped together
                 totals[TOTAL_PRUNED] += m + im
                 spent[0] += m + im
                 continue
