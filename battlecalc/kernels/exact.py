@@ -155,7 +155,8 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
 # _play_phased is inlined into the sweep that calls it: numba hands a called kernel each
 # array as its fields on the stack (a side, ExactSide, as four arrays: 36 words), and perf
 # put four fifths of _sweep_round's time on those pushes.  (Inlining _enter and
-# _spread_after_strikes as well measured alike, for about 4 s more of first compile.)
+# _spread_after_strikes as well measured alike on the sea rows and lengthened the first
+# compile, in one measurement by 3-4 s: they stay calls.)
 @kernel(inline=True)
 def _add(where, states, probs, count, f, p):
     """Accumulate probability p on flat state f in a small sparse list; returns the count."""
