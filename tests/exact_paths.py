@@ -1,7 +1,8 @@
 """Helpers of the tests that compare two paths of the exact solver (tests/test_land_sweep.py,
 test_sea_walk.py, test_sea_memo.py, test_compact_table.py, test_fire_lists.py): a battle's
 compiled tables as simulate builds them, every number of a result, the comparison of two
-results to 1e-12, random armies and the ids of parametrized battles."""
+results to 1e-12, the units of random sea armies, random armies and the ids of parametrized
+battles."""
 
 from __future__ import annotations
 
@@ -62,6 +63,18 @@ def assert_same(got: dict, expected: dict) -> None:
             assert got[key] == pytest.approx(value, rel=0, abs=1e-12), key
         else:
             assert got[key] == value, key
+
+
+SEA_EDITIONS = ("1942-2e", "revised", "classic", "aa50", "1940-2e")
+SEA_UNITS = ("battleship", "cruiser", "destroyer", "submarine", "carrier", "fighter", "bomber",
+             "transport")
+
+
+def sea_units(edition: str) -> list[str]:
+    """The units of SEA_UNITS that the edition has, in that order (what random sea armies of
+    test_sea_memo and test_fire_lists are drawn from)."""
+    units = battlecalc.load_rules(edition).units
+    return [unit for unit in SEA_UNITS if unit in units]
 
 
 def random_army(rng: random.Random, units: list[str], size: int, subs: int = 0) -> str:

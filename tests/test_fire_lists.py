@@ -19,9 +19,8 @@ import random
 
 import numpy as np
 import pytest
-from exact_paths import compiled_tables, random_army
+from exact_paths import SEA_EDITIONS, compiled_tables, random_army, sea_units
 
-import battlecalc
 from battlecalc.kernels import exact, jit, rules
 from battlecalc.kernels.common import (
     NO_STATE,
@@ -35,9 +34,6 @@ from battlecalc.kernels.common import (
     S_SUBS,
 )
 
-SEA_UNITS = ("battleship", "cruiser", "destroyer", "submarine", "carrier", "fighter", "bomber",
-             "transport")
-EDITIONS = ("1942-2e", "revised", "classic", "aa50", "1940-2e")
 CHOSEN = [
     dict(rules="1942-2e", attacker="3 bomber, 4 destroyer, 2 carrier",
          defender="2 transport, 2 cruiser, 3 submarine, 1 carrier"),
@@ -60,8 +56,8 @@ def _random(seed: int, count: int) -> list[dict]:
     rng = random.Random(seed)
     battles = []
     for i in range(count):
-        edition = EDITIONS[i % len(EDITIONS)]
-        units = [u for u in SEA_UNITS if u in battlecalc.load_rules(edition).units]
+        edition = SEA_EDITIONS[i % len(SEA_EDITIONS)]
+        units = sea_units(edition)
         battles.append(dict(rules=edition, attacker=random_army(rng, units, rng.randint(1, 5)),
                             defender=random_army(rng, units, rng.randint(1, 5))))
     return battles

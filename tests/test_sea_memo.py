@@ -15,16 +15,12 @@ from __future__ import annotations
 import random
 
 import pytest
-from exact_paths import answers, assert_same, random_army
+from exact_paths import SEA_EDITIONS, answers, assert_same, random_army, sea_units
 from sea_reference import exact_sea
 
 import battlecalc
 from battlecalc import api
 from battlecalc.kernels import exact, jit
-
-SEA_UNITS = ("battleship", "cruiser", "destroyer", "submarine", "carrier", "fighter", "bomber",
-             "transport")
-EDITIONS = ("1942-2e", "revised", "classic", "aa50", "1940-2e")
 
 
 def _battles(seed: int, count: int) -> list[dict]:
@@ -32,8 +28,8 @@ def _battles(seed: int, count: int) -> list[dict]:
     rng = random.Random(seed)
     battles = []
     for i in range(count):
-        edition = EDITIONS[i % len(EDITIONS)]
-        units = [u for u in SEA_UNITS if u in battlecalc.load_rules(edition).units]
+        edition = SEA_EDITIONS[i % len(SEA_EDITIONS)]
+        units = sea_units(edition)
         where = i % 3  # 0: attacker's subs, 1: defender's, 2: both
         battle = dict(rules=edition, sea=True,
                       attacker=random_army(rng, units, rng.randint(1, 6),
