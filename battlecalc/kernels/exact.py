@@ -1699,20 +1699,22 @@ class ExactSolve:
             # kernel is called straight, without the dispatcher's typing of every array (the
             # dispatcher all the same where jit.overload finds none)
             self.entry = jit.overload(k["_solve_blocks"], (0, n_blocks, 0, *args)) or False
-        # (a solve on a grown table counts on from the work its smaller tables did)
-        self.work = spent + int(stacks.totals[:, TOTAL_WORK].sum())
-        full = int(stacks.totals[:, TOTAL_FULL].max())
-        if full & 4:
-            raise TooBigToSolve(
-                f"battle too large to solve exactly (its solve passed {self.work_limit:,} "
-                "successor terms, about "
-                f"{self.work_limit / WORK_RATE:.2g} s of work); use --method mc for Monte Carlo")
-        if full:  # the compact table ran out of rows or columns: again, with a bigger one
-            self.table = _grown_table(self.compiled, self.table, full)
-            left = max(1, self.work_limit - self.work) if self.work_limit else 0
-            self.battle = self.battle._replace(table_rows=self.table[0],
-                                               table_cols=self.table[1], work_limit=left)
-            return self.run(progress, self.work)
+        if self.table[0]:  # (a dense solve writes neither: no reductions for it)
+            # (a solve on a grown table counts on from the work its smaller tables did)
+            self.work = spent + int(stacks.totals[:, TOTAL_WORK].sum())
+            full = int(stacks.totals[:, TOTAL_FULL].max())
+            if full & 4:
+                raise TooBigToSolve(
+                    f"battle too large to solve exactly (its solve passed {self.work_limit:,} "
+                    "successor terms, about "
+                    f"{self.work_limit / WORK_RATE:.2g} s of work); use --method mc for Monte "
+                    "Carlo")
+            if full:  # the compact table ran out of rows or columns: again, with a bigger one
+                self.table = _grown_table(self.compiled, self.table, full)
+                left = max(1, self.work_limit - self.work) if self.work_limit else 0
+                self.battle = self.battle._replace(table_rows=self.table[0],
+                                                   table_cols=self.table[1], work_limit=left)
+                return self.run(progress, self.work)
         return self._law(stacks, parallel)
 
     def _law(self, stacks: ExactOut, summed: bool) -> FinalLaw:
