@@ -1235,9 +1235,10 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 continue
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
                                            check_retreat)
-            # (a pair below prune_eps once the budget is spent is played as any other)
-            if (two and kind == PLAY and m + im >= state_eps
-                    and (m + im >= prune_eps or spent[0] + m + im > budget)
+            # a pair this unlikely is not worth a round, within the budget (once it is spent,
+            # such a pair is played as any other)
+            drop = m + im < prune_eps and spent[0] + m + im <= budget
+            if (two and kind == PLAY and m + im >= state_eps and not drop
                     and _phased(ast, dst, base + k, d, rules)):
                 kept, w = _play_phased(A, D, rules, base + k, d, one, m, im, mass, inter, base,
                                        scratch, eps)
@@ -1245,10 +1246,9 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 totals[TOTAL_PRUNED] += m - kept
                 spent[0] += m - kept
                 continue
-            if (im != 0.0 and kind == PLAY and m + im < prune_eps
-                    and spent[0] + m + im <= budget):
-                # a pair this unlikely is not worth a round: its own mass m and the mass im
-                # that earlier pairs' strikes left it for general fire are dropped together
+            if im != 0.0 and kind == PLAY and drop:
+                # its own mass m and the mass im that earlier pairs' strikes left it for
+                # general fire are dropped together
                 totals[TOTAL_PRUNED] += m + im
                 spent[0] += m + im
                 continue
