@@ -130,19 +130,6 @@ class Side:
         return int(self.states.shape[0])
 
     @functools.cached_property
-    def sampler(self) -> Sampler:
-        """The side's Monte Carlo tables (built once per side, on first use)."""
-        return build_sampler(self)
-
-    @functools.cached_property
-    def merged_walks(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The exact solver's table of every block at once (kernels/exact.merged_walks),
-        built once per side."""
-        from .kernels.exact import merged_walks
-
-        return merged_walks(self)
-
-    @functools.cached_property
     def mean_hit_combinations(self) -> float:
         """Mean over the states of the hit combinations the side's fire has in one round (the
         exact solver's work per state pair; kept, as build_side reuses a side)."""
@@ -155,30 +142,6 @@ class Side:
         widths = (self.rows[:, R_HI] - self.rows[:, R_LO] + 1).astype(np.float64)
         return float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
                       * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
-
-
-@dataclass(frozen=True)
-class Sampler:
-    """A side's tables for Monte Carlo draws in O(1): thresh[R, W] (uint64) and alias[R, W],
-    Walker's alias tables of the hit laws pmf[R, W]: a draw takes a uniform column h of the
-    row (0..R_TOP) and keeps it with chance thresh[r, h] / 2**32, else takes alias[r, h]
-    (kernels/montecarlo._alias); free[F] (int64 0/1): the state of a single walk is in the
-    battle with units that can hit, so the between-rounds checks (rules.settle) find nothing
-    to do for a pair of free states."""
-
-    thresh: np.ndarray
-    alias: np.ndarray
-    free: np.ndarray
-
-
-def build_sampler(side: Side) -> Sampler:
-    from .kernels import montecarlo  # (compiled by now where run_monte_carlo calls this)
-
-    thresh, alias = montecarlo.alias_tables(side.pmf, side.rows)
-    info = side.states[:, S_INFO]
-    free = (((info & (common.I_SUBS | common.I_AIR)) == 0) & ((info & common.I_OTHER) != 0)
-            & ((info & common.I_OTHER_FIRE) != 0))
-    return Sampler(thresh, alias, free.astype(np.int64))
 
 
 @dataclass(frozen=True)
@@ -857,24 +820,19 @@ def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str
     return rules
 
 
-# A sea battle without submarines is two single casualty walks as well (every hit may land on
-# any unit: rules.assign takes the next step of the side's one walk), played by the general
-# round until the exact solver's walk path took them: SEA_WALK False sends them back to it
-# (tests compare the two)
-SEA_WALK = True
-
-
 def _simple(battle, split: bool, a_transports: bool) -> int:
     """RU_SIMPLE of a battle: 1 a land battle whose sides are single walks (split: a side has
     a category, subs or aircraft hit apart); SIMPLE_EXACT a sea battle without submarines
-    (with SEA_WALK), unless the attacker has transports an edition makes retreat when left
-    alone (RU_LONE_RETREAT: only the general round plays that); else 0."""
+    (two single casualty walks as well: every hit may land on any unit, rules.assign takes
+    the next step of the side's one walk; the exact solver may play them by its walk path,
+    solver.plan.SolvePlan.sea_walk), unless the attacker has transports an edition makes
+    retreat when left alone (RU_LONE_RETREAT: only the general round plays that); else 0."""
     if split:
         return 0
     if not battle.sea:
         return 1
     lone = battle.rules.flags["lone_attacking_transports"] == "one_volley_then_retreat"
-    return SIMPLE_EXACT if SEA_WALK and not (lone and a_transports) else 0
+    return SIMPLE_EXACT if not (lone and a_transports) else 0
 
 
 def _transports(force: dict[str, int], units) -> bool:

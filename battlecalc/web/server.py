@@ -323,11 +323,9 @@ class Engine:
         """Run the warm-up battles once (compiles or loads every kernel); returns the seconds
         taken.  A warm-up battle the library refuses is noted in `warm_up_problems`, not
         fatal.  Requests may run meanwhile: each warm-up battle waits until none is running."""
-        from ..kernels import jit
-
         started = time.perf_counter()
         self.warm_up_problems = []
-        jit.compiled()  # small battles would otherwise run as plain Python (kernels/jit.py)
+        api.compile_kernels()  # small battles would otherwise run as plain Python
         for battle in self.warm_up_battles:
             if self.warm_up_hook is not None:
                 self.warm_up_hook(battle)
@@ -345,11 +343,9 @@ class Engine:
     def start_warm_up(self) -> threading.Thread:
         """Run :meth:`warm_up` in a background thread (the server answers meanwhile); say on
         stderr when it is done, and set `warm`."""
-        from ..kernels import jit
-
         # import numba and wrap the kernels here (under a second), so that no request runs
-        # while jit.compiled() rebinds the kernel modules' globals
-        jit.compiled()
+        # while they are rebound to the compiled dispatchers
+        api.compile_kernels()
 
         def run() -> None:
             try:
