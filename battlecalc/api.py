@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Mapping
 
 from . import solver
 from .compile import compile_battle, forget_tables
+from .errors import BattleInputError
 from .formula.engine import run_formula
 from .results import ExactResults, Result, build_result
 from .rules import load_rules
 from .solver.threads import set_threads, thread_count  # noqa: F401  (re-exported)
-from .errors import BattleInputError
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
     DEFAULT_TRIALS,
     FORMULA_OPTIONS,

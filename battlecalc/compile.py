@@ -1,5 +1,5 @@
 """Compile a validated battle into the flat tables the exact solver and the Monte Carlo kernel
-share (kernels/common.py documents their columns).
+share (kernels/layout.py documents their columns).
 
 The side model: a side is up to three loss categories, each a casualty walk in the side's
 order of losses restricted to the category: ``s`` submarines, ``a`` aircraft, ``n`` every other
@@ -30,8 +30,8 @@ import numpy as np
 from . import orders
 from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
-from .kernels import common
-from .kernels.common import (
+from .kernels import layout
+from .kernels.layout import (
     B_KIND,
     B_OFFSET,
     B_RADIX_A,
@@ -83,8 +83,8 @@ from .kernels.common import (
     STRIKE_ALWAYS,
     STRIKE_NEVER,
     STRIKE_UNLESS_DESTROYER,
+    RetreatTables,
 )
-from .kernels.tables import RetreatTables
 from .orders import LossOrder, casualty_steps
 from .spec import SUBMERGE_POLICIES
 
@@ -108,7 +108,7 @@ SMALL_SIDE = 256  # sides of at most this many states: Side.mean_hit_combination
 class Side:
     """One side's tables.  F flat states, R category steps (rows), W hit counts, U unit types.
 
-    blocks[B, BLOCK_COLS], states[F, STATE_COLS], rows[R, ROW_COLS]: see kernels/common.py;
+    blocks[B, BLOCK_COLS], states[F, STATE_COLS], rows[R, ROW_COLS]: see kernels/layout.py;
     pmf[R, W] / cdf[R, W]: law of the hits the category's units left score in one round (cdf:
     running sums, exactly 1 from the largest possible count on); start[F]: probability of
     starting the battle in each state; survivors[F, U], ipc_lost[F] (IPC) for the results.
@@ -192,7 +192,7 @@ class CompiledBattle:
         """Some retreat leaves units behind (an amphibious assault's landed units): the
         attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
         starts in."""
-        return bool((self.attacker.blocks[:, B_KIND] == common.BLOCK_STAYERS).any())
+        return bool((self.attacker.blocks[:, B_KIND] == layout.BLOCK_STAYERS).any())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,7 +309,7 @@ class _Fire(NamedTuple):
     """A force's fire law as the tables hold it: pmf, cdf (running sums, exactly 1
     from `top` on), top (most hits), hi (most hits more likely than PRUNE_EPS; the least, R_LO,
     is always 0), low-luck strength, I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
-    (kernels/common.py) and the number of dice."""
+    (kernels/layout.py) and the number of dice."""
 
     pmf_list: tuple | None  # pmf and cdf as Python floats (None: a law longer than SHORT_LAW)
     cdf_list: tuple | None
@@ -357,9 +357,9 @@ def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
             if group is not None:
                 dice[group[0]] = dice.get(group[0], 0) + count * group[1]
     pmf = hit_distribution(dice, ruleset.die_size, dice_model)
-    flags = ((common.I_DESTROYER if anti_sub else 0)
-             | (common.I_DEFENCELESS if defenceless else 0)
-             | (common.I_TRANSPORTS if transports else 0))
+    flags = ((layout.I_DESTROYER if anti_sub else 0)
+             | (layout.I_DEFENCELESS if defenceless else 0)
+             | (layout.I_TRANSPORTS if transports else 0))
     power, n_dice = strength(dice, ruleset.die_size), sum(dice.values())
     if len(pmf) > SHORT_LAW:  # (its tables are built from the array: _hit_tables)
         positive = np.flatnonzero(pmf > 0.0)
@@ -429,8 +429,8 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
     alone = len(used) == 1
     step_col = (S_S, S_A, S_N)
     left_col = (S_SUBS, S_AIR, S_OTHER)
-    here = (common.I_SUBS, common.I_AIR, common.I_OTHER)
-    fire = (common.I_SUBS_FIRE, common.I_AIR_FIRE, common.I_OTHER_FIRE)
+    here = (layout.I_SUBS, layout.I_AIR, layout.I_OTHER)
+    fire = (layout.I_SUBS_FIRE, layout.I_AIR_FIRE, layout.I_OTHER_FIRE)
     tables = []
     for cat in used:
         walk, cat_laws = walks[cat], laws[cat]
@@ -478,7 +478,7 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
             in_battle = 0 if submerged else steps - s
             bits = (here[cat] | (fire[cat] if law.top > 0 else 0)) if in_battle > 0 else 0
             if cat == CAT_S:
-                bits |= common.I_SUBMERGED if submerged else 0
+                bits |= layout.I_SUBMERGED if submerged else 0
             else:
                 bits |= fire[cat] if law.top > 0 else 0
                 if cat == CAT_N:
@@ -597,7 +597,7 @@ def build_side(spec: _SideSpec) -> Side:
     if len(blocks) == 1 and spec.blocks[0][2] == 0 and spec.blocks[0][3] is None:
         block = blocks[0]  # a side of one block is the block's own tables
         states = block.states.copy()
-        blocks_array = np.array([[0, *block.radix, common.BLOCK_START]], dtype=np.int64)
+        blocks_array = np.array([[0, *block.radix, layout.BLOCK_START]], dtype=np.int64)
         start = np.zeros(len(states))
         start[0] = spec.blocks[0][0]
         return Side(blocks_array, states, block.rows.copy(), block.pmf.copy(),
@@ -633,7 +633,7 @@ def build_side(spec: _SideSpec) -> Side:
         state_parts.append(block.states + np.array(shift, dtype=np.int64))
         surv_parts.append(block.survivors if withdrawn is None
                           else block.survivors + np.array(withdrawn, dtype=np.int64))
-        kind = common.BLOCK_START if withdrawn is None else common.BLOCK_STAYERS
+        kind = layout.BLOCK_START if withdrawn is None else layout.BLOCK_STAYERS
         block_rows.append([n_states, *block.radix, kind])
         n_states += block.states.shape[0]
     states = state_parts[0] if len(state_parts) == 1 else np.concatenate(state_parts)
@@ -799,7 +799,7 @@ def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags,
 def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str,
                 bombard_in_round: bool, simple: int, dice_model: str = "standard",
                 die_size: int = 6) -> np.ndarray:
-    """The round-rule vector of the kernels (kernels/common.py) from an edition's flags."""
+    """The round-rule vector of the kernels (kernels/layout.py) from an edition's flags."""
     strike = {"never": STRIKE_NEVER, "always": STRIKE_ALWAYS,
               "unless_enemy_destroyer": STRIKE_UNLESS_DESTROYER}
     rules = np.zeros(RULE_COLS, dtype=np.int64)
@@ -1015,7 +1015,7 @@ def _may_withdraw(battle, side: Side) -> np.ndarray:
 
 
 def retreat_vector(policy) -> tuple[np.ndarray, float]:
-    """The retreat vector and win-probability threshold of kernels.rules.should_retreat, from
+    """The retreat vector and win-probability threshold of kernels.round_model.should_retreat, from
     a spec.Retreat."""
     vector = np.array([
         1 if policy else 0,
@@ -1037,7 +1037,7 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     staying = att.survivors - leaving
     n_main = att.n_states
     remainder = np.full(n_main, FULL_RETREAT, dtype=np.int64)
-    may = (att.states[:, S_INFO] & common.I_IN_BATTLE) != 0
+    may = (att.states[:, S_INFO] & layout.I_IN_BATTLE) != 0
     extra = []
     names = att.unit_names
     for f in np.flatnonzero(may & staying.any(axis=1)):

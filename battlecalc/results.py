@@ -22,7 +22,7 @@ import numpy as np
 from .army import format_army
 from .solver.law import FinalLaw, exact_odds, grouped
 
-# in the order of the outcome codes of battlecalc.kernels.common (ATTACKER_WIN = 0, ...), the
+# in the order of the outcome codes of battlecalc.kernels.layout (ATTACKER_WIN = 0, ...), the
 # order of FinalLaw.outcomes
 OUTCOME_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
 Z95 = 1.959963984540054

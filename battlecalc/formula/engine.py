@@ -35,7 +35,7 @@ from ..army import format_army
 from ..errors import BattleInputError
 from ..kernels import formula as kernels
 from ..kernels import jit
-from ..kernels.common import N_OUTCOMES, STALEMATE
+from ..kernels.layout import N_OUTCOMES, STALEMATE
 from ..results import OUTCOME_KEYS, ResultViews, _frame, proportion_statistics
 from ..rules import Ruleset
 from ..solver import threads

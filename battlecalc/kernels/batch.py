@@ -1,6 +1,6 @@
 """The exact solver over many small battles in one call (battlecalc.batch.solve_many).
 
-Every battle's compiled tables (the arrays of tables.ExactBattle) are laid end to end in the
+Every battle's compiled tables (the arrays of layout.ExactBattle) are laid end to end in the
 flat arrays of a :class:`BatchTables` (a side that several battles share, once), battle i's
 rows of each at ``spans[i, SP_*, 0]`` .. ``spans[i, SP_*, 1]``; one kernel call solves a range
 of battles one after
@@ -11,7 +11,7 @@ threads, and each is the sum simulate computes for it, in the same order (one ro
 outputs per battle, blocks solved in turn).
 
 The entry point of kernels/exact used here: the kernel ``sweep._solve_blocks`` (with the
-NamedTuples of kernels/tables.py that it takes).  Fields added to those NamedTuples after the
+NamedTuples of kernels/layout.py that it takes).  Fields added to those NamedTuples after the
 ones set here take their declared defaults: a batch's plans (solver.batch) are the plans of
 those defaults (no pruning budget, blocks one by one, the row sweep and the two-phase round,
 a dense table).
@@ -25,7 +25,7 @@ import numpy as np
 
 from .exact import sweep
 from .jit import kernel
-from .tables import ExactBattle, ExactOut, ExactSide, RetreatTables
+from .layout import ExactBattle, ExactOut, ExactSide, RetreatTables
 
 # BatchTables.spans [n, SPAN_COLS, 2]: (first, end) of battle i's rows in each array: its
 # sides' states (a_states, a_start, remainder / d_states, d_start), category steps (a_rows,

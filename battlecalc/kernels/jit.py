@@ -31,7 +31,7 @@ import tempfile
 import threading
 
 # every module of kernels compile() compiles (and rebinds), callees before their callers
-KERNEL_MODULES = ("battlecalc.kernels.rules", "battlecalc.kernels.montecarlo",
+KERNEL_MODULES = ("battlecalc.kernels.round_model", "battlecalc.kernels.montecarlo",
                   "battlecalc.kernels.exact.pairs", "battlecalc.kernels.exact.fire",
                   "battlecalc.kernels.exact.sweep", "battlecalc.kernels.batch",
                   "battlecalc.kernels.formula")

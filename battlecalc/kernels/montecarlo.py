@@ -12,8 +12,9 @@ import types
 
 import numpy as np
 
-from . import rules as round_model
-from .common import (
+from . import round_model
+from .jit import kernel
+from .layout import (
     CONTINUE,
     FULL_RETREAT,
     NO_STATE,
@@ -40,7 +41,6 @@ from .common import (
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_NEVER,
 )
-from .jit import kernel
 
 
 def _inlined(function):
@@ -231,7 +231,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
 
 @kernel
 def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
-    """The attacker's retreat decision (retreat: tables.RetreatTables) after a round both sides
+    """The attacker's retreat decision (retreat: layout.RetreatTables) after a round both sides
     survived: (outcome, a, d, stayers), stayers the state the units that stay after a partial
     retreat start in (they fight on), else NO_STATE."""
     if not round_model.should_retreat(a, d, rounds, retreat, ast, dst):
@@ -245,7 +245,7 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
 
 @kernel
 def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, a, d, state):
-    """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
+    """One battle in the general round model (kernels/round_model.py): (outcome, a, d, rounds,
     random state).  Arrays, not the battle's NamedTuple, as _trial_walk."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
@@ -330,8 +330,8 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
            bombard_cdf, retreat, swing_offset, outcomes, taken, a_final, d_final, rounds_hist,
            rounds_sum, swing_hist):
     """Play `trials` battles on one splitmix64 stream (seed) into one chunk's row of the
-    outputs.  The arguments are the fields of the battle's tables.McBattle and of the chunk's
-    row of tables.McOut, passed one by one down to the trials: numba code reading them from
+    outputs.  The arguments are the fields of the battle's layout.McBattle and of the chunk's
+    row of layout.McOut, passed one by one down to the trials: numba code reading them from
     the NamedTuples in the trial loops ran 20-30% slower (big land and mid sea battles, CPU
     time, one thread)."""
     state = seed
@@ -361,8 +361,8 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
 
 @kernel(nogil=True)
 def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
-    """Simulate chunks first..last-1 of trials of a battle (tables.McBattle), chunk c writing
-    only to row c of each output (tables.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
+    """Simulate chunks first..last-1 of trials of a battle (layout.McBattle), chunk c writing
+    only to row c of each output (layout.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
     trials per chunk."""
     for c in range(first, last):
         _chunk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,

@@ -15,8 +15,17 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels import batch as batch_kernels
-from ..kernels.common import FULL_RETREAT, N_OUTCOMES, NO_THRESHOLD, RETREAT_COLS, RT_AFTER
-from ..kernels.tables import TOTAL_COLS, TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
+from ..kernels.layout import (
+    FULL_RETREAT,
+    N_OUTCOMES,
+    NO_THRESHOLD,
+    RETREAT_COLS,
+    RT_AFTER,
+    TOTAL_COLS,
+    TOTAL_PRUNED,
+    TOTAL_ROUNDS,
+    TOTAL_TAKES,
+)
 from . import threads
 from .plan import LIMITS, Limits, SolvePlan, choose, exact_seconds, kernels_for, spend
 

@@ -4,7 +4,7 @@ few (benchmarks/bench_big.py, bench_engine.py on one machine); never a guarantee
 
 from __future__ import annotations
 
-from ..kernels.common import RU_SIMPLE
+from ..kernels.layout import RU_SIMPLE
 
 BAND_PAIRS = 8000  # state pairs of a block beyond which a battle's mass keeps to a band
 BAND_FLOOR = 0.08  # the least share (fitted: 1000 v 900 land, one block of 900,000 pairs)

@@ -1,6 +1,6 @@
 """The exact solver's driver: a plan (solver.plan.SolvePlan) carried out on a compiled battle
 by the kernels of battlecalc/kernels/exact (see its docstring for the method): the kernels'
-view of the battle (tables.ExactBattle), its outputs, the calls (on the engine's threads, a
+view of the battle (layout.ExactBattle), its outputs, the calls (on the engine's threads, a
 block or a group of blocks at a time), a compact table grown and solved again where it fills
 up, and --retreat-below's table (fill_win_values)."""
 
@@ -11,11 +11,11 @@ import dataclasses
 import numpy as np
 
 from ..errors import BattleInputError
-from ..kernels.common import N_OUTCOMES, RT_AFTER
 from ..kernels.exact import pairs, sweep
-from ..kernels.numba_private import overload
-from ..kernels.tables import (
+from ..kernels.layout import (
+    N_OUTCOMES,
     NO_MERGE,
+    RT_AFTER,
     TOTAL_COLS,
     TOTAL_FULL,
     TOTAL_WORK,
@@ -23,6 +23,7 @@ from ..kernels.tables import (
     ExactOut,
     ExactSide,
 )
+from ..kernels.numba_private import overload
 from . import threads
 from .law import FinalLaw, exact_law
 from .plan import LIMITS, Limits, SolvePlan, exact_view, spend
@@ -74,7 +75,7 @@ def _block_range(first, last, solve_blocks, offset, phase, *args):
 
 def _shapes(n_a: int, n_d: int, n_blocks: int, joint: bool, rounds_bins: int,
             rows: int) -> tuple:
-    """The shapes of the arrays of fresh outputs (tables.ExactOut, in its order) of a solve of
+    """The shapes of the arrays of fresh outputs (layout.ExactOut, in its order) of a solve of
     n_a x n_d states writing `rows` rows of per-block stacks (joint: with the joint law)."""
     return ((rows, N_OUTCOMES), n_a, (rows, n_d), (n_a, n_d) if joint else (0, 0),
             (rows, TOTAL_COLS), (rows, rounds_bins), (n_blocks, n_d))
@@ -90,7 +91,7 @@ def _outputs(shapes: tuple) -> ExactOut:
 
 class ExactSolve:
     """A plan's exact solve of one compiled battle, prepared once: the kernels' view of the
-    battle (tables.ExactBattle), the sizes of the outputs, and for a solve that is `kept`
+    battle (layout.ExactBattle), the sizes of the outputs, and for a solve that is `kept`
     (solved again later: a kept battle of battlecalc.api), after its first short solve by
     compiled kernels, the compiled kernel itself (numba_private.overload): each later solve
     (again) costs the kernel and its fresh outputs, about 0.5 us of Python on a tiny battle

@@ -1,5 +1,5 @@
 """What both solvers return, :class:`FinalLaw`, and the only reader of the kernels' outputs
-(tables.ExactOut, the Monte Carlo counts): results read a FinalLaw and nothing of the kernels."""
+(layout.ExactOut, the Monte Carlo counts): results read a FinalLaw and nothing of the kernels."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
+from ..kernels.layout import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 
 
 def grouped(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -94,7 +94,7 @@ def swing_of_joint(joint: np.ndarray, att_ipc: np.ndarray, dfn_ipc: np.ndarray):
 
 
 def exact_law(stacks, compiled, summed: bool, rounds_bins: int, joint: bool) -> FinalLaw:
-    """The FinalLaw of an exact solve's outputs (tables.ExactOut): per-block rows (summed)
+    """The FinalLaw of an exact solve's outputs (layout.ExactOut): per-block rows (summed)
     added in a fixed order, the same sums whatever the thread count; one row taken as it is.
     joint: the outputs hold the joint final law (the TUV-swing law comes from it)."""
     outcomes, a_final, d_final, joint_law, totals, rounds_hist, _ = stacks

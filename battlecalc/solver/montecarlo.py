@@ -17,10 +17,9 @@ import time
 import numpy as np
 
 from ..kernels import montecarlo
-from ..kernels.common import N_OUTCOMES
 from ..kernels.jit import compiled as compile_kernels
 from ..kernels.jit import compiling_notice
-from ..kernels.tables import McBattle, McOut, McSide
+from ..kernels.layout import N_OUTCOMES, McBattle, McOut, McSide
 from . import threads
 from .law import FinalLaw
 from .plan import ROUNDS_BINS

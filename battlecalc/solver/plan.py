@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..errors import BattleInputError
 from ..kernels import jit
-from ..kernels.common import RU_BOMBARD, RU_SIMPLE, SIMPLE_EXACT
+from ..kernels.layout import RU_BOMBARD, RU_SIMPLE, SIMPLE_EXACT
 from . import cost, threads
 from .tables import merged
 

@@ -9,8 +9,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels import common
-from ..kernels.common import (
+from ..kernels import layout
+from ..kernels.layout import (
     B_KIND,
     B_OFFSET,
     B_RADIX_A,
@@ -65,8 +65,8 @@ def _build_sampler(side) -> Sampler:
 
     thresh, alias = montecarlo.alias_tables(side.pmf, side.rows)
     info = side.states[:, S_INFO]
-    free = (((info & (common.I_SUBS | common.I_AIR)) == 0) & ((info & common.I_OTHER) != 0)
-            & ((info & common.I_OTHER_FIRE) != 0))
+    free = (((info & (layout.I_SUBS | layout.I_AIR)) == 0) & ((info & layout.I_OTHER) != 0)
+            & ((info & layout.I_OTHER_FIRE) != 0))
     return Sampler(thresh, alias, free.astype(np.int64))
 
 

@@ -4,7 +4,8 @@ walk (_spread_walk) and the round played from a pair (_play, _fight_on).  njit c
 
 from __future__ import annotations
 
-from ..common import (
+from ..jit import kernel
+from ..layout import (
     NO_RANK,
     NO_STATE,
     R_HI,
@@ -23,8 +24,7 @@ from ..common import (
     S_ROW_S,
     S_SUBS,
 )
-from ..jit import kernel
-from ..rules import (
+from ..round_model import (
     FLAGS,
     VALUES,
     air_on_subs,
@@ -62,7 +62,7 @@ def _fire(xst, xr, xpmf, x, subs_fire, others_fire, air_subs, extra_pmf, yst, yr
     """Law of side y's state after side x (in state x) fires once: its subs (if subs_fire)
     and its other units (if others_fire), plus extra_pmf hits at non-air units (shore
     bombardment; [1.0] when none).  With low-luck dice, general fire goes in groups
-    (kernels/rules.fire_groups).  Hits of a kind beyond what y has for them to land on take
+    (kernels/round_model.fire_groups).  Hits of a kind beyond what y has for them to land on take
     what they can take whatever their number: those counts are one term, of their summed
     probability.  Fills the sparse list (where, states, probs);
     returns its length."""
@@ -298,8 +298,8 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     P(pair) * value[pair] (0 for a lone-transport retreat).  bombard_pmf: hits joining the
     attacker's fire at non-air units (`one` = [1.0] when none).  scratch: sparse lists, two
     levels per side; out: the outputs of `_finish`, rounds: the round being played.  A, D:
-    each side's tables.ExactSide.  (The kernels called for each state pair take the arrays
-    they need, not the battle's tables.ExactBattle: numba passes a NamedTuple as all of its
+    each side's layout.ExactSide.  (The kernels called for each state pair take the arrays
+    they need, not the battle's layout.ExactBattle: numba passes a NamedTuple as all of its
     fields, and handing the whole battle down to every pair made the solver 10-30% slower.)
     """
     ast, ar, apmf = A.states, A.rows, A.pmf

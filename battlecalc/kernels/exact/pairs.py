@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..common import (
+from ..jit import kernel
+from ..layout import (
     ATTACKER_WIN,
     B_RADIX_A,
     B_RADIX_N,
@@ -20,17 +21,14 @@ from ..common import (
     RU_AIR_ALWAYS,
     S_BLOCK,
     S_HAS_LAND,
+    TOTAL_TAKES,
+    ExactOut,
 )
-from ..jit import kernel
-from ..rules import (
+from ..round_model import (
     settle,
     should_retreat,
     submerge_step,
     submerges_before_fire,
-)
-from ..tables import (
-    TOTAL_TAKES,
-    ExactOut,
 )
 
 MOVE, END, PLAY = 0, 1, 2  # what _enter decides
@@ -264,7 +262,7 @@ def _keep(ws, fs, side, key, tag, states, probs, count):
 @kernel(refs=False)
 def _finish(outcome, m, a, d, rounds, ast, out):
     """Record probability m of the battle ending with `outcome` in the pair (a, d) after
-    `rounds` rounds into out (tables.ExactOut)."""
+    `rounds` rounds into out (layout.ExactOut)."""
     out.outcomes[outcome] += m
     out.a_final[a] += m
     out.d_final[d] += m
@@ -318,7 +316,7 @@ def _withdraw_or_finish(outcome, m, a, d, rounds, ast, remainder, out):
 
 @kernel
 def _out(stacks, i):
-    """The outputs (tables.ExactOut) of block row i of the per-block stacks (outcomes, d_final,
+    """The outputs (layout.ExactOut) of block row i of the per-block stacks (outcomes, d_final,
     totals, rounds_hist; a_final, joint and transfer shared: blocks write only their own
     states)."""
     return ExactOut(stacks.outcomes[i], stacks.a_final, stacks.d_final[i], stacks.joint,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..common import (
+from ..jit import kernel
+from ..layout import (
     ATTACKER_WIN,
     B_KIND,
     B_OFFSET,
@@ -19,18 +20,15 @@ from ..common import (
     RU_BOMBARD,
     RU_SIMPLE,
     S_OTHER,
-)
-from ..jit import kernel
-from ..rules import (
-    FLAGS,
-    VALUES,
-    should_retreat,
-)
-from ..tables import (
     TOTAL_FULL,
     TOTAL_PRUNED,
     TOTAL_ROUNDS,
     TOTAL_WORK,
+)
+from ..round_model import (
+    FLAGS,
+    VALUES,
+    should_retreat,
 )
 from .fire import (
     _fight_on,
@@ -68,7 +66,7 @@ from .pairs import (
 
 @kernel
 def _solve_block(b, phase, battle, out, explicit):
-    """Solve attacker block b of a battle (tables.ExactBattle) into out (tables.ExactOut) if
+    """Solve attacker block b of a battle (layout.ExactBattle) into out (layout.ExactOut) if
     it belongs to `phase` (0: blocks a battle starts in; 1: blocks of the units that stay
     after a partial retreat); the first `explicit` rounds are played one at a time.  b = -1
     (a battle with battle.merge): every block at once, in one table of the attacker's states
