@@ -76,7 +76,16 @@ Positions
 
 ``Position(round=1, step="start", hits_on_attacker=0, hits_on_defender=0, bombard_hits=0,
 attacker_waiting={}, defender_waiting={}, attacker_submerged=0, defender_submerged=0,
-lone_transports=None)``.  ``step`` names what happens next; hits are "rolled, not assigned".
+lone_transports=None, fired={})``.  ``step`` names what happens next; hits are "rolled, not
+assigned".
+
+``fired`` (land and sea, at "attacker_fire" / "defender_fire" only): units of the side whose
+general fire it is that have ALREADY rolled in it (TripleA rolls a side's fire in groups --
+at sea its subs without a surprise strike, its air that cannot hit subs, the rest -- and
+chooses each group's casualties before the next group rolls).  Only the other units roll; the
+hits of the fired ones are the pending hits on the enemy (``hits_on_defender`` at
+"attacker_fire", ``hits_on_attacker`` at "defender_fire"), or the casualties already chosen
+(the enemy's waiting units).  On land a fire under way skips the pre-round check.
 
 Land (``exact_land_from``), the steps of a round in order::
 
@@ -214,6 +223,7 @@ class Position:
     attacker_submerged: int = 0
     defender_submerged: int = 0
     lone_transports: bool | None = None
+    fired: dict = field(default_factory=dict)
 
 
 def _position(start_round, position):
@@ -248,6 +258,21 @@ def _only_at(position, name, steps):
     if value not in (0, (0, 0, 0), None) and position.step not in steps:
         raise ValueError(f"{name} given at step {position.step!r}: there are no such hits "
                          f"pending there (only at {', '.join(steps)})")
+
+
+def _fired_check(pos, firing_side_units, counts_of):
+    """`fired` (the units of the side whose fire step it is that already rolled in it): only
+    at "attacker_fire" / "defender_fire", and only units that side has."""
+    if not pos.fired:
+        return None
+    if pos.step not in ("attacker_fire", "defender_fire"):
+        raise ValueError(f"fired given at step {pos.step!r}: units that already rolled are "
+                         "given only inside a general fire ('attacker_fire', 'defender_fire')")
+    fired = counts_of(pos.fired)
+    if any(f > n for f, n in zip(fired, firing_side_units, strict=True)):
+        raise ValueError(f"fired {pos.fired} at step {pos.step!r}: more units than the firing "
+                         "side has (standing + waiting)")
+    return fired
 
 
 def _plus(a, b):
@@ -395,18 +420,23 @@ class _LandFrom:
 
     # -- every round -----------------------------------------------------------------
 
-    def attacker_fire(self, r, att, dfn, dfn_wait, bombard_hits):
+    def attacker_fire(self, r, att, dfn, dfn_wait, bombard_hits, fired=None, pending=0):
+        """`fired`: attacker units that already rolled in this fire (their hits `pending`):
+        the round is under way, no pre-round check."""
         s = self.s
-        outcome, dfn, dfn_wait = self.pre_round_check(att, dfn, dfn_wait)
-        if outcome is not None:
-            return self.solver.terminal_vector(outcome, att, dfn)
-        law = s.hit_law(lr.ATTACK, att, s.dfn_removable(dfn))
-        vec = self.mix((p, self.defender_fire(r, att, dfn, dfn_wait, h, bombard_hits))
+        if fired is None:
+            outcome, dfn, dfn_wait = self.pre_round_check(att, dfn, dfn_wait)
+            if outcome is not None:
+                return self.solver.terminal_vector(outcome, att, dfn)
+        firing = att if fired is None else _minus(att, fired)
+        law = s.hit_law(lr.ATTACK, firing, s.dfn_removable(dfn))
+        vec = self.mix((p, self.defender_fire(r, att, dfn, dfn_wait, pending + h, bombard_hits))
                        for h, p in law.items())
         vec[lr.ROUNDS] += 1  # this round is fought
         return vec
 
-    def defender_fire(self, r, att, dfn, dfn_wait, hits, bombard_hits):
+    def defender_fire(self, r, att, dfn, dfn_wait, hits, bombard_hits, fired=None, pending=0):
+        """`fired`: defender units that already rolled in this fire (their hits `pending`)."""
         s = self.s
         if bombard_hits:
             chosen = s.round1_dfn(dfn, hits, bombard_hits)  # the joint round-1 choice
@@ -415,8 +445,11 @@ class _LandFrom:
         dfn_wait = _plus(dfn_wait, _minus(dfn, chosen))
         dfn = chosen
         firing = _plus(dfn, dfn_wait)  # its casualties fire back
+        if fired is not None:
+            firing = _minus(firing, fired)
         law = s.hit_law(lr.DEFENCE, firing, s.att_removable(att))
-        return self.mix((p, self.general_casualties(r, att, dfn, h)) for h, p in law.items())
+        return self.mix((p, self.general_casualties(r, att, dfn, pending + h))
+                        for h, p in law.items())
 
     def general_casualties(self, r, att, dfn, hits):
         return self.end_of_round(r, self.s.lose_att(att, hits), dfn)
@@ -427,7 +460,7 @@ class _LandFrom:
         dfn = lr._aa_only_rule(self.s.edition, att, dfn)
         return self.solver.node(att, dfn, r)
 
-    def from_position(self, pos, att, dfn, dfn_wait):
+    def from_position(self, pos, att, dfn, dfn_wait, fired=None):
         step, r = pos.step, pos.round
         if step == "aa_fire":
             return self.aa_fire(att, dfn, dfn_wait)
@@ -440,8 +473,14 @@ class _LandFrom:
         if step == "attacker_fire":
             if r == 1 and self.opening:  # revised bombard casualties never fire back
                 dfn_wait = tuple(0 for _ in dfn_wait)
+            if fired is not None:
+                return self.attacker_fire(r, att, dfn, dfn_wait, pos.bombard_hits, fired,
+                                          pos.hits_on_defender)
             return self.attacker_fire(r, att, dfn, dfn_wait, pos.bombard_hits)
         if step == "defender_fire":
+            if fired is not None:
+                return self.defender_fire(r, att, dfn, dfn_wait, pos.hits_on_defender,
+                                          pos.bombard_hits, fired, pos.hits_on_attacker)
             return self.defender_fire(r, att, dfn, dfn_wait, pos.hits_on_defender,
                                       pos.bombard_hits)
         if step == "general_casualties":
@@ -460,8 +499,10 @@ def _land_step(pos, edition, has_ships):
     if pos.round > 1 and step in ROUND_1_ONLY:
         raise ValueError(f"step {step!r} in round {pos.round}: AA fire and bombardment happen "
                          "in round 1 only")
-    _only_at(pos, "hits_on_attacker", ("aa_casualties", "general_casualties"))
-    _only_at(pos, "hits_on_defender", ("bombard_casualties", "defender_fire"))
+    fire_steps = ("attacker_fire", "defender_fire") if pos.fired else ()
+    _only_at(pos, "hits_on_attacker", ("aa_casualties", "general_casualties")
+             + fire_steps[1:])
+    _only_at(pos, "hits_on_defender", ("bombard_casualties", "defender_fire") + fire_steps[:1])
     _only_at(pos, "bombard_hits", ("attacker_fire", "defender_fire"))
     for name in ("hits_on_attacker", "hits_on_defender"):
         _pending_int(name, getattr(pos, name), step)
@@ -508,7 +549,9 @@ def exact_land_from(edition, attacker, defender, *, start_round=1, position=None
     setup, landing = _land_setup(edition, attacker, defender, pos, dict(options))
     att_wait = lr._to_counts(pos.attacker_waiting, edition)
     dfn_wait = lr._to_counts(pos.defender_waiting, edition)
-    vec = _LandFrom(setup).from_position(pos, setup.att0, setup.dfn0, dfn_wait)
+    fired = _fired_check(pos, setup.att0 if pos.step == "attacker_fire" else
+                         _plus(setup.dfn0, dfn_wait), lambda d: lr._to_counts(d, edition))
+    vec = _LandFrom(setup).from_position(pos, setup.att0, setup.dfn0, dfn_wait, fired)
     rounds_before = pos.round - 1 if pos.step in LAND_STEPS[:5] else pos.round
     return _land_result(edition, setup, att_wait, dfn_wait, vec, rounds_before,
                         {**setup.att_names, **dict.fromkeys(pos.attacker_waiting)},
@@ -617,11 +660,12 @@ class _SeaFrom:
             return sr._without_subs(units)
         return units
 
-    def round_law(self, step, units, waiting, pending, submerged):
+    def round_law(self, step, units, waiting, pending, submerged, fired=None):
         """Law of the state at the end of the round (casualties removed) from `step`.
 
         units / waiting / pending: (attacker, defender) pairs of standing counts, waiting
-        counts and pending hit tuples."""
+        counts and pending hit tuples; `fired`: units of the side firing at `step` that
+        already rolled in it (a position only)."""
         setup, edition = self.setup, self.edition
         everyone = (_plus(units[0], waiting[0]), _plus(units[1], waiting[1]))
         struck = self.strikes(*everyone)
@@ -663,12 +707,13 @@ class _SeaFrom:
                             for side in (sr.A, sr.D))
             return self.round_law("attacker_fire", chosen, self.strike_removal(chosen, waiting),
                                   (SEA_NO_HITS, SEA_NO_HITS), submerged)
-        if step == "attacker_fire":
-            return fire(sr.A, self.general_firing(sr.A, everyone[sr.A], struck[sr.A]),
-                        "defender_fire")
-        if step == "defender_fire":
-            return fire(sr.D, self.general_firing(sr.D, everyone[sr.D], struck[sr.D]),
-                        "general_casualties")
+        if step in ("attacker_fire", "defender_fire"):
+            side = sr.A if step == "attacker_fire" else sr.D
+            firing = self.general_firing(side, everyone[side], struck[side])
+            if fired is not None:
+                firing = _minus(firing, fired)
+            return fire(side, firing,
+                        "defender_fire" if side == sr.A else "general_casualties")
         assert step == "general_casualties", step
         return {(choose(), submerged): Fraction(1)}
 
@@ -752,14 +797,14 @@ class _SeaFrom:
         done = self.round_over(after, lone)
         return done if isinstance(done, list) else self.start(done)
 
-    def from_position(self, pos, units, waiting, pending, submerged, lone):
+    def from_position(self, pos, units, waiting, pending, submerged, lone, fired=None):
         if pos.step == "start":
             return self.start((units, submerged))
         if pos.step == "end_of_round":
             return self.end_of_round((units, submerged), lone)
         if pos.step == "attacker_fire":  # strike casualties not yet removed leave now
             waiting = self.strike_removal(units, waiting)
-        law = self.round_law(pos.step, units, waiting, pending, submerged)
+        law = self.round_law(pos.step, units, waiting, pending, submerged, fired)
         return _mix([(p, self.end_of_round(s, lone)) for s, p in law.items()], self.size)
 
 
@@ -772,9 +817,11 @@ def _sea_position(pos, edition, units, waiting):
     if step == "defender_strike" and model == "classic":
         raise ValueError("step 'defender_strike' in classic: defending subs have no sneak "
                          "attack (they fire with the other defenders)")
-    _only_at(pos, "hits_on_attacker", ("strike_casualties", "general_casualties"))
+    fire_steps = ("attacker_fire", "defender_fire") if pos.fired else ()
+    _only_at(pos, "hits_on_attacker", ("strike_casualties", "general_casualties")
+             + fire_steps[1:])
     _only_at(pos, "hits_on_defender", ("defender_strike", "strike_casualties",
-                                       "defender_fire", "general_casualties"))
+                                       "defender_fire", "general_casualties") + fire_steps[:1])
     if pos.bombard_hits:
         raise ValueError("bombard_hits is a land position")
     if step == "start" and (any(sum(w) for w in waiting)):
@@ -789,6 +836,12 @@ def _sea_position(pos, edition, units, waiting):
     if model == "v3" and pos.lone_transports is not None:
         raise ValueError("lone_transports is a revised / classic rule")
     return pending, bool(lone)
+
+
+def _sea_fired(pos, edition, units, waiting):
+    side = 0 if pos.step == "attacker_fire" else 1
+    return _fired_check(pos, _plus(units[side], waiting[side]),
+                        lambda d: sr._to_counts(edition, d))
 
 
 def exact_sea_from(edition, attacker, defender, *, start_round=1, position=None,
@@ -806,8 +859,9 @@ def exact_sea_from(edition, attacker, defender, *, start_round=1, position=None,
                sr._to_counts(edition, pos.defender_waiting))
     pending, lone = _sea_position(pos, edition, units, waiting)
     submerged = (pos.attacker_submerged, pos.defender_submerged)
+    fired = _sea_fired(pos, edition, units, waiting)
     solver = _SeaFrom(setup)
-    vec = solver.from_position(pos, units, waiting, pending, submerged, lone)
+    vec = solver.from_position(pos, units, waiting, pending, submerged, lone, fired)
     rounds_before = pos.round - 1 if pos.step == "start" else pos.round
     n = len(sr.UNITS)
     start = [sr._add(_plus(units[s], waiting[s]), "submarine", submerged[s]) for s in (0, 1)]
@@ -886,9 +940,9 @@ def _raid_setup(edition, attacker, defender, pos, options):
     for name in ("hits_on_attacker", "hits_on_defender"):
         _pending_int(name, getattr(pos, name), step)
     if pos.bombard_hits or pos.attacker_submerged or pos.defender_submerged or \
-            pos.lone_transports is not None:
-        raise ValueError("bombard_hits, submerged subs and lone transports are not raid "
-                         "positions")
+            pos.lone_transports is not None or pos.fired:
+        raise ValueError("bombard_hits, submerged subs, lone transports and fired are not "
+                         "raid positions")
     everyone = {u: attacker.get(u, 0) + pos.attacker_waiting.get(u, 0)
                 for u in {**attacker, **pos.attacker_waiting}}
     interceptors = {u: (defender or {}).get(u, 0) + pos.defender_waiting.get(u, 0)
@@ -952,9 +1006,10 @@ def _sample_aa_casualties(rng, setup, att, hits):
     return tuple(new)
 
 
-def _simulate_land_one(rng, setup, pos, solver):
+def _simulate_land_one(rng, setup, pos, solver, fired=None):
     """Fight one land battle from `pos`, die by die; return (outcome, final attacker,
-    final defender, the last round fought, takes_territory)."""
+    final defender, the last round fought, takes_territory).  `fired`: the units of the
+    side firing at pos.step that rolled already (their hits are pos's pending hits)."""
     s = setup
     zero = tuple(0 for _ in lr.UNITS)
     opening = lr.RULES[s.edition].bombard == lr.BOMBARD_OPENING
@@ -999,17 +1054,26 @@ def _simulate_land_one(rng, setup, pos, solver):
         dfn_wait = zero
     while True:
         if step == "attacker_fire":
-            outcome, dfn, dfn_wait = check(att, dfn, dfn_wait)
-            if outcome is not None:
-                return over(outcome, r - 1)
-            hits_d, step = lr._roll_hits(rng, s, lr.ATTACK, att), "defender_fire"
+            if fired is None:
+                outcome, dfn, dfn_wait = check(att, dfn, dfn_wait)
+                if outcome is not None:
+                    return over(outcome, r - 1)
+                hits_d = lr._roll_hits(rng, s, lr.ATTACK, att)
+            else:  # the round is under way: the rest of the attacker's fire
+                hits_d += lr._roll_hits(rng, s, lr.ATTACK, _minus(att, fired))
+                fired = None
+            step = "defender_fire"
         if step == "defender_fire":
             if bombard_hits:
                 chosen = s.round1_dfn(dfn, hits_d, bombard_hits)
             else:
                 chosen = s.lose_dfn(dfn, hits_d)
             dfn_wait, dfn, bombard_hits = _plus(dfn_wait, _minus(dfn, chosen)), chosen, 0
-            hits_a = lr._roll_hits(rng, s, lr.DEFENCE, _plus(dfn, dfn_wait))
+            if fired is None:
+                hits_a = lr._roll_hits(rng, s, lr.DEFENCE, _plus(dfn, dfn_wait))
+            else:
+                hits_a += lr._roll_hits(rng, s, lr.DEFENCE, _minus(_plus(dfn, dfn_wait), fired))
+                fired = None
             step = "general_casualties"
         if step == "general_casualties":
             att = s.lose_att(att, hits_a)
@@ -1044,12 +1108,14 @@ def simulate_land_from(edition, attacker, defender, *, trials, seed, start_round
         raise ValueError("trials must be positive")
     att_wait = lr._to_counts(pos.attacker_waiting, edition)
     dfn_wait = lr._to_counts(pos.defender_waiting, edition)
+    fired = _fired_check(pos, setup.att0 if pos.step == "attacker_fire" else
+                         _plus(setup.dfn0, dfn_wait), lambda d: lr._to_counts(d, edition))
     solver = lr._ExactSolver(setup)
     rng = random.Random(seed)
     n = len(lr.UNITS)
     vec = [0] * lr.VECTOR_SIZE
     for _ in range(trials):
-        outcome, att, dfn, rounds, takes = _simulate_land_one(rng, setup, pos, solver)
+        outcome, att, dfn, rounds, takes = _simulate_land_one(rng, setup, pos, solver, fired)
         vec[lr.ALL_OUTCOMES.index(outcome)] += 1
         vec[lr.TAKES] += takes
         vec[lr.ROUNDS] += rounds
@@ -1068,7 +1134,8 @@ def _floats(result):
             for k, v in result.items()}
 
 
-def _simulate_sea_one(rng, setup, pos, units, waiting, pending, submerged, lone):
+def _simulate_sea_one(rng, setup, pos, units, waiting, pending, submerged, lone,
+                      fired=None):
     """Fight one sea battle from `pos`, die by die; return (outcome, final state, the last
     round fought)."""
     edition, model = setup.edition, sr.MODEL[setup.edition]
@@ -1135,12 +1202,16 @@ def _simulate_sea_one(rng, setup, pos, units, waiting, pending, submerged, lone)
             firing = everyone_a
             if model == "revised" or struck[0]:
                 firing = sr._without_subs(firing)
+            if fired is not None:  # the rest of a fire under way
+                firing, fired = _minus(firing, fired), None
             hits_d = _plus(hits_d, sr._roll(rng, setup, sr.A, firing, dfn, air_a))
             step = "defender_fire"
         if step == "defender_fire":
             firing = everyone_d
             if model == "revised" or struck[1]:
                 firing = sr._without_subs(firing)
+            if fired is not None:
+                firing, fired = _minus(firing, fired), None
             hits_a = _plus(hits_a, sr._roll(rng, setup, sr.D, firing, att, air_d))
             step = "general_casualties"
         if step == "general_casualties":
@@ -1170,6 +1241,7 @@ def simulate_sea_from(edition, attacker, defender, *, trials, seed, start_round=
     waiting = (sr._to_counts(edition, pos.attacker_waiting),
                sr._to_counts(edition, pos.defender_waiting))
     pending, lone = _sea_position(pos, edition, units, waiting)
+    fired = _sea_fired(pos, edition, units, waiting)
     submerged = (pos.attacker_submerged, pos.defender_submerged)
     if trials <= 0:
         raise ValueError("trials must be positive")
@@ -1183,7 +1255,7 @@ def simulate_sea_from(edition, attacker, defender, *, trials, seed, start_round=
     survivors = [dict.fromkeys(names[0], 0), dict.fromkeys(names[1], 0)]
     for _ in range(trials):
         outcome, state, last = _simulate_sea_one(rng, setup, pos, units, waiting, pending,
-                                                 submerged, lone)
+                                                 submerged, lone, fired)
         tally[outcome] += 1
         rounds += last
         for s in (0, 1):
