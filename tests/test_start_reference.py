@@ -341,6 +341,21 @@ def test_1940_raid_after_the_air_battle():
     assert got["attacker_survivors"] == {"bomber": 1}
 
 
+def test_the_shared_revised_save_stands_at_the_germans_choice():
+    # saves/revised_during_land_to_land_combat.tsvg: West Russia, round 1, the Russians fired
+    # 11 dice with 1 hit, "Germans select casualties" next (docs/in-progress.md, step L11);
+    # these are the odds `battlecalc game` gives for it today (exact)
+    got = exact_land_from("revised", {"infantry": 6, "artillery": 1, "tank": 3, "fighter": 1},
+                          {"infantry": 3, "artillery": 1, "tank": 1},
+                          position=P(round=1, step="defender_fire", hits_on_defender=1))
+    assert {k: round(float(got[k]), 6) for k in (
+        "attacker_win", "defender_win", "draw", "takes_territory", "mean_rounds",
+        "attacker_ipc_loss", "defender_ipc_loss")} == {
+        "attacker_win": 0.99894, "defender_win": 0.000781, "draw": 0.000279,
+        "takes_territory": 0.99771, "mean_rounds": 2.691231, "attacker_ipc_loss": 11.62988,
+        "defender_ipc_loss": 17.994545}
+
+
 # ---------------------------------------------------------------------------
 # Chains: each step is the mixture of the next one over its hit law
 # ---------------------------------------------------------------------------
