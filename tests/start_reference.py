@@ -105,7 +105,8 @@ Land (``exact_land_from``), the steps of a round in order::
 * AA casualties (pending ``k``): the edition's rule.  classic, 1942-2e, 1940-2e: the attacker
   chooses (its order of losses restricted to aircraft).  revised, aa50 (TripleA "Choose AA
   Casualties" off): the k aircraft lost are a uniformly random k-subset of the aircraft (the
-  law of "one die rolled at each aircraft" given k hits, and TripleA's random pick); low luck:
+  law of "one die rolled at each aircraft" given k hits; TripleA rolls die i at aircraft i, so
+  a reader that knows which dice hit gives those aircraft as ``attacker_waiting``); low luck:
   TripleA's groups (each full group of 6 // value aircraft of one type one sure hit, the rest
   uniformly among the leftover aircraft), as in reference.py.  A k that low luck cannot roll
   raises ValueError.
@@ -179,10 +180,15 @@ Raid (``exact_raid_from``)::
 The TripleA steps at which a save can stand, per edition, and the position each maps to are
 in ``docs/in-progress.md``.
 
+A partial amphibious retreat made before the position is given by the units still
+fighting: the landed ones as ``landing`` (they may not retreat, so none retreats again).
+
 Refused (ValueError naming the step): a round-1-only step in round >= 2; hits pending at a
-step that has none; ``bombard_hits`` in revised or after round 1; air-battle steps outside
-1940-2e or without interceptors; AA steps of a raid where no AA fires; a low-luck AA hit count
-that low luck cannot roll.
+step that has none; ``bombard_hits`` in revised or after round 1; ``fired`` outside a general
+fire, or more units than the side has; units waiting at a sea "start"; "defender_strike" in
+classic; ``lone_transports`` outside revised / classic; air-battle steps outside 1940-2e or
+without interceptors; AA steps of a raid where no AA fires; a raid round other than 1; a
+low-luck AA hit count that low luck cannot roll.
 """
 
 from __future__ import annotations

@@ -323,6 +323,19 @@ def test_revised_opening_casualty_of_a_side_with_a_destroyer_fires_in_the_genera
     assert v3["defender_survivors"]["destroyer"] == 0
 
 
+def test_revised_lone_transports_flag_is_the_round_start():
+    # a lone attacking transport takes one round of fire (the destroyer at 3) and then
+    # retreats; if the round began with another attacker unit (lost in the opening fire), the
+    # transport fights this round out and is a lone transport from round 2 on
+    pos = P(step="attacker_fire", lone_transports=True)
+    got = exact_sea_from("revised", {"transport": 1}, {"destroyer": 1}, position=pos)
+    assert (got["retreat"], got["defender_win"], got["mean_rounds"]) == (F(1, 2), F(1, 2), 1)
+    pos = P(step="attacker_fire", lone_transports=False)
+    got = exact_sea_from("revised", {"transport": 1}, {"destroyer": 1}, position=pos)
+    assert (got["retreat"], got["defender_win"], got["mean_rounds"]) == (F(1, 4), F(3, 4),
+                                                                         F(3, 2))
+
+
 def test_1940_raid_after_the_air_battle():
     # the escort and the bomber fired, the interceptor is hit (waits to die) and hit back:
     # the attacker loses its cheapest unit, the escort; the bomber then faces AA (1/6) and
