@@ -517,6 +517,10 @@ def _land_step(pos, edition, has_ships):
         raise ValueError(f"bombard_hits at step {step!r} of round {pos.round}: pending "
                          "bombardment hits are carried into the general fire only in round 1 "
                          "of an edition whose bombardment casualties fire back (not revised)")
+    fresh = step == "aa_fire" or (step == "attacker_fire" and pos.round > 1 and not pos.fired)
+    if fresh and (pos.attacker_waiting or pos.defender_waiting):
+        raise ValueError(f"units waiting to die at step {step!r} of round {pos.round}: a round "
+                         "starts with none")
     if step == "bombard_casualties" and not has_ships:
         raise ValueError("step 'bombard_casualties' without bombarding ships")
     if pos.attacker_submerged or pos.defender_submerged or pos.lone_transports is not None:
