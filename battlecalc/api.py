@@ -138,6 +138,13 @@ def simulate(
     dice: str = "standard",
     waves: Iterable[str | Mapping[str, int]] | None = None,
     counterattack: str | Mapping[str, int] | None = None,
+    start_round: int = 1,
+    start_step: str = "start",
+    hits_on_attacker: int = 0,
+    hits_on_defender: int = 0,
+    bombard_hits: int = 0,
+    attacker_waiting: str | Mapping[str, int] | None = None,
+    defender_waiting: str | Mapping[str, int] | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -165,7 +172,11 @@ def simulate(
     (battlecalc.spec).  waves:
     further waves on the defender's survivors, and counterattack: the defender side's
     counter-attack on the territory taken (both return a :class:`battlecalc.waves.WavesResult`;
-    see :mod:`battlecalc.waves`).
+    see :mod:`battlecalc.waves`).  start_round: the round the battle starts in (from round 2
+    on nothing that fires in round 1 only fires); start_step, hits_on_attacker,
+    hits_on_defender, bombard_hits, attacker_waiting, defender_waiting: where in that round
+    it starts, as a TripleA save in progress stands (battlecalc.spec.Start;
+    docs/in-progress.md): the armies are then the units standing.
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.spec.make_formula_spec` instead (attacker_level, counter, exchanges,
@@ -177,7 +188,8 @@ def simulate(
               progress, attacker_submerge, defender_submerge, landing, bombard, attacker_ool,
               defender_ool, keep_land, aa_last, retreat_after, retreat_when_left,
               retreat_when_only_air, retreat_below, strafe, rounds_distribution, dice, waves,
-              counterattack)
+              counterattack, start_round, start_step, hits_on_attacker, hits_on_defender,
+              bombard_hits, attacker_waiting, defender_waiting)
     plan = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
@@ -189,7 +201,10 @@ def simulate(
                  type(landing), type(bombard), type(attacker_ool), type(defender_ool),
                  type(keep_land), type(aa_last), type(retreat_after), type(retreat_when_left),
                  type(retreat_when_only_air), type(retreat_below), type(strafe),
-                 type(rounds_distribution), type(dice), type(waves), type(counterattack))
+                 type(rounds_distribution), type(dice), type(waves), type(counterattack),
+                 type(start_round), type(start_step), type(hits_on_attacker),
+                 type(hits_on_defender), type(bombard_hits), type(attacker_waiting),
+                 type(defender_waiting))
         try:
             plan = _plans.get((kinds, values))
         except TypeError:

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import orders
+from . import orders, starts
 from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
 from .kernels import layout
@@ -167,6 +167,10 @@ class CompiledBattle:
     bombardment: Bombardment = NO_BOMBARDMENT
     retreat: RetreatTables | None = None  # the attacker's retreat policy as kernel arrays
     sea: bool = False
+    # a battle that starts where it stands (with_start): rounds fought before its start, and
+    # the rounds fought from which the attacker takes its retreat decisions
+    start_rounds: int = 0
+    retreat_from: int = 1
 
     def retreat_tables(self) -> RetreatTables:
         """The retreat policy as the kernels take it ("never" where the battle has none)."""
@@ -848,36 +852,45 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     a side's tables from its _SideSpec (default build_side and its cache; battlecalc.batch
     passes a larger cache of small sides)."""
     build = build or build_side
+    start = battle.start
+    if start:  # (the units chosen as casualties back in, lost first: starts.start_view)
+        battle = starts.start_view(battle)
     a_rules, d_rules = battle.attacker_rules, battle.defender_rules
     a_units, d_units = a_rules.units, d_rules.units
     flags = battle.rules.flags
     a_subs = any(a_units[n].submarine for n in battle.attacker)
     d_subs = any(d_units[n].submarine for n in battle.defender)
     dice_model, die_size = battle.dice, battle.rules.die_size
-    bombard = (bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
-                           dice_model, die_size) if battle.bombard else NO_BOMBARDMENT)
+    bombard = NO_BOMBARDMENT
+    if battle.bombard:
+        bombard = bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
+                              dice_model, die_size)
+        if start:  # its hits to come, rolled (a law of one count), or none left
+            bombard = starts.bombardment_left(start, bombard)
+    bombarding = bombard is not NO_BOMBARDMENT
     # aircraft are a category of their own where enemy subs make hits on them special (and a
     # defender's where bombardment might reach them: below)
     a_split = (a_subs, d_subs)
     d_split = (d_subs, a_subs)
-    guns = () if battle.sea else _guns(battle.defender, d_units)
+    guns = () if battle.sea or not starts.aa_to_come(start) else _guns(battle.defender, d_units)
     a_spec = _attacker_spec(battle, a_split, guns)
     d_spec = _defender_spec(battle, d_split)
     attacker, defender = build(a_spec), build(d_spec)
-    if battle.bombard and not d_split[1] and not _ground_first(defender, d_units,
-                                                               len(bombard.pmf) - 1):
+    if bombarding and not d_split[1] and not _ground_first(defender, d_units,
+                                                           len(bombard.pmf) - 1):
         d_split = (d_subs, True)
         d_spec = replace(d_spec, split=d_split)
         defender = build(d_spec)
-    if battle.bombard and not bombard.return_fire:
+    if bombarding and not bombard.return_fire:
         defender = _bombarded_start(defender, bombard)
     simple = _simple(battle, any(a_split) or any(d_split), _transports(battle.attacker, a_units))
     rules = round_rules(flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
-                        bool(battle.bombard) and bombard.return_fire, simple, dice_model,
-                        die_size)
+                        bombarding and bombard.return_fire, simple, dice_model, die_size)
     compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
+    if start:
+        compiled = starts.with_start(battle, compiled)
     return compiled
 
 
@@ -952,6 +965,8 @@ def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
         blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
             tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
             battle.attacker_order, battle.dice, battle.rules.die_size)]
+        if battle.start.step == "aa_casualties":  # its hits rolled: the forces they leave
+            blocks = starts.aa_hits_taken(battle, blocks)
     a_blocks = tuple(
         (prob, _force_key(force),
          sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),

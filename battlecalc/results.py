@@ -644,7 +644,7 @@ class ExactResults:
 
     def of(self, outputs, started: float) -> Result:
         """The Result of a solve's outputs (`started`: as for build_result)."""
-        outcomes, takes, mean_rounds, pruned = exact_odds(outputs)
+        outcomes, takes, mean_rounds, pruned = exact_odds(outputs, self.tables.start_rounds)
         result = Result.__new__(Result)
         odds = result.__dict__
         odds.update(self.shared)

@@ -154,8 +154,14 @@ class ExactBattle(NamedTuple):
     table_rows: int = 0
     table_cols: int = 0
     # a compact table's solve stops (FULL 4) past this much work (successor terms spread, and
-    # cells scanned or zeroed: exact.WORK_RATE of it about a second; 0: no limit)
+    # cells scanned or zeroed: Limits.work_rate of it about a second; 0: no limit)
     work_limit: int = 0
+    # a battle that starts where it stands (compile.with_start): the rounds fought before its
+    # start (the round counts go on from there), and the rounds fought from which the
+    # attacker's retreat decisions are taken at a pair's entry (the end of the first round
+    # the battle fights from its start: a decision at the start itself is already taken)
+    start_rounds: int = 0
+    retreat_from: int = 1
 
 
 class ExactOut(NamedTuple):
@@ -202,6 +208,8 @@ class McBattle(NamedTuple):
     bombard_cdf: np.ndarray  # float64[K]: running sums of the law of bombardment hits
     retreat: RetreatTables
     swing_offset: int  # McOut.swing_hist bin of a TUV swing of 0
+    start_rounds: int  # rounds fought before the start (ExactBattle's)
+    retreat_from: int  # rounds fought from which the attacker decides to retreat
 
 
 class McOut(NamedTuple):

@@ -117,23 +117,37 @@ def _solve_tables(b, phase, battle, out, explicit, mass, scratch, general):
     n_d = battle.dfn.states.shape[0]
     one = battle.one
     first_round = battle.bombard_pmf if battle.rules[RU_BOMBARD] == 1 else one
-    rounds_played = 0
+    rounds_played = battle.start_rounds  # (rounds fought before the battle starts here)
     check_retreat = True
+    a_start, d_start = battle.a_start, battle.d_start
     # (element by element: an array assignment brings numba's shape-error formatting, seconds
     # of compiling)
     start = 0.0  # the block's starting probability
     if b < 0:
-        for s in range(ab.shape[0]):
-            first = ab[s, B_OFFSET]
-            for d in range(n_d):
-                _put(mass, merge[first], d, battle.a_start[first] * battle.d_start[d])
+        # every state a battle starts in (each block's first; any state where a battle starts
+        # where it stands), in its row of the table of every block
+        for a in range(battle.att.states.shape[0]):
+            if a_start[a] != 0.0:
+                for d in range(n_d):
+                    _put(mass, merge[a], d, a_start[a] * d_start[d])
         for d in range(n_d):
             start += _grid(mass)[0, d]
-    for d in range(n_d if b >= 0 else 0):
-        p = transfer[b, d] if phase == 1 else battle.a_start[base] * battle.d_start[d]
-        start += p
-        if p != 0.0:
-            _put(mass, 0, d, p)
+    elif phase == 1:
+        for d in range(n_d):
+            p = transfer[b, d]
+            start += p
+            if p != 0.0:
+                _put(mass, 0, d, p)
+    else:
+        for k in range(_table_size(mass, M_ROWS)):
+            q = a_start[base + k]
+            if k > 0 and q == 0.0:
+                continue  # (a battle starts in a block's first state, but where it stands)
+            for d in range(n_d):
+                p = q * d_start[d]
+                start += p
+                if p != 0.0:
+                    _put(mass, k, d, p)
     if phase == 1:
         # the units that stayed after a partial retreat, at the end of some round: no more
         # retreats, nothing round-dependent left
@@ -188,6 +202,8 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
     dpmf, dcum, dr = D.pmf, D.cdf, D.rows
     eps, state_eps = battle.eps, battle.state_eps
     totals = out.totals
+    # the attacker's retreat decisions, from the end of the first round the battle fights
+    check = check_retreat and rounds_played >= battle.retreat_from
     merge = battle.merge if merged else battle.merge[:0]
     n_d = mass.shape[1]
     d_end = dst[0, S_OTHER]  # the defender's last state (one walk)
@@ -218,7 +234,7 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
             if m == 0.0:
                 continue
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, a, d, rounds_played,
-                                           check_retreat)
+                                           check)
             if kind == MOVE:
                 mass[merge[a2] if merged else a2 - base, d2] += m
                 continue
@@ -310,6 +326,8 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
     eps, state_eps, prune_eps, tail_eps = (battle.eps, battle.state_eps, battle.prune_eps,
                                            battle.tail_eps)
     totals = out.totals
+    # the attacker's retreat decisions, from the end of the first round the battle fights
+    check = check_retreat and rounds_played >= battle.retreat_from
     merge = battle.merge if merged else battle.merge[:0]
     grid, igrid = _grid(mass), _grid(inter)
     two = igrid.shape[0] > 0 and closed and not merged and dice.shape[0] == 1
@@ -331,7 +349,7 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
             if m == 0.0 and im == 0.0:
                 continue
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
-                                           check_retreat)
+                                           check)
             # a pair this unlikely is not worth a round, within the budget (once it is spent,
             # such a pair is played as any other)
             drop = m + im < prune_eps and spent[0] + m + im <= budget
