@@ -369,6 +369,9 @@ RUN_SECTIONS = (
       "attacker_submerge", "defender_submerge")),
     ("Amphibious assault", ("landing", "bombard")),
     ("Waves and counter-attack", ("waves", "counterattack")),
+    ("Where the battle starts (a save in progress)",
+     ("start_round", "start_step", "hits_on_attacker", "hits_on_defender", "bombard_hits",
+      "attacker_waiting", "defender_waiting")),
     ("Formula edition only", ("attacker_level", "defender_level", "counter", "hatred",
                               "loss_multiplier", "exchanges", "exchange_cap", "flips")),
     ("Output", ("fmt", "distribution", "output", "plot_path")),
@@ -508,6 +511,7 @@ RAID_SECTIONS = (
     ("Edition, raiders and target", ("rules", "rules_file", "attacker", "defender",
                                      "target_value", "facility", "aa", "attacker_tech",
                                      "defender_tech", "attacker_ool", "dice")),
+    ("A raid in progress", ("start_step", "hits_on_attacker")),
     ("Method", ("method", "trials", "seed", "threads")),
     ("Output", ("fmt", "distribution", "output")),
 )
@@ -527,6 +531,11 @@ RAID_SECTIONS = (
               "edition has facilities: major, minor, airbase or navalbase (1940-2e).")
 @click.option("--aa", is_flag=True, help="The territory has an AA gun (Classic, Revised, AA50; "
               "1942-2e and 1940-2e targets always fire their built-in AA).")
+@click.option("--start-step", default="start", metavar="STEP",
+              help="A raid in progress: aa_fire (the air battle over), aa_casualties (the AA "
+              "rolled, --hits-on-attacker hits to take) or bombing (the AA over).")
+@click.option("--hits-on-attacker", type=int, default=0, metavar="N",
+              help="The AA's hits on the bombers, not yet taken (--start-step aa_casualties).")
 @_table_options("attacker_tech", "defender_tech", "attacker_ool", "dice", *METHOD_OPTIONS,
                 attacker_tech={"help": "Attacker technologies, comma separated "
                                "(heavy_bombers, jets, ...)."},
@@ -541,9 +550,9 @@ RAID_SECTIONS = (
 @format_option
 @output_option
 @click.pass_context
-def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, attacker_tech,
-         defender_tech, attacker_ool, dice, method, trials, seed, threads, distribution, fmt,
-         output):
+def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, start_step,
+         hits_on_attacker, attacker_tech, defender_tech, attacker_ool, dice, method, trials,
+         seed, threads, distribution, fmt, output):
     """Odds of a strategic bombing raid: the damage dealt and the units each side loses."""
     ruleset = _ruleset(rules, rules_file)
     if distribution and fmt != "csv":
@@ -561,7 +570,8 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
             rules=rules if rules is not None else ruleset, attacker=attacker, defender=defender,
             target_value=target_value, facility=facility, aa=aa, trials=trials, seed=seed,
             method=method, attacker_tech=attacker_tech, defender_tech=defender_tech,
-            attacker_ool=attacker_ool, dice=dice, progress=progress)
+            attacker_ool=attacker_ool, dice=dice, progress=progress, start_step=start_step,
+            hits_on_attacker=hits_on_attacker)
     except BattleInputError as exc:
         _fail(exc)
     finally:
