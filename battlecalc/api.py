@@ -17,7 +17,12 @@ from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
 from .formula.engine import run_formula
 from .results import ExactResults, Result, build_result
-from .rules import load_rules
+from .rules import (  # noqa: F401  (re-exported: what the command line lists)
+    RULE_FLAGS,
+    list_editions,
+    load_rules,
+    load_rules_file,
+)
 from .solver.threads import set_threads, thread_count  # noqa: F401  (re-exported)
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
     DEFAULT_TRIALS,
@@ -216,13 +221,10 @@ def simulate(
                 return result
     found = plan
     arguments = dict(zip(_PARAMETERS, values, strict=True), formula_options=formula_options)
-    waves = check_waves(waves)
-    if waves or counterattack is not None:  # a sequence of battles: battlecalc.waves
-        from .waves import simulate_waves
-
-        options = {k: v for k, v in arguments.items()
-                   if k not in ("waves", "counterattack", "formula_options")}
-        return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
+    if check_waves(waves) or counterattack is not None:
+        # a sequence of battles is battlecalc.waves' (above this module: battlecalc.simulate)
+        raise BattleInputError("waves and a counter-attack are a sequence of battles: "
+                               "battlecalc.simulate (battlecalc.waves.simulate) solves them")
     plan = _plan(arguments, found)
     if plan.compiled is None:
         return run_formula(plan.battle, plan.run, started)
@@ -271,15 +273,14 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
           solve_plan: solver.SolvePlan | None = None,
           limits: solver.Limits = solver.LIMITS) -> Result:
     """The engine under :func:`simulate`: compile a checked dice battle, choose how to solve
-    it (solver.choose), solve it (solver.solve) and build its :class:`Result`.  `started`:
+    it (solver.choose), solve it (solver.solve) and build its :class:`Result`.  (battlecalc
+    .waves solves each battle of a sequence through it.)  `started`:
     the clock (time.perf_counter) that the result's elapsed_s counts from (default: now);
     compiled: the battle's tables when the caller has them (compile_battle(battle)); plan:
     simulate's kept battle, which keeps its prepared exact solve for the next call;
     solve_plan: the plan to carry out where the caller chose it (choose; limits: the limits
     it was chosen under).
-
-    battlecalc.waves solves each battle of a sequence through this function, which
-    :func:`simulate` hands it (waves imports nothing from this module: no import circle)."""
+"""
     started = time.perf_counter() if started is None else started
     compiled = compile_battle(battle) if compiled is None else compiled
     prepared = None if plan is None else plan.exact

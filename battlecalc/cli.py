@@ -17,7 +17,6 @@ from click.core import ParameterSource
 
 from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no engine code
 from .output import OutputError, open_destination
-from .rules import list_editions  # lists the edition files; imports no engine code
 
 FORMATS = ("table", "json", "csv")
 DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
@@ -280,8 +279,8 @@ def _emit(text: str, destination) -> None:
 
 def _ruleset(edition: str | None, rules_file: str | None, required: bool = True):
     """The Ruleset named by --rules or read from --rules-file (exactly one of them)."""
+    from .api import load_rules, load_rules_file
     from .errors import BattleInputError
-    from .rules import load_rules, load_rules_file
 
     if edition is not None and rules_file is not None:
         raise click.UsageError("--rules and --rules-file cannot be used together; give one")
@@ -341,8 +340,23 @@ def _ignored_options(ctx: click.Context, method: str, result) -> list[str]:
     return warnings
 
 
+class _Editions(click.Choice):
+    """--rules: one of the edition ids, which the API lists (battlecalc.api.list_editions)
+    when first asked: the command line loads no edition, and no engine, to start."""
+
+    def __init__(self):
+        super().__init__(())
+
+    def __getattribute__(self, name):
+        if name == "choices" and not object.__getattribute__(self, "__dict__").get("_listed"):
+            from .api import list_editions
+
+            self.__dict__.update(choices=tuple(list_editions()), _listed=True)
+        return object.__getattribute__(self, name)
+
+
 rules_option = click.option(
-    "--rules", "rules", type=click.Choice(list_editions()), default=None,
+    "--rules", "rules", type=_Editions(), default=None,
     help="Edition id (see `battlecalc rules`).",
 )
 rules_file_option = click.option(
@@ -469,13 +483,13 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
                                "--counterattack")
     destination = _destination(output, [rules_file])  # before any computing: costs nothing
 
-    from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
+    from .waves import simulate  # the engine: numpy, numba, pandas (a battle, or waves of them)
 
     _set_threads(threads)
     progress = _Progress()
     try:
-        result = api.simulate(
+        result = simulate(
             rules=rules if rules is not None else ruleset, progress=progress,
             rounds_distribution=distribution == "rounds", **options)
     except BattleInputError as exc:
@@ -741,13 +755,13 @@ def _edition_row(edition_id: str, load_rules) -> dict:
 
 
 @cli.command(name="rules")
-@click.option("--rules", "edition", type=click.Choice(list_editions()), default=None,
+@click.option("--rules", "edition", type=_Editions(), default=None,
               help="Show one edition's rule flags and technologies.")
 @rules_file_option
 @format_option
 def rules_command(edition, rules_file, fmt):
     """Editions battlecalc knows, or one edition's rule flags and technologies."""
-    from .rules import RULE_FLAGS, load_rules
+    from .api import RULE_FLAGS, list_editions, load_rules
 
     ruleset = _ruleset(edition, rules_file, required=False)
     if ruleset is None:

@@ -866,7 +866,7 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
         bombard = bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
                               dice_model, die_size)
         if start:  # its hits to come, rolled (a law of one count), or none left
-            bombard = starts.bombardment_left(start, bombard)
+            bombard = starts.bombardment_left(start, bombard) or NO_BOMBARDMENT
     bombarding = bombard is not NO_BOMBARDMENT
     # aircraft are a category of their own where enemy subs make hits on them special (and a
     # defender's where bombardment might reach them: below)

@@ -94,9 +94,7 @@ def bombardment_left(start, bombard):
     """The bombardment of a battle starting where it stands: as it is while still to come; a
     law of its rolled hits (bombard_casualties: its hits; attacker_fire / defender_fire of
     round 1: bombard_hits carried into the attacker's fire, where its casualties fire back);
-    none after that (compile.NO_BOMBARDMENT)."""
-    from .compile import NO_BOMBARDMENT
-
+    None after that."""
     if bombardment_to_come(start):
         return bombard
     hits = None
@@ -105,7 +103,7 @@ def bombardment_left(start, bombard):
     elif start.bombard_hits:
         hits = start.bombard_hits
     if hits is None:
-        return NO_BOMBARDMENT
+        return None
     if hits >= len(bombard.pmf) or bombard.pmf[hits] == 0.0:
         raise BattleInputError(
             f"{hits} bombardment hits: the bombarding ships cannot roll them "

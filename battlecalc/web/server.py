@@ -56,6 +56,7 @@ from ..errors import BattleInputError, quoted
 from ..plot import distributions
 from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
+from ..waves import simulate
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 
 MAX_BODY_BYTES = 64 * 1024
@@ -259,7 +260,7 @@ class Engine:
             if cancel.is_set():
                 raise Cancelled()
 
-        solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
+        solve = {"run": simulate, "raid": _raid, "plan": _plan}[kind]
         deadline = time.monotonic() + self.time_limit
 
         # a running estimate only of one battle (a wave's or a raid's air battle's counts are
