@@ -245,14 +245,15 @@ def _solved_again(plan: _Plan, started: float) -> Result | None:
     return None
 
 
-# simulate's parameters in order but formula_options: what its `values` hold
+# simulate's parameters in order but formula_options: what its `values` hold; their defaults
 _PARAMETERS = tuple(simulate.__code__.co_varnames[:simulate.__code__.co_argcount])
+_DEFAULTS = dict(zip(_PARAMETERS, simulate.__defaults__, strict=True))
 
 
 def prepare(**arguments) -> tuple[Battle, RunSpec, object]:
     """simulate's arguments (a dice battle, one battle: no waves) checked and compiled: the
     battle, its run spec and its compiled tables, as choose and solve take them."""
-    values = {**dict(zip(_PARAMETERS, simulate.__defaults__, strict=True)), **arguments}
+    values = {**_DEFAULTS, **arguments}
     battle, run = simulate_spec({**values, "formula_options": {}})
     if isinstance(battle, FormulaSpec):
         raise BattleInputError(f"{battle.ruleset.id} is a formula edition: no dice battle to "
@@ -286,7 +287,7 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     prepared = None if plan is None else plan.exact
     if solve_plan is None:
         solve_plan = solver.choose(
-            compiled, run.method, run.trials, run.rounds_distribution,
+            compiled, run.method, run.trials, run.rounds_distribution, limits,
             seconds=None if prepared is None else prepared.plan.seconds)
     if (plan is not None and plan.kept and solve_plan.method == "exact"
             and not solve_plan.win_values and not solve_plan.table[0]):

@@ -321,8 +321,8 @@ class _Solver:
             battle, run = simulate_spec({**arguments, "trials": trials, "seed": seed,
                                          "formula_options": {}})
             r = self.solve(battle, run)
-        except BattleInputError as exc:
-            raise BattleInputError(f"{label}: {exc}") from None
+        except BattleInputError as exc:  # (of its own kind: ExactRefused stays one)
+            raise type(exc)(f"{label}: {exc}") from None
         self.methods.add(r.method)
         return r
 
@@ -464,14 +464,23 @@ def simulate(*args, waves=None, counterattack=None, **kwargs):
     # api.simulate's
     if waves is None and counterattack is None:
         return api.simulate(*args, **kwargs)
-    bound = _SIMULATE.bind(*args, waves=waves, counterattack=counterattack, **kwargs)
+    return simulate_with(api.solve, *args, waves=waves, counterattack=counterattack, **kwargs)
+
+
+def simulate_with(solve: Callable, *args, **kwargs):
+    """battlecalc.simulate(*args, **kwargs) with `solve` the engine of each dice battle
+    (api.solve with other limits: a server's, solver.Limits)."""
+    bound = _SIMULATE.bind(*args, **kwargs)
     bound.apply_defaults()
     options = dict(bound.arguments)
     formula_options = options.pop("formula_options")
     waves, counterattack = check_waves(options.pop("waves")), options.pop("counterattack")
-    if not waves and counterattack is None:
+    if waves or counterattack is not None:
+        return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
+    if formula_options or load_rules(options["rules"]).model != "dice":
         return api.simulate(**options, **formula_options)
-    return simulate_waves(waves, counterattack, **options, **formula_options)
+    battle, run, compiled = api.prepare(**options)
+    return solve(battle, run, compiled=compiled)
 
 
 def simulate_waves(waves: Iterable | str | None, counterattack, *,

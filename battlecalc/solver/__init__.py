@@ -21,9 +21,10 @@ from .batch import BatchLaw, batch_plan, batchable, solve_batch
 from .exact import ExactSolve, TooBigToSolve, fill_win_values
 from .law import FinalLaw
 from .montecarlo import run_monte_carlo
-from .plan import LIMITS, ROUNDS_BINS, Limits, SolvePlan, choose, exact_seconds
+from .plan import LIMITS, ROUNDS_BINS, ExactRefused, Limits, SolvePlan, choose, exact_seconds
 
-__all__ = ["LIMITS", "ROUNDS_BINS", "BatchLaw", "ExactSolve", "FinalLaw", "Limits", "SolvePlan",
+__all__ = ["LIMITS", "ROUNDS_BINS", "BatchLaw", "ExactRefused", "ExactSolve", "FinalLaw",
+           "Limits", "SolvePlan",
            "TooBigToSolve", "batch_plan", "batchable", "choose", "exact_seconds", "solve",
            "solve_batch"]
 

@@ -82,6 +82,13 @@ class Limits:
     # times faster
     python_budget: float = 0.5
     python_slowdown: float = 300
+    # method "exact" solves only where "auto" would solve exactly, and refuses (ExactRefused)
+    # where auto would take Monte Carlo (a server bounding its work: battlecalc serve)
+    exact_only_where_auto: bool = False
+
+
+class ExactRefused(BattleInputError):
+    """Method exact refused where auto would take Monte Carlo (Limits.exact_only_where_auto)."""
 
 
 LIMITS = Limits()
@@ -249,6 +256,9 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
             "the exact law of rounds is not available with partial amphibious retreats; "
             "use --method mc")
     mc_seconds = cost.monte_carlo_seconds(compiled, trials, limits)
+    strict = method == "exact" and limits.exact_only_where_auto
+    if strict:
+        method = "auto"
     variant = dict(row_sweep=row_sweep, two_phase=two_phase, sea_walk=sea_walk,
                    rounds_bins=ROUNDS_BINS if rounds_distribution else 1)
     table = (0, 0) if below else compact_table(compiled, limits)
@@ -258,7 +268,8 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
         if method == "auto":
             limit = max(limits.auto_compact_seconds, mc_seconds)
         return _exact_plan(compiled, seconds, mc_seconds, trials, limits, variant, pruning,
-                           merge_blocks, table, int(limit * limits.work_rate), method == "auto")
+                           merge_blocks, table, int(limit * limits.work_rate),
+                           method == "auto" and not strict)
     if method == "auto":
         weighed = mc_seconds
         if pairs >= limits.prune_pairs:
@@ -267,6 +278,9 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
             weighed = max(weighed, limits.auto_big_seconds)
         method = "exact" if (seconds <= weighed and pairs <= limits.exact_state_limit
                              and seconds + table_seconds <= limits.max_exact_seconds) else "mc"
+        if strict and method == "mc":
+            raise ExactRefused("battle too large to solve exactly here (method auto would use "
+                               "Monte Carlo); use method mc or auto")
     if method == "exact":
         _refuse(pairs, seconds + table_seconds, limits)
         plan = _exact_plan(compiled, seconds, mc_seconds, trials, limits, variant, pruning,
