@@ -203,7 +203,7 @@ def simulate(
     integral float such as 1e6) and seed (same seed, same numbers); method: ``"exact"``,
     ``"mc"`` or ``"auto"`` (exact when the battle is small enough); attacker_tech /
     defender_tech: technologies such as ``"heavy_bombers,jets"`` or ``["jets"]``; progress:
-    called as progress(done, total) during Monte Carlo runs; attacker_submerge /
+    called as progress(done, total, what) while it runs; attacker_submerge /
     defender_submerge: ``"never"``, ``"when-only-subs-left"`` or ``"first-chance"`` (sea
     battles); landing/bombard: an amphibious assault's land units from transports and
     bombarding ships (land battles); attacker_ool/defender_ool: orders of losses

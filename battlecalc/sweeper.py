@@ -41,7 +41,7 @@ from .errors import BattleInputError, quoted
 from .options import OPTIONS, read, read_whole
 from .output import Destination, open_destination
 from .rules import load_rules
-from .spec import MAX_SEED, check_int, fresh_seed
+from .spec import MAX_SEED, check_int, check_progress, fresh_seed
 
 # Every keyword of simulate() (and of the formula editions) a column may set, with the kind
 # of value battlecalc.options reads from a cell (a row is one battle: no waves, no progress).
@@ -105,10 +105,7 @@ def check_arguments(battles: Any, vary: Any, workers: Any, chunk_size: Any, sche
         raise BattleInputError(
             f"scheduler must be a Dask scheduler address or a distributed.Client, got "
             f"{quoted(scheduler)}")
-    if progress is not None and not callable(progress):
-        raise BattleInputError(
-            f"progress must be a function progress(done, total, what) or None, got "
-            f"{quoted(progress)}")
+    check_progress(progress, "progress(done, total, what)")
 
 
 # ----------------------------------------------------------------------------- grid expansion

@@ -678,6 +678,61 @@ def test_raid_and_plan_refuse_what_they_do_not_take(base):
     assert status == 400 and data["error"].startswith("distributions are not available")
 
 
+# JSON integers beyond a float, and a facility that is no name (issue 29, items 8 and 9): 400
+# with the library's message, never a 500
+HUGE_JSON = ["9" * 400, "-" + "9" * 400, "9" * 5000]
+ENDPOINT_BASES = {
+    "/api/run": {"rules": "revised", "attacker": "1 inf", "defender": "1 inf",
+                 "method": "exact"},
+    "/api/raid": {"rules": "1942-2e", "attacker": "1 bomber", "target_value": 5,
+                  "method": "exact"},
+    "/api/plan": {"rules": "revised", "defender": "1 inf", "pool": "2 inf", "method": "exact"},
+}
+
+
+def _post_raw(base: str, path: str, body: str) -> tuple[int, dict]:
+    status, _, answer = request(base, "POST", path, body.encode(),
+                                {"Content-Type": "application/json"})
+    return status, json.loads(answer)
+
+
+def test_retreat_below_as_a_400_digit_json_integer_is_400(base):
+    body = json.dumps(ENDPOINT_BASES["/api/run"])[:-1] + ', "retreat_below": ' + "9" * 400 + "}"
+    status, data = _post_raw(base, "/api/run", body)
+    assert (status, data) == (400, {"error": "retreat_below must be a finite number (at most "
+                                             "about 1.8e+308), got a 1329-bit integer"})
+    status, data = _post_raw(base, "/api/run", body.replace("9" * 400, "9" * 5000))
+    assert (status, data) == (400, {"error": "the request body holds an integer of 5,000 digits "
+                                             "(at most 1,000)"})
+
+
+@pytest.mark.parametrize("path", ENDPOINT_BASES)
+def test_every_parameter_as_a_huge_json_integer_is_400_or_an_answer(base, path):
+    readers = {"/api/run": simulate_parameters(), "/api/raid": raid_parameters(),
+               "/api/plan": plan_parameters()}[path]
+    for name in readers:
+        if name == "rules":
+            continue
+        for digits in HUGE_JSON:
+            fields = {**ENDPOINT_BASES[path], name: "HUGE"}
+            body = json.dumps(fields).replace('"HUGE"', digits)
+            status, data = _post_raw(base, path, body)
+            # retreat_when_left=10**400 is "retreat with every unit left": an answer
+            assert status in (200, 400), (name, digits[:5], status, data)
+            if status == 400:
+                assert data["error"] and "\n" not in data["error"], data
+
+
+@pytest.mark.parametrize(("facility", "message"), [
+    ({"major": 1}, "facility must be the name of a facility (text), got {'major': 1}"),
+    (["major"], "facility must be the name of a facility (text), got ['major']"),
+    (5, "facility must be the name of a facility (text), got 5"),
+])
+def test_a_facility_that_is_not_text_is_400(base, facility, message):
+    body = json.dumps({"rules": "1940-2e", "attacker": "1 bomber", "facility": facility})
+    assert _post_raw(base, "/api/raid", body) == (400, {"error": message})
+
+
 # 1e7 trials of a middling battle: about 1.2 s alone in chunks of 0.25 s (2 cores), four of
 # them at once several seconds; cancelled, each stops within a chunk
 BIG = urllib.parse.urlencode({"rules": "1942-2e", "attacker": "6 inf 3 art 3 tank 2 ftr",

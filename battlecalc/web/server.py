@@ -548,6 +548,19 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return params
 
 
+MAX_JSON_DIGITS = 1000  # of an integer in a JSON body (Python refuses more than 4,300)
+
+
+def _json_int(text: str) -> int:
+    """An integer of a JSON body; ParamError past MAX_JSON_DIGITS digits (no option needs
+    them, and Python's own refusal reads as a body that is not JSON)."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_DIGITS:
+        raise ParamError(f"the request body holds an integer of {digits:,} digits (at most "
+                         f"{MAX_JSON_DIGITS:,})")
+    return int(text)
+
+
 async def _request_params(request: Request) -> dict[str, Any] | Response:
     if request.method in ("GET", "HEAD"):  # HEAD: a GET whose body the server leaves out
         return _unique_keys(request.query_params.multi_items())
@@ -559,7 +572,8 @@ async def _request_params(request: Request) -> dict[str, Any] | Response:
         return _unique_keys(parse_qsl(body.decode("utf-8", "replace"),
                                        keep_blank_values=True))
     try:
-        params = json.loads(body or b"{}", object_pairs_hook=_unique_keys)
+        params = json.loads(body or b"{}", object_pairs_hook=_unique_keys,
+                            parse_int=_json_int)
     except ParamError as exc:
         return _error(str(exc))
     except (ValueError, UnicodeDecodeError):
