@@ -16,7 +16,7 @@ import click
 from click.core import ParameterSource
 
 from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no engine code
-from .output import OutputError, open_destination
+from .output import OutputError, json_safe, open_destination, printable
 from .rules import list_editions  # lists the edition files; imports no engine code
 
 FORMATS = ("table", "json", "csv")
@@ -49,7 +49,7 @@ class _OneLineErrors(click.Group):
             sys.exit(2)
         except click.ClickException as exc:
             # one line: click lists choices on extra lines, rules files list every problem
-            click.echo(f"Error: {' '.join(exc.format_message().split())}", err=True)
+            _say(f"Error: {' '.join(exc.format_message().split())}")
             sys.exit(exc.exit_code)
         except (_Interrupted, KeyboardInterrupt, click.exceptions.Abort):
             click.echo("Aborted.", err=True)
@@ -268,7 +268,26 @@ def _destination(output: str | None, inputs=()):
         _fail(exc)
 
 
-def _emit(text: str, destination) -> None:
+def _for_reader(text: str, fmt: str | None) -> str:
+    """A command's text as written: a table (for a terminal) with its control characters
+    escaped, JSON with every one escaped (output.printable, output.json_safe); CSV and other
+    text (an edition's TOML) as they are."""
+    if fmt == "table":
+        return printable(text)
+    if fmt == "json":
+        return json_safe(text)
+    return text
+
+
+def _say(line: str) -> None:
+    """One line on stderr (an error, a warning, a note), its control characters escaped."""
+    click.echo(printable(line), err=True)
+
+
+def _emit(text: str, destination, fmt: str | None) -> None:
+    """Write a command's text (fmt: its --format; None: text of no format) to its
+    destination."""
+    text = _for_reader(text, fmt)
     if destination.kind == "stdout":
         click.echo(text.rstrip("\n"))
         return
@@ -396,7 +415,7 @@ def _warnings_as_lines() -> None:
         if issubclass(category, BattleInputWarning):
             if str(message) not in shown:
                 shown.add(str(message))
-                click.echo(f"Warning: {message}", err=True)
+                _say(f"Warning: {message}")
         else:
             default(message, category, filename, lineno, file, line)
 
@@ -480,7 +499,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     finally:
         progress.close()
     for line in _ignored_options(ctx, method, result):
-        click.echo(line, err=True)
+        _say(line)
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
@@ -494,7 +513,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
             text = result.to_csv()
     else:
         text = result.table()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
     if plot_path is not None:
         try:
             plot.save_plot(result, plot_path)
@@ -568,14 +587,14 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
         progress.close()
     for line in [*_ignored_options(ctx, result.method, result),
                  *(f"Warning: {note}" for note in result.notes)]:
-        click.echo(line, err=True)
+        _say(line)
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
         text = result.distribution_csv(distribution) if distribution else result.to_csv()
     else:
         text = result.table()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
 
 
 @cli.command()
@@ -642,7 +661,7 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
     finally:
         progress.close()
     text = {"json": result.to_json, "csv": result.to_csv, "table": result.table}[fmt]()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
 
 
 def _unit_rows(ruleset) -> list[dict]:
@@ -715,7 +734,7 @@ def units(rules, rules_file, fmt, output):
     """Unit table of an edition: names, aliases, cost, attack, defence, abilities."""
     ruleset = _ruleset(rules, rules_file)
     destination = _destination(output, [rules_file])
-    _emit(_rows_text(_unit_rows(ruleset), fmt), destination)
+    _emit(_rows_text(_unit_rows(ruleset), fmt), destination, fmt)
 
 
 def _edition_row(edition_id: str, load_rules) -> dict:
@@ -742,7 +761,7 @@ def rules_command(edition, rules_file, fmt):
     ruleset = _ruleset(edition, rules_file, required=False)
     if ruleset is None:
         rows = [_edition_row(edition_id, load_rules) for edition_id in list_editions()]
-        click.echo(_rows_text(rows, fmt))
+        click.echo(_for_reader(_rows_text(rows, fmt), fmt))
         return
     formula_model = ruleset.model == "formula"
     rows = [{"kind": "flag", "name": name, "value": str(value),
@@ -753,7 +772,7 @@ def rules_command(edition, rules_file, fmt):
     rows += [{"kind": "facility", "name": f.name, "value": str(f.max_damage),
               "meaning": f"{f.description or f.name}: a raid deals it at most this damage"}
              for f in ruleset.facilities.values()]
-    click.echo(_rows_text(rows, fmt))
+    click.echo(_for_reader(_rows_text(rows, fmt), fmt))
 
 
 @cli.command()
@@ -808,7 +827,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
             check_output(output, inputs=[battles])  # a bad path, or the input itself: now
         frame = read_battles(battles)
         for note in option_lookalikes(frame.columns):
-            click.echo(f"Note: {note}", err=True)
+            _say(f"Note: {note}")
         table = run_sweep(frame, vary=vary, seed=seed, workers=workers, scheduler=scheduler,
                           chunk_size=chunk_size, progress=progress)
         progress.close()
@@ -876,7 +895,7 @@ def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output,
         text = result.territories_csv() if show_all else result.to_csv()
     else:
         text = result.table(show_territories=show_all or territory is not None)
-    _emit(text, destination)
+    _emit(text, destination, fmt)
 
 
 @cli.group()
@@ -904,11 +923,11 @@ def edition_import(game_file, output, lenient, edition_id):
     except BattleInputError as exc:
         _fail(exc)
     for warning in imported.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    _emit(imported.text, destination)
+        _say(f"Warning: {warning}")
+    _emit(imported.text, destination, None)
     if destination.kind != "stdout":
-        click.echo(f"{imported.game}: an edition on the rules of {imported.base} written to "
-                   f"{output}", err=True)
+        _say(f"{imported.game}: an edition on the rules of {imported.base} written to "
+             f"{output}")
 
 
 @cli.command()
@@ -935,7 +954,7 @@ def luck(save, rules, fmt, output, plot_path):
     except BattleInputError as exc:
         _fail(exc)
     text = {"json": result.to_json, "csv": result.to_csv}.get(fmt, result.table)()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
     if plot_path is not None:
         from .triplea.luck import save_luck_plot
 
