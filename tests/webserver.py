@@ -119,6 +119,7 @@ def server_process(address_space: int = 3 * 2**30, timeout: float = 60.0, **engi
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+        child.stdout.close()
 
 
 def status_kb(pid: int, field: str) -> int:
