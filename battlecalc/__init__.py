@@ -25,6 +25,8 @@ _PUBLIC = {
     "raid": "raids",
     "list_editions": "rules",
     "load_rules": "rules",
+    "load_rules_file": "rules",
+    "RULE_FLAGS": "rules",
     "plan": "planner",
     "sweep": "sweeper",
     "read_game": "triplea",
@@ -34,10 +36,12 @@ __all__ = [
     "Battle",
     "BattleInputError",
     "RaidResult",
+    "RULE_FLAGS",
     "Result",
     "format_army",
     "list_editions",
     "load_rules",
+    "load_rules_file",
     "make_battle",
     "parse_army",
     "plan",
@@ -59,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .planner import plan
     from .raids import RaidResult, raid
     from .results import Result
-    from .rules import list_editions, load_rules
+    from .rules import RULE_FLAGS, list_editions, load_rules, load_rules_file
     from .sweeper import sweep
     from .triplea import read_game
     from .waves import simulate

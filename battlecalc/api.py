@@ -17,12 +17,7 @@ from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
 from .formula.engine import run_formula
 from .results import ExactResults, Result, build_result
-from .rules import (  # noqa: F401  (re-exported: what the command line lists)
-    RULE_FLAGS,
-    list_editions,
-    load_rules,
-    load_rules_file,
-)
+from .rules import load_rules
 from .solver.threads import set_threads, thread_count  # noqa: F401  (re-exported)
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
     DEFAULT_TRIALS,
@@ -160,7 +155,7 @@ def simulate(
     integral float such as 1e6) and seed (same seed, same numbers); method: ``"exact"``,
     ``"mc"`` or ``"auto"`` (exact when the battle is small enough); attacker_tech /
     defender_tech: technologies such as ``"heavy_bombers,jets"`` or ``["jets"]``; progress:
-    called as progress(done, total) during Monte Carlo runs; attacker_submerge /
+    called as progress(done, total, what) while it runs; attacker_submerge /
     defender_submerge: ``"never"``, ``"when-only-subs-left"`` or ``"first-chance"`` (sea
     battles); landing/bombard: an amphibious assault's land units from transports and
     bombarding ships (land battles); attacker_ool/defender_ool: orders of losses

@@ -15,8 +15,9 @@ import warnings
 import click
 from click.core import ParameterSource
 
+from . import list_editions  # the library's API (battlecalc.list_editions): no engine code
 from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no engine code
-from .output import OutputError, open_destination
+from .output import OutputError, json_safe, open_destination, printable
 
 FORMATS = ("table", "json", "csv")
 DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
@@ -48,7 +49,7 @@ class _OneLineErrors(click.Group):
             sys.exit(2)
         except click.ClickException as exc:
             # one line: click lists choices on extra lines, rules files list every problem
-            click.echo(f"Error: {' '.join(exc.format_message().split())}", err=True)
+            _say(f"Error: {' '.join(exc.format_message().split())}")
             sys.exit(exc.exit_code)
         except (_Interrupted, KeyboardInterrupt, click.exceptions.Abort):
             click.echo("Aborted.", err=True)
@@ -267,7 +268,26 @@ def _destination(output: str | None, inputs=()):
         _fail(exc)
 
 
-def _emit(text: str, destination) -> None:
+def _for_reader(text: str, fmt: str | None) -> str:
+    """A command's text as written: a table (for a terminal) with its control characters
+    escaped, JSON with every one escaped (output.printable, output.json_safe); CSV and other
+    text (an edition's TOML) as they are."""
+    if fmt == "table":
+        return printable(text)
+    if fmt == "json":
+        return json_safe(text)
+    return text
+
+
+def _say(line: str) -> None:
+    """One line on stderr (an error, a warning, a note), its control characters escaped."""
+    click.echo(printable(line), err=True)
+
+
+def _emit(text: str, destination, fmt: str | None) -> None:
+    """Write a command's text (fmt: its --format; None: text of no format) to its
+    destination."""
+    text = _for_reader(text, fmt)
     if destination.kind == "stdout":
         click.echo(text.rstrip("\n"))
         return
@@ -279,7 +299,7 @@ def _emit(text: str, destination) -> None:
 
 def _ruleset(edition: str | None, rules_file: str | None, required: bool = True):
     """The Ruleset named by --rules or read from --rules-file (exactly one of them)."""
-    from .api import load_rules, load_rules_file
+    from . import load_rules, load_rules_file  # (the library's API: battlecalc.load_rules)
     from .errors import BattleInputError
 
     if edition is not None and rules_file is not None:
@@ -340,23 +360,8 @@ def _ignored_options(ctx: click.Context, method: str, result) -> list[str]:
     return warnings
 
 
-class _Editions(click.Choice):
-    """--rules: one of the edition ids, which the API lists (battlecalc.api.list_editions)
-    when first asked: the command line loads no edition, and no engine, to start."""
-
-    def __init__(self):
-        super().__init__(())
-
-    def __getattribute__(self, name):
-        if name == "choices" and not object.__getattribute__(self, "__dict__").get("_listed"):
-            from .api import list_editions
-
-            self.__dict__.update(choices=tuple(list_editions()), _listed=True)
-        return object.__getattribute__(self, name)
-
-
 rules_option = click.option(
-    "--rules", "rules", type=_Editions(), default=None,
+    "--rules", "rules", type=click.Choice(list_editions()), default=None,
     help="Edition id (see `battlecalc rules`).",
 )
 rules_file_option = click.option(
@@ -413,7 +418,7 @@ def _warnings_as_lines() -> None:
         if issubclass(category, BattleInputWarning):
             if str(message) not in shown:
                 shown.add(str(message))
-                click.echo(f"Warning: {message}", err=True)
+                _say(f"Warning: {message}")
         else:
             default(message, category, filename, lineno, file, line)
 
@@ -497,7 +502,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     finally:
         progress.close()
     for line in _ignored_options(ctx, method, result):
-        click.echo(line, err=True)
+        _say(line)
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
@@ -511,7 +516,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
             text = result.to_csv()
     else:
         text = result.table()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
     if plot_path is not None:
         try:
             plot.save_plot(result, plot_path)
@@ -592,14 +597,14 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
         progress.close()
     for line in [*_ignored_options(ctx, result.method, result),
                  *(f"Warning: {note}" for note in result.notes)]:
-        click.echo(line, err=True)
+        _say(line)
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
         text = result.distribution_csv(distribution) if distribution else result.to_csv()
     else:
         text = result.table()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
 
 
 @cli.command()
@@ -666,7 +671,7 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
     finally:
         progress.close()
     text = {"json": result.to_json, "csv": result.to_csv, "table": result.table}[fmt]()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
 
 
 def _unit_rows(ruleset) -> list[dict]:
@@ -739,7 +744,7 @@ def units(rules, rules_file, fmt, output):
     """Unit table of an edition: names, aliases, cost, attack, defence, abilities."""
     ruleset = _ruleset(rules, rules_file)
     destination = _destination(output, [rules_file])
-    _emit(_rows_text(_unit_rows(ruleset), fmt), destination)
+    _emit(_rows_text(_unit_rows(ruleset), fmt), destination, fmt)
 
 
 def _edition_row(edition_id: str, load_rules) -> dict:
@@ -755,18 +760,18 @@ def _edition_row(edition_id: str, load_rules) -> dict:
 
 
 @cli.command(name="rules")
-@click.option("--rules", "edition", type=_Editions(), default=None,
+@click.option("--rules", "edition", type=click.Choice(list_editions()), default=None,
               help="Show one edition's rule flags and technologies.")
 @rules_file_option
 @format_option
 def rules_command(edition, rules_file, fmt):
     """Editions battlecalc knows, or one edition's rule flags and technologies."""
-    from .api import RULE_FLAGS, list_editions, load_rules
+    from . import RULE_FLAGS, load_rules
 
     ruleset = _ruleset(edition, rules_file, required=False)
     if ruleset is None:
         rows = [_edition_row(edition_id, load_rules) for edition_id in list_editions()]
-        click.echo(_rows_text(rows, fmt))
+        click.echo(_for_reader(_rows_text(rows, fmt), fmt))
         return
     formula_model = ruleset.model == "formula"
     rows = [{"kind": "flag", "name": name, "value": str(value),
@@ -777,7 +782,7 @@ def rules_command(edition, rules_file, fmt):
     rows += [{"kind": "facility", "name": f.name, "value": str(f.max_damage),
               "meaning": f"{f.description or f.name}: a raid deals it at most this damage"}
              for f in ruleset.facilities.values()]
-    click.echo(_rows_text(rows, fmt))
+    click.echo(_for_reader(_rows_text(rows, fmt), fmt))
 
 
 @cli.command()
@@ -832,7 +837,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
             check_output(output, inputs=[battles])  # a bad path, or the input itself: now
         frame = read_battles(battles)
         for note in option_lookalikes(frame.columns):
-            click.echo(f"Note: {note}", err=True)
+            _say(f"Note: {note}")
         table = run_sweep(frame, vary=vary, seed=seed, workers=workers, scheduler=scheduler,
                           chunk_size=chunk_size, progress=progress)
         progress.close()
@@ -900,7 +905,7 @@ def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output,
         text = result.territories_csv() if show_all else result.to_csv()
     else:
         text = result.table(show_territories=show_all or territory is not None)
-    _emit(text, destination)
+    _emit(text, destination, fmt)
 
 
 @cli.group()
@@ -928,11 +933,11 @@ def edition_import(game_file, output, lenient, edition_id):
     except BattleInputError as exc:
         _fail(exc)
     for warning in imported.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    _emit(imported.text, destination)
+        _say(f"Warning: {warning}")
+    _emit(imported.text, destination, None)
     if destination.kind != "stdout":
-        click.echo(f"{imported.game}: an edition on the rules of {imported.base} written to "
-                   f"{output}", err=True)
+        _say(f"{imported.game}: an edition on the rules of {imported.base} written to "
+             f"{output}")
 
 
 @cli.command()
@@ -959,7 +964,7 @@ def luck(save, rules, fmt, output, plot_path):
     except BattleInputError as exc:
         _fail(exc)
     text = {"json": result.to_json, "csv": result.to_csv}.get(fmt, result.table)()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
     if plot_path is not None:
         from .triplea.luck import save_luck_plot
 

@@ -302,7 +302,11 @@ def read_number(name: str, value: Any) -> float:
     if is_bool(value):
         raise _fail(name, what, value)
     if isinstance(value, numbers.Real):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int (or Fraction) beyond a float: 10**400
+            raise _fail(name, f"{what} (at most about {sys.float_info.max:.1e})",
+                        value) from None
     elif isinstance(value, str):
         text = _number_text(name, value, what)
         if not _DECIMAL.fullmatch(text):

@@ -191,7 +191,11 @@ def _check_target(ruleset: Ruleset, a_rules: Ruleset, army: dict[str, int], targ
             raise BattleInputError(
                 f"a raid in {ruleset.id} needs a facility to bomb (facility, --facility): "
                 f"{', '.join(facilities)}")
-        key = facility.strip().lower() if isinstance(facility, str) else facility
+        if not isinstance(facility, str):  # a list or a mapping is no key (unhashable)
+            raise BattleInputError(
+                f"facility must be the name of a facility (text): one of "
+                f"{', '.join(facilities)}, got {quoted(facility)}")
+        key = facility.strip().lower()
         if key not in facilities:
             raise BattleInputError(
                 f"unknown facility {quoted(facility)} in {ruleset.id}; known: "

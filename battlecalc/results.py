@@ -43,8 +43,12 @@ def rows_csv(rows: list[dict[str, Any]], columns: list[str] | None = None,
     """Rows (dicts with the same keys) and their header line as CSV text; columns: the header
     when there may be no row (default: the first row's keys)."""
     buffer = io.StringIO()
+    # a lone CR in a value (a name from a save) is not quoted under lineterminator "\n": the
+    # row would end there; such a table quotes every field instead
+    cr = any("\r" in value for row in rows for value in row.values() if isinstance(value, str))
     writer = csv.DictWriter(buffer, fieldnames=columns if columns is not None else list(rows[0]),
-                            lineterminator="\n")
+                            lineterminator="\n",
+                            quoting=csv.QUOTE_ALL if cr else csv.QUOTE_MINIMAL)
     if header:
         writer.writeheader()
     writer.writerows(rows)

@@ -9,6 +9,7 @@ and are clamped to it (``retreat_when_left=10**20``: retreat at the end of round
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import secrets
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
-from .errors import BattleInputError, BattleInputWarning, quoted
+from .errors import QUOTE_LIMIT, BattleInputError, BattleInputWarning, quoted
 from .options import (  # noqa: F401  (re-exported: the public constants)
     DEFAULT_TRIALS,
     DICE_MODELS,
@@ -81,7 +82,7 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None, hi_text: st
     if type(value) is int and value >= lo and (hi is None or value <= hi):
         return value  # the common case, without the numbers ABC checks below (a batch's cost)
     if (floats and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
-            and math.isfinite(value) and value == int(value)):
+            and is_finite(value) and value == int(value)):
         value = int(value)
     if is_bool(value) or not isinstance(value, numbers.Integral):
         raise BattleInputError(f"{name} must be a whole number, got {quoted(value)}")
@@ -89,6 +90,15 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None, hi_text: st
         bound = f"{lo} or more" if hi is None else f"between {lo:,} and {hi_text or f'{hi:,}'}"
         raise BattleInputError(f"{name} must be {bound}, got {quoted(int(value))}")
     return int(value)
+
+
+def is_finite(value: numbers.Real) -> bool:
+    """math.isfinite, False for a number beyond a float (a Fraction of 400 digits), which
+    math.isfinite answers with OverflowError."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -181,13 +191,34 @@ def check_seed(seed: Any) -> int | None:
     return None if seed is None else check_int("seed", seed, 0, MAX_SEED, "2**63-1")
 
 
+def check_progress(progress: Any, shown: str = "progress(done, total, ...)") -> Any:
+    """A progress callback checked before any work: None, or a callable that takes the three
+    arguments every run passes, progress(done, total, what) (a callable of another arity
+    would fail only mid-run, with a TypeError).  shown: how the message writes the call.  A
+    callable with no signature to read (some built-ins) is taken as it is."""
+    if progress is None:
+        return None
+    if not callable(progress):
+        raise BattleInputError(f"progress must be a function {shown} or None, got "
+                               f"{quoted(progress)}")
+    try:
+        signature = inspect.signature(progress)
+    except (TypeError, ValueError):
+        return progress
+    try:
+        signature.bind(0, 0, "trials")
+    except TypeError as exc:
+        name = str(getattr(progress, "__qualname__", type(progress).__name__))[:QUOTE_LIMIT]
+        raise BattleInputError(
+            f"progress must take three arguments, progress(done, total, what); "
+            f"{name}{signature} does not ({exc})") from None
+    return progress
+
+
 def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = None,
              progress: Any = None, rounds_distribution: Any = False) -> RunSpec:
     """Check how to compute; `trials` may be an integral float (1e6)."""
-    if progress is not None and not callable(progress):
-        raise BattleInputError(
-            f"progress must be a function progress(done, total, ...) or None, got "
-            f"{quoted(progress)}")
+    check_progress(progress)
     return RunSpec(
         check_choice("method", method, METHODS),
         check_int("trials", trials, 1, MAX_TRIALS, floats=True),

@@ -647,3 +647,121 @@ def test_a_triplea_save_lists_its_battles_and_one_click_loads_one(base, page):
     assert page.get_attribute("#method", "data-value") == "exact"
     assert shown_outcomes(page)["attacker_win"][0] == pytest.approx(expected.attacker_win,
                                                                     abs=1e-12)
+
+
+# A page of another origin (issue 29, item 2): a second local server serves a page that tries
+# every way a page can reach the API without CORS (fetch with mode no-cors, a form, an image,
+# a beacon) and the one with it (fetch with the page's header, which needs a preflight).  The
+# server must do no work for any of them: its engine counts each request it refused, and each
+# it let through to work (none).
+
+ATTACKER_PAGE = """<!doctype html><html><body><script>
+const api = new URLSearchParams(location.search).get("api");
+const battle = "rules=revised&attacker=1+inf&defender=1+inf";
+async function attempt(name, call) {
+  try { await call(); document.body.dataset[name] = "sent"; }
+  catch (error) { document.body.dataset[name] = "error: " + error.message; }
+}
+(async () => {
+  const save = await (await fetch("/save.tsvg")).blob();
+  await attempt("gameNoCors", () => fetch(api + "/api/game",
+    {method: "POST", mode: "no-cors", body: save}));
+  await attempt("runNoCors", () => fetch(api + "/api/run", {method: "POST", mode: "no-cors",
+    body: JSON.stringify({rules: "revised", attacker: "1 inf", defender: "1 inf"})}));
+  await attempt("runGet", () => fetch(api + "/api/run?" + battle, {mode: "no-cors"}));
+  await attempt("planGet", () => fetch(api + "/api/plan?rules=revised&defender=1+inf&pool=2+inf",
+    {mode: "no-cors"}));
+  await attempt("gameWithHeader", () => fetch(api + "/api/game", {method: "POST", body: save,
+    headers: {"X-Battlecalc-Client": "page", "Content-Type": "application/octet-stream"}}));
+  await attempt("beacon", async () => {
+    if (!navigator.sendBeacon(api + "/api/game", save)) throw new Error("not queued");
+  });
+  await attempt("image", () => new Promise((done) => {
+    const image = new Image();
+    image.onload = image.onerror = done;
+    image.src = api + "/api/raid?rules=1942-2e&attacker=1+bomber&target_value=5";
+  }));
+  await attempt("form", () => new Promise((done) => {
+    const frame = document.createElement("iframe");
+    frame.name = "sink";
+    frame.onload = done;
+    document.body.append(frame);
+    const form = document.createElement("form");
+    form.method = "POST"; form.action = api + "/api/run"; form.target = "sink";
+    for (const [name, value] of new URLSearchParams(battle)) {
+      const input = document.createElement("input");
+      input.name = name; input.value = value; form.append(input);
+    }
+    document.body.append(form);
+    form.submit();
+  }));
+  document.body.dataset.done = "1";
+})();
+</script></body></html>"""
+
+
+@pytest.fixture
+def other_origin():
+    """A second local origin (another port): serves ATTACKER_PAGE and the save it sends."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path.startswith("/save.tsvg"):
+                body, kind = Path(SAVE).read_bytes(), "application/octet-stream"
+            else:
+                body, kind = ATTACKER_PAGE.encode(), "text/html; charset=utf-8"
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.skipif(not os.path.exists(SAVE), reason="the shared TripleA saves are absent")
+def test_a_page_of_another_origin_cannot_make_the_server_work(browser, other_origin):
+    from battlecalc.web.server import Engine
+
+    engine = Engine()
+    with running_server(engine) as api:
+        tab = browser.new_page()
+        try:
+            tab.goto(f"{other_origin}/?api={urllib.parse.quote(api)}")
+            tab.wait_for_selector("body[data-done]", state="attached", timeout=SETTLE_MS)
+            tried = tab.evaluate("({...document.body.dataset})")
+            # every request left the page (the CORS one as its preflight, then blocked)...
+            assert tried["gameNoCors"] == tried["runNoCors"] == tried["runGet"] == "sent"
+            assert tried["gameWithHeader"].startswith("error: ")  # no preflight allowance
+            _until(lambda: engine.refused >= 8, 10)
+            time.sleep(0.5)  # (anything late would be counted now)
+            # ...and reached the server, which refused each unread and did no work
+            assert engine.refused == 8, (engine.refused, tried)
+            assert dict(engine.started) == {}
+            # the server's own page, with its header, gets the same save read
+            tab.goto(api + SCREENS["sea"])
+            settle(tab)
+            runs = engine.started["run"]
+            tab.set_input_files("#save-file", SAVE)
+            tab.locator("#game-battles a.game-battle[data-territory='West Russia']").wait_for(
+                timeout=SETTLE_MS)
+            assert engine.started["game"] == 1 and runs >= 1
+            assert engine.refused == 8
+        finally:
+            tab.close()
+
+
+def _until(condition, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)

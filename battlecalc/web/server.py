@@ -14,13 +14,18 @@ Routes (nothing else is served, and no path ever reaches the file system):
     POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its battles,
                              each with the page query that loads it (game_battles)
 
+Every path under /api/ but /api/spec answers only requests with the header
+``X-Battlecalc-Client`` (any value; ``X-Battlecalc-Page`` counts too), which the page sends and
+a page of another origin cannot (PageOnly): 403 otherwise, before any body is read.
 Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
 Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
 ``method=exact`` is solved only where ``auto`` would solve exactly, and battles run on a
 small thread pool (pending requests beyond a bound get 503).  Work follows the user: a
 request whose client has gone (the connection closed), or that a newer request of the same
 page replaces (headers ``X-Battlecalc-Page: <id>`` and ``X-Battlecalc-Request: <number>``), is
-stopped at its next progress report (a Monte Carlo chunk, a planner candidate).  With
+stopped at its next progress report (a Monte Carlo chunk, a planner candidate).  An uploaded
+save is read by a child process beside the pool, under a time and memory limit, killed when
+its client goes (battlecalc.web.saves); a few at once, more wait, beyond a bound 503.  With
 ``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream).
 ``serve --workers N`` runs N processes on the one socket; each keeps a cache of exact answers.
 """
@@ -39,8 +44,7 @@ import sys
 import threading
 import time
 import traceback
-import urllib.parse
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -49,7 +53,7 @@ from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -59,6 +63,13 @@ from ..plot import distributions
 from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
 from ..waves import simulate, simulate_with
+from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server's, as before)
+    MAX_SAVE_INFLATED,
+    MAX_SAVE_UPLOAD,
+    ChildGone,
+    game_battles,
+    read_in_child,
+)
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 
 MAX_BODY_BYTES = 64 * 1024
@@ -70,6 +81,19 @@ MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
 CACHE_SIZE = 512  # exact answers kept per process (a repeated exact battle is not solved again)
 MAX_CACHED_BYTES = 256 * 1024  # larger answers (big laws, long plans) are not kept
 MAX_PAGES = 4096  # pages whose latest request is remembered (to cancel the one it replaces)
+GAME_TIME_LIMIT_S = 20.0  # reading one uploaded save (a real one: under a second)
+GAME_WORKERS = 2  # uploads read at once, each in a process of its own (saves.read_in_child)
+MAX_GAME_PENDING = 8  # uploads held (each at most MAX_SAVE_UPLOAD); beyond: 503
+GAME_MEMORY = 1024 * 1024 * 1024  # the address space of the process reading one upload
+# The API's costly endpoints answer requests that carry one of these headers: the page sends
+# X-Battlecalc-Client (and X-Battlecalc-Page with its runs).  A page of another origin cannot
+# send a custom header without a CORS preflight, which this server never allows: it sends no
+# Access-Control-* header (PageOnly)
+CLIENT_HEADERS = (b"x-battlecalc-client", b"x-battlecalc-page")
+FREE_PATHS = ("/api/spec",)  # under /api/: answered to anyone (the editions, from memory)
+NOT_FROM_THE_PAGE = (
+    "this API answers battlecalc's page and clients that send the header X-Battlecalc-Client "
+    "(any value, e.g. curl -H 'X-Battlecalc-Client: 1'); a page of another site cannot send it")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ASSETS = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -177,7 +201,9 @@ class Engine:
                  time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING,
                  warm_up_battles: list[dict[str, Any]] | None = None,
                  warm_up_hook: Callable[[dict[str, Any]], None] | None = None,
-                 cache_size: int = CACHE_SIZE):
+                 cache_size: int = CACHE_SIZE, game_time_limit: float = GAME_TIME_LIMIT_S,
+                 game_workers: int = GAME_WORKERS, max_game_pending: int = MAX_GAME_PENDING,
+                 game_memory: int = GAME_MEMORY):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
         # method=exact: each battle's plan refuses where auto would take Monte Carlo
         self.exact_solve = functools.partial(
@@ -202,10 +228,21 @@ class Engine:
         self.cache_size = cache_size
         self.cache_lock = threading.Lock()
         self.cache_hits = 0
+        # uploaded saves: read by child processes beside the pool (saves.read_in_child)
+        self.game_time_limit = game_time_limit
+        self.game_workers = game_workers
+        self.max_game_pending = max_game_pending
+        self.game_memory = game_memory
+        self.game_pending = 0
+        # what came in (the event loop counts): requests refused for want of the page's header
+        # (PageOnly), and requests let through to work, by endpoint (run, raid, plan, game)
+        self.refused = 0
+        self.started: Counter[str] = Counter()
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
-                "time_limit_s": self.time_limit, "max_body_bytes": MAX_BODY_BYTES}
+                "time_limit_s": self.time_limit, "max_body_bytes": MAX_BODY_BYTES,
+                "max_save_bytes": MAX_SAVE_UPLOAD, "game_time_limit_s": self.game_time_limit}
 
     def check(self, kwargs: dict[str, Any]) -> None:
         """Refuse, before any work, what is over the limits."""
@@ -402,48 +439,6 @@ def check_request(kwargs: dict[str, Any], extra: dict[str, Any]) -> None:
             "those of one battle); leave distributions out")
 
 
-MAX_SAVE_UPLOAD = 4 * 1024 * 1024  # a TripleA save is a few hundred kB
-MAX_SAVE_INFLATED = 64 * 1024 * 1024  # decompressed, checked before the reader sees it
-PAGE_KINDS = ("land", "sea", "amphibious")  # a save's battles the form can load
-
-
-def game_battles(raw: bytes) -> dict[str, Any]:
-    """The battles of an uploaded TripleA save (bytes, never a server path): the game and,
-    per battle, its armies in the edition's notation and ``query``, the page's URL query that
-    loads it into the form (null for a kind the form has not: raids, air battles).
-    BattleInputError for anything that is not a save battlecalc reads."""
-    import tempfile
-    from pathlib import Path
-
-    from ..army import format_army
-    from ..triplea.game import read_game
-
-    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
-        path = Path(folder) / "save.tsvg"
-        path.write_bytes(raw)
-        try:
-            # the reader's own inflating stops a gzip bomb, at the server's lower cap
-            game = read_game(path, solve=False, max_inflated=MAX_SAVE_INFLATED)
-        except BattleInputError as exc:  # the message names the upload, not the server's path
-            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
-    battles = []
-    for b in game.battles:
-        armies = {role: format_army(getattr(b, role)) if getattr(b, role) else ""
-                  for role in ("attacker", "defender", "landing", "bombard")}
-        query = None
-        if b.kind in PAGE_KINDS:
-            params = {"rules": game.edition, **({"kind": b.kind} if b.kind != "land" else {}),
-                      **{role: text for role, text in armies.items() if text}}
-            query = urllib.parse.urlencode(params)
-        battles.append({"territory": b.territory, "kind": b.kind,
-                        "attacker_nations": b.attacker_nations,
-                        "defender_nations": b.defender_nations, **armies,
-                        "in_progress": b.in_progress is not None, "query": query})
-    return {"game": game.game, "edition": game.edition, "round": game.round,
-            "step": game.step, "player": game.player, "low_luck": game.low_luck,
-            "battles": battles}
-
-
 def _bad_request_message(exc: BaseException) -> str:
     """The 400 message of an input error, of a ValueError raised on a request's values, and of
     input nested too deeply to read (RecursionError)."""
@@ -499,13 +494,30 @@ def _stream(answer, request: Request, params: dict[str, Any],
                              headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
 
 
+async def _client_gone(request: Request) -> None:
+    """Return when the client closes its connection (the body is read by then)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
 async def _watch_disconnect(request: Request, cancel: threading.Event) -> None:
     """Set `cancel` when the client closes its connection (the body is read by then)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            cancel.set()
-            return
+    await _client_gone(request)
+    cancel.set()
+
+
+async def _acquire(slots: asyncio.Semaphore, gone: asyncio.Future) -> bool:
+    """Take one of `slots`, unless `gone` is done first (False: none taken)."""
+    slot = asyncio.ensure_future(slots.acquire())
+    await asyncio.wait({slot, gone}, return_when=asyncio.FIRST_COMPLETED)
+    if not slot.done():
+        slot.cancel()
+        await asyncio.gather(slot, return_exceptions=True)
+    if slot.done() and not slot.cancelled():
+        if not gone.done():
+            return True
+        slots.release()
+    return False
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -541,6 +553,19 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return params
 
 
+MAX_JSON_DIGITS = 1000  # of an integer in a JSON body (Python refuses more than 4,300)
+
+
+def _json_int(text: str) -> int:
+    """An integer of a JSON body; ParamError past MAX_JSON_DIGITS digits (no option needs
+    them, and Python's own refusal reads as a body that is not JSON)."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_DIGITS:
+        raise ParamError(f"the request body holds an integer of {digits:,} digits (at most "
+                         f"{MAX_JSON_DIGITS:,})")
+    return int(text)
+
+
 async def _request_params(request: Request) -> dict[str, Any] | Response:
     if request.method in ("GET", "HEAD"):  # HEAD: a GET whose body the server leaves out
         return _unique_keys(request.query_params.multi_items())
@@ -552,7 +577,8 @@ async def _request_params(request: Request) -> dict[str, Any] | Response:
         return _unique_keys(parse_qsl(body.decode("utf-8", "replace"),
                                        keep_blank_values=True))
     try:
-        params = json.loads(body or b"{}", object_pairs_hook=_unique_keys)
+        params = json.loads(body or b"{}", object_pairs_hook=_unique_keys,
+                            parse_int=_json_int)
     except ParamError as exc:
         return _error(str(exc))
     except (ValueError, UnicodeDecodeError):
@@ -596,6 +622,28 @@ class HostCheck:
             if not _host_allowed(header, self.hosts):
                 await _error("unknown Host header", 400)(scope, receive, send)
                 return
+        await self.app(scope, receive, send)
+
+
+class PageOnly:
+    """ASGI middleware: the API's costly endpoints (every path under /api/ but FREE_PATHS)
+    answer only requests that carry one of CLIENT_HEADERS.  A page of another origin can send a
+    form, load an image or call fetch(..., {mode: "no-cors"}), but not with a custom header:
+    that needs a CORS preflight, which this server never grants.  Such a request is refused
+    with 403 here, before its body is read or its parameters parsed, and counted in
+    `engine.refused`."""
+
+    def __init__(self, app, engine: Engine):
+        self.app = app
+        self.engine = engine
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith("/api/") \
+                and scope["path"] not in FREE_PATHS \
+                and not any(name in CLIENT_HEADERS for name, _ in scope["headers"]):
+            self.engine.refused += 1
+            await _error(NOT_FROM_THE_PAGE, 403)(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
 
@@ -665,6 +713,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
     async def run(request: Request) -> Response:
         cancel = threading.Event()
+        engine.started[request.url.path.rsplit("/", 1)[-1]] += 1
         try:
             params = await _request_params(request)
         except BattleInputError as exc:
@@ -676,26 +725,49 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         status, data = await answer(request, params, cancel)
         return _json(data, status)
 
+    game_slots = asyncio.Semaphore(engine.game_workers)
+
     async def game(request: Request) -> Response:
-        """POST /api/game: the body is a TripleA save; answers its battles (game_battles)."""
+        """POST /api/game: the body is a TripleA save; answers its battles (game_battles), read
+        by a child process under the server's limits (saves.read_in_child): stopped at the
+        time limit or when the client goes away; beyond engine.game_workers at once an upload
+        waits, beyond engine.max_game_pending it is refused (503) unread."""
         declared = request.headers.get("content-length")
+        too_large = f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB"
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
-            return _error(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB", 413)
-        raw = bytearray()
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > MAX_SAVE_UPLOAD:
-                return _error(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB", 413)
-        if not raw:
-            return _error("send the TripleA save (.tsvg) as the request body")
+            return _error(too_large, 413)
+        if engine.game_pending >= engine.max_game_pending:
+            return _error("the server is busy reading saves; try again in a moment", 503)
+        engine.game_pending += 1
+        gone = None
         try:
-            loop = asyncio.get_running_loop()
-            data = await loop.run_in_executor(engine.pool, game_battles, bytes(raw))
+            raw = bytearray()
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > MAX_SAVE_UPLOAD:
+                    return _error(too_large, 413)
+            if not raw:
+                return _error("send the TripleA save (.tsvg) as the request body")
+            gone = asyncio.ensure_future(_client_gone(request))
+            if not await _acquire(game_slots, gone):
+                raise ChildGone()
+            try:
+                engine.started["game"] += 1
+                data = await read_in_child(raw, engine.game_time_limit, engine.game_memory,
+                                           gone)
+            finally:
+                game_slots.release()
+        except (ClientDisconnect, ChildGone):  # nobody reads the answer
+            return _error("cancelled: the client has gone", 409)
         except BattleInputError as exc:
             return _error(_one_line(exc))
         except Exception:  # a bug: say so, keep serving
             traceback.print_exc(file=sys.stderr)
             return _error("internal error (see the server's output)", 500)
+        finally:
+            engine.game_pending -= 1
+            if gone is not None:
+                gone.cancel()
         return _json(data)
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -716,7 +788,8 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS),
                Route("/api/game", game, methods=["POST"])]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host))],
+                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host)),
+                                Middleware(PageOnly, engine=engine)],
                     exception_handlers={404: not_found, 405: not_allowed})
     app.state.engine = engine
     return app

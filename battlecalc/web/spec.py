@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import BattleInputError
+from ..errors import BattleInputError, quoted
 from ..options import BY_NAME, DICE_KINDS, Option, read
 from ..options import OPTIONS as TABLE
 from ..orders import PRESETS
@@ -82,6 +82,16 @@ PLAN_PARAMETERS = ("rules", "defender", "pool", "goal", "objective", "top", "def
                    "attacker", "max_cost", "sea", "method", "trials", "seed", "search",
                    "landing", "bombard", *PLAN_OPTIONS)
 _OWN_READERS = {o.name: _reader(o) for o in (*_RAID_OWN, *_PLAN_OWN)}
+
+
+def _facility(name: str, value: Any) -> str:
+    """A raid's facility: its name, as text (a list or an object is no name)."""
+    if not isinstance(value, str):
+        raise ParamError(f"{name} must be the name of a facility (text), got {quoted(value)}")
+    return _text(name, value).strip()
+
+
+_OWN_READERS["facility"] = _facility
 
 
 def simulate_parameters() -> dict[str, Callable[[str, Any], Any]]:

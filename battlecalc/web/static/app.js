@@ -11,6 +11,9 @@
   // the first visit (no battle in the URL): an example, answered at once
   const EXAMPLE = "rules=1942-2e&attacker=3+infantry%2C+1+artillery%2C+2+tank%2C+1+fighter" +
     "&defender=5+infantry%2C+1+tank%2C+1+aa";
+  // sent with every API request: the server answers nothing else (a page of another site
+  // cannot send a custom header: that needs a CORS preflight, which the server never grants)
+  const CLIENT_HEADER = { "X-Battlecalc-Client": "page" };
   // this page's requests: a newer one replaces (and the server cancels) the older
   const PAGE_ID = Math.random().toString(36).slice(2) + Date.now().toString(36);
   let requestNumber = 0;
@@ -467,8 +470,8 @@
       // Monte Carlo streams its progress (lines of JSON), the rest answers in one object
       // (auto battles too: an exact answer comes as one line, Monte Carlo with its progress)
       const stream = body.method === "mc" || (kind().command === "run" && body.method !== "exact");
-      const headers = { "Content-Type": "application/json", "X-Battlecalc-Page": PAGE_ID,
-                        "X-Battlecalc-Request": String(number) };
+      const headers = { "Content-Type": "application/json", ...CLIENT_HEADER,
+                        "X-Battlecalc-Page": PAGE_ID, "X-Battlecalc-Request": String(number) };
       if (stream) headers.Accept = "application/x-ndjson";
       let response = await fetch(kind().endpoint, {
         method: "POST", body: JSON.stringify(body), signal: controller.signal, cache: "no-store",
@@ -1036,7 +1039,7 @@
     let data;
     try {
       const response = await fetch("/api/game", { method: "POST", body: file, cache: "no-store",
-        headers: { "Content-Type": "application/octet-stream" } });
+        headers: { "Content-Type": "application/octet-stream", ...CLIENT_HEADER } });
       data = await response.json();
       if (!response.ok) {
         status.textContent = data.error ? pageMessage(data.error) : `HTTP ${response.status}`;
