@@ -108,6 +108,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import reference as land
+import sea_reference as sea
 
 OBJECTIVES = ("tuv", "win", "takes", "value")
 SEA_OBJECTIVES = ("tuv", "win")
@@ -286,4 +287,427 @@ def optimal_land(edition, attacker, defender, *, objective="tuv", territory_valu
         "gain": objective_fn(total) - objective_fn(never),
         "policy": policy,
     })
+    return result
+
+
+class _LandPolicyPlayer(land._ExactSolver):
+    """The land reference's solver following a GIVEN policy table: at a decision state (end
+    of a round >= 1, before any partial retreat, something may withdraw) the attacker
+    retreats iff ``policy`` says "retreat" for it (states not in it: press on)."""
+
+    def __init__(self, setup, policy):
+        super().__init__(setup)
+        self.policy = policy
+
+    def node(self, att, dfn, rounds, withdrawn=None):
+        s = self.s
+        key = (att, dfn, s.round_key(rounds), withdrawn)
+        if key in self.node_memo:
+            return self.node_memo[key]
+        outcome = s.classify(att, dfn)
+        stay, go = s.retreat_split(att)
+        decides = (outcome is None and withdrawn is None and rounds >= 1
+                   and land._has_units(s.edition, go))
+        named = (_named(land.UNITS, att), _named(land.UNITS, dfn))
+        if outcome is not None:
+            vec = self.terminal_vector(outcome, att, dfn, withdrawn)
+        elif decides and self.policy.get(named) == RETREAT:
+            vec = (self.node(stay, dfn, rounds, go) if land._has_units(s.edition, stay)
+                   else self.terminal_vector("retreat", att, dfn))
+        else:
+            vec = self.fight(att, dfn, rounds, withdrawn)
+        self.node_memo[key] = vec
+        return vec
+
+
+def play_land_policy(edition, attacker, defender, policy, **battle):
+    """exact_land's result when the attacker follows ``policy`` (optimal_land's form:
+    {(attacker units, defender units): "retreat" | "press on"}; missing states press on)."""
+    setup = _land_setup(edition, attacker, defender, battle)
+    return _land_result(setup, _LandPolicyPlayer(setup, policy).total())
+
+
+# ---------------------------------------------------------------------------
+# Sea: the game with the attacker's retreat and both sides' submerge decisions
+# ---------------------------------------------------------------------------
+
+_SEA_BATTLE_KEYWORDS = ("attacker_super_subs", "defender_super_subs", "attacker_tech",
+                        "defender_tech", "dice")
+_SEA_N = len(sea.UNITS)
+_SEA_ROUNDS = len(sea.OUTCOMES)  # value vector: outcomes, rounds, attacker / defender finals
+_SEA_ATT_AT = _SEA_ROUNDS + 1
+_SEA_DFN_AT = _SEA_ATT_AT + _SEA_N
+_SEA_SIZE = _SEA_DFN_AT + _SEA_N
+_SEA_WIN = sea.OUTCOMES.index("attacker_win")
+SUBMERGE_CHOICES = (*sea.POLICIES, OPTIMAL)
+
+
+def _sea_setup(edition, attacker_submerge, defender_submerge, battle):
+    unknown = set(battle) - set(_SEA_BATTLE_KEYWORDS)
+    if unknown:
+        raise ValueError(f"unknown sea keywords {sorted(unknown)}")
+    for policy in (attacker_submerge, defender_submerge):
+        if policy not in SUBMERGE_CHOICES:
+            raise ValueError(f"unknown submerge choice {policy!r}; expected one of "
+                             f"{SUBMERGE_CHOICES}")
+    if sea.MODEL.get(edition) == "classic" and {attacker_submerge, defender_submerge} - {
+            "never", OPTIMAL}:
+        raise ValueError("classic has no submerging; submerge policies must be 'never'")
+    options = dict(attacker_super_subs=False, defender_super_subs=False, attacker_tech=(),
+                   defender_tech=(), dice=sea.STANDARD)
+    options.update(battle)
+    # sea_reference's own submerge policies stay "never": the game decides submerging
+    return sea._make_setup(edition, "never", "never", options["attacker_super_subs"],
+                           options["defender_super_subs"], options["attacker_tech"],
+                           options["defender_tech"], options["dice"])
+
+
+def _sea_objective(edition, att0, dfn0, objective):
+    """The objective as a linear function of a sea value vector, IPC counted from att0/dfn0."""
+
+    def value(vec):
+        if objective == "win":
+            return vec[_SEA_WIN]
+        att_final = [vec[_SEA_ATT_AT + i] for i in range(_SEA_N)]
+        dfn_final = [vec[_SEA_DFN_AT + i] for i in range(_SEA_N)]
+        return sea._ipc_loss(edition, dfn0, dfn_final) - sea._ipc_loss(edition, att0, att_final)
+
+    return value
+
+
+class _FixedRetreat:
+    """battlecalc's fixed retreat conditions at sea (kernels/rules.py ``should_retreat``):
+    rounds fought >= after; the attacker's units in the battle <= when_left; the defender's
+    units in the battle <= strafe (submerged subs are not in the battle, a damaged battleship
+    is one unit); the attacker's chance of winning if it fights on < below."""
+
+    def __init__(self, after=None, when_left=None, strafe=None, below=None):
+        for name, value in (("retreat_after", after), ("retreat_when_left", when_left),
+                            ("strafe", strafe)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 0):
+                raise ValueError(f"{name} must be a non-negative int or None, not {value!r}")
+        if below is not None:
+            if isinstance(below, bool) or not isinstance(below, (int, float, Fraction)):
+                raise ValueError(f"retreat_below must be a number or None, not {below!r}")
+            below = Fraction(below)
+        self.after, self.when_left, self.strafe, self.below = after, when_left, strafe, below
+        self.last_round_key = max(after, 1) if after is not None else 1
+
+    def triggered(self, units, rounds):
+        if self.after is not None and rounds >= self.after:
+            return True
+        if self.when_left is not None and sum(units[sea.A]) <= self.when_left:
+            return True
+        return self.strafe is not None and sum(units[sea.D]) <= self.strafe
+
+
+class _SeaGame:
+    """A sea battle as a game: sea_reference's rounds, with decisions between them.
+
+    node(state, rounds): the start of a round after ``rounds`` rounds (a state is
+    sea_reference's ((attacker, defender) counts in the battle, (attacker, defender) subs
+    submerged so far)).  In order:
+
+    1. V3 editions: defenceless transports are lost (sea_reference's rule, to its fixed
+       point); end checks (sea_reference's ``_end_check``, stalemate included);
+    2. rounds >= 1: the attacker's retreat (``retreat``: None = never, "optimal", or a
+       _FixedRetreat), not offered where the lone-transport rule holds;
+    3. where the edition submerges now (V3 every round, revised from round 2 on: its
+       end-of-round submerge; classic never): the attacker's submerge choice, then the
+       defender's (``submerge`` = (attacker's, defender's): a sea_reference policy or
+       "optimal"); if a side submerged, the end checks again (a battle ended so counts no
+       extra round; the defenceless-transport rule is not applied there, as in sea_reference);
+    4. a round (sea_reference's ``_round_*_exact``; revised / classic: the lone-transport
+       retreat after it), then node(next state, rounds + 1).
+
+    The round from the state that reached step 4 unchanged returns to it with probability q;
+    where rounds no longer matter (round_key) that is summed as a geometric series (see the
+    module docstring).  ``decisions`` records every choice weighed, keyed by (what, state,
+    round_key): what is "retreat", "attacker_submerge" or "defender_submerge"; the value is
+    True (retreat / submerge) or False.
+    """
+
+    def __init__(self, setup, retreat, submerge, objective):
+        self.s = setup
+        self.model = sea.MODEL[setup.edition]
+        self.retreat = retreat
+        self.submerge = submerge
+        self.objective = objective
+        self.last_round_key = retreat.last_round_key if isinstance(retreat, _FixedRetreat) else 1
+        self.node_memo, self.open_memo, self.closed_memo = {}, {}, {}
+        self.decisions = {}
+
+    def round_key(self, rounds):
+        return min(rounds, self.last_round_key)
+
+    # -- value vectors -------------------------------------------------------
+
+    @staticmethod
+    def terminal(outcome, state):
+        vec = [Fraction(0)] * _SEA_SIZE
+        vec[sea.OUTCOMES.index(outcome)] = Fraction(1)
+        att_final = sea._final_counts(state, sea.A)
+        dfn_final = sea._final_counts(state, sea.D)
+        for i in range(_SEA_N):
+            vec[_SEA_ATT_AT + i] = Fraction(att_final[i])
+            vec[_SEA_DFN_AT + i] = Fraction(dfn_final[i])
+        return vec
+
+    # -- the boundary between rounds -----------------------------------------
+
+    def node(self, state, rounds):
+        key = (state, self.round_key(rounds))
+        if key not in self.node_memo:
+            self.node_memo[key] = self._node(state, rounds)
+        return self.node_memo[key]
+
+    def _node(self, state, rounds):
+        if self.model == "v3":
+            checked = sea._defenceless_transports(self.s, state)
+            if checked != state:
+                return self.node(checked, rounds)
+        outcome = sea._end_check(self.s, state)
+        if outcome is not None:
+            return self.terminal(outcome, state)
+        if rounds >= 1 and self.may_retreat(state):
+            return self.retreat_choice(state, rounds)
+        return self.submerge_phase(state, rounds)
+
+    def may_retreat(self, state):
+        if self.retreat is None:
+            return False
+        return not (self.model != "v3" and sea._lone_attacking_transports(state))
+
+    def retreat_choice(self, state, rounds):
+        key = (state, self.round_key(rounds))
+        off = self.terminal("retreat", state)
+        if self.retreat == OPTIMAL:
+            on = self.submerge_phase(state, rounds)
+            go = self.objective(off) > self.objective(on)
+        elif self.retreat.triggered(state[0], rounds):
+            go, on = True, None
+        elif self.retreat.below is not None:
+            on = self.submerge_phase(state, rounds)
+            go = on[_SEA_WIN] < self.retreat.below
+        else:
+            go, on = False, self.submerge_phase(state, rounds)
+        self.decisions[("retreat", *key)] = go
+        return off if go else on
+
+    def submerges_now(self, rounds):
+        return self.model == "v3" or (self.model == "revised" and rounds >= 1)
+
+    def may_submerge(self, side, units):
+        return (sea._has(units[side], "submarine")
+                and not sea._has(units[1 - side], "destroyer"))
+
+    def submerged(self, side, state):
+        units, subs = state
+        new_units, new_subs = list(units), list(subs)
+        new_subs[side] += sea._count(units[side], "submarine")
+        new_units[side] = sea._with_count(units[side], "submarine", 0)
+        return (tuple(new_units), tuple(new_subs))
+
+    def submerge_phase(self, state, rounds):
+        if not self.submerges_now(rounds):
+            return self.play_leaf(state, rounds)
+        return self.side_submerge(sea.A, state, state, rounds)
+
+    def side_submerge(self, side, state, start, rounds):
+        """``side`` decides whether to submerge at ``state`` (``start``: the state before this
+        round's submerge choices); then the defender, then the round."""
+
+        def then(after):
+            if side == sea.A:
+                return self.side_submerge(sea.D, after, start, rounds)
+            return self.after_submerge(after, start, rounds)
+
+        units = state[0]
+        if not self.may_submerge(side, units):
+            return then(state)
+        policy = self.submerge[side]
+        if policy != OPTIMAL:
+            return then(self.submerged(side, state)
+                        if sea._wants_to_submerge(policy, units[side], units[1 - side])
+                        else state)
+        yes = then(self.submerged(side, state))
+        no = then(state)
+        if side == sea.A:
+            go = self.objective(yes) > self.objective(no)
+        else:
+            go = self.objective(yes) < self.objective(no)
+        self.decisions[("attacker_submerge" if side == sea.A else "defender_submerge", state,
+                        self.round_key(rounds))] = go
+        return yes if go else no
+
+    def after_submerge(self, state, start, rounds):
+        if state == start:
+            return self.play_leaf(state, rounds)
+        outcome = sea._end_check(self.s, state)
+        if outcome is not None:
+            return self.terminal(outcome, state)  # decided by submerging: no round
+        return self.play_open(state, rounds)
+
+    # -- a round -------------------------------------------------------------
+
+    def play_leaf(self, state, rounds):
+        """The round from the state a node reached unchanged: closed over its self-loop where
+        the next round's key is this one's."""
+        if self.round_key(rounds + 1) == self.round_key(rounds):
+            return self.play_closed(state, rounds)
+        return self.play_open(state, rounds)
+
+    def outcomes_of_round(self, state):
+        """[(p, next state or None, terminal vector or None)] of one round from ``state``."""
+        setup = self.s
+        if self.model == "v3":
+            return [(p, after, None) for after, p in sea._round_v3_exact(setup, state).items()]
+        lone = sea._lone_attacking_transports(state)
+        rounds_law = (sea._round_revised_exact if self.model == "revised"
+                      else sea._round_classic_exact)(setup, state)
+        result = []
+        for after, p in rounds_law.items():
+            if lone and sea._has(after[0][sea.A], "transport"):
+                result.append((p, None, self.terminal("retreat", after)))
+            else:
+                result.append((p, after, None))
+        return result
+
+    def _combine(self, weighted, q):
+        if q == 1:
+            raise AssertionError("non-terminal state cannot change; rules bug")
+        acc = [Fraction(0)] * _SEA_SIZE
+        for p, vec in weighted:
+            for i in range(_SEA_SIZE):
+                acc[i] += p * vec[i]
+        acc[_SEA_ROUNDS] += 1  # the round fought now (repeated while self-looping)
+        return [x / (1 - q) for x in acc]
+
+    def play_open(self, state, rounds):
+        key = (state, self.round_key(rounds))
+        if key not in self.open_memo:
+            weighted = [(p, vec if after is None else self.node(after, rounds + 1))
+                        for p, after, vec in self.outcomes_of_round(state)]
+            self.open_memo[key] = self._combine(weighted, Fraction(0))
+        return self.open_memo[key]
+
+    def play_closed(self, state, rounds):
+        key = (state, self.round_key(rounds))
+        if key not in self.closed_memo:
+            weighted, q = [], Fraction(0)
+            for p, after, vec in self.outcomes_of_round(state):
+                if after == state:
+                    q += p  # nothing changed: the same node, the same choices again
+                else:
+                    weighted.append((p, vec if after is None else self.node(after, rounds + 1)))
+            self.closed_memo[key] = self._combine(weighted, q)
+        return self.closed_memo[key]
+
+    def start(self, att0, dfn0):
+        return self.node(((att0, dfn0), (0, 0)), 0)
+
+
+def _sea_result(edition, att0, dfn0, att_names, dfn_names, total):
+    """exact_sea's result dict from a total value vector (IPC counted from att0, dfn0)."""
+    att_final = tuple(total[_SEA_ATT_AT + i] for i in range(_SEA_N))
+    dfn_final = tuple(total[_SEA_DFN_AT + i] for i in range(_SEA_N))
+    att_loss = Fraction(sea._ipc_loss(edition, att0, att_final))
+    dfn_loss = Fraction(sea._ipc_loss(edition, dfn0, dfn_final))
+    result = {name: total[i] for i, name in enumerate(sea.OUTCOMES)}
+    result.update({
+        "attacker_ipc_loss": att_loss,
+        "defender_ipc_loss": dfn_loss,
+        "tuv_swing": dfn_loss - att_loss,
+        "mean_rounds": total[_SEA_ROUNDS],
+        "attacker_survivors": {u: att_final[sea._idx(u)] for u in att_names},
+        "defender_survivors": {u: dfn_final[sea._idx(u)] for u in dfn_names},
+    })
+    return result
+
+
+def _sea_state_named(state):
+    (att, dfn), (sub_a, sub_d) = state
+    return (_named(sea.UNITS, att), _named(sea.UNITS, dfn), sub_a, sub_d)
+
+
+def _sea_policy(decisions):
+    """{(what, attacker in battle, defender in battle, attacker subs submerged, defender subs
+    submerged, first round?): choice} from a game's decisions."""
+    words = {"retreat": (RETREAT, PRESS_ON), "attacker_submerge": ("submerge", "stay"),
+             "defender_submerge": ("submerge", "stay")}
+    policy = {}
+    for (what, state, round_key), go in decisions.items():
+        yes, no = words[what]
+        policy[(what, *_sea_state_named(state), round_key == 0)] = yes if go else no
+    return policy
+
+
+def _solve_sea(edition, attacker, defender, *, retreat, attacker_submerge, defender_submerge,
+               objective, battle):
+    setup = _sea_setup(edition, attacker_submerge, defender_submerge, battle)
+    att0 = sea._to_counts(edition, attacker)
+    dfn0 = sea._to_counts(edition, defender)
+    objective_fn = _sea_objective(edition, att0, dfn0, objective)
+    game = _SeaGame(setup, retreat, (attacker_submerge, defender_submerge), objective_fn)
+    total = game.start(att0, dfn0)
+    result = _sea_result(edition, att0, dfn0, sea._reported_names(edition, attacker),
+                         sea._reported_names(edition, defender), total)
+    result["objective"] = objective
+    result["value"] = objective_fn(total)
+    return result, game
+
+
+def exact_sea_retreat(edition, attacker, defender, *, retreat_after=None,
+                      retreat_when_left=None, strafe=None, retreat_below=None,
+                      attacker_submerge="never", defender_submerge="never", **battle):
+    """sea_reference.exact_sea with battlecalc's fixed retreat policies (sea_reference has
+    none): the attacker withdraws at the end of a round (never before round 1, never where the
+    lone-transport rule holds) when rounds fought >= retreat_after, when it has
+    retreat_when_left or fewer units in the battle, when the defender has strafe or fewer
+    units in the battle, or when its chance of winning if it fights on (following the policy
+    later; the round that changes nothing leads back to the same choice) is below
+    retreat_below.  The conditions are checked once a boundary, before the submerge choices
+    (see _SeaGame).  Without a condition it is exact_sea itself.  ``battle``: exact_sea's
+    other keywords.  Returns exact_sea's keys plus ``objective`` ("tuv") and ``value``."""
+    policy = _FixedRetreat(retreat_after, retreat_when_left, strafe, retreat_below)
+    result, _ = _solve_sea(edition, attacker, defender, retreat=policy,
+                           attacker_submerge=attacker_submerge,
+                           defender_submerge=defender_submerge, objective="tuv", battle=battle)
+    return result
+
+
+def optimal_sea(edition, attacker, defender, *, objective="tuv", retreat=OPTIMAL,
+                attacker_submerge="never", defender_submerge="never", **battle):
+    """The sea battle with its decisions solved (see _SeaGame and the module docstring).
+
+    ``retreat``: "optimal" (the attacker's retreat decided at every boundary by the
+    objective) or "never"; ``attacker_submerge`` / ``defender_submerge``: a sea_reference
+    policy ("never", "when-only-subs-left", "first-chance") or "optimal" (the attacker
+    maximises the objective, the defender minimises it).  ``battle``: exact_sea's other
+    keywords (super subs, technologies, dice).  Objectives: "tuv", "win".
+
+    Returns exact_sea's result dict under the decisions, plus ``objective``, ``value``,
+    ``never_value`` (the objective with the attacker never retreating and both sides'
+    submerge policies "never", i.e. exact_sea's default), ``gain`` (value - never_value),
+    and ``policy``: {(what, attacker units in the battle, defender units in the battle,
+    attacker subs submerged, defender subs submerged, before round 1?): choice}, what being
+    "retreat" ("retreat" / "press on"), "attacker_submerge" or "defender_submerge"
+    ("submerge" / "stay"); units as ((unit, count), ...) in sea_reference's unit order.
+    Every choice the solver weighed is listed (also at states reached only by an option not
+    taken).
+    """
+    _check_objective(objective, 0, at_sea=True)
+    if retreat not in (OPTIMAL, "never"):
+        raise ValueError(f"retreat must be 'optimal' or 'never' (fixed policies: "
+                         f"exact_sea_retreat), not {retreat!r}")
+    result, game = _solve_sea(edition, attacker, defender,
+                              retreat=OPTIMAL if retreat == OPTIMAL else None,
+                              attacker_submerge=attacker_submerge,
+                              defender_submerge=defender_submerge, objective=objective,
+                              battle=battle)
+    never, _ = _solve_sea(edition, attacker, defender, retreat=None, attacker_submerge="never",
+                          defender_submerge="never", objective=objective, battle=battle)
+    result.update({"never_value": never["value"], "gain": result["value"] - never["value"],
+                   "policy": _sea_policy(game.decisions)})
     return result
