@@ -106,6 +106,7 @@ choices) and the policy (see each function).
 from __future__ import annotations
 
 from fractions import Fraction
+from math import comb
 
 import reference as land
 import sea_reference as sea
@@ -362,17 +363,23 @@ def _sea_setup(edition, attacker_submerge, defender_submerge, battle):
                            options["defender_tech"], options["dice"])
 
 
-def _sea_objective(edition, att0, dfn0, objective):
-    """The objective as a linear function of a sea value vector, IPC counted from att0/dfn0."""
+def _sea_score(edition, objective):
+    """What the decisions compare, as a linear function of a sea value vector: P(win), or
+    the TUV swing up to a constant of the start (the IPC the attacker keeps minus what the
+    defender keeps), so that one game serves several starting forces (scramble, kamikaze)."""
 
-    def value(vec):
+    def score(vec):
         if objective == "win":
             return vec[_SEA_WIN]
-        att_final = [vec[_SEA_ATT_AT + i] for i in range(_SEA_N)]
-        dfn_final = [vec[_SEA_DFN_AT + i] for i in range(_SEA_N)]
-        return sea._ipc_loss(edition, dfn0, dfn_final) - sea._ipc_loss(edition, att0, att_final)
+        return sum(sea._cost(edition, u) * (vec[_SEA_ATT_AT + i] - vec[_SEA_DFN_AT + i])
+                   for i, u in enumerate(sea.UNITS) if u in sea.STATS[edition])
 
-    return value
+    return score
+
+
+def sea_objective_of(result, objective="tuv"):
+    """The objective of an exact_sea-style result dict."""
+    return result["attacker_win"] if objective == "win" else result["tuv_swing"]
 
 
 class _FixedRetreat:
@@ -643,18 +650,23 @@ def _sea_policy(decisions):
     return policy
 
 
+def _sea_game(edition, *, retreat, attacker_submerge, defender_submerge, objective, battle):
+    setup = _sea_setup(edition, attacker_submerge, defender_submerge, battle)
+    return _SeaGame(setup, retreat, (attacker_submerge, defender_submerge),
+                    _sea_score(edition, objective))
+
+
 def _solve_sea(edition, attacker, defender, *, retreat, attacker_submerge, defender_submerge,
                objective, battle):
-    setup = _sea_setup(edition, attacker_submerge, defender_submerge, battle)
+    game = _sea_game(edition, retreat=retreat, attacker_submerge=attacker_submerge,
+                     defender_submerge=defender_submerge, objective=objective, battle=battle)
     att0 = sea._to_counts(edition, attacker)
     dfn0 = sea._to_counts(edition, defender)
-    objective_fn = _sea_objective(edition, att0, dfn0, objective)
-    game = _SeaGame(setup, retreat, (attacker_submerge, defender_submerge), objective_fn)
     total = game.start(att0, dfn0)
     result = _sea_result(edition, att0, dfn0, sea._reported_names(edition, attacker),
                          sea._reported_names(edition, defender), total)
     result["objective"] = objective
-    result["value"] = objective_fn(total)
+    result["value"] = sea_objective_of(result, objective)
     return result, game
 
 
@@ -711,3 +723,219 @@ def optimal_sea(edition, attacker, defender, *, objective="tuv", retreat=OPTIMAL
     result.update({"never_value": never["value"], "gain": result["value"] - never["value"],
                    "policy": _sea_policy(game.decisions)})
     return result
+
+
+# ---------------------------------------------------------------------------
+# 1940-2e: scramble and kamikaze, before the sea battle
+# ---------------------------------------------------------------------------
+
+E1940 = "1940-2e"
+SCRAMBLERS = ("fighter", "tactical_bomber")  # canScramble in the 2E game file
+MAX_SCRAMBLE = 3  # an air base's maxScrambleCount
+# Kamikaze targets: TripleA's default, the moving player's sea units that are neither
+# transports nor able to evade (subs): the surface warships.
+KAMIKAZE_TARGETS = ("battleship", "damaged_battleship", "cruiser", "destroyer", "carrier",
+                    "damaged_carrier")
+KAMIKAZE_VALUE = 2  # suicideAttackResources SuicideAttackTokens count="2": hits on 1-2
+
+
+def _check_1940(edition):
+    if edition != E1940:
+        raise ValueError(f"scramble and kamikaze are 1940-2e rules, not {edition!r}")
+
+
+def scramble_choices(available, max_scramble=MAX_SCRAMBLE):
+    """Every force the defender may scramble, as dicts {"fighter": i, "tactical_bomber": j}
+    (zero counts left out; {} = no scramble), fewest aircraft first, then fewest tactical
+    bombers.  ``available``: the fighters and tactical bombers at one operative air base
+    ({"fighter": 3}), or a list of such dicts, one per air base next to the sea zone; each
+    base scrambles at most ``max_scramble`` of its own."""
+    bases = [available] if isinstance(available, dict) else list(available)
+    totals = {(0, 0)}
+    for base in bases:
+        for name, n in base.items():
+            if name not in SCRAMBLERS:
+                raise ValueError(f"{name!r} cannot scramble; only {SCRAMBLERS}")
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise ValueError(f"bad count {n!r} for {name!r}")
+        f, t = base.get("fighter", 0), base.get("tactical_bomber", 0)
+        here = [(i, j) for i in range(f + 1) for j in range(t + 1) if i + j <= max_scramble]
+        totals = {(a + i, b + j) for a, b in totals for i, j in here}
+    choices = sorted(totals, key=lambda c: (c[0] + c[1], c[1]))
+    return [{u: n for u, n in zip(SCRAMBLERS, c, strict=True) if n} for c in choices]
+
+
+def _partitions(n, parts, largest=None):
+    """The ways to write n as a sum of at most `parts` positive ints, largest first."""
+    largest = n if largest is None else largest
+    if n == 0:
+        yield ()
+        return
+    if parts == 0:
+        return
+    for first in range(min(n, largest), 0, -1):
+        for rest in _partitions(n - first, parts - 1, first):
+            yield (first, *rest)
+
+
+def kamikaze_allocations(attacker, tokens):
+    """Every way to place ``tokens`` kamikaze strikes on the attacker's surface warships:
+    tuples of (unit type, tokens on ONE unit of it), one pair per unit struck (units of a
+    type are alike, so the tokens on a type form a partition into at most that many units).
+    Every token is placed (the defender decides how many it commits)."""
+    types = [(u, attacker.get(u, 0)) for u in KAMIKAZE_TARGETS if attacker.get(u, 0) > 0]
+    allocations = []
+
+    def place(i, left, chosen):
+        if i == len(types):
+            if left == 0:
+                allocations.append(tuple(chosen))
+            return
+        unit, count = types[i]
+        for k in range(left + 1):
+            for parts in _partitions(k, count):
+                place(i + 1, left - k, chosen + [(unit, t) for t in parts])
+
+    place(0, tokens, [])
+    return allocations
+
+
+def _strike_law(unit, tokens, dice):
+    """Law of what happens to one unit struck by ``tokens`` kamikaze tokens: "sunk",
+    "damaged" or "intact".  Standard dice: one die per token, hit on 1-2; low luck (TripleA's
+    fireKamikazeSuicideAttacks): the tokens' power 2 x tokens, a hit per full 6 and one die
+    for the rest.  The hits on the unit sink it once they reach its hit points left (2 for a
+    healthy battleship or carrier, else 1), else damage it."""
+    p = Fraction(KAMIKAZE_VALUE, 6)
+    if dice == sea.LOW_LUCK:
+        sure, rest = divmod(KAMIKAZE_VALUE * tokens, 6)
+        hits = {sure: 1 - Fraction(rest, 6), sure + 1: Fraction(rest, 6)}
+    else:
+        hits = {h: comb(tokens, h) * p**h * (1 - p) ** (tokens - h) for h in range(tokens + 1)}
+    hit_points = 2 if unit in ("battleship", "carrier") else 1
+    law = {}
+    for h, ph in hits.items():
+        if ph == 0:
+            continue
+        fate = "sunk" if h >= hit_points else "damaged" if h > 0 else "intact"
+        law[fate] = law.get(fate, 0) + ph
+    return law
+
+
+def _after_strikes(edition, att0, allocation, dice):
+    """Law of the attacker's counts after the strikes of ``allocation``."""
+    law = {att0: Fraction(1)}
+    damaged_form = sea.TWO_HIT[edition]
+    for unit, tokens in allocation:
+        fates = _strike_law(unit, tokens, dice)
+        new_law = {}
+        for counts, p in law.items():
+            for fate, q in fates.items():
+                after = counts
+                if fate != "intact":
+                    after = sea._add(after, unit, -1)
+                if fate == "damaged":
+                    after = sea._add(after, damaged_form[unit], +1)
+                new_law[after] = new_law.get(after, 0) + p * q
+        law = new_law
+    return law
+
+
+def _check_allocation(attacker, allocation, tokens):
+    used = {}
+    for unit, n in allocation:
+        if unit not in KAMIKAZE_TARGETS:
+            raise ValueError(f"kamikaze may strike only surface warships {KAMIKAZE_TARGETS}, "
+                             f"not {unit!r}")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"bad number of tokens {n!r} on a {unit}")
+        used[unit] = used.get(unit, 0) + 1
+        if used[unit] > attacker.get(unit, 0):
+            raise ValueError(f"more {unit} struck than the attacker has")
+    if sum(n for _, n in allocation) != tokens:
+        raise ValueError(f"the targets use {sum(n for _, n in allocation)} tokens, not {tokens}")
+    return tuple(allocation)
+
+
+def decide_sea_1940(edition, attacker, defender, *, objective="tuv", scramble_from=None,
+                    max_scramble=MAX_SCRAMBLE, scramble=None, kamikaze=0,
+                    kamikaze_targets=None, retreat="never", attacker_submerge="never",
+                    defender_submerge="never", **battle):
+    """A 1940-2e sea battle with the defender's scramble and kamikaze strikes, by enumeration.
+
+    Order (TripleA's BattleDelegate.start: doScrambling, then doKamikazeSuicideAttacks, both
+    before any battle is fought): the defender scrambles (``scramble``: the force given, a
+    dict {"fighter": i, "tactical_bomber": j}; else every choice of ``scramble_choices(
+    scramble_from, max_scramble)``; neither: no scramble), the scrambled aircraft join the
+    defender; then Japan places ``kamikaze`` tokens on the attacker's surface warships
+    (``kamikaze_targets``: the allocation given, kamikaze_allocations' form; else every
+    allocation), all before any die is rolled; the strikes are rolled and their casualties
+    removed (damaged battleships and carriers stay damaged); then the battle (``retreat``,
+    ``attacker_submerge``, ``defender_submerge`` as in optimal_sea).  The defender's choices
+    minimise the attacker's ``objective`` ("tuv": the TUV swing, scrambled aircraft lost and
+    ships sunk by kamikaze included; "win"); ties go to the choice first in the enumeration
+    (fewest aircraft; kamikaze_allocations' order).
+
+    Returns the result (exact_sea's keys, IPC counted from the attacker's force before the
+    strikes and the defender's with its scrambled aircraft) under the decisions, plus
+    ``objective``, ``value``, ``scrambled`` (the force scrambled), ``kamikaze_targets`` (the
+    allocation struck, () without kamikaze), and ``table``: one row per (scramble,
+    allocation) weighed, {"scrambled", "kamikaze_targets", "value", "result"}.
+    """
+    _check_1940(edition)
+    _check_objective(objective, 0, at_sea=True)
+    if isinstance(kamikaze, bool) or not isinstance(kamikaze, int) or kamikaze < 0:
+        raise ValueError(f"kamikaze must be a non-negative number of tokens, not {kamikaze!r}")
+    if retreat not in (OPTIMAL, "never"):
+        raise ValueError(f"retreat must be 'optimal' or 'never', not {retreat!r}")
+    if scramble is not None:
+        scrambles = [dict(scramble)]
+        for name in scramble:
+            if name not in SCRAMBLERS:
+                raise ValueError(f"{name!r} cannot scramble; only {SCRAMBLERS}")
+    elif scramble_from is not None:
+        scrambles = scramble_choices(scramble_from, max_scramble)
+    else:
+        scrambles = [{}]
+    if kamikaze_targets is not None:
+        allocations = [_check_allocation(attacker, kamikaze_targets, kamikaze)]
+    else:
+        allocations = kamikaze_allocations(attacker, kamikaze)
+        if not allocations:
+            raise ValueError("no surface warship for the kamikaze tokens to strike")
+    game = _sea_game(edition, retreat=OPTIMAL if retreat == OPTIMAL else None,
+                     attacker_submerge=attacker_submerge, defender_submerge=defender_submerge,
+                     objective=objective, battle=battle)
+    att0 = sea._to_counts(edition, attacker)
+    att_names = sea._reported_names(edition, attacker)
+    table = []
+    for scrambled in scrambles:
+        force = dict(defender)
+        for name, n in scrambled.items():
+            force[name] = force.get(name, 0) + n
+        dfn0 = sea._to_counts(edition, force)
+        dfn_names = sea._reported_names(edition, force)
+        for allocation in allocations:
+            total = [Fraction(0)] * _SEA_SIZE
+            for att1, p in _after_strikes(edition, att0, allocation, game.s.dice).items():
+                vec = game.start(att1, dfn0)
+                total = [t + p * v for t, v in zip(total, vec, strict=True)]
+            result = _sea_result(edition, att0, dfn0, att_names, dfn_names, total)
+            table.append({"scrambled": scrambled, "kamikaze_targets": allocation,
+                          "value": sea_objective_of(result, objective), "result": result})
+    best = min(table, key=lambda row: row["value"])  # the first of the lowest
+    result = dict(best["result"])
+    result.update({"objective": objective, "value": best["value"],
+                   "scrambled": best["scrambled"], "kamikaze_targets": best["kamikaze_targets"],
+                   "table": table})
+    return result
+
+
+def scramble_table(edition, attacker, defender, available, *, objective="tuv",
+                   max_scramble=MAX_SCRAMBLE, **options):
+    """[(scrambled force, result)] for every force the defender may scramble from
+    ``available`` (scramble_choices), the battle otherwise as decide_sea_1940's options."""
+    table = decide_sea_1940(edition, attacker, defender, objective=objective,
+                            scramble_from=available, max_scramble=max_scramble,
+                            **options)["table"]
+    return [(row["scrambled"], row["result"]) for row in table]

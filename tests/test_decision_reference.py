@@ -267,3 +267,176 @@ def test_optimal_sea_is_strictly_better_on_some_battles():
         gains.append(best["value"] - max(fixed))
     assert min(gains) >= 0
     assert sum(1 for g in gains if g > 0) >= 2, gains
+
+
+# ---------------------------------------------------------------------------
+# 1940-2e scramble
+# ---------------------------------------------------------------------------
+
+
+def test_scramble_choices_respect_three_a_base():
+    assert dr.scramble_choices({"fighter": 1}) == [{}, {"fighter": 1}]
+    choices = dr.scramble_choices({"fighter": 4, "tactical_bomber": 1})
+    assert {"fighter": 3} in choices and {"fighter": 2, "tactical_bomber": 1} in choices
+    assert all(sum(c.values()) <= 3 for c in choices)
+    assert len(choices) == 1 + 2 + 2 + 2  # 0 aircraft; 1: f or t; 2: ff, ft; 3: fff, fft
+    # two bases next to the sea zone: up to 3 from each
+    two = dr.scramble_choices([{"fighter": 3}, {"tactical_bomber": 3}])
+    assert {"fighter": 3, "tactical_bomber": 3} in two and len(two) == 16
+    with pytest.raises(ValueError, match="cannot scramble"):
+        dr.scramble_choices({"bomber": 1})
+
+
+def test_scramble_hand_case():
+    # 1940-2e 1 destroyer v 1 destroyer (8 each, 2/6 a die): win 2/5, lose 2/5, draw 1/5,
+    # TUV 0.  One fighter scrambled (defence 4): from dd v dd+ftr a round repeats with
+    # 2/3 * 2/9 = 4/27; else the attacker is sunk untouched (2/3 * 7/9 = 14/27, -8), trades
+    # its destroyer (1/3 * 7/9 = 7/27, 0), or sinks the destroyer alone (1/3 * 2/9 = 2/27,
+    # then dd v ftr: win 1/7 (+18), lose 4/7 (0), draw 2/7 (+10)): TUV
+    # (14 * -8 + 2 * (18 + 20) / 7) / 23 = -708/161, P(attacker wins) 2/23 * 1/7 = 2/161.
+    result = dr.decide_sea_1940("1940-2e", {"destroyer": 1}, {"destroyer": 1},
+                                scramble_from={"fighter": 1})
+    rows = {tuple(row["scrambled"].items()): row for row in result["table"]}
+    assert rows[()]["value"] == 0 and rows[()]["result"]["attacker_win"] == F(2, 5)
+    one = rows[(("fighter", 1),)]
+    assert one["value"] == F(-708, 161) == (14 * -8 + F(2 * (18 + 20), 7)) / 23
+    assert one["result"]["attacker_win"] == F(2, 161)
+    # the defender loses its destroyer in the trade (7/23) and on the way to dd v ftr (2/23),
+    # the fighter there when the attacker wins or draws (3/7)
+    assert one["result"]["defender_ipc_loss"] == (F(7, 23) * 8
+                                                 + F(2, 23) * (8 + 10 * F(3, 7)))
+    assert result["scrambled"] == {"fighter": 1} and result["value"] == F(-708, 161)
+    # the table's rows are the plain sea battles with the aircraft added
+    plain = sea_reference.exact_sea("1940-2e", {"destroyer": 1}, {"destroyer": 1, "fighter": 1})
+    for key in SEA_KEYS:
+        assert one["result"][key] == plain[key], key
+
+
+def test_best_scramble_is_the_lowest_row_and_retreat_only_helps_the_attacker():
+    kwargs = dict(scramble_from={"fighter": 2, "tactical_bomber": 2})
+    never = dr.decide_sea_1940("1940-2e", {"battleship": 1, "fighter": 1}, {"destroyer": 1},
+                               **kwargs)
+    assert never["value"] == min(row["value"] for row in never["table"])
+    assert never["scrambled"] == {"fighter": 2, "tactical_bomber": 1}
+    optimal = dr.decide_sea_1940("1940-2e", {"battleship": 1, "fighter": 1}, {"destroyer": 1},
+                                 retreat="optimal", **kwargs)
+    for a, b in zip(never["table"], optimal["table"], strict=True):
+        assert b["value"] >= a["value"]
+    assert optimal["value"] > never["value"]
+    # win: the defender minimises the attacker's chance instead
+    win = dr.decide_sea_1940("1940-2e", {"battleship": 1, "fighter": 1}, {"destroyer": 1},
+                             objective="win", **kwargs)
+    assert win["value"] == min(row["result"]["attacker_win"] for row in win["table"])
+
+
+def test_scramble_and_kamikaze_are_1940_only():
+    with pytest.raises(ValueError, match="1940-2e"):
+        dr.decide_sea_1940("1942-2e", {"destroyer": 1}, {"destroyer": 1},
+                           scramble_from={"fighter": 1})
+
+
+# ---------------------------------------------------------------------------
+# 1940-2e kamikaze
+# ---------------------------------------------------------------------------
+
+
+def test_kamikaze_allocations_are_per_unit():
+    assert dr.kamikaze_allocations({"cruiser": 1, "destroyer": 1, "transport": 2,
+                                    "submarine": 1}, 2) == [
+        (("destroyer", 2),), (("cruiser", 1), ("destroyer", 1)), (("cruiser", 2),)]
+    # two battleships: 2 tokens on one, or 1 on each
+    assert sorted(dr.kamikaze_allocations({"battleship": 2}, 2)) == [
+        (("battleship", 1), ("battleship", 1)), (("battleship", 2),)]
+    assert dr.kamikaze_allocations({"transport": 1}, 1) == []
+
+
+def test_kamikaze_hand_case_targets():
+    # 1940-2e cruiser (12) + destroyer (8) v a lone transport (7, lost without dice once the
+    # attacker can fire), 2 tokens hitting 1/3 each:
+    #   2 on the destroyer: sunk 5/9 (TUV 7 - 8), else 7: 23/9;
+    #   1 on each: both sunk 1/9 (nothing left: defender wins, -20), cruiser 2/9 (-5),
+    #     destroyer 2/9 (-1), neither 4/9 (+7): -4/9, P(attacker wins) 8/9;
+    #   2 on the cruiser: sunk 5/9 (7 - 12), else 7: 1/3.
+    result = dr.decide_sea_1940("1940-2e", {"cruiser": 1, "destroyer": 1}, {"transport": 1},
+                                kamikaze=2)
+    values = {row["kamikaze_targets"]: row["value"] for row in result["table"]}
+    assert values == {(("destroyer", 2),): F(23, 9), (("cruiser", 1), ("destroyer", 1)): F(-4, 9),
+                      (("cruiser", 2),): F(1, 3)}
+    assert F(23, 9) == F(5, 9) * -1 + F(4, 9) * 7
+    assert F(-4, 9) == (-20 - 2 * 5 - 2 * 1 + 4 * 7) / F(9)
+    assert result["kamikaze_targets"] == (("cruiser", 1), ("destroyer", 1))
+    assert result["attacker_win"] == F(8, 9) and result["defender_win"] == F(1, 9)
+    assert result["attacker_ipc_loss"] == 12 * F(1, 3) + 8 * F(1, 3)
+    assert result["mean_rounds"] == 0  # kamikaze strikes are not a round
+    win = dr.decide_sea_1940("1940-2e", {"cruiser": 1, "destroyer": 1}, {"transport": 1},
+                             kamikaze=2, objective="win")
+    assert win["kamikaze_targets"] == (("cruiser", 1), ("destroyer", 1))
+    assert win["value"] == F(8, 9)
+
+
+def test_kamikaze_then_the_battle_by_hand():
+    # a cruiser (attack 3) v a destroyer (defence 2), one token on the cruiser: sunk 1/3
+    # (-12, the defender wins without a round); else cruiser v destroyer: win 1/2 (+8),
+    # lose 1/4 (-12), draw 1/4 (-4): 0.  TUV -4, P(win) 1/3.
+    result = dr.decide_sea_1940("1940-2e", {"cruiser": 1}, {"destroyer": 1}, kamikaze=1)
+    assert result["value"] == -4 and result["attacker_win"] == F(1, 3)
+    assert result["defender_win"] == F(1, 3) + F(2, 3) * F(1, 4)
+    assert result["mean_rounds"] == F(2, 3) * F(3, 2)  # rounds of cruiser v dd: 1 / (2/3)
+
+
+def test_kamikaze_damages_two_hit_units():
+    # two tokens on a battleship: both hit 1/9 (sunk), one 4/9 (damaged), none 4/9.  No
+    # defender: the attacker wins at once whatever is left.
+    result = dr.decide_sea_1940("1940-2e", {"battleship": 1}, {}, kamikaze=2)
+    assert result["attacker_ipc_loss"] == 20 * F(1, 9)
+    assert result["attacker_survivors"] == {"battleship": F(4, 9),
+                                            "damaged_battleship": F(4, 9)}
+    # a damaged battleship has one hit point left: one hit sinks it; a carrier takes two
+    damaged = dr.decide_sea_1940("1940-2e", {"damaged_battleship": 1}, {}, kamikaze=1)
+    assert damaged["attacker_ipc_loss"] == 20 * F(1, 3)
+    carrier = dr.decide_sea_1940("1940-2e", {"carrier": 1}, {}, kamikaze=1)
+    assert carrier["attacker_ipc_loss"] == 0
+    assert carrier["attacker_survivors"] == {"carrier": F(2, 3), "damaged_carrier": F(1, 3)}
+
+
+def test_kamikaze_low_luck():
+    # low luck (TripleA): the tokens on one unit have power 2 each; 3 tokens = 6: a sure
+    # hit; 2 tokens = 4: one die, a hit on 1-4
+    three = dr.decide_sea_1940("1940-2e", {"cruiser": 1}, {}, kamikaze=3, dice="low_luck")
+    assert three["attacker_ipc_loss"] == 12 and three["defender_win"] == 0
+    assert three["draw"] == 1  # nothing left on either side
+    two = dr.decide_sea_1940("1940-2e", {"cruiser": 1}, {}, kamikaze=2, dice="low_luck")
+    assert two["attacker_ipc_loss"] == 12 * F(4, 6)
+
+
+def test_given_targets_and_no_decision_is_the_sea_reference():
+    given = dr.decide_sea_1940("1940-2e", {"cruiser": 1, "destroyer": 1}, {"transport": 1},
+                               kamikaze=2, kamikaze_targets=[("cruiser", 2)])
+    assert given["value"] == F(1, 3) and len(given["table"]) == 1
+    with pytest.raises(ValueError, match="tokens"):
+        dr.decide_sea_1940("1940-2e", {"cruiser": 1}, {}, kamikaze=2,
+                           kamikaze_targets=[("cruiser", 1)])
+    with pytest.raises(ValueError, match="surface warships"):
+        dr.decide_sea_1940("1940-2e", {"transport": 1}, {}, kamikaze=1,
+                           kamikaze_targets=[("transport", 1)])
+    with pytest.raises(ValueError, match="no surface warship"):
+        dr.decide_sea_1940("1940-2e", {"submarine": 1}, {"destroyer": 1}, kamikaze=1)
+    plain = dr.decide_sea_1940("1940-2e", {"submarine": 2, "fighter": 1},
+                               {"carrier": 1, "fighter": 2})
+    expected = sea_reference.exact_sea("1940-2e", {"submarine": 2, "fighter": 1},
+                                       {"carrier": 1, "fighter": 2})
+    for key in SEA_KEYS:
+        assert plain[key] == expected[key], key
+
+
+def test_scramble_then_kamikaze_is_the_joint_minimum():
+    kwargs = dict(scramble_from={"fighter": 1, "tactical_bomber": 1}, kamikaze=1)
+    both = dr.decide_sea_1940("1940-2e", {"cruiser": 1, "destroyer": 1}, {"destroyer": 1},
+                              **kwargs)
+    assert len(both["table"]) == 4 * 2  # (0, f, t, ft) x (cruiser, destroyer)
+    assert both["value"] == min(row["value"] for row in both["table"])
+    for scrambled in dr.scramble_choices({"fighter": 1, "tactical_bomber": 1}):
+        alone = dr.decide_sea_1940("1940-2e", {"cruiser": 1, "destroyer": 1}, {"destroyer": 1},
+                                   scramble=scrambled, kamikaze=1)
+        rows = [r for r in both["table"] if r["scrambled"] == scrambled]
+        assert alone["value"] == min(r["value"] for r in rows)
