@@ -348,11 +348,14 @@ def _sea_setup(edition, attacker_submerge, defender_submerge, battle):
     if unknown:
         raise ValueError(f"unknown sea keywords {sorted(unknown)}")
     for policy in (attacker_submerge, defender_submerge):
+        if isinstance(policy, _PolicyTable):
+            continue
         if policy not in SUBMERGE_CHOICES:
             raise ValueError(f"unknown submerge choice {policy!r}; expected one of "
                              f"{SUBMERGE_CHOICES}")
-    if sea.MODEL.get(edition) == "classic" and {attacker_submerge, defender_submerge} - {
-            "never", OPTIMAL}:
+    if sea.MODEL.get(edition) == "classic" and any(
+            isinstance(p, str) and p not in ("never", OPTIMAL)
+            for p in (attacker_submerge, defender_submerge)):
         raise ValueError("classic has no submerging; submerge policies must be 'never'")
     options = dict(attacker_super_subs=False, defender_super_subs=False, attacker_tech=(),
                    defender_tech=(), dice=sea.STANDARD)
@@ -407,6 +410,19 @@ class _FixedRetreat:
         if self.when_left is not None and sum(units[sea.A]) <= self.when_left:
             return True
         return self.strafe is not None and sum(units[sea.D]) <= self.strafe
+
+
+class _PolicyTable:
+    """A policy in optimal_sea's form, followed: a choice missing from it is "press on" /
+    "stay"."""
+
+    YES = ("retreat", "submerge")
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def says(self, what, state, round_key):
+        return self.policy.get((what, *_sea_state_named(state), round_key == 0)) in self.YES
 
 
 class _SeaGame:
@@ -489,7 +505,10 @@ class _SeaGame:
     def retreat_choice(self, state, rounds):
         key = (state, self.round_key(rounds))
         off = self.terminal("retreat", state)
-        if self.retreat == OPTIMAL:
+        if isinstance(self.retreat, _PolicyTable):
+            go = self.retreat.says("retreat", state, key[1])
+            on = None if go else self.submerge_phase(state, rounds)
+        elif self.retreat == OPTIMAL:
             on = self.submerge_phase(state, rounds)
             go = self.objective(off) > self.objective(on)
         elif self.retreat.triggered(state[0], rounds):
@@ -534,6 +553,10 @@ class _SeaGame:
         if not self.may_submerge(side, units):
             return then(state)
         policy = self.submerge[side]
+        if isinstance(policy, _PolicyTable):
+            what = "attacker_submerge" if side == sea.A else "defender_submerge"
+            go = policy.says(what, state, self.round_key(rounds))
+            return then(self.submerged(side, state) if go else state)
         if policy != OPTIMAL:
             return then(self.submerged(side, state)
                         if sea._wants_to_submerge(policy, units[side], units[1 - side])
@@ -939,3 +962,13 @@ def scramble_table(edition, attacker, defender, available, *, objective="tuv",
                             scramble_from=available, max_scramble=max_scramble,
                             **options)["table"]
     return [(row["scrambled"], row["result"]) for row in table]
+
+
+def play_sea_policy(edition, attacker, defender, policy, **battle):
+    """exact_sea's result when both sides follow ``policy`` (optimal_sea's form) for the
+    attacker's retreat and both sides' submerging; a choice missing from it is "press on" /
+    "stay"."""
+    table = _PolicyTable(policy)
+    result, _ = _solve_sea(edition, attacker, defender, retreat=table, attacker_submerge=table,
+                           defender_submerge=table, objective="tuv", battle=battle)
+    return result

@@ -3,6 +3,7 @@ numbers, and agreement with the existing references' fixed policies."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from fractions import Fraction as F
 
@@ -65,6 +66,54 @@ def test_a_found_policy_played_back_gives_the_same_result():
     for key, value in played.items():
         assert result[key] == value, key
     assert "retreat" in result["policy"].values() and "press on" in result["policy"].values()
+
+
+@pytest.mark.parametrize(("edition", "attacker", "defender", "options", "objective", "tv"), [
+    ("revised", {"infantry": 2}, {"infantry": 2}, {}, "tuv", 0),
+    ("revised", {"infantry": 2, "artillery": 1}, {"infantry": 1, "tank": 1}, {}, "value", 5),
+    ("1942-2e", {"fighter": 1}, {"infantry": 2}, {"landing": {"infantry": 2}}, "tuv", 0),
+    ("aa50", {"tank": 1, "fighter": 1}, {"infantry": 2, "aa": 1}, {}, "takes", 0),
+])
+def test_optimal_land_is_the_best_of_every_stationary_policy(edition, attacker, defender,
+                                                           options, objective, tv):
+    # the solver weighs both options at every decision state, so its table lists every
+    # state where any stationary policy decides: try them all (2^states), each played by the
+    # independent policy player
+    best = dr.optimal_land(edition, attacker, defender, objective=objective,
+                           territory_value=tv, **options)
+    states = sorted(best["policy"])
+    assert 2 <= len(states) <= 8
+    values = []
+    for choice in itertools.product(("retreat", "press on"), repeat=len(states)):
+        played = dr.play_land_policy(edition, attacker, defender,
+                                     dict(zip(states, choice, strict=True)), **options)
+        values.append(dr.land_objective_of(played, objective, tv))
+    assert max(values) == best["value"]
+    assert min(values) < best["value"]
+
+
+@pytest.mark.parametrize(("edition", "attacker", "defender", "submerge"), [
+    ("1942-2e", {"bomber": 1, "submarine": 1}, {"fighter": 1, "destroyer": 1}, "never"),
+    ("revised", {"submarine": 2}, {"destroyer": 1, "carrier": 1}, "never"),
+    ("1942-2e", {"submarine": 1, "fighter": 1}, {"fighter": 1}, "optimal"),
+    ("revised", {"submarine": 1, "fighter": 1}, {"carrier": 1}, "optimal"),
+])
+def test_optimal_sea_is_the_best_of_every_stationary_policy(edition, attacker, defender,
+                                                          submerge):
+    best = dr.optimal_sea(edition, attacker, defender, attacker_submerge=submerge)
+    keys = sorted(best["policy"], key=repr)
+    assert 2 <= len(keys) <= 9
+    words = {"retreat": ("retreat", "press on"), "attacker_submerge": ("submerge", "stay")}
+    values = []
+    for choice in itertools.product((0, 1), repeat=len(keys)):
+        policy = {k: words[k[0]][c] for k, c in zip(keys, choice, strict=True)}
+        values.append(dr.play_sea_policy(edition, attacker, defender, policy)["tuv_swing"])
+    assert max(values) == best["value"]
+    assert min(values) < best["value"]
+    # and the table found, played back, is the optimal result itself
+    played = dr.play_sea_policy(edition, attacker, defender, best["policy"])
+    for key in SEA_KEYS:
+        assert played[key] == best[key], key
 
 
 # ---------------------------------------------------------------------------
