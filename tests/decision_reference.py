@@ -19,11 +19,15 @@ It provides:
   strafe, retreat_below, **battle)`` -- sea_reference extended with the fixed retreat
   policies battlecalc offers at sea (sea_reference has none), the same sea game with the
   attacker's retreat fixed instead of optimal.
-* ``scramble_choices``, ``scramble_table``, ``best_scramble`` -- 1940-2e scramble: the sea
-  battle for each force the defender may scramble, and the defender's best choice.
-* ``kamikaze_allocations``, ``kamikaze_table``, ``best_kamikaze`` -- 1940-2e kamikaze
-  strikes before a sea battle: every way to place the tokens, and the defender's best.
-* ``decide_sea_1940`` -- scramble, then kamikaze, then the battle, each decided.
+* ``scramble_choices``, ``scramble_table`` -- 1940-2e scramble: every force the defender may
+  scramble, and the sea battle with each.
+* ``kamikaze_allocations``, ``kamikaze_table`` -- 1940-2e kamikaze strikes before a sea
+  battle: every way to place the tokens, and the battle after each.
+* ``decide_sea_1940`` -- scramble, then kamikaze, then the battle, each decided: the
+  defender's best scramble and kamikaze targets (or those given) and the attacker's result
+  under them, with the table of every combination weighed.
+* ``play_land_policy``, ``play_sea_policy`` -- a battle whose choices follow a given table (the
+  form the optimal_* functions return), played by separate code: a check of the tables.
 
 Objectives (``objective=``), always from the ATTACKER's side
 ============================================================
@@ -56,10 +60,12 @@ all earlier ones, in the order the rules (and TripleA) ask them:
   on, which is its end-of-round submerge; never in Classic): the attacker's submerge choice,
   then the defender's (each only with subs in the battle and no enemy destroyer; all of a
   side's subs submerge together, as battlecalc does);
-* at the end of every round (never before round 1): the attacker's retreat, asked FIRST at a
-  round boundary (before the submerge choices) and, if a submerge changed the battle, once
-  more after them -- where battlecalc asks its fixed policies too (kernels/exact.py ``_enter``
-  re-enters the pair a submerge moved to).
+* at the end of every round (never before round 1): the attacker's retreat, once a round
+  boundary, BEFORE the submerge choices (TripleA: the general retreat ends round r, the
+  submerges open round r + 1).  battlecalc's fixed policies are asked once more after a
+  submerge (kernels/exact.py ``_enter`` re-enters the pair a submerge moved to); against a
+  defender with a fixed policy that extra check gives an optimal attacker nothing (retreating
+  before the submerges ends in the same state), see docs/decisions-research.md.
 
 Stationarity and self-loops.  A round in which nothing changes leads back to the same units;
 only "no round fought yet" versus "at least one" matters to the rules (retreat is allowed
@@ -972,3 +978,12 @@ def play_sea_policy(edition, attacker, defender, policy, **battle):
     result, _ = _solve_sea(edition, attacker, defender, retreat=table, attacker_submerge=table,
                            defender_submerge=table, objective="tuv", battle=battle)
     return result
+
+
+def kamikaze_table(edition, attacker, defender, tokens, *, objective="tuv", **options):
+    """[(allocation, result)] for every way to place ``tokens`` kamikaze strikes on the
+    attacker's surface warships (kamikaze_allocations), the battle otherwise as
+    decide_sea_1940's options."""
+    table = decide_sea_1940(edition, attacker, defender, objective=objective, kamikaze=tokens,
+                            **options)["table"]
+    return [(row["kamikaze_targets"], row["result"]) for row in table]

@@ -367,6 +367,10 @@ def test_best_scramble_is_the_lowest_row_and_retreat_only_helps_the_attacker():
                                **kwargs)
     assert never["value"] == min(row["value"] for row in never["table"])
     assert never["scrambled"] == {"fighter": 2, "tactical_bomber": 1}
+    table = dr.scramble_table("1940-2e", {"battleship": 1, "fighter": 1}, {"destroyer": 1},
+                              {"fighter": 2, "tactical_bomber": 2})
+    assert [(s, r["tuv_swing"]) for s, r in table] == [
+        (row["scrambled"], row["value"]) for row in never["table"]]
     optimal = dr.decide_sea_1940("1940-2e", {"battleship": 1, "fighter": 1}, {"destroyer": 1},
                                  retreat="optimal", **kwargs)
     for a, b in zip(never["table"], optimal["table"], strict=True):
@@ -409,6 +413,8 @@ def test_kamikaze_hand_case_targets():
     result = dr.decide_sea_1940("1940-2e", {"cruiser": 1, "destroyer": 1}, {"transport": 1},
                                 kamikaze=2)
     values = {row["kamikaze_targets"]: row["value"] for row in result["table"]}
+    table = dr.kamikaze_table("1940-2e", {"cruiser": 1, "destroyer": 1}, {"transport": 1}, 2)
+    assert {a: r["tuv_swing"] for a, r in table} == values
     assert values == {(("destroyer", 2),): F(23, 9), (("cruiser", 1), ("destroyer", 1)): F(-4, 9),
                       (("cruiser", 2),): F(1, 3)}
     assert F(23, 9) == F(5, 9) * -1 + F(4, 9) * 7
