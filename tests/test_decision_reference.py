@@ -154,14 +154,34 @@ def _random_land_battles(seed=31, per_edition=5):
 LAND_BATTLES = _random_land_battles()
 
 
+_SOLVED = {}  # each battle of the batteries solved once for both of its tests
+
+
+def _once(*key, solve):
+    key = repr(key)
+    if key not in _SOLVED:
+        _SOLVED[key] = solve()
+    return _SOLVED[key]
+
+
+def _land_fixed(edition, attacker, defender, options):
+    return _once("land fixed", edition, attacker, defender, options, solve=lambda: [
+        exact_land(edition, attacker, defender, **options, **policy) for policy in LAND_FIXED])
+
+
+def _land_optimal(edition, attacker, defender, options, objective="tuv", territory_value=0):
+    return _once("land optimal", edition, attacker, defender, options, objective,
+                 territory_value, solve=lambda: dr.optimal_land(
+                     edition, attacker, defender, objective=objective,
+                     territory_value=territory_value, **options))
+
+
 @pytest.mark.parametrize(("edition", "attacker", "defender", "options"), LAND_BATTLES,
                          ids=[f"{e}-{i}" for i, (e, *_) in enumerate(LAND_BATTLES)])
 def test_optimal_land_is_never_worse_than_a_fixed_policy(edition, attacker, defender, options):
-    fixed = [exact_land(edition, attacker, defender, **options, **policy)
-             for policy in LAND_FIXED]
+    fixed = _land_fixed(edition, attacker, defender, options)
     for objective, territory_value in OBJECTIVE_CASES:
-        best = dr.optimal_land(edition, attacker, defender, objective=objective,
-                               territory_value=territory_value, **options)
+        best = _land_optimal(edition, attacker, defender, options, objective, territory_value)
         values = [dr.land_objective_of(r, objective, territory_value) for r in fixed]
         assert best["value"] >= max(values), objective
         assert best["never_value"] == values[0], objective
@@ -173,10 +193,9 @@ def test_optimal_land_is_never_worse_than_a_fixed_policy(edition, attacker, defe
 def test_optimal_land_is_strictly_better_on_some_battles():
     gains = []
     for edition, attacker, defender, options in LAND_BATTLES:
-        fixed = [dr.land_objective_of(exact_land(edition, attacker, defender, **options,
-                                                 **policy))
-                 for policy in LAND_FIXED]
-        best = dr.optimal_land(edition, attacker, defender, **options)["value"]
+        fixed = [dr.land_objective_of(r) for r in _land_fixed(edition, attacker, defender,
+                                                              options)]
+        best = _land_optimal(edition, attacker, defender, options)["value"]
         gains.append(best - max(fixed))
     assert min(gains) >= 0
     assert sum(1 for g in gains if g > 0) >= 3, gains
@@ -282,6 +301,19 @@ SEA_FIXED_RETREATS = ({}, {"retreat_after": 1}, {"retreat_after": 2}, {"retreat_
 
 
 def _sea_fixed_values(edition, attacker, defender, defender_policy, objective):
+    return _once("sea fixed", edition, attacker, defender, defender_policy, objective,
+                 solve=lambda: _solve_sea_fixed(edition, attacker, defender, defender_policy,
+                                                objective))
+
+
+def _sea_optimal(edition, attacker, defender, defender_policy, objective="tuv"):
+    return _once("sea optimal", edition, attacker, defender, defender_policy, objective,
+                 solve=lambda: dr.optimal_sea(edition, attacker, defender, objective=objective,
+                                              attacker_submerge="optimal",
+                                              defender_submerge=defender_policy))
+
+
+def _solve_sea_fixed(edition, attacker, defender, defender_policy, objective):
     values = []
     attacker_policies = ("never",) if edition == "classic" else sea_reference.POLICIES
     for a_policy in attacker_policies:
@@ -297,8 +329,7 @@ def _sea_fixed_values(edition, attacker, defender, defender_policy, objective):
 def test_optimal_sea_is_never_worse_than_a_fixed_policy(edition, attacker, defender, policies):
     for objective in ("tuv", "win"):
         fixed = _sea_fixed_values(edition, attacker, defender, policies[1], objective)
-        best = dr.optimal_sea(edition, attacker, defender, objective=objective,
-                              attacker_submerge="optimal", defender_submerge=policies[1])
+        best = _sea_optimal(edition, attacker, defender, policies[1], objective)
         assert best["value"] >= max(fixed), objective
         assert sum(best[k] for k in sea_reference.OUTCOMES) == 1
         # the defender choosing too can only lower the attacker's value
@@ -311,8 +342,7 @@ def test_optimal_sea_is_strictly_better_on_some_battles():
     gains = []
     for edition, attacker, defender, policies in SEA_BATTLES:
         fixed = _sea_fixed_values(edition, attacker, defender, policies[1], "tuv")
-        best = dr.optimal_sea(edition, attacker, defender, attacker_submerge="optimal",
-                              defender_submerge=policies[1])
+        best = _sea_optimal(edition, attacker, defender, policies[1])
         gains.append(best["value"] - max(fixed))
     assert min(gains) >= 0
     assert sum(1 for g in gains if g > 0) >= 2, gains
@@ -495,3 +525,31 @@ def test_scramble_then_kamikaze_is_the_joint_minimum():
                                    scramble=scrambled, kamikaze=1)
         rows = [r for r in both["table"] if r["scrambled"] == scrambled]
         assert alone["value"] == min(r["value"] for r in rows)
+
+
+# ---------------------------------------------------------------------------
+# Low luck and technologies pass through to the references' own rules
+# ---------------------------------------------------------------------------
+
+
+def test_low_luck_and_techs_land():
+    options = dict(dice="low_luck", attacker_tech=["heavy_bombers"])
+    attacker, defender = {"infantry": 2, "bomber": 1}, {"infantry": 3}
+    best = dr.optimal_land("1942-2e", attacker, defender, **options)
+    fixed = [exact_land("1942-2e", attacker, defender, **options, **policy)
+             for policy in LAND_FIXED]
+    assert best["never_value"] == fixed[0]["tuv_swing"]
+    assert best["value"] >= max(r["tuv_swing"] for r in fixed)
+
+
+def test_low_luck_sea():
+    attacker, defender = {"submarine": 2, "fighter": 1}, {"destroyer": 1, "carrier": 1}
+    plain = sea_reference.exact_sea("1940-2e", attacker, defender, dice="low_luck")
+    game = dr.exact_sea_retreat("1940-2e", attacker, defender, dice="low_luck")
+    for key in SEA_KEYS:
+        assert game[key] == plain[key], key
+    best = dr.optimal_sea("1940-2e", attacker, defender, dice="low_luck",
+                          attacker_submerge="optimal")
+    for retreat in SEA_FIXED_RETREATS:
+        fixed = dr.exact_sea_retreat("1940-2e", attacker, defender, dice="low_luck", **retreat)
+        assert best["value"] >= fixed["tuv_swing"]
