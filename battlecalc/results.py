@@ -637,7 +637,7 @@ class ExactResults:
     build_result, with the fields every solve of the battle shares built once (the per-call
     floor of a small battle, issue 19)."""
 
-    __slots__ = ("battle", "tables", "law_of", "shared", "n_a", "n_d")
+    __slots__ = ("battle", "tables", "law_of", "shared", "n_a", "n_d", "start_rounds")
 
     def __init__(self, battle, tables, law_of):
         self.battle, self.tables, self.law_of = battle, tables, law_of
@@ -645,14 +645,17 @@ class ExactResults:
                            sea=battle.sea, attacker_tech=battle.attacker_tech,
                            defender_tech=battle.defender_tech)
         self.n_a, self.n_d = len(tables.attacker.ipc_lost), len(tables.defender.ipc_lost)
+        self.start_rounds = tables.start_rounds
 
     def of(self, outputs, started: float) -> Result:
         """The Result of a solve's outputs (`started`: as for build_result)."""
-        outcomes, takes, mean_rounds, pruned = exact_odds(outputs, self.tables.start_rounds)
+        outcomes, takes, mean_rounds, pruned = exact_odds(outputs, self.start_rounds)
         result = Result.__new__(Result)
         odds = result.__dict__
         odds.update(self.shared)
-        odds.update(zip(OUTCOME_KEYS, outcomes, strict=True))
+        # (one by one: cheaper than zip with OUTCOME_KEYS, on the per-call floor)
+        odds["attacker_win"], odds["defender_win"], odds["draw"], odds["stalemate"], \
+            odds["retreat"] = outcomes
         odds["takes_territory"] = takes
         odds["mean_rounds"] = mean_rounds
         odds["pruned"] = pruned

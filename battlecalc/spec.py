@@ -9,6 +9,7 @@ and are clamped to it (``retreat_when_left=10**20``: retreat at the end of round
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
@@ -861,7 +862,20 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
                 values[i] = _plain_key(values[i])
                 if values[i] is _UNKEYED:
                     return None
-    return (kinds, tuple(values))
+    typed = _typed_positions(tuple(args))
+    return (tuple(kinds[i] for i in typed), tuple(values))
+
+
+# simulate's arguments that are text wherever a key is kept (a shipped edition's id, choices
+# of text): no value of another type equals one, so their types are not in spec_key's key
+UNTYPED_KEYS = frozenset({"rules", "method", "progress", "attacker_submerge",
+                          "defender_submerge", "dice", "start_step"})
+
+
+@functools.lru_cache(maxsize=8)
+def _typed_positions(names: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(i for i, name in enumerate(n for n in names if n != "formula_options")
+                 if name not in UNTYPED_KEYS)
 
 
 _shipped: list = []
