@@ -390,6 +390,12 @@ def check_start(ruleset: Ruleset, sea: bool, amphibious: bool, start_round: Any,
     """The battle's Start, checked: a step of its kind, round-1 steps in round 1 only, pending
     hits and chosen casualties only at the steps that have them.  Each error names the
     step."""
+    if (start_round.__class__ is int and start_round == 1 and start_step == "start"
+            and hits_on_attacker.__class__ is int and hits_on_attacker == 0
+            and hits_on_defender.__class__ is int and hits_on_defender == 0
+            and bombard_hits.__class__ is int and bombard_hits == 0
+            and attacker_waiting is None and defender_waiting is None):
+        return START  # (the common case, without the checks below: a batch's cost)
     round_ = check_int("start_round", start_round, 1, 1000)
     step = check_choice("start_step", read_choice("start_step", start_step, START_STEPS)
                         if isinstance(start_step, str) else start_step, START_STEPS)
