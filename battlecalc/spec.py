@@ -339,6 +339,19 @@ class Start:
         """Round 1 with its first-round fire (AA, bombardment) still to come, or under way."""
         return self.round == 1 and self.step in ROUND_ONE_STEPS
 
+    def keywords(self) -> dict[str, Any]:
+        """simulate's start keywords of this start (those not at their defaults)."""
+        out: dict[str, Any] = {"start_round": self.round}
+        if self.step != "start":
+            out["start_step"] = self.step
+        for name in ("hits_on_attacker", "hits_on_defender", "bombard_hits"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        for name in ("attacker_waiting", "defender_waiting"):
+            if getattr(self, name):
+                out[name] = dict(getattr(self, name))
+        return out
+
     def text(self) -> str:
         """How the start reads ("round 2", "round 1, defender_fire, 1 hit on the defender")."""
         parts = [f"round {self.round}"]
