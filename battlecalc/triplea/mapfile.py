@@ -21,11 +21,21 @@ units, a support the base lacks, ...) is refused with the list of what is missin
 
 An edition file imported before TripleA's names became the ids (battlecalc's names as ids,
 TripleA's as aliases) is an ordinary edition file and loads as it did.
+
+A game file is read within a budget (:class:`MapBudget`), as a save is
+(:mod:`battlecalc.triplea.save`): ElementTree builds an object of some hundred bytes for each
+element, so 16 MB of ``<a/>`` would take gigabytes.  The XML is fed to a pull parser in chunks
+and its events counted as they come: elements and attributes, nesting, the length of an
+attribute value or a text, and the seconds spent.  The four maps of the shared fixtures and
+triplea-maps' ``WW2v4.xml`` hold at most 5,149 elements and 12,085 attributes (Global 1940 2nd
+Edition, 447 kB), nest 5 deep, hold texts of at most 27,570 characters (the game notes) and
+read in about 0.01 s.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -36,6 +46,7 @@ from .game import EDITIONS_BY_GAME, SITE_UNITS, UNIT_NAMES
 from .gamefile import GameFile
 
 MAX_XML_BYTES = 16 * 1024 * 1024
+XML_CHUNK_BYTES = 64 * 1024  # fed to the parser at a time: the budget is checked per chunk
 # unit options that change a battle in ways battlecalc does not model
 UNMODELLED_OPTIONS = {
     "isSuicide": "suicide units", "isSuicideOnAttack": "suicide attackers",
@@ -55,6 +66,20 @@ COMBAT_PROPERTIES = (
 )
 
 
+@dataclass(frozen=True)
+class MapBudget:
+    """What reading one game file (XML) may cost, against the real maps of the module
+    docstring."""
+
+    items: int = 200_000  # elements and attributes: 11x the largest real map (17,234)
+    depth: int = 50  # nested elements (real: 5)
+    text_chars: int = 1 << 20  # one attribute value or text (real: 27,570 at most)
+    seconds: float = 10.0  # (real: 0.01 s)
+
+
+MAP_BUDGET = MapBudget()
+
+
 @dataclass
 class ImportedEdition:
     text: str  # the TOML
@@ -63,17 +88,54 @@ class ImportedEdition:
     warnings: list[str] = field(default_factory=list)
 
 
-def _read_xml(path) -> ET.Element:
+def _read_xml(path, budget: MapBudget = MAP_BUDGET) -> ET.Element:
     raw = read_input(path, MAX_XML_BYTES, "a TripleA game file")
     if b"<!ENTITY" in raw:  # entity expansion: refused unread
         raise BattleInputError(f"{path}: XML entity declarations are not read")
     try:
-        root = ET.fromstring(raw)
+        root = _parse_within(raw, budget)
     except ET.ParseError as exc:
         raise BattleInputError(f"{path} is not a TripleA game file: XML error ({exc})"
                                ) from None
-    if root.tag != "game" or root.find("info") is None:
+    except _PastBudget as exc:
+        raise BattleInputError(f"{path} is refused: {exc}, past what a real TripleA game file "
+                               "holds") from None
+    if root is None or root.tag != "game" or root.find("info") is None:
         raise BattleInputError(f"{path} is not a TripleA game file: no <game> with <info>")
+    return root
+
+
+class _PastBudget(Exception):
+    pass
+
+
+def _parse_within(raw: bytes, budget: MapBudget) -> ET.Element | None:
+    """The root element of the XML `raw`, its events counted against `budget` chunk by chunk
+    (a chunk holds at most some 16,000 elements: the overshoot is bounded)."""
+    parser = ET.XMLPullParser(events=("start", "end"))
+    deadline = time.monotonic() + budget.seconds
+    root, depth, items = None, 0, 0
+    for at in range(0, len(raw), XML_CHUNK_BYTES):
+        parser.feed(raw[at:at + XML_CHUNK_BYTES])
+        for event, element in parser.read_events():
+            if event == "end":
+                depth -= 1
+                if len(element.text or "") > budget.text_chars:
+                    raise _PastBudget(f"a text of more than {budget.text_chars:,} characters")
+                continue
+            root = element if root is None else root
+            depth += 1
+            items += 1 + len(element.attrib)
+            if items > budget.items:
+                raise _PastBudget(f"more than {budget.items:,} XML elements and attributes")
+            if depth > budget.depth:
+                raise _PastBudget(f"elements nested more than {budget.depth} deep")
+            if any(len(v) > budget.text_chars for v in element.attrib.values()):
+                raise _PastBudget(f"an attribute of more than {budget.text_chars:,} "
+                                  "characters")
+        if time.monotonic() > deadline:
+            raise _PastBudget(f"not read in {budget.seconds:g} s")
+    parser.close()
     return root
 
 

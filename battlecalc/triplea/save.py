@@ -13,13 +13,45 @@ BattleTracker, MustFightBattle, Fire, DiceRoll, Die, TechAttachment); no code of
 
 Everything that goes wrong (not gzip, not a Java stream, truncated, a field of another TripleA
 version) becomes one :class:`~battlecalc.errors.BattleInputError` line.
+
+The parsing budget (:class:`ParseBudget`).  javaobj-py3 builds every value of the stream as a
+Python object (about 250 bytes of Python for a 3-byte empty string) with no limit of its own, so
+a small file can ask for gigabytes: 85 kB of gzip inflate to 20 million empty strings.  The
+stream is therefore read within a budget, each part of it checked as javaobj reads, so that a
+file past it is refused as soon as it is past, after a bounded amount of work:
+
+* items: javaobj reads each value of the stream (a type code, a number, a string's bytes) with
+  one ``read`` call of the file object it is given; that object (:class:`_BudgetedStream`)
+  counts the calls.  Counting at this one narrow door needs nothing of javaobj's internals and
+  sees every value however it is nested;
+* top-level contents and nesting: a subclass of javaobj's parser counts the contents it reads
+  at the top of the stream and how deeply they nest (its ``_read_content``, the one method every
+  content goes through);
+* string and array sizes: a string or a block of custom data is one ``read`` of its length,
+  refused past ``string_bytes`` before it is read; an array's length reaches the transformers'
+  ``load_array`` hook before its elements are read, and is refused there past
+  ``array_length``;
+* seconds: the stream checks the clock every 4,096 items.
+
+The figures of real saves, measured with javaobj-py3 0.6.1 (the seven public saves of
+triplea-game/assets, test_data/save_games/2.x; no later Global 1940 save is public there): the
+largest, a Civil War game of 189 kB (1.35 MB inflated), holds 449,420 items, 93 top-level
+contents, strings of at most 52,527 bytes and arrays of at most 603 elements, and reads in about
+1.5 s into about 55 MB; the deepest, Global 1940 2nd Edition, nests 114 levels (its attachments
+refer to one another).  TripleA's developers report real saves of 1 MB at most (issues #37 and
+#250), about 10 MB inflated; the budget is set to take such a save whole.  Nesting has a ceiling
+of its own: javaobj reads nested contents by recursion, about five Python frames a level, so
+Python's recursion limit (1,000 frames) stops it near 190 levels; past ``depth`` (180) or at
+that limit, the save is refused alike.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import struct
+import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,7 +60,7 @@ from ..errors import BattleInputError
 from ..files import read_input
 
 MAX_SAVE_BYTES = 64 * 1024 * 1024  # compressed; a save is a few hundred kB
-MAX_STREAM_BYTES = 512 * 1024 * 1024  # decompressed: a gzip bomb stops here
+MAX_STREAM_BYTES = 64 * 1024 * 1024  # decompressed: a gzip bomb stops here (real: 1.4 MB)
 INSTALL_HINT = "pip install 'battlecalc[triplea]'"
 
 # TechAttachment fields that change combat -> battlecalc's technology ids
@@ -44,6 +76,27 @@ TECH_FIELDS = {
 
 class SaveFormatError(BattleInputError):
     """A file that is not a TripleA save this reader understands."""
+
+
+class SaveBudgetError(SaveFormatError):
+    """A save past the parsing budget: more than a real save holds."""
+
+
+@dataclass(frozen=True)
+class ParseBudget:
+    """What reading one save's object stream may cost (the module docstring gives the figures
+    of real saves each limit is set against)."""
+
+    items: int = 4_000_000  # values read: 9x the largest real save (449,420)
+    objects: int = 600_000  # objects, strings, arrays and classes built: 10x (56,563)
+    top_level: int = 1_000  # contents at the top of the stream (real: 75 to 93)
+    depth: int = 180  # levels of nested contents (real: 114 at most)
+    string_bytes: int = 1 << 20  # one string or block of custom data (real: 52,527 at most)
+    array_length: int = 100_000  # elements of one array (real: 603 at most)
+    seconds: float = 30.0  # wall time of the parse (real: 1.5 s at most)
+
+
+SAVE_BUDGET = ParseBudget()
 
 
 @dataclass(frozen=True)
@@ -243,23 +296,136 @@ def _stream(path, max_inflated: int = MAX_STREAM_BYTES) -> bytes:
     return data
 
 
-def _objects(path, max_inflated: int = MAX_STREAM_BYTES) -> list:
+@dataclass
+class StreamFigures:
+    """What reading an object stream took, each figure against its part of the budget: the
+    items read, the objects built, the contents at the top, the deepest nesting, the longest
+    string or block (bytes) and array (elements) read, the seconds taken."""
+
+    items: int = 0
+    objects: int = 0
+    top_level: int = 0
+    depth: int = 0
+    string_bytes: int = 0
+    array_length: int = 0
+    seconds: float = 0.0
+
+
+class _BudgetedStream(io.BytesIO):
+    """The object stream as javaobj reads it, one ``read`` call per value: the calls are
+    counted against the budget's items, the length a call asks for (a string's, a block's)
+    against its string size, and the clock is looked at every 4,096 calls."""
+
+    def __init__(self, data: bytes, budget: ParseBudget, figures: StreamFigures):
+        super().__init__(data)
+        self.budget, self.figures = budget, figures
+        self.deadline = time.monotonic() + budget.seconds
+
+    def read(self, size: int | None = -1) -> bytes:
+        figures, budget = self.figures, self.budget
+        figures.items += 1
+        if figures.items > budget.items:
+            raise SaveBudgetError(f"more than {budget.items:,} items in its object stream")
+        if not figures.items & 0xFFF and time.monotonic() > self.deadline:
+            raise SaveBudgetError(f"not read in {budget.seconds:g} s")
+        if size is not None and size > figures.string_bytes:
+            if size > budget.string_bytes:
+                raise SaveBudgetError(f"a string or block of {size:,} bytes (more than "
+                                      f"{budget.string_bytes:,})")
+            figures.string_bytes = size
+        return super().read(size)
+
+
+@functools.cache
+def _budgeted_parser():
+    """javaobj's parser counting the contents at the top of the stream, their nesting and the
+    objects built, and a transformer refusing an array past the budget's length before its
+    elements are read."""
+    from javaobj.v2.api import ObjectTransformer
+    from javaobj.v2.core import JavaStreamParser
+
+    class Parser(JavaStreamParser):
+        def __init__(self, stream: _BudgetedStream, transformers):
+            super().__init__(stream, transformers)
+            self.budget, self.figures = stream.budget, stream.figures
+            self.depth = 0
+
+        def _read_content(self, type_code, block_data, class_desc=None):
+            budget, figures = self.budget, self.figures
+            if self.depth == 0:
+                figures.top_level += 1
+                if figures.top_level > budget.top_level:
+                    raise SaveBudgetError(f"more than {budget.top_level:,} contents at the "
+                                          "top of its object stream")
+            elif self.depth >= budget.depth:
+                raise SaveBudgetError(f"objects nested more than {budget.depth} deep")
+            self.depth += 1
+            figures.depth = max(figures.depth, self.depth)
+            try:
+                return super()._read_content(type_code, block_data, class_desc)
+            finally:
+                self.depth -= 1
+
+        def _new_handle(self):  # each object, string, array or class the stream defines
+            self.figures.objects += 1
+            if self.figures.objects > self.budget.objects:
+                raise SaveBudgetError(f"more than {self.budget.objects:,} objects in its "
+                                      "object stream")
+            return super()._new_handle()
+
+    class ArrayLengths(ObjectTransformer):
+        def __init__(self, budget: ParseBudget, figures: StreamFigures):
+            self.budget, self.figures = budget, figures
+
+        def load_array(self, reader, type_code, size):
+            if size > self.budget.array_length:
+                raise SaveBudgetError(f"an array of {size:,} elements (more than "
+                                      f"{self.budget.array_length:,})")
+            self.figures.array_length = max(self.figures.array_length, size)
+            return None  # javaobj reads the elements
+
+    return Parser, ArrayLengths
+
+
+def _objects(path, max_inflated: int = MAX_STREAM_BYTES,
+             budget: ParseBudget = SAVE_BUDGET) -> list:
+    """The contents of the save's object stream, read within `budget`."""
+    return _read_objects(path, max_inflated, budget)[0]
+
+
+def _read_objects(path, max_inflated: int, budget: ParseBudget
+                  ) -> tuple[list, StreamFigures]:
     data = _stream(path, max_inflated)
     if data[:2] != b"\xac\xed":
         raise SaveFormatError(f"{path} is not a TripleA save: no Java object stream inside")
-    javaobj, _ = _javaobj()
+    _javaobj()
+    from javaobj.v2.transformers import DefaultObjectTransformer
+
+    parser_class, array_lengths = _budgeted_parser()
+    figures = StreamFigures()
+    started = time.perf_counter()
     try:
-        objects = javaobj.load(io.BytesIO(data))
-    except RecursionError:
-        raise SaveFormatError(f"{path} is a damaged TripleA save: objects nested too deeply"
+        contents = parser_class(_BudgetedStream(data, budget, figures),
+                                [array_lengths(budget, figures),
+                                 DefaultObjectTransformer()]).run()
+    except SaveBudgetError as exc:
+        raise SaveBudgetError(f"{path} is refused: {exc}, past what a real TripleA save holds"
                               ) from None
+    except RecursionError:
+        raise SaveBudgetError(f"{path} is refused: objects nested too deeply, past what a real "
+                              "TripleA save holds") from None
     except Exception as exc:  # javaobj raises whatever the damaged bytes lead it to
         reason = " ".join(str(exc).split())[:80] or type(exc).__name__
         raise SaveFormatError(f"{path} is a damaged or truncated TripleA save ({reason})"
                               ) from None
-    if not isinstance(objects, list):
-        objects = [objects]
-    return objects
+    figures.seconds = time.perf_counter() - started
+    return contents, figures
+
+
+def stream_figures(path, budget: ParseBudget = SAVE_BUDGET) -> StreamFigures:
+    """What reading the save at `path` takes, figure by figure (benchmarks/triplea_budget.py
+    prints them for the saves it is given; the docs compare the largest with the budget)."""
+    return _read_objects(path, MAX_STREAM_BYTES, budget)[1]
 
 
 def read_save(path, max_inflated: int = MAX_STREAM_BYTES) -> SaveData:
