@@ -309,3 +309,84 @@ def test_cli_refuses_other_files(tmp_path, text, fragment):
     refused = invoke("edition", "import", str(tmp_path / "bad.xml"), "-o",
                      str(tmp_path / "bad.toml"))
     assert refused.exit_code == 2 and not (tmp_path / "bad.toml").exists()
+
+
+# ------------------------------------------------ hostile maps (issue 29 items 3 and 12)
+# Built from the shared 1942 2nd Edition map by editing its XML as a fuzzer would; each is
+# imported by `battlecalc edition import -o` in a child process under memory limits
+# (tests/limited.py), the written edition read back here.
+
+V5 = MAPS / "WW2v5_1942_2nd.xml"
+V5_NAME = '<info name="World War II v5 1942 Second Edition" version="1.9"/>'
+INFANTRY_ATTACK = ('attachTo="infantry" javaClass="games.strategy.triplea.attachments.'
+                   'UnitAttachment" type="unitType">\n      <option name="movement" value="1"/>\n'
+                   '      <option name="attack" value="1"/>')
+
+
+def _edited(tmp_path, *edits: tuple[str, str], name="edited.xml"):
+    """The 1942 2nd Edition map with each (old, new) replaced (old must be in it once)."""
+    text = V5.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _import_limited(path, out):
+    from limited import cli_limited
+
+    return cli_limited("edition", "import", str(path), "-o", str(out), memory_mb=768)
+
+
+# A game name and a Low Luck value (&#10; is a newline once the XML is read) that broke out of
+# the edition's strings and comments: the edition gained `die_size = 12` (3 inf v 2 inf:
+# 0.5207 instead of 0.5167)
+INJECTED_NAME = "Made Up War&#10;die_size = 12&#10;x = ''' #\\&quot;\x7f\u2028"
+INJECTED_LOW_LUCK = "false&#10;die_size = 12&#10;name = '''"
+
+
+def test_an_imported_edition_loads_back_as_written(tmp_path):
+    import tomllib
+
+    path = _edited(tmp_path, (V5_NAME, f'<info name="{INJECTED_NAME}" version="1.9"/>'),
+                   ('<property name="Low Luck" value="false"',
+                    f'<property name="Low Luck" value="{INJECTED_LOW_LUCK}"'))
+    out = tmp_path / "made_up.toml"
+    done = _import_limited(path, out)
+    assert done.exit_code == 0, done.stderr
+    game = "Made Up War\ndie_size = 12\nx = ''' #\\\"\x7f\u2028"
+    written = tomllib.loads(out.read_text())
+    assert written["name"] == game + " (TripleA map)" and "die_size" not in written
+    assert set(written) == {"base", "format", "id", "name", "description", "units"}
+    assert written["base"] == "1942-2e" and written["id"] == "made-up-war-die-size-12-x"
+    assert all(line.startswith("#") for line in out.read_text().splitlines()[:6])
+    rules = load_rules_file(str(out))
+    assert rules.die_size == 6 and rules.name == game + " (TripleA map)"
+    mine = simulate(rules, "3 inf", "2 inf", method="exact")
+    shipped = simulate("1942-2e", "3 inf", "2 inf", method="exact")
+    assert mine.attacker_win == pytest.approx(shipped.attacker_win, abs=1e-12)
+    assert round(mine.attacker_win, 4) == 0.5167
+
+
+@pytest.mark.parametrize("edits, fragment", [
+    ([(INFANTRY_ATTACK, INFANTRY_ATTACK.replace('"attack" value="1"', '"attack" value="999999"'))],
+     "units.infantry.attack: expected an integer 0..6, got 999999"),
+    ([(INFANTRY_ATTACK, INFANTRY_ATTACK + '\n      <option name="hitPoints" value="0"/>')],
+     "units.infantry.hp: expected an integer 1..3, got 0"),
+    ([('<productionRule name="buyInfantry">\n      <cost resource="PUs" quantity="3"/>',
+       '<productionRule name="buyInfantry">\n      <cost resource="PUs" quantity="-3"/>')],
+     "units.infantry.cost: expected an integer 0..1000, got -3"),
+], ids=["attack 999999", "hitPoints 0", "a negative cost"])
+def test_import_refuses_what_the_loader_refuses(tmp_path, edits, fragment):
+    """Before: exit 0 and an edition file that `--rules-file` then refused.  Now the import
+    is refused with the loader's own message, and nothing is written."""
+    path = _edited(tmp_path, *edits)
+    with pytest.raises(BattleInputError, match=re.escape(fragment)):
+        import_edition(path)
+    out = tmp_path / "refused.toml"
+    done = _import_limited(path, out)
+    assert done.exit_code == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
+    assert fragment in done.stderr and "(the loader refuses it)" in done.stderr
+    assert not out.exists()

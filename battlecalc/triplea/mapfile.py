@@ -318,43 +318,49 @@ def _supports(attachments, artillery, supportable, names, base, missing) -> list
     return sorted((g, tuple(sorted(t))) for g, t in found.items())
 
 
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "imported"
 
 
+def _shown(text) -> str:
+    """Text of the file for a comment: as it is if printable, else its repr (a newline or
+    another control character would end the comment or make the TOML invalid)."""
+    text = str(text)
+    return text if text.isprintable() else repr(text)
+
+
 def _toml(path, game, base_id, base, units, ids, supports, properties, edition_id) -> str:
+    """The edition file: its values written by a TOML writer (tomli-w), the file's own text
+    in the comments above them on one line each (:func:`_shown`), so that nothing of the file
+    can break out of its string or comment; then read back, which
+    must give the values written, and loaded as ``--rules-file`` would load it: an edition
+    the loader would refuse is refused here, with its message, and never written."""
+    import tomllib
     from pathlib import Path
 
-    lines = [f"# Imported from {Path(path).name} (TripleA game {game!r}) by "
+    import tomli_w
+
+    from ..rules import RulesFileError, _parse
+
+    edition = {"base": base_id, "format": 1, "id": edition_id or _slug(game),
+               "name": f"{game} (TripleA map)",
+               "description": f"TripleA game {game}, on the rules of {base_id}",
+               "units": {ids[name]: units[name] for name in base.units if name in units}}
+    del supports  # checked against the base's (which the edition keeps through `base`)
+    lines = [f"# Imported from {_shown(Path(path).name)} (TripleA game {game!r}) by "
              "`battlecalc edition import`.",
              f"# Rules not stated in the file are those of {base_id}; every unit value the file",
              "# states is written below, each unit under TripleA's name (base_unit: the unit of",
              f"# {base_id} it is, whose names type it too).  The file's rule switches that matter",
              "# to a battle:"]
-    for name in COMBAT_PROPERTIES:
-        if name in properties:
-            lines.append(f"#   {name} = {properties[name]}")
-    lines += [f"base = {_toml_value(base_id)}", "format = 1",
-              f"id = {_toml_value(edition_id or _slug(game))}",
-              f"name = {_toml_value(game + ' (TripleA map)')}",
-              f"description = {_toml_value(f'TripleA game {game}, on the rules of {base_id}')}",
-              ""]
-    del supports  # checked against the base's (which the edition keeps through `base`)
-    for name in base.units:
-        if name not in units:
-            continue
-        lines.append(f"[units.{ids[name]}]")
-        for key, value in units[name].items():
-            lines.append(f"{key} = {_toml_value(value)}")
-        lines.append("")
-    return "\n".join(lines)
+    lines += [f"#   {name} = {_shown(properties[name])}" for name in COMBAT_PROPERTIES
+              if name in properties]
+    text = "\n".join(lines) + "\n" + tomli_w.dumps(edition)
+    if tomllib.loads(text) != edition:
+        raise BattleInputError(f"{path}: the edition written from it does not read back as "
+                               "written (a fault of battlecalc's; please report it)")
+    try:
+        _parse(lambda: text, f"{path}: the edition imported from it")
+    except RulesFileError as exc:
+        raise BattleInputError(f"{exc} (the loader refuses it)") from None
+    return text
