@@ -4,11 +4,17 @@ What the file states is read: each unit's ``unitAttachment`` (attack, defense, h
 attackRolls/defenseRolls, isAir/isSea, isSub, isDestroyer, canBombard, chooseBestRoll,
 attackAA), its cost from the ``productionRule`` that buys it, the supports (``artillery`` /
 ``artillerySupportable`` and ``UnitSupportAttachment``) and the rule switches (``<property>``).
-The rules the file does not spell out (the order of fire steps, how AA and surprise strikes
-work) are the engine's: the edition written is based on the shipped edition whose rules the
-game follows (``base =``: the game's name, else its WW2V2/WW2V3 switches), and states every
-value the file gives, so that a difference from the shipped edition is visible in the file and
-changes the odds only by what the map says.
+The rules the file does not spell out (the order of fire steps, how surprise strikes work)
+are the engine's: the edition written is based on the shipped edition whose rules the game
+follows (``base =``: the game's name, else its WW2V2/WW2V3 switches), and states every value
+the file gives, so that a difference from the shipped edition is visible in the file and
+changes the odds only by what the map says.  AA fire is read from the file: the AA unit's
+options (TripleA's old ``isAA`` or ``isAAforCombatOnly``, ``attackAA``, ``maxAAattacks``,
+``isInfrastructure``) and the properties "Choose AA Casualties" and "Roll AA Individually"
+give the unit's ``aa_value``, ``aa_shots`` and ``can_be_casualty`` and the rule flags
+``aa_dice`` and ``aa_casualties`` (:func:`_aa_gun`, :func:`_aa_rules`); AA that battlecalc
+cannot model (more rounds, chosen targets, over-stacking, attacking AA) is refused naming the
+unit.
 
 Units are named as TripleA names them (``armour``, ``aaGun``, ``infantry``): a unit whose
 battlecalc name differs says which unit of the base it is (``base_unit = "tank"``), and the
@@ -203,6 +209,7 @@ def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
     units: dict[str, dict] = {}
     names: dict[str, str] = {}  # TripleA name -> edition name
     artillery, supportable = [], []
+    guns: dict[str, dict] = {}  # TripleA name -> its AA in a battle
     for tname, options in source.units:
         if tname in SITE_UNITS or (tname != "aaGun" and any(_true(options.get(k)) for k in (
                 "isFactory", "isInfrastructure", "isConstruction"))):
@@ -226,7 +233,15 @@ def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
         if _true(options.get("artillerySupportable")):
             supportable.append(tname)
         units[name] = _unit_entry(tname, name, options, costs, base)
-    supports = _supports(source.supports, artillery, supportable, names, base, missing)
+        gun = _aa_gun(tname, options, base.die_size, missing)
+        if gun is not None:
+            guns[tname] = gun
+            units[name].update(_aa_entry(gun))
+        elif base.units[name].aa_value:  # the base's AA unit fires no AA here
+            units[name]["aa_value"] = 0
+    rules = _aa_rules(guns, properties, missing)
+    # the supports are checked against the base's (which the edition keeps through `base`)
+    _supports(source.supports, artillery, supportable, names, base, missing)
     ids = {}  # the base's unit -> its id here: TripleA's name where it can be one
     for tname, name in names.items():
         typeable = _TYPEABLE.match(tname) and base.aliases.get(tname.lower(), name) == name
@@ -239,7 +254,7 @@ def import_edition(path, *, lenient: bool = False, edition_id: str | None = None
             f"{path}: {len(missing)} features battlecalc cannot model (use --lenient to leave "
             f"them out): " + "; ".join(missing))
     warnings = [f"left out: {item}" for item in missing]
-    return ImportedEdition(_toml(path, game, base_id, base, units, ids, supports,
+    return ImportedEdition(_toml(path, game, base_id, base, units, ids, rules,
                                  properties, edition_id), base_id, game, warnings)
 
 
@@ -294,6 +309,67 @@ def _unit_entry(tname: str, name: str, options: dict, costs: dict, base) -> dict
     return entry
 
 
+def _aa_gun(tname: str, options: dict, die_size: int, missing: list[str]) -> dict | None:
+    """The unit's AA fire in a battle, from its unitAttachment with TripleA's defaults:
+    ``{"aa_value", "aa_shots" (None: one die per aircraft), "can_be_casualty"}``; None for a
+    unit that fires no AA in combat.  TripleA's old ``isAA`` stands for isAAforCombatOnly (and
+    the AA of raids and fly-overs) and isInfrastructure: never a casualty.  What battlecalc's
+    AA cannot do is added to `missing`, naming the unit."""
+    old_style = _true(options.get("isAA"))
+    if not (old_style or _true(options.get("isAAforCombatOnly"))):
+        return None
+
+    def number(option, default):
+        value = options.get(option)
+        return default if value is None else _int(value, f"unit {tname}: {option}")
+
+    its = f"unit {tname}: its AA"
+    shots = number("maxAAattacks", -1)
+    if shots == 0:
+        return None  # rolls no die
+    if shots < -1:
+        missing.append(f"{its} rolls {shots} dice (maxAAattacks)")
+    if number("maxRoundsAA", 1) != 1:
+        missing.append(f"{its} fires in rounds after the first (maxRoundsAA)")
+    if _true(options.get("mayOverStackAA")):
+        missing.append(f"{its} may roll more dice than there are aircraft (mayOverStackAA)")
+    if (options.get("targetsAA") or "").strip():
+        missing.append(f"{its} fires at chosen unit types (targetsAA)")
+    if number("offensiveAttackAA", 0) > 0:
+        missing.append(f"{its} fires when attacking (offensiveAttackAA)")
+    if number("attackAAmaxDieSides", -1) not in (-1, die_size):
+        missing.append(f"{its} rolls another die than the battle's (attackAAmaxDieSides)")
+    return {"aa_value": number("attackAA", 1), "aa_shots": None if shots == -1 else shots,
+            "can_be_casualty": not (old_style or _true(options.get("isInfrastructure")))}
+
+
+def _aa_entry(gun: dict) -> dict:
+    """The edition's fields of an AA unit (one that is never a casualty is never lost first
+    nor for want of other units: AA50's gun)."""
+    entry = {"aa_value": gun["aa_value"], "aa_shots": gun["aa_shots"] or 0,
+             "can_be_casualty": gun["can_be_casualty"]}
+    if not gun["can_be_casualty"]:
+        entry.update(defenceless=False, loss_rank=0)
+    return entry
+
+
+def _aa_rules(guns: dict[str, dict], properties: dict[str, str], missing: list[str]) -> dict:
+    """The rule flags of AA fire (`aa_dice`, `aa_casualties`) the file's AA units and
+    properties state.  "Choose AA Casualties" lets the attacker choose; otherwise TripleA
+    takes the aircraft hit at random, or with "Roll AA Individually" rolls each die at its own
+    aircraft: either way a uniformly random set of the aircraft shot at (`own_aircraft`)."""
+    if not guns:
+        return {}
+    per_aircraft = sorted(t for t, gun in guns.items() if gun["aa_shots"] is None)
+    if per_aircraft and len(per_aircraft) < len(guns):
+        per_gun = sorted(set(guns) - set(per_aircraft))
+        missing.append(f"AA: {', '.join(per_aircraft)} roll one die per aircraft, "
+                       f"{', '.join(per_gun)} a number per gun (maxAAattacks)")
+    return {"aa_dice": "per_aircraft" if per_aircraft else "per_gun",
+            "aa_casualties": "attacker_chooses" if _true(properties.get("Choose AA Casualties"))
+            else "own_aircraft"}
+
+
 def _supports(attachments, artillery, supportable, names, base, missing) -> list[tuple]:
     """(giver, (targets...)) of the file, in the edition's names, checked against the base."""
     found: dict[str, set[str]] = {}
@@ -329,7 +405,7 @@ def _shown(text) -> str:
     return text if text.isprintable() else repr(text)
 
 
-def _toml(path, game, base_id, base, units, ids, supports, properties, edition_id) -> str:
+def _toml(path, game, base_id, base, units, ids, rules, properties, edition_id) -> str:
     """The edition file: its values written by a TOML writer (tomli-w), the file's own text
     in the comments above them on one line each (:func:`_shown`), so that nothing of the file
     can break out of its string or comment; then read back, which
@@ -345,8 +421,8 @@ def _toml(path, game, base_id, base, units, ids, supports, properties, edition_i
     edition = {"base": base_id, "format": 1, "id": edition_id or _slug(game),
                "name": f"{game} (TripleA map)",
                "description": f"TripleA game {game}, on the rules of {base_id}",
+               **({"rules": rules} if rules else {}),
                "units": {ids[name]: units[name] for name in base.units if name in units}}
-    del supports  # checked against the base's (which the edition keeps through `base`)
     lines = [f"# Imported from {_shown(Path(path).name)} (TripleA game {game!r}) by "
              "`battlecalc edition import`.",
              f"# Rules not stated in the file are those of {base_id}; every unit value the file",
