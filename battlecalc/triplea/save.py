@@ -64,7 +64,8 @@ from ..files import read_input
 MAX_SAVE_BYTES = 64 * 1024 * 1024  # compressed; a save is a few hundred kB
 MAX_STREAM_BYTES = 64 * 1024 * 1024  # decompressed: a gzip bomb stops here (real: 1.4 MB)
 INSTALL_HINT = "pip install 'battlecalc[triplea]'"
-MAX_WRAPPERS = 8  # collections wrapping collections, superclasses looked at for a class
+MAX_WRAPPERS = 8  # collections wrapping collections (an unmodifiable view of a synchronized one)
+MAX_SUPERCLASSES = 16  # looked at for an object's class (TripleA's go 5 deep)
 # The rule switches battlecalc reads: TripleA reads each as a Boolean (GameProperties.get(name,
 # false) casts the value; a map's "true" or "false" becomes one when the game is loaded)
 SWITCH_PROPERTIES = ("Low Luck", "LHTR Heavy Bombers")
@@ -192,7 +193,7 @@ def _class_name(obj) -> str:
 
 class _Reader:
     """Field access on javaobj's objects, each value's type checked as it is read.  The reader
-    keeps the path it is at (``GameData.map.territories['Karelia'].unitCollection.units[3]``,
+    keeps the path it is at (``GameData.map.territories[12] ('Karelia').unitCollection.units[3]``,
     :meth:`at`); a missing field or a value of the wrong type is a SaveFormatError naming
     that path, the field and what was found there (as cfgv names a config's key)."""
 
@@ -268,8 +269,9 @@ class _Reader:
     def optional_text(self, obj, name: str) -> str | None:
         """A text field that may be null or absent."""
         value = self.opt(obj, name)
-        return None if value is None else self.text(value) if not isinstance(
-            value, str | self.beans.JavaString) else str(value)
+        if value is None or isinstance(value, str | self.beans.JavaString):
+            return None if value is None else str(value)
+        raise self.error(f"expected text, found {self.describe(value)}", name)
 
     def number(self, obj, *path: str) -> int:
         value = self.get(obj, *path)
@@ -297,8 +299,8 @@ class _Reader:
             return None
         if isinstance(value, self.beans.JavaInstance):
             desc = value.classdesc
-            for _ in range(MAX_WRAPPERS):  # the class and its superclasses (GamePlayer$1: the
-                if desc is None:           # null player, a GamePlayer)
+            for _ in range(MAX_SUPERCLASSES):  # the class and its superclasses (GamePlayer$1:
+                if desc is None:               # the null player, a GamePlayer)
                     break
                 if str(desc.name).rsplit(".", 1)[-1] == kind:
                     return value
@@ -733,9 +735,8 @@ def dice_roll(reader: _Reader, roll) -> DiceRecord:
         (hits,) = struct.unpack(">i", after[:4])
     player = None
     if len(before) >= 4 and struct.unpack(">i", before[:4])[0] >= 1:
-        names = [item for item in items[at + 1:] if isinstance(item, str | reader.beans
-                                                                 .JavaString)]
-        player = str(names[0]) if names else None
+        text = str | reader.beans.JavaString
+        player = next((str(item) for item in items[at + 1:] if isinstance(item, text)), None)
     return DiceRecord(tuple(packed), hits, expected, player)
 
 
