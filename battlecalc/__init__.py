@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 _PUBLIC = {
     "Battle": "api",
     "make_battle": "api",
-    "simulate": "api",
+    "simulate": "waves",
     "solve_many": "batch",
     "set_threads": "api",
     "thread_count": "api",
@@ -52,7 +52,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
-    from .api import Battle, make_battle, set_threads, simulate, thread_count
+    from .api import Battle, make_battle, set_threads, thread_count
     from .army import format_army, parse_army
     from .batch import solve_many
     from .errors import BattleInputError
@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .rules import list_editions, load_rules
     from .sweeper import sweep
     from .triplea import read_game
+    from .waves import simulate
 
 
 def __getattr__(name: str):

@@ -16,7 +16,8 @@ battle: a lane takes battles without an amphibious assault, technologies, keep_l
 retreat_below, whose checks never read the armies (a retreat policy reads their sizes); the
 others, and a lane's battles that fail its checks (simulate_spec then words the error), are
 checked one by one.  The small exact ones (an estimated solve of at most
-kernels.exact.PARALLEL_SECONDS, where simulate too solves in one thread) are solved together:
+solver.plan.Limits.parallel_seconds, where simulate too solves in one thread: solver.batch's
+batchable plans) are solved together:
 their sides' tables come from a cache of small sides (a side's tables depend only on its
 units, its technologies, its order of losses and a few options of the battle), every battle's
 tables are laid end to end in flat arrays and one compiled loop (kernels/batch.py) solves them
@@ -42,26 +43,9 @@ from . import api
 from .army import format_army
 from .compile import build_side, compile_battle, compile_plain
 from .errors import BattleInputError, quoted
-from .kernels import batch as batch_kernels
-from .kernels import jit
-from .kernels.common import (
-    FULL_RETREAT,
-    N_OUTCOMES,
-    NO_THRESHOLD,
-    RETREAT_COLS,
-    RT_AFTER,
-)
-from .kernels.exact import (
-    CALL_SECONDS,
-    PARALLEL_SECONDS,
-    SHORT_SECONDS,
-    STATE_EPS,
-    TRANSITION_EPS,
-    seconds_estimate,
-)
-from .kernels.tables import TOTAL_COLS, TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
+from .solver.batch import batch_plan, batchable, offsets, solve_batch
 from .spec import PLAIN_TYPES, FormulaSpec, battle_form, check_seed, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
@@ -173,13 +157,13 @@ class _Batch:
         self.positions: list[int] = []
         self.battles: list = []
         self.compiled: list = []
-        self.seconds: list[float] = []
+        self.plans: list = []
 
-    def add(self, position: int, battle, compiled, seconds: float) -> None:
+    def add(self, position: int, battle, compiled, plan) -> None:
         self.positions.append(position)
         self.battles.append(battle)
         self.compiled.append(compiled)
-        self.seconds.append(seconds)
+        self.plans.append(plan)
 
     def append(self, item: tuple) -> None:  # (the same battle again: _run's `seen`)
         self.add(*item)
@@ -213,15 +197,14 @@ def _batched(battle, run) -> bool:
     return run.method != "mc" and battle.retreat.below is None and not run.rounds_distribution
 
 
-def _exact_and_small(compiled, run) -> tuple[bool, float]:
-    """Whether simulate would solve the compiled battle exactly in one thread (exact, or
-    auto choosing exact: api.solve), and its estimated seconds."""
-    seconds = seconds_estimate(compiled)
-    if seconds > PARALLEL_SECONDS:
-        return False, seconds
-    if run.method == "auto":
-        return seconds <= api.monte_carlo_seconds(compiled, run.trials), seconds
-    return True, seconds
+def _exact_and_small(compiled, run) -> tuple[bool, Any]:
+    """Whether the batch solves the compiled battle (its plan is batchable: simulate would
+    solve it exactly in one thread), and its plan (solver.batch.batch_plan)."""
+    try:
+        plan = batch_plan(compiled, run.method, run.trials)
+    except BattleInputError:
+        return False, None  # (solved on its own: simulate words the error)
+    return batchable(plan, compiled), plan
 
 
 ARMIES = ("attacker", "defender")
@@ -315,7 +298,7 @@ def _one(battle, run, started: float) -> dict[str, Any]:
     return api.solve(battle, run, started).flat_row()
 
 
-TIMING = ("check", "compile", "one_by_one", "tables", "solve", "rows")  # _run's phases
+TIMING = ("check", "compile", "one_by_one", "solve", "rows")  # _run's phases
 
 
 def _run(battles: list, options: Mapping[str, Any], strict: bool):
@@ -359,10 +342,10 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                     else:
                         checked = clock()
                         timing["check"] += checked - started
-                        compiled, (small, seconds) = lane.compiled(battle)
+                        compiled, (small, solve_plan) = lane.compiled(battle)
                         timing["compile"] += clock() - checked
                         if small:
-                            batch.add(position, battle, compiled, seconds)
+                            batch.add(position, battle, compiled, solve_plan)
                             continue
                         alone.append((position, battle, run, clock() - started))
                         continue
@@ -376,12 +359,12 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
             timing["check"] += checked - started
             if not isinstance(battle, FormulaSpec) and _batched(battle, run):
                 compiled = compile_battle(battle, _side)
-                small, seconds = _exact_and_small(compiled, run)
+                small, solve_plan = _exact_and_small(compiled, run)
                 timing["compile"] += clock() - checked
                 if small:
-                    batch.add(position, battle, compiled, seconds)
+                    batch.add(position, battle, compiled, solve_plan)
                     if key is not None:
-                        seen[key] = (batch, (position, battle, compiled, seconds))
+                        seen[key] = (batch, (position, battle, compiled, solve_plan))
                     continue
             alone.append((position, battle, run, clock() - started))
             if key is not None:
@@ -420,111 +403,6 @@ def _collector_paused():
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _offsets(lengths: Iterable[int]) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(np.fromiter(lengths, dtype=np.int64))])
-
-
-def _padded(arrays: list[np.ndarray], width: int, fill: float) -> np.ndarray:
-    out = np.full((sum(a.shape[0] for a in arrays), width), fill)
-    row = 0
-    for a in arrays:
-        out[row:row + a.shape[0], :a.shape[1]] = a
-        row += a.shape[0]
-    return out
-
-
-class _Sides:
-    """The distinct objects of a list (sides, laws shared by several battles), once each:
-    `unique`, and `index[i]` the one of element i."""
-
-    def __init__(self, objects: list):
-        first: dict[int, int] = {}
-        self.index = np.fromiter((first.setdefault(id(o), len(first)) for o in objects),
-                                 np.int64, len(objects))
-        self.unique = list({id(o): o for o in objects}.values())
-
-    def spans(self, lengths: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Each element's (first, end) rows when the unique objects' rows (of the given
-        lengths) are laid end to end, and where each unique object starts."""
-        starts = _offsets(lengths)
-        return np.stack([starts[self.index], starts[self.index + 1]], axis=1), starts
-
-
-def _tables(compiled: list) -> tuple[batch_kernels.BatchTables, int, int, _Sides, _Sides]:
-    """The batch's tables end to end (kernels/batch.py), the sizes of its outputs a_final and
-    d_final, and its distinct attacker and defender sides."""
-    n = len(compiled)
-    att, dfn = _Sides([c.attacker for c in compiled]), _Sides([c.defender for c in compiled])
-    laws = _Sides([c.bombardment.pmf for c in compiled])
-    spans = np.zeros((n, batch_kernels.SPAN_COLS, 2), dtype=np.int64)
-    spans[:, batch_kernels.SP_A_STATES], a_starts = att.spans(s.n_states for s in att.unique)
-    spans[:, batch_kernels.SP_A_ROWS], _ = att.spans(s.rows.shape[0] for s in att.unique)
-    spans[:, batch_kernels.SP_BLOCKS], _ = att.spans(len(s.blocks) for s in att.unique)
-    spans[:, batch_kernels.SP_D_STATES], _ = dfn.spans(s.n_states for s in dfn.unique)
-    spans[:, batch_kernels.SP_D_ROWS], _ = dfn.spans(s.rows.shape[0] for s in dfn.unique)
-    spans[:, batch_kernels.SP_BOMBARD], _ = laws.spans(p.shape[0] for p in laws.unique)
-    sizes = np.diff(spans, axis=2)[:, :, 0]
-    outputs = ((batch_kernels.SP_A_OUT, sizes[:, batch_kernels.SP_A_STATES]),
-               (batch_kernels.SP_D_OUT, sizes[:, batch_kernels.SP_D_STATES]),
-               (batch_kernels.SP_TRANSFER,
-                sizes[:, batch_kernels.SP_BLOCKS] * sizes[:, batch_kernels.SP_D_STATES]))
-    for column, size in outputs:
-        ends = np.cumsum(size)
-        spans[:, column, 0], spans[:, column, 1] = ends - size, ends
-    width = max(s.pmf.shape[1] for s in (*att.unique, *dfn.unique))
-    policy = np.zeros((n, RETREAT_COLS), dtype=np.int64)
-    below = np.full(n, NO_THRESHOLD)
-    remainder = np.full(a_starts[-1], FULL_RETREAT, dtype=np.int64)
-    phases = np.ones(n, dtype=np.int64)
-    for i, c in enumerate(compiled):
-        if c.retreat is not None:  # (its attacker's tables are its own: compile.with_retreat)
-            policy[i], below[i] = c.retreat.policy, c.retreat.below
-            first = a_starts[att.index[i]]
-            remainder[first:first + c.attacker.n_states] = c.retreat.remainder
-            phases[i] = 2 if c.has_partial_retreat else 1
-    tables = batch_kernels.BatchTables(
-        spans, np.concatenate([s.states for s in att.unique]),
-        np.concatenate([s.rows for s in att.unique]),
-        _padded([s.pmf for s in att.unique], width, 0.0),
-        _padded([s.cdf for s in att.unique], width, 1.0),
-        np.concatenate([s.start for s in att.unique]), remainder,
-        np.concatenate([s.states for s in dfn.unique]),
-        np.concatenate([s.rows for s in dfn.unique]),
-        _padded([s.pmf for s in dfn.unique], width, 0.0),
-        _padded([s.cdf for s in dfn.unique], width, 1.0),
-        np.concatenate([s.start for s in dfn.unique]),
-        np.concatenate([s.blocks for s in att.unique]), np.concatenate(laws.unique),
-        np.stack([c.rules for c in compiled]), policy, below,
-        np.maximum(policy[:, RT_AFTER], 1), phases, TRANSITION_EPS, STATE_EPS)
-    return (tables, int(spans[-1, batch_kernels.SP_A_OUT, 1]),
-            int(spans[-1, batch_kernels.SP_D_OUT, 1]), att, dfn)
-
-
-def _range(first: int, last: int, solve, offset: int, tables, out) -> None:
-    solve(offset + first, offset + last, tables, out)
-
-
-def _solve_tables(tables, a_size: int, d_size: int,
-                  seconds: list[float]) -> batch_kernels.BatchOut:
-    """Run the batch kernel over every battle, in calls of about CALL_SECONDS of estimated
-    work (so Ctrl-C ends the work soon), each split among the engine's threads."""
-    n = len(seconds)
-    out = batch_kernels.BatchOut(
-        np.zeros((n, N_OUTCOMES)), np.zeros((n, TOTAL_COLS)), np.zeros((n, 1)), np.zeros(a_size),
-        np.zeros(d_size), np.zeros(tables.spans[-1, batch_kernels.SP_TRANSFER, 1]))
-    solve = batch_kernels.solver(float(sum(seconds)))
-    work = np.cumsum(seconds)
-    first = 0
-    while first < n:
-        done = work[first - 1] if first else 0.0
-        last = max(first + 1, int(np.searchsorted(work, done + CALL_SECONDS, side="right")))
-        last = min(last, n)
-        jit.threads(_range, last - first, solve, first, tables, out,
-                    short=work[last - 1] - done < SHORT_SECONDS)
-        first = last
-    return out
 
 
 def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -591,33 +469,28 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
     descriptive columns as lists, the numbers as numpy arrays.  elapsed_s: the time spent on
     the batch's battles (checks, compiling, solving, rows), shared equally."""
     started = time.perf_counter()
-    tables, a_size, d_size, att, dfn = _tables(batch.compiled)
-    tabled = time.perf_counter()
-    out = _solve_tables(tables, a_size, d_size, batch.seconds)
+    law = solve_batch(batch.compiled, batch.plans)
     solved = time.perf_counter()
-    timing["tables"] += tabled - started
-    timing["solve"] += solved - tabled
-    spans = tables.spans
-    a_out, d_out = spans[:, batch_kernels.SP_A_OUT], spans[:, batch_kernels.SP_D_OUT]
-    a_off, d_off = _offsets(np.diff(a_out)[:, 0]), _offsets(np.diff(d_out)[:, 0])
+    timing["solve"] += solved - started
+    a_off, d_off = offsets(np.diff(law.a_out)[:, 0]), offsets(np.diff(law.d_out)[:, 0])
     everyone = np.arange(len(batch.positions))
-    a_rows = _rows(everyone, spans[:, batch_kernels.SP_A_STATES], a_out)
-    d_rows = _rows(everyone, spans[:, batch_kernels.SP_D_STATES], d_out)
+    a_rows = _rows(everyone, law.a_states, law.a_out)
+    d_rows = _rows(everyone, law.d_states, law.d_out)
+    att, dfn = law.attackers, law.defenders
     a_ipc_lost = np.concatenate([s.ipc_lost for s in att.unique])[a_rows[0]]
     d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn.unique])[d_rows[0]]
-    a_ipc = _segment_sums(out.a_final * a_ipc_lost, a_off)
-    d_ipc = _segment_sums(out.d_final * d_ipc_lost, d_off)
-    totals = out.totals
-    numbers = {key: out.outcomes[:, i] for i, key in enumerate(OUTCOME_KEYS)}
-    numbers["takes_territory"] = totals[:, TOTAL_TAKES]
-    numbers.update(mean_rounds=totals[:, TOTAL_ROUNDS], attacker_ipc_loss=a_ipc,
+    a_ipc = _segment_sums(law.a_final * a_ipc_lost, a_off)
+    d_ipc = _segment_sums(law.d_final * d_ipc_lost, d_off)
+    numbers = {key: law.outcomes[:, i] for i, key in enumerate(OUTCOME_KEYS)}
+    numbers["takes_territory"] = law.takes
+    numbers.update(mean_rounds=law.mean_rounds, attacker_ipc_loss=a_ipc,
                    defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
-    for side, ipc_lost, final, offsets in (("attacker", a_ipc_lost, out.a_final, a_off),
-                                           ("defender", d_ipc_lost, out.d_final, d_off)):
-        for q, values in zip(PERCENTILES, ipc_percentiles_of(ipc_lost, final, offsets),
+    for side, ipc_lost, final, offs in (("attacker", a_ipc_lost, law.a_final, a_off),
+                                        ("defender", d_ipc_lost, law.d_final, d_off)):
+        for q, values in zip(PERCENTILES, ipc_percentiles_of(ipc_lost, final, offs),
                              strict=True):
             numbers[f"{side}_ipc_loss_percentiles.p{q}"] = values
-    numbers["pruned"] = np.maximum(0.0, totals[:, TOTAL_PRUNED])
+    numbers["pruned"] = law.pruned
 
     editions: dict[int, list[int]] = {}  # the battles of each edition (one set of columns)
     for i, battle in enumerate(batch.battles):
@@ -630,12 +503,10 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
                                              [batch.compiled[i] for i in members], army_text)
         for name in (*VALUES, "mean_rounds", *MEANS[:3]):
             columns[name] = numbers[name][members]
-        for side, sides, final, column, out_column in (
-                ("attacker", att, out.a_final, batch_kernels.SP_A_STATES, batch_kernels.SP_A_OUT),
-                ("defender", dfn, out.d_final, batch_kernels.SP_D_STATES,
-                 batch_kernels.SP_D_OUT)):
-            means = _survivor_means(members, sides, spans[:, column], spans[:, out_column],
-                                    final)
+        for side, sides, final, states, outs in (
+                ("attacker", att, law.a_final, law.a_states, law.a_out),
+                ("defender", dfn, law.d_final, law.d_states, law.d_out)):
+            means = _survivor_means(members, sides, states, outs, final)
             rules = "attacker_rules" if side == "attacker" else "defender_rules"
             means *= _present_masks([getattr(batch.battles[i], side) for i in members],
                                     [getattr(batch.battles[i], rules) for i in members], units)
@@ -656,7 +527,7 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
         parts.append(([batch.positions[i] for i in members], columns))
     timing["rows"] += time.perf_counter() - solved
     # (the checks of the battles solved on their own count here too: a small part)
-    elapsed = (timing["check"] + timing["compile"] + timing["tables"] + timing["solve"]
+    elapsed = (timing["check"] + timing["compile"] + timing["solve"]
                + timing["rows"]) / len(batch.positions)
     for _, columns in parts:
         columns["elapsed_s"] = np.full(len(columns["rules"]), elapsed)
@@ -667,7 +538,7 @@ def _rows(members: np.ndarray, tables: np.ndarray, outputs: np.ndarray):
     """(rows of the members' tables, rows of their outputs), state by state: member i's
     states at tables[i] (rows of the distinct sides end to end) and outputs[i]."""
     size = tables[members, 1] - tables[members, 0]
-    local = np.arange(size.sum()) - np.repeat(_offsets(size)[:-1], size)
+    local = np.arange(size.sum()) - np.repeat(offsets(size)[:-1], size)
     return (np.repeat(tables[members, 0], size) + local,
             np.repeat(outputs[members, 0], size) + local)
 
@@ -690,13 +561,13 @@ def _present_masks(armies: list[dict[str, int]], rules: list, units: tuple[str, 
     return np.array(rows)[which]
 
 
-def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
+def _survivor_means(members: np.ndarray, sides, tables: np.ndarray,
                     outputs: np.ndarray, final: np.ndarray) -> np.ndarray:
     """Mean survivors of each unit type [len(members), U] of the members (battles of one
     edition, U units)."""
     used = np.unique(sides.index[members])
     survivors = np.concatenate([sides.unique[u].survivors for u in used])
-    starts = _offsets(sides.unique[u].n_states for u in used)
+    starts = offsets(sides.unique[u].n_states for u in used)
     local = np.zeros(len(sides.unique), dtype=np.int64)
     local[used] = starts[:-1]
     # the members' tables as rows of `survivors`: their side's start there, not in the batch
@@ -709,7 +580,7 @@ def _survivor_means(members: np.ndarray, sides: _Sides, tables: np.ndarray,
     held = np.flatnonzero(survivors.any(axis=0))
     means = np.zeros((len(members), survivors.shape[1]))
     means[:, held] = _segment_sums(final[out_rows][:, None] * survivors[table_rows][:, held],
-                                   _offsets(size))
+                                   offsets(size))
     return means
 
 
@@ -804,8 +675,8 @@ def solve_many(battles, **options):
     stay whole, nullable where some rows have none); a column of one edition's unit is
     missing (NA) in rows of an edition without it.  ``elapsed_s`` of the battles solved
     together is their share of the batch's time; ``frame.attrs["timing_s"]``: the seconds
-    spent in each phase (checking, compiling, solving alone, laying out the batch's tables,
-    solving it, building its rows, building the table).  Bad input raises BattleInputError
+    spent in each phase (checking, compiling, solving alone, laying out and solving the batch,
+    building its rows, building the table).  Bad input raises BattleInputError
     naming the battle and simulate's message (``battle 3: keep_land must be ...``); every
     battle is checked and compiled before any is solved.  Solved together are the battles
     simulate solves exactly in one thread (see the module's docstring); the others one by

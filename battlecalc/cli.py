@@ -17,7 +17,6 @@ from click.core import ParameterSource
 
 from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no engine code
 from .output import OutputError, open_destination
-from .rules import list_editions  # lists the edition files; imports no engine code
 
 FORMATS = ("table", "json", "csv")
 DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
@@ -280,8 +279,8 @@ def _emit(text: str, destination) -> None:
 
 def _ruleset(edition: str | None, rules_file: str | None, required: bool = True):
     """The Ruleset named by --rules or read from --rules-file (exactly one of them)."""
+    from .api import load_rules, load_rules_file
     from .errors import BattleInputError
-    from .rules import load_rules, load_rules_file
 
     if edition is not None and rules_file is not None:
         raise click.UsageError("--rules and --rules-file cannot be used together; give one")
@@ -341,8 +340,23 @@ def _ignored_options(ctx: click.Context, method: str, result) -> list[str]:
     return warnings
 
 
+class _Editions(click.Choice):
+    """--rules: one of the edition ids, which the API lists (battlecalc.api.list_editions)
+    when first asked: the command line loads no edition, and no engine, to start."""
+
+    def __init__(self):
+        super().__init__(())
+
+    def __getattribute__(self, name):
+        if name == "choices" and not object.__getattribute__(self, "__dict__").get("_listed"):
+            from .api import list_editions
+
+            self.__dict__.update(choices=tuple(list_editions()), _listed=True)
+        return object.__getattribute__(self, name)
+
+
 rules_option = click.option(
-    "--rules", "rules", type=click.Choice(list_editions()), default=None,
+    "--rules", "rules", type=_Editions(), default=None,
     help="Edition id (see `battlecalc rules`).",
 )
 rules_file_option = click.option(
@@ -369,6 +383,9 @@ RUN_SECTIONS = (
       "attacker_submerge", "defender_submerge")),
     ("Amphibious assault", ("landing", "bombard")),
     ("Waves and counter-attack", ("waves", "counterattack")),
+    ("Where the battle starts (a save in progress)",
+     ("start_round", "start_step", "hits_on_attacker", "hits_on_defender", "bombard_hits",
+      "attacker_waiting", "defender_waiting")),
     ("Formula edition only", ("attacker_level", "defender_level", "counter", "hatred",
                               "loss_multiplier", "exchanges", "exchange_cap", "flips")),
     ("Output", ("fmt", "distribution", "output", "plot_path")),
@@ -466,13 +483,13 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
                                "--counterattack")
     destination = _destination(output, [rules_file])  # before any computing: costs nothing
 
-    from . import api  # the engine: numpy, numba, pandas
     from .errors import BattleInputError
+    from .waves import simulate  # the engine: numpy, numba, pandas (a battle, or waves of them)
 
     _set_threads(threads)
     progress = _Progress()
     try:
-        result = api.simulate(
+        result = simulate(
             rules=rules if rules is not None else ruleset, progress=progress,
             rounds_distribution=distribution == "rounds", **options)
     except BattleInputError as exc:
@@ -508,6 +525,7 @@ RAID_SECTIONS = (
     ("Edition, raiders and target", ("rules", "rules_file", "attacker", "defender",
                                      "target_value", "facility", "aa", "attacker_tech",
                                      "defender_tech", "attacker_ool", "dice")),
+    ("A raid in progress", ("start_step", "hits_on_attacker")),
     ("Method", ("method", "trials", "seed", "threads")),
     ("Output", ("fmt", "distribution", "output")),
 )
@@ -527,6 +545,11 @@ RAID_SECTIONS = (
               "edition has facilities: major, minor, airbase or navalbase (1940-2e).")
 @click.option("--aa", is_flag=True, help="The territory has an AA gun (Classic, Revised, AA50; "
               "1942-2e and 1940-2e targets always fire their built-in AA).")
+@click.option("--start-step", default="start", metavar="STEP",
+              help="A raid in progress: aa_fire (the air battle over), aa_casualties (the AA "
+              "rolled, --hits-on-attacker hits to take) or bombing (the AA over).")
+@click.option("--hits-on-attacker", type=int, default=0, metavar="N",
+              help="The AA's hits on the bombers, not yet taken (--start-step aa_casualties).")
 @_table_options("attacker_tech", "defender_tech", "attacker_ool", "dice", *METHOD_OPTIONS,
                 attacker_tech={"help": "Attacker technologies, comma separated "
                                "(heavy_bombers, jets, ...)."},
@@ -541,9 +564,9 @@ RAID_SECTIONS = (
 @format_option
 @output_option
 @click.pass_context
-def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, attacker_tech,
-         defender_tech, attacker_ool, dice, method, trials, seed, threads, distribution, fmt,
-         output):
+def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, start_step,
+         hits_on_attacker, attacker_tech, defender_tech, attacker_ool, dice, method, trials,
+         seed, threads, distribution, fmt, output):
     """Odds of a strategic bombing raid: the damage dealt and the units each side loses."""
     ruleset = _ruleset(rules, rules_file)
     if distribution and fmt != "csv":
@@ -561,7 +584,8 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
             rules=rules if rules is not None else ruleset, attacker=attacker, defender=defender,
             target_value=target_value, facility=facility, aa=aa, trials=trials, seed=seed,
             method=method, attacker_tech=attacker_tech, defender_tech=defender_tech,
-            attacker_ool=attacker_ool, dice=dice, progress=progress)
+            attacker_ool=attacker_ool, dice=dice, progress=progress, start_step=start_step,
+            hits_on_attacker=hits_on_attacker)
     except BattleInputError as exc:
         _fail(exc)
     finally:
@@ -731,13 +755,13 @@ def _edition_row(edition_id: str, load_rules) -> dict:
 
 
 @cli.command(name="rules")
-@click.option("--rules", "edition", type=click.Choice(list_editions()), default=None,
+@click.option("--rules", "edition", type=_Editions(), default=None,
               help="Show one edition's rule flags and technologies.")
 @rules_file_option
 @format_option
 def rules_command(edition, rules_file, fmt):
     """Editions battlecalc knows, or one edition's rule flags and technologies."""
-    from .rules import RULE_FLAGS, load_rules
+    from .api import RULE_FLAGS, list_editions, load_rules
 
     ruleset = _ruleset(edition, rules_file, required=False)
     if ruleset is None:

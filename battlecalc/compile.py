@@ -1,5 +1,5 @@
 """Compile a validated battle into the flat tables the exact solver and the Monte Carlo kernel
-share (kernels/common.py documents their columns).
+share (kernels/layout.py documents their columns).
 
 The side model: a side is up to three loss categories, each a casualty walk in the side's
 order of losses restricted to the category: ``s`` submarines, ``a`` aircraft, ``n`` every other
@@ -27,11 +27,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import orders
+from . import orders, starts
 from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
-from .kernels import common
-from .kernels.common import (
+from .kernels import layout
+from .kernels.layout import (
     B_KIND,
     B_OFFSET,
     B_RADIX_A,
@@ -83,8 +83,8 @@ from .kernels.common import (
     STRIKE_ALWAYS,
     STRIKE_NEVER,
     STRIKE_UNLESS_DESTROYER,
+    RetreatTables,
 )
-from .kernels.tables import RetreatTables
 from .orders import LossOrder, casualty_steps
 from .spec import SUBMERGE_POLICIES
 
@@ -108,7 +108,7 @@ SMALL_SIDE = 256  # sides of at most this many states: Side.mean_hit_combination
 class Side:
     """One side's tables.  F flat states, R category steps (rows), W hit counts, U unit types.
 
-    blocks[B, BLOCK_COLS], states[F, STATE_COLS], rows[R, ROW_COLS]: see kernels/common.py;
+    blocks[B, BLOCK_COLS], states[F, STATE_COLS], rows[R, ROW_COLS]: see kernels/layout.py;
     pmf[R, W] / cdf[R, W]: law of the hits the category's units left score in one round (cdf:
     running sums, exactly 1 from the largest possible count on); start[F]: probability of
     starting the battle in each state; survivors[F, U], ipc_lost[F] (IPC) for the results.
@@ -130,19 +130,6 @@ class Side:
         return int(self.states.shape[0])
 
     @functools.cached_property
-    def sampler(self) -> Sampler:
-        """The side's Monte Carlo tables (built once per side, on first use)."""
-        return build_sampler(self)
-
-    @functools.cached_property
-    def merged_walks(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The exact solver's table of every block at once (kernels/exact.merged_walks),
-        built once per side."""
-        from .kernels.exact import merged_walks
-
-        return merged_walks(self)
-
-    @functools.cached_property
     def mean_hit_combinations(self) -> float:
         """Mean over the states of the hit combinations the side's fire has in one round (the
         exact solver's work per state pair; kept, as build_side reuses a side)."""
@@ -155,30 +142,6 @@ class Side:
         widths = (self.rows[:, R_HI] - self.rows[:, R_LO] + 1).astype(np.float64)
         return float((np.where(st[:, S_SUBS] > 0, widths[st[:, S_ROW_S]], 1.0)
                       * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
-
-
-@dataclass(frozen=True)
-class Sampler:
-    """A side's tables for Monte Carlo draws in O(1): thresh[R, W] (uint64) and alias[R, W],
-    Walker's alias tables of the hit laws pmf[R, W]: a draw takes a uniform column h of the
-    row (0..R_TOP) and keeps it with chance thresh[r, h] / 2**32, else takes alias[r, h]
-    (kernels/montecarlo._alias); free[F] (int64 0/1): the state of a single walk is in the
-    battle with units that can hit, so the between-rounds checks (rules.settle) find nothing
-    to do for a pair of free states."""
-
-    thresh: np.ndarray
-    alias: np.ndarray
-    free: np.ndarray
-
-
-def build_sampler(side: Side) -> Sampler:
-    from .kernels import montecarlo  # (compiled by now where run_monte_carlo calls this)
-
-    thresh, alias = montecarlo.alias_tables(side.pmf, side.rows)
-    info = side.states[:, S_INFO]
-    free = (((info & (common.I_SUBS | common.I_AIR)) == 0) & ((info & common.I_OTHER) != 0)
-            & ((info & common.I_OTHER_FIRE) != 0))
-    return Sampler(thresh, alias, free.astype(np.int64))
 
 
 @dataclass(frozen=True)
@@ -204,6 +167,10 @@ class CompiledBattle:
     bombardment: Bombardment = NO_BOMBARDMENT
     retreat: RetreatTables | None = None  # the attacker's retreat policy as kernel arrays
     sea: bool = False
+    # a battle that starts where it stands (with_start): rounds fought before its start, and
+    # the rounds fought from which the attacker takes its retreat decisions
+    start_rounds: int = 0
+    retreat_from: int = 1
 
     def retreat_tables(self) -> RetreatTables:
         """The retreat policy as the kernels take it ("never" where the battle has none)."""
@@ -229,7 +196,7 @@ class CompiledBattle:
         """Some retreat leaves units behind (an amphibious assault's landed units): the
         attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
         starts in."""
-        return bool((self.attacker.blocks[:, B_KIND] == common.BLOCK_STAYERS).any())
+        return bool((self.attacker.blocks[:, B_KIND] == layout.BLOCK_STAYERS).any())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,7 +313,7 @@ class _Fire(NamedTuple):
     """A force's fire law as the tables hold it: pmf, cdf (running sums, exactly 1
     from `top` on), top (most hits), hi (most hits more likely than PRUNE_EPS; the least, R_LO,
     is always 0), low-luck strength, I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
-    (kernels/common.py) and the number of dice."""
+    (kernels/layout.py) and the number of dice."""
 
     pmf_list: tuple | None  # pmf and cdf as Python floats (None: a law longer than SHORT_LAW)
     cdf_list: tuple | None
@@ -394,9 +361,9 @@ def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
             if group is not None:
                 dice[group[0]] = dice.get(group[0], 0) + count * group[1]
     pmf = hit_distribution(dice, ruleset.die_size, dice_model)
-    flags = ((common.I_DESTROYER if anti_sub else 0)
-             | (common.I_DEFENCELESS if defenceless else 0)
-             | (common.I_TRANSPORTS if transports else 0))
+    flags = ((layout.I_DESTROYER if anti_sub else 0)
+             | (layout.I_DEFENCELESS if defenceless else 0)
+             | (layout.I_TRANSPORTS if transports else 0))
     power, n_dice = strength(dice, ruleset.die_size), sum(dice.values())
     if len(pmf) > SHORT_LAW:  # (its tables are built from the array: _hit_tables)
         positive = np.flatnonzero(pmf > 0.0)
@@ -466,8 +433,8 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
     alone = len(used) == 1
     step_col = (S_S, S_A, S_N)
     left_col = (S_SUBS, S_AIR, S_OTHER)
-    here = (common.I_SUBS, common.I_AIR, common.I_OTHER)
-    fire = (common.I_SUBS_FIRE, common.I_AIR_FIRE, common.I_OTHER_FIRE)
+    here = (layout.I_SUBS, layout.I_AIR, layout.I_OTHER)
+    fire = (layout.I_SUBS_FIRE, layout.I_AIR_FIRE, layout.I_OTHER_FIRE)
     tables = []
     for cat in used:
         walk, cat_laws = walks[cat], laws[cat]
@@ -515,7 +482,7 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
             in_battle = 0 if submerged else steps - s
             bits = (here[cat] | (fire[cat] if law.top > 0 else 0)) if in_battle > 0 else 0
             if cat == CAT_S:
-                bits |= common.I_SUBMERGED if submerged else 0
+                bits |= layout.I_SUBMERGED if submerged else 0
             else:
                 bits |= fire[cat] if law.top > 0 else 0
                 if cat == CAT_N:
@@ -634,7 +601,7 @@ def build_side(spec: _SideSpec) -> Side:
     if len(blocks) == 1 and spec.blocks[0][2] == 0 and spec.blocks[0][3] is None:
         block = blocks[0]  # a side of one block is the block's own tables
         states = block.states.copy()
-        blocks_array = np.array([[0, *block.radix, common.BLOCK_START]], dtype=np.int64)
+        blocks_array = np.array([[0, *block.radix, layout.BLOCK_START]], dtype=np.int64)
         start = np.zeros(len(states))
         start[0] = spec.blocks[0][0]
         return Side(blocks_array, states, block.rows.copy(), block.pmf.copy(),
@@ -670,7 +637,7 @@ def build_side(spec: _SideSpec) -> Side:
         state_parts.append(block.states + np.array(shift, dtype=np.int64))
         surv_parts.append(block.survivors if withdrawn is None
                           else block.survivors + np.array(withdrawn, dtype=np.int64))
-        kind = common.BLOCK_START if withdrawn is None else common.BLOCK_STAYERS
+        kind = layout.BLOCK_START if withdrawn is None else layout.BLOCK_STAYERS
         block_rows.append([n_states, *block.radix, kind])
         n_states += block.states.shape[0]
     states = state_parts[0] if len(state_parts) == 1 else np.concatenate(state_parts)
@@ -836,7 +803,7 @@ def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags,
 def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str,
                 bombard_in_round: bool, simple: int, dice_model: str = "standard",
                 die_size: int = 6) -> np.ndarray:
-    """The round-rule vector of the kernels (kernels/common.py) from an edition's flags."""
+    """The round-rule vector of the kernels (kernels/layout.py) from an edition's flags."""
     strike = {"never": STRIKE_NEVER, "always": STRIKE_ALWAYS,
               "unless_enemy_destroyer": STRIKE_UNLESS_DESTROYER}
     rules = np.zeros(RULE_COLS, dtype=np.int64)
@@ -857,24 +824,19 @@ def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str
     return rules
 
 
-# A sea battle without submarines is two single casualty walks as well (every hit may land on
-# any unit: rules.assign takes the next step of the side's one walk), played by the general
-# round until the exact solver's walk path took them: SEA_WALK False sends them back to it
-# (tests compare the two)
-SEA_WALK = True
-
-
 def _simple(battle, split: bool, a_transports: bool) -> int:
     """RU_SIMPLE of a battle: 1 a land battle whose sides are single walks (split: a side has
     a category, subs or aircraft hit apart); SIMPLE_EXACT a sea battle without submarines
-    (with SEA_WALK), unless the attacker has transports an edition makes retreat when left
-    alone (RU_LONE_RETREAT: only the general round plays that); else 0."""
+    (two single casualty walks as well: every hit may land on any unit, rules.assign takes
+    the next step of the side's one walk; the exact solver may play them by its walk path,
+    solver.plan.SolvePlan.sea_walk), unless the attacker has transports an edition makes
+    retreat when left alone (RU_LONE_RETREAT: only the general round plays that); else 0."""
     if split:
         return 0
     if not battle.sea:
         return 1
     lone = battle.rules.flags["lone_attacking_transports"] == "one_volley_then_retreat"
-    return SIMPLE_EXACT if SEA_WALK and not (lone and a_transports) else 0
+    return SIMPLE_EXACT if not (lone and a_transports) else 0
 
 
 def _transports(force: dict[str, int], units) -> bool:
@@ -890,36 +852,45 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     a side's tables from its _SideSpec (default build_side and its cache; battlecalc.batch
     passes a larger cache of small sides)."""
     build = build or build_side
+    start = battle.start
+    if start:  # (the units chosen as casualties back in, lost first: starts.start_view)
+        battle = starts.start_view(battle)
     a_rules, d_rules = battle.attacker_rules, battle.defender_rules
     a_units, d_units = a_rules.units, d_rules.units
     flags = battle.rules.flags
     a_subs = any(a_units[n].submarine for n in battle.attacker)
     d_subs = any(d_units[n].submarine for n in battle.defender)
     dice_model, die_size = battle.dice, battle.rules.die_size
-    bombard = (bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
-                           dice_model, die_size) if battle.bombard else NO_BOMBARDMENT)
+    bombard = NO_BOMBARDMENT
+    if battle.bombard:
+        bombard = bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
+                              dice_model, die_size)
+        if start:  # its hits to come, rolled (a law of one count), or none left
+            bombard = starts.bombardment_left(start, bombard) or NO_BOMBARDMENT
+    bombarding = bombard is not NO_BOMBARDMENT
     # aircraft are a category of their own where enemy subs make hits on them special (and a
     # defender's where bombardment might reach them: below)
     a_split = (a_subs, d_subs)
     d_split = (d_subs, a_subs)
-    guns = () if battle.sea else _guns(battle.defender, d_units)
+    guns = () if battle.sea or not starts.aa_to_come(start) else _guns(battle.defender, d_units)
     a_spec = _attacker_spec(battle, a_split, guns)
     d_spec = _defender_spec(battle, d_split)
     attacker, defender = build(a_spec), build(d_spec)
-    if battle.bombard and not d_split[1] and not _ground_first(defender, d_units,
-                                                               len(bombard.pmf) - 1):
+    if bombarding and not d_split[1] and not _ground_first(defender, d_units,
+                                                           len(bombard.pmf) - 1):
         d_split = (d_subs, True)
         d_spec = replace(d_spec, split=d_split)
         defender = build(d_spec)
-    if battle.bombard and not bombard.return_fire:
+    if bombarding and not bombard.return_fire:
         defender = _bombarded_start(defender, bombard)
     simple = _simple(battle, any(a_split) or any(d_split), _transports(battle.attacker, a_units))
     rules = round_rules(flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
-                        bool(battle.bombard) and bombard.return_fire, simple, dice_model,
-                        die_size)
+                        bombarding and bombard.return_fire, simple, dice_model, die_size)
     compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
+    if start:
+        compiled = starts.with_start(battle, compiled)
     return compiled
 
 
@@ -994,6 +965,8 @@ def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
         blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
             tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
             battle.attacker_order, battle.dice, battle.rules.die_size)]
+        if battle.start.step == "aa_casualties":  # its hits rolled: the forces they leave
+            blocks = starts.aa_hits_taken(battle, blocks)
     a_blocks = tuple(
         (prob, _force_key(force),
          sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
@@ -1057,7 +1030,7 @@ def _may_withdraw(battle, side: Side) -> np.ndarray:
 
 
 def retreat_vector(policy) -> tuple[np.ndarray, float]:
-    """The retreat vector and win-probability threshold of kernels.rules.should_retreat, from
+    """The retreat vector and win-probability threshold of kernels.round_model.should_retreat, from
     a spec.Retreat."""
     vector = np.array([
         1 if policy else 0,
@@ -1079,7 +1052,7 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     staying = att.survivors - leaving
     n_main = att.n_states
     remainder = np.full(n_main, FULL_RETREAT, dtype=np.int64)
-    may = (att.states[:, S_INFO] & common.I_IN_BATTLE) != 0
+    may = (att.states[:, S_INFO] & layout.I_IN_BATTLE) != 0
     extra = []
     names = att.unit_names
     for f in np.flatnonzero(may & staying.any(axis=1)):

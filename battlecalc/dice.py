@@ -6,7 +6,7 @@ value), grouped as ``{(value, best_of): dice}``; ``best_of`` > 1 is a unit rolli
 dice of which the best counts (at most one hit).  The dice model is "standard" (every die rolled)
 or "low_luck" (the strength of the group, the sum of its values, gives one sure hit per full die
 size and one die for the remainder).  Which units fire together as one group is the round
-model's business (kernels/rules.py); this module gives the law of one group.
+model's business (kernels/round_model.py); this module gives the law of one group.
 """
 
 from __future__ import annotations

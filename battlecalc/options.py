@@ -36,6 +36,13 @@ SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")
 DICE_MODELS = ("standard", "low_luck")  # battlecalc.dice
 FLIP_RULES = ("A2", "A1")
 UNTIL_DONE = "until-done"
+# where in its round a battle starts (battlecalc.spec.Start; docs/in-progress.md): the step to
+# come, land and sea (each kind takes its own; "start": the round's start)
+LAND_STEPS = ("start", "aa_fire", "aa_casualties", "bombard_fire", "bombard_casualties",
+              "attacker_fire", "defender_fire", "general_casualties", "end_of_round")
+SEA_STEPS = ("start", "attacker_strike", "defender_strike", "strike_casualties",
+             "attacker_fire", "defender_fire", "general_casualties", "end_of_round")
+START_STEPS = tuple(dict.fromkeys(LAND_STEPS + SEA_STEPS))
 
 DICE_KINDS = frozenset({"land", "sea", "amphibious"})  # battles of the dice model
 LAND_KINDS = frozenset({"land", "amphibious"})
@@ -167,6 +174,32 @@ OPTIONS: tuple[Option, ...] = (
             choices=DICE_MODELS,
             help="Dice: every die rolled, or low luck (each fire step's strength gives sure "
             "hits, one die rolls for the rest)."),
+    # a battle that starts where it stands (a save in progress; battlecalc.spec.Start)
+    _option("start_round", "int", 1, applies=DICE_KINDS, lo=1, hi=1000, battle=False,
+            carried=False, label="starts in round",
+            help="The round the battle starts in: from round 2 on, nothing that fires in "
+            "round 1 only fires (AA, bombardment)."),
+    _option("start_step", "choice", "start", applies=DICE_KINDS, choices=START_STEPS,
+            battle=False, carried=False, label="starts at step",
+            help="Where in its round the battle starts (a save in progress): the step to come "
+            "(docs/in-progress.md)."),
+    _option("hits_on_attacker", "int", 0, applies=DICE_KINDS, lo=0, battle=False,
+            carried=False, label="hits on the attacker to take",
+            help="Hits rolled at the attacker, not yet taken (with --start-step)."),
+    _option("hits_on_defender", "int", 0, applies=DICE_KINDS, lo=0, battle=False,
+            carried=False, label="hits on the defender to take",
+            help="Hits rolled at the defender, not yet taken (with --start-step)."),
+    _option("bombard_hits", "int", 0, applies=frozenset({"amphibious"}), lo=0, battle=False,
+            carried=False, label="bombardment hits to take",
+            help="Round 1's bombardment hits, not yet taken, joining the attacker's general "
+            "fire (editions where bombardment casualties fire back; with --start-step)."),
+    _option("attacker_waiting", "army", applies=DICE_KINDS, battle=False, carried=False,
+            label="attacker casualties chosen",
+            help="Attacking units chosen as casualties, not yet removed (with --start-step)."),
+    _option("defender_waiting", "army", applies=DICE_KINDS, battle=False, carried=False,
+            label="defender casualties chosen",
+            help="Defending units chosen as casualties, not yet removed: they still fire "
+            "where the rules let them (with --start-step)."),
     _option("waves", "armies", applies=frozenset({"waves"}), flag="--wave", battle=False,
             carried=False, label="further waves, one army a line",
             help="A further wave on the defender's survivors (repeatable; sent only while "

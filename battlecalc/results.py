@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from .army import format_army
-from .kernels.common import ATTACKER_WIN, DEFENDER_WIN, DRAW, RETREAT, STALEMATE
-from .kernels.tables import TOTAL_PRUNED, TOTAL_ROUNDS, TOTAL_TAKES
+from .solver.law import FinalLaw, exact_odds, grouped
 
-# in the order of the outcome codes of battlecalc.kernels.common (ATTACKER_WIN = 0, ...)
+# in the order of the outcome codes of battlecalc.kernels.layout (ATTACKER_WIN = 0, ...), the
+# order of FinalLaw.outcomes
 OUTCOME_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
 Z95 = 1.959963984540054
 PERCENTILES = (10, 50, 90)
@@ -183,87 +183,6 @@ class ResultViews:
 # Dice results
 
 
-def _grouped(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys (values, or rows of a 2-D array) ascending, and each one's weight."""
-    if keys.ndim == 1:
-        if keys.dtype.kind in "iu" and len(keys):
-            # whole numbers in a short range (IPC): counted by value, without np.unique's sort
-            # (the same sums: bincount adds each group's weights in the order they come)
-            lo = keys.min()
-            span = int(keys.max() - lo) + 1
-            if span <= 4 * len(keys) + 64:
-                offset = keys - lo
-                present = np.flatnonzero(np.bincount(offset, minlength=span))
-                return ((present + lo).astype(keys.dtype, copy=False),
-                        np.bincount(offset, weights=weights, minlength=span)[present])
-        unique, inverse = np.unique(keys, return_inverse=True)
-        return unique, np.bincount(inverse, weights=weights, minlength=len(unique))
-    # rows sorted first column first (what np.unique(axis=0) does, without its slow
-    # structured-array view: this runs on every simulate call)
-    order = np.lexsort(keys.T[::-1])
-    ordered = keys[order]
-    starts = np.ones(len(order), dtype=bool)
-    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    group = np.cumsum(starts) - 1
-    return ordered[starts], np.bincount(group, weights=weights[order], minlength=int(starts.sum()))
-
-
-@dataclass(frozen=True)
-class FinalLaw:
-    """What both solvers return (kernels/exact.run_exact, kernels/montecarlo.run_monte_carlo):
-    weights out of `total`, probabilities for the exact solver (total 1.0, trials None), trial
-    counts for Monte Carlo (total = trials).
-
-    outcomes[N_OUTCOMES] by outcome code; takes: weight of the attacker taking the territory;
-    a_final[Fa], d_final[Fd]: each side's end state; mean_rounds: expected rounds;
-    rounds_hist[R]: weight of each number of rounds (last bin: R-1 or more), None where not
-    computed (an exact solve without the law of rounds); swing: (TUV swing in IPC ascending,
-    weight of each), None where not kept; swing_sum, swing_sq_sum: the swing's first two
-    weighted sums (0.0 where swing is None and the solver is exact); pruned: probability mass
-    the exact solver left out (0.0 for Monte Carlo)."""
-
-    total: float
-    trials: int | None
-    outcomes: np.ndarray
-    takes: float
-    a_final: np.ndarray
-    d_final: np.ndarray
-    mean_rounds: float
-    rounds_hist: np.ndarray | None
-    swing: tuple[np.ndarray, np.ndarray] | None
-    swing_sum: float
-    swing_sq_sum: float
-    pruned: float
-
-    @classmethod
-    def of_joint(cls, joint: np.ndarray | None, att_ipc: np.ndarray, dfn_ipc: np.ndarray,
-                 **fields) -> FinalLaw:
-        """An exact solver's law, its swing fields from the joint final law joint[Fa, Fd]
-        (None: not kept; then swing None and both sums 0.0) and each side's IPC lost per
-        state, built on first use (most callers never read them)."""
-        if joint is None:
-            return cls(**fields, swing=None, swing_sum=0.0, swing_sq_sum=0.0)
-        law = cls.__new__(cls)
-        law.__dict__.update(fields, _joint=(joint, att_ipc, dfn_ipc))
-        return law
-
-    def __getattr__(self, name: str) -> Any:
-        # only reached for the swing fields of_joint left for later
-        source = self.__dict__.get("_joint")
-        if source is None or name not in ("swing", "swing_sum", "swing_sq_sum"):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        swing = swing_of_joint(*source)
-        self.__dict__.update(swing=swing, swing_sum=float(swing[0] @ swing[1]),
-                             swing_sq_sum=float((swing[0] * swing[0]) @ swing[1]))
-        return self.__dict__[name]
-
-
-def swing_of_joint(joint: np.ndarray, att_ipc: np.ndarray, dfn_ipc: np.ndarray):
-    """(TUV swings ascending, weight of each) from the joint final law joint[Fa, Fd]."""
-    kept = joint > 0
-    return _grouped((dfn_ipc[None, :] - att_ipc[:, None])[kept], joint[kept])
-
-
 def _law_frame(name: str, values: np.ndarray, probability: np.ndarray):
     keep = probability > 0
     return _frame({name: values[keep], "probability": probability[keep]})
@@ -310,7 +229,7 @@ class SideLaw:
         probabilities, or counts out of n trials (added up before dividing: exact)."""
         used = np.flatnonzero(final > 0)
         columns = [list(side.unit_names).index(u) for u in units]
-        keys, weight = _grouped(np.column_stack([side.survivors[used][:, columns],
+        keys, weight = grouped(np.column_stack([side.survivors[used][:, columns],
                                                  side.ipc_lost[used]]), final[used])
         order = np.argsort(-weight, kind="stable")
         return cls(tuple(units), keys[order, :-1].astype(np.int64),
@@ -459,7 +378,7 @@ class Result(ResultViews):
         })
 
     def _ipc_frame(self):
-        laws = [(side, *_grouped(law.ipc_lost, law.probability)) for side, law in self._sides()]
+        laws = [(side, *grouped(law.ipc_lost, law.probability)) for side, law in self._sides()]
         return _frame({"side": [side for side, values, _ in laws for _ in values],
                        "ipc_lost": np.concatenate([values for _, values, _ in laws]),
                        "probability": np.concatenate([p for _, _, p in laws])})
@@ -709,10 +628,10 @@ def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
 
 class ExactResults:
     """The Results of one battle's exact solves, each made from the solve's outputs
-    (kernels.exact.ExactSolve.again: tables.ExactOut, one row) rather than its FinalLaw,
-    which law_of(outputs) builds only when a field needs it (ExactSolve.law_of): the Result
-    of build_result, with the fields every solve of the battle shares built once (the
-    per-call floor of a small battle, issue 19)."""
+    (solver.ExactSolve.again, read by solver.law.exact_odds) rather than its FinalLaw, which
+    law_of(outputs) builds only when a field needs it (ExactSolve.law_of): the Result of
+    build_result, with the fields every solve of the battle shares built once (the per-call
+    floor of a small battle, issue 19)."""
 
     __slots__ = ("battle", "tables", "law_of", "shared", "n_a", "n_d")
 
@@ -725,19 +644,14 @@ class ExactResults:
 
     def of(self, outputs, started: float) -> Result:
         """The Result of a solve's outputs (`started`: as for build_result)."""
-        [outcomes], [totals] = outputs.outcomes.tolist(), outputs.totals.tolist()
+        outcomes, takes, mean_rounds, pruned = exact_odds(outputs, self.tables.start_rounds)
         result = Result.__new__(Result)
         odds = result.__dict__
         odds.update(self.shared)
-        odds["attacker_win"] = outcomes[ATTACKER_WIN]
-        odds["defender_win"] = outcomes[DEFENDER_WIN]
-        odds["draw"] = outcomes[DRAW]
-        odds["stalemate"] = outcomes[STALEMATE]
-        odds["retreat"] = outcomes[RETREAT]
-        odds["takes_territory"] = totals[TOTAL_TAKES]
-        odds["mean_rounds"] = totals[TOTAL_ROUNDS]
-        pruned = totals[TOTAL_PRUNED]
-        odds["pruned"] = pruned if pruned > 0.0 else 0.0
+        odds.update(zip(OUTCOME_KEYS, outcomes, strict=True))
+        odds["takes_territory"] = takes
+        odds["mean_rounds"] = mean_rounds
+        odds["pruned"] = pruned
         odds["_pending"] = (self, outputs)  # made a _Pending when first needed
         n_a, n_d = self.n_a, self.n_d
         if n_a + n_d > LAZY_STATES or n_a * n_d > LAZY_PAIRS:  # as _lazy(self.tables) says

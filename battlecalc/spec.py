@@ -24,13 +24,17 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     DICE_MODELS,
     FLIP_RULES,
     FORMULA_OPTIONS,
+    LAND_STEPS,
     METHODS,
     OPTIONS,
+    SEA_STEPS,
+    START_STEPS,
     SUBMERGE_POLICIES,
     UNTIL_DONE,
     is_bool,
     option,
     read,
+    read_choice,
 )
 from .orders import PRESETS, LossOrder, parse_loss_order
 from .rules import Ruleset, list_editions, load_rules, tech_affects
@@ -269,6 +273,129 @@ class Battle:
     defender_order: LossOrder = field(default_factory=lambda: LossOrder("defense"))
     retreat: Retreat = field(default_factory=Retreat)
     dice: str = "standard"  # DICE_MODELS
+    start: Start = field(default_factory=lambda: START)
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a battle starts: the round it is in (1: the battle's start) and where in that
+    round, as a save in progress stands (docs/in-progress.md, tests/start_reference.py).
+
+    step: the step to come (LAND_STEPS / SEA_STEPS; "start": the start of the round);
+    hits_on_attacker / hits_on_defender: hits rolled at that side and not yet taken (general
+    hits, which may land on any unit the firing units may hit); bombard_hits: round 1's
+    bombardment hits carried into the attacker's general fire (editions whose bombardment
+    casualties fire back); attacker_waiting / defender_waiting: units chosen as casualties,
+    not yet removed (they still fire where the rules let them).  The armies of the battle are
+    the units standing: in the battle, not chosen.  Losses count from the start (standing +
+    waiting); rounds from round 1."""
+
+    round: int = 1
+    step: str = "start"
+    hits_on_attacker: int = 0
+    hits_on_defender: int = 0
+    bombard_hits: int = 0
+    attacker_waiting: tuple[tuple[str, int], ...] = ()
+    defender_waiting: tuple[tuple[str, int], ...] = ()
+
+    def __bool__(self) -> bool:
+        """Whether the battle starts anywhere but at its very start."""
+        return self != START
+
+    @property
+    def in_round_one(self) -> bool:
+        """Round 1 with its first-round fire (AA, bombardment) still to come, or under way."""
+        return self.round == 1 and self.step in ROUND_ONE_STEPS
+
+    def text(self) -> str:
+        """How the start reads ("round 2", "round 1, defender_fire, 1 hit on the defender")."""
+        parts = [f"round {self.round}"]
+        if self.step != "start":
+            parts.append(self.step)
+        for count, what in ((self.hits_on_attacker, "on the attacker"),
+                            (self.hits_on_defender, "on the defender"),
+                            (self.bombard_hits, "of bombardment")):
+            if count:
+                parts.append(f"{count} hit{'' if count == 1 else 's'} {what} to take")
+        for waiting, side in ((self.attacker_waiting, "attacker"),
+                              (self.defender_waiting, "defender")):
+            if waiting:
+                parts.append(f"{side} casualties chosen: {format_army(dict(waiting))}")
+        return ", ".join(parts)
+
+
+START = Start()
+# the steps of round 1 before or in its first-round fire: AA, bombardment (land)
+ROUND_ONE_STEPS = ("start", "aa_fire", "aa_casualties", "bombard_fire", "bombard_casualties")
+# where each pending figure may stand
+_HITS_AT = {
+    "hits_on_attacker": {"land": ("aa_casualties", "general_casualties"),
+                         "sea": ("strike_casualties", "general_casualties")},
+    "hits_on_defender": {"land": ("bombard_casualties", "defender_fire", "general_casualties"),
+                         "sea": ("defender_strike", "strike_casualties", "defender_fire",
+                                 "general_casualties")},
+    "attacker_waiting": {"land": ("bombard_fire", "bombard_casualties", "attacker_fire",
+                                  "defender_fire", "general_casualties", "end_of_round"),
+                         "sea": ("attacker_fire", "defender_fire", "general_casualties",
+                                 "end_of_round")},
+    "defender_waiting": {"land": ("attacker_fire", "defender_fire", "general_casualties",
+                                  "end_of_round"),
+                         "sea": ("strike_casualties", "attacker_fire", "defender_fire",
+                                 "general_casualties", "end_of_round")},
+}
+
+
+def _plus(army: dict[str, int], waiting: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    out = dict(army)
+    for name, count in waiting:
+        out[name] = out.get(name, 0) + count
+    return out
+
+
+def check_start(ruleset: Ruleset, sea: bool, amphibious: bool, start_round: Any,
+                start_step: Any, hits_on_attacker: Any, hits_on_defender: Any,
+                bombard_hits: Any, attacker_waiting: Army, defender_waiting: Army) -> Start:
+    """The battle's Start, checked: a step of its kind, round-1 steps in round 1 only, pending
+    hits and chosen casualties only at the steps that have them.  Each error names the
+    step."""
+    round_ = check_int("start_round", start_round, 1, 1000)
+    step = check_choice("start_step", read_choice("start_step", start_step, START_STEPS)
+                        if isinstance(start_step, str) else start_step, START_STEPS)
+    kind = "sea" if sea else "land"
+    steps = SEA_STEPS if sea else LAND_STEPS
+    if step not in steps:
+        raise BattleInputError(f"start_step {step} is not a step of a {kind} battle (its "
+                               f"steps: {', '.join(steps)})")
+    if step in ROUND_ONE_STEPS[1:] and round_ != 1:
+        raise BattleInputError(f"start_step {step} comes in round 1 only, not in round "
+                               f"{round_}")
+    if step == "bombard_casualties" and not amphibious:
+        raise BattleInputError(f"start_step {step}: the bombardment of an amphibious assault "
+                               "(--landing); this battle has none")
+    values = {"hits_on_attacker": check_int("hits_on_attacker", hits_on_attacker, 0, 1000),
+              "hits_on_defender": check_int("hits_on_defender", hits_on_defender, 0, 1000)}
+    bombard = check_int("bombard_hits", bombard_hits, 0, 1000)
+    waiting = {"attacker_waiting": army_counts(attacker_waiting, ruleset, "attacker"),
+               "defender_waiting": army_counts(defender_waiting, ruleset, "defender")}
+    for name, value in (*values.items(), *waiting.items()):
+        if value and step not in _HITS_AT[name][kind]:
+            raise BattleInputError(
+                f"{name} at start_step {step}: a {kind} battle has them only at "
+                f"{', '.join(_HITS_AT[name][kind])}")
+    if bombard:
+        if not ruleset.flags["bombard_return_fire"] or round_ != 1 \
+                or step not in ("attacker_fire", "defender_fire"):
+            raise BattleInputError(
+                "bombard_hits: round 1's bombardment hits carried into the attacker's fire "
+                "(at start_step attacker_fire or defender_fire of round 1, in an edition "
+                "whose bombardment casualties fire back)")
+    for name, army in waiting.items():
+        for unit in army:
+            if not ruleset.units[unit].can_be_casualty:
+                raise BattleInputError(f"{name}: {unit} is never a casualty")
+    return Start(round_, step, values["hits_on_attacker"], values["hits_on_defender"],
+                 bombard, tuple(waiting["attacker_waiting"].items()),
+                 tuple(waiting["defender_waiting"].items()))
 
 
 def _check_amphibious(ruleset: Ruleset, a_rules: Ruleset, sea: bool, landing: dict[str, int],
@@ -325,13 +452,16 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                 attacker_submerge: str = "never", defender_submerge: str = "never",
                 landing: Army = None, bombard: Army = None, attacker_ool: Order = None,
                 defender_ool: Order = None, keep_land: int = 0, aa_last: bool = False,
-                retreat: Mapping | Retreat | None = None, dice: str = "standard") -> Battle:
+                retreat: Mapping | Retreat | None = None, dice: str = "standard",
+                start_round: int = 1, start_step: str = "start", hits_on_attacker: int = 0,
+                hits_on_defender: int = 0, bombard_hits: int = 0,
+                attacker_waiting: Army = None, defender_waiting: Army = None) -> Battle:
     """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
 
     rules: an edition id, a Ruleset or the path of an edition file.  An amphibious assault is a
     land battle with `landing` (land units from transports, on top of the overland `attacker`)
     and optionally `bombard` (ships bombarding in round 1).  dice: "standard" or "low_luck"
-    ("low-luck" too).
+    ("low-luck" too).  start_round .. defender_waiting: where the battle starts (Start).
     """
     ruleset = load_rules(rules)
     dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
@@ -347,7 +477,12 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     _check_amphibious(ruleset, a_rules, sea, landing_army, bombard_army)
     a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
               if overland.get(n, 0) + landing_army.get(n, 0)}
-    _check_domains(ruleset, a_rules, sea, a_army, d_army)
+    start = check_start(ruleset, sea, bool(landing_army), start_round, start_step,
+                        hits_on_attacker, hits_on_defender, bombard_hits, attacker_waiting,
+                        defender_waiting)
+    # (the units in the battle: standing, and chosen as casualties where it starts in a round)
+    _check_domains(ruleset, a_rules, sea, _plus(a_army, start.attacker_waiting),
+                   _plus(d_army, start.defender_waiting))
     a_submerge = check_choice("attacker_submerge", attacker_submerge, SUBMERGE_POLICIES)
     d_submerge = check_choice("defender_submerge", defender_submerge, SUBMERGE_POLICIES)
     if not sea and (a_submerge != "never" or d_submerge != "never"):
@@ -387,10 +522,14 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
             if not tech_affects(ruleset, tech, army, role):
                 _warn(f"{side} technology {tech} changes nothing here: it changes no unit "
                       f"the {side} has, in its role")
+    if start and retreat.after is not None and retreat.after < start.round:
+        # (a battle that starts in round N fights round N before its first retreat point)
+        _warn(f"retreat_after {retreat.after}: the battle starts in round {start.round}, so "
+              f"the attacker retreats at the end of round {start.round}")
     return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
-                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice)
+                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice, start)
 
 
 @dataclass(frozen=True, eq=False)

@@ -308,7 +308,7 @@ WARM_BATTLE = {"rules": "revised", "attacker": "1 infantry", "defender": "1 infa
 def _warm_worker(threads: int) -> None:
     """Worker initializer: share the cores among workers, load the compiled kernels once
     (already loaded in a worker forked from battlecalc/_sweep_server.py)."""
-    from .kernels.jit import set_threads
+    from .api import set_threads
 
     set_threads(threads)
     simulate(**WARM_BATTLE)

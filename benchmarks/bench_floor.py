@@ -27,7 +27,7 @@ from timing import best_of
 import battlecalc  # noqa: E402
 from battlecalc.api import make_battle  # noqa: E402
 from battlecalc.compile import compile_battle  # noqa: E402
-from battlecalc.kernels.common import ATTACKER_WIN, DRAW, R_TOP, S_OTHER  # noqa: E402
+from battlecalc.kernels.layout import ATTACKER_WIN, DRAW, R_TOP, S_OTHER  # noqa: E402
 from battlecalc.kernels.montecarlo import run_monte_carlo  # noqa: E402
 
 BIG_LAND = dict(rules="1942-2e", attacker="30 inf 10 art 10 tank 8 ftr 4 bmb",

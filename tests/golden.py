@@ -22,7 +22,7 @@ Regenerate only where an answer changes on purpose, and say so in the commit.
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -52,49 +52,42 @@ VARIANTS = {
 }
 
 
-@contextlib.contextmanager
-def apply_variant(name: str):
-    """Solve under the variant (VARIANTS[name]) inside the block, with fresh plans and tables
-    before and after."""
-    from battlecalc import api
-    from battlecalc import compile as compile_module
-    from battlecalc.kernels import exact
+def variant_plan(name: str):
+    """The solver's keywords and limits of a variant (VARIANTS[name]): the one place that knows
+    how the code in hand selects them (solver.choose's keywords and solver.Limits)."""
+    from battlecalc.solver import LIMITS
 
-    settings = VARIANTS[name]
-    saved = []
-
-    def put(module, attribute, value):
-        saved.append((module, attribute, getattr(module, attribute)))
-        setattr(module, attribute, value)
-
-    for key, value in settings.items():
-        if key == "merge_blocks":
-            put(exact, "MERGE_BLOCKS", value)
-        elif key == "row_sweep":
-            put(exact, "ROW_SWEEP", value)
-        elif key == "two_phase":
-            put(exact, "TWO_PHASE", value)
-        elif key == "sea_walk":
-            put(compile_module, "SEA_WALK", value)
+    keywords, limits = {}, LIMITS
+    for key, value in VARIANTS[name].items():
+        if key in ("merge_blocks", "row_sweep", "two_phase", "sea_walk"):
+            keywords[key] = value
         elif key == "compact":
-            put(exact, "COMPACT_PAIRS", 0 if value else 10**18)
-            put(exact, "TABLE_START", 4)
+            limits = dataclasses.replace(limits, compact_pairs=0 if value else 10**18,
+                                         table_start=4)
         elif key == "pruning" and value == "hard":
-            put(exact, "PRUNE_PAIRS", 0)
-            put(exact, "PRUNE_BUDGET", 1e-5)
-            put(exact, "PRUNE_STATE_EPS", 1e-7)
-            put(exact, "PRUNE_TAIL_EPS", 1e-8)
+            limits = dataclasses.replace(limits, prune_pairs=0, prune_budget=1e-5,
+                                         prune_state_eps=1e-7, prune_tail_eps=1e-8)
         elif key == "pruning" and value == "off":
-            put(exact, "PRUNING", False)
+            keywords["pruning"] = False
         else:
             raise ValueError(f"unknown variant setting {key}={value!r}")
-    api.forget_compiled()
-    try:
-        yield
-    finally:
-        for module, attribute, value in reversed(saved):
-            setattr(module, attribute, value)
-        api.forget_compiled()
+    return keywords, limits
+
+
+def _simulate_variant(name: str, args: dict):
+    """simulate(**args) under the variant: checked and compiled as simulate does, solved by the
+    variant's plan."""
+    from battlecalc import api, solver
+
+    if name == "default":
+        import battlecalc
+
+        return battlecalc.simulate(**args)
+    keywords, limits = variant_plan(name)
+    battle, run, compiled = api.prepare(**args)
+    plan = solver.choose(compiled, run.method, run.trials, run.rounds_distribution,
+                         limits=limits, **keywords)
+    return api.solve(battle, run, compiled=compiled, solve_plan=plan, limits=limits)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,7 +262,7 @@ def answer(case: dict):
 
     args = dict(case["args"])
     if case["kind"] == "simulate":
-        result = battlecalc.simulate(**args)
+        result = _simulate_variant(case["variant"], args)
         out = {"dict": result.to_dict()}
         if hasattr(result, "attacker_law"):
             out["laws"] = {"attacker": _law(result.attacker_law),
@@ -314,8 +307,10 @@ def headline(data) -> dict:
 
 
 def solve_case(case: dict):
-    with apply_variant(case["variant"]):
-        return answer(case)
+    from battlecalc import api
+
+    api.forget_compiled()  # (each case from fresh tables, as when it was recorded)
+    return answer(case)
 
 
 def main(argv: list[str] | None = None) -> int:

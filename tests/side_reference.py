@@ -12,8 +12,8 @@ import numpy as np
 
 from battlecalc.compile import CAT_A, CAT_N, CAT_S, PRUNE_EPS, Side, _category
 from battlecalc.dice import force_dice, hit_distribution, strength
-from battlecalc.kernels import common
-from battlecalc.kernels.common import (
+from battlecalc.kernels import layout
+from battlecalc.kernels.layout import (
     B_OFFSET,
     NO_RANK,
     R_HI,
@@ -84,16 +84,16 @@ def _walks(force: dict[str, int], ruleset, order, split) -> list[_Walk]:
 
 def _row(force: dict[str, int], spec) -> tuple[np.ndarray, int, int]:
     """A category step's fire law, low-luck strength and I_DESTROYER / I_DEFENCELESS /
-    I_TRANSPORTS flags (kernels/common.py)."""
+    I_TRANSPORTS flags (kernels/layout.py)."""
     units = spec.ruleset.units
     dice = force_dice(force, units, spec.role, spec.ruleset.supports)
     pmf = hit_distribution(dice, spec.ruleset.die_size, spec.dice_model)
     kinds = [units[n] for n in force]
-    flags = common.I_DESTROYER if any(u.anti_sub for u in kinds) else 0
+    flags = layout.I_DESTROYER if any(u.anti_sub for u in kinds) else 0
     if kinds and all(u.defenceless for u in kinds):
-        flags |= common.I_DEFENCELESS
+        flags |= layout.I_DEFENCELESS
     if kinds and all(u.transport for u in kinds):
-        flags |= common.I_TRANSPORTS
+        flags |= layout.I_TRANSPORTS
     return pmf, strength(dice, spec.ruleset.die_size), flags
 
 
@@ -187,18 +187,18 @@ def reference_build_side(spec) -> Side:
             states[:, S_SUBMERGE] = np.where(submerged | (s == n_sub), 0,
                                              (n_sub + 1) * radix[1] * radix[2])
         states[:, S_INFO] = (
-            np.where(states[:, S_SUBS] > 0, common.I_SUBS, 0) | np.where(a < n_air, common.I_AIR, 0)
-            | np.where(n < n_other, common.I_OTHER, 0)
-            | np.where((states[:, S_SUBS] > 0) & fires[states[:, S_ROW_S]], common.I_SUBS_FIRE, 0)
-            | np.where(fires[states[:, S_ROW_A]], common.I_AIR_FIRE, 0)
-            | np.where(fires[states[:, S_ROW_N]], common.I_OTHER_FIRE, 0)
-            | row_flags[states[:, S_ROW_N]] | np.where(submerged, common.I_SUBMERGED, 0))
+            np.where(states[:, S_SUBS] > 0, layout.I_SUBS, 0) | np.where(a < n_air, layout.I_AIR, 0)
+            | np.where(n < n_other, layout.I_OTHER, 0)
+            | np.where((states[:, S_SUBS] > 0) & fires[states[:, S_ROW_S]], layout.I_SUBS_FIRE, 0)
+            | np.where(fires[states[:, S_ROW_A]], layout.I_AIR_FIRE, 0)
+            | np.where(fires[states[:, S_ROW_N]], layout.I_OTHER_FIRE, 0)
+            | row_flags[states[:, S_ROW_N]] | np.where(submerged, layout.I_SUBMERGED, 0))
         states[:, S_HAS_LAND] = in_battle[:, land].sum(axis=1) > 0
         states[:, S_UNITS] = in_battle.sum(axis=1)
         states[:, S_IPC] = ipc_before + ipc[CAT_S][s_lost] + ipc[CAT_A][a] + ipc[CAT_N][n]
         if withdrawn is not None:
             survivors = survivors + np.array(withdrawn, dtype=np.int64)
-        kind = common.BLOCK_START if withdrawn is None else common.BLOCK_STAYERS
+        kind = layout.BLOCK_START if withdrawn is None else layout.BLOCK_STAYERS
         block_rows.append([n_states, *radix, kind])
         state_parts.append(states)
         surv_parts.append(survivors)

@@ -19,8 +19,8 @@ import pytest
 
 import battlecalc
 from battlecalc import api
-from battlecalc.kernels import common as c
 from battlecalc.kernels import exact, rules
+from battlecalc.kernels import layout as c
 
 SMALL = {
     "land, AA blocks": dict(rules="1942-2e", attacker="12 inf 4 art 4 tank 3 ftr 2 bmb",

@@ -22,7 +22,7 @@ import pytest
 from exact_paths import SEA_EDITIONS, compiled_tables, random_army, sea_units
 
 from battlecalc.kernels import exact, jit, rules
-from battlecalc.kernels.common import (
+from battlecalc.kernels.layout import (
     NO_STATE,
     R_HI,
     R_LO,

@@ -1,5 +1,5 @@
 """numba judges a cached kernel fresh by its own source file only, while kernels inline and call
-kernels and constants of the other kernel files: an edit of the round model (kernels/rules.py)
+kernels and constants of the other kernel files: an edit of the round model (kernels/round_model.py)
 once left the Monte Carlo kernel's stale compiled code in use, with wrong odds.  Every kernel's
 cache is keyed on all the kernel files (jit._track_kernel_sources); these tests check the key
 without compiling anything."""

@@ -13,7 +13,7 @@ import pytest
 from battlecalc.api import make_battle
 from battlecalc.compile import compile_battle
 from battlecalc.kernels import jit, rules
-from battlecalc.kernels.common import (
+from battlecalc.kernels.layout import (
     NO_RANK,
     R_RANK,
     R_TOP,

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import battlecalc
-from battlecalc.kernels import common
+from battlecalc.kernels import layout
 from battlecalc.results import OUTCOME_KEYS, FinalLaw, build_result
 from battlecalc.spec import make_battle
 
@@ -25,8 +25,8 @@ def _exact(attacker: str, defender: str, rules: str = "revised"):
 
 
 def test_outcome_keys_follow_the_kernel_codes():
-    codes = [common.ATTACKER_WIN, common.DEFENDER_WIN, common.DRAW, common.STALEMATE,
-             common.RETREAT]
+    codes = [layout.ATTACKER_WIN, layout.DEFENDER_WIN, layout.DRAW, layout.STALEMATE,
+             layout.RETREAT]
     assert codes == list(range(len(OUTCOME_KEYS)))
 
 

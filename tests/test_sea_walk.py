@@ -23,7 +23,7 @@ import battlecalc
 from battlecalc import api
 from battlecalc import compile as compile_module
 from battlecalc.kernels import jit
-from battlecalc.kernels.common import RU_SIMPLE, SIMPLE_EXACT
+from battlecalc.kernels.layout import RU_SIMPLE, SIMPLE_EXACT
 from battlecalc.rules import load_rules
 
 EDITIONS = ("1940-2e", "1942-2e", "revised", "classic", "aa50")

@@ -550,7 +550,7 @@ def test_sides_of_the_lane_equal_the_reference_builder():
 
     from battlecalc import api, batch
     from battlecalc import compile as compile_module
-    from battlecalc.kernels.common import R_HI, R_LO, S_ROW_A, S_ROW_N, S_ROW_S, S_SUBS
+    from battlecalc.kernels.layout import R_HI, R_LO, S_ROW_A, S_ROW_N, S_ROW_S, S_SUBS
     from battlecalc.spec import simulate_spec
 
     specs: dict = {}

@@ -27,6 +27,7 @@ from cli_helpers import assert_usage_error, invoke
 
 from battlecalc import simulate
 from battlecalc.errors import BattleInputError
+from battlecalc.results import wilson_interval
 
 
 def _fixtures() -> Path:
@@ -651,7 +652,10 @@ def test_battle_over_once_the_volley_is_taken(monkeypatch):
     assert set(simulate("revised", "1 inf", "1 inf", method="exact").to_dict()) <= set(r)
     assert (r["defender_win"], r["attacker_ipc_loss"], r["defender_ipc_loss"]) == (1.0, 6, 0)
     assert r["attacker_ipc_loss_percentiles"] == {"p10": 6, "p50": 6, "p90": 6}
-    assert r["ci95"]["defender_win"] == [1.0, 1.0] and r["stderr"]["defender_win"] == 0.0
+    # (one Monte Carlo run from where the battle stands: every trial a defender's win, its
+    # interval the Wilson interval of 1000 in 1000)
+    assert r["ci95"]["defender_win"] == list(wilson_interval(1000, 1000))
+    assert r["stderr"]["defender_win"] == 0.0
     assert r["likely_outcomes"]["defender"] == [{"survivors": {"infantry": 1},
                                                  "probability": 1.0}]
 

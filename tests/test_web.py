@@ -369,32 +369,33 @@ def test_serve_command_warns_off_loopback_and_stays_quiet_on_it(monkeypatch):
     assert result.exit_code == 2
 
 
-def test_progress_reports_of_an_exact_solve_do_not_count_as_monte_carlo(monkeypatch):
-    """The server tells Monte Carlo progress ("trials", or no third argument) from an exact
-    solver's own progress reports."""
-    real = api.simulate
-    calls = []
+def test_exact_is_solved_where_auto_would_and_refused_before_any_work_elsewhere():
+    """method=exact on the server: exact where auto would solve exactly; where auto would take
+    Monte Carlo the battle's plan refuses before anything runs (no progress report at all),
+    for one battle and for a battle of waves alike."""
+    engine = Engine(cache_size=0)
+    reports = []
 
-    def reporting(what):
-        def simulate(**kwargs):
-            progress = kwargs.pop("progress")
-            calls.append(what)
-            progress(1, 2, what) if what else progress(1, 2)
-            return real(**kwargs)
-        return simulate
+    def report(*args):
+        reports.append(args)
 
-    engine = Engine(cache_size=0)  # the same battle each time: solved each time
-    battle = {"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}
+    small = {"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}
+    # 200 tanks a side: exact is possible (a few seconds) but auto takes Monte Carlo
+    big = {"rules": "1942-2e", "attacker": "200 tank", "defender": "200 inf", "method": "exact",
+           "trials": 1000}
     try:
-        monkeypatch.setattr(api, "simulate", reporting("states"))
-        assert engine.compute(battle, False)["method"] == "exact"
-        for what in ("trials", None):
-            monkeypatch.setattr(api, "simulate", reporting(what))
+        assert engine.compute(small, False, report=report)["method"] == "exact"
+        for battle in (big, {**small, "waves": ["200 tank"], "defender": "200 inf 1 aa",
+                             "trials": 1000}):
+            reports.clear()
             with pytest.raises(web_server.TooMuchWork, match="too large to solve exactly"):
-                engine.compute(battle, False)
+                engine.compute(battle, False, report=report)
+            assert not [r for r in reports if r[2:3] == ("trials",)]
+        # the library's own method=exact solves the big battle (its limits are wider)
+        assert battlecalc.simulate(**{**big, "attacker": "20 tank", "defender": "20 inf"}
+                                   ).method == "exact"
     finally:
         engine.close()
-    assert calls == ["states", "trials", None]
 
 
 def test_serve_without_the_web_extra_says_how_to_install_it(monkeypatch):

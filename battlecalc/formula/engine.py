@@ -35,9 +35,10 @@ from ..army import format_army
 from ..errors import BattleInputError
 from ..kernels import formula as kernels
 from ..kernels import jit
-from ..kernels.common import N_OUTCOMES, STALEMATE
+from ..kernels.layout import N_OUTCOMES, STALEMATE
 from ..results import OUTCOME_KEYS, ResultViews, _frame, proportion_statistics
 from ..rules import Ruleset
+from ..solver import threads
 from ..spec import (
     DEFAULT_TRIALS,
     UNTIL_DONE,
@@ -433,7 +434,7 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
         "a_left_sq": np.zeros(2, dtype=np.int64),
         "d_left_sq": np.zeros(2, dtype=np.int64),
     }
-    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS or jit.thread_count())
+    begin, calls = 0, min(per_call, FIRST_CALL_CHUNKS or threads.thread_count())
     while begin < n_chunks:
         end = min(begin + calls, n_chunks)
         n = end - begin
@@ -450,7 +451,7 @@ def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=Non
             "a_left_sq": np.zeros((n, 2), dtype=np.int64),
             "d_left_sq": np.zeros((n, 2), dtype=np.int64),
         }
-        jit.threads(
+        threads.threads(
             kernels.simulate_chunks, end - begin,
             seeds[begin:end], chunk_trials[begin:end], battle.die, max_ex,
             battle.spec.flips == "A1", battle.row_min, battle.row_att, battle.row_def,

@@ -1,6 +1,6 @@
 """The exact solver over many small battles in one call (battlecalc.batch.solve_many).
 
-Every battle's compiled tables (the arrays of tables.ExactBattle) are laid end to end in the
+Every battle's compiled tables (the arrays of layout.ExactBattle) are laid end to end in the
 flat arrays of a :class:`BatchTables` (a side that several battles share, once), battle i's
 rows of each at ``spans[i, SP_*, 0]`` .. ``spans[i, SP_*, 1]``; one kernel call solves a range
 of battles one after
@@ -10,24 +10,22 @@ are the battle's own: views need no renumbering), writing only its own rows of t
 threads, and each is the sum simulate computes for it, in the same order (one row of
 outputs per battle, blocks solved in turn).
 
-The entry points of kernels/exact.py used here: the kernel ``_solve_blocks`` (with the
-NamedTuples of kernels/tables.py that it takes) and the driver's ``_kernels`` (whether to
-compile).  Fields added to those NamedTuples after the ones set here take their declared
-defaults (exact._battle may set other values for a battle solved alone: keep the two in
-step).  This kernel is compiled on first use by :func:`solver` (cached on disk like every
-kernel of this folder), not by jit.compiled(): a process that never solves a batch never
-compiles it.
+The entry point of kernels/exact used here: the kernel ``sweep._solve_blocks`` (with the
+NamedTuples of kernels/layout.py that it takes).  Fields added to those NamedTuples after the
+ones set here take their declared defaults: a batch's plans (solver.batch) are the plans of
+those defaults (no pruning budget, blocks one by one, the row sweep and the two-phase round,
+a dense table).
 """
 
 from __future__ import annotations
 
-import threading
 from typing import NamedTuple
 
 import numpy as np
 
-from . import exact, jit
-from .tables import ExactBattle, ExactOut, ExactSide, RetreatTables
+from .exact import sweep
+from .jit import kernel
+from .layout import ExactBattle, ExactOut, ExactSide, RetreatTables
 
 # BatchTables.spans [n, SPAN_COLS, 2]: (first, end) of battle i's rows in each array: its
 # sides' states (a_states, a_start, remainder / d_states, d_start), category steps (a_rows,
@@ -73,8 +71,8 @@ class BatchTables(NamedTuple):
     below: np.ndarray  # float64[n]: RetreatTables.below (NO_THRESHOLD: none)
     explicit: np.ndarray  # int64[n]: rounds played one at a time (exact.run_exact)
     phases: np.ndarray  # int64[n]: 2 where a partial retreat leaves a stayers' block, else 1
-    eps: float  # exact.TRANSITION_EPS
-    state_eps: float  # exact.STATE_EPS
+    eps: float  # Limits.transition_eps
+    state_eps: float  # Limits.state_eps
 
 
 class BatchOut(NamedTuple):
@@ -88,6 +86,7 @@ class BatchOut(NamedTuple):
     transfer: np.ndarray  # float64[sum of blocks x Fd]: ExactOut.transfer of each battle
 
 
+@kernel(nogil=True)
 def _solve_range(first, last, t, out):
     """Solve battles first..last-1 of the batch t (BatchTables) into out (BatchOut)."""
     one = np.ones(1)
@@ -117,24 +116,4 @@ def _solve_range(first, last, t, out):
                           out.totals[i:i + 1], out.rounds_hist[i:i + 1],
                           out.transfer[t0:t1].reshape((b1 - b0, d1 - d0)), *OUT_REST)
         for phase in range(t.phases[i]):
-            exact._solve_blocks(0, b1 - b0, phase, battle, stacks, t.explicit[i])
-
-
-_compiled: dict = {}
-_lock = threading.Lock()
-
-
-def solver(seconds: float):
-    """_solve_range compiled with numba (it releases the GIL, for jit.threads), or as plain
-    Python while that is faster, as exact.run_exact decides for one battle (exact._kernels:
-    a process compiles once its plain-Python solves add up to about half a second; always
-    plain Python under BATTLECALC_PLAIN_KERNELS=1).  seconds: the batch's estimated work."""
-    exact._kernels(seconds)
-    if not jit.is_compiled():
-        return _solve_range
-    with _lock:
-        if "solve_range" not in _compiled:
-            import numba
-
-            _compiled["solve_range"] = jit._jit(numba, _solve_range, {"nogil": True})
-    return _compiled["solve_range"]
+            sweep._solve_blocks(0, b1 - b0, phase, battle, stacks, t.explicit[i])

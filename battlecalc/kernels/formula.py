@@ -16,8 +16,8 @@ same numbers whatever the number of threads.
 
 import numpy as np
 
-from .common import ATTACKER_WIN, DEFENDER_WIN, DRAW, STALEMATE
 from .jit import kernel
+from .layout import ATTACKER_WIN, DEFENDER_WIN, DRAW, STALEMATE
 from .montecarlo import next_uniform
 
 

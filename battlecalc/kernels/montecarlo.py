@@ -8,19 +8,15 @@ not by the number of trials.
 
 from __future__ import annotations
 
-import inspect
-import time
 import types
 
 import numpy as np
 
-from ..results import FinalLaw
-from . import jit
-from . import rules as round_model
-from .common import (
+from . import round_model
+from .jit import kernel
+from .layout import (
     CONTINUE,
     FULL_RETREAT,
-    N_OUTCOMES,
     NO_STATE,
     POLICY_NEVER,
     R_STRENGTH,
@@ -45,8 +41,6 @@ from .common import (
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_NEVER,
 )
-from .jit import kernel
-from .tables import McBattle, McOut, McSide
 
 
 def _inlined(function):
@@ -62,15 +56,6 @@ def _inlined(function):
 
 _settle = _inlined(round_model.settle)
 
-CHUNK_TRIALS = 16_384
-# One kernel call = one progress step, and what Ctrl-C waits for: about CALL_SECONDS, from the
-# rate of the calls before (the first call: one chunk a thread), at most CHUNKS_PER_CALL chunks
-# and OUTPUT_BUDGET int64 entries of per-chunk output rows.  Chunks, not calls, carry the
-# random streams, so the split into calls changes no number.
-CALL_SECONDS = 0.25
-CHUNKS_PER_CALL = 1024
-OUTPUT_BUDGET = 8_000_000
-ROUNDS_BINS = 101  # rounds histogram: 0..99 and "100 or more"
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -213,7 +198,7 @@ def _walk_settle(ast, a, dst, d):
 
 @kernel
 def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf,
-                retreat, a, d, state):
+                retreat, start_rounds, retreat_from, a, d, state):
     """One battle of two single walks (land; row = state index): returns (outcome, a, d,
     rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
     settle is skipped while both states are free (compile.Sampler).  The tables come as
@@ -221,9 +206,15 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = _walk_settle(ast, a, dst, d)
-    rounds = 0
+    rounds = start_rounds
     bombard = rules[RU_BOMBARD] == 1
     watch = retreat.policy[RT_ACTIVE] == 1
+    if outcome == CONTINUE and watch and rounds >= retreat_from:
+        # a battle that starts at the end of a round: the attacker's decision comes first
+        outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat,
+                                               round_model.FLAGS[0])
+        if stayers != NO_STATE:
+            a_end = stayers + ast[stayers, S_OTHER]
     while outcome == CONTINUE:
         rounds += 1
         bits, state = next_bits(state)
@@ -246,7 +237,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
 
 @kernel
 def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
-    """The attacker's retreat decision (retreat: tables.RetreatTables) after a round both sides
+    """The attacker's retreat decision (retreat: layout.RetreatTables) after a round both sides
     survived: (outcome, a, d, stayers), stayers the state the units that stay after a partial
     retreat start in (they fight on), else NO_STATE."""
     if not round_model.should_retreat(a, d, rounds, retreat, ast, dst):
@@ -259,16 +250,20 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
 
 
 @kernel
-def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, a, d, state):
-    """One battle in the general round model (kernels/rules.py): (outcome, a, d, rounds,
+def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, start_rounds,
+           retreat_from, a, d, state):
+    """One battle in the general round model (kernels/round_model.py): (outcome, a, d, rounds,
     random state).  Arrays, not the battle's NamedTuple, as _trial_walk."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
     timing = rules[RU_SUBMERGE]
     may_submerge = timing != SUBMERGE_NEVER and (rules[RU_A_POLICY] != POLICY_NEVER
                                                  or rules[RU_D_POLICY] != POLICY_NEVER)
-    rounds = 0
+    rounds = start_rounds
     outcome, a, d = _settled(ast, a, dst, d, air_always)
+    if (outcome == CONTINUE and retreat.policy[RT_ACTIVE] == 1 and rounds >= retreat_from):
+        # a battle that starts at the end of a round: the attacker's decision comes first
+        outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     while outcome == CONTINUE:
         if may_submerge and (timing == SUBMERGE_BEFORE_FIRE or rounds > 0):
             a2, d2 = round_model.submerge_step(ast, a, dst, d, rules)
@@ -342,11 +337,11 @@ def _low_luck(strength, die, state):
 
 @kernel
 def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
-           bombard_cdf, retreat, swing_offset, outcomes, taken, a_final, d_final, rounds_hist,
-           rounds_sum, swing_hist):
+           bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
+           a_final, d_final, rounds_hist, rounds_sum, swing_hist):
     """Play `trials` battles on one splitmix64 stream (seed) into one chunk's row of the
-    outputs.  The arguments are the fields of the battle's tables.McBattle and of the chunk's
-    row of tables.McOut, passed one by one down to the trials: numba code reading them from
+    outputs.  The arguments are the fields of the battle's layout.McBattle and of the chunk's
+    row of layout.McOut, passed one by one down to the trials: numba code reading them from
     the NamedTuples in the trial loops ran 20-30% slower (big land and mid sea battles, CPU
     time, one thread)."""
     state = seed
@@ -359,11 +354,11 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
         if simple:
             outcome, a, d, rounds, state = _trial_walk(
                 ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
-                a_starts[i], d_starts[j], state)
+                start_rounds, retreat_from, a_starts[i], d_starts[j], state)
         else:
             outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
-                                                  bombard_cdf, retreat, a_starts[i],
-                                                  d_starts[j], state)
+                                                  bombard_cdf, retreat, start_rounds,
+                                                  retreat_from, a_starts[i], d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             taken[0] += 1
@@ -376,98 +371,13 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
 
 @kernel(nogil=True)
 def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
-    """Simulate chunks first..last-1 of trials of a battle (tables.McBattle), chunk c writing
-    only to row c of each output (tables.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
+    """Simulate chunks first..last-1 of trials of a battle (layout.McBattle), chunk c writing
+    only to row c of each output (layout.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
     trials per chunk."""
     for c in range(first, last):
         _chunk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,
                battle.a_starts, battle.a_start_cdf, battle.d_starts, battle.d_start_cdf,
-               battle.bombard_cdf, battle.retreat, battle.swing_offset, out.outcomes[c],
+               battle.bombard_cdf, battle.retreat, battle.swing_offset, battle.start_rounds,
+               battle.retreat_from, out.outcomes[c],
                out.taken[c:c + 1], out.a_final[c], out.d_final[c], out.rounds_hist[c],
                out.rounds_sum[c:c + 1], out.swing_hist[c])
-
-
-def _side_tables(side) -> McSide:
-    """A side's tables as the kernel takes them: states, rows and its Monte Carlo sampler."""
-    sampler = side.sampler
-    return McSide(side.states, side.rows, sampler.thresh, sampler.alias, sampler.free)
-
-
-def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(possible start states, running sums of their probabilities, last exactly 1)."""
-    states = np.flatnonzero(start > 0).astype(np.int64)
-    cdf = np.cumsum(start[states])
-    cdf[-1] = 1.0
-    return states, cdf
-
-
-def _takes_outcomes(progress) -> bool:
-    """Whether a progress callback names a keyword parameter `outcomes`."""
-    try:
-        parameter = inspect.signature(progress).parameters.get("outcomes")
-    except (TypeError, ValueError):  # a callable without a signature
-        return False
-    return parameter is not None and parameter.kind in (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-
-
-def run_monte_carlo(compiled, trials: int, seed: int, progress=None) -> FinalLaw:
-    """Monte Carlo law of a compiled battle (compile.CompiledBattle): integer counts out of
-    `trials`.
-
-    progress(done, total, what) is called after every kernel call; a callback with a keyword
-    parameter ``outcomes`` gets, as well, the trial counts of each outcome so far
-    (outcomes[N_OUTCOMES] by outcome code, out of `done`).
-    """
-    partial = progress is not None and _takes_outcomes(progress)
-    jit.compiled()
-    jit.compiling_notice(_simulate_chunks, progress)
-    att, dfn = compiled.attacker, compiled.defender
-    bombard_cdf = np.cumsum(compiled.bombardment.pmf)
-    bombard_cdf[-1] = 1.0
-    swing_offset = int(att.ipc_lost.max())
-    shapes = {
-        "outcomes": (N_OUTCOMES,), "takes": (), "a_final": (att.n_states,),
-        "d_final": (dfn.n_states,), "rounds_hist": (ROUNDS_BINS,), "rounds_sum": (),
-        "swing_hist": (swing_offset + int(dfn.ipc_lost.max()) + 1,),
-    }
-    n_chunks = -(-trials // CHUNK_TRIALS)
-    chunk_trials = np.full(n_chunks, CHUNK_TRIALS, dtype=np.int64)
-    chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
-    seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
-    totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
-    battle = McBattle(_side_tables(att), _side_tables(dfn), compiled.rules,
-                      *_start_law(att.start), *_start_law(dfn.start), bombard_cdf,
-                      compiled.retreat_tables(), swing_offset)
-    most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
-        int(np.prod(shape)) for shape in shapes.values())))
-    per_call = min(most, jit.thread_count())
-    done = first = 0
-    while first < n_chunks:
-        last = min(first + per_call, n_chunks)
-        rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
-                for key, shape in shapes.items()}
-        call_started = time.perf_counter()
-        jit.threads(_simulate_chunks, last - first, seeds[first:last],
-                    chunk_trials[first:last], battle, McOut(*rows.values()),
-                    short=n_chunks == 1)
-        seconds = time.perf_counter() - call_started
-        per_call = max(1, min(most, int(CALL_SECONDS * (last - first) / max(seconds, 1e-6))))
-        for key, value in rows.items():
-            totals[key] += value.sum(axis=0)
-        done += int(chunk_trials[first:last].sum())
-        first = last
-        if progress is not None:
-            if partial:  # the running totals so far (a copy): the random stream is unchanged
-                progress(done, trials, "trials", outcomes=totals["outcomes"].copy())
-            else:
-                progress(done, trials, "trials")
-    swing = np.arange(len(totals["swing_hist"]), dtype=np.float64) - swing_offset
-    swing_hist = totals["swing_hist"]
-    return FinalLaw(
-        total=float(trials), trials=trials, outcomes=totals["outcomes"],
-        takes=int(totals["takes"]), a_final=totals["a_final"], d_final=totals["d_final"],
-        mean_rounds=int(totals["rounds_sum"]) / float(trials), rounds_hist=totals["rounds_hist"],
-        swing=(np.arange(len(swing_hist), dtype=np.int64) - swing_offset, swing_hist),
-        swing_sum=float(swing_hist @ swing), swing_sq_sum=float(swing_hist @ (swing * swing)),
-        pruned=0.0)

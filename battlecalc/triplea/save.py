@@ -126,13 +126,20 @@ class TerritoryRecord:
 
 @dataclass(frozen=True)
 class FireState:
-    """A fire step of a battle in progress whose dice are rolled: who fired, how many hits."""
+    """A fire step of a battle in progress (docs/in-progress.md): who fires, what kind of
+    fire, how far it went (phase "roll": its dice to roll; "select": rolled, `hits` hits, the
+    casualties to choose; "mark": chosen, `killed`), read from TripleA 2.0-2.4's Fire, FireAa
+    and raid steps or 2.5's RollDiceStep, SelectCasualties and MarkCasualties."""
 
-    defending: bool  # the defender fired
+    defending: bool  # the defender fires
     firing_nation: str | None
     hits: int
     dice: int
     next_step: str  # TripleA's name of the step to come ("Germans select casualties")
+    kind: str = "general"  # general, aa, bombard, strike, air (air v non subs), raid_aa, bombing
+    phase: str = "select"  # roll, select, mark
+    killed: tuple[UnitRecord, ...] = ()  # the casualties chosen ("mark")
+    step: str = ""  # the class of TripleA's step object (named in messages)
 
 
 @dataclass(frozen=True)
@@ -630,8 +637,12 @@ def _territory(reader: _Reader, territory, part: str) -> TerritoryRecord:
                            production=production)
 
 
-def _enum(reader: _Reader, value, kind: str) -> str:
-    """The constant's name of a Java enum value."""
+def _enum(value) -> str:
+    return str(getattr(value, "value", value))
+
+
+def _enum_constant(reader: _Reader, value, kind: str) -> str:
+    """The constant's name of a Java enum value, checked to be one."""
     if not isinstance(value, reader.beans.JavaEnum):
         raise reader.error(f"expected a {kind}, found {reader.describe(value)}")
     return reader.text(value.value)
@@ -646,7 +657,7 @@ def _battle(reader: _Reader, battle) -> BattleRecord:
     with reader.at("battleSite"):
         territory = reader.name_of(reader.get(battle, "battleSite"), "Territory", null=False)
     with reader.at("battleType"):
-        battle_type = _enum(reader, reader.get(battle, "battleType"), "BattleType")
+        battle_type = _enum_constant(reader, reader.get(battle, "battleType"), "BattleType")
     with reader.at("attacker"):
         attacker = reader.name_of(reader.get(battle, "attacker"), "GamePlayer", null=False)
     with reader.at("defender"):
@@ -661,8 +672,9 @@ def _battle(reader: _Reader, battle) -> BattleRecord:
     for part, text in reader.each(reader.opt(battle, "stepStrings")):
         with reader.at("stepStrings", part):
             steps.append(reader.text(text))
-    with reader.at("stack", "currentStep"):
-        fire = _fire_state(reader, current)
+    with reader.at("stack", "currentStep" if current is not None else "deque[0]"):
+        fire = _fire_state(reader, current if current is not None else
+                           (queued[0] if queued else None))
     return BattleRecord(
         territory=territory, battle_type=battle_type, attacker=attacker, defender=defender,
         attacking=units("attackingUnits", True), defending=units("defendingUnits", True),
@@ -676,25 +688,69 @@ def _battle(reader: _Reader, battle) -> BattleRecord:
         steps=tuple(steps), fire=fire)
 
 
+_PHASES = {"1": "roll", "2": "select", "3": "mark", "4": "mark"}  # Fire$N, FireAa$N (2.0-2.4)
+_NEW_PHASES = {"RollDiceStep": "roll", "SelectCasualties": "select", "MarkCasualties": "mark"}
+_GROUPS = {"aa": "aa", "naval bombardment": "bombard", "first strike units": "strike",
+           "air vs non subs": "air"}  # 2.5's firingGroup.displayName (else general fire)
+
+
 def _fire_state(reader: _Reader, step) -> FireState | None:
-    """A Fire step whose dice are rolled (the step objects of Fire are inner classes holding
-    the Fire as ``this$0``)."""
+    """The fire a battle in progress stands in, from its step object (None: no fire step, or
+    one battlecalc does not read).  TripleA 2.0-2.4: the inner steps Fire$1 (roll), Fire$2
+    (select), Fire$3 (mark) of a Fire (general, first strike, bombardment: `text` "Bombard"),
+    FireAa$N of a land battle's AA, StrategicBombingRaidBattle$FireAa$N and $ConductBombing$N
+    of a raid, each holding its fire as ``this$0``; 2.5: RollDiceStep, SelectCasualties,
+    MarkCasualties with `side`, `firingGroup` and `fireRoundState`."""
+    name = _class_name(step)
+    short = name.rsplit(".", 1)[-1]
+    if short in _NEW_PHASES:
+        side = _enum(reader.opt(step, "side"))
+        group = reader.opt(step, "firingGroup")
+        label = str(reader.opt(group, "displayName") or "units").strip().lower()
+        kind = _GROUPS.get(label, "general")
+        state = reader.opt(step, "fireRoundState")
+        dice = reader.opt(state, "dice")
+        rolls, hits = _dice(reader, dice) if dice is not None else ([], 0)
+        casualties = reader.opt(state, "casualties")
+        killed = reader.units(reader.opt(casualties, "killed")) if casualties is not None else ()
+        return FireState(defending=side == "DEFENSE", firing_nation=None, hits=hits,
+                         dice=len(rolls), next_step="", kind=kind,
+                         phase="roll" if dice is None else _NEW_PHASES[short],
+                         killed=killed, step=short)
     fire = reader.opt(step, "this$0")
-    if not _class_name(fire).endswith(".Fire"):
+    outer = _class_name(fire)
+    phase = _PHASES.get(short.rsplit("$", 1)[-1]) if "$" in short else None
+    if outer.endswith("StrategicBombingRaidBattle"):  # the raid itself (ConductBombing)
+        return FireState(False, None, 0, 0, "", kind="bombing", phase="roll", step=short)
+    if phase is None or not outer.endswith((".Fire", "$FireAa", ".FireAa")):
         return None
-    with reader.at("this$0"):
-        roll = reader.opt(fire, "dice")
-        if roll is None:
-            return None
-        with reader.at("dice"):
-            dice = dice_roll(reader, roll)
-        with reader.at("firingPlayer"):
-            nation = reader.name_of(reader.opt(fire, "firingPlayer"), "GamePlayer")
-        return FireState(
-            defending=reader.flag(fire, "defending"), firing_nation=nation,
-            hits=dice.hits if dice.hits is not None else sum(
-                1 for v in dice.packed if v & 0xFF == 1),
-            dice=len(dice.packed), next_step=reader.optional_text(fire, "stepName") or "")
+    dice = reader.opt(fire, "dice")
+    rolls, hits = _dice(reader, dice) if dice is not None else ([], 0)
+    if outer.endswith("$FireAa"):  # a raid's AA (StrategicBombingRaidBattle$FireAa)
+        kind = "raid_aa"
+    elif outer.endswith(".FireAa"):
+        kind = "aa"
+    elif str(reader.opt(fire, "text") or "") == "Bombard":
+        kind = "bombard"
+    elif "first strike" in str(reader.opt(fire, "stepName") or "").lower():
+        kind = "strike"
+    else:
+        kind = "general"
+    killed = reader.units(reader.opt(fire, "killed")) if phase == "mark" else ()
+    return FireState(
+        defending=reader.flag(fire, "defending"),
+        firing_nation=reader.name_of(reader.opt(fire, "firingPlayer")),
+        hits=hits, dice=len(rolls),
+        next_step=str(reader.opt(fire, "stepName") or ""), kind=kind,
+        phase="roll" if dice is None and phase != "mark" else phase, killed=killed,
+        step=short)
+
+
+def _dice(reader: _Reader, roll) -> tuple[list[int], int]:
+    """A DiceRoll's dice (packed) and hits (counted from the dice where none are stored)."""
+    dice = dice_roll(reader, roll)
+    hits = dice.hits if dice.hits is not None else sum(1 for v in dice.packed if v & 0xFF == 1)
+    return list(dice.packed), hits
 
 
 @dataclass(frozen=True)

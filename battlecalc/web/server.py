@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
+import functools
 import json
 import os
 import socket
@@ -51,11 +53,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .. import api
+from .. import api, solver
 from ..errors import BattleInputError, quoted
 from ..plot import distributions
 from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
+from ..waves import simulate, simulate_with
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 
 MAX_BODY_BYTES = 64 * 1024
@@ -176,6 +179,9 @@ class Engine:
                  warm_up_hook: Callable[[dict[str, Any]], None] | None = None,
                  cache_size: int = CACHE_SIZE):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
+        # method=exact: each battle's plan refuses where auto would take Monte Carlo
+        self.exact_solve = functools.partial(
+            api.solve, limits=dataclasses.replace(solver.LIMITS, exact_only_where_auto=True))
         self.max_trials = max_trials
         self.max_formula_trials = max_formula_trials
         self.time_limit = time_limit
@@ -259,7 +265,7 @@ class Engine:
             if cancel.is_set():
                 raise Cancelled()
 
-        solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
+        solve = {"run": simulate, "raid": _raid, "plan": _plan}[kind]
         deadline = time.monotonic() + self.time_limit
 
         # a running estimate only of one battle (a wave's or a raid's air battle's counts are
@@ -279,20 +285,11 @@ class Engine:
         ruleset = load_rules(kwargs.get("rules", "revised"))
         try:
             if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
-                # exact only where `auto` would solve exactly: ask auto, and stop it at its
-                # first Monte Carlo progress report if it went for Monte Carlo instead (and at
-                # the time limit, in the --retreat-below table both methods build)
-                def refuse(done: int, total: int, what: str = "trials", *_) -> None:
-                    stop_if_cancelled()
-                    if what == "trials":
-                        raise _Stop("exact")
-                    watch(done, total, what)
-
+                # exact only where `auto` would solve exactly: the choice of each battle's
+                # plan refuses where auto would take Monte Carlo (solver.ExactRefused)
                 try:
-                    return solve(**{**kwargs, "method": "auto"}, progress=refuse)
-                except _Stop as stop:
-                    if str(stop) != "exact":
-                        raise
+                    return simulate_with(self.exact_solve, **kwargs, progress=watch)
+                except solver.ExactRefused:
                     raise TooMuchWork(
                         "battle too large to solve exactly on this server (method auto would "
                         "use Monte Carlo); use method=mc or method=auto"
@@ -323,11 +320,9 @@ class Engine:
         """Run the warm-up battles once (compiles or loads every kernel); returns the seconds
         taken.  A warm-up battle the library refuses is noted in `warm_up_problems`, not
         fatal.  Requests may run meanwhile: each warm-up battle waits until none is running."""
-        from ..kernels import jit
-
         started = time.perf_counter()
         self.warm_up_problems = []
-        jit.compiled()  # small battles would otherwise run as plain Python (kernels/jit.py)
+        api.compile_kernels()  # small battles would otherwise run as plain Python
         for battle in self.warm_up_battles:
             if self.warm_up_hook is not None:
                 self.warm_up_hook(battle)
@@ -345,11 +340,9 @@ class Engine:
     def start_warm_up(self) -> threading.Thread:
         """Run :meth:`warm_up` in a background thread (the server answers meanwhile); say on
         stderr when it is done, and set `warm`."""
-        from ..kernels import jit
-
         # import numba and wrap the kernels here (under a second), so that no request runs
-        # while jit.compiled() rebinds the kernel modules' globals
-        jit.compiled()
+        # while they are rebound to the compiled dispatchers
+        api.compile_kernels()
 
         def run() -> None:
             try:

@@ -17,7 +17,7 @@ from ..errors import BattleInputError
 from ..options import BY_NAME, DICE_KINDS, Option, read
 from ..options import OPTIONS as TABLE
 from ..orders import PRESETS
-from ..raids import raid_units
+from ..raids import RAID_STEPS, raid_units
 from ..rules import list_editions, load_rules
 
 MAX_TEXT = 2_000  # characters in one text parameter
@@ -65,8 +65,12 @@ EXTRA_PARAMETERS = {"distributions": _reader(Option("distributions", "bool"))}  
 
 # the arguments of battlecalc.raid and battlecalc.plan, read as the command line reads them
 _RAID_OWN = (Option("target_value", "int"), Option("facility", "army"), Option("aa", "bool"))
+# a raid in progress (battlecalc.raids.RAID_STEPS), read apart from simulate's start_step
+_RAID_START = {"start_step": _reader(Option("start_step", "choice", choices=RAID_STEPS)),
+               "hits_on_attacker": _reader(Option("hits_on_attacker", "int", lo=0))}
 RAID_PARAMETERS = ("rules", "attacker", "defender", "target_value", "facility", "aa", "trials",
-                   "seed", "method", "attacker_tech", "defender_tech", "attacker_ool", "dice")
+                   "seed", "method", "attacker_tech", "defender_tech", "attacker_ool", "dice",
+                   "start_step", "hits_on_attacker")
 _PLAN_OWN = (Option("pool", "army"), Option("goal", "order"),
              Option("objective", "choice", choices=("cost", "loss", "swing")),
              Option("top", "int"), Option("defend", "bool"), Option("max_cost", "float"),
@@ -87,7 +91,8 @@ def simulate_parameters() -> dict[str, Callable[[str, Any], Any]]:
 
 def raid_parameters() -> dict[str, Callable[[str, Any], Any]]:
     """Every argument of :func:`battlecalc.raid` a request may set (but progress)."""
-    return {n: READERS.get(n) or _OWN_READERS[n] for n in RAID_PARAMETERS}
+    return {n: _RAID_START.get(n) or READERS.get(n) or _OWN_READERS[n]
+            for n in RAID_PARAMETERS}
 
 
 def plan_parameters() -> dict[str, Callable[[str, Any], Any]]:

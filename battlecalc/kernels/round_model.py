@@ -1,6 +1,6 @@
 """The round model: rule functions shared by the Monte Carlo kernel and the exact solver.
 
-A side is passed as its compiled arrays (compile.Side; columns in kernels/common.py): its
+A side is passed as its compiled arrays (compile.Side; columns in kernels/layout.py): its
 table of states int64[F, STATE_COLS] (``st``), its category steps int64[R, ROW_COLS] (``rows``)
 and their hit laws float64[R, W] (pmf for the exact solver, cdf for Monte Carlo).  A state is a
 flat index into the table of states, which says everything the rules ask about it; a casualty
@@ -16,7 +16,8 @@ many land as the rules allow, then by the owner's order of losses (Decision 6).
 
 import numpy as np
 
-from .common import (
+from .jit import kernel
+from .layout import (
     ATTACKER_WIN,
     CONTINUE,
     DEFENDER_WIN,
@@ -71,7 +72,6 @@ from .common import (
     SUBMERGE_BEFORE_FIRE,
     SUBMERGE_NEVER,
 )
-from .jit import kernel
 
 _FIRES = I_SUBS_FIRE | I_AIR_FIRE | I_OTHER_FIRE
 # Numba compiles a function once per combination of literal arguments, so a call passing True
@@ -247,8 +247,8 @@ def air_on_subs(xst, x, rules):
 def should_retreat(a, d, rounds, retreat, ast, dst):
     """Whether the attacker withdraws at the end of a round in the state pair (a, d).
 
-    rounds: rounds fought so far; retreat: tables.RetreatTables, its policy (RT_* columns,
-    kernels/common.py) and win-probability threshold `below` against win_value[a, d], the
+    rounds: rounds fought so far; retreat: layout.RetreatTables, its policy (RT_* columns,
+    kernels/layout.py) and win-probability threshold `below` against win_value[a, d], the
     attacker's chance if it fights on.
     """
     policy = retreat.policy

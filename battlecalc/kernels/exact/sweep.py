@@ -1,0 +1,436 @@
+"""The exact solver's sweeps: a block's solve in a dense or compact table (_solve_block,
+_solve_compact, _solve_tables), the closed sweeps (_sweep_walks, _sweep_round), the entry over
+blocks (_solve_blocks) and the backward sweep of --retreat-below's table (_win_values).
+njit code only."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import kernel
+from ..layout import (
+    ATTACKER_WIN,
+    B_KIND,
+    B_OFFSET,
+    BLOCK_STAYERS,
+    FULL_RETREAT,
+    NO_STATE,
+    R_HI,
+    R_LO,
+    RU_BOMBARD,
+    RU_SIMPLE,
+    S_OTHER,
+    TOTAL_FULL,
+    TOTAL_PRUNED,
+    TOTAL_ROUNDS,
+    TOTAL_WORK,
+)
+from ..round_model import (
+    FLAGS,
+    VALUES,
+    should_retreat,
+)
+from .fire import (
+    _fight_on,
+    _phased,
+    _play,
+    _play_phased,
+    _spread_after_strikes,
+)
+from .pairs import (
+    END,
+    FULL,
+    M_COLS,
+    M_FILL,
+    M_ROWS,
+    MOVE,
+    PLAY,
+    SCAN_CELLS,
+    WORK,
+    _block_size,
+    _compact_table,
+    _count_work,
+    _enter,
+    _grid,
+    _kept_range,
+    _like,
+    _out,
+    _put,
+    _scratch,
+    _stopped,
+    _table_place,
+    _table_size,
+    _withdraw_or_finish,
+)
+
+
+@kernel
+def _solve_block(b, phase, battle, out, explicit):
+    """Solve attacker block b of a battle (layout.ExactBattle) into out (layout.ExactOut) if
+    it belongs to `phase` (0: blocks a battle starts in; 1: blocks of the units that stay
+    after a partial retreat); the first `explicit` rounds are played one at a time.  b = -1
+    (a battle with battle.merge): every block at once, in one table of the attacker's states
+    (each block's start row holding its probability: _solve_merged)."""
+    ab, transfer = battle.blocks, out.transfer
+    ast, dst = battle.att.states, battle.dfn.states
+    if b >= 0 and ((ab[b, B_KIND] == BLOCK_STAYERS) != (phase == 1) or (
+            phase == 1 and not transfer[b].any())):
+        return
+    n_d = dst.shape[0]
+    size = ast.shape[0] if b < 0 else _block_size(ab, b)
+    # the general round's work arrays; the fast path (_play) uses none of them, the closed
+    # sweep of two walks (_sweep_walks) arrays of its own, as big and as many
+    general = battle.rules[RU_SIMPLE] == 0 or (battle.rules[RU_BOMBARD] == 1
+                                               and battle.bombard_pmf.shape[0] > 1)
+    if general:
+        scratch = _scratch(ast.shape[0], n_d)
+    else:
+        scratch = (np.empty((2, n_d), dtype=np.int64), np.empty((3, n_d)))
+    _solve_tables(b, phase, battle, out, explicit, np.zeros((size, n_d)), scratch, general)
+
+
+@kernel(nogil=True)
+def _solve_compact(battle, stacks, explicit):
+    """Solve a battle of one attacker block, the general round and no partial retreat in a
+    compact mass table of battle.table_rows x battle.table_cols (see M_ROWS) into row 0 of
+    the stacks, with its FULL and WORK in TOTAL_FULL, TOTAL_WORK.  (A kernel of its own: a
+    dense solve never compiles the compact table's kernels.)"""
+    out = _out(stacks, VALUES[0])
+    n_a, n_d = battle.att.states.shape[0], battle.dfn.states.shape[0]
+    mass = _compact_table(_block_size(battle.blocks, 0), n_d, battle.table_rows,
+                          battle.table_cols)
+    _solve_tables(VALUES[0], VALUES[0], battle, out, explicit, mass, _scratch(n_a, n_d),
+                  FLAGS[1])
+    maps = mass[1]
+    out.totals[TOTAL_FULL] = maps[M_FILL, FULL]
+    out.totals[TOTAL_WORK] = maps[M_FILL, WORK]
+
+
+@kernel
+def _solve_tables(b, phase, battle, out, explicit, mass, scratch, general):
+    """_solve_block's solve of block b in the mass table `mass` (zeros: dense, or compact; see
+    M_ROWS), with the work arrays scratch (general: the general round's)."""
+    ab, transfer = battle.blocks, out.transfer
+    merge = battle.merge
+    base = 0 if b < 0 else ab[b, B_OFFSET]
+    rounds_hist = out.rounds_hist
+    n_d = battle.dfn.states.shape[0]
+    one = battle.one
+    first_round = battle.bombard_pmf if battle.rules[RU_BOMBARD] == 1 else one
+    rounds_played = battle.start_rounds  # (rounds fought before the battle starts here)
+    check_retreat = True
+    a_start, d_start = battle.a_start, battle.d_start
+    # (element by element: an array assignment brings numba's shape-error formatting, seconds
+    # of compiling)
+    start = 0.0  # the block's starting probability
+    if b < 0:
+        # every state a battle starts in (each block's first; any state where a battle starts
+        # where it stands), in its row of the table of every block
+        for a in range(battle.att.states.shape[0]):
+            if a_start[a] != 0.0:
+                for d in range(n_d):
+                    _put(mass, merge[a], d, a_start[a] * d_start[d])
+        for d in range(n_d):
+            start += _grid(mass)[0, d]
+    elif phase == 1:
+        for d in range(n_d):
+            p = transfer[b, d]
+            start += p
+            if p != 0.0:
+                _put(mass, 0, d, p)
+    else:
+        for k in range(_table_size(mass, M_ROWS)):
+            q = a_start[base + k]
+            if k > 0 and q == 0.0:
+                continue  # (a battle starts in a block's first state, but where it stands)
+            for d in range(n_d):
+                p = q * d_start[d]
+                start += p
+                if p != 0.0:
+                    _put(mass, k, d, p)
+    if phase == 1:
+        # the units that stayed after a partial retreat, at the end of some round: no more
+        # retreats, nothing round-dependent left
+        check_retreat = False
+        rounds_played = rounds_hist.shape[0]
+        explicit = 0
+    # the block's share of the pruning budget: the shares of all blocks of both phases add up
+    # to at most battle.budget, whatever the threads
+    budget = battle.budget * (start + (1.0 if b < 0 else 1.0 / ab.shape[0])) / 4.0
+    spent = np.zeros(1)
+    # (the table now: `mass` itself is never assigned, so that numba tells its kind apart)
+    table = mass
+    while rounds_played < explicit:
+        after = _like(mass, False)
+        _count_work(mass, _grid(after).size // SCAN_CELLS)  # (a fresh table, zeroed)
+        _sweep_round(battle, table, after, base, rounds_played, FLAGS[1], FLAGS[0],
+                     first_round if rounds_played == 0 else one, out, scratch, spent, budget,
+                     b < 0, _like(mass, True))
+        table = after
+        rounds_played += 1
+    # every later round alike: solved in one sweep, each state's "nothing changes" part in
+    # closed form, mass moving onwards within the table itself
+    if isinstance(mass, tuple):
+        walks = False
+    else:
+        walks = battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep
+        if walks:
+            _sweep_walks(battle, table, base, rounds_played, check_retreat, out, b < 0,
+                         scratch)
+    if not walks:
+        # (the table after the strikes, where the general round may be played in two phases)
+        inter = _like(mass, not (general and battle.phased and b >= 0))
+        _sweep_round(battle, table, table, base, rounds_played, check_retreat, FLAGS[1], one,
+                     out, scratch, spent, budget, b < 0, inter)
+
+
+@kernel(refs=False)
+def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, scratch):
+    """_sweep_round's closed-form sweep for the fast path (two single walks: land, or sea
+    without submarines) with no pruning budget, an attacker state (a row of mass) at a time:
+    the rounds from each pair (a, d) of the row are first played as far as the row itself (the
+    defender's 0 hits: the pairs after (a, d) in the row must have all of their probability
+    before their turn), then every later row at once: for each defender hit count hd, the
+    weights u[d] of the row's pairs spread by the attacker's hit law (the same for the whole
+    row) onto the row a + hd, one long run over d per attacker hit count (instead of short
+    runs over the hit counts per pair: the same sums, other order).  Skipped as in _play /
+    _spread_walk: hit counts outside each state's kept range and moves of battle.eps or less.
+    scratch: work arrays, int[2, n_d] and float[3, n_d] (_solve_block's, for this sweep)."""
+    A, D, rules, retreat = battle.att, battle.dfn, battle.rules, battle.retreat
+    ast, dst, remainder = A.states, D.states, retreat.remainder
+    apmf, acum, ar = A.pmf, A.cdf, A.rows
+    dpmf, dcum, dr = D.pmf, D.cdf, D.rows
+    eps, state_eps = battle.eps, battle.state_eps
+    totals = out.totals
+    # the attacker's retreat decisions, from the end of the first round the battle fights
+    check = check_retreat and rounds_played >= battle.retreat_from
+    merge = battle.merge if merged else battle.merge[:0]
+    n_d = mass.shape[1]
+    d_end = dst[0, S_OTHER]  # the defender's last state (one walk)
+    # each defender state's kept hit counts (as _play keeps them with no tail to leave out),
+    # found the first time a pair of it is played (-1: not yet; a battle over at once, a sea
+    # battle against transports only, finds none)
+    d_kept, work = scratch
+    d_lo, d_hi = d_kept[0], d_kept[1]
+    for d in range(n_d):
+        d_lo[d] = d_hi[d] = -1
+    w_row = work[0]  # w of each pair of the row played (0: not played)
+    u = work[1]  # (u and tail: written for the row's played range before they are read)
+    tail = work[2]  # the attacker's hits from d on that wipe the defender out
+    a_row, a_cum = apmf[base], acum[base]
+    a_lo = a_hi = 0
+    row_mass = 0.0
+    for i in range(battle.sweep.shape[0] if merged else mass.shape[0]):
+        k = battle.sweep[i] if merged else i
+        a = base + k
+        ready = False  # the row's hit law and kept range, read at its first pair played
+        length = a + ast[a, S_OTHER] - base
+        own = mass[k]
+        first, last, hd_top = n_d, -1, 0
+        played = kept = 0.0
+        for d in range(n_d):
+            w_row[d] = 0.0
+            m = own[d]
+            if m == 0.0:
+                continue
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, a, d, rounds_played,
+                                           check)
+            if kind == MOVE:
+                mass[merge[a2] if merged else a2 - base, d2] += m
+                continue
+            if kind == END:
+                _withdraw_or_finish(outcome, m, a, d, rounds_played, ast, remainder, out)
+                continue
+            if m < state_eps:
+                totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
+                continue
+            if not ready:
+                a_row, a_cum = apmf[a], acum[a]
+                a_lo, a_hi = _kept_range(a_cum, ar[a, R_LO], ar[a, R_HI], 0.0)
+                row_mass = a_cum[a_hi] - (a_cum[a_lo - 1] if a_lo > 0 else 0.0)
+                ready = True
+            if d_lo[d] < 0:
+                d_lo[d], d_hi[d] = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], 0.0)
+            w = m / (1.0 - a_row[0] * dpmf[d, 0])
+            totals[TOTAL_ROUNDS] += w
+            played += m
+            w_row[d] = w
+            first, last, hd_top = min(first, d), d, max(hd_top, d_hi[d])
+            if d_lo[d] == 0:  # the defender scores nothing: the rest of this row
+                wd = w * dpmf[d, 0]
+                if wd > eps:
+                    top = min(a_hi, d_end - d - 1)
+                    for ha in range(max(a_lo, 1), top + 1):
+                        own[d + ha] += wd * a_row[ha]
+                    if a_hi >= d_end - d:
+                        start = max(a_lo, d_end - d)
+                        own[d_end] += wd * (a_cum[a_hi] - (a_cum[start - 1] if start > 0
+                                                            else 0.0))
+                    kept += wd * (row_mass - (a_row[0] if a_lo == 0 else 0.0))
+        if last < 0:
+            continue
+        for d in range(first, last + 1):
+            start = max(a_lo, d_end - d)
+            tail[d] = (a_cum[a_hi] - (a_cum[start - 1] if start > 0 else 0.0)
+                       if start <= a_hi else 0.0)
+        for hd in range(1, hd_top + 1):
+            r = min(k + hd, length)
+            target = mass[merge[r] if merged else r]
+            total = spill = 0.0
+            for d in range(first, last + 1):
+                wd = w_row[d] * dpmf[d, hd] if d_lo[d] <= hd <= d_hi[d] else 0.0
+                wd = wd if wd > eps else 0.0
+                u[d] = wd
+                total += wd
+                spill += wd * tail[d]
+            if total == 0.0:
+                continue
+            # the pairs that move with hd defender hits, lo..hi (as plain Python, the runs
+            # over the others would double a big battle's time)
+            lo, hi = first, last
+            while u[lo] == 0.0:
+                lo += 1
+            while u[hi] == 0.0:
+                hi -= 1
+            kept += total * row_mass
+            target[d_end] += spill
+            for ha in range(a_lo, a_hi + 1):
+                p = a_row[ha]
+                # the pairs whose ha hits leave a defender: d + ha < d_end
+                stop = min(hi + 1, d_end - ha)
+                if stop <= lo:
+                    break
+                run = target[lo + ha:stop + ha]
+                weights = u[lo:stop]
+                for j in range(run.shape[0]):
+                    run[j] += p * weights[j]
+        totals[TOTAL_PRUNED] += played - kept
+
+
+@kernel(refs=False)
+def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, closed, dice, out,
+                 scratch, spent, budget, merged, inter):
+    """Play one round from every state of a block (mass rows: attacker state - base) into
+    target; states that end the battle are finished, states that only move (losses without
+    dice, submerging) pass their mass on within `mass`.  dice: the extra first-round pmf
+    (bombardment) or battle.one; closed: see _play.  Pruning: states below battle.state_eps
+    are dropped, and within the block's budget (probability; spent[0] so far, all pruning
+    counted) states below battle.prune_eps and tails of hit laws of up to battle.tail_eps a
+    state (_play).  merged: the table of every block at once (base 0): its rows battle.sweep,
+    in that order, state a's probability in row battle.merge[a].  inter: the table of pairs
+    after the strikes of the closed sweep's two-phase rounds (_play_phased; 0 x 0: none).
+    A compact table (see M_ROWS) is swept in the same order; one that fills up, or whose work
+    passes battle.work_limit, stops the sweep (its FULL says so)."""
+    A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
+    ast, dst, remainder = A.states, D.states, retreat.remainder
+    eps, state_eps, prune_eps, tail_eps = (battle.eps, battle.state_eps, battle.prune_eps,
+                                           battle.tail_eps)
+    totals = out.totals
+    # the attacker's retreat decisions, from the end of the first round the battle fights
+    check = check_retreat and rounds_played >= battle.retreat_from
+    merge = battle.merge if merged else battle.merge[:0]
+    grid, igrid = _grid(mass), _grid(inter)
+    two = igrid.shape[0] > 0 and closed and not merged and dice.shape[0] == 1
+    for i in range(battle.sweep.shape[0] if merged else _table_size(mass, M_ROWS)):
+        k = battle.sweep[i] if merged else i
+        r = _table_place(mass, M_ROWS, k)
+        if r == NO_STATE:
+            continue
+        if _stopped(mass, battle.work_limit):
+            return  # the compact table is full (the driver solves again with a bigger one),
+            # or its work passed the limit
+        _count_work(mass, _table_size(mass, M_COLS) // SCAN_CELLS)  # (the row's scan)
+        for d in range(_table_size(mass, M_COLS)):
+            c = _table_place(mass, M_COLS, d)
+            if c == NO_STATE:
+                continue
+            m = grid[r, c]
+            im = igrid[r, c] if two else 0.0
+            if m == 0.0 and im == 0.0:
+                continue
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, base + k, d, rounds_played,
+                                           check)
+            # a pair this unlikely is not worth a round, within the budget (once it is spent,
+            # such a pair is played as any other)
+            drop = m + im < prune_eps and spent[0] + m + im <= budget
+            if (two and kind == PLAY and m + im >= state_eps and not drop
+                    and _phased(ast, dst, base + k, d, rules)):
+                kept, w = _play_phased(A, D, rules, base + k, d, one, m, im, mass, inter, base,
+                                       scratch, eps)
+                totals[TOTAL_ROUNDS] += w
+                totals[TOTAL_PRUNED] += m - kept
+                spent[0] += m - kept
+                continue
+            if im != 0.0 and kind == PLAY and drop:
+                # its own mass m and the mass im that earlier pairs' strikes left it for
+                # general fire are dropped together
+                totals[TOTAL_PRUNED] += m + im
+                spent[0] += m + im
+                continue
+            if im != 0.0:
+                # general fire after the strikes of earlier pairs, then the pair as it is
+                kept = _spread_after_strikes(A, D, rules, base + k, d, one, im, mass, base,
+                                             scratch, eps)
+                totals[TOTAL_PRUNED] += im - kept
+                spent[0] += im - kept
+                m = grid[r, c]
+                if m == 0.0:
+                    continue
+            if kind == MOVE:
+                # units lost without dice, subs submerged
+                _put(mass, merge[a2] if merged else a2 - base, d2, m)
+            elif kind == END:
+                _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
+            elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
+                totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
+                spent[0] += m
+            else:
+                tail = min(tail_eps, budget - spent[0])
+                kept, w = _play(A, D, rules, base + k, d, dice, one, m, target, base, merge,
+                                closed, scratch, eps, tail, out, rounds_played + 1)
+                totals[TOTAL_ROUNDS] += w
+                totals[TOTAL_PRUNED] += m - kept
+                spent[0] += m - kept
+
+
+@kernel(nogil=True)
+def _solve_blocks(first, last, phase, battle, stacks, explicit):
+    """Solve attacker blocks first..last-1 of one phase (see _solve_block), block b writing
+    row b of the stacks, or row 0 when they have one row.  A battle with battle.sweep (its
+    blocks merged: exact._merged_blocks): every block at once, into row 0, by the call that
+    has block 0 of phase 0 (the driver makes one call)."""
+    if battle.sweep.shape[0] > 0:
+        if first == 0 and last > 0 and phase == 0:
+            _solve_block(VALUES[0] - 1, phase, battle, _out(stacks, VALUES[0]), explicit)
+        return
+    for b in range(first, last):
+        _solve_block(b, phase, battle, _out(stacks, b if stacks.outcomes.shape[0] > 1 else 0),
+                     explicit)
+
+
+@kernel(nogil=True)
+def _win_values(battle, out, value, scratch, a_first, a_last):
+    """Fill battle.retreat.win_value[a, d] for attacker states a_last-1 down to a_first: the
+    probability that the attacker wins if it fights on from the end-of-round pair (a, d),
+    itself retreating later as the policy says (the policy must not depend on the round).
+    Swept backwards, so every successor is known first: the driver calls this for
+    consecutive ranges, from the top, with the same value[n_a, n_d] (at (a, d) after the
+    retreat decision there) and scratch (_scratch) throughout."""
+    A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
+    ast, dst = A.states, D.states
+    win_value, remainder = retreat.win_value, retreat.remainder
+    n_d = win_value.shape[1]
+    for a in range(a_last - 1, a_first - 1, -1):
+        for d in range(n_d - 1, -1, -1):
+            kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, a, d, VALUES[1], FLAGS[0])
+            if kind == END:
+                fight = 1.0 if outcome == ATTACKER_WIN else 0.0
+            elif kind == MOVE:
+                fight = value[a2, d2]
+            else:
+                fight = _fight_on(A, D, rules, a, d, one, value, scratch, out)
+            win_value[a, d] = fight
+            value[a, d] = fight
+            if kind != END and should_retreat(a, d, 1, retreat, ast, dst):
+                # a full retreat wins nothing; after a partial one the stayers fight on
+                value[a, d] = value[remainder[a], d] if remainder[a] != FULL_RETREAT else 0.0

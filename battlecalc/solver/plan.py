@@ -1,0 +1,322 @@
+"""How a battle is solved, as a value: :class:`SolvePlan`, made by :func:`choose`.
+
+Every decision the solver takes about a compiled battle is a field of its plan: the method
+(exact or Monte Carlo), the exact solver's variant (the land fast path's row sweep, attacker
+blocks merged into one table, the general round in two phases, the sea walk, a dense or a
+compact mass table, the pruning budget and its thresholds, whether the joint final law is
+kept, the law of rounds), how it runs (compiled kernels or plain Python, threads, per-block
+rows, in the calling thread or the pool, the compact table's work limit, Monte Carlo where a
+compact solve passes it) and the estimates it was chosen on.  ``repr(plan)`` says how a battle
+was solved; tests build plans (``choose(c, two_phase=False)``) to compare variants.
+
+Every threshold the choice reads is a field of :class:`Limits` (one table; LIMITS the
+default), which a caller may replace (``choose(c, limits=replace(LIMITS, table_start=4))``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..errors import BattleInputError
+from ..kernels import jit
+from ..kernels.layout import RU_BOMBARD, RU_SIMPLE, SIMPLE_EXACT
+from . import cost, threads
+from .tables import merged
+
+ROUNDS_BINS = 101  # law of rounds: 0..99 and "100 or more" (both solvers)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every threshold the choice of a method and of a variant reads."""
+
+    # the exact method: `exact` refuses above these; `auto` solves exactly when the estimate
+    # beats the Monte Carlo run it would replace and is within them
+    max_exact_seconds: float = 10.0  # the solve plus --retreat-below's table
+    exact_state_limit: int = 4_000_000  # attacker x defender states (the dense mass table)
+    # --retreat-below's per-state win probabilities: state pairs and estimated seconds
+    win_value_limit: int = 4_000_000
+    max_win_value_seconds: float = 60.0
+    # Monte Carlo trials a second on two cores, roughly (benchmarks/bench_engine.py): the land
+    # fast path, the general round
+    mc_rate_walk: int = 6_000_000
+    mc_rate_general: int = 2_500_000
+    # battles of prune_pairs state pairs or more are solved within a pruning budget, and
+    # `auto` solves them exactly when the estimate is at most auto_big_seconds (1e6 trials of
+    # a 300 v 300 land battle took 0.39 s against the 0.17 s the rate says, its exact solve
+    # 0.35-0.45 s): Monte Carlo's trials slow down with a battle's size
+    prune_pairs: int = 200_000
+    auto_big_seconds: float = 1.0
+    # exact to these at every size: transitions moving less probability are skipped, states
+    # holding less are not played on (mass reported as pruned)
+    transition_eps: float = 1e-18
+    state_eps: float = 1e-16
+    # within the budget (probability, reported as pruned): states below prune_state_eps are
+    # not played on, and each round leaves out up to prune_tail_eps in the tails of the hit
+    # laws (land fast path)
+    prune_budget: float = 1e-10
+    prune_state_eps: float = 1e-13
+    prune_tail_eps: float = 1e-15
+    # a general-round battle of more state pairs gets a compact mass table, of table_start
+    # rows and columns to begin with (each x 4 when they run out), at most table_cells cells;
+    # its cost is known only as it goes: `auto` tries it within auto_compact_seconds of work
+    # (at least the Monte Carlo run's; Monte Carlo past that), `exact` within
+    # max_exact_seconds; work_rate: its work a second, about (an idle 2-core machine)
+    compact_pairs: int = 4_000_000
+    table_start: int = 1024
+    table_cells: int = 64_000_000
+    work_rate: int = 400_000_000
+    auto_compact_seconds: float = 2.0
+    joint_limit: int = 4_000_000  # keep the joint final law (the TUV-swing law) below this
+    # attacker blocks solved on several threads above this (each into its own row)
+    parallel_seconds: float = 0.01
+    # blocks are merged into one table where that table is at most this share of their
+    # states, or where they would not be solved on threads anyway
+    merge_share: float = 0.5
+    short_seconds: float = 0.02  # solves estimated below this run in the calling thread
+    call_seconds: float = 0.25  # kernel calls of about this, so Ctrl-C ends the work soon
+    # a process solves in plain Python until its plain-Python solves add up to about this
+    # many seconds (python_slowdown: plain Python against compiled kernels): loading the
+    # compiled kernels costs about that much once, and each solve is then a few hundred
+    # times faster
+    python_budget: float = 0.5
+    python_slowdown: float = 300
+    # method "exact" solves only where "auto" would solve exactly, and refuses (ExactRefused)
+    # where auto would take Monte Carlo (a server bounding its work: battlecalc serve)
+    exact_only_where_auto: bool = False
+
+
+class ExactRefused(BattleInputError):
+    """Method exact refused where auto would take Monte Carlo (Limits.exact_only_where_auto)."""
+
+
+LIMITS = Limits()
+METHODS = ("exact", "mc")
+
+
+@dataclass(frozen=True)
+class SolvePlan:
+    """How one compiled battle is solved (see the module docstring)."""
+
+    method: str  # "exact" or "mc"
+    seconds: float  # the exact solve's estimate (compiled kernels, two cores)
+    mc_seconds: float  # the Monte Carlo run's (the trials asked for)
+    trials: int
+    # the exact variant
+    row_sweep: bool = True  # the land fast path's closed sweep a row of pairs at a time
+    merge_blocks: bool = False  # attacker blocks solved in one table (solver.tables.merged)
+    two_phase: bool = True  # the general round's strikes, then general fire, in two phases
+    sea_walk: bool = True  # a sea battle without submarines by the walk path
+    table: tuple[int, int] = (0, 0)  # a compact mass table's first rows, columns; (0, 0) dense
+    eps: float = LIMITS.transition_eps
+    state_eps: float = LIMITS.state_eps
+    prune_eps: float = 0.0  # pruning within a budget (0.0: none)
+    tail_eps: float = 0.0
+    budget: float = 0.0
+    joint: bool = True  # the joint final law kept (the TUV-swing law)
+    rounds_bins: int = 1  # ROUNDS_BINS: the law of rounds
+    win_values: bool = False  # --retreat-below's table built first
+    win_values_seconds: float = 0.0
+    # how it runs
+    compiled: bool = True  # compiled kernels (else plain Python)
+    threads: int = 1
+    per_block_rows: bool = False  # blocks solved on threads, each into a row of its own
+    short: bool = False  # in the calling thread
+    work_limit: int = 0  # a compact table's work (successor terms) before it stops (0: none)
+    fallback: bool = False  # Monte Carlo where a compact solve passes its work limit
+
+    @property
+    def pruned_within_budget(self) -> bool:
+        return self.budget > 0.0
+
+
+_spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
+
+
+def kernels_for(seconds: float, limits: Limits = LIMITS) -> bool:
+    """Whether a solve of this estimate runs compiled kernels: once they are compiled, or
+    once this process's plain-Python solves, this one's included, reach limits.python_budget
+    (never under BATTLECALC_PLAIN_KERNELS=1)."""
+    if jit.is_compiled():
+        return True
+    if jit.plain_kernels():
+        return False
+    return _spent[0] + seconds * limits.python_slowdown >= limits.python_budget
+
+
+def spend(plan: SolvePlan, seconds: float, limits: Limits = LIMITS, progress=None,
+          notice=None) -> None:
+    """What running `seconds` of a plan's work costs this process before it runs: its
+    kernels compiled (jit.compiled(), with a notice where they compile now), or its
+    plain-Python seconds counted."""
+    if plan.compiled:
+        if not jit.is_compiled():
+            jit.compiled()
+            if notice is not None:
+                jit.compiling_notice(notice(), progress)
+    else:
+        _spent[0] += seconds * limits.python_slowdown
+
+
+def compact_table(compiled, limits: Limits = LIMITS) -> tuple[int, int]:
+    """The first size (rows, columns) of the compact mass table of a battle solved with one
+    (a general-round battle of one attacker block, no bombardment, no partial retreat, of
+    more than limits.compact_pairs state pairs: its mass keeps to a few hundred states a
+    side), or (0, 0): dense."""
+    att, dfn = compiled.attacker, compiled.defender
+    if (compiled.rules[RU_SIMPLE] or compiled.rules[RU_BOMBARD] or len(att.blocks) != 1
+            or compiled.has_partial_retreat
+            or att.n_states * dfn.n_states <= limits.compact_pairs):
+        return 0, 0
+    return min(att.n_states, limits.table_start), min(dfn.n_states, limits.table_start)
+
+
+def merges_blocks(compiled, seconds: float, limits: Limits = LIMITS,
+                  allowed: bool = True) -> bool:
+    """Whether the attacker's blocks are solved in one table (merged): the land fast path
+    with no bombardment and no partial retreat (a retreat decides by a state's units, the
+    same in its twin), a side whose blocks merge (solver.tables.merged_walks), and either the
+    merged table is at most limits.merge_share of the blocks' states or the blocks would not
+    be solved on threads anyway (so the choice never depends on the thread count)."""
+    rules, att = compiled.rules, compiled.attacker
+    if (not allowed or not rules[RU_SIMPLE] or rules[RU_BOMBARD] or len(att.blocks) < 2
+            or compiled.has_partial_retreat):
+        return False
+    merge = merged(att)
+    return merge is not None and (len(merge[1]) <= limits.merge_share * att.n_states
+                                  or seconds <= limits.parallel_seconds)
+
+
+def exact_seconds(compiled, limits: Limits = LIMITS, merge_blocks: bool = True) -> float:
+    """cost.solve_seconds, for the share of the states the solve plays where blocks merge."""
+    seconds = cost.solve_seconds(compiled)
+    if not merges_blocks(compiled, seconds, limits, merge_blocks):
+        return seconds
+    return seconds * len(merged(compiled.attacker)[1]) / compiled.attacker.n_states
+
+
+def without_sea_walk(compiled):
+    """The battle as the exact solver takes it with no sea walk: a sea battle without
+    submarines by the general round (RU_SIMPLE 0)."""
+    if compiled.rules[RU_SIMPLE] != SIMPLE_EXACT:
+        return compiled
+    rules = compiled.rules.copy()
+    rules[RU_SIMPLE] = 0
+    return dataclasses.replace(compiled, rules=rules)
+
+
+def _refuse(pairs: int, seconds: float, limits: Limits) -> None:
+    if pairs > limits.exact_state_limit:
+        raise BattleInputError(
+            f"battle too large to solve exactly ({pairs:,} state pairs, limit "
+            f"{limits.exact_state_limit:,}); use --method mc for Monte Carlo")
+    if seconds > limits.max_exact_seconds:
+        raise BattleInputError(
+            f"battle too large to solve exactly (about {seconds:.2g} s of work, limit "
+            f"{limits.max_exact_seconds:g} s); use --method mc for Monte Carlo")
+
+
+def _check_win_values(compiled, seconds: float, limits: Limits) -> None:
+    """--retreat-below's table, refused from its size and estimated work before any of it is
+    built."""
+    pairs = compiled.attacker.n_states * compiled.defender.n_states
+    if pairs > limits.win_value_limit or seconds > limits.max_win_value_seconds:
+        raise BattleInputError(
+            f"--retreat-below needs the exact win probability of every state, and this "
+            f"battle has {pairs:,} state pairs (about {seconds:.2g} s of work; limits "
+            f"{limits.win_value_limit:,} pairs, {limits.max_win_value_seconds:g} s); use "
+            "another retreat option")
+
+
+def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution: bool = False,
+           limits: Limits = LIMITS, *, row_sweep: bool = True, merge_blocks: bool = True,
+           two_phase: bool = True, sea_walk: bool = True, pruning: bool = True,
+           seconds: float | None = None) -> SolvePlan:
+    """The plan of a compiled battle (compile.CompiledBattle): method "exact", "mc" or "auto"
+    (the faster of the two; exact where the battle is small enough), the Monte Carlo run's
+    trials, the law of rounds; the variant keywords allow a variant (row_sweep, merge_blocks,
+    two_phase, sea_walk, pruning within a budget: each where the battle takes it) or forbid
+    it (tests compare each against the general path); seconds: the exact estimate where the
+    caller has it (exact_seconds of the same battle and limits).  BattleInputError where the
+    battle cannot be solved by the method asked for (too big for exact, --retreat-below's
+    table too big, the law of rounds with a partial amphibious retreat)."""
+    if not sea_walk:
+        compiled = without_sea_walk(compiled)
+    att, dfn = compiled.attacker, compiled.defender
+    pairs = att.n_states * dfn.n_states
+    if seconds is None:
+        seconds = exact_seconds(compiled, limits, merge_blocks)
+    below = compiled.retreat_below is not None
+    table_seconds = cost.win_values_seconds(compiled) if below else 0.0
+    if below:
+        _check_win_values(compiled, table_seconds, limits)
+    if rounds_distribution and compiled.has_partial_retreat:
+        raise BattleInputError(
+            "the exact law of rounds is not available with partial amphibious retreats; "
+            "use --method mc")
+    mc_seconds = cost.monte_carlo_seconds(compiled, trials, limits)
+    strict = method == "exact" and limits.exact_only_where_auto
+    if strict:
+        method = "auto"
+    variant = dict(row_sweep=row_sweep, two_phase=two_phase, sea_walk=sea_walk,
+                   rounds_bins=ROUNDS_BINS if rounds_distribution else 1)
+    table = (0, 0) if below else compact_table(compiled, limits)
+    if table[0] and method != "mc":
+        # a compact table: solved within a work limit; auto takes Monte Carlo past it
+        limit = limits.max_exact_seconds
+        if method == "auto":
+            limit = max(limits.auto_compact_seconds, mc_seconds)
+        return _exact_plan(compiled, seconds, mc_seconds, trials, limits, variant, pruning,
+                           merge_blocks, table, int(limit * limits.work_rate),
+                           method == "auto" and not strict)
+    if method == "auto":
+        weighed = mc_seconds
+        if pairs >= limits.prune_pairs:
+            # a big battle: Monte Carlo's trials slow down with its size (the rates are a
+            # small battle's) and the exact answer has no noise
+            weighed = max(weighed, limits.auto_big_seconds)
+        method = "exact" if (seconds <= weighed and pairs <= limits.exact_state_limit
+                             and seconds + table_seconds <= limits.max_exact_seconds) else "mc"
+        if strict and method == "mc":
+            raise ExactRefused("battle too large to solve exactly here (method auto would use "
+                               "Monte Carlo); use method mc or auto")
+    if method == "exact":
+        _refuse(pairs, seconds + table_seconds, limits)
+        plan = _exact_plan(compiled, seconds, mc_seconds, trials, limits, variant, pruning,
+                           merge_blocks, (0, 0), 0, False)
+    else:
+        plan = SolvePlan("mc", seconds, mc_seconds, trials, compiled=True,
+                         threads=threads.thread_count(), **variant)
+    if below:
+        plan = dataclasses.replace(plan, win_values=True, win_values_seconds=table_seconds)
+    return plan
+
+
+def _exact_plan(compiled, seconds: float, mc_seconds: float, trials: int, limits: Limits,
+                variant: dict, pruning: bool, merge_blocks: bool, table: tuple[int, int],
+                work_limit: int, fallback: bool) -> SolvePlan:
+    att, dfn = compiled.attacker, compiled.defender
+    pairs = att.n_states * dfn.n_states
+    settings = {}
+    if pruning and pairs >= limits.prune_pairs:
+        settings = dict(prune_eps=limits.prune_state_eps, tail_eps=limits.prune_tail_eps,
+                        budget=limits.prune_budget)
+    merge = merges_blocks(compiled, cost.solve_seconds(compiled), limits, merge_blocks)
+    below = compiled.retreat_below is not None
+    kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if below else 0.0),
+                          limits)
+    return SolvePlan(
+        "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
+        eps=limits.transition_eps, state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,
+        compiled=kernels, threads=threads.thread_count(),
+        per_block_rows=(kernels and len(att.blocks) > 1 and seconds > limits.parallel_seconds
+                        and not merge),
+        short=seconds < limits.short_seconds, work_limit=work_limit, fallback=fallback,
+        **variant, **settings)
+
+
+def exact_view(compiled, plan: SolvePlan):
+    """The battle as the exact solver of a plan takes it (its sea walk or not)."""
+    return compiled if plan.sea_walk else without_sea_walk(compiled)
+
