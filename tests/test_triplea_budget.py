@@ -12,6 +12,7 @@ import struct
 from dataclasses import asdict, replace
 
 import pytest
+from hostile_saves import _array, _array_list, _empty_objects
 from limited import assert_refused, cli_limited, python_limited
 from test_triplea import (  # noqa: F401  (javaobj: skips with them)
     CASUALTY_SELECTION,
@@ -35,38 +36,12 @@ def _stream(path) -> bytes:
     return gzip.decompress(path.read_bytes())
 
 
-def _utf(text: str) -> bytes:
-    data = text.encode()
-    return struct.pack(">H", len(data)) + data
-
-
-def _array(type_name: str, length: int, elements: bytes) -> bytes:
-    """TC_ARRAY of a new class `type_name` ("[B"), `length` declared."""
-    return (b"\x75\x72" + _utf(type_name) + bytes(8) + b"\x02\x00\x00\x78\x70"
-            + struct.pack(">i", length) + elements)
-
-
-def _array_list(size: int, elements: bytes) -> bytes:
-    """A java.util.ArrayList as Java writes it (its size field, then its elements in custom
-    data), of a new class description."""
-    return (b"\x73\x72" + _utf("java.util.ArrayList") + bytes.fromhex("7881d21d99c7619d")
-            + b"\x03\x00\x01I" + _utf("size") + b"\x78\x70" + struct.pack(">i", size)
-            + b"\x77\x04" + struct.pack(">i", size) + elements + b"\x78")
-
-
 def _nested_lists(depth: int) -> bytes:
     """`depth` ArrayLists each holding the next: the first defines the class (handle 0x7e0000
     after a reset), the others refer to it."""
     one = b"\x73\x71\x00\x7e\x00\x00" + struct.pack(">i", 1) + b"\x77\x04" + struct.pack(">i", 1)
     head = _array_list(1, b"")[:-1]  # without its end of custom data
     return head + one * (depth - 1) + b"\x70" + b"\x78" * depth
-
-
-def _empty_objects(count: int) -> bytes:
-    """`count` new objects of one field-less class, in an ArrayList (after a reset: the list's
-    class is 0x7e0000, the list 0x7e0001, the objects' class 0x7e0002)."""
-    first = b"\x73\x72" + _utf("X") + bytes(8) + b"\x02\x00\x00\x78\x70"
-    return _array_list(count, first + b"\x73\x71\x00\x7e\x00\x02" * (count - 1))
 
 
 RESET = b"\x79"  # TC_RESET: the handles after it are numbered from 0x7e0000 again
