@@ -103,7 +103,12 @@ stalemate of 1e-8) AlliesCalc may play thousands of rounds before it sees the st
 never, and which happens changes from solve to solve.  The driver stops a battle after 20,000
 rounds (unfinished); the answer is the first finished solve's and the time the best of the
 finished solves (a row says when some did not finish); a row none of whose solves finished is
-listed as ``unfinished`` with the disagreements and left out of the ratios.
+listed as ``unfinished`` with the disagreements and left out of the ratios.  The same test
+also fires too early: a total that does not change means only that no battle ended (the total
+counts the battles still going and those that ended in the round), so a battle in which nothing
+can end for four fire phases running (a cruiser against bombers beside submarines that cannot
+hit them) is called a stalemate there, though it goes on; such rows are DIFF rows, with that
+cause named.
 """
 
 from __future__ import annotations
@@ -413,7 +418,8 @@ def cell_note(peer: str, cell: dict) -> str:
     if verdict == "DIFF":
         unpruned = cell["max_diff_unpruned"]
         extra = f", unpruned {unpruned:.1e}" if unpruned is not None else ""
-        return f"  DIFF {label} {cell['max_diff']:.1e}{extra}"
+        cause = f" ({cell['cause']})" if cell.get("cause") else ""
+        return f"  DIFF {label} {cell['max_diff']:.1e}{extra}{cause}"
     if verdict == "known":
         return f"  ({label}: known difference {cell['known_difference']})"
     if cell["max_diff_unpruned"] is not None:
@@ -532,6 +538,10 @@ def check_peer(peer: str, cell: dict, name: str, attacker: dict, defender: dict,
         within = all(-TOLERANCE <= ours[key] - cell["answer"][key] <= cell["lost"] + TOLERANCE
                      for key in OUTCOMES)
         cell["verdict"] = "pruning" if within else "DIFF"
+    if (cell["verdict"] == "DIFF" and peer == "alliescalc"
+            and cell["answer"]["stalemate"] > ours["stalemate"] + TOLERANCE):
+        cell["cause"] = ("early stalemate: AlliesCalc calls one when no battle has ended for "
+                         "4 fire phases")
 
 
 def build_alliescalc(source: str, directory: str) -> Path:
@@ -990,7 +1000,8 @@ def main() -> None:
                 print(f"  {row['name']} ({row['attacker']} v {row['defender']}"
                       f"{', sea' if row['sea'] else ''}): {PEER_LABEL[peer]} {cell['verdict']}: "
                       + ", ".join(f"{k} {cell['answer'][k]:.12f} v ours {row['battlecalc'][k]:.12f}"
-                                  for k in OUTCOMES))
+                                  for k in OUTCOMES)
+                      + (f"; {cell['cause']}" if cell.get("cause") else ""))
     if not found:
         print("  none")
     if args.json:
