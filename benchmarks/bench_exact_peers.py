@@ -64,9 +64,10 @@ Battlecalc is timed end to end through ``battlecalc.simulate(..., method="exact"
 process, best of the repeats, right after the peers solved the same battle (so all see the same
 load on a shared machine: only the ratios carry over between days).  Warm by default: kernels
 compiled, the battle seen once (its checked plan and side tables kept).  ``--fresh``
-(``--fresh-tables`` is the old name) calls ``battlecalc.api.forget_compiled()`` before each
-timed call: every call checks, compiles its side tables and solves as for a battle never seen
-(kernels stay compiled: the process is warm, the battle new).
+(``--fresh-tables`` is the old name) times as well, alternating with the warm calls, calls
+after ``battlecalc.api.forget_compiled()``: each checks, compiles its side tables and solves as
+for a battle never seen (kernels stay compiled: the process is warm, the battle new); the
+ratios are then against the fresh time, and the summary gives the warm ones of the same run.
 
 Battles (1942 2E): the rows of issue 19's and issue 28's tables, then a random battery
 (``--seed``) of 100 land and 100 sea battles of 1 to 40 units a side, units both tools model
@@ -297,23 +298,28 @@ def army_text(counts: dict[str, int]) -> str:
 
 
 def time_battlecalc(attacker: dict[str, int], defender: dict[str, int], sea: bool,
-                    repeats: int, fresh: bool = False) -> tuple[float, dict]:
-    """(best ms end to end through simulate, the answers), warm (kernels compiled; the battle's
-    plan and side tables kept unless `fresh`)."""
+                    repeats: int, fresh: bool = False) -> tuple[float, float | None, dict]:
+    """(best warm ms end to end through simulate, best fresh ms or None, the answers).  Warm:
+    kernels compiled, the battle's plan and side tables kept (one untimed call first); fresh
+    (only if `fresh`): battlecalc.api.forget_compiled() before each call, so that each checks,
+    builds its tables and solves as for a battle never seen."""
     battle = dict(rules=RULES, attacker=army_text(attacker), defender=army_text(defender),
                   sea=sea, method="exact")
     result = battlecalc.simulate(**battle)  # warm: compile or load kernels and tables
-    times = []
+    warm, cold = [], []
     for _ in range(repeats):
-        if fresh:
-            battlecalc.api.forget_compiled()  # a battle never seen: check, tables, solve
         started = time.perf_counter()
         result = battlecalc.simulate(**battle)
-        times.append(time.perf_counter() - started)
+        warm.append(time.perf_counter() - started)
+        if fresh:
+            battlecalc.api.forget_compiled()  # a battle never seen: check, tables, solve
+            started = time.perf_counter()
+            result = battlecalc.simulate(**battle)
+            cold.append(time.perf_counter() - started)
     answers = {key: getattr(result, key) for key in OUTCOMES}
     answers["retreat"] = result.retreat
     answers["pruned"] = result.pruned
-    return 1000 * min(times), answers
+    return 1000 * min(warm), (1000 * min(cold) if fresh else None), answers
 
 
 def max_difference(ours: dict, theirs: dict) -> float:
@@ -430,6 +436,8 @@ def cell_note(peer: str, cell: dict) -> str:
 
 def row_text(row: dict, peers: list[str]) -> str:
     text = f"{row['name']:<16} {row['battlecalc_ms']:9.2f}"
+    if row["battlecalc_fresh_ms"] is not None:
+        text += f" {row['battlecalc_warm_ms']:8.2f}"
     flags = ""
     for peer in peers:
         cell = peer_cell(peer, row)
@@ -447,8 +455,9 @@ def row_text(row: dict, peers: list[str]) -> str:
 
 
 def header(peers: list[str], fresh: bool) -> str:
-    ours = "fresh ms" if fresh else "ours ms"
-    text = f"{'battle':<16} {ours:>9}"
+    text = f"{'battle':<16} {'fresh ms' if fresh else 'ours ms':>9}"
+    if fresh:
+        text += f" {'warm ms':>8}"
     for peer in peers:
         label = PEER_LABEL[peer]
         text += f" {label + ' ms':>10} {'ratio':>8} {'diff':>9}"
@@ -479,6 +488,10 @@ def summary(rows: list[dict], peers: list[str]) -> dict:
             "rows": len(cells),
             "min_ratio_land": min(land) if land else None,
             "min_ratio_sea": min(sea) if sea else None,
+            "min_ratio_warm_land": min((c["ratio_warm"] for r, c in cells if not r["sea"]),
+                                       default=None),
+            "min_ratio_warm_sea": min((c["ratio_warm"] for r, c in cells if r["sea"]),
+                                      default=None),
             "under_3x": sum(c["ratio"] < GOAL for _, c in cells),
             "answers_differ": sum(c["verdict"] == "DIFF" for _, c in every),
             "differ_by_pruning": sum(c["verdict"] == "pruning" for _, c in every),
@@ -955,7 +968,9 @@ def main() -> None:
     names = [peer for peer in PEERS if peer in peers]
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), "?")
-    print(f"battlecalc {'fresh (forget_compiled before each call)' if args.fresh else 'warm'}"
+    mode = ("fresh (forget_compiled before each call; the ratios are against it) and warm, "
+            "alternating" if args.fresh else "warm")
+    print(f"battlecalc {mode}"
           f", best of {args.repeats}; CPU {cpu}, {os.cpu_count()} cores; ratio = peer ms / ours;"
           f" diff = largest |peer - ours| of {', '.join(OUTCOMES)}; AlliesCalc at prune "
           f"{ALLIESCALC_PRUNE:g}, aacalc2 at 1e-12; '-': not given to that peer")
@@ -964,13 +979,17 @@ def main() -> None:
     try:
         for name, attacker, defender, sea in battles + edge:
             cells = solve_peers(name, attacker, defender, sea, args.repeats, peers)
-            ours_ms, ours = time_battlecalc(attacker, defender, sea, args.repeats, args.fresh)
+            warm_ms, fresh_ms, ours = time_battlecalc(attacker, defender, sea, args.repeats,
+                                                      args.fresh)
+            ours_ms = fresh_ms if args.fresh else warm_ms
             for peer, cell in cells.items():
                 check_peer(peer, cell, name, attacker, defender, sea, ours, peers)
                 cell["ratio"] = cell["ms"] / ours_ms
+                cell["ratio_warm"] = cell["ms"] / warm_ms
             row = {
                 "name": name, "sea": sea, "attacker": army_text(attacker),
                 "defender": army_text(defender), "battlecalc_ms": ours_ms,
+                "battlecalc_warm_ms": warm_ms, "battlecalc_fresh_ms": fresh_ms,
                 "edge": any(name == e[0] for e in EDGE), "battlecalc": ours, "peers": cells,
                 "alliescalc_unfit": alliescalc_unfit(attacker, defender),
             }
@@ -989,6 +1008,9 @@ def main() -> None:
               f"under {GOAL:g}x: {t['under_3x']}; answers more than {TOLERANCE:g} apart: "
               f"{t['answers_differ']} (and {t['differ_by_pruning']} by its pruning only, "
               f"{t['known_differences']} known differences, {t['unfinished']} unfinished)")
+        if args.fresh:
+            print(f"  against battlecalc warm (same run): min ratio land "
+                  f"{t['min_ratio_warm_land'] or 0:.2f}x, sea {t['min_ratio_warm_sea'] or 0:.2f}x")
     print("\ndisagreements (beyond the peer's own pruning, known differences aside; unfinished:"
           " the peer never ended the battle):")
     found = False
