@@ -81,8 +81,9 @@ lower combat value in the side's role, transports last; docs/rules.md) written o
 ``ool`` list (:func:`aacalc2_order`), AlliesCalc as its removal order (:func:`alliescalc_order`).
 Per row the largest absolute difference of attacker win, defender win, draw and stalemate of
 each peer against battlecalc.  A peer more than 1e-9 away is solved again with nothing pruned
-(untimed; for AlliesCalc only when its pruned solve took under a second, else its answer is
-held to the bound its own pruned mass gives): ``DIFF`` if that answer too is more than 1e-9
+(untimed; for AlliesCalc only when its pruned solve took under a second, else, or when
+unpruned it does not end, its answer is held to the bound its own pruned mass gives: each
+outcome at most that mass below ours): ``DIFF`` if that answer too is more than 1e-9
 apart.  The check runs on every row before its timings are printed, and the disagreements are
 listed again after the table.  Then 14 small edge battles on the rules where calculators part
 ways (lone transports and AAA, subs v air and destroyers, stalemates, battleship hits), for their
@@ -431,7 +432,9 @@ def cell_note(peer: str, cell: dict) -> str:
     if cell["max_diff_unpruned"] is not None:
         return (f"  ({label} pruned {cell['lost']:.1e}; unpruned diff "
                 f"{cell['max_diff_unpruned']:.1e})")
-    return f"  ({label} pruned {cell['lost']:.1e}, within it; not re-solved)"
+    why = ("unpruned it did not end" if cell.get("unpruned_unfinished")
+           else "too slow to re-solve unpruned")
+    return f"  ({label} pruned {cell['lost']:.1e}, within it; {why})"
 
 
 def row_text(row: dict, peers: list[str]) -> str:
@@ -521,6 +524,12 @@ def solve_peers(name: str, attacker: dict, defender: dict, sea: bool, repeats: i
     return cells
 
 
+def within_pruned(ours: dict, cell: dict) -> bool:
+    """Pruning only removes mass: each outcome at most the pruned mass below ours."""
+    return all(-TOLERANCE <= ours[key] - cell["answer"][key] <= cell["lost"] + TOLERANCE
+               for key in OUTCOMES)
+
+
 def check_peer(peer: str, cell: dict, name: str, attacker: dict, defender: dict, sea: bool,
                ours: dict, peers: dict) -> None:
     """Fill in the cell's difference to ours and its verdict: agree, pruning (apart by the
@@ -541,16 +550,14 @@ def check_peer(peer: str, cell: dict, name: str, attacker: dict, defender: dict,
                                               prune=0))
         else:
             unpruned = peers[peer].solve(alliescalc_line(attacker, defender, 0, prune=0.0))
-        cell["max_diff_unpruned"] = max_difference(ours, unpruned)
-        if not unpruned.get("finished", True):
-            cell["verdict"] = "DIFF"  # unpruned, it did not end: no answer to clear it
-        else:
+        if unpruned.get("finished", True):
+            cell["max_diff_unpruned"] = max_difference(ours, unpruned)
             cell["verdict"] = "pruning" if cell["max_diff_unpruned"] <= TOLERANCE else "DIFF"
+        else:  # unpruned, AlliesCalc did not end: the bound of its pruned mass decides
+            cell["unpruned_unfinished"] = True
+            cell["verdict"] = "pruning" if within_pruned(ours, cell) else "DIFF"
     else:
-        # pruning only removes mass: each outcome is at most the pruned mass below ours
-        within = all(-TOLERANCE <= ours[key] - cell["answer"][key] <= cell["lost"] + TOLERANCE
-                     for key in OUTCOMES)
-        cell["verdict"] = "pruning" if within else "DIFF"
+        cell["verdict"] = "pruning" if within_pruned(ours, cell) else "DIFF"
     if (cell["verdict"] == "DIFF" and peer == "alliescalc"
             and cell["answer"]["stalemate"] > ours["stalemate"] + TOLERANCE):
         cell["cause"] = ("early stalemate: AlliesCalc calls one when no battle has ended for "
