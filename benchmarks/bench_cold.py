@@ -11,18 +11,19 @@ For each revision (a commit: uncommitted changes are not seen), once:
      folder outside the repository (``--work``, default a new temporary folder; removed unless
      ``--keep``);
   2. a fresh virtual environment (``python -m venv``, this Python), and in the clone only the
-     README's install command, ``pip install -e '.[dev]'`` (quiet), with a new HOME: its wall and
+     README's install command, ``pip install -e '.[dev]'`` (quiet), with a new, empty HOME (the
+     user's: the commands get the same one) and pip's download cache outside it: its wall and
      CPU are reported too (work moved to install time shows there);
-  3. the clone and the venv as the install left them are noted (the clone copied aside, the
-     venv's file list kept).
+  3. the clone, the HOME and the venv as the install left them are noted (the clone and the
+     HOME copied aside, the venv's file list kept).
 Then ``--runs`` times, the revisions in turn (A B, then B A, ...), each command below as its own
-process, on the state the install left: before each command every file created since the
-install is deleted (numba's cache in the clone's ``__pycache__`` folders, bytecode) and every
-file of the clone changed since is copied back; a venv file changed since is reported (not
-restored).  Each command gets a new empty HOME and TMPDIR (numba's fallback cache, pip's and
-matplotlib's caches), cwd = that HOME, PATH with the venv's bin first, and no NUMBA_* or
-BATTLECALC_* variables.  ``--sequence`` resets only before the first command of a run, so the
-commands share their caches in order, like a new user's first session.
+process, on the state the install left: before each command every file of the clone or the HOME
+created since the install is deleted (numba's cache in the clone's ``__pycache__`` folders,
+bytecode, caches under HOME) and every file of theirs changed since is copied back; a new venv
+file is deleted, a changed one reported (not restored).  Each command gets a new empty TMPDIR
+(numba's fallback cache), cwd = the HOME, PATH with the venv's bin first, and no NUMBA_*,
+BATTLECALC_*, PYTHON* or XDG_* variables.  ``--sequence`` resets only before the first command
+of a run, so the commands share their caches in order, like a new user's first session.
 
 Commands (the README's examples, exactly):
   run land   battlecalc run --rules 1942-2e --attacker "6 inf, 2 art, 2 tank, 2 ftr"
@@ -150,13 +151,15 @@ class Install:
         self.rev, self.sha = rev, sha
         self.base = work / f"{index}-{sha[:12]}"
         self.clone, self.venv = self.base / "clone", self.base / "venv"
-        self.pristine = self.base / "pristine"
+        self.home = self.base / "home"  # the user's HOME: new at the install, kept after it
+        self.pristine = self.base / "pristine"  # the clone as the install left it
+        self.home_pristine = self.base / "home-pristine"  # and the HOME
         self.warned: set[str] = set()
 
-    def env(self, home: Path) -> dict[str, str]:
+    def env(self, tmp: Path) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("NUMBA_", "BATTLECALC_", "PYTHON", "VIRTUAL_ENV"))}
-        env.update(HOME=str(home), TMPDIR=str(home / "tmp"), VIRTUAL_ENV=str(self.venv),
+               if not k.startswith(("NUMBA_", "BATTLECALC_", "PYTHON", "VIRTUAL_ENV", "XDG_"))}
+        env.update(HOME=str(self.home), TMPDIR=str(tmp), VIRTUAL_ENV=str(self.venv),
                    PATH=f"{self.venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
         return env
 
@@ -169,19 +172,25 @@ class Install:
             git("fetch", "-q", str(ROOT), self.sha, cwd=self.clone)
             git("checkout", "-q", "--detach", self.sha, cwd=self.clone)
         subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True)
-        home = Path(tempfile.mkdtemp(prefix="home-", dir=self.base))
-        (home / "tmp").mkdir()
+        self.home.mkdir()
+        tmp = Path(tempfile.mkdtemp(prefix="tmp-", dir=self.base))
+        # pip's own download cache outside the HOME (it is not the project's to keep)
+        env = dict(self.env(tmp), PIP_CACHE_DIR=str(self.base / "pip-cache"))
         cpu0, started = children_cpu(), time.monotonic()
         done = subprocess.run([str(self.venv / "bin" / INSTALL[0]), *INSTALL[1:]],
-                              cwd=self.clone, env=self.env(home), capture_output=True, text=True)
+                              cwd=self.clone, env=env, capture_output=True, text=True)
         wall, cpu = time.monotonic() - started, children_cpu() - cpu0
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(self.base / "pip-cache", ignore_errors=True)
         if done.returncode != 0:
             sys.exit(f"{self.rev}: pip install failed:\n{done.stderr[-3000:]}")
         shutil.copytree(self.clone, self.pristine, symlinks=True,
                         ignore=shutil.ignore_patterns(".git"))
+        shutil.copytree(self.home, self.home_pristine, symlinks=True)
         self.clone_files = files_of(self.pristine)
+        self.home_files = files_of(self.home_pristine, skip_git=False)
         self.venv_files = files_of(self.venv)
+        self.installed = {"clone": len(self.clone_files), "home": len(self.home_files)}
         versions = subprocess.run(
             [str(self.venv / "bin" / "python"), "-c",
              "import sys, numba, numpy; print(sys.version.split()[0], numba.__version__, "
@@ -192,19 +201,11 @@ class Install:
                 "numpy": versions[2] if len(versions) > 2 else "?"}
 
     def reset(self) -> list[str]:
-        """Back to the state the install left; returns venv files changed since (not
-        restored), each named once."""
-        now = files_of(self.clone)
-        for rel in now.keys() - self.clone_files.keys():
-            os.unlink(self.clone / rel)
-        for rel, stat in self.clone_files.items():
-            if now.get(rel) != stat:
-                target = self.clone / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if target.is_symlink() or target.exists():
-                    target.unlink()
-                shutil.copy2(self.pristine / rel, target, follow_symlinks=False)
-        remove_empty_dirs(self.clone, {str(Path(p).parent) for p in self.clone_files})
+        """Back to the state the install left (the clone and the HOME restored: files created
+        since deleted, files changed since copied back); returns venv files changed since (not
+        restored: only new ones are deleted there), each named once."""
+        restore(self.clone, self.pristine, self.clone_files)
+        restore(self.home, self.home_pristine, self.home_files, skip_git=False)
         changed = []
         now = files_of(self.venv)
         for rel in now.keys() - self.venv_files.keys():
@@ -214,6 +215,21 @@ class Install:
                 self.warned.add(rel)
                 changed.append(rel)
         return changed
+
+
+def restore(tree: Path, pristine: Path, files: dict, skip_git: bool = True) -> None:
+    """tree back to its copy `pristine` (whose files are `files`)."""
+    now = files_of(tree, skip_git)
+    for rel in now.keys() - files.keys():
+        os.unlink(tree / rel)
+    for rel, stat in files.items():
+        if now.get(rel) != stat:
+            target = tree / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_symlink() or target.exists():
+                target.unlink()
+            shutil.copy2(pristine / rel, target, follow_symlinks=False)
+    remove_empty_dirs(tree, {str(Path(p).parent) for p in files})
 
 
 def remove_empty_dirs(tree: Path, keep: set[str]) -> None:
@@ -228,28 +244,26 @@ def remove_empty_dirs(tree: Path, keep: set[str]) -> None:
                 pass
 
 
-def fresh_home(install: Install) -> Path:
-    home = Path(tempfile.mkdtemp(prefix="home-", dir=install.base))
-    (home / "tmp").mkdir()
-    return home
+def fresh_tmp(install: Install) -> Path:
+    return Path(tempfile.mkdtemp(prefix="tmp-", dir=install.base))
 
 
 def run_command(install: Install, name: str) -> dict:
     args, expected = COMMANDS[name]
-    home = fresh_home(install)
+    tmp = fresh_tmp(install)
     try:
         load = load1()
         cpu0, started = children_cpu(), time.monotonic()
         try:
-            done = subprocess.run([str(install.venv / "bin" / "battlecalc"), *args], cwd=home,
-                                  env=install.env(home), capture_output=True, text=True,
-                                  timeout=COMMAND_TIMEOUT_S)
+            done = subprocess.run([str(install.venv / "bin" / "battlecalc"), *args],
+                                  cwd=install.home, env=install.env(tmp), capture_output=True,
+                                  text=True, timeout=COMMAND_TIMEOUT_S)
             rc, out, err = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired as exc:
             rc, out, err = "timeout", exc.stdout or "", exc.stderr or ""
         wall, cpu = time.monotonic() - started, children_cpu() - cpu0
     finally:
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
     out = out if isinstance(out, str) else out.decode(errors="replace")
     note = "" if expected in out else f"expected {expected!r} not in its output"
     if rc != 0:
@@ -282,14 +296,14 @@ def get(port: int, path: str, params: dict | None = None,
 
 def run_serve(install: Install) -> dict:
     """battlecalc serve: page up, first small battle, a big Monte Carlo request cold and warm."""
-    home = fresh_home(install)
+    tmp = fresh_tmp(install)
     port = free_port()
     lines: list[tuple[float, str]] = []
     load = load1()
     cpu0, started = children_cpu(), time.monotonic()
-    env = dict(install.env(home), PYTHONUNBUFFERED="1")  # its lines as they come
+    env = dict(install.env(tmp), PYTHONUNBUFFERED="1")  # its lines as they come
     server = subprocess.Popen([str(install.venv / "bin" / "battlecalc"), "serve", "--port",
-                               str(port)], cwd=home, env=env,
+                               str(port)], cwd=install.home, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def read() -> None:
@@ -352,7 +366,7 @@ def run_serve(install: Install) -> dict:
         reader.join(timeout=5)
         out["cpu_s"] = children_cpu() - cpu0
         out["rc"] = server.returncode
-        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
     out["log"] = [f"{t:7.2f} s  {text}" for t, text in lines[:20]]
     return out
 
@@ -417,7 +431,8 @@ def main() -> None:
             installs.append(install)
             print(f"{rev} = {sha[:12]}: install {info['install_wall_s']:.1f} s wall, "
                   f"{info['install_cpu_s']:.1f} s CPU; Python {info['python']}, numba "
-                  f"{info['numba']}, numpy {info['numpy']}", flush=True)
+                  f"{info['numba']}, numpy {info['numpy']}; files the install left in the "
+                  f"HOME: {install.installed['home']}", flush=True)
         labels = [f"{i}:{inst.rev}" if args.revs.count(inst.rev) > 1 else inst.rev
                   for i, inst in enumerate(installs)]
         print(f"\n{'run':>3} {'revision':<10} {'command':<9} {'CPU s':>8} {'wall s':>8}")
