@@ -31,7 +31,7 @@ import battlecalc  # noqa: E402
 from battlecalc.api import make_battle  # noqa: E402
 from battlecalc.compile import compile_battle  # noqa: E402
 from battlecalc.kernels.layout import ATTACKER_WIN, DRAW, R_TOP, S_OTHER  # noqa: E402
-from battlecalc.kernels.montecarlo import run_monte_carlo  # noqa: E402
+from battlecalc.solver.montecarlo import run_monte_carlo  # noqa: E402
 
 BIG_LAND = dict(rules="1942-2e", attacker="30 inf 10 art 10 tank 8 ftr 4 bmb",
                 defender="40 inf 5 art 5 tank 6 ftr")
