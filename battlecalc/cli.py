@@ -908,6 +908,80 @@ def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output,
     _emit(text, destination, fmt)
 
 
+READ_TIME_LIMIT_S = 20.0  # watch: reading one save (as the web server reads an upload)
+READ_MEMORY = 1024 ** 3  # the address space of the process that reads it
+
+
+@cli.command()
+@click.argument("folder", metavar="DIR")
+@click.option("--once", is_flag=True, help="Print the board of the newest complete save now and "
+              "exit (default: print it again at each new save, until Ctrl-C).")
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+              metavar="SECONDS", help="How often the folder is looked at.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
+              show_default=True, help="Output format (json: one board per line; with --once "
+              "indented).")
+def watch(folder, once, interval, fmt):
+    """Watch a folder of TripleA saves (TripleA's autosave folder): the newest complete save's
+    battles, each solved from where it stands, sorted by TUV at risk, with what changed since
+    the save before and the luck so far."""
+    import asyncio
+    import json
+
+    from .errors import BattleInputError
+    from .triplea.board import board_table, changes, solve_here
+    from .triplea.watch import SETTLE_S, SaveFolder
+    from .web.saves import read_in_child  # the server's reader: a child under limits
+
+    try:
+        saves = SaveFolder(folder)
+    except BattleInputError as exc:
+        _fail(exc)
+    progress = _Progress()
+    previous, noted = None, 0
+    try:
+        if not once:
+            _say(f"watching {saves.shown} for TripleA saves (Ctrl-C stops)")
+        deadline = time.monotonic() + SETTLE_S + 2 * interval
+        while True:
+            found = saves.poll()
+            for note in saves.notes[noted:]:
+                _say(f"Note: {note}")
+            noted = len(saves.notes)
+            if found is None:
+                if once and time.monotonic() > deadline:
+                    raise BattleInputError(f"no complete TripleA save (.tsvg) in {saves.shown}")
+                time.sleep(min(interval, SETTLE_S) if once else interval)
+                continue
+            try:
+                board = asyncio.run(read_in_child(found.raw, READ_TIME_LIMIT_S, READ_MEMORY))
+            except BattleInputError as exc:
+                if once:
+                    raise BattleInputError(f"{found.name}: {exc}") from None
+                _say(f"Note: {found.name} could not be read: {exc}")
+                continue
+            board["file"] = found.name
+            board["modified"] = time.strftime("%H:%M:%S", time.localtime(found.mtime_ns / 1e9))
+            solve_here(board, progress)
+            progress.close()
+            board["changes"] = changes(previous, board)
+            previous = board
+            if fmt == "json":
+                click.echo(json.dumps(board, indent=2 if once else None, ensure_ascii=False))
+            else:
+                click.echo(board_table(board) + ("" if once else "\n"), nl=False)
+            if once:
+                return
+            sys.stdout.flush()
+    except BattleInputError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        progress.close()
+        saves.close()
+
+
 @cli.group()
 def edition():
     """Edition files from elsewhere: `battlecalc edition import GAME.xml -o FILE.toml`."""
