@@ -345,19 +345,12 @@ def _given(ctx: click.Context, name: str) -> bool:
 
 
 def _ignored_options(ctx: click.Context, method: str, result) -> list[str]:
-    """One warning line per option that the run did not use."""
-    warnings = []
-    if method == "exact":
-        unused = [f"--{name}" for name in ("seed", "trials") if _given(ctx, name)]
-        if unused:
-            verb = "is" if len(unused) == 1 else "are"
-            warnings.append(
-                f"Warning: {' and '.join(unused)} {verb} ignored with --method exact "
-                "(no dice are rolled)"
-            )
-    if _given(ctx, "exchange_cap") and getattr(result, "exchanges", None) != "until-done":
-        warnings.append("Warning: --exchange-cap is ignored: it applies to --exchanges until-done")
-    return warnings
+    """One warning line per option that the run did not use (options.ignored_options)."""
+    from .options import ignored_options
+
+    given = {name for name in ("seed", "trials", "exchange_cap") if _given(ctx, name)}
+    return [f"Warning: {line}" for line in ignored_options(
+        given, method, result, spell=lambda name: "--" + name.replace("_", "-"))]
 
 
 rules_option = click.option(

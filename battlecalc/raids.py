@@ -52,7 +52,14 @@ import numpy as np
 
 from .army import format_army
 from .dice import hit_distribution
-from .errors import BattleInputError, BattleInputWarning, quoted
+from .errors import (
+    BattleInputError,
+    BattleInputWarning,
+    collected_warnings,
+    quoted,
+    warn_input,
+)
+from .options import NO_EDITION_WARNING
 from .orders import LossOrder, casualty_steps, parse_loss_order
 from .results import LOW_LUCK_LINE, Z95, ResultViews, _frame
 from .rules import Ruleset, load_rules
@@ -458,7 +465,9 @@ def _air_battle(spec: RaidSpec, walk: _Walk, method: str, trials: int, seed: int
         return None
     from .api import simulate  # the engine (numba) only when there is an air battle
 
-    with warnings.catch_warnings():  # a raid technology may change nothing in the air battle
+    # a raid technology may change nothing in the air battle: its warnings are dropped (a
+    # collector of their own, where a caller collects them: errors.collected_warnings)
+    with warnings.catch_warnings(), collected_warnings():
         warnings.simplefilter("ignore", BattleInputWarning)
         result = simulate(
             rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,
@@ -749,7 +758,7 @@ def _target_text(spec: RaidSpec) -> str:
 
 
 def raid(
-    rules: str | Ruleset = "revised",
+    rules: str | Ruleset | None = None,
     attacker: Army = None,
     defender: Army = None,
     target_value: int | None = None,
@@ -768,7 +777,8 @@ def raid(
 ) -> RaidResult:
     """A strategic bombing raid (module docstring; docs/editions.md section 5).
 
-    rules: an edition id, a Ruleset or the path of an edition file; attacker: bombers (and,
+    rules: an edition id, a Ruleset or the path of an edition file (None: Revised, with a
+    BattleInputWarning saying so); attacker: bombers (and,
     where the edition has an air battle, escorts), army notation or {unit: count}; defender:
     interceptors (editions with an air battle only); target_value: the territory's production
     value (required where the damage cap depends on it); facility: what is bombed, in editions
@@ -783,6 +793,9 @@ def raid(
     losses count from there.
     """
     started = time.perf_counter()
+    if rules is None:  # Revised's rules, and a BattleInputWarning that says so
+        warn_input(NO_EDITION_WARNING)
+        rules = "revised"
     run = make_run(method, trials, seed, progress)
     spec = make_raid(rules, attacker, defender, target_value, facility, aa, attacker_tech,
                      defender_tech, attacker_ool, dice, start_step, hits_on_attacker)

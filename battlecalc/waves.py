@@ -59,8 +59,8 @@ import numpy as np
 
 from . import api
 from .army import format_army, parse_army
-from .errors import BattleInputError
-from .options import FORMULA_OPTIONS, OPTIONS
+from .errors import BattleInputError, warn_input
+from .options import FORMULA_OPTIONS, NO_EDITION_WARNING, OPTIONS
 from .results import Z95, Result, SideLaw, _frame, csv_text, proportion_statistics
 from .rules import Ruleset, load_rules
 from .spec import DICE_ONLY, Battle, RunSpec, check_waves, fresh_seed, simulate_spec
@@ -461,7 +461,9 @@ _SIMULATE = inspect.signature(api.simulate)
 def simulate(*args, waves=None, counterattack=None, **kwargs):
     # battlecalc.simulate: one battle (battlecalc.api.simulate), or with waves and/or a
     # counter-attack a sequence of battles (simulate_waves); its signature and docstring are
-    # api.simulate's
+    # api.simulate's.  Without an edition: Revised's rules, with a BattleInputWarning saying so
+    if not args and "rules" not in kwargs:
+        warn_input(NO_EDITION_WARNING)
     if waves is None and counterattack is None:
         return api.simulate(*args, **kwargs)
     return simulate_with(api.solve, *args, waves=waves, counterattack=counterattack, **kwargs)
