@@ -785,7 +785,11 @@ def rules_command(edition, rules_file, fmt):
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Server processes sharing the port (each warms its kernels and keeps its "
               "own cache of exact answers).")
-def serve(host, port, workers):
+@click.option("--watch", default=None, metavar="DIR",
+              help="A folder of TripleA saves (TripleA's autosave folder): the newest complete "
+              "save is the page's live board, every pending battle solved, pushed to each "
+              "open page as TripleA writes it.")
+def serve(host, port, workers, watch):
     """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
     try:
         from .web.server import serve as serve_page
@@ -795,7 +799,8 @@ def serve(host, port, workers):
     from .errors import BattleInputError
 
     try:
-        serve_page(host, port, workers)  # checks that it can listen there before the warm-up
+        # checks that it can listen there, and the folder, before the warm-up
+        serve_page(host, port, workers, watch=watch)
     except BattleInputError as exc:
         _fail(exc)
 
