@@ -59,11 +59,11 @@ from starlette.routing import Route
 
 from .. import api, solver
 from ..errors import BattleInputError, collected_warnings, quoted
-from ..options import ignored_options
+from ..options import NO_EDITION_WARNING, ignored_options
 from ..plot import distributions
 from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
-from ..waves import simulate, simulate_with
+from ..waves import simulate_with  # (and the sequences solver api.simulate uses)
 from .live import solve_board
 from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server's, as before)
     MAX_SAVE_INFLATED,
@@ -307,6 +307,8 @@ class Engine:
                 self._requests_done.notify_all()
         data = result.to_dict()
         # what the command line warns about, as it words it (its flags as the parameters)
+        if "rules" not in kwargs and what in ("run", "raid"):  # the library's default
+            said.insert(0, NO_EDITION_WARNING)
         said += [note for note in getattr(result, "notes", ()) if note not in said]
         if what == "run":
             said += ignored_options(set(kwargs), kwargs.get("method", "auto"), result)
@@ -332,7 +334,7 @@ class Engine:
             if cancel.is_set():
                 raise Cancelled()
 
-        solve = {"run": simulate, "raid": _raid, "plan": _plan}[kind]
+        solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
         # the time limit counts the work, not the compiling of the kernels (a minute or two
         # on a first run): where they are not compiled yet, it starts with the first report
         # of work done
