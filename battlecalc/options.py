@@ -44,7 +44,8 @@ SEA_STEPS = ("start", "attacker_strike", "defender_strike", "strike_casualties",
              "attacker_fire", "defender_fire", "general_casualties", "end_of_round")
 START_STEPS = tuple(dict.fromkeys(LAND_STEPS + SEA_STEPS))
 
-# simulate() and raid() called without an edition use Revised's rules, and say so
+# a request without an edition gets Revised's rules (simulate's and raid's default): the web
+# server says so with its answer (every result names its edition: `rules`)
 NO_EDITION_WARNING = ("no edition given (rules): the Revised rules are used; name the "
                       "edition (battlecalc.list_editions()) to be sure of the rules")
 DICE_KINDS = frozenset({"land", "sea", "amphibious"})  # battles of the dice model

@@ -52,14 +52,7 @@ import numpy as np
 
 from .army import format_army
 from .dice import hit_distribution
-from .errors import (
-    BattleInputError,
-    BattleInputWarning,
-    collected_warnings,
-    quoted,
-    warn_input,
-)
-from .options import NO_EDITION_WARNING
+from .errors import BattleInputError, BattleInputWarning, collected_warnings, quoted
 from .orders import LossOrder, casualty_steps, parse_loss_order
 from .results import LOW_LUCK_LINE, Z95, ResultViews, _frame
 from .rules import Ruleset, load_rules
@@ -758,7 +751,7 @@ def _target_text(spec: RaidSpec) -> str:
 
 
 def raid(
-    rules: str | Ruleset | None = None,
+    rules: str | Ruleset = "revised",
     attacker: Army = None,
     defender: Army = None,
     target_value: int | None = None,
@@ -777,8 +770,7 @@ def raid(
 ) -> RaidResult:
     """A strategic bombing raid (module docstring; docs/editions.md section 5).
 
-    rules: an edition id, a Ruleset or the path of an edition file (None: Revised, with a
-    BattleInputWarning saying so); attacker: bombers (and,
+    rules: an edition id, a Ruleset or the path of an edition file; attacker: bombers (and,
     where the edition has an air battle, escorts), army notation or {unit: count}; defender:
     interceptors (editions with an air battle only); target_value: the territory's production
     value (required where the damage cap depends on it); facility: what is bombed, in editions
@@ -793,9 +785,6 @@ def raid(
     losses count from there.
     """
     started = time.perf_counter()
-    if rules is None:  # Revised's rules, and a BattleInputWarning that says so
-        warn_input(NO_EDITION_WARNING)
-        rules = "revised"
     run = make_run(method, trials, seed, progress)
     spec = make_raid(rules, attacker, defender, target_value, facility, aa, attacker_tech,
                      defender_tech, attacker_ool, dice, start_step, hits_on_attacker)

@@ -13,7 +13,7 @@ import pytest
 
 import battlecalc
 from battlecalc.errors import BattleInputWarning, collected_warnings
-from battlecalc.options import NO_EDITION_WARNING, ignored_options
+from battlecalc.options import ignored_options
 
 
 def _said(call) -> list[str]:
@@ -23,22 +23,18 @@ def _said(call) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, BattleInputWarning)]
 
 
-def test_simulate_and_raid_say_which_edition_they_use_when_none_is_given():
-    # friction 9: both defaulted silently to Revised
-    assert _said(lambda: battlecalc.simulate(attacker="1 inf", defender="1 inf")) == [
-        NO_EDITION_WARNING]
-    assert _said(lambda: battlecalc.raid(attacker="1 bomber", target_value=3)) == [
-        NO_EDITION_WARNING]
-    with pytest.warns(BattleInputWarning, match="no edition given"):
-        result = battlecalc.simulate(attacker="1 inf", defender="1 inf")
-    assert result.rules == "revised" and result.table().startswith("revised: ")
-    with pytest.warns(BattleInputWarning, match="no edition given"):
-        assert battlecalc.raid(attacker="1 bomber", target_value=3).rules == "revised"
-    # given, by keyword or position: nothing said
-    assert _said(lambda: battlecalc.simulate("revised", "1 inf", "1 inf")) == []
-    assert _said(lambda: battlecalc.simulate(rules="1942-2e", attacker="1 inf",
-                                             defender="1 inf")) == []
-    assert _said(lambda: battlecalc.raid("revised", "1 bomber", target_value=3)) == []
+def test_every_result_of_simulate_and_raid_names_its_edition_given_or_not():
+    # friction 9: both default to Revised; every way a result is shown names the edition
+    # (the web API also warns a request that names none: test_live)
+    for result in (battlecalc.simulate(attacker="1 inf", defender="1 inf"),
+                   battlecalc.raid(attacker="1 bomber", target_value=3),
+                   battlecalc.simulate(attacker="1 inf", defender="1 inf", waves=["1 inf"])):
+        assert result.rules == "revised"
+        assert result.table().startswith("revised: ")
+        assert result.to_dict()["rules"] == "revised"
+        header, row = result.to_csv().splitlines()[:2]
+        assert dict(zip(header.split(","), row.split(","), strict=False))["rules"] == "revised"
+        assert "rules='revised'" in repr(result)
 
 
 AMPHIBIOUS_RETREAT = ("the retreat policy is ignored: only aircraft may retreat from an "

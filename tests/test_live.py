@@ -308,7 +308,7 @@ def test_a_cold_server_says_it_compiles_and_its_time_limit_waits_for_the_kernels
     # friction 2: "a large battle: Monte Carlo, a few seconds..." for minutes, then a
     # 100,000-trial request stopped at the time limit ("ask for fewer trials")
     monkeypatch.setattr(web_server, "kernels_cold", lambda method=None: True, raising=False)
-    real = web_server.simulate
+    real = web_server.api.simulate
 
     def compiling_first(*args, progress=None, **kwargs):
         first = [True]
@@ -321,7 +321,7 @@ def test_a_cold_server_says_it_compiles_and_its_time_limit_waits_for_the_kernels
 
         return real(*args, progress=slow, **kwargs)
 
-    monkeypatch.setattr(web_server, "simulate", compiling_first)
+    monkeypatch.setattr(web_server.api, "simulate", compiling_first)
     engine = Engine(time_limit=0.8)
     with running_server(engine) as base:
         lines = _stream(base, {"rules": "1942-2e", "attacker": "6 inf 3 art 3 tank 2 ftr",

@@ -524,8 +524,9 @@ def _stream(answer, request: Request, params: dict[str, Any],
     def report(done: int, total: int, what: str,
                estimate: dict[str, Any] | None = None) -> None:  # in the worker thread
         now = time.monotonic()
-        if now - last[0] >= PROGRESS_EVERY_S or not total:  # a notice (total 0) always
-            last[0] = now
+        if not total or now - last[0] >= PROGRESS_EVERY_S:  # a notice (total 0): always
+            if total:
+                last[0] = now
             line = {"progress": done, "total": total, "what": what, **(estimate or {})}
             loop.call_soon_threadsafe(updates.put_nowait, line)
 
