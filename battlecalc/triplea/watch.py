@@ -58,6 +58,14 @@ def triplea_autosave_folder(home: str | os.PathLike | None = None,
     return root / "savedGames" / "autoSave"
 
 
+def _shown(folder: Path) -> str:
+    """The folder as said to the player: under the home folder, from ``~``."""
+    try:
+        return str(Path("~") / Path(folder).absolute().relative_to(Path.home()))
+    except (ValueError, RuntimeError, KeyError):  # (not under it; no home)
+        return str(folder)
+
+
 def _size(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n:,} bytes"
 
@@ -139,7 +147,7 @@ class SaveFolder:
         if not stat.S_ISDIR(info.st_mode):
             raise BattleInputError(f"cannot watch {folder}: not a folder{hint}")
         self.real = Path(os.path.realpath(folder))
-        self.shown = str(folder)
+        self.shown = _shown(folder)
         if os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY"):
             self._dir_fd = os.open(self.real, os.O_RDONLY | os.O_DIRECTORY
                                    | getattr(os, "O_CLOEXEC", 0))

@@ -142,10 +142,11 @@ class LiveBoard:
         self.subscribers: set[asyncio.Event] = set()
         self.reads = 0  # saves read (parsed) so far
         self.task: asyncio.Task | None = None
+        self.notes_from = 0  # the folder's notes since the board's save was read
 
     def state(self) -> dict[str, Any]:
         return {"watching": self.folder.shown, "status": self.status,
-                "notes": self.folder.notes[-10:], "version": self.version,
+                "notes": self.folder.notes[self.notes_from:][-10:], "version": self.version,
                 "board": self.board}
 
     def publish(self, status: str | None = None) -> None:
@@ -208,6 +209,7 @@ class LiveBoard:
         from ..triplea.board import changes
 
         before = self.board
+        self.notes_from = len(self.folder.notes)  # (what was skipped before it: said then)
         board["file"], board["modified"] = found.name, modified
         for battle in board["battles"]:
             battle["odds"] = None
@@ -222,8 +224,7 @@ class LiveBoard:
         solved = await solve_board(engine, board)
         solved["changes"] = changes(before, solved)
         self.board = solved
-        self.publish(f"watching {self.folder.shown}: {found.name}, written {modified}, "
-                     "solved")
+        self.publish(f"watching {self.folder.shown} \u00b7 {found.name}, written {modified}")
 
     async def events(self):
         """The server-sent events of one page: the state now, then at each change."""
