@@ -918,10 +918,12 @@ READ_MEMORY = 1024 ** 3  # the address space of the process that reads it
               "exit (default: print it again at each new save, until Ctrl-C).")
 @click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
               metavar="SECONDS", help="How often the folder is looked at.")
+@click.option("--name", "pattern", default="*", show_default=True, metavar="PATTERN",
+              help="Only saves whose name matches (any case), e.g. 'autosaveBefore*'.")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
               show_default=True, help="Output format (json: one board per line; with --once "
               "indented).")
-def watch(folder, once, interval, fmt):
+def watch(folder, once, interval, pattern, fmt):
     """Watch a folder of TripleA saves (TripleA's autosave folder): the newest complete save's
     battles, each solved from where it stands, sorted by TUV at risk, with what changed since
     the save before and the luck so far."""
@@ -934,7 +936,7 @@ def watch(folder, once, interval, fmt):
     from .web.saves import read_in_child  # the server's reader: a child under limits
 
     try:
-        saves = SaveFolder(folder)
+        saves = SaveFolder(folder, pattern=pattern)
     except BattleInputError as exc:
         _fail(exc)
     progress = _Progress()
@@ -950,7 +952,9 @@ def watch(folder, once, interval, fmt):
             noted = len(saves.notes)
             if found is None:
                 if once and time.monotonic() > deadline:
-                    raise BattleInputError(f"no complete TripleA save (.tsvg) in {saves.shown}")
+                    named = "" if pattern == "*" else f" named {pattern}"
+                    raise BattleInputError(f"no complete TripleA save (.tsvg){named} in "
+                                           f"{saves.shown}")
                 time.sleep(min(interval, SETTLE_S) if once else interval)
                 continue
             try:

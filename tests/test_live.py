@@ -101,6 +101,21 @@ def test_a_save_with_no_battle_has_its_territories_and_its_luck(base):
     assert board["luck"]["dice"]["rolls"] == 0 and board["luck"]["battles"] == []
 
 
+@needs_saves
+@pytest.mark.parametrize(("name", "value", "words"), [
+    ("MAX_BOARD_BATTLES", 0, "not solved: the board solves 0 battles at most"),
+    ("BOARD_TIME_LIMIT_S", -1.0, "not solved: past the board's time limit of -1 s"),
+])
+def test_a_board_s_work_is_bounded(base, monkeypatch, name, value, words):
+    from battlecalc.web import live
+
+    monkeypatch.setattr(live, name, value)
+    status, _, body = request(base, "POST", "/api/game", LAND_BATTLE.read_bytes(),
+                              {"Content-Type": "application/octet-stream"})
+    (battle,) = json.loads(body)["battles"]
+    assert status == 200 and battle["odds"] is None and battle["error"] == words
+
+
 # ------------------------------------------------------------------ serve --watch
 
 

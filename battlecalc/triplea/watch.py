@@ -7,8 +7,8 @@ Since TripleA 2.7 it writes a save to a sibling temporary file (``NAME.tsvgNNN.t
 it (``GameDataWriter.writeToFile``); older versions, and a player copying a save in, write the
 file in place.  :class:`SaveFolder` therefore reads a save only when
 
-* its name ends in ``.tsvg`` (or ``.tsvg.gz``, as macOS downloads them): a temporary file is
-  never a candidate;
+* its name ends in ``.tsvg`` (or ``.tsvg.gz``, as macOS downloads them), and matches
+  ``pattern`` if one is given: a temporary file is never a candidate;
 * it is a regular file in the folder itself: a symlink is never followed (one that points out
   of the folder is reported as refused), a subfolder never entered, a FIFO or device never
   opened; the file is opened by its name relative to the folder's descriptor with
@@ -25,6 +25,7 @@ name, size and modification time), else None.  Nothing here parses a save: the c
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
 import time
@@ -123,6 +124,7 @@ class SaveFolder:
 
     path: str | os.PathLike
     settle: float = SETTLE_S
+    pattern: str = "*"  # of the names looked at (fnmatch, any case): "autosaveBefore*"
     max_bytes: int = MAX_BYTES
     max_inflated: int = MAX_INFLATED
     clock: object = time.monotonic
@@ -136,7 +138,7 @@ class SaveFolder:
 
     def __post_init__(self):
         folder = Path(self.path)
-        hint = f" (TripleA's autosave folder here: {triplea_autosave_folder()})"
+        hint = f" (TripleA's autosave folder here: {_shown(triplea_autosave_folder())})"
         try:
             info = folder.stat()
         except OSError as exc:
@@ -177,6 +179,8 @@ class SaveFolder:
                     break
                 name = entry.name
                 if not is_save_name(name) or os.sep in name or (os.altsep and os.altsep in name):
+                    continue
+                if not fnmatch.fnmatchcase(name.lower(), self.pattern.lower()):
                     continue
                 try:
                     info = entry.stat(follow_symlinks=False)

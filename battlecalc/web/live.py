@@ -35,6 +35,8 @@ KEEPALIVE_S = 15.0  # a comment line this often on an idle stream (a gone client
 MAX_SUBSCRIBERS = 64  # pages following the board at once; beyond: 503
 INTERVAL_S = 0.25  # between looks at the folder
 MAX_JUDGED = 500  # fought battles of the history judged per board (the rest: pending)
+MAX_BOARD_BATTLES = 64  # battles solved per board (a real turn: a dozen at most)
+BOARD_TIME_LIMIT_S = 60.0  # no battle of a board starts after this (each: the request limits)
 LUCK_CACHE = 2048  # judged battles kept (a history repeats its battles save after save)
 
 
@@ -51,10 +53,25 @@ async def solve_board(engine, board: dict[str, Any],
     from .server import Cancelled, _Busy
     from .spec import parse_params
 
-    async def one(battle: dict[str, Any]) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + BOARD_TIME_LIMIT_S
+    slots = asyncio.Semaphore(max(1, engine.workers))  # (as many as the pool runs at once)
+
+    async def one(battle: dict[str, Any], index: int) -> None:
         battle.setdefault("odds", None)
         if not battle.get("query") or battle.get("error"):
             return
+        if index >= MAX_BOARD_BATTLES:
+            battle["error"] = f"not solved: the board solves {MAX_BOARD_BATTLES} battles at most"
+            return
+        async with slots:
+            if loop.time() > deadline:
+                battle["error"] = (f"not solved: past the board's time limit of "
+                                   f"{BOARD_TIME_LIMIT_S:g} s")
+                return
+            await _solve_one(battle)
+
+    async def _solve_one(battle: dict[str, Any]) -> None:
         try:
             kwargs, _ = parse_params(solve_params(battle["query"]))
             data = await engine.run(kwargs, False, "run", cancel)
@@ -71,12 +88,12 @@ async def solve_board(engine, board: dict[str, Any],
             battle["warnings"] = data["warnings"]
 
     battles = board.get("battles", [])
-    await asyncio.gather(*(one(b) for b in battles))
+    staked = {b["territory"]: i for i, b in enumerate(by_stake(battles))}  # most at stake first
+    await asyncio.gather(*(one(b, staked.get(b["territory"], i)) for i, b in enumerate(battles)))
     board["by_stake"] = [b["territory"] for b in by_stake(battles)]
     board["summary"] = turn_summary(board)
     history = board.pop("luck", None)
     if history is not None:
-        loop = asyncio.get_running_loop()
         board["luck"] = await loop.run_in_executor(engine.pool, judged_luck, engine, history)
     return board
 

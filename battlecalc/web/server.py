@@ -11,13 +11,20 @@ Routes (nothing else is served, and no path ever reaches the file system):
                              under "distributions")
     GET|POST /api/raid       a bombing raid: the arguments of battlecalc.raid; `raid`'s JSON
     GET|POST /api/plan       the planner: the arguments of battlecalc.plan; `plan`'s JSON
-    POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its battles,
-                             each with the page query that loads it (game_battles)
+    POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its board
+                             (game_battles, solved by live.solve_board): each battle with the
+                             page query that loads it as it stands, and its odds; territories,
+                             the luck so far, the turn's summary
+    GET  /api/board          serve --watch DIR: the live board's state (battlecalc.web.live)
+    GET  /api/watch          the same, as server-sent events at each change (404 without
+                             --watch)
 
 Every path under /api/ but /api/spec answers only requests with the header
 ``X-Battlecalc-Client`` (any value; ``X-Battlecalc-Page`` counts too), which the page sends and
 a page of another origin cannot (PageOnly): 403 otherwise, before any body is read.
-Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
+Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line;
+what the CLI would warn of (an input accepted but ignored, a raid's note, trials and seed with
+method exact, no edition named) comes with the answer as ``"warnings": [line, ...]``.
 Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
 ``method=exact`` is solved only where ``auto`` would solve exactly, and battles run on a
 small thread pool (pending requests beyond a bound get 503).  Work follows the user: a
@@ -26,7 +33,9 @@ page replaces (headers ``X-Battlecalc-Page: <id>`` and ``X-Battlecalc-Request: <
 stopped at its next progress report (a Monte Carlo chunk, a planner candidate).  An uploaded
 save is read by a child process beside the pool, under a time and memory limit, killed when
 its client goes (battlecalc.web.saves); a few at once, more wait, beyond a bound 503.  With
-``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream).
+``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream);
+a battle's first line says what will run (``"method"``) and whether kernels compile first
+(``"compiling"``), and the time limit counts from the first work done where they compile.
 ``serve --workers N`` runs N processes on the one socket; each keeps a cache of exact answers.
 """
 
@@ -228,6 +237,7 @@ class Engine:
                  game_workers: int = GAME_WORKERS, max_game_pending: int = MAX_GAME_PENDING,
                  game_memory: int = GAME_MEMORY):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
+        self.workers = workers
         # method=exact: each battle's plan refuses where auto would take Monte Carlo
         self.exact_solve = functools.partial(
             api.solve, limits=dataclasses.replace(solver.LIMITS, exact_only_where_auto=True))
