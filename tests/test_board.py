@@ -376,3 +376,34 @@ def test_watch_refuses_what_it_cannot_watch_in_one_line(tmp_path):
         assert result.exit_code == 2, result.output
         (line,) = result.stderr.splitlines()
         assert line.startswith("Error: ") and words in line
+
+
+@needs_saves
+@pytest.mark.parametrize(("save", "place", "attacker", "defender", "nation"), [
+    (LAND_BATTLE, "Germany", {"bomber": 2}, {"aa": 1}, "Germans"),
+    (triplea_fixtures() / "saves" / "wwii_global_2nd_edition_during_g1_politics.tsvg",
+     "Germany", {"bomber": 2, "fighter": 1}, {"fighter": 1}, "Germans"),
+])
+def test_a_bombing_raid_on_the_board_solves_as_game_does(save, place, attacker, defender,
+                                                         nation):
+    import copy
+
+    from battlecalc.raids import raid
+    from battlecalc.rules import load_rules
+    from battlecalc.triplea import game as games
+    from battlecalc.triplea.save import read_save
+    from battlecalc.web.spec import parse_params, raid_parameters
+
+    data = read_save(save)
+    ruleset = load_rules(games.edition_of(data))
+    site = next(t for t in data.territories if t.name == place)
+    battle = games.GameBattle(place, "raid", ["Americans"], [nation], attacker, defender,
+                              {}, {}, [], [], site=site)
+    entry = boards.battle_entry(copy.copy(battle), data, ruleset, False)
+    assert entry["query"] and entry["error"] is None
+    games._solve(battle, data, ruleset, False, {})
+    kwargs, _ = parse_params(boards.solve_params(entry["query"]), raid_parameters())
+    page = raid(**kwargs).to_dict()
+    for key in ("expected_damage", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing"):
+        assert page[key] == pytest.approx(battle.result[key], abs=1e-9), key
+    assert page["expected_damage"] > 0

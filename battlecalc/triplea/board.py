@@ -25,9 +25,10 @@ from typing import Any
 
 from ..errors import BattleInputError
 
-FORM_KINDS = ("land", "sea", "amphibious")  # the battle kinds the page's form runs
+FORM_KINDS = ("land", "sea", "amphibious", "raid")  # the battle kinds the page's form runs
 ODDS_KEYS = ("method", "attacker_win", "defender_win", "draw", "takes_territory", "tuv_swing",
-             "attacker_ipc_loss", "defender_ipc_loss", "mean_rounds", "trials", "seed")
+             "attacker_ipc_loss", "defender_ipc_loss", "mean_rounds", "trials", "seed",
+             "expected_damage")
 START_KEYS = ("start_round", "start_step", "hits_on_attacker", "hits_on_defender",
               "bombard_hits", "attacker_waiting", "defender_waiting")
 BOARD_SEED = "1"  # the page's seed (its form sends seed=1): the board's numbers are the form's
@@ -103,10 +104,11 @@ def battle_entry(b, data, ruleset, low_luck: bool) -> dict[str, Any]:
         "defender_tuv": _tuv(b.defender, ruleset), "note": b.note, "error": None}
     entry["tuv_at_risk"] = entry["attacker_tuv"] + entry["defender_tuv"]
     if b.kind not in FORM_KINDS:
-        entry["note"] = {"raid": "a bombing raid: battlecalc game solves it",
-                         "air": "an air battle before a raid: battlecalc raid covers it"
+        entry["note"] = {"air": "an air battle before a raid: battlecalc raid covers it"
                          }.get(b.kind, f"a {b.kind} battle: not on the board")
         return entry
+    if b.kind == "raid":
+        return _raid_entry(entry, b, data, ruleset, low_luck)
     waiting = b.sides.defending_waiting if b.sides is not None else []
     if not b.defender and not waiting:
         entry["note"] = "no defending unit: the attacker takes the place unopposed"
@@ -124,6 +126,51 @@ def battle_entry(b, data, ruleset, low_luck: bool) -> dict[str, Any]:
               **{role: text for role, text in armies.items() if text}, **options}
     for key, value in start.items():
         params[key] = format_army(value) if isinstance(value, Mapping) else str(value)
+    entry["query"] = urllib.parse.urlencode(params)
+    return entry
+
+
+def _raid_entry(entry: dict[str, Any], b, data, ruleset, low_luck: bool) -> dict[str, Any]:
+    """A bombing raid of the board, as `battlecalc game` solves it (game._solve_raid): the
+    target's production and facility, the AA gun where the edition's raids face one, the
+    interceptors, a raid after its AA roll from where it stands; the inputs the edition
+    ignores are left out (the same odds, no notes)."""
+    from ..army import format_army
+    from .game import FACILITY_KINDS, SITE_UNITS
+
+    site = b.site
+    sites = [u.type for u in site.units if u.type in SITE_UNITS]
+    facility = next((FACILITY_KINDS[t] for t in sites if t in FACILITY_KINDS), None)
+    guns = {u for u in b.defender if ruleset.units[u].aa_value}
+    defender = {u: c for u, c in b.defender.items() if u not in guns}
+    start: dict[str, Any] = {}
+    fire = b.sides.fire if b.sides is not None else None
+    if fire is not None and fire.kind in ("raid_aa", "bombing"):
+        step = ("aa_fire" if fire.kind == "raid_aa" and fire.phase == "roll" else
+                "aa_casualties" if fire.kind == "raid_aa" and fire.phase == "select" else
+                "bombing")
+        start = {"start_step": step, **({"hits_on_attacker": fire.hits}
+                                        if step == "aa_casualties" else {})}
+        entry["stands"] = f"raid: {step}"
+        defender = {}  # (the air battle is over)
+    elif fire is not None:
+        entry["error"] = (f"{b.territory}: a raid's air battle under way (TripleA's step "
+                          f"{fire.step}) is not solved from where it stands")
+        return entry
+    options = _save_options(b.attacker_nations, b.defender_nations, data, ruleset, low_luck)
+    params = {"rules": ruleset.id, "kind": "raid", "attacker": format_army(b.attacker),
+              **({"defender": format_army(defender)} if defender else {})}
+    if ruleset.flags["raid_damage_cap"] in ("target_value_per_bomber", "twice_target_value"):
+        params["target_value"] = str(site.production)
+    if facility is not None and ruleset.facilities:
+        params["facility"] = facility
+    if guns and ruleset.flags["raid_aa"] == "territory_gun":
+        params["aa"] = "1"
+    params.update(options)
+    params.update({k: str(v) for k, v in start.items()})
+    entry["options"], entry["start"] = options, start
+    entry["defender_tuv"] = _tuv(defender, ruleset)
+    entry["tuv_at_risk"] = entry["attacker_tuv"] + entry["defender_tuv"]
     entry["query"] = urllib.parse.urlencode(params)
     return entry
 
@@ -205,13 +252,19 @@ def luck_history(objects, data, ruleset) -> dict[str, Any]:
 
 def solve_params(query: str, **more: str) -> dict[str, str]:
     """The request the page's form makes of a board's query (and `more` parameters: the
-    attack on a territory): the kind as simulate's parameters (a sea battle: sea=1), and the
-    form's seed (the page sends seed=1 unless told otherwise)."""
+    attack on a territory): the kind as simulate's parameters (a sea battle: sea=1; a raid
+    goes to battlecalc.raid: endpoint_of), and the form's seed (the page sends seed=1 unless
+    told otherwise)."""
     params = {**dict(urllib.parse.parse_qsl(query, keep_blank_values=True)), **more}
     if params.pop("kind", None) == "sea":
         params["sea"] = "1"
     params.setdefault("seed", BOARD_SEED)
     return params
+
+
+def endpoint_of(battle: Mapping[str, Any]) -> str:
+    """What solves a board's battle: "raid" (battlecalc.raid) or "run" (simulate)."""
+    return "raid" if battle.get("kind") == "raid" else "run"
 
 
 def odds_of(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -250,16 +303,20 @@ def solve_here(board: dict[str, Any], progress=None) -> dict[str, Any]:
     """:func:`solve_board`'s work in this process (battlecalc watch): each battle from its query
     as the web API reads it, the history's battles exactly (as battlecalc luck does)."""
     from .. import api
+    from ..raids import raid
     from ..waves import simulate
-    from ..web.spec import parse_params
+    from ..web.spec import parse_params, raid_parameters
 
     for battle in board.get("battles", []):
         battle.setdefault("odds", None)
         if not battle.get("query") or battle.get("error"):
             continue
         try:
-            kwargs, _ = parse_params(solve_params(battle["query"]))
-            battle["odds"] = odds_of(simulate(**kwargs, progress=progress).to_dict())
+            raids = endpoint_of(battle) == "raid"
+            kwargs, _ = parse_params(solve_params(battle["query"]),
+                                     raid_parameters() if raids else None)
+            solve = raid if raids else simulate
+            battle["odds"] = odds_of(solve(**kwargs, progress=progress).to_dict())
         except BattleInputError as exc:
             battle["error"] = " ".join(str(exc).split())
     board["by_stake"] = [b["territory"] for b in by_stake(board.get("battles", []))]
@@ -353,7 +410,11 @@ def board_table(board: Mapping[str, Any]) -> str:
             attacker += f" (bombarding: {b['bombard']})"
         lines.append(f"  {attacker}  vs  {b['defender'] or 'nothing'}")
         odds = b.get("odds")
-        if odds:
+        if odds and odds.get("expected_damage") is not None:
+            lines.append(f"  expected damage {odds['expected_damage']:.2f} IPC  bombers lost "
+                         f"{odds['attacker_ipc_loss']:.2f} IPC  expected swing "
+                         f"{odds['tuv_swing']:+.2f} TUV  ({odds['method']})")
+        elif odds:
             lines.append(f"  attacker wins {100 * odds['attacker_win']:.2f}%  defender wins "
                          f"{100 * odds['defender_win']:.2f}%  takes territory "
                          f"{100 * odds['takes_territory']:.2f}%  expected swing "

@@ -49,9 +49,9 @@ async def solve_board(engine, board: dict[str, Any],
     """Solve `board` in place on `engine` (battlecalc.web.server.Engine) and return it: each
     battle's ``odds`` (or ``error``), the luck (``luck``: battlecalc luck's object), the
     order by stake (``by_stake``: territories) and the one-line ``summary``."""
-    from ..triplea.board import by_stake, odds_of, solve_params, turn_summary
+    from ..triplea.board import by_stake, endpoint_of, odds_of, solve_params, turn_summary
     from .server import Cancelled, _Busy
-    from .spec import parse_params
+    from .spec import parse_params, raid_parameters
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + BOARD_TIME_LIMIT_S
@@ -72,9 +72,11 @@ async def solve_board(engine, board: dict[str, Any],
             await _solve_one(battle)
 
     async def _solve_one(battle: dict[str, Any]) -> None:
+        what = endpoint_of(battle)
         try:
-            kwargs, _ = parse_params(solve_params(battle["query"]))
-            data = await engine.run(kwargs, False, "run", cancel)
+            kwargs, _ = parse_params(solve_params(battle["query"]),
+                                     raid_parameters() if what == "raid" else None)
+            data = await engine.run(kwargs, False, what, cancel)
         except BattleInputError as exc:
             battle["error"] = _one_line(exc)
             return

@@ -1342,7 +1342,15 @@
       text: `${b.defender_nations.join(", ") || "nobody"}: ${b.defender || "nothing"}` })));
     if (b.stands) card.append(el("div", { class: "stands", text: `in progress: ${b.stands}` }));
     const odds = b.odds;
-    if (odds) {
+    if (odds && odds.expected_damage !== null && odds.expected_damage !== undefined) {
+      card.append(el("div", { class: "odds" }, "expected damage ",
+        el("strong", { class: "attacker", "data-key": "expected_damage",
+                       "data-value": String(odds.expected_damage), text: `${fixed(odds.expected_damage, 2)} IPC` }),
+        ` \u00b7 bombers lost ${fixed(odds.attacker_ipc_loss, 2)} IPC \u00b7 expected swing `,
+        el("strong", { "data-key": "tuv_swing", "data-value": String(odds.tuv_swing),
+                       text: `${signed(odds.tuv_swing, 2)} TUV` }),
+        el("span", { class: "method", text: ` (${odds.method})` })));
+    } else if (odds) {
       const bar = el("div", { class: "glance" });
       for (const [cls, p] of [["attacker_win", odds.attacker_win],
         ["rest", 1 - odds.attacker_win - odds.defender_win], ["defender_win", odds.defender_win]]) {
