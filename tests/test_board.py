@@ -113,6 +113,22 @@ def test_a_half_written_newest_save_leaves_the_board_on_the_complete_one(folder)
         assert saves.poll() is None
 
 
+@needs_saves
+def test_the_newest_save_left_is_the_board_when_a_newer_one_goes(folder):
+    watched, saves, clock = folder
+    _write(watched / "autosave_round_odd.tsvg", START.read_bytes(), 1_000)
+    _write(watched / "autosaveBeforeBattle.tsvg", LAND_BATTLE.read_bytes(), 2_000)
+    saves.poll()
+    clock.now += 1
+    assert saves.poll().name == "autosaveBeforeBattle.tsvg"
+    (watched / "autosaveBeforeBattle.tsvg").unlink()
+    clock.now += 1
+    assert saves.poll().name == "autosave_round_odd.tsvg"
+    assert saves.poll() is None
+    assert saves._done == {("autosave_round_odd.tsvg", len(START.read_bytes()),
+                            1_000 * 10**9)}  # (nothing kept of files gone)
+
+
 def test_gzip_state():
     import gzip
 

@@ -215,6 +215,12 @@ class SaveFolder:
         for name in list(self._seen):
             if name not in names:
                 del self._seen[name]
+        # what is remembered of files is of the files there now (a long game writes hundreds)
+        listed = {(name, info.st_size, info.st_mtime_ns) for name, info in entries}
+        self._done &= listed
+        self._bad &= listed
+        if len(self._noted) > MAX_ENTRIES:
+            self._noted.clear()
         for name, info in entries:
             key = (name, info.st_size, info.st_mtime_ns)
             if key in self._done:
