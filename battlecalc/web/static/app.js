@@ -449,8 +449,6 @@
 
   // ------------------------------------------------------------------ where a battle starts
 
-  const START_KEYS = ["start_round", "start_step", "hits_on_attacker", "hits_on_defender",
-                      "bombard_hits", "attacker_waiting", "defender_waiting"];
   const the = (nations, fallback) => (nations && nations.length
     ? nations.map((n) => `the ${n}`).join(" and ") : fallback);
   const hits = (n) => `${n} hit${n === 1 ? "" : "s"}`;
