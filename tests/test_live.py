@@ -417,3 +417,25 @@ def test_the_page_spec_names_the_watched_folder(tmp_path):
     with running_server(watch=tmp_path) as base:
         status, spec = get_json(base, "/api/spec")
     assert status == 200 and spec["limits"]["watching"] == str(tmp_path)
+
+
+def test_the_board_streams_end_when_the_server_stops(tmp_path):
+    # serve's Ctrl-C closes them first (so uvicorn need not cancel them at its timeout)
+    import asyncio
+
+    from battlecalc.triplea.watch import SaveFolder
+    from battlecalc.web.live import LiveBoard
+
+    async def follow_then_stop():
+        live = LiveBoard(SaveFolder(tmp_path), engine=None)
+        live.loop = asyncio.get_running_loop()
+        stream = live.events()
+        first = await stream.__anext__()
+        assert first.startswith("event: board\ndata: ") and len(live.subscribers) == 1
+        live.close_streams_threadsafe()
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(stream.__anext__(), 5)
+        assert live.subscribers == set()
+        live.folder.close()
+
+    asyncio.run(follow_then_stop())

@@ -162,6 +162,8 @@ class LiveBoard:
         self.reads = 0  # saves read (parsed) so far
         self.task: asyncio.Task | None = None
         self.notes_from = 0  # the folder's notes since the board's save was read
+        self.closing = False  # the server stops: the streams end
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def state(self) -> dict[str, Any]:
         return {"watching": self.folder.shown, "status": self.status,
@@ -176,7 +178,19 @@ class LiveBoard:
             event.set()
 
     def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
         self.task = asyncio.ensure_future(self.run())
+
+    def close_streams(self) -> None:
+        """End every page's stream (the server stops: its connections can then close)."""
+        self.closing = True
+        for event in self.subscribers:
+            event.set()
+
+    def close_streams_threadsafe(self) -> None:
+        """close_streams from a signal handler or another thread."""
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.close_streams)
 
     async def stop(self) -> None:
         if self.task is not None:
@@ -258,6 +272,8 @@ class LiveBoard:
                     yield ": still watching\n\n"
                     continue
                 wake.clear()
+                if self.closing:
+                    return
                 yield f"event: board\ndata: {json.dumps(self.state())}\n\n"
         finally:
             self.subscribers.discard(wake)

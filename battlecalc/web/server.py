@@ -858,18 +858,29 @@ def create_app(engine: Engine | None = None, warm: bool = True,
             return _error(NOT_WATCHING, 404)
         return _json(live.state())
 
-    async def watch_stream(request: Request) -> Response:
+    class WatchStream:
         """GET /api/watch: the live board's states as server-sent events, the current one
-        first (live.LiveBoard.events); at most MAX_SUBSCRIBERS pages at once."""
-        from starlette.responses import StreamingResponse
+        first (live.LiveBoard.events); at most MAX_SUBSCRIBERS pages at once.  An ASGI app:
+        a stream still open when the server stops ends with it (uvicorn cancels it after
+        GRACEFUL_S), quietly."""
 
-        if live is None:
-            return _error(NOT_WATCHING, 404)
-        if len(live.subscribers) >= MAX_SUBSCRIBERS:
-            return _error("too many pages follow the board; close one and reload", 503)
-        return StreamingResponse(live.events(), media_type="text/event-stream",
-                                 headers={**SECURITY_HEADERS, "Cache-Control": "no-store",
-                                          "X-Accel-Buffering": "no"})
+        async def __call__(self, scope, receive, send):
+            from starlette.responses import StreamingResponse
+
+            if live is None:
+                response = _error(NOT_WATCHING, 404)
+            elif len(live.subscribers) >= MAX_SUBSCRIBERS:
+                response = _error("too many pages follow the board; close one and reload", 503)
+            else:
+                response = StreamingResponse(
+                    live.events(), media_type="text/event-stream",
+                    headers={**SECURITY_HEADERS, "Cache-Control": "no-store",
+                             "X-Accel-Buffering": "no"})
+            try:
+                await response(scope, receive, send)
+            except asyncio.CancelledError:  # the server stopping with the page still open
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
@@ -893,7 +904,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS),
                Route("/api/game", game, methods=["POST"]),
                Route("/api/board", board, methods=["GET", "HEAD"]),
-               Route("/api/watch", watch_stream, methods=["GET"])]
+               Route("/api/watch", WatchStream(), methods=["GET"])]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(HostCheck, hosts=allowed_hosts(host)),
                                 Middleware(PageOnly, engine=engine)],
@@ -979,10 +990,16 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             print(f"battlecalc: watching {folder.shown} for TripleA saves (the newest complete "
                   "one is the page's live board)", file=sys.stderr, flush=True)
         app = create_app(host=host, watch=folder)
-        # (open board streams end at Ctrl-C: the server waits GRACEFUL_S for them at most)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 access_log=False, lifespan="on", server_header=False,
                                 timeout_graceful_shutdown=GRACEFUL_S)
-        uvicorn.Server(config).run(sockets=[sock])  # the socket checked above, no second bind
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig, frame):  # Ctrl-C: the pages' board streams end first
+                if app.state.live is not None:
+                    app.state.live.close_streams_threadsafe()
+                super().handle_exit(sig, frame)
+
+        Server(config).run(sockets=[sock])  # the socket checked above, no second bind
     finally:
         sock.close()
