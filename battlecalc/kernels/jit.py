@@ -31,10 +31,10 @@ import tempfile
 import threading
 
 # every module of kernels compile() compiles (and rebinds), callees before their callers
-KERNEL_MODULES = ("battlecalc.kernels.round_model", "battlecalc.kernels.montecarlo",
-                  "battlecalc.kernels.exact.pairs", "battlecalc.kernels.exact.fire",
-                  "battlecalc.kernels.exact.sweep", "battlecalc.kernels.batch",
-                  "battlecalc.kernels.formula")
+KERNEL_MODULES = ("battlecalc.kernels.builder", "battlecalc.kernels.round_model",
+                  "battlecalc.kernels.montecarlo", "battlecalc.kernels.exact.pairs",
+                  "battlecalc.kernels.exact.fire", "battlecalc.kernels.exact.sweep",
+                  "battlecalc.kernels.batch", "battlecalc.kernels.formula")
 FOLDER = os.path.dirname(os.path.abspath(__file__))  # the kernels' folder (and subfolders)
 _MARK = "_battlecalc_kernel"
 _state: dict = {"compiled": False}

@@ -1,0 +1,240 @@
+"""The compiled side-table builder (kernels/builder.py, compile._built_side) builds every
+array of every side equal, to the last bit, to the Python builder (compile._python_side) and
+to the reference rebuild (tests/side_reference.py): on the battles of the side-cache battery
+and on a random battery of every dice edition (land, AA, sea with the subs / aircraft split,
+submerging, amphibious assaults with bombardment and partial retreats, low luck, technologies,
+every preset, sections, keep_land, aa_last, battles that start where they stand), whether its
+law bank is empty, warm or emptied midway; and it refuses a side too large as the Python
+builder does."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from side_reference import reference_build_side
+
+from battlecalc import BattleInputError, api
+from battlecalc import compile as compile_module
+from battlecalc.batch import _battle_arguments
+from battlecalc.kernels import jit
+from battlecalc.rules import load_rules
+from battlecalc.spec import simulate_spec
+
+ARRAYS = ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors", "ipc_lost")
+EDITIONS = ("revised", "1942-2e", "1940-2e", "aa50", "classic")
+
+FIXED = [
+    dict(rules="1942-2e", attacker="3 inf 1 art", defender="3 inf"),
+    dict(rules="1942-2e", attacker="10 sub", defender="6 ftr 2 bmb 2 dd", sea=True),
+    dict(rules="1942-2e", attacker="9 bmb 8 inf 2 art 4 ftr", defender="3 aa 11 ftr"),
+    dict(rules="1942-2e", attacker="3 inf 2 art 2 tank 2 ftr 1 bmb",
+         defender="5 inf 1 aa 2 ftr", dice="low_luck"),
+    dict(rules="1942-2e", attacker="3 sub 2 dd 1 bb 2 ftr 1 bmb",
+         defender="2 sub 1 cv 2 ftr 1 ca", sea=True, attacker_submerge="first-chance",
+         defender_submerge="when-only-subs-left"),
+    dict(rules="1942-2e", attacker="1 ftr 1 tank", landing="3 inf 1 art", bombard="1 bb 1 ca",
+         defender="4 inf 1 ftr 1 aa", retreat_when_left=3),
+    dict(rules="revised", attacker="2 ftr", landing="2 inf 1 tank", bombard="2 bb",
+         defender="3 inf 1 ftr 1 aa", retreat_after=1),
+    dict(rules="aa50", attacker="2 ftr 1 bmb 2 tank", landing="2 inf", bombard="1 ca",
+         defender="3 inf 2 ftr", retreat_after=2, dice="low_luck"),
+    dict(rules="1940-2e", attacker="3 inf 1 art 1 mech 1 tank 1 tac 1 ftr",
+         defender="4 inf 1 aa 1 ftr", attacker_ool="smart", retreat_when_only_air=True),
+    dict(rules="classic", attacker="4 ftr 2 bmb 3 inf", defender="3 inf 2 aa 1 ftr",
+         defender_ool="fighter,infantry", keep_land=1),
+    dict(rules="1942-2e", attacker="6 ftr 3 bmb", defender="4 inf 3 aa 2 ftr", aa_last=True,
+         attacker_ool="*^fighter;1^bomber"),
+    dict(rules="1942-2e", attacker="2 bb 2 cv 2 ftr 1 sub", defender="1 bb 1 sub 2 dd 1 tt",
+         sea=True, attacker_tech="super_subs", retreat_after=2),
+    dict(rules="1942-2e", attacker="30 inf 10 art 6 tank 4 ftr", defender="36 inf 2 art 2 aa"),
+    dict(rules="revised", attacker="10 sub 8 dd 6 bb 6 ftr", defender="12 sub 6 dd 4 cv 8 ftr",
+         sea=True, defender_submerge="first-chance"),
+    # battles that start where they stand (casualties chosen: lost first)
+    dict(rules="1942-2e", attacker="3 inf 1 tank", defender="2 inf", start_round=2),
+    dict(rules="1942-2e", attacker="2 bb 1 dd", defender="2 dd 1 sub", sea=True,
+         start_step="general_casualties", hits_on_attacker=1, attacker_waiting="1 bb"),
+    dict(rules="1942-2e", attacker="3 inf 1 art", defender="2 inf 1 tank",
+         start_step="end_of_round", defender_waiting="1 tank", attacker_waiting="1 inf"),
+]
+
+
+def _random_battles(seed: int, n: int) -> list[dict]:
+    """n random battles of the dice editions (some of them refused by the checks: left out
+    by _specs)."""
+    rng = random.Random(seed)
+    battles = []
+    while len(battles) < n:
+        rules = rng.choice(EDITIONS)
+        ruleset = load_rules(rules)
+        units = ruleset.units
+        sea = rng.random() < 0.4
+        domain = ("sea", "air") if sea else ("land", "air")
+        pool = [name for name, u in units.items() if u.domain in domain]
+        attack_pool = [name for name in pool if units[name].can_attack]
+
+        def army(names, most):
+            kinds = rng.sample(names, rng.randint(1, min(4, len(names))))
+            return {name: rng.randint(1, most) for name in kinds}
+
+        most = rng.choice([2, 4, 8])
+        battle = dict(rules=rules, attacker=army(attack_pool, most),
+                      defender=army(pool, most), sea=sea)
+        if rng.random() < 0.3:
+            battle["dice"] = "low_luck"
+        if rng.random() < 0.3 and ruleset.techs:
+            battle["attacker_tech"] = rng.choice(list(ruleset.techs))
+        if rng.random() < 0.2 and ruleset.techs:
+            battle["defender_tech"] = rng.choice(list(ruleset.techs))
+        for side in ("attacker", "defender"):
+            roll = rng.random()
+            if roll < 0.2:
+                battle[f"{side}_ool"] = rng.choice(["weakest", "smart", "cheapest"])
+            elif roll < 0.35:
+                battle[f"{side}_ool"] = ",".join(rng.sample(pool, rng.randint(1, 2)))
+            elif roll < 0.45:
+                battle[f"{side}_ool"] = ";".join(
+                    f"{rng.choice(['*', '1', '2'])}^{name}"
+                    for name in rng.sample(pool, rng.randint(1, 3)))
+        if sea and rng.random() < 0.4:
+            battle["attacker_submerge"] = rng.choice(["when-only-subs-left", "first-chance"])
+            battle["defender_submerge"] = rng.choice(["never", "first-chance"])
+        if not sea:
+            if rng.random() < 0.3:
+                aa = [name for name, u in units.items() if u.is_aa]
+                if aa:
+                    battle["defender"][aa[0]] = rng.randint(1, 3)
+            if rng.random() < 0.15:
+                battle["keep_land"] = 1
+            if rng.random() < 0.15:
+                battle["aa_last"] = True
+            if rng.random() < 0.15:
+                land = [n for n, u in units.items() if u.is_land and u.can_attack]
+                ships = [n for n, u in units.items() if u.bombard]
+                battle["landing"] = {rng.choice(land): rng.randint(1, 3)}
+                if ships and rng.random() < 0.7:
+                    battle["bombard"] = {rng.choice(ships): rng.randint(1, 2)}
+        roll = rng.random()
+        if roll < 0.15:
+            battle["retreat_after"] = rng.randint(1, 3)
+        elif roll < 0.25:
+            battle["retreat_when_left"] = rng.randint(1, 4)
+        battles.append(battle)
+    return battles
+
+
+def _specs(battles: list[dict]) -> list:
+    """Every _SideSpec the battles' compilation builds (retreat, bombardment and start
+    variants included), without duplicates; battles the checks refuse are left out."""
+    seen: dict = {}
+    plain = compile_module.build_side
+
+    def record(spec):
+        seen.setdefault(spec, None)
+        return compile_module._python_side(spec)
+
+    record.cache_clear = plain.cache_clear
+    compile_module.build_side = record
+    try:
+        for given in battles:
+            try:
+                battle, _ = simulate_spec(_battle_arguments(dict(given, method="exact")))
+                compile_module.compile_battle(battle)
+            except BattleInputError:
+                continue
+    finally:
+        compile_module.build_side = plain
+    return list(seen)
+
+
+def _assert_same(side, want) -> None:
+    for name in ARRAYS:
+        got, expected = getattr(side, name), getattr(want, name)
+        assert got.dtype == expected.dtype, name
+        assert got.shape == expected.shape, name
+        assert got.flags.c_contiguous and got.flags.writeable, name
+        assert np.array_equal(got, expected), name
+    assert side.unit_names == want.unit_names
+    assert side.split == want.split
+
+
+@pytest.fixture(scope="module")
+def specs():
+    jit.compiled()
+    found = _specs(FIXED + _random_battles(2026, 400))
+    # the battery spans what the builder takes
+    assert any(len(s.blocks) > 1 for s in found)  # AA outcomes or partial retreats
+    assert any(b[3] is not None for s in found for b in s.blocks)  # stayers' blocks
+    assert any(s.submerge for s in found)
+    assert any(all(s.split) for s in found)
+    assert any(s.dice_model == "low_luck" for s in found)
+    assert any(s.order.sections for s in found)
+    assert any(s.order.keep_land for s in found)
+    assert any(s.order.aa_last for s in found)
+    assert any(s.order.preset == "smart" for s in found)
+    assert any(s.order.preset == "weakest" for s in found)
+    assert any(s.order.chosen for s in found)
+    assert any(s.ruleset.supports and s.role == "attack" for s in found)
+    assert len({s.ruleset.id for s in found}) == len(EDITIONS)
+    return found
+
+
+def test_compiled_builder_equals_the_python_builder(specs):
+    compile_module.forget_laws()
+    built = 0
+    for spec in specs:
+        want = compile_module._python_side(spec)
+        side = compile_module._built_side(spec)
+        if side is None:  # (casualties chosen already, a battleship among them)
+            assert spec.order.chosen
+            side = compile_module.build_side.__wrapped__(spec)
+        else:
+            built += 1
+        _assert_same(side, want)
+    assert built >= len(specs) - 5
+
+
+def test_the_reference_builds_the_same(specs):
+    for spec in specs[::4]:
+        _assert_same(compile_module.build_side.__wrapped__(spec), reference_build_side(spec))
+
+
+def test_law_bank_cold_warm_and_emptied(specs, monkeypatch):
+    sample = specs[::7]
+    compile_module.forget_laws()
+    cold = [compile_module._built_side(s) for s in sample]
+    warm = [compile_module._built_side(s) for s in sample]
+    monkeypatch.setattr(compile_module, "MAX_BANK_LAWS", 8)  # emptied many times over
+    compile_module.forget_laws()
+    emptied = [compile_module._built_side(s) for s in sample]
+    compile_module.forget_laws()
+    for spec, *sides in zip(sample, cold, warm, emptied, strict=True):
+        want = compile_module._python_side(spec)
+        for side in sides:
+            if side is not None:
+                _assert_same(side, want)
+
+
+def test_forget_compiled_keeps_the_banks_but_builds_anew(specs):
+    spec = next(s for s in specs if len(s.blocks) > 1)
+    first = compile_module.build_side(spec)
+    api.forget_compiled()
+    assert compile_module._banks  # (the laws of dice, as dice.hit_distribution keeps them)
+    again = compile_module.build_side(spec)
+    assert again is not first
+    _assert_same(again, compile_module._python_side(spec))
+
+
+def test_too_large_is_refused_as_by_the_python_builder():
+    battle, _ = simulate_spec(_battle_arguments(dict(
+        rules="1942-2e", attacker="3 inf", defender="3 inf", method="exact")))
+    force = (("artillery", 1000), ("infantry", 1000), ("tank", 1000))
+    spec = compile_module._SideSpec(battle.attacker_rules, "attack", battle.attacker_order,
+                                    (False, False), False, ((1.0, force, 0, None),))
+    jit.compiled()
+    with pytest.raises(BattleInputError) as built:
+        compile_module._built_side(spec)
+    with pytest.raises(BattleInputError) as python:
+        compile_module._python_side(spec)
+    assert str(built.value) == str(python.value)
