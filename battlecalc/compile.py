@@ -929,7 +929,11 @@ def _built_side(spec: _SideSpec) -> Side | None:
                                  values, laws, pmf)
         status = out[0]
         if status == builder.BUILT:
-            return Side(*out[1:9], table.names, spec.split)
+            side = Side(*out[1:9], table.names, spec.split)
+            total = int(out[10][2])
+            if total >= 0:  # (exact: the same float whatever the order of the sums)
+                side.__dict__["mean_hit_combinations"] = total / side.n_states
+            return side
         if status == builder.TOO_LARGE:
             _too_large(spec, int(out[10][0]), int(out[10][1]))
         bank.add(out[9])

@@ -157,6 +157,9 @@ def _assert_same(side, want) -> None:
         assert np.array_equal(got, expected), name
     assert side.unit_names == want.unit_names
     assert side.split == want.split
+    kept = side.__dict__.get("mean_hit_combinations")  # (the builder's, where exact)
+    if kept is not None:
+        assert kept == compile_module.Side.mean_hit_combinations.func(want)
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +196,8 @@ def test_compiled_builder_equals_the_python_builder(specs):
             built += 1
         _assert_same(side, want)
     assert built >= len(specs) - 5
+    assert all("mean_hit_combinations" in compile_module._built_side(s).__dict__
+               for s in specs[:50])
 
 
 def test_the_reference_builds_the_same(specs):
@@ -238,3 +243,22 @@ def test_too_large_is_refused_as_by_the_python_builder():
     with pytest.raises(BattleInputError) as python:
         compile_module._python_side(spec)
     assert str(built.value) == str(python.value)
+
+
+def test_merged_walks_by_the_kernel_as_by_numpy(specs, monkeypatch):
+    """solver.tables.merged_walks (a side of several blocks of single walks: land after AA
+    fire) gives the same merge and sweep by its kernel as by numpy."""
+    from battlecalc.solver import tables
+
+    sides = [compile_module._python_side(s) for s in specs]
+    kernel = [tables.merged_walks(side) for side in sides]
+    monkeypatch.setattr(jit, "is_compiled", lambda: False)
+    merged = 0
+    for side, got in zip(sides, kernel, strict=True):
+        want = tables.merged_walks(side)
+        assert (got is None) == (want is None)
+        if want is not None:
+            merged += 1
+            for a, b in zip(got, want, strict=True):
+                assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert merged >= 10

@@ -44,6 +44,7 @@ from .layout import (
     I_TRANSPORTS,
     NO_RANK,
     R_HI,
+    R_LO,
     R_RANK,
     R_STRENGTH,
     R_TOP,
@@ -52,6 +53,7 @@ from .layout import (
     S_HAS_LAND,
     S_INFO,
     S_IPC,
+    S_OTHER,
     S_ROW_A,
     S_ROW_N,
     S_ROW_S,
@@ -340,7 +342,8 @@ def build_side(units, sup, sup_targets, by_rank, order, sections, side, kind_slo
     casualty steps where order[O_GIVEN]; ipc_before[B], withdrawn[B, U] with stayers[B] (a
     stayers' block's withdrawn survivor counts), probs[B] (the probability of starting in
     the block).  Returns (status, blocks, states, rows, pmf, cdf, start, survivors,
-    ipc_lost, missing, states_cells): BUILT and the tables; LAWS_MISSING and missing[M, S],
+    ipc_lost, missing, states_cells): BUILT and the tables (and states_cells[2], the sum of
+    hit_combinations); LAWS_MISSING and missing[M, S],
     the dice vectors the bank has no law of yet; TOO_LARGE and states_cells (the states and
     table cells the side would have, compile._check_size)."""
     n_blocks, n_units = forces.shape[0], forces.shape[1]
@@ -366,7 +369,7 @@ def build_side(units, sup, sup_targets, by_rank, order, sections, side, kind_slo
         total_states += ((s + 1) * (2 if side[SD_SUBMERGE] and s else 1)
                          * (steps[b, CAT_A] + 1) * (steps[b, CAT_N] + 1))
         total_cells += (steps[b, 0] + steps[b, 1] + steps[b, 2] + 3) * (n_dice + 1)
-    states_cells = np.array([total_states, total_cells], dtype=np.int64)
+    states_cells = np.array([total_states, total_cells, -1], dtype=np.int64)
     no_int = np.zeros((0, 0), dtype=np.int64)
     no_float = np.zeros((0, 0))
     if total_states > side[SD_MAX_STATES] or total_cells > side[SD_MAX_CELLS]:
@@ -634,5 +637,136 @@ def build_side(units, sup, sup_targets, by_rank, order, sections, side, kind_slo
                     f += 1
         offset = f
     ipc_lost = states[:, S_IPC].copy()
+    states_cells[2] = hit_combinations(states, rows)
     return (BUILT, blocks, states, rows, pmf, cdf, start, survivors, ipc_lost,
             np.zeros((0, n_slots), dtype=np.int64), states_cells)
+
+
+@kernel
+def hit_combinations(states, rows):
+    """The sum over a side's states of the hit combinations its fire has in one round
+    (compile.Side.mean_hit_combinations: the product of the widths of its categories' hit
+    ranges, subs' only where it has some), or -1 where the sum might not be exact as a
+    float (past 2**52: there the order of the sums would matter)."""
+    total = 0
+    for f in range(states.shape[0]):
+        st = states[f]
+        width_a = rows[st[S_ROW_A], R_HI] - rows[st[S_ROW_A], R_LO] + 1
+        width_n = rows[st[S_ROW_N], R_HI] - rows[st[S_ROW_N], R_LO] + 1
+        product = width_a * width_n
+        if st[S_SUBS] > 0:
+            product *= rows[st[S_ROW_S], R_HI] - rows[st[S_ROW_S], R_LO] + 1
+        if product > 1 << 32:
+            return -1
+        total += product
+        if total > 1 << 52:
+            return -1
+    return total
+
+
+@kernel
+def merged_walks(blocks, states, survivors, rows, pmf, cdf, mix, compared):
+    """solver.tables.merged_walks of a side of several blocks of single walks: (1, merge,
+    sweep), or (0, ...) where nothing merges, or (-1, ...) where the numpy path must say
+    (two states of block 0 whose hash codes are equal: there its searchsorted might pick the
+    other one).  A state's twin is the state of block 0 with the same columns (compared:
+    the state columns that say what a state holds), survivors and fire: in block 0, a single
+    walk, the one with as many units left in the battle (S_OTHER), if its code, columns,
+    survivors, rows' R_TOP, R_LO, R_HI, R_STRENGTH and hit laws are the same (mix: the
+    code's weights, as merged_walks hashes)."""
+    n, n_0 = states.shape[0], blocks[0, 3]
+    n_units = survivors.shape[1]
+    none = np.zeros(0, dtype=np.int64)
+    code = np.zeros(n_0, dtype=np.uint64)
+    for f in range(n_0):
+        code[f] = _code(states, survivors, rows, mix, compared, f)
+    order = np.sort(code)
+    for i in range(1, n_0):
+        if order[i] == order[i - 1]:
+            return -1, none, none
+    twin = np.zeros(n, dtype=np.int64)
+    ok = np.zeros(n, dtype=np.bool_)
+    last = np.zeros(n, dtype=np.bool_)
+    for b in range(blocks.shape[0]):
+        last[blocks[b, 0] + blocks[b, 3] - 1] = True
+    found = np.zeros(n, dtype=np.bool_)
+    for f in range(n):
+        t = n_0 - 1 - states[f, S_OTHER]
+        if t < 0 or t >= n_0:
+            continue
+        twin[f] = t
+        if f < n_0 or _code(states, survivors, rows, mix, compared, f) != code[t]:
+            continue
+        same = True
+        for j in range(states.shape[1]):
+            if compared[j] and states[f, j] != states[t, j]:
+                same = False
+        for u in range(n_units):
+            if survivors[f, u] != survivors[t, u]:
+                same = False
+        rf, rt = states[f, S_ROW_N], states[t, S_ROW_N]
+        for j in (R_TOP, R_LO, R_HI, R_STRENGTH):
+            if rows[rf, j] != rows[rt, j]:
+                same = False
+        for h in range(pmf.shape[1]):
+            if pmf[rf, h] != pmf[rt, h] or cdf[rf, h] != cdf[rt, h]:
+                same = False
+        found[f] = same
+    # a state of block 1 or later is merged if it and every later state of its block have
+    # twins, each the twin's successor's predecessor (the last: block 0's last state)
+    for f in range(n_0, n):
+        if last[f]:
+            ok[f] = found[f] and twin[f] == n_0 - 1
+        else:
+            ok[f] = found[f] and twin[f + 1] == twin[f] + 1
+    merge = np.arange(n)
+    own = 0
+    for b in range(blocks.shape[0]):
+        first, end = blocks[b, 0], blocks[b, 0] + blocks[b, 3]
+        tail = True  # every state from f to the block's end is ok
+        for f in range(end - 1, first - 1, -1):
+            tail = tail and ok[f]
+            if tail:
+                merge[f] = twin[f]
+    for f in range(n):
+        if merge[f] == f:
+            own += 1
+    if own == n:
+        return 0, none, none
+    # the states that are their own, most casualty steps left first (a stable sort)
+    most = 0
+    for f in range(n):
+        most = max(most, states[f, S_OTHER])
+    at = np.zeros(most + 2, dtype=np.int64)
+    for f in range(n):
+        if merge[f] == f:
+            at[most - states[f, S_OTHER] + 1] += 1
+    for v in range(1, most + 2):
+        at[v] += at[v - 1]
+    sweep = np.zeros(own, dtype=np.int64)
+    for f in range(n):
+        if merge[f] == f:
+            v = most - states[f, S_OTHER]
+            sweep[at[v]] = f
+            at[v] += 1
+    return 1, merge, sweep
+
+
+@kernel(inline=True)
+def _code(states, survivors, rows, mix, compared, f):
+    """merged_walks' hash of state f: its compared columns, survivors and row's R_TOP, R_LO,
+    R_HI, R_STRENGTH, each times its weight, summed (mod 2**64)."""
+    total = np.uint64(0)
+    k = 0
+    for j in range(states.shape[1]):
+        if compared[j]:
+            total += np.uint64(states[f, j]) * np.uint64(mix[k])
+            k += 1
+    for u in range(survivors.shape[1]):
+        total += np.uint64(survivors[f, u]) * np.uint64(mix[k])
+        k += 1
+    r = states[f, S_ROW_N]
+    for j in (R_TOP, R_LO, R_HI, R_STRENGTH):
+        total += np.uint64(rows[r, j]) * np.uint64(mix[k])
+        k += 1
+    return total
