@@ -888,30 +888,64 @@ def _built_side(spec: _SideSpec) -> Side | None:
     table = _unit_table(spec.ruleset, spec.role)
     if table is None:
         return None
-    order = spec.order
     index = table.index
     n_blocks, n_units = len(spec.blocks), len(table.names)
     forces = np.zeros((n_blocks, n_units), dtype=np.int64)
-    withdrawn = np.zeros((n_blocks, n_units), dtype=np.int64)
-    stayers = np.zeros(n_blocks, dtype=np.int64)
-    ipc_before = np.zeros(n_blocks, dtype=np.int64)
+    extra = np.zeros((n_blocks, n_units + 2), dtype=np.int64)  # (builder.build_side's)
     probs = np.empty(n_blocks)
     for b, (prob, force, ipc, left) in enumerate(spec.blocks):
         row = forces[b]
         for name, count in force:
             row[index[name]] = count
         probs[b] = prob
-        ipc_before[b] = ipc
+        if ipc:
+            extra[b, n_units] = ipc
         if left is not None:
-            withdrawn[b] = left
-            stayers[b] = 1
-    given = order.preset not in ("cheapest", "weakest") or bool(order.chosen)
-    step_units = step_kinds = _NO_STEPS
-    if given:
+            extra[b, :n_units] = left
+            extra[b, n_units + 1] = 1
+    static = _static(spec, table)
+    if static is None:  # (casualty steps the builder takes as given)
+        static = _static(spec, table, given=True)
         step_units, step_kinds = _given_steps(spec, table, forces)
         if step_units is None:
             return None
-    units = spec.ruleset.units
+    else:
+        step_units = step_kinds = _NO_STEPS
+    by_rank, order_row, sections, side = static
+    bank = _law_bank(spec.ruleset, spec.role, spec.dice_model, table)
+    while True:
+        keys, values, laws, pmf = bank.arrays
+        status, a, b, *tables = builder.build_side(
+            table.units, table.supports, table.targets, by_rank, order_row, sections, side,
+            table.kind_slot, forces, extra, probs, step_units, step_kinds, keys, values, laws,
+            pmf)
+        if status == builder.BUILT:
+            built = Side(*tables, table.names, spec.split)
+            if a >= 0:  # (exact: the same float whatever the order of the sums)
+                built.__dict__["mean_hit_combinations"] = a / built.n_states
+            return built
+        if status == builder.TOO_LARGE:
+            _too_large(spec, a, b)
+        bank.add(tables[0])
+
+
+_statics: dict = {}  # _static's
+
+
+def _static(spec: _SideSpec, table: _UnitTable, given: bool = False) -> tuple | None:
+    """What builder.build_side takes of a spec besides its blocks: (by_rank, order, sections,
+    side), kept per edition, role, order of losses and side options; None where the builder
+    is given the casualty steps (orders it does not work out: smart, casualties chosen
+    already) and given is False."""
+    order = spec.order
+    if not given and (order.preset == "smart" or order.chosen):
+        return None
+    key = (id(table), order.preset, order.sections, order.keep_land, order.aa_last, given,
+           spec.split, spec.submerge)
+    found = _statics.get(key)
+    if found is not None and found[0] is table:
+        return found[1]
+    units, index = spec.ruleset.units, table.index
     sections = np.array([(index[units[name].damaged_form or name if units[name].hp > 1
                                 else name], -1 if count is None else count)
                          for name, count in order.sections], dtype=np.int64).reshape(-1, 2)
@@ -920,26 +954,15 @@ def _built_side(spec: _SideSpec) -> Side | None:
                      len(table.kinds), MAX_STATES, MAX_TABLE_CELLS], dtype=np.int64)
     order_row = np.array([order.keep_land, order.aa_last, len(sections), given],
                          dtype=np.int64)
-    bank = _law_bank(spec.ruleset, spec.role, spec.dice_model, table)
-    while True:
-        keys, values, laws, pmf = bank.arrays
-        out = builder.build_side(table.units, table.supports, table.targets, by_rank, order_row,
-                                 sections, side, table.kind_slot, forces, step_units,
-                                 step_kinds, ipc_before, withdrawn, stayers, probs, keys,
-                                 values, laws, pmf)
-        status = out[0]
-        if status == builder.BUILT:
-            side = Side(*out[1:9], table.names, spec.split)
-            total = int(out[10][2])
-            if total >= 0:  # (exact: the same float whatever the order of the sums)
-                side.__dict__["mean_hit_combinations"] = total / side.n_states
-            return side
-        if status == builder.TOO_LARGE:
-            _too_large(spec, int(out[10][0]), int(out[10][1]))
-        bank.add(out[9])
+    static = (by_rank, order_row, sections, side)
+    with _tables_lock:
+        if len(_statics) >= 4096:
+            _statics.clear()
+        _statics[key] = (table, static)
+    return static
 
 
-def _given_steps(spec: _SideSpec, table: _UnitTable, forces: np.ndarray):
+def _given_steps(spec: _SideSpec, table: _UnitTable, forces: np.ndarray) -> tuple:
     """The blocks' casualty steps (orders.casualty_steps: an order the builder does not
     work out itself) as (units, kinds)[B, T], or (None, None) where a category's steps are
     not its units' hit points (casualties chosen already: each lost in one step)."""

@@ -336,16 +336,15 @@ def _steps_of(units, force, cat_of, c):
 
 @kernel
 def build_side(units, sup, sup_targets, by_rank, order, sections, side, kind_slot, forces,
-               given_units, given_kinds, ipc_before, withdrawn, stayers, probs, keys, values,
-               laws, bank_pmf):
-    """A side's tables from its blocks (forces[B, U]; given_units / given_kinds[B, T]: their
-    casualty steps where order[O_GIVEN]; ipc_before[B], withdrawn[B, U] with stayers[B] (a
-    stayers' block's withdrawn survivor counts), probs[B] (the probability of starting in
-    the block).  Returns (status, blocks, states, rows, pmf, cdf, start, survivors,
-    ipc_lost, missing, states_cells): BUILT and the tables (and states_cells[2], the sum of
-    hit_combinations); LAWS_MISSING and missing[M, S],
-    the dice vectors the bank has no law of yet; TOO_LARGE and states_cells (the states and
-    table cells the side would have, compile._check_size)."""
+               extra, probs, given_units, given_kinds, keys, values, laws, bank_pmf):
+    """A side's tables from its blocks: forces[B, U], extra[B, U + 2] (each block's
+    withdrawn survivor counts, IPC lost before it and 1 for a stayers' block), probs[B] (the
+    probability of starting in each), and where order[O_GIVEN] their casualty steps
+    given_units / given_kinds[B, T].  Returns (status, a, b, blocks, states, rows, pmf, cdf,
+    start, survivors, ipc_lost): BUILT, the sum of hit_combinations (a) and the tables;
+    LAWS_MISSING and in place of blocks the dice vectors [M, S] the bank has no law of yet;
+    TOO_LARGE and the states (a) and table cells (b) the side would have
+    (compile._check_size)."""
     n_blocks, n_units = forces.shape[0], forces.shape[1]
     split_s, split_a = side[SD_SPLIT_S], side[SD_SPLIT_A]
     die, kinds = side[SD_DIE], side[SD_KINDS]
@@ -369,12 +368,11 @@ def build_side(units, sup, sup_targets, by_rank, order, sections, side, kind_slo
         total_states += ((s + 1) * (2 if side[SD_SUBMERGE] and s else 1)
                          * (steps[b, CAT_A] + 1) * (steps[b, CAT_N] + 1))
         total_cells += (steps[b, 0] + steps[b, 1] + steps[b, 2] + 3) * (n_dice + 1)
-    states_cells = np.array([total_states, total_cells, -1], dtype=np.int64)
     no_int = np.zeros((0, 0), dtype=np.int64)
     no_float = np.zeros((0, 0))
     if total_states > side[SD_MAX_STATES] or total_cells > side[SD_MAX_CELLS]:
-        return (TOO_LARGE, no_int, no_int, no_int, no_float, no_float, np.zeros(0), no_int,
-                np.zeros(0, dtype=np.int64), no_int, states_cells)
+        return (TOO_LARGE, total_states, total_cells, no_int, no_int, no_int, no_float,
+                no_float, np.zeros(0), no_int, np.zeros(0, dtype=np.int64))
     # walk rows: for each block, each category, each step k (0..steps): the category's force
     # after k of its steps: its law, survivors, units, land units, IPC lost, the rank of its
     # next casualty, its I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
@@ -488,8 +486,8 @@ def build_side(units, sup, sup_targets, by_rank, order, sections, side, kind_slo
                               | (I_DEFENCELESS if defenceless and any_unit else 0)
                               | (I_TRANSPORTS if transports and any_unit else 0))
     if n_missing:
-        return (LAWS_MISSING, no_int, no_int, no_int, no_float, no_float, np.zeros(0), no_int,
-                np.zeros(0, dtype=np.int64), missing[:n_missing].copy(), states_cells)
+        return (LAWS_MISSING, n_missing, 0, missing[:n_missing].copy(), no_int, no_int,
+                no_float, no_float, np.zeros(0), no_int, np.zeros(0, dtype=np.int64))
     # the side's rows: every block's n rows, then each block's s and a rows
     width = 1
     for w in range(n_walk):
@@ -613,7 +611,7 @@ def build_side(units, sup, sup_targets, by_rank, order, sections, side, kind_slo
         blocks[b, 1] = radix[b, 0]
         blocks[b, 2] = radix[b, 1]
         blocks[b, 3] = radix[b, 2]
-        blocks[b, 4] = BLOCK_STAYERS if stayers[b] else BLOCK_START
+        blocks[b, 4] = BLOCK_STAYERS if extra[b, n_units + 1] else BLOCK_START
         start[offset] = probs[b]
         ws, wa, wn = walk_at[b, CAT_S], walk_at[b, CAT_A], walk_at[b, CAT_N]
         f = offset
@@ -628,18 +626,17 @@ def build_side(units, sup, sup_targets, by_rank, order, sections, side, kind_slo
                     row[S_ROW_N] += shift_n
                     row[S_ROW_S] += shift_sa
                     row[S_ROW_A] += shift_sa
-                    row[S_IPC] += ipc_before[b]
+                    row[S_IPC] += extra[b, n_units]
                     vs = w_vec[ws + part_k[0, i_s]]
                     va = w_vec[wa + part_k[1, i_a]]
                     vn = w_vec[wn + part_k[2, i_n]]
                     for u in range(n_units):
-                        survivors[f, u] = vs[u] + va[u] + vn[u] + withdrawn[b, u]
+                        survivors[f, u] = vs[u] + va[u] + vn[u] + extra[b, u]
                     f += 1
         offset = f
     ipc_lost = states[:, S_IPC].copy()
-    states_cells[2] = hit_combinations(states, rows)
-    return (BUILT, blocks, states, rows, pmf, cdf, start, survivors, ipc_lost,
-            np.zeros((0, n_slots), dtype=np.int64), states_cells)
+    return (BUILT, hit_combinations(states, rows), 0, blocks, states, rows, pmf, cdf, start,
+            survivors, ipc_lost)
 
 
 @kernel
