@@ -253,6 +253,11 @@ class Retreat:
 def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: int,
                   defender_size: int) -> Retreat:
     """A Retreat from ``{after, when_left, only_air, below, strafe}`` (None: unset)."""
+    if type(retreat) is dict and retreat.get("after") is None \
+            and retreat.get("when_left") is None and retreat.get("only_air") is False \
+            and retreat.get("below") is None and retreat.get("strafe") is None \
+            and len(retreat) == 5 and set(retreat) == _RETREAT_FIELDS:
+        return _NO_RETREAT  # (no policy: the common case, without the checks below)
     if isinstance(retreat, Retreat):
         retreat = asdict(retreat)
     if retreat is not None and not isinstance(retreat, Mapping):
@@ -638,6 +643,7 @@ class BattleForm:
 
 
 _NO_RETREAT = Retreat()
+_RETREAT_FIELDS = frozenset(f.name for f in fields(Retreat))
 
 
 def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
@@ -833,9 +839,13 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
     retreat = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
                "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
                "strafe": args["strafe"]}
-    return make_battle(ruleset, **{name: args[name] for name in ("attacker", "defender", *(
-        name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))},
-        retreat=retreat), run
+    return make_battle(ruleset, **{name: args[name] for name in _BATTLE_ARGUMENTS},
+                       retreat=retreat), run
+
+
+# make_battle's arguments among simulate's (the retreat options come as one policy)
+_BATTLE_ARGUMENTS = ("attacker", "defender", *(
+    name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))
 
 
 PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))
