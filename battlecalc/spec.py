@@ -395,6 +395,8 @@ _HITS_AT = {
 
 
 def _plus(army: dict[str, int], waiting: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    if not waiting:
+        return army  # (read only: the checks)
     out = dict(army)
     for name, count in waiting:
         out[name] = out.get(name, 0) + count
@@ -530,8 +532,11 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     landing_army = army_counts(landing, ruleset, "landing")
     bombard_army = army_counts(bombard, ruleset, "bombard")
     _check_amphibious(ruleset, a_rules, sea, landing_army, bombard_army)
-    a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
-              if overland.get(n, 0) + landing_army.get(n, 0)}
+    if landing_army:
+        a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
+                  if overland.get(n, 0) + landing_army.get(n, 0)}
+    else:  # (the same dict: army_counts gives units of counts > 0, in the edition's order)
+        a_army = dict(overland)
     start = check_start(ruleset, sea, bool(landing_army), start_round, start_step,
                         hits_on_attacker, hits_on_defender, bombard_hits, attacker_waiting,
                         defender_waiting)

@@ -102,7 +102,7 @@ class ExactSolve:
     one is made for each solve)."""
 
     __slots__ = ("compiled", "plan", "limits", "explicit", "n_a", "n_d", "n_blocks", "shapes",
-                 "phases", "battle", "entry", "kept", "table", "work")
+                 "phases", "battle", "entry", "kept", "table", "work", "solved")
 
     def __init__(self, compiled, plan: SolvePlan, kept: bool = False,
                  limits: Limits = LIMITS):
@@ -122,6 +122,7 @@ class ExactSolve:
         self.phases = range(2 if compiled.has_partial_retreat else 1)
         self.battle = exact_battle(compiled, plan)
         self.entry = None
+        self.solved = False  # (solved once by the compiled kernel in this thread)
         self.kept = kept  # solved again later: worth finding the compiled kernel for
         self.table = plan.table  # grown where a solve fills it up
         self.work = 0  # successor terms spread by the last solve (compact tables only)
@@ -174,10 +175,13 @@ class ExactSolve:
                 threads.call(sweep._solve_blocks, 0, n_blocks, phase, *args, short=short)
         if (self.kept and short and not parallel and plan.compiled and self.entry is None
                 and not self.table[0]):
-            # solved in this thread by the compiled kernel: from the next solve on, that
-            # kernel is called straight, without the dispatcher's typing of every array (the
-            # dispatcher all the same where overload finds none)
-            self.entry = overload(sweep._solve_blocks, (0, n_blocks, 0, *args)) or False
+            # solved in this thread by the compiled kernel a second time (a battle asked
+            # again: finding the kernel costs a fresh battle's solve a fifth): from the next
+            # solve on, that kernel is called straight, without the dispatcher's typing of
+            # every array (the dispatcher all the same where overload finds none)
+            if self.solved:
+                self.entry = overload(sweep._solve_blocks, (0, n_blocks, 0, *args)) or False
+            self.solved = True
         if self.table[0]:  # (a dense solve writes neither: no reductions for it)
             # (a solve on a grown table counts on from the work its smaller tables did)
             self.work = spent + int(stacks.totals[:, TOTAL_WORK].sum())
