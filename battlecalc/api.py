@@ -260,8 +260,8 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     the clock (time.perf_counter) that the result's elapsed_s counts from (default: now);
     compiled: the battle's tables when the caller has them (compile_battle(battle)); plan:
     simulate's kept battle, which keeps its prepared exact solve for the next call;
-    solve_plan: the plan to carry out where the caller chose it (choose; limits: the limits
-    it was chosen under).
+    solve_plan: the plan to carry out where the caller chose it (choose); limits: the limits
+    the plan is chosen (or was chosen) and carried out under.
 
     battlecalc.waves solves each battle of a sequence through this function, which
     :func:`simulate` hands it (waves imports nothing from this module: no import circle)."""
@@ -270,10 +270,14 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     prepared = None if plan is None else plan.exact
     if solve_plan is None:
         solve_plan = solver.choose(
-            compiled, run.method, run.trials, run.rounds_distribution,
-            seconds=None if prepared is None else prepared.plan.seconds)
-    if (plan is not None and plan.kept and solve_plan.method == "exact"
-            and not solve_plan.win_values and not solve_plan.table[0]):
+            compiled, run.method, run.trials, run.rounds_distribution, limits,
+            seconds=None if prepared is None or limits is not solver.LIMITS
+            else prepared.plan.seconds)
+    # (a kept battle keeps the prepared solve of simulate's plans only: under other limits it
+    # is solved as any battle, and its next simulate call solves by simulate's plan again)
+    if (plan is not None and plan.kept and limits is solver.LIMITS
+            and solve_plan.method == "exact" and not solve_plan.win_values
+            and not solve_plan.table[0]):
         if prepared is None or prepared.plan != solve_plan:
             prepared = plan.exact = solver.ExactSolve(compiled, solve_plan, kept=True)
         law = solver.solve(compiled, solve_plan, progress=run.progress, prepared=prepared)

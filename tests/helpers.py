@@ -1,37 +1,102 @@
-"""Helpers of the tests that compare two paths of the exact solver (tests/test_land_sweep.py,
-test_sea_walk.py, test_sea_memo.py, test_compact_table.py, test_fire_lists.py): a battle's
-compiled tables as simulate builds them, every number of a result, the comparison of two
-results to 1e-12, the units of random sea armies, random armies and the ids of parametrized
-battles."""
+"""What the tests share (tests/conftest.py hands most of it out as fixtures): the command line
+run in-process, a battle planned and solved under a solver variant (plan_of), every number of a
+result and two results compared to 1e-12, Monte Carlo held to an exact answer within k standard
+errors (assert_mc_agrees, with the suite's trial counts), and the ids of parametrized
+battles (the battles themselves: tests/battles.py)."""
 
 from __future__ import annotations
 
-import random
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping
 
 import pytest
+from click.testing import CliRunner
 
 import battlecalc
-from battlecalc import api
+from battlecalc import api, solver
+from battlecalc.cli import cli
+
+# ---------------------------------------------------------------------------------------------
+# The command line, in-process
+
+RUNNER = CliRunner()  # (click >= 8.2: stderr is kept apart)
 
 
-def compiled_tables(battle: dict):
-    """The battle's compiled tables, as an exact simulate builds them (plans forgotten before
-    and after, so that the tables are built anew and kept by no later call)."""
-    seen = {}
-    compile_battle = api.compile_battle
+def invoke(*args: str, **options):
+    """`battlecalc ARGS` run in-process (click's CliRunner.invoke: input=, env=, ...)."""
+    return RUNNER.invoke(cli, [str(a) for a in args], **options)
 
-    def keep(*args, **kwargs):
-        seen["compiled"] = compile_battle(*args, **kwargs)
-        return seen["compiled"]
 
-    api.forget_compiled()
-    try:
-        api.compile_battle = keep
-        battlecalc.simulate(**{**battle, "method": "exact"})
-    finally:
-        api.compile_battle = compile_battle
-        api.forget_compiled()
-    return seen["compiled"]
+def assert_usage_error(result, fragment: str | None = None) -> str:
+    """Exit status 2, one ``Error: ...`` line on stderr, nothing on stdout, no traceback."""
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    assert "Traceback" not in result.output
+    if fragment is not None:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# A battle under a solver variant, chosen by plan (solver.choose), never by a module switch
+
+VARIANT_KEYWORDS = ("row_sweep", "merge_blocks", "two_phase", "sea_walk", "pruning")
+LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(solver.Limits))
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """A dice battle checked and compiled as simulate does (api.prepare) and the plan chosen
+    for it (solver.choose) under `limits`: result() solves it by that plan."""
+
+    battle: object  # spec.Battle
+    run: object  # spec.RunSpec
+    compiled: object  # compile.CompiledBattle
+    plan: solver.SolvePlan
+    limits: solver.Limits
+
+    def result(self) -> battlecalc.Result:
+        return api.solve(self.battle, self.run, compiled=self.compiled, solve_plan=self.plan,
+                         limits=self.limits)
+
+    def law(self) -> solver.FinalLaw:
+        return solver.solve(self.compiled, self.plan, seed=self.run.mc_seed,
+                            limits=self.limits)
+
+
+def plan_of(battle: Mapping, limits: solver.Limits = solver.LIMITS, **variant) -> Planned:
+    """The battle (simulate's keyword arguments) planned under a variant: choose's keywords
+    (row_sweep, merge_blocks, two_phase, sea_walk, pruning: False forbids that variant) and
+    any field of solver.Limits (table_start=4, compact_pairs=0, ...), on top of `limits`."""
+    keywords = {k: variant.pop(k) for k in VARIANT_KEYWORDS if k in variant}
+    unknown = set(variant) - set(LIMIT_FIELDS)
+    if unknown:
+        raise TypeError(f"neither a variant of solver.choose nor a Limits field: {unknown}")
+    if variant:
+        limits = dataclasses.replace(limits, **variant)
+    spec, run, compiled = api.prepare(**battle)
+    plan = solver.choose(compiled, run.method, run.trials, run.rounds_distribution,
+                         limits=limits, **keywords)
+    return Planned(spec, run, compiled, plan, limits)
+
+
+def solved(battle: Mapping, **variant) -> battlecalc.Result:
+    """The battle's Result under a variant (plan_of's keywords)."""
+    return plan_of(battle, **variant).result()
+
+
+def compiled_tables(battle: Mapping):
+    """The battle's compiled tables, as simulate builds them."""
+    return api.prepare(**battle)[2]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every number of a result, and two results compared
 
 
 def answers(result) -> dict:
@@ -65,26 +130,47 @@ def assert_same(got: dict, expected: dict) -> None:
             assert got[key] == value, key
 
 
-SEA_EDITIONS = ("1942-2e", "revised", "classic", "aa50", "1940-2e")
-SEA_UNITS = ("battleship", "cruiser", "destroyer", "submarine", "carrier", "fighter", "bomber",
-             "transport")
+# ---------------------------------------------------------------------------------------------
+# Monte Carlo against an exact answer
+
+# the statistical tests' trials: the quick tier's, and the slow tier's longer runs
+MC_TRIALS = 20_000
+MC_TRIALS_SLOW = 200_000
+PROBABILITIES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
+                 "takes_territory")
+MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
 
 
-def sea_units(edition: str) -> list[str]:
-    """The units of SEA_UNITS that the edition has, in that order (what random sea armies of
-    test_sea_memo and test_fire_lists are drawn from)."""
-    units = battlecalc.load_rules(edition).units
-    return [unit for unit in SEA_UNITS if unit in units]
+def _value(source, key: str) -> float:
+    if isinstance(source, Mapping):
+        return float(source[key])
+    return float(getattr(source, key))
 
 
-def random_army(rng: random.Random, units: list[str], size: int, subs: int = 0) -> str:
-    """Army notation of `size` units drawn from `units` (and `subs` submarines first)."""
-    counts = {"submarine": subs} if subs else {}
-    for _ in range(size):
-        unit = rng.choice(units)
-        counts[unit] = counts.get(unit, 0) + 1
-    return ", ".join(f"{n} {unit}" for unit, n in counts.items())
+def assert_mc_agrees(mc, exact, k: float = 4, probabilities: Iterable[str] = PROBABILITIES,
+                     means: Iterable[str] = MEANS, slack: float = 1e-12,
+                     trials: int | None = None) -> None:
+    """Monte Carlo within k standard errors of exact: each probability of `probabilities`
+    within k binomial standard errors sqrt(p (1 - p) / n) of the exact p (so that an outcome
+    the exact answer calls impossible must never occur), each mean of `means` within k of the
+    sample's own standard errors (mc.stderr), both plus `slack`.  mc: a Monte Carlo result
+    (its trials, or `trials`); exact: a result or a mapping of exact values (a reference's
+    Fractions)."""
+    n = mc.trials if trials is None else trials
+    assert n, "not a Monte Carlo result"
+    for key in probabilities:
+        p = _value(exact, key)
+        se = math.sqrt(max(p * (1.0 - p), 0.0) / n)
+        got = _value(mc, key)
+        assert abs(got - p) <= k * se + slack, (key, got, p, f"{k} x {se:.3g}")
+    for key in means:
+        se = mc.stderr[key]
+        got, want = _value(mc, key), _value(exact, key)
+        assert abs(got - want) <= k * se + slack, (key, got, want, f"{k} x {se:.3g}")
 
+
+# ---------------------------------------------------------------------------------------------
+# Battle ids
 
 def battle_id(battle: dict) -> str:
     """A parametrized battle's test id: edition, both armies, its first extra option."""

@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 
 EXACT_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "exact"]
 MC_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
@@ -484,7 +484,7 @@ def _without_timings(data):
      "--method", "mc", "--trials", "20000", "--seed", "3"),
 ])
 def test_threads_flag_of_run_plan_and_raid_changes_no_number(command):
-    from battlecalc.kernels import jit
+    import battlecalc
 
     outputs = []
     try:
@@ -493,8 +493,8 @@ def test_threads_flag_of_run_plan_and_raid_changes_no_number(command):
             assert result.exit_code == 0, result.output
             outputs.append(json.dumps(_without_timings(json.loads(result.stdout)),
                                       sort_keys=True))
-        assert jit.thread_count() == 3  # the flag sized the engine's pool
+        assert battlecalc.thread_count() == 3  # the flag sized the engine's pool
     finally:
-        jit.set_threads(None)
+        battlecalc.set_threads(None)
     assert outputs[0] == outputs[1]
     assert_usage_error(invoke(*command, "--threads", "0"), "--threads")

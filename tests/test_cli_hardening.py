@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 
 import battlecalc.api
 import battlecalc.cli as cli_module
@@ -260,36 +260,17 @@ def test_every_run_option_is_in_a_section():
     assert set(named) == {p.name for p in command.params}
 
 
-def test_help_loads_no_engine():
-    probe = (
-        "import sys\n"
-        "from click.testing import CliRunner\n"
-        "from battlecalc.cli import cli\n"
-        "for args in ([\"--help\"], [\"run\", \"--help\"], [\"units\", \"--help\"]):\n"
-        "    assert CliRunner().invoke(cli, args).exit_code == 0\n"
-        "heavy = [m for m in ('numba', 'numpy', 'pandas', 'battlecalc.api', 'battlecalc.compile')"
-        " if m in sys.modules]\n"
-        "print(heavy)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
-                          text=True, timeout=60, check=True)
-    assert done.stdout.strip() == "[]"
+@pytest.mark.fresh("help_loads_no_engine")
+def test_help_loads_no_engine(fresh):
+    # (a fresh interpreter, tests/fresh_checks.py: what `--help` left unloaded)
+    assert fresh == []
 
 
-def test_dice_edition_tables_load_no_engine():
+@pytest.mark.fresh("dice_edition_tables_load_no_engine")
+def test_dice_edition_tables_load_no_engine(fresh):
     # (`battlecalc rules` without --rules still does: validating formula.toml imports
     # battlecalc.formula, whose __init__ imports its numba engine)
-    probe = (
-        "import sys\n"
-        "from click.testing import CliRunner\n"
-        "from battlecalc.cli import cli\n"
-        "assert CliRunner().invoke(cli, ['rules', '--rules', '1942-2e']).exit_code == 0\n"
-        "assert CliRunner().invoke(cli, ['units', '--rules', 'revised']).exit_code == 0\n"
-        "print([m for m in ('numba', 'numpy', 'pandas') if m in sys.modules])\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
-                          text=True, timeout=60, check=True)
-    assert done.stdout.strip() == "[]"
+    assert fresh == []
 
 
 # --- --rules-file ------------------------------------------------------------------------------

@@ -10,8 +10,6 @@ never run and are left out; so are imports by computed name (``importlib.import_
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -145,25 +143,9 @@ def test_the_graph_finds_a_circle_through_a_function_level_import(tmp_path):
 
 
 @pytest.mark.slow
-def test_waves_and_counterattacks_load_no_pandas():
+@pytest.mark.fresh("waves_load_no_pandas")
+def test_waves_and_counterattacks_load_no_pandas(fresh):
     """Two waves and a counter-attack, exact and Monte Carlo, with their dict, JSON, CSV and
-    table views: pandas is never imported (only the DataFrame views need it)."""
-    script = textwrap.dedent("""\
-        import sys
-        import battlecalc
-        for method in ("exact", "mc"):
-            r = battlecalc.simulate(rules="revised", attacker="2 inf 1 tank",
-                                    defender="2 inf 1 aa", waves=["2 inf 1 ftr"],
-                                    counterattack="2 inf 1 ftr", method=method,
-                                    trials=2000, seed=1)
-            r.to_json(), r.to_csv(), r.table()
-            assert r.method == method and r.holds is not None
-        sea = battlecalc.simulate(rules="1942-2e", sea=True, attacker="1 dd",
-                                  defender="1 dd 1 sub", waves=["2 dd"], method="exact")
-        assert sea.defender_eliminated > 0
-        print("pandas" in sys.modules)
-    """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    table views: pandas is never imported (only the DataFrame views need it; a fresh
+    interpreter, tests/fresh_checks.py)."""
+    assert fresh is False

@@ -255,17 +255,3 @@ def test_reference_example_bomber_lost_first_1942():
     assert result.attacker_win == pytest.approx(2351 / 6545, abs=1e-12)
     assert result.defender_win == pytest.approx(2726 / 6545, abs=1e-12)
     assert result.draw == pytest.approx(1468 / 6545, abs=1e-12)
-
-
-def test_exact_refuses_a_battle_too_large_and_auto_falls_back_to_monte_carlo(monkeypatch):
-    # the limits scaled down so that a small battle counts as too large
-    import battlecalc.api as api
-
-    monkeypatch.setattr(api, "MAX_EXACT_SECONDS", 1e-7)
-    monkeypatch.setattr(api, "MC_RATE", {True: 1e12, False: 1e12})
-    battle = dict(rules="1942-2e", attacker="12 inf 4 art", defender="14 inf")
-    with pytest.raises(battlecalc.BattleInputError,
-                       match="too large to solve exactly.*--method mc"):
-        battlecalc.simulate(method="exact", **battle)
-    result = battlecalc.simulate(method="auto", trials=2_000, seed=1, **battle)
-    assert result.method == "mc" and result.trials == 2_000

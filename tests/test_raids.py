@@ -772,14 +772,7 @@ def test_cli_units_and_rules_list_the_raid_data(rulesets):
         "built_in", "facility", "True")
 
 
-def test_a_raid_without_air_battle_does_not_load_the_engine():
-    import subprocess
-    import sys
-
-    code = ("import sys, battlecalc; "
-            "r = battlecalc.raid('revised', '3 bomber', target_value=3, aa=True, method='mc', "
-            "trials=1000, seed=1); "
-            "print(r.method, 'numba' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    assert out == "mc False"
+@pytest.mark.fresh("raid_without_air_battle_loads_no_numba")
+def test_a_raid_without_air_battle_does_not_load_the_engine(fresh):
+    # (a fresh interpreter, tests/fresh_checks.py: Monte Carlo, no numba)
+    assert fresh == ["mc", False]

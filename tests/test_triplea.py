@@ -22,7 +22,7 @@ from math import comb
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 
 from battlecalc import simulate
 from battlecalc.errors import BattleInputError

@@ -963,3 +963,48 @@ def test_an_upload_that_is_not_a_save_is_refused_without_a_server_path(base):
     assert status == 413
     status, _, _ = request(base, "GET", "/api/game")
     assert status == 405
+
+
+# --- what a new user waits for: the server answers while the kernels warm up --------------
+
+
+def test_server_answers_while_the_warm_up_is_still_running():
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    from webserver import request, run_query, running_server
+
+    from battlecalc.web.server import WARM_UP, Engine
+
+    release, reached = threading.Event(), threading.Event()
+    seen = []
+
+    def hook(battle):
+        seen.append(battle)
+        reached.set()
+        assert release.wait(120), "the test never released the warm-up"
+
+    engine = Engine(warm_up_battles=WARM_UP[:2], warm_up_hook=hook)
+    try:
+        with running_server(engine, warm=True, timeout=60) as base:
+            assert reached.wait(60), "the warm-up did not start"
+            assert not engine.warm.is_set()  # held in the hook, before its first battle
+            status, headers, body = request(base, "GET", "/")
+            assert status == 200 and b"<html" in body.lower()
+            status, _, body = request(base, "GET", "/api/spec")
+            assert status == 200 and b'"revised"' in body
+            # a battle meanwhile compiles what it needs itself: 1 infantry against 1 in
+            # Revised, won (1/6)(4/6) / (1 - (5/6)(4/6)) = 1/4 of the time
+            status, data = run_query(base, rules="revised", attacker="1 inf",
+                                     defender="1 inf", method="exact")
+            assert status == 200, data
+            assert data["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+            assert not engine.warm.is_set()
+            release.set()
+            assert engine.warm.wait(120), "the warm-up did not finish"
+            assert seen == WARM_UP[:2]
+            assert engine.warm_up_s is not None and engine.warm_up_problems == []
+            status, data = run_query(base, rules="revised", attacker="1 inf",
+                                     defender="1 inf", method="exact")
+            assert status == 200 and data["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+    finally:
+        release.set()

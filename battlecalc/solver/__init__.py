@@ -54,4 +54,4 @@ def solve(compiled, plan: SolvePlan, seed: int | Callable[[], int] | None = None
         plan = dataclasses.replace(plan, method="mc", table=(0, 0), work_limit=0,
                                    fallback=False, compiled=True)
     return run_monte_carlo(compiled, plan.trials, seed() if callable(seed) else seed, progress,
-                           plan.threads)
+                           plan.threads, limits.call_seconds)

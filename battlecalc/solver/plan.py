@@ -76,6 +76,8 @@ class Limits:
     merge_share: float = 0.5
     short_seconds: float = 0.02  # solves estimated below this run in the calling thread
     call_seconds: float = 0.25  # kernel calls of about this, so Ctrl-C ends the work soon
+    # --retreat-below's table: work per kernel call (how often it reports its progress)
+    win_value_call_seconds: float = 0.1
     # a process solves in plain Python until its plain-Python solves add up to about this
     # many seconds (python_slowdown: plain Python against compiled kernels): loading the
     # compiled kernels costs about that much once, and each solve is then a few hundred

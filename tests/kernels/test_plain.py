@@ -1,109 +1,43 @@
-"""BATTLECALC_PLAIN_KERNELS=1 runs every kernel as plain Python (nothing compiled, numba not
-imported): small battles of each kind through every kernel give the compiled answers, exact
-ones to 1e-12, Monte Carlo ones identical at the same seed."""
+"""Kernels are plain Python until they are worth compiling (kernels.jit): the marker and its
+compile registry.
+
+* BATTLECALC_PLAIN_KERNELS=1 runs every kernel as plain Python (nothing compiled, numba not
+  imported): small battles of each kind through every kernel (checked: none missed) give the
+  compiled answers, exact ones to 1e-12, Monte Carlo ones identical at the same seed.  A small
+  exact solve in a fresh interpreter loads no numba at all.
+* Compiling: once per process however many threads ask at once; numba's cache moves to a
+  temporary folder when no folder is writable; the compiling notice only when the cache is
+  cold.
+* The cache stamp: numba judges a cached kernel fresh by its own source file only, while
+  kernels inline and call kernels and constants of the other kernel files (an edit of the
+  round model once left the Monte Carlo kernel's stale compiled code in use, with wrong odds):
+  every kernel's cache is stamped with a digest of every kernel file, subfolders included
+  (jit.kernel_sources_digest; numba's side: tests/kernels/test_numba_private.py).
+* Kernels compiled without reference counting (jit.kernel refs=False: the exact solver's
+  per-pair kernels and its sweeps): numba then neither takes nor drops a reference on the
+  arrays they are handed, which is sound only while they make no array and return none (a
+  kernel that returned an array to a counting caller would have it dropped once too often, one
+  that kept a view past its caller would read freed memory).  The check: numba's own
+  allocation counts (NUMBA_NRT_STATS) balance after many solves through every exact path, in
+  a fresh interpreter (the counts are switched on before numba starts).
+
+The fresh interpreters are tests/fresh_checks.py's, one for the session."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
-import os
-import subprocess
-import sys
-import threading
+import shutil
 
-import numpy as np
+import battles
 import pytest
+from fresh_checks import plain_kernel_solve, summary
 
 import battlecalc
 from battlecalc.kernels import jit
+from battlecalc.kernels.exact import fire, pairs, sweep
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
-TRIALS = 3000  # plain Python draws about 20,000 trials a second
-
-# each battle runs exactly and by Monte Carlo; together they reach every kernel (checked): the
-# land fast path and the general round, sea rules (submarines, submerging, lone transports
-# that fire once and retreat), amphibious assaults with bombardment and a partial retreat (the
-# stayers' blocks), AA fire, low luck, the law of rounds, --retreat-below's win-value sweep,
-# and the formula model's kernels
-BATTLES = {
-    "land": dict(rules="revised", attacker="3 inf 1 art 1 tank 1 ftr", defender="3 inf 1 aa",
-                 rounds_distribution=True),
-    "land, retreat below": dict(rules="1942-2e", attacker="3 inf 2 tank", defender="4 inf",
-                                retreat_below=0.4),
-    "sea": dict(rules="1942-2e", attacker="2 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr 1 sub",
-                sea=True, defender_submerge="when-only-subs-left"),
-    "sea, general round": dict(rules="revised", attacker="2 sub 1 bb", defender="1 dd 1 tt",
-                               sea=True, attacker_submerge="first-chance"),
-    "sea, lone transports": dict(rules="revised", attacker="2 tt", defender="1 dd", sea=True),
-    "amphibious": dict(rules="1942-2e", attacker="1 inf 1 tank 1 ftr", landing="2 inf 1 art",
-                       bombard="1 bb", defender="3 inf 1 aa 1 ftr", retreat_after=2),
-    "low luck, land": dict(rules="revised", attacker="3 inf 2 art 1 bmb", defender="4 inf 1 aa",
-                           dice="low_luck"),
-    "low luck, sea": dict(rules="1942-2e", attacker="1 sub 2 dd", defender="1 cv 1 ftr 1 tt",
-                          sea=True, dice="low_luck"),
-    "formula": dict(rules="formula", attacker="3 army, 1 air", defender="3 army"),
-    # (solved in a compact mass table, as a big sea battle is: exact.COMPACT_PAIRS 0)
-    "sea, compact table": dict(rules="1942-2e", attacker="2 sub 1 ftr 1 dd",
-                               defender="2 sub 1 ftr 1 cv", sea=True, rounds_distribution=True),
-}
-COMPACT = {"sea, compact table"}
-
-
-def solve(name: str, method: str):
-    """simulate of the battle BATTLES[name] by `method` (the compact table where COMPACT)."""
-    from battlecalc.kernels import exact
-
-    dense_from = exact.COMPACT_PAIRS
-    exact.COMPACT_PAIRS = 0 if name in COMPACT else dense_from
-    try:
-        return battlecalc.simulate(**BATTLES[name], method=method, trials=TRIALS, seed=17)
-    finally:
-        exact.COMPACT_PAIRS = dense_from
-
-
-def summary(result) -> dict:
-    """Every number of a result: its JSON object (less the time taken) and, for the dice
-    model, its laws."""
-    data = result.to_dict()
-    data.pop("elapsed_s")
-    laws = {}
-    if hasattr(result, "attacker_law"):
-        laws["attacker"] = result.attacker_law.probability.tolist()
-        laws["defender"] = result.defender_law.probability.tolist()
-        for name in ("swing_law", "rounds_law"):
-            law = getattr(result, name)
-            if law is not None:
-                laws[name] = [np.asarray(part, dtype=float).tolist() for part in law]
-    return {"data": data, "laws": laws}
-
-
-def run_all() -> dict:
-    return {f"{name}, {method}": summary(solve(name, method))
-            for name in BATTLES for method in ("exact", "mc")}
-
-
-def kernels_not_run(work) -> list[str]:
-    """The kernels (jit.kernel) that work() does not call, as module.name (plain Python)."""
-    kernels = {}
-    for module in map(importlib.import_module, jit.KERNEL_MODULES):
-        for name, obj in vars(module).items():
-            if hasattr(obj, jit._MARK) and obj.__module__ == module.__name__:
-                kernels[obj.__code__] = f"{module.__name__.rsplit('.', 1)[1]}.{name}"
-    called = set()
-
-    def note(frame, event, arg):
-        if event == "call" and frame.f_code in kernels:
-            called.add(kernels[frame.f_code])
-
-    sys.setprofile(note)
-    threading.setprofile(note)  # kernels on the pool's threads
-    try:
-        work()
-    finally:
-        sys.setprofile(None)
-        threading.setprofile(None)
-    return sorted(set(kernels.values()) - called)
+# --- plain Python -----------------------------------------------------------------------------
 
 
 def _close(plain, compiled, tolerance: float, where: str) -> None:
@@ -122,42 +56,164 @@ def _close(plain, compiled, tolerance: float, where: str) -> None:
         assert plain == compiled, (where, plain, compiled)
 
 
-@pytest.fixture(scope="module")
-def plain_results() -> dict:
-    code = ("import json, sys\n"
-            f"sys.path.insert(0, {TESTS!r})\n"
-            "import test_plain_kernels as t\n"
-            "results = {}\n"
-            "missed = t.kernels_not_run(lambda: results.update(t.run_all()))\n"
-            "assert not missed, f'kernels never run: {missed}'\n"
-            "assert 'numba' not in sys.modules, 'numba was imported'\n"
-            "print(json.dumps(results))\n")
-    env = {**os.environ, jit.PLAIN_ENV: "1"}
-    done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True,
-                          text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+@pytest.mark.slow
+@pytest.mark.fresh("plain_kernels_give_answers")
+@pytest.mark.parametrize("name", battles.PLAIN_KERNELS)
+@pytest.mark.parametrize("method", ["exact", "mc"])
+def test_plain_python_kernels_give_the_compiled_answers(fresh, name, method):
+    assert fresh["missed"] == [], f"kernels never run: {fresh['missed']}"
+    assert not fresh["numba"], "numba was imported"
+    jit.compiled()
+    assert jit.is_compiled()
+    compiled = summary(plain_kernel_solve(name, method))
+    compiled = json.loads(json.dumps(compiled))  # the same types as the subprocess's JSON
+    tolerance = 1e-12 if method == "exact" else 0.0  # Monte Carlo: counts, identical
+    _close(fresh["results"][f"{name}, {method}"], compiled, tolerance, f"{name}, {method}")
+
+
+@pytest.mark.fresh("plain_switch_keeps_kernels_plain")
+def test_the_switch_keeps_kernels_plain_even_when_asked_to_compile(fresh):
+    assert fresh == [False, False, "function"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", BATTLES)
-@pytest.mark.parametrize("method", ["exact", "mc"])
-def test_plain_python_kernels_give_the_compiled_answers(plain_results, name, method):
+@pytest.mark.fresh("small_exact_solve_loads_no_numba")
+def test_a_small_exact_solve_loads_no_numba(fresh):
+    # a fresh interpreter: the first README example solves in plain Python
+    method, attacker_win, numba_loaded = fresh
+    compiled = battlecalc.simulate(rules="1942-2e", attacker="6 inf, 2 art, 2 tank, 2 ftr",
+                                   defender="8 inf 1 tank 1 aa", method="exact")
+    assert method == "exact" and numba_loaded is False
+    assert attacker_win == pytest.approx(compiled.attacker_win, abs=1e-12)
+
+
+# --- compiling --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.fresh("compiling_from_threads_compiles_once")
+def test_compiling_from_several_threads_at_once_compiles_once(fresh):
+    # four first requests at once: one compiles and rebinds, the others wait for it
+    kernels, most = fresh
+    assert kernels > 40 and most == 1
+
+
+def test_unwritable_cache_falls_back_to_a_temporary_folder(monkeypatch):
+    import numba
+
+    numba.njit(lambda x: x)(1)  # numba's first compile loads more of numba, which calls njit
+    real = numba.njit
+    calls = []
+
+    def njit(*args, **options):
+        calls.append(numba.config.CACHE_DIR)
+        if options.get("cache") and len(calls) == 1:
+            raise RuntimeError("cannot cache function 'f': no locator available for file")
+        return real(*args, **options)
+
+    monkeypatch.setattr(numba, "njit", njit)
+    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
+
+    def double(x):
+        return 2 * x
+
+    dispatcher = jit._jit(numba, double, {"inline": "never", "nogil": False})
+    assert dispatcher(21) == 42
+    assert len(calls) == 2 and "battlecalc-numba" in numba.config.CACHE_DIR
+
+
+def test_compiling_notice_only_when_the_cache_is_cold(monkeypatch):
     jit.compiled()
-    assert jit.is_compiled()
-    compiled = summary(solve(name, method))
-    compiled = json.loads(json.dumps(compiled))  # the same types as the subprocess's JSON
-    tolerance = 1e-12 if method == "exact" else 0.0  # Monte Carlo: counts, identical
-    _close(plain_results[f"{name}, {method}"], compiled, tolerance, f"{name}, {method}")
+    calls = []
+    monkeypatch.setattr(jit, "cache_is_cold", lambda dispatcher: True)
+    battlecalc.simulate(rules="revised", attacker="2 inf", defender="2 inf", method="mc",
+                        trials=100, seed=1, progress=lambda *args: calls.append(args))
+    assert calls[0] == (0, 0, "compiling kernels (first run only)")
+    calls.clear()
+    monkeypatch.setattr(jit, "cache_is_cold", lambda dispatcher: False)
+    battlecalc.simulate(rules="revised", attacker="2 inf", defender="2 inf", method="mc",
+                        trials=100, seed=1, progress=lambda *args: calls.append(args))
+    assert all(what == "trials" for *_, what in calls)
 
 
-def test_the_switch_keeps_kernels_plain_even_when_asked_to_compile():
-    code = ("import sys\n"
-            "from battlecalc.kernels import jit, exact\n"
-            "jit.compiled()\n"
-            "print(jit.is_compiled(), 'numba' in sys.modules,\n"
-            "      type(exact._solve_blocks).__name__)\n")
-    env = {**os.environ, jit.PLAIN_ENV: "1"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True).stdout.split()
-    assert out == ["False", "False", "function"]
+# --- the cache stamp --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def kernels_copy(tmp_path):
+    """A copy of battlecalc/kernels (sources only) and its digest."""
+    copy = tmp_path / "kernels"
+    shutil.copytree(jit.FOLDER, copy, ignore=shutil.ignore_patterns("__pycache__", "*.nbi",
+                                                                    "*.nbc"))
+    return copy, jit.kernel_sources_digest(str(copy))
+
+
+def test_the_stamp_covers_every_kernel_file_subfolders_included(kernels_copy):
+    copy, digest = kernels_copy
+    assert digest == jit.kernel_sources_digest()  # the same files: the same stamp
+    sources = jit.kernel_sources()
+    assert {"round_model.py", "montecarlo.py", "layout.py", "jit.py",
+            "exact/sweep.py", "exact/fire.py", "exact/pairs.py"} <= set(sources)
+    assert not any("__pycache__" in name for name in sources)
+    # (every module the compile registry compiles is among them)
+    for module in jit.KERNEL_MODULES:
+        assert module.removeprefix("battlecalc.kernels.").replace(".", "/") + ".py" in sources
+
+
+@pytest.mark.parametrize("edited", ["exact/sweep.py", "exact/fire.py", "exact/pairs.py",
+                                    "round_model.py", "layout.py"])
+def test_an_edit_of_any_kernel_file_changes_the_stamp(kernels_copy, edited):
+    copy, digest = kernels_copy
+    path = copy / edited
+    path.write_text(path.read_text() + "\n# an edit\n")
+    assert jit.kernel_sources_digest(str(copy)) != digest
+
+
+def test_a_new_kernel_file_in_a_subfolder_changes_the_stamp(kernels_copy):
+    copy, digest = kernels_copy
+    (copy / "exact" / "more.py").write_text("X = 1\n")
+    assert jit.kernel_sources_digest(str(copy)) != digest
+    (copy / "exact" / "notes.txt").write_text("not a source\n")  # (not code: no new stamp)
+    (copy / "exact" / "more.py").unlink()
+    assert jit.kernel_sources_digest(str(copy)) == digest
+
+
+def test_the_files_a_kernel_reaches_are_the_stamped_ones():
+    assert jit.in_kernels(sweep.__file__) and jit.in_kernels(fire.__file__)
+    assert jit.in_kernels(jit.__file__)
+    assert not jit.in_kernels(battlecalc.__file__)
+    assert not jit.in_kernels(jit.FOLDER + "-other/x.py")  # (a folder named alike)
+
+
+# --- kernels without reference counting -------------------------------------------------------
+
+
+def test_refs_false_compiles_without_reference_counting_and_only_when_asked():
+    def f(x):
+        return x
+
+    assert getattr(jit.kernel(f), jit._MARK) == {"inline": "never", "nogil": False}
+    assert getattr(jit.kernel(refs=False)(f), jit._MARK)["_nrt"] is False
+
+    # the per-pair kernels are marked so; the kernels that make arrays (_scratch, the block
+    # drivers) or return them (_out) are not
+    def options(module, name):
+        function = getattr(module, name)
+        return getattr(getattr(function, "py_func", function), jit._MARK)
+
+    for module, name in ((pairs, "_enter"), (fire, "_fire"), (fire, "_play_phased"),
+                         (fire, "_play"), (fire, "_transition"), (sweep, "_sweep_round"),
+                         (sweep, "_sweep_walks"), (fire, "_fight_on")):
+        assert options(module, name)["_nrt"] is False, name
+    for module, name in ((pairs, "_scratch"), (sweep, "_solve_block"), (sweep, "_solve_tables"),
+                         (sweep, "_solve_compact"), (pairs, "_out"), (sweep, "_solve_blocks")):
+        assert "_nrt" not in options(module, name), name
+
+
+@pytest.mark.slow
+@pytest.mark.fresh("solves_leave_numba_allocations_balanced")
+def test_solves_leave_numba_allocations_balanced(fresh):
+    assert len(fresh) == 2 * len(battles.EXACT_PATHS)
+    for where, (alloc, free, mi_alloc, mi_free) in fresh.items():
+        # every solve makes arrays (its outputs, the mass tables): counted, and all freed
+        assert alloc > 0 and alloc == free and mi_alloc == mi_free, (where, fresh[where])
