@@ -19,6 +19,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from helpers import invoke
 
 import battlecalc
 
@@ -475,11 +476,7 @@ def test_every_shown_option_changes_the_request(base, page, screen):
 
 
 def _cli(command: str, args: list[str]) -> dict:
-    from click.testing import CliRunner
-
-    from battlecalc.cli import cli
-
-    result = CliRunner().invoke(cli, [command, *args, "--format", "json"])
+    result = invoke(command, *args, "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 

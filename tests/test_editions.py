@@ -11,12 +11,11 @@ import math
 from fractions import Fraction as F
 
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 from reference import exact_land
 from sea_reference import exact_sea
 
 import battlecalc
-from battlecalc.cli import cli
 from battlecalc.dice import force_dice
 from battlecalc.orders import LossOrder, casualty_steps
 from battlecalc.rules import load_rules
@@ -520,7 +519,7 @@ STATS = {
 
 
 def _invoke(*args):
-    result = CliRunner().invoke(cli, list(args))
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     return result.stdout
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 from reference import exact_land
 from sea_reference import exact_sea
 
 import battlecalc
-from battlecalc.cli import cli
 from battlecalc.dice import hit_distribution
 
 KEYS = ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "defender_ipc_loss",
@@ -116,10 +115,10 @@ def test_low_luck_changes_the_answer_and_is_reported():
 
 def test_cli_dice_option():
     args = ["run", "--rules", "revised", "-a", "6 inf", "-d", "1 tank", "--format", "json"]
-    result = CliRunner().invoke(cli, [*args, "--dice", "low-luck"])
+    result = invoke(*args, "--dice", "low-luck")
     assert result.exit_code == 0, result.output
     assert '"dice": "low_luck"' in result.stdout and '"attacker_win": 1.0' in result.stdout
-    bad = CliRunner().invoke(cli, [*args, "--dice", "loaded"])
+    bad = invoke(*args, "--dice", "loaded")
     assert bad.exit_code == 2 and "Error:" in bad.stderr
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 
 import battlecalc
 from battlecalc import options, planner, spec, sweeper
@@ -150,7 +150,7 @@ def test_plan_command_takes_dice_landing_bombard_and_rules_file():
     args = ["plan", "--rules-file", str(rules_file), "-d", "3 inf", "--pool", "4 inf 2 tank",
             "--goal", "takes_territory>=0.8", "-m", "exact", "--dice", "low-luck",
             "--landing", "2 inf", "--bombard", "1 bb", "--format", "json"]
-    run = CliRunner().invoke(cli, args)
+    run = invoke(*args)
     assert run.exit_code == 0, run.output
     expected = battlecalc.plan(rules="1942-2e", defender="3 inf", pool="4 inf 2 tank",
                                goal="takes_territory>=0.8", method="exact", dice="low_luck",
@@ -296,8 +296,8 @@ def test_reader_refuses_naming_the_keyword(name, text):
 def test_library_cli_and_web_name_the_option_their_way():
     with pytest.raises(BattleInputError, match="^keep_land must be a whole number"):
         battlecalc.simulate(**LAND, keep_land="x")
-    run = CliRunner().invoke(cli, ["run", "--rules", "revised", "-a", "3 inf", "-d", "3 inf",
-                                   "--keep-land", "x"])
+    run = invoke("run", "--rules", "revised", "-a", "3 inf", "-d", "3 inf",
+                 "--keep-land", "x")
     assert run.exit_code == 2
     assert run.stderr == "Error: --keep-land must be a whole number, got 'x'\n"
     with pytest.raises(web_spec.ParamError, match="^keep_land must be a whole number"):
@@ -321,7 +321,7 @@ def test_library_cli_and_web_name_the_option_their_way():
     ["plan", "--rules", "revised", "-d", "2 inf", "--pool", "3 inf", "--max-cost", "-1"],
 ])
 def test_cli_refuses_unreadable_numbers_in_one_line(args):
-    run = CliRunner().invoke(cli, args)
+    run = invoke(*args)
     assert run.exit_code == 2, run.output
     (line,) = run.stderr.splitlines()
     flag = next(a for a in args if a in ("--exchanges", "--trials", "--seed", "--keep-land",
@@ -331,7 +331,7 @@ def test_cli_refuses_unreadable_numbers_in_one_line(args):
 
 
 def test_plan_without_rules_says_which_option_is_missing():
-    run = CliRunner().invoke(cli, ["plan", "-d", "2 inf", "--pool", "3 inf"])
+    run = invoke("plan", "-d", "2 inf", "--pool", "3 inf")
     assert run.exit_code == 2
     assert "None" not in run.stderr
     assert run.stderr.startswith("Error: Missing option '--rules'")
@@ -425,7 +425,7 @@ def test_the_page_command_line_runs_as_written_with_the_page_numbers(params):
     words = shlex.split(line)
     assert words[:2] == ["battlecalc", "run"]
     assert "--dice low_luck" not in line
-    run = CliRunner().invoke(cli, [*words[1:], "--format", "json"])
+    run = invoke(*words[1:], "--format", "json")
     assert run.exit_code == 0, (line, run.output)
     kwargs, _ = web_spec.parse_params(dict(params))
     expected = json.loads(battlecalc.simulate(**kwargs).to_json())

@@ -6,13 +6,11 @@ import itertools
 import json
 
 import pytest
-from click.testing import CliRunner
 from helpers import invoke
 
 import battlecalc
 from battlecalc import cli as cli_module
 from battlecalc import planner
-from battlecalc.cli import cli
 from battlecalc.planner import parse_goals, why_not_monotone
 
 COST = {"revised": {"infantry": 3, "artillery": 4, "tank": 5, "fighter": 10, "bomber": 15},
@@ -300,7 +298,7 @@ def test_goal_parsing():
 
 
 def cli_ok(*args):
-    result = CliRunner().invoke(cli, list(args))
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -330,7 +328,7 @@ def test_cli_plan_formats():
 def test_cli_plan_bad_input_exits_2():
     for extra, fragment in ((["--goal", "win>=1"], "unknown goal key"),
                             (["--minimize", "loss", "--maximize", "swing"], "not both")):
-        result = CliRunner().invoke(cli, PLAN_ARGS + extra)
+        result = invoke(*PLAN_ARGS, *extra)
         assert result.exit_code == 2
         assert result.stdout == ""
         assert result.stderr.startswith("Error: ") and fragment in result.stderr

@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 from reference import exact_land
 
 import battlecalc
-from battlecalc.cli import cli
 
 A = {"infantry": 3, "artillery": 1, "tank": 1}
 D = {"infantry": 4, "tank": 1}
@@ -167,15 +166,15 @@ RUN = ["run", "--rules", "1942-2e", "--method", "exact"]
     (["-a", "3 inf", "-d", "2 inf", "--attacker-submerge", "first-chance"], "sea battles only"),
 ])
 def test_bad_policy_input_exits_2(args, fragment):
-    result = CliRunner().invoke(cli, [*RUN, *args])
+    result = invoke(*RUN, *args)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("Error:") and fragment in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_revised_aa_last_is_refused():
-    result = CliRunner().invoke(cli, ["run", "--rules", "revised", "-a", "2 ftr", "-d",
-                                      "1 inf 1 aa", "--aa-last"])
+    result = invoke("run", "--rules", "revised", "-a", "2 ftr", "-d",
+                    "1 inf 1 aa", "--aa-last")
     assert result.exit_code == 2 and "never casualties" in result.stderr
 
 

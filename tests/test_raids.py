@@ -17,11 +17,10 @@ import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 from raid_reference import exact_raid
 
 import battlecalc
-from battlecalc.cli import cli
 from battlecalc.errors import BattleInputError
 from battlecalc.raids import RaidResult, air_battle_rules, make_raid, raid
 from battlecalc.results import LOW_LUCK_LINE
@@ -670,7 +669,7 @@ def test_raid_test_files_match_the_shipped_editions(rulesets, edition):
 
 
 def _invoke(*args):
-    return CliRunner().invoke(cli, list(args))
+    return invoke(*args)
 
 
 def test_cli_table_json_csv(rulesets):

@@ -9,11 +9,10 @@ import battles
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 
 import battlecalc
 from battlecalc import BattleInputError, simulate, solve_many
-from battlecalc.cli import cli
 from battlecalc.kernels import jit
 
 TOLERANCE = 1e-12
@@ -285,8 +284,8 @@ def test_cli_sweep_unchanged(tmp_path):
     source = tmp_path / "battles.csv"
     source.write_text("rules,attacker,defender,sea\nrevised,1 inf,1 inf,\n"
                       "1942-2e,1 sub 1 dd,1 dd,yes\n")
-    result = CliRunner().invoke(cli, ["sweep", str(source), "-o", str(tmp_path / "out.csv"),
-                                      "--workers", "1"])
+    result = invoke("sweep", str(source), "-o", str(tmp_path / "out.csv"),
+                    "--workers", "1")
     assert result.exit_code == 0, result.output
     out = pd.read_csv(tmp_path / "out.csv")
     want = [simulate(rules="revised", attacker="1 inf", defender="1 inf"),

@@ -9,10 +9,8 @@ from fractions import Fraction
 from functools import cache
 
 import pytest
-from click.testing import CliRunner
 
 import battlecalc
-from battlecalc.cli import cli
 
 # --- an independent reference: infantry-only battles in fractions ----------------------------
 # Written from the rules, not from battlecalc: infantry attack at 1 and defend at 2, each
@@ -287,24 +285,23 @@ RUN = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--wave", "1 i
        "--counterattack", "1 inf", "--method", "exact"]
 
 
-def test_cli_waves():
-    runner = CliRunner()
-    table = runner.invoke(cli, RUN)
+def test_cli_waves(invoke):
+    table = invoke(*RUN)
     assert table.exit_code == 0, table.output
     assert "takes territory           53.13%" in table.stdout
     assert "holds                     39.84%" in table.stdout  # 17/32 * 3/4
-    data = json.loads(runner.invoke(cli, [*RUN, "--format", "json"]).stdout)
+    data = json.loads(invoke(*RUN, "--format", "json").stdout)
     assert data["takes_territory"] == pytest.approx(17 / 32, abs=1e-12)
     assert data["holds"] == pytest.approx(17 / 32 * 3 / 4, abs=1e-12)
     assert [w["attacker"] for w in data["waves"]] == ["1 infantry", "1 infantry"]
-    csv_text = runner.invoke(cli, [*RUN, "--format", "csv"]).stdout
+    csv_text = invoke(*RUN, "--format", "csv").stdout
     header, row = csv_text.splitlines()
     assert "wave2.walks_in" in header.split(",") and "counterattack.holds" in header.split(",")
-    bad = runner.invoke(cli, [*RUN, "--format", "csv", "--distribution", "ipc"])
+    bad = invoke(*RUN, "--format", "csv", "--distribution", "ipc")
     assert bad.exit_code == 2 and bad.stdout == ""
     assert "not available with --wave" in bad.stderr
-    bad = runner.invoke(cli, ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
-                              "--wave", "1 battleship"])
+    bad = invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
+                 "--wave", "1 battleship")
     assert bad.exit_code == 2 and bad.stderr.startswith("Error: wave 2: battleship")
 
 

@@ -16,16 +16,16 @@ import urllib.parse
 
 import numpy as np
 import pytest
+from helpers import invoke
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from click.testing import CliRunner  # noqa: E402
 from webserver import get_json, request, run_query, running_server  # noqa: E402
 
 import battlecalc  # noqa: E402
 from battlecalc import api  # noqa: E402
-from battlecalc.cli import PLAN_OPTIONS, cli  # noqa: E402
+from battlecalc.cli import PLAN_OPTIONS  # noqa: E402
 from battlecalc.options import flag_message  # noqa: E402
 from battlecalc.plot import distributions  # noqa: E402
 from battlecalc.results import wilson_interval  # noqa: E402
@@ -49,13 +49,13 @@ def base():
 
 
 def cli_json(args: list[str]) -> dict:
-    result = CliRunner().invoke(cli, ["run", *args, "--format", "json"])
+    result = invoke("run", *args, "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
 
 def cli_error(args: list[str]) -> str:
-    result = CliRunner().invoke(cli, ["run", *args])
+    result = invoke("run", *args)
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.splitlines()
     assert line.startswith("Error: ")
@@ -357,15 +357,15 @@ def test_serve_command_warns_off_loopback_and_stays_quiet_on_it(monkeypatch):
 
     monkeypatch.setattr(uvicorn.Server, "run", served)
     port = free_port()
-    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", str(port)])
+    result = invoke("serve", "--host", "0.0.0.0", "--port", str(port))
     assert result.exit_code == 0, result.output
     assert "Warning: listening on 0.0.0.0" in result.stderr
     assert calls[-1] == {"host": "0.0.0.0", "port": port, "bound": port}
     port = free_port()
-    result = CliRunner().invoke(cli, ["serve", "--port", str(port)])
+    result = invoke("serve", "--port", str(port))
     assert result.exit_code == 0 and "Warning" not in result.stderr
     assert calls[-1] == {"host": "127.0.0.1", "port": port, "bound": port}
-    result = CliRunner().invoke(cli, ["serve", "--port", "70000"])
+    result = invoke("serve", "--port", "70000")
     assert result.exit_code == 2
 
 
@@ -401,7 +401,7 @@ def test_serve_without_the_web_extra_says_how_to_install_it(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "battlecalc.web.server", None)  # import fails
-    result = CliRunner().invoke(cli, ["serve"])
+    result = invoke("serve")
     assert result.exit_code == 2
     assert "pip install 'battlecalc[web]'" in result.stderr
 
@@ -603,7 +603,7 @@ def test_serve_on_a_port_in_use_is_one_line_and_exit_2(no_warm_up):
         taken.listen()
         port = taken.getsockname()[1]
         started = time.monotonic()
-        line = one_error_line(CliRunner().invoke(cli, ["serve", "--port", str(port)]))
+        line = one_error_line(invoke("serve", "--port", str(port)))
     assert line == (f"Error: cannot listen on 127.0.0.1:{port}: the port is in use "
                     "(another server?); choose another --port")
     assert time.monotonic() - started < 5
@@ -615,7 +615,7 @@ def test_serve_on_a_port_in_use_is_one_line_and_exit_2(no_warm_up):
 ])
 def test_serve_on_an_unknown_or_foreign_host_is_one_line_and_exit_2(no_warm_up, host,
                                                                      fragment):
-    line = one_error_line(CliRunner().invoke(cli, ["serve", "--host", host]))
+    line = one_error_line(invoke("serve", "--host", host))
     assert fragment in line
 
 
@@ -623,7 +623,7 @@ def test_serve_on_an_unknown_or_foreign_host_is_one_line_and_exit_2(no_warm_up, 
 
 
 def cli_command_json(command: str, args: list[str]) -> dict:
-    result = CliRunner().invoke(cli, [command, *args, "--format", "json"])
+    result = invoke(command, *args, "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
