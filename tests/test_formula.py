@@ -17,6 +17,7 @@ import pytest
 import battlecalc
 from battlecalc.errors import BattleInputError
 from battlecalc.formula import FormulaResult, simulate_formula
+from battlecalc.formula import engine as formula_engine
 from battlecalc.rules import RulesFileError, load_rules, validate
 
 OUTCOMES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
@@ -464,3 +465,67 @@ def test_formula_table_only_with_formula_model():
         validate(raw, "revised.toml")
     assert str(info.value) == (
         'invalid rules file:\n  revised.formula: only allowed with model = "formula"')
+
+
+# --- bounded work (issue 16, point 6): an exact solve refused quickly (and Monte Carlo under
+# the server's time limit: tests/test_web.py) ---------------------------------------------
+
+
+FORMULA_BIG = dict(rules="formula", attacker="40 army 10 air", defender="40 army 10 air",
+                   exchanges="until-done")
+
+
+def _no_state(*args, **kwargs):
+    raise AssertionError("the exact solver built a state")
+
+
+def test_formula_exact_refusal_builds_no_state(monkeypatch):
+    # decided from the pieces (engine.transition_bound) before the solver starts: 0.9-1.0 ms
+    # warm where walking states until 1,000,000 transitions took 0.9-1.1 s (speed is a
+    # benchmark's business, not a timed test's)
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    monkeypatch.setattr(formula_engine, "_solve_exact", _no_state)
+    with pytest.raises(BattleInputError, match=r"more than 1,000,000 transitions .*; use "
+                                               r"method 'mc' for Monte Carlo"):
+        battlecalc.simulate(**FORMULA_BIG, method="exact")
+
+
+def test_formula_auto_picks_monte_carlo_without_building_states(monkeypatch):
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    monkeypatch.setattr(formula_engine, "_solve_exact", _no_state)
+    trials = 20_000
+    r = battlecalc.simulate(**FORMULA_BIG, trials=trials, seed=3)
+    assert r.method == "mc" and r.trials == trials
+    # equal forces, equal levels, no counter points: the rules are symmetric, so both sides
+    # win with the same probability; 4 standard errors of the difference at this sample size
+    spread = 4 * math.sqrt((r.attacker_win + r.defender_win) / trials)
+    assert abs(r.attacker_win - r.defender_win) <= spread
+
+
+def test_formula_exact_or_not_is_the_bound_against_the_limit(monkeypatch):
+    battle = dict(rules="formula", attacker="6 army", defender="5 army, 1 air",
+                  exchanges="until-done")
+    bound = formula_engine.transition_bound(formula_engine.make_formula_battle(
+        battle["attacker"], battle["defender"], exchanges="until-done"))
+    monkeypatch.setattr(formula_engine, "EXACT_TRANSITION_LIMIT", bound)
+    assert battlecalc.simulate(**battle, method="exact").method == "exact"
+    assert battlecalc.simulate(**battle).method == "exact"
+    monkeypatch.setattr(formula_engine, "EXACT_TRANSITION_LIMIT", bound - 1)
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    with pytest.raises(BattleInputError, match=rf"more than {bound - 1:,} transitions"):
+        battlecalc.simulate(**battle, method="exact")
+    assert battlecalc.simulate(**battle, trials=1000, seed=1).method == "mc"
+
+
+def test_formula_monte_carlo_does_not_depend_on_the_call_sizes(monkeypatch):
+    options = dict(rules="formula", attacker="30 army 5 air", defender="25 army 8 air",
+                   exchanges=40, method="mc", trials=100_000, seed=9)
+    reference = battlecalc.simulate(**options).to_dict()
+    monkeypatch.setattr(formula_engine, "FIRST_CALL_CHUNKS", 1)
+    monkeypatch.setattr(formula_engine, "CALL_SECONDS", 1e-9)  # one chunk a call
+    one_by_one = battlecalc.simulate(**options).to_dict()
+    for data in (reference, one_by_one):
+        data.pop("elapsed_s", None)
+        data.pop("timing", None)
+    assert json.dumps(one_by_one, sort_keys=True, default=str) == \
+        json.dumps(reference, sort_keys=True, default=str)

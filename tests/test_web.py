@@ -24,7 +24,7 @@ pytest.importorskip("uvicorn")
 from webserver import get_json, request, run_query, running_server  # noqa: E402
 
 import battlecalc  # noqa: E402
-from battlecalc import api  # noqa: E402
+from battlecalc import api, solver  # noqa: E402
 from battlecalc.cli import PLAN_OPTIONS  # noqa: E402
 from battlecalc.options import flag_message  # noqa: E402
 from battlecalc.plot import distributions  # noqa: E402
@@ -1008,3 +1008,75 @@ def test_server_answers_while_the_warm_up_is_still_running():
             assert status == 200 and data["attacker_win"] == pytest.approx(0.25, abs=1e-12)
     finally:
         release.set()
+
+
+# --- bounded work (issue 16, points 5 and 12): the server stops --retreat-below's table at its
+# time limit, and refuses a JSON body with a key twice -------------------------------------
+
+# a sea battle of the general round: 628,425 state pairs, its table 18-40 s of work
+BIG_TABLE = dict(rules="1942-2e", sea=True, attacker="8 sub 8 dd 4 ca 3 bb 6 ftr 2 cv",
+                 defender="6 dd 4 ca 2 cv 4 ftr 3 bb 4 sub")
+
+
+def _no_table(*_args, **_kwargs):
+    raise AssertionError("the retreat-below table was built")
+
+
+@pytest.mark.slow
+def test_the_server_stops_the_table_at_its_time_limit(monkeypatch):
+    from battlecalc.web.server import Engine, TooMuchWork
+
+    engine = Engine(workers=1, time_limit=0.3)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(TooMuchWork, match=(
+                r"stopped at the server's time limit of 0\.3 s after [\d,]+ of 628,425 "
+                r"retreat-below table")):
+            engine._simulate({**BIG_TABLE, "retreat_below": 0.5, "method": "mc", "trials": 1000,
+                              "seed": 1})
+        assert time.perf_counter() - started < 10  # the whole table: 18-40 s
+        # method=exact, where auto takes Monte Carlo: refused before the table is built
+        monkeypatch.setattr(solver, "fill_win_values", _no_table)
+        with pytest.raises(TooMuchWork, match="battle too large to solve exactly on this server"):
+            engine._simulate({**BIG_TABLE, "retreat_below": 0.5, "method": "exact"})
+    finally:
+        engine.close()
+
+
+def test_a_json_body_with_a_key_twice_is_refused():
+    with running_server() as base:
+        body = (b'{"rules": "revised", "attacker": "1 inf", "attacker": "9 inf", '
+                b'"defender": "1 inf"}')
+        status, _, answer = request(base, "POST", "/api/run", body,
+                                    {"Content-Type": "application/json"})
+        assert status == 400
+        assert json.loads(answer) == {"error": "parameter 'attacker' given more than once"}
+        once = b'{"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}'
+        status, _, answer = request(base, "POST", "/api/run", once,
+                                    {"Content-Type": "application/json"})
+        assert status == 200
+        assert json.loads(answer)["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_the_server_stops_formula_monte_carlo_at_its_time_limit():
+    from battlecalc.web.server import Engine, TooMuchWork
+
+    engine = Engine(workers=1, time_limit=0.5)
+    try:
+        started = time.perf_counter()
+        # 1000 exchanges a trial: 200,000 trials take 20-40 s on two cores
+        with pytest.raises(TooMuchWork, match=r"time limit of 0\.5 s after [\d,]+ of 200,000 "
+                                              r"trials"):
+            engine._simulate(dict(rules="formula", attacker="1000 army",
+                                  defender="1000 army", exchanges=1000, method="mc",
+                                  trials=200_000, seed=1))
+        assert time.perf_counter() - started < 12
+        # a formula battle within the limit still runs
+        data = engine.compute(dict(rules="formula", attacker="3 army", defender="2 army",
+                                   method="exact"), False)
+        assert data["attacker_win"] == pytest.approx(
+            battlecalc.simulate(rules="formula", attacker="3 army", defender="2 army",
+                                method="exact").attacker_win, abs=1e-15)
+    finally:
+        engine.close()
