@@ -7,10 +7,17 @@ battles (the battles themselves: tests/battles.py)."""
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import pytest
+from bands import (  # noqa: F401  (re-exported)
+    MC_TRIALS,
+    MC_TRIALS_SLOW,
+    MEANS,
+    PROBABILITIES,
+    assert_mc_agrees,
+    mc_outside,
+)
 from click.testing import CliRunner
 
 import battlecalc
@@ -133,40 +140,7 @@ def assert_same(got: dict, expected: dict) -> None:
 # ---------------------------------------------------------------------------------------------
 # Monte Carlo against an exact answer
 
-# the statistical tests' trials: the quick tier's, and the slow tier's longer runs
-MC_TRIALS = 20_000
-MC_TRIALS_SLOW = 200_000
-PROBABILITIES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
-                 "takes_territory")
-MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
-
-
-def _value(source, key: str) -> float:
-    if isinstance(source, Mapping):
-        return float(source[key])
-    return float(getattr(source, key))
-
-
-def assert_mc_agrees(mc, exact, k: float = 4, probabilities: Iterable[str] = PROBABILITIES,
-                     means: Iterable[str] = MEANS, slack: float = 1e-12,
-                     trials: int | None = None) -> None:
-    """Monte Carlo within k standard errors of exact: each probability of `probabilities`
-    within k binomial standard errors sqrt(p (1 - p) / n) of the exact p (so that an outcome
-    the exact answer calls impossible must never occur), each mean of `means` within k of the
-    sample's own standard errors (mc.stderr), both plus `slack`.  mc: a Monte Carlo result
-    (its trials, or `trials`); exact: a result or a mapping of exact values (a reference's
-    Fractions)."""
-    n = mc.trials if trials is None else trials
-    assert n, "not a Monte Carlo result"
-    for key in probabilities:
-        p = _value(exact, key)
-        se = math.sqrt(max(p * (1.0 - p), 0.0) / n)
-        got = _value(mc, key)
-        assert abs(got - p) <= k * se + slack, (key, got, p, f"{k} x {se:.3g}")
-    for key in means:
-        se = mc.stderr[key]
-        got, want = _value(mc, key), _value(exact, key)
-        assert abs(got - want) <= k * se + slack, (key, got, want, f"{k} x {se:.3g}")
+# (tests/bands.py: imports nothing of the package, so the references' own tests use it too)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from helpers import assert_usage_error, invoke
+from helpers import MC_TRIALS, assert_mc_agrees, assert_usage_error, invoke
 
 EXACT_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "exact"]
 MC_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
@@ -440,10 +440,11 @@ def test_formula_until_done_matches_its_monte_carlo():
     args = ("run", "--rules", "formula", "-a", "3 army", "-d", "2 army", "--exchanges",
             "until-done", "--format", "json")
     exact = json.loads(ok(*args).stdout)
-    mc = json.loads(ok(*args, "--method", "mc", "--trials", "200000", "--seed", "3").stdout)
-    p = exact["attacker_win"]
-    assert p == pytest.approx(137 / 216, abs=1e-12)
-    assert abs(mc["attacker_win"] - p) <= 4 * (p * (1 - p) / 200_000) ** 0.5
+    mc = json.loads(ok(*args, "--method", "mc", "--trials", str(MC_TRIALS), "--seed",
+                       "3").stdout)
+    assert exact["attacker_win"] == pytest.approx(137 / 216, abs=1e-12)
+    assert_mc_agrees(mc, exact, probabilities=("attacker_win",), means=(), slack=0.0,
+                     trials=MC_TRIALS)
 
 
 @pytest.mark.parametrize(("extra", "fragment"), [

@@ -7,11 +7,10 @@ allows or refuses, and the edition files as listed by the command line."""
 from __future__ import annotations
 
 import json
-import math
 from fractions import Fraction as F
 
 import pytest
-from helpers import invoke
+from helpers import MC_TRIALS, assert_mc_agrees, invoke
 from reference import exact_land
 from sea_reference import exact_sea
 
@@ -23,7 +22,7 @@ from battlecalc.rules import load_rules
 NEW_EDITIONS = ("classic", "aa50", "1940-2e")
 OUTCOMES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
 MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
-TRIALS = 100_000
+TRIALS = MC_TRIALS
 SEED = 20_251_111
 
 # (edition, attacker, defender, options as simulate() keywords); the references take the same
@@ -170,12 +169,7 @@ def _assert_matches(result, expected, keys):
 
 def _assert_within_four_se(mc, expected, keys):
     assert mc.method == "mc" and mc.trials == TRIALS
-    for key in keys:
-        p = float(expected[key])
-        se = math.sqrt(max(p * (1 - p), 0.0) / TRIALS)
-        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
-    for key in MEANS:
-        assert abs(getattr(mc, key) - float(expected[key])) <= 4 * mc.stderr[key] + 1e-12, key
+    assert_mc_agrees(mc, expected, probabilities=keys, means=MEANS)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from importlib import resources
 
 import formula_reference as ref
 import pytest
+from helpers import MC_TRIALS, assert_mc_agrees
 
 import battlecalc
 from battlecalc.errors import BattleInputError
@@ -173,27 +174,28 @@ def test_mc_matches_exact_within_four_standard_errors():
     kwargs = {"exchanges": "until-done", "attacker_level": 3, "counter": 1, "flips": "A1"}
     attacker, defender = "3 army, 1 air", "3 army, 1 navy_flipped"
     exact = simulate_formula(attacker, defender, method="exact", **kwargs)
-    mc = simulate_formula(attacker, defender, method="mc", trials=200_000, seed=7, **kwargs)
-    assert mc.method == "mc" and mc.trials == 200_000 and mc.seed == 7
+    mc = simulate_formula(attacker, defender, method="mc", trials=MC_TRIALS, seed=7, **kwargs)
+    assert mc.method == "mc" and mc.trials == MC_TRIALS and mc.seed == 7
     assert sum(getattr(mc, k) for k in OUTCOMES) == pytest.approx(1.0, abs=1e-12)
-    for key in (*OUTCOMES, "attacker_loss_points", "defender_loss_points", "mean_exchanges",
-                "attacker_face_up_left", "attacker_flipped_left", "defender_face_up_left",
-                "defender_flipped_left"):
-        se = mc.stderr[key]
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * se + 1e-12, key
-    for points, p in exact.defender_loss_points_distribution.items():
-        got = mc.defender_loss_points_distribution.get(points, 0.0)
-        assert abs(got - p) <= 4 * math.sqrt(p * (1 - p) / mc.trials) + 1e-12
+    # (every figure within 4 of its own standard errors, the outcomes' too)
+    assert_mc_agrees(mc, exact, probabilities=(), means=(
+        *OUTCOMES, "attacker_loss_points", "defender_loss_points", "mean_exchanges",
+        "attacker_face_up_left", "attacker_flipped_left", "defender_face_up_left",
+        "defender_flipped_left"))
+    law = exact.defender_loss_points_distribution
+    assert_mc_agrees(mc.defender_loss_points_distribution | {
+        points: 0.0 for points in law if points not in mc.defender_loss_points_distribution},
+        law, probabilities=list(law), means=(), trials=mc.trials)
 
 
 def test_mc_three_against_two():
     for exchanges in (1, "until-done"):
         exact = simulate_formula("3 army", "2 army", exchanges=exchanges, method="exact")
         mc = simulate_formula("3 army", "2 army", exchanges=exchanges, method="mc",
-                              trials=100_000, seed=2024)
-        for key in ("attacker_win", "defender_win", "draw", "attacker_loss_points",
-                    "defender_loss_points"):
-            assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key], key
+                              trials=MC_TRIALS, seed=2024)
+        assert_mc_agrees(mc, exact, probabilities=(), slack=0.0, means=(
+            "attacker_win", "defender_win", "draw", "attacker_loss_points",
+            "defender_loss_points"))
 
 
 def test_mc_same_seed_same_numbers_whatever_the_threads():
@@ -220,13 +222,12 @@ def test_mc_same_seed_same_numbers_whatever_the_threads():
 
 @pytest.mark.slow
 def test_die_by_die_reference_agrees_with_the_engine():
-    trials = 20_000
+    trials = MC_TRIALS
     sim = ref.summary(ref.simulate({"army": 3}, {"army": 2}, trials, seed=5,
                                    exchanges="until-done"))
     exact = simulate_formula("3 army", "2 army", exchanges="until-done", method="exact")
-    for key in ("attacker_win", "defender_win", "draw"):
-        p = getattr(exact, key)
-        assert abs(float(sim[key]) - p) <= 4 * math.sqrt(p * (1 - p) / trials), key
+    assert_mc_agrees(sim, exact, probabilities=("attacker_win", "defender_win", "draw"),
+                     means=(), slack=0.0, trials=trials)
 
 
 def test_auto_is_exact_for_small_battles_and_falls_back_to_mc():

@@ -6,7 +6,7 @@ import itertools
 import json
 
 import pytest
-from helpers import invoke
+from helpers import assert_mc_agrees, invoke
 
 import battlecalc
 from battlecalc import cli as cli_module
@@ -181,8 +181,8 @@ def test_monte_carlo_plans_are_reproducible_and_close_to_exact():
     for plan in mc.plans:
         exact = battlecalc.simulate(rules="revised", attacker=plan.addition, defender="2 inf",
                                     method="exact").takes_territory
-        se = (exact * (1 - exact) / 20_000) ** 0.5
-        assert abs(plan.result.takes_territory - exact) < 4 * se
+        assert_mc_agrees(plan.result, {"takes_territory": exact},
+                         probabilities=("takes_territory",), means=(), slack=0.0)
         assert plan.result.takes_territory >= 0.85
     assert "seed 3" in mc.table()
 

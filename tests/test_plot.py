@@ -8,7 +8,7 @@ import struct
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import invoke
+from helpers import MC_TRIALS, assert_mc_agrees, invoke
 
 import battlecalc
 from battlecalc.plot import PANEL_TITLES, distributions
@@ -38,7 +38,7 @@ def test_laws_of_one_infantry_against_one():
 
 
 def test_monte_carlo_laws_and_formula_uses_loss_points():
-    trials = 20000
+    trials = MC_TRIALS
     r = battlecalc.simulate(rules="revised", attacker="2 inf", defender="1 inf", method="mc",
                             trials=trials, seed=2)
     exact = battlecalc.simulate(rules="revised", attacker="2 inf", defender="1 inf",
@@ -48,8 +48,8 @@ def test_monte_carlo_laws_and_formula_uses_loss_points():
     want = dict(map(tuple, distributions(exact)["tuv_swing"]))
     got = dict(map(tuple, laws["tuv_swing"]))
     assert set(got) <= set(want)
-    for value, p in want.items():
-        assert abs(got.get(value, 0.0) - p) <= 4 * (p * (1 - p) / trials) ** 0.5
+    assert_mc_agrees({v: got.get(v, 0.0) for v in want}, want, probabilities=want, means=(),
+                     slack=0.0, trials=trials)
     assert sum(p for _, p in laws["rounds"]) == pytest.approx(1)
     f = battlecalc.simulate(rules="formula", attacker="3 army", defender="2 army", exchanges=1)
     laws = distributions(f)

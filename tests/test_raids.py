@@ -13,11 +13,10 @@ carry the same raid settings.
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
-from helpers import invoke
+from helpers import MC_TRIALS, assert_mc_agrees, invoke
 from raid_reference import exact_raid
 
 import battlecalc
@@ -339,20 +338,19 @@ MC_CASES = [
 def test_monte_carlo_within_four_standard_errors(rulesets, case):
     edition, attacker, defender, options = case
     expected = exact_raid(edition, attacker, defender, **options)
-    trials = 200_000
+    trials = MC_TRIALS
     result = _run(rulesets, edition, attacker, defender, method="mc", trials=trials, seed=11,
                   **options)
     assert result.method == "mc" and result.trials == trials and result.seed == 11
+    assert_mc_agrees(result, expected, probabilities=(), means=KEYS)
     for key in KEYS:
         value, se = getattr(result, key), result.stderr[key]
-        exact = float(expected[key])
-        assert abs(value - exact) <= 4 * se + 1e-12, (key, value, exact, se)
         assert result.ci95[key] == pytest.approx((value - 1.959963984540054 * se,
                                                   value + 1.959963984540054 * se))
     law = dict(zip(result.damage_law[0].tolist(), result.damage_law[1].tolist(), strict=True))
-    for damage, p in expected["damage_distribution"].items():
-        p = float(p)
-        assert abs(law.get(damage, 0.0) - p) <= 4 * math.sqrt(p * (1 - p) / trials) + 1e-12
+    damages = expected["damage_distribution"]
+    assert_mc_agrees({d: law.get(d, 0.0) for d in damages}, damages, probabilities=damages,
+                     means=(), trials=trials)
     assert set(law) <= set(expected["damage_distribution"])
     for side in ("attacker_survivors", "defender_survivors"):
         assert set(getattr(result, side)) == set(expected[side])

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from helpers import MC_TRIALS, assert_mc_agrees
 
 import battlecalc
 from battlecalc.kernels import layout
@@ -81,11 +82,12 @@ def test_likely_outcomes_list_five_and_laws_sum_to_one():
 
 def test_monte_carlo_laws_within_four_standard_errors_of_exact():
     exact = _exact("2 inf", "1 inf").to_dict()
-    n = 200_000
+    n = MC_TRIALS
     mc = battlecalc.simulate(rules="revised", attacker="2 inf", defender="1 inf", method="mc",
                              trials=n, seed=11).to_dict()
-    for k, p in exact["attacker_keeps_at_least"].items():
-        assert abs(mc["attacker_keeps_at_least"][k] - p) <= 4 * math.sqrt(p * (1 - p) / n)
+    keeps = exact["attacker_keeps_at_least"]
+    assert_mc_agrees(mc["attacker_keeps_at_least"], keeps, probabilities=keeps, means=(),
+                     slack=0.0, trials=n)
     assert mc["attacker_ipc_loss_percentiles"] == exact["attacker_ipc_loss_percentiles"]
     assert [o["survivors"] for o in mc["likely_outcomes"]["attacker"]] == \
         [o["survivors"] for o in exact["likely_outcomes"]["attacker"]]

@@ -6,11 +6,10 @@ general round)."""
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import pytest
-from helpers import compiled_tables
+from helpers import MC_TRIALS, assert_mc_agrees, compiled_tables
 from sea_reference import exact_sea
 
 import battlecalc
@@ -88,15 +87,9 @@ def test_exact_matches_reference(battle):
 
 @pytest.mark.parametrize("battle", BATTLES, ids=IDS)
 def test_monte_carlo_within_four_standard_errors(battle):
-    trials = 100_000
     exact = _solve(*battle, method="exact")
-    mc = _solve(*battle, method="mc", trials=trials, seed=11)
-    for key in OUTCOMES:
-        p = getattr(exact, key)
-        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
-        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
-    for key in MEANS:
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+    mc = _solve(*battle, method="mc", trials=MC_TRIALS, seed=11)
+    assert_mc_agrees(mc, exact, probabilities=OUTCOMES, means=MEANS)
 
 
 def test_bomber_against_battleship_1942():

@@ -19,18 +19,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from types import MappingProxyType
 
 import pytest
+from helpers import MC_TRIALS, mc_outside
 
 import battlecalc
 from battlecalc import rules as rules_module
 from battlecalc.rules import Ruleset, load_rules
 
-# 50,000 trials (200,000 before): the 4-SE band is twice as wide, and every planted error of the
-# mutation tests below still leaves it, in 4 to 11 battles, the worst by 50 SE or more
-TRIALS = 50_000
+# the quick tier's trials (200,000 at first, then 50,000): every planted error of the mutation
+# tests below still leaves the 4-SE band, in several battles, the worst by far
+TRIALS = MC_TRIALS
 SEED = 20_240_604
 BAND = 4.0  # standard errors
 SLACK = 1e-9
@@ -216,19 +216,7 @@ def _true_sample(index: int):
 def _outside_band(exact, mc) -> dict[str, float]:
     """{key: deviation in standard errors} for every key where mc leaves exact's 4-SE band."""
     assert mc.trials == TRIALS and mc.seed == SEED
-    out = {}
-    for key in PROBABILITIES:
-        p = getattr(exact, key)
-        se = math.sqrt(max(p * (1.0 - p), 0.0) / TRIALS)
-        deviation = abs(getattr(mc, key) - p)
-        if deviation > BAND * se + SLACK:
-            out[key] = deviation / se if se else math.inf
-    for key in MEANS:
-        se = mc.stderr[key]
-        deviation = abs(getattr(mc, key) - getattr(exact, key))
-        if deviation > BAND * se + SLACK:
-            out[key] = deviation / se if se else math.inf
-    return out
+    return mc_outside(mc, exact, k=BAND, probabilities=PROBABILITIES, means=MEANS, slack=SLACK)
 
 
 NEW_EDITIONS = ("classic", "aa50", "1940-2e")

@@ -9,6 +9,7 @@ from fractions import Fraction
 from functools import cache
 
 import pytest
+from helpers import MC_TRIALS, assert_mc_agrees
 
 import battlecalc
 
@@ -213,18 +214,18 @@ def test_monte_carlo_within_4_standard_errors_of_exact():
     args = dict(rules="1942-2e", attacker="3 inf 1 art 1 ftr", defender="4 inf 1 tank 1 aa",
                 waves=["2 inf 2 tank", "3 inf"], counterattack="3 inf 1 tank 1 ftr")
     exact = battlecalc.simulate(**args, method="exact")
-    mc = battlecalc.simulate(**args, method="mc", trials=100_000, seed=11)
+    trials = MC_TRIALS
+    mc = battlecalc.simulate(**args, method="mc", trials=trials, seed=11)
     assert mc.method == "mc" and exact.method == "exact"
-    for key in ("takes_territory", "holds", "defender_eliminated"):
+    keys = ("takes_territory", "holds", "defender_eliminated")
+    for key in keys:
         p = getattr(exact, key)
-        se = math.sqrt(p * (1 - p) / 100_000)
-        assert mc.stderr[key] == pytest.approx(se, rel=0.05)
-        assert abs(getattr(mc, key) - p) < 4 * se, key
+        assert mc.stderr[key] == pytest.approx(math.sqrt(p * (1 - p) / trials), rel=0.05)
+    assert_mc_agrees(mc, exact, probabilities=keys, means=(), slack=0.0)
     # every trial is continued: each wave is sent in as many trials as it is needed in
     for got, want in zip(mc.waves, exact.waves, strict=True):
-        p = want["sent"]
-        assert abs(got["sent"] - p) < 4 * math.sqrt(p * (1 - p) / 100_000) + 1e-12
-        assert got["sent"] * 100_000 == pytest.approx(round(got["sent"] * 100_000), abs=1e-6)
+        assert_mc_agrees(got, want, probabilities=("sent",), means=(), trials=trials)
+        assert got["sent"] * trials == pytest.approx(round(got["sent"] * trials), abs=1e-6)
     small = [battlecalc.simulate(**args, method="mc", trials=5_000, seed=s) for s in (11, 11, 12)]
     assert small[0].to_dict() | {"elapsed_s": 0} == small[1].to_dict() | {"elapsed_s": 0}
     assert small[2].takes_territory != small[0].takes_territory
