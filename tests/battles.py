@@ -545,6 +545,24 @@ def kwargs_of(battle: dict) -> dict:
 
 
 # =============================================================================================
+# The page's screens: one battle of each kind as the page's URL query (tests/test_browser.py,
+# and the page's requests without a browser: tests/test_options.py)
+
+PAGE_SCREENS = {
+    "land": "/?rules=1942-2e&attacker=3+inf+1+art+2+tank+1+ftr&defender=5+inf+1+tank+1+aa",
+    "sea": "/?rules=1942-2e&sea=1&attacker=2+sub+1+dd+1+ftr&defender=1+dd+1+cv+1+ftr",
+    "amphibious": "/?rules=1942-2e&kind=amphibious&attacker=1+tank&landing=3+inf&bombard=1+bb"
+                  "&defender=3+inf",
+    "raid": "/?rules=1940-2e&kind=raid&attacker=2+bomber+1+fighter&defender=1+fighter"
+            "&facility=major",
+    "plan": "/?rules=1942-2e&kind=plan&defender=3+inf&pool=6+inf+2+art+2+tank",
+    "waves": "/?rules=1942-2e&attacker=3+inf+1+tank&defender=4+inf&waves=2+inf+1+tank"
+             "&counterattack=2+inf",
+    "formula": "/?rules=formula&attacker=3+army&defender=2+army",
+}
+
+
+# =============================================================================================
 # Kernel battles: small battles that together reach every kernel (checked), run in plain
 # Python and compiled (tests/kernels/test_plain.py), and through every exact path with numba's
 # allocation counts (tests/fresh_checks.py)

@@ -7,7 +7,11 @@ battles (the battles themselves: tests/battles.py)."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
+import subprocess
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from bands import (  # noqa: F401  (re-exported)
@@ -152,3 +156,81 @@ def battle_id(battle: dict) -> str:
     extra = [k for k in battle if k not in ("rules", "attacker", "defender", "sea", "method")]
     return f"{battle['rules']}:{side(battle['attacker'])}-v-{side(battle['defender'])}" + (
         f"-{extra[0]}" if extra else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# The page's requests, computed by the page's own script in node (no browser)
+
+NODE = shutil.which("node")
+APP_JS = Path(battlecalc.__file__).parent / "web" / "static" / "app.js"
+# what a test types into a text option of the page to change it (else "2")
+TYPED = {"trials": "20000", "seed": "5", "retreat_below": "0.5", "attacker_ool": "tank",
+         "defender_ool": "tank", "waves": "1 tank", "counterattack": "1 inf",
+         "goal": "attacker_win>=0.5", "max_cost": "30", "top": "3", "exchanges": "2",
+         "target_value": "5"}
+_PAGE_REQUESTS = """
+const data = JSON.parse(require("fs").readFileSync(0, "utf8"));
+spec = data.spec;
+// an option changed from the form's value as its control changes it (optionControl): a box
+// checked, the last other choice of a list, the first technology, a typed value
+function changeOf(opt) {
+  const current = state.options[opt.name];
+  if (opt.kind === "bool") return true;
+  if (opt.kind === "techs") return edition().techs[0].name;
+  let choices = null;
+  if (opt.choices_from) choices = ["", ...(edition()[opt.choices_from] || [])];
+  else if (opt.kind === "choice") choices = opt.choices;
+  if (choices) {
+    const others = choices.filter((c) => c !== current && c);
+    return others[others.length - 1];
+  }
+  return data.typed[opt.name] ?? "2";
+}
+const shownNames = () => spec.options.filter(shown).map((o) => o.name);
+const out = {};
+for (const [screen, search] of Object.entries(data.screens)) {
+  out[screen] = {};
+  // before an answer, and after one of method auto solved exactly (trials and seed then
+  // neither shown nor sent)
+  for (const answered of ["before", "exact"]) {
+    readQuery(search);
+    solvedExactly.clear();
+    if (answered === "exact") {
+      const key = autoKey();
+      if (key === null) continue;
+      solvedExactly.add(key);
+    }
+    const pristine = apiBody();
+    const names = shownNames();
+    const changes = names.map((name) => {
+      const opt = spec.options.find((o) => o.name === name);
+      const old = state.options[name];
+      const value = changeOf(opt);
+      state.options[name] = value;
+      const body = apiBody();
+      state.options[name] = old;
+      return { name, value, body, back: apiBody(), shown_back: shownNames() };
+    });
+    out[screen][answered] = { pristine, names, changes };
+  }
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def page_requests(screens: Mapping[str, str]) -> dict:
+    """For each screen (a page query), what the page's own script (static/app.js, its state
+    and request functions, run by node on web/spec.py's page spec) shows and sends: before an
+    answer and after an answer of method auto solved exactly, {"pristine": the request,
+    "names": the options shown, "changes": [{name, value, body: the request with that option
+    changed, back: the request with it put back, shown_back: the options then shown}]}."""
+    from battlecalc.web import spec as web_spec
+
+    source = APP_JS.read_text()
+    start = source.index("(() => {") + len("(() => {")
+    end = source.index("  // " + "-" * 66 + " the form")
+    script = source[start:end] + _PAGE_REQUESTS
+    data = {"spec": web_spec.page_spec(), "screens": dict(screens), "typed": TYPED}
+    done = subprocess.run([NODE, "-e", script], input=json.dumps(data), capture_output=True,
+                          text=True, timeout=120, check=True)
+    return json.loads(done.stdout)

@@ -26,6 +26,8 @@ import battlecalc
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+import battles  # noqa: E402
+import helpers  # noqa: E402
 from webserver import running_server  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py)
@@ -287,18 +289,7 @@ def test_bad_input_shows_the_libraries_message(base, page):
 
 # --- issue 18: the page players choose ----------------------------------------------------
 
-SCREENS = {
-    "land": "/?rules=1942-2e&attacker=3+inf+1+art+2+tank+1+ftr&defender=5+inf+1+tank+1+aa",
-    "sea": "/?rules=1942-2e&sea=1&attacker=2+sub+1+dd+1+ftr&defender=1+dd+1+cv+1+ftr",
-    "amphibious": "/?rules=1942-2e&kind=amphibious&attacker=1+tank&landing=3+inf&bombard=1+bb"
-                  "&defender=3+inf",
-    "raid": "/?rules=1940-2e&kind=raid&attacker=2+bomber+1+fighter&defender=1+fighter"
-            "&facility=major",
-    "plan": "/?rules=1942-2e&kind=plan&defender=3+inf&pool=6+inf+2+art+2+tank",
-    "waves": "/?rules=1942-2e&attacker=3+inf+1+tank&defender=4+inf&waves=2+inf+1+tank"
-             "&counterattack=2+inf",
-    "formula": "/?rules=formula&attacker=3+army&defender=2+army",
-}
+SCREENS = battles.PAGE_SCREENS
 
 
 def page_width(page) -> tuple[int, int]:
@@ -308,13 +299,32 @@ def page_width(page) -> tuple[int, int]:
 WIDTHS = (320, 400, 1400)
 
 
+@pytest.fixture(scope="module")
+def page_requests():
+    """What the page's script shows and sends on each screen, run by node without a browser
+    (helpers.page_requests; tests/test_options.py holds each option to its request)."""
+    if helpers.NODE is None:
+        pytest.skip("needs node to run the page's script without a browser")
+    return helpers.page_requests({name: query.removeprefix("/")
+                                  for name, query in SCREENS.items()})
+
+
 @pytest.mark.parametrize("screen", list(SCREENS))
-def test_no_horizontal_scroll_on_any_screen(base, page, screen):
-    """Each screen at each width: one page load, resized (the page's layout is CSS alone, its
-    media queries; no script reads the width), so a width sees what a fresh load at it sees."""
+def test_each_screen_shows_what_its_script_says_and_never_scrolls_sideways(
+        base, page, screen, page_requests):
+    """One screen of each battle kind, end to end: its first request and the options it
+    shows once answered are those of the page's script run without a browser (the options'
+    requests: tests/test_options.py); and at each width no horizontal scroll (one page load,
+    resized: the page's layout is CSS alone, its media queries; no script reads the width,
+    so a width sees what a fresh load at it sees)."""
     page.set_viewport_size({"width": WIDTHS[0], "height": 900})
-    page.goto(base + SCREENS[screen])
+    with page.expect_request(lambda r: "/api/" in r.url and r.method == "POST") as first:
+        page.goto(base + SCREENS[screen])
     settle(page)
+    expected = page_requests[screen]
+    assert json.loads(first.value.post_data) == expected["before"]["pristine"]
+    answered = "exact" if page.get_attribute("#method", "data-value") == "exact" else "before"
+    assert sorted(_visible_options(page)) == sorted(expected[answered]["names"])
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         scroll, inner = page_width(page)
@@ -411,68 +421,6 @@ def test_at_sea_the_land_only_options_are_not_shown(base, page):
 def _visible_options(page) -> list[str]:
     return page.evaluate("[...document.querySelectorAll('#options [data-option]')]"
                          ".filter(n => n.offsetParent !== null).map(n => n.dataset.option)")
-
-
-def _change(page, name: str):
-    """Give a shown option a value other than the form's; returns the value set and a function
-    that puts the form's value back."""
-    node = page.locator(f'[data-option="{name}"]')
-    box = node.locator("input[type=checkbox]")
-    if box.count():
-        box.first.check()
-        return box.first.get_attribute("value") or True, box.first.uncheck
-    select = node.locator("select")
-    if select.count():
-        current = select.input_value()
-        values = [v for v in select.locator("option").evaluate_all(
-            "os => os.map(o => o.value)") if v != current and v]
-        select.select_option(values[-1])
-        return values[-1], lambda: select.select_option(current)
-    value = {"trials": "20000", "seed": "5", "retreat_below": "0.5", "attacker_ool": "tank",
-             "defender_ool": "tank", "waves": "1 tank", "counterattack": "1 inf",
-             "goal": "attacker_win>=0.5", "max_cost": "30", "top": "3",
-             "exchanges": "2", "target_value": "5"}.get(name, "2")
-    field = node.locator("input, textarea").first
-    current = field.input_value()
-    field.fill(value)
-    return value, lambda: field.fill(current)
-
-
-@pytest.mark.parametrize("screen", ["land", "sea", "raid", "plan", "formula"])
-def test_every_shown_option_changes_the_request(base, page, screen):
-    """Each shown option, changed from the form's value, is in the request.  One page load per
-    screen: each option is put back after its change, and the request is then the page's first
-    one again, so each change starts from the form a fresh load shows."""
-    with page.expect_request(lambda r: "/api/" in r.url and r.method == "POST") as first:
-        page.goto(base + SCREENS[screen])
-    settle(page)
-    pristine = json.loads(first.value.post_data)
-    if "method" not in pristine and page.get_attribute("#method", "data-value") == "exact":
-        # method auto answered exactly: the page sends trials and seed no more (it learns it
-        # from the answer), the rest of the request is the first one's
-        pristine = {k: v for k, v in pristine.items() if k not in ("trials", "seed")}
-    names = _visible_options(page)
-    assert len(names) >= 4
-    # only the requests matter here: the server is not asked to solve them (about 40 s of
-    # CPU over the five screens), the page gets a refusal instead
-    page.route(re.compile(r"/api/(run|raid|plan)"), lambda route: route.fulfill(
-        status=400, content_type="application/json", body='{"error": "not solved here"}'))
-    for name in names:
-        with page.expect_request(lambda r: "/api/" in r.url) as asked:
-            value, put_back = _change(page, name)
-        body = json.loads(asked.value.post_data)
-        assert name in body, (screen, name)
-        sent = body[name]
-        if name == "waves":
-            assert sent == [value]
-        elif value is not True:
-            assert str(sent) == value or value in str(sent), (name, sent, value)
-        settle_any(page)
-        with page.expect_request(lambda r: "/api/" in r.url) as asked:
-            put_back()
-        assert json.loads(asked.value.post_data) == pristine, (screen, name)
-        assert _visible_options(page) == names, (screen, name)
-        settle_any(page)
 
 
 def _cli(command: str, args: list[str]) -> dict:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import inspect
 import json
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
+import battles
+import helpers
 import numpy as np
 import pytest
 from helpers import invoke
@@ -364,7 +365,7 @@ def test_the_server_answers_unreadable_numbers_with_400():
 
 # ------------------------------------------------------------------ the page's command line
 
-NODE = shutil.which("node")
+NODE = helpers.NODE
 
 
 def _page_function(name: str, call: str, data) -> str:
@@ -433,3 +434,38 @@ def test_the_page_command_line_runs_as_written_with_the_page_numbers(params):
     for key in ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "defender_ipc_loss"):
         if key in expected:
             assert got[key] == pytest.approx(expected[key], abs=1e-12), (line, key)
+
+
+# ------------------------------------------------------------------ the page's requests
+
+
+@pytest.fixture(scope="module")
+def page_requests():
+    return helpers.page_requests({screen: query.removeprefix("/")
+                                  for screen, query in battles.PAGE_SCREENS.items()})
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run the page's script")
+@pytest.mark.parametrize("screen", list(battles.PAGE_SCREENS))
+def test_every_shown_option_changes_the_request(page_requests, screen):
+    """Each option the page shows, changed from the form's value as its control changes it,
+    is in the request; put back, the request is the form's again, and so are the options
+    shown: the page's own script (app.js) on the page spec (web/spec.py), before an answer
+    and after method auto answered exactly (trials and seed then neither shown nor sent).
+    (That the page shows what this script says: tests/test_browser.py, a screen of each
+    kind.)"""
+    found = page_requests[screen]
+    assert set(found) == {"before", "exact"}
+    assert "seed" in found["before"]["pristine"] and "seed" not in found["exact"]["pristine"]
+    for answered, shown in found.items():
+        assert len(shown["names"]) >= 4
+        for change in shown["changes"]:
+            name, value, body = change["name"], change["value"], change["body"]
+            assert name in body, (screen, answered, name)
+            sent = body[name]
+            if name == "waves":
+                assert sent == [value]
+            elif value is not True:
+                assert str(sent) == value or value in str(sent), (name, sent, value)
+            assert change["back"] == shown["pristine"], (screen, answered, name)
+            assert change["shown_back"] == shown["names"], (screen, answered, name)
