@@ -15,6 +15,9 @@ import sys
 import pytest
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
+# numba's allocation counts, on before numba starts (tests/kernels/test_plain.py holds every
+# solve to freeing what it allocates; counting costs nothing measurable)
+os.environ.setdefault("NUMBA_NRT_STATS", "1")
 # the helpers (helpers, battles, webserver, golden) and the references (reference,
 # sea_reference, ...) are imported by their module names from every folder of the suite
 for _folder in (os.path.join(TESTS, "references"), TESTS):

@@ -4,15 +4,14 @@ with @pytest.mark.fresh(NAME) and asserts on its answer).
 
 ``python fresh_checks.py KIND NAME...`` runs the named checks of KIND in the order of this file
 and prints {name: answer} as JSON ({"error": traceback} for a check that raised).  KIND
-"compiled": an ordinary interpreter, NUMBA_NRT_STATS=1 from its start (numba's allocation
-counts); "plain": BATTLECALC_PLAIN_KERNELS=1, warnings as errors.
+"compiled": an ordinary interpreter; "plain": BATTLECALC_PLAIN_KERNELS=1, warnings as
+errors.
 
 The order is the point: each check asserts what is loaded (or started, or compiled) after it
 ran, so every check before it loads no more than it allows: the command line's help and edition
 tables first (no numpy), then the spec module, the first solves in plain Python (no numba),
 the first compile, the waves (no pandas), the views (pandas on demand), then numba's thread
-pool, a fork and the allocation counts.  This file imports only the standard library at its
-top.
+pool and a fork.  This file imports only the standard library at its top.
 """
 
 from __future__ import annotations
@@ -218,53 +217,6 @@ def forked_child_has_a_pool_of_its_own():
     return os.waitpid(pid, 0)[1]
 
 
-@check("compiled")
-def solves_leave_numba_allocations_balanced():
-    """Twenty solves again of a battle through each exact path (battles.EXACT_PATHS) and by
-    Monte Carlo: numba's allocation counts before and after ({battle, method: [allocations,
-    frees, MemInfo allocations, MemInfo frees]})."""
-    import dataclasses
-    import gc
-
-    import battles
-    from numba.core.runtime import rtsys
-
-    import battlecalc
-    from battlecalc import api, solver
-    from battlecalc.kernels import jit
-
-    jit.compiled()
-    compact = dataclasses.replace(solver.LIMITS, compact_pairs=0)
-    out = {}
-    for name, given in battles.EXACT_PATHS.items():
-        battle = {"rules": "1942-2e", **given}
-        rounds = battle.pop("rounds_law", False)
-        limits = compact if battle.pop("compact", False) else None
-        for method in ("exact", "mc"):
-            call = dict(battle, method=method, trials=2000, seed=5)
-
-            def solve(call=call, limits=limits):
-                if limits is None:  # (simulate: a kept battle solved again)
-                    return battlecalc.simulate(**call)
-                spec, run, compiled = api.prepare(**call)
-                plan = solver.choose(compiled, run.method, run.trials, limits=limits)
-                return api.solve(spec, run, compiled=compiled, solve_plan=plan, limits=limits)
-
-            first = solve()
-            if rounds:
-                first.rounds_distribution  # noqa: B018
-            gc.collect()
-            before = rtsys.get_allocation_stats()
-            for _ in range(20):
-                again = solve()
-                assert again.attacker_win == first.attacker_win
-            del again
-            gc.collect()
-            after = rtsys.get_allocation_stats()
-            out[f"{name}, {method}"] = [after[i] - before[i] for i in range(4)]
-    return out
-
-
 # --- BATTLECALC_PLAIN_KERNELS=1 ---------------------------------------------------------------
 
 PLAIN_TRIALS = 3000  # plain Python draws about 20,000 trials a second
@@ -391,7 +343,7 @@ def run(wanted: set[str]) -> dict:
     unknown = wanted - set(CHECKS)
     assert not unknown, f"no such fresh check: {sorted(unknown)}"
     answers = {}
-    for kind, extra, options in (("compiled", {"NUMBA_NRT_STATS": "1"}, []),
+    for kind, extra, options in (("compiled", {}, []),
                                  ("plain", {"BATTLECALC_PLAIN_KERNELS": "1"}, ["-W", "error"])):
         names = [name for name, (of_kind, _) in CHECKS.items()
                  if of_kind == kind and name in wanted]

@@ -18,13 +18,15 @@ compile registry.
   arrays they are handed, which is sound only while they make no array and return none (a
   kernel that returned an array to a counting caller would have it dropped once too often, one
   that kept a view past its caller would read freed memory).  The check: numba's own
-  allocation counts (NUMBA_NRT_STATS) balance after many solves through every exact path, in
-  a fresh interpreter (the counts are switched on before numba starts).
+  allocation counts (NUMBA_NRT_STATS) balance after many solves through every exact path
+  (the counts are switched on before numba starts: tests/conftest.py).
 
 The fresh interpreters are tests/fresh_checks.py's, one for the session."""
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import json
 import math
 import shutil
@@ -34,6 +36,7 @@ import pytest
 from fresh_checks import plain_kernel_solve, summary
 
 import battlecalc
+from battlecalc import api, solver
 from battlecalc.kernels import jit
 from battlecalc.kernels.exact import fire, pairs, sweep
 
@@ -210,10 +213,40 @@ def test_refs_false_compiles_without_reference_counting_and_only_when_asked():
         assert "_nrt" not in options(module, name), name
 
 
-@pytest.mark.slow
-@pytest.mark.fresh("solves_leave_numba_allocations_balanced")
-def test_solves_leave_numba_allocations_balanced(fresh):
-    assert len(fresh) == 2 * len(battles.EXACT_PATHS)
-    for where, (alloc, free, mi_alloc, mi_free) in fresh.items():
-        # every solve makes arrays (its outputs, the mass tables): counted, and all freed
-        assert alloc > 0 and alloc == free and mi_alloc == mi_free, (where, fresh[where])
+@pytest.mark.skipif(jit.plain_kernels(), reason="BATTLECALC_PLAIN_KERNELS=1: nothing is "
+                    "compiled")
+@pytest.mark.parametrize("name", list(battles.EXACT_PATHS))
+@pytest.mark.parametrize("method", ["exact", "mc"])
+def test_solves_leave_numba_allocations_balanced(name, method):
+    """Twenty solves again of a battle through each exact path (and by Monte Carlo): every
+    solve makes arrays (its outputs, the mass tables), counted by numba (NUMBA_NRT_STATS, on
+    from the start of the test process: tests/conftest.py), and all of them are freed."""
+    from numba.core.runtime import rtsys
+
+    jit.compiled()
+    battle = {"rules": "1942-2e", **battles.EXACT_PATHS[name]}
+    rounds = battle.pop("rounds_law", False)
+    limits = (dataclasses.replace(solver.LIMITS, compact_pairs=0) if battle.pop("compact", False)
+              else None)
+    call = dict(battle, method=method, trials=2000, seed=5)
+
+    def solve():
+        if limits is None:  # (simulate: a kept battle solved again)
+            return battlecalc.simulate(**call)
+        spec, run, compiled = api.prepare(**call)
+        plan = solver.choose(compiled, run.method, run.trials, limits=limits)
+        return api.solve(spec, run, compiled=compiled, solve_plan=plan, limits=limits)
+
+    first = solve()
+    if rounds:
+        first.rounds_distribution  # noqa: B018
+    gc.collect()
+    before = rtsys.get_allocation_stats()
+    for _ in range(20):
+        again = solve()
+        assert again.attacker_win == first.attacker_win
+    del again
+    gc.collect()
+    after = rtsys.get_allocation_stats()
+    alloc, free, mi_alloc, mi_free = (after[i] - before[i] for i in range(4))
+    assert alloc > 0 and alloc == free and mi_alloc == mi_free, (alloc, free, mi_alloc, mi_free)
