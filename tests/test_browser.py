@@ -369,55 +369,6 @@ def test_first_visit_shows_an_example_and_its_result(base, page):
     page.screenshot(path=str(ARTIFACTS / "web-page-400.png"))
 
 
-LAND_ONLY = ["keep_land", "aa_last", "retreat_when_only_air", "counterattack"]
-
-
-def test_at_sea_the_land_only_options_are_not_shown(base, page):
-    page.goto(base + SCREENS["land"])
-    settle(page)
-    for name in LAND_ONLY:
-        assert page.is_visible(f'[data-option="{name}"]'), name
-    page.goto(base + SCREENS["sea"])
-    settle(page)
-    for name in [*LAND_ONLY, "target_value", "goal", "attacker_level"]:
-        assert not page.is_visible(f'[data-option="{name}"]'), name
-    assert page.is_visible('[data-option="defender_submerge"]')
-    # method auto solved it exactly: trials and seed cannot change the answer, not shown
-    assert page.get_attribute("#method", "data-value") == "exact"
-    assert not page.is_visible('[data-option="trials"]')
-    assert not page.is_visible('[data-option="seed"]')
-    # with method exact: not shown, not sent
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.select_option("#opt-method", "exact")
-    body = json.loads(asked.value.post_data)
-    assert body["method"] == "exact" and "trials" not in body and "seed" not in body
-    settle(page)
-    assert not page.is_visible('[data-option="trials"]')
-    assert not page.is_visible('[data-option="seed"]')
-    # method mc: shown and sent
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.select_option("#opt-method", "mc")
-    body = json.loads(asked.value.post_data)
-    assert body["method"] == "mc" and "seed" in body
-    settle(page)
-    assert page.is_visible('[data-option="trials"]') and page.is_visible('[data-option="seed"]')
-    # method auto on a battle it answers by Monte Carlo: shown (and sent), as for mc
-    page.goto(base + "/?rules=1942-2e&attacker=30+inf+10+art+10+tank+8+ftr+4+bmb"
-              "&defender=40+inf+8+tank+6+ftr+3+aa&trials=20000")
-    settle(page)
-    assert page.get_attribute("#method", "data-value") == "mc"
-    assert page.is_visible('[data-option="trials"]') and page.is_visible('[data-option="seed"]')
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.fill('[data-option="seed"] input', "7")
-    body = json.loads(asked.value.post_data)
-    assert body["trials"] == "20000" and body["seed"] == "7", body
-    settle(page)
-    # Revised: AA guns are never casualties, so no "AAA last" (it would be refused)
-    page.goto(base + "/?rules=revised&attacker=2+inf&defender=2+inf+1+aa")
-    settle(page)
-    assert not page.is_visible('[data-option="aa_last"]')
-
-
 def _visible_options(page) -> list[str]:
     return page.evaluate("[...document.querySelectorAll('#options [data-option]')]"
                          ".filter(n => n.offsetParent !== null).map(n => n.dataset.option)")

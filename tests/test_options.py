@@ -469,3 +469,47 @@ def test_every_shown_option_changes_the_request(page_requests, screen):
                 assert str(sent) == value or value in str(sent), (name, sent, value)
             assert change["back"] == shown["pristine"], (screen, answered, name)
             assert change["shown_back"] == shown["names"], (screen, answered, name)
+
+
+LAND_ONLY = ["keep_land", "aa_last", "retreat_when_only_air", "counterattack"]
+SEA = battles.PAGE_SCREENS["sea"].removeprefix("/")
+BIG_LAND = ("?rules=1942-2e&attacker=30+inf+10+art+10+tank+8+ftr+4+bmb"
+            "&defender=40+inf+8+tank+6+ftr+3+aa&trials=20000")
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run the page's script")
+def test_at_sea_the_land_only_options_are_not_shown():
+    found = helpers.page_requests({
+        "land": battles.PAGE_SCREENS["land"].removeprefix("/"), "sea": SEA,
+        "sea, exact": SEA + "&method=exact", "sea, mc": SEA + "&method=mc",
+        "big land": BIG_LAND, "revised, AA": "?rules=revised&attacker=2+inf&defender=2+inf+1+aa"})
+    land, sea = found["land"]["before"]["names"], found["sea"]["exact"]["names"]
+    for name in LAND_ONLY:
+        assert name in land, name
+    for name in [*LAND_ONLY, "target_value", "goal", "attacker_level"]:
+        assert name not in sea, name
+    assert "defender_submerge" in sea
+    # method auto solved it exactly (the server's answer the page learns): trials and seed
+    # cannot change the answer, not shown, not sent
+    assert battlecalc.simulate(rules="1942-2e", sea=True, attacker="2 sub 1 dd 1 ftr",
+                               defender="1 dd 1 cv 1 ftr").method == "exact"
+    assert "trials" not in sea and "seed" not in sea
+    # with method exact: not shown, not sent
+    exact = found["sea, exact"]["before"]
+    assert exact["pristine"]["method"] == "exact"
+    assert "trials" not in exact["pristine"] and "seed" not in exact["pristine"]
+    assert "trials" not in exact["names"] and "seed" not in exact["names"]
+    # method mc: shown and sent
+    mc = found["sea, mc"]["before"]
+    assert mc["pristine"]["method"] == "mc" and "seed" in mc["pristine"]
+    assert "trials" in mc["names"] and "seed" in mc["names"]
+    # method auto on a battle it answers by Monte Carlo: shown (and sent), as for mc
+    assert battlecalc.simulate(rules="1942-2e", attacker="30 inf 10 art 10 tank 8 ftr 4 bmb",
+                               defender="40 inf 8 tank 6 ftr 3 aa", trials=20000,
+                               seed=1).method == "mc"
+    big = found["big land"]["before"]
+    assert "trials" in big["names"] and "seed" in big["names"]
+    [seed] = [c for c in big["changes"] if c["name"] == "seed"]
+    assert seed["body"]["trials"] == "20000" and seed["body"]["seed"] == "5"
+    # Revised: AA guns are never casualties, so no "AAA last" (it would be refused)
+    assert "aa_last" not in found["revised, AA"]["before"]["names"]
