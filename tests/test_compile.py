@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from battles import BATTERY, sea_walk_random
+from battles import BATTERY, MONTE_CARLO, sea_walk_random
 from helpers import MC_TRIALS, compiled_tables
 from side_reference import reference_build_side
-from test_verification import BATTLES as VERIFICATION
 
 import battlecalc
 from battlecalc import api
@@ -99,7 +98,8 @@ def _assert_same(side, reference) -> None:
 
 @pytest.fixture(scope="module")
 def specs():
-    battles = MORE + VERIFICATION + [b for b in BATTERY if b["rules"] != "formula"][::3]
+    battles = MORE + [e.kwargs for e in MONTE_CARLO] + [b for b in BATTERY
+                                                      if b["rules"] != "formula"][::3]
     found = _specs(battles)
     # the battery spans what the caches are keyed by
     assert any(len(s.blocks) > 1 for s in found)  # AA outcomes or partial retreats
