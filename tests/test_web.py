@@ -1065,11 +1065,13 @@ def test_the_server_stops_formula_monte_carlo_at_its_time_limit():
     engine = Engine(workers=1, time_limit=0.5)
     try:
         started = time.perf_counter()
-        # 1000 exchanges a trial: 200,000 trials take 20-40 s on two cores
+        # 300 exchanges a trial: 200,000 trials take 2-5 s on two cores, a call of one chunk
+        # a thread about 0.3 s (1000 army a side, 1000 exchanges: a call of about 1 s, the
+        # whole run 20-40 s, and as stopped; the stop costs the calls in flight)
         with pytest.raises(TooMuchWork, match=r"time limit of 0\.5 s after [\d,]+ of 200,000 "
                                               r"trials"):
-            engine._simulate(dict(rules="formula", attacker="1000 army",
-                                  defender="1000 army", exchanges=1000, method="mc",
+            engine._simulate(dict(rules="formula", attacker="300 army",
+                                  defender="300 army", exchanges=300, method="mc",
                                   trials=200_000, seed=1))
         assert time.perf_counter() - started < 12
         # a formula battle within the limit still runs
