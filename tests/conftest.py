@@ -9,6 +9,7 @@ independent references, importing nothing of the package, and their own tests), 
 test_<module>.py for the rest; tests/battles.py is the battle catalogue, tests/helpers.py what
 the fixtures are built on, tests/fresh_checks.py the checks a fresh interpreter runs."""
 
+import gc
 import os
 import sys
 
@@ -178,9 +179,12 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    if _slow_tier(config):
-        return
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    if slow:
-        config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+    if not _slow_tier(config):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
+    # what collection built (modules, parameters, fixtures' data) lives to the end: moved out
+    # of reach of the garbage collector's full passes, which then scan only what tests make
+    gc.collect()
+    gc.freeze()
