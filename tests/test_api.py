@@ -368,3 +368,19 @@ def test_a_kept_plans_result_follows_the_lazy_limits(monkeypatch):
     for r in lazy:
         assert _without_clock(eager.to_dict()) == _without_clock(r.to_dict())
         _laws_equal(eager, r)
+
+
+def test_prepare_choose_and_solve_are_simulates_steps():
+    # simulate = prepare (check, compile) + choose (the plan) + solve (the plan carried out)
+    battle = dict(rules="1942-2e", attacker="3 inf 1 art 1 ftr", defender="3 inf 1 aa",
+                  method="exact")
+    spec, run, compiled = api.prepare(**battle)
+    assert run.method == "exact" and compiled.attacker.n_states > 0
+    plan = api.choose(spec, run, compiled)
+    assert plan == solver.choose(compiled, "exact", run.trials, run.rounds_distribution)
+    assert plan.method == "exact" and api.choose(spec, run) == plan  # (compiled again)
+    result = api.solve(spec, run, compiled=compiled, solve_plan=plan)
+    expected = battlecalc.simulate(**battle)
+    assert _without_clock(result.to_dict()) == _without_clock(expected.to_dict())
+    with pytest.raises(battlecalc.errors.BattleInputError, match="formula edition"):
+        api.prepare(rules="formula", attacker="3 army", defender="2 army")
