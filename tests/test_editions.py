@@ -1,8 +1,8 @@
 """Classic, Anniversary (AA50) and 1940 Second Edition (issue 11): the package against the
-independent references (tests/reference.py, tests/sea_reference.py; the contract is
-docs/editions.md), exact to 1e-9 and Monte Carlo within 4 standard errors at a fixed seed, plus
-analytic values worked out by hand, the default orders of losses, the policies each edition
-allows or refuses, and the edition files as listed by the command line."""
+independent references (tests/references/reference.py, tests/references/sea_reference.py; the
+contract is docs/editions.md), exact to 1e-9 and Monte Carlo within 4 standard errors at a fixed
+seed, plus analytic values worked out by hand, the default orders of losses, the policies each
+edition allows or refuses, and the edition files as listed by the command line."""
 
 from __future__ import annotations
 
@@ -221,8 +221,8 @@ def test_the_lists_cover_every_new_edition_and_kind():
 
 
 # ---------------------------------------------------------------------------------------------
-# Analytic values (each worked out by hand; tests/test_references_new.py checks the references
-# against the same numbers)
+# Analytic values (each worked out by hand; tests/references/test_references.py checks the
+# references against the same numbers)
 
 
 def _exact(rules, attacker, defender, **options):

@@ -1,8 +1,8 @@
-"""Low-luck dice (issue 11): each fire step's group of units firing at the same targets sums
-its strength; every full die of it is a sure hit and one die rolls for the rest.  Exact
-answers against the independent references (tests/reference.py, tests/sea_reference.py, their
-low-luck rules written without package code), Monte Carlo within 4 standard errors, and the
-issue's analytic anchors."""
+"""Low-luck dice (issue 11): each fire step's group of units firing at the same targets sums its
+strength; every full die of it is a sure hit and one die rolls for the rest.  Exact answers against
+the independent references (tests/references/reference.py, tests/references/sea_reference.py, their
+low-luck rules written without package code), Monte Carlo within 4 standard errors, and the issue's
+analytic anchors."""
 
 from __future__ import annotations
 

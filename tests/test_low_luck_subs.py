@@ -1,13 +1,12 @@
 """Low-luck sea battles: submarines always roll as a group of their own (issue 16 point 7).
 
-TripleA rolls first-strike units (submarines) in a fire step of their own every round, also
-when an enemy destroyer cancels the surprise strike (its OffensiveFirstStrike /
-DefensiveFirstStrike steps in state REGULAR) and whatever the enemy has present; aircraft and
-ships fire together only where they may hit the same enemy units.  The exact solver is checked
-against tests/sea_reference.py (pure Python, imports nothing of battlecalc, its own grouping
-written from that rule) on battles with and without enemy aircraft, subs attacking and
-defending, destroyers present or not, in every edition with submarines.
-"""
+TripleA rolls first-strike units (submarines) in a fire step of their own every round, also when an
+enemy destroyer cancels the surprise strike (its OffensiveFirstStrike / DefensiveFirstStrike steps
+in state REGULAR) and whatever the enemy has present; aircraft and ships fire together only where
+they may hit the same enemy units.  The exact solver is checked against
+tests/references/sea_reference.py (pure Python, imports nothing of battlecalc, its own grouping
+written from that rule) on battles with and without enemy aircraft, subs attacking and defending,
+destroyers present or not, in every edition with submarines."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Strategic bombing raids (battlecalc.raids) against tests/raid_reference.py, the analytic
-anchors of docs/editions.md section 5, Monte Carlo within 4 standard errors, the views, the
+"""Strategic bombing raids (battlecalc.raids) against tests/references/raid_reference.py, the
+analytic anchors of docs/editions.md section 5, Monte Carlo within 4 standard errors, the views, the
 command line and bad input.
 
 Classic, AA50 and 1940 2E had no edition file when this was written: they are the small files

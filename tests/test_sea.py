@@ -1,8 +1,8 @@
-"""Sea battles: exact solver against the independent reference (tests/sea_reference.py), Monte
-Carlo against exact within 4 standard errors at a fixed seed, and the reference's pitfalls of
-section 11 with analytic values, and analytic values of sea battles without submarines (which
-the exact solver plays by its walk path) and of lone attacking transports (which keep the
-general round)."""
+"""Sea battles: exact solver against the independent reference (tests/references/sea_reference.py),
+Monte Carlo against exact within 4 standard errors at a fixed seed, and the reference's pitfalls of
+section 11 with analytic values, and analytic values of sea battles without submarines (which the
+exact solver plays by its walk path) and of lone attacking transports (which keep the general
+round)."""
 
 from __future__ import annotations
 

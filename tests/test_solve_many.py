@@ -481,8 +481,9 @@ def test_bad_armies_of_a_lane_give_simulates_message():
 
 def test_sides_of_the_lane_equal_the_reference_builder():
     """Every distinct side of the random lane battles, built with every cache empty, equals
-    tests/side_reference.py's slow builder field for field (casualty walks of two-hit ships,
-    subs and aircraft as categories, submerging, AA outcomes, five editions)."""
+    tests/references/side_reference.py's slow builder field for field (casualty walks of
+    two-hit ships, subs and aircraft as categories, submerging, AA outcomes, five
+    editions)."""
     import warnings
 
     from side_reference import reference_build_side
