@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -16,7 +17,7 @@ from . import solver
 from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
 from .formula.engine import run_formula
-from .results import ExactResults, Result, build_result
+from .results import ExactResults, Result, build_result, with_decisions
 from .rules import load_rules
 from .solver.threads import set_threads, thread_count  # noqa: F401  (re-exported)
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
@@ -145,6 +146,9 @@ def simulate(
     bombard_hits: int = 0,
     attacker_waiting: str | Mapping[str, int] | None = None,
     defender_waiting: str | Mapping[str, int] | None = None,
+    retreat_policy: str | None = None,
+    optimize: str | None = None,
+    territory_value: int | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -176,7 +180,12 @@ def simulate(
     on nothing that fires in round 1 only fires); start_step, hits_on_attacker,
     hits_on_defender, bombard_hits, attacker_waiting, defender_waiting: where in that round
     it starts, as a TripleA save in progress stands (battlecalc.spec.Start;
-    docs/in-progress.md): the armies are then the units standing.
+    docs/in-progress.md): the armies are then the units standing.  retreat_policy
+    ``"optimal"``: the attacker retreats wherever that is worth more than fighting on, by
+    `optimize` (``"tuv"``, the default; ``"win"``, ``"takes"``, ``"value"`` with
+    `territory_value` IPC counted when the territory is taken), found by backward induction
+    over the battle's states: the result is a :class:`battlecalc.results.DecisionResult`,
+    with the policy, its rule in words and its gain over never retreating.
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.spec.make_formula_spec` instead (attacker_level, counter, exchanges,
@@ -189,7 +198,8 @@ def simulate(
               defender_ool, keep_land, aa_last, retreat_after, retreat_when_left,
               retreat_when_only_air, retreat_below, strafe, rounds_distribution, dice, waves,
               counterattack, start_round, start_step, hits_on_attacker, hits_on_defender,
-              bombard_hits, attacker_waiting, defender_waiting)
+              bombard_hits, attacker_waiting, defender_waiting, retreat_policy, optimize,
+              territory_value)
     plan = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
@@ -204,7 +214,8 @@ def simulate(
                  type(rounds_distribution), type(dice), type(waves), type(counterattack),
                  type(start_round), type(start_step), type(hits_on_attacker),
                  type(hits_on_defender), type(bombard_hits), type(attacker_waiting),
-                 type(defender_waiting))
+                 type(defender_waiting), type(retreat_policy), type(optimize),
+                 type(territory_value))
         try:
             plan = _plans.get((kinds, values))
         except TypeError:
@@ -228,6 +239,25 @@ def simulate(
         if result is not None:
             return result
     return solve(plan.battle, plan.run, started, plan.compiled, plan)
+
+
+def _decided(battle: Battle, run: RunSpec, started: float, compiled,
+             solve_plan: solver.SolvePlan, limits: solver.Limits) -> Result:
+    """solve's answer for a battle whose decisions are solved (battle.objective): the
+    result under the optimal retreat the plan's backward induction finds (solver.decide),
+    with the policy and its gain over never retreating (the same battle with no retreat,
+    solved by the same method asked for) as a results.DecisionResult."""
+    law = solver.solve(compiled, solve_plan, seed=run.mc_seed, progress=run.progress,
+                       limits=limits)
+    method = "exact" if law.trials is None else "mc"
+    result = build_result(battle, compiled, method, law.trials, law.seed, law, started)
+    never_battle = dataclasses.replace(battle, retreat=Retreat(), objective=None)
+    never_run = dataclasses.replace(run, seed=law.seed if law.seed is not None else run.seed)
+    never = solve(never_battle, never_run, limits=limits)
+    decided = with_decisions(result, battle.objective, law.policy, never,
+                             "optimal" if battle.retreat.optimal else None)
+    decided.elapsed_s = time.perf_counter() - started
+    return decided
 
 
 def _solved_again(plan: _Plan, started: float) -> Result | None:
@@ -284,6 +314,8 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
         solve_plan = solver.choose(
             compiled, run.method, run.trials, run.rounds_distribution, limits,
             seconds=None if prepared is None else prepared.plan.seconds)
+    if battle.objective is not None:
+        return _decided(battle, run, started, compiled, solve_plan, limits)
     if (plan is not None and plan.kept and solve_plan.method == "exact"
             and not solve_plan.win_values and not solve_plan.table[0]):
         if prepared is None or prepared.plan != solve_plan:

@@ -33,6 +33,8 @@ from .errors import BattleInputError, quoted
 METHODS = ("auto", "exact", "mc")
 DEFAULT_TRIALS = 1_000_000
 SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")
+RETREAT_POLICIES = ("optimal",)  # retreat_policy (None: the fixed retreat options, if any)
+OBJECTIVES = ("tuv", "win", "takes", "value")  # optimize: what the decisions are taken for
 DICE_MODELS = ("standard", "low_luck")  # battlecalc.dice
 FLIP_RULES = ("A2", "A1")
 UNTIL_DONE = "until-done"
@@ -166,6 +168,19 @@ OPTIONS: tuple[Option, ...] = (
     _option("strafe", "int", applies=DICE_KINDS, lo=0,
             label="strafe: retreat when defender units <=",
             help="The attacker retreats once the defender has N or fewer units left."),
+    # decisions solved (issue 31): the optimal retreat and what it is taken for
+    _option("retreat_policy", "choice", applies=DICE_KINDS, flag="--retreat",
+            choices=RETREAT_POLICIES, label="retreat",
+            help="optimal: the attacker retreats wherever that is worth more than fighting "
+            "on (by --optimize), found by backward induction over the battle's states."),
+    _option("optimize", "choice", applies=DICE_KINDS, choices=OBJECTIVES,
+            label="decisions optimize",
+            help="What the decisions are taken for, from the attacker's side: tuv (expected "
+            "TUV swing, the default), win (chance of winning), takes (chance of taking the "
+            "territory), value (TUV swing + --territory-value when taken)."),
+    _option("territory_value", "int", applies=LAND_KINDS, lo=0, label="territory value (IPC)",
+            help="With --optimize value: the IPC the territory is worth to the attacker, "
+            "counted when it is taken."),
     _option("rounds_distribution", "bool", False, flag=False, battle=False, carried=False,
             label="law of rounds (exact)",
             help="The exact solver also computes the law of the number of rounds "

@@ -462,6 +462,79 @@ class Result(ResultViews):
         return "\n".join(lines)
 
 
+MAX_POLICY_ROWS = 20_000  # rows of the policy table in JSON (CSV: --distribution policy)
+
+
+@dataclass
+class DecisionResult(Result):
+    """Odds of one battle whose decisions were solved (issue 31): a :class:`Result` under
+    the optimal policy, and `decisions`: what it was taken for (``objective``,
+    ``territory_value``), the objective's value under the policy (``value``), never
+    retreating (``never_value``) and the ``gain``; ``rule``, the policy in words where one
+    fits, and ``policy``, one row a decision state (the units each side has, the choice, the
+    objective's value of pressing on and of retreating there; None past MAX_POLICY_ROWS
+    rows: the CSV distribution ``policy`` has them all)."""
+
+    decisions: dict[str, Any] = field(default_factory=dict)
+    policy_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
+        if key == "decisions":  # its scalars as columns; the table is the CSV distribution
+            for sub, sub_value in value.items():
+                if not isinstance(sub_value, (list, dict)) and sub_value is not None:
+                    row[f"decisions.{sub}"] = sub_value
+        else:
+            super()._spread(key, value, row)
+
+    def _frames(self) -> dict[str, Any]:
+        return {**super()._frames(),
+                "policy": lambda: _frame(self.policy_rows) if self.policy_rows else None}
+
+    def _policy_lines(self) -> list[str]:
+        d = self.decisions
+        lines = super()._policy_lines()
+        if d.get("retreat_policy") == "optimal":
+            lines.append(f"attacker retreats optimally for the {d['objective_text']}")
+        return lines
+
+    def table(self) -> str:
+        text = super().table()
+        d = self.decisions
+        if d.get("retreat_policy") != "optimal":
+            return text
+        pm = "" if self.method == "exact" else " (Monte Carlo)"
+        extra = ["", f"optimal retreat: {d['rule']}",
+                 f"{d['objective']:<10} {d['value']:+.4f} with it{pm}, {d['never_value']:+.4f}"
+                 f" never retreating: gain {d['gain']:+.4f}"]
+        if self.policy_rows:
+            extra.append(f"policy table: {len(self.policy_rows)} decision states (--format json, "
+                         "or --format csv --distribution policy)")
+        return text + "\n" + "\n".join(extra)
+
+
+def with_decisions(result: Result, objective, policy, never: Result | None,
+                   retreat_policy: str | None = "optimal") -> DecisionResult:
+    """`result` (its fields, lazy ones still pending) as a DecisionResult: the optimal
+    policy `policy` (solver.decide.Policy, or None) taken for `objective` (spec.Objective),
+    and `never`, the same battle never retreating."""
+    rows = policy.rows() if policy is not None else []
+    value = objective.of(result)
+    never_value = objective.of(never) if never is not None else None
+    result.__class__ = DecisionResult
+    result.decisions = {
+        "retreat_policy": retreat_policy,
+        "objective": objective.name, "territory_value": objective.territory_value,
+        "objective_text": objective.describe(),
+        "value": value, "never_value": never_value,
+        "gain": None if never_value is None else value - never_value,
+        "rule": policy.rule() if policy is not None else "no retreat decision arises: the "
+                "battle is fought to the end",
+        "policy": rows if len(rows) <= MAX_POLICY_ROWS else None,
+    }
+    result.policy_rows = rows
+    return result
+
+
 def _present_units(army: dict[str, int], rules) -> list[str]:
     """Units that can be survivors: the army's casualties (not e.g. the Revised AA gun) and
     the damaged forms of its two-hit units."""

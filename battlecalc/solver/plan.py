@@ -38,6 +38,10 @@ class Limits:
     # --retreat-below's per-state win probabilities: state pairs and estimated seconds
     win_value_limit: int = 4_000_000
     max_win_value_seconds: float = 60.0
+    # the optimal retreat's table (the same sweep, within the same limits): the attacker
+    # retreats only where that is worth more than fighting on by more than this (the
+    # objective's units: IPC, or a probability), so that float noise never turns a tie
+    decision_tolerance: float = 1e-9
     # Monte Carlo trials a second on two cores, roughly (benchmarks/bench_engine.py): the land
     # fast path, the general round
     mc_rate_walk: int = 6_000_000
@@ -118,6 +122,8 @@ class SolvePlan:
     rounds_bins: int = 1  # ROUNDS_BINS: the law of rounds
     win_values: bool = False  # --retreat-below's table built first
     win_values_seconds: float = 0.0
+    decide: bool = False  # the optimal retreat's table built first (solver.decide)
+    decide_seconds: float = 0.0
     # how it runs
     compiled: bool = True  # compiled kernels (else plain Python)
     threads: int = 1
@@ -218,15 +224,21 @@ def _refuse(pairs: int, seconds: float, limits: Limits) -> None:
 
 
 def _check_win_values(compiled, seconds: float, limits: Limits) -> None:
-    """--retreat-below's table, refused from its size and estimated work before any of it is
-    built."""
+    """--retreat-below's table (or the optimal retreat's), refused from its size and estimated
+    work before any of it is built."""
     pairs = compiled.attacker.n_states * compiled.defender.n_states
     if pairs > limits.win_value_limit or seconds > limits.max_win_value_seconds:
+        sizes = (f"{pairs:,} state pairs (about {seconds:.2g} s of work; limits "
+                 f"{limits.win_value_limit:,} pairs, {limits.max_win_value_seconds:g} s)")
+        if compiled.objective is not None:
+            raise BattleInputError(
+                f"--retreat optimal weighs retreating against fighting on at every state of "
+                f"the battle, and this battle has {sizes}: too large for the optimal retreat "
+                "(Monte Carlo plays only a policy the exact solver found); use a fixed "
+                "retreat option")
         raise BattleInputError(
             f"--retreat-below needs the exact win probability of every state, and this "
-            f"battle has {pairs:,} state pairs (about {seconds:.2g} s of work; limits "
-            f"{limits.win_value_limit:,} pairs, {limits.max_win_value_seconds:g} s); use "
-            "another retreat option")
+            f"battle has {sizes}; use another retreat option")
 
 
 def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution: bool = False,
@@ -248,8 +260,9 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
     if seconds is None:
         seconds = exact_seconds(compiled, limits, merge_blocks)
     below = compiled.retreat_below is not None
-    table_seconds = cost.win_values_seconds(compiled) if below else 0.0
-    if below:
+    optimal = compiled.objective is not None  # the optimal retreat's table, first
+    table_seconds = cost.win_values_seconds(compiled) if below or optimal else 0.0
+    if below or optimal:
         _check_win_values(compiled, table_seconds, limits)
     if rounds_distribution and compiled.has_partial_retreat:
         raise BattleInputError(
@@ -261,7 +274,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
         method = "auto"
     variant = dict(row_sweep=row_sweep, two_phase=two_phase, sea_walk=sea_walk,
                    rounds_bins=ROUNDS_BINS if rounds_distribution else 1)
-    table = (0, 0) if below else compact_table(compiled, limits)
+    table = (0, 0) if below or optimal else compact_table(compiled, limits)
     if table[0] and method != "mc":
         # a compact table: solved within a work limit; auto takes Monte Carlo past it
         limit = limits.max_exact_seconds
@@ -290,6 +303,8 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
                          threads=threads.thread_count(), **variant)
     if below:
         plan = dataclasses.replace(plan, win_values=True, win_values_seconds=table_seconds)
+    if optimal:
+        plan = dataclasses.replace(plan, decide=True, decide_seconds=table_seconds)
     return plan
 
 
@@ -303,8 +318,8 @@ def _exact_plan(compiled, seconds: float, mc_seconds: float, trials: int, limits
         settings = dict(prune_eps=limits.prune_state_eps, tail_eps=limits.prune_tail_eps,
                         budget=limits.prune_budget)
     merge = merges_blocks(compiled, cost.solve_seconds(compiled), limits, merge_blocks)
-    below = compiled.retreat_below is not None
-    kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if below else 0.0),
+    first = compiled.retreat_below is not None or compiled.objective is not None
+    kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if first else 0.0),
                           limits)
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,

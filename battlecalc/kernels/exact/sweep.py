@@ -1,7 +1,7 @@
 """The exact solver's sweeps: a block's solve in a dense or compact table (_solve_block,
 _solve_compact, _solve_tables), the closed sweeps (_sweep_walks, _sweep_round), the entry over
-blocks (_solve_blocks) and the backward sweep of --retreat-below's table (_win_values).
-njit code only."""
+blocks (_solve_blocks), the backward sweep of --retreat-below's table (_win_values) and that
+of the optimal retreat (_decide_values).  njit code only."""
 
 from __future__ import annotations
 
@@ -13,12 +13,19 @@ from ..layout import (
     B_KIND,
     B_OFFSET,
     BLOCK_STAYERS,
+    CONTINUE,
     FULL_RETREAT,
     NO_STATE,
     R_HI,
     R_LO,
+    RETREAT,
+    RT_ACTIVE,
+    RU_AIR_ALWAYS,
     RU_BOMBARD,
     RU_SIMPLE,
+    S_HAS_LAND,
+    S_IPC,
+    S_MAY_RETREAT,
     S_OTHER,
     TOTAL_FULL,
     TOTAL_PRUNED,
@@ -28,7 +35,11 @@ from ..layout import (
 from ..round_model import (
     FLAGS,
     VALUES,
+    lone_transports,
+    settle,
     should_retreat,
+    submerge_step,
+    submerges_before_fire,
 )
 from .fire import (
     _fight_on,
@@ -428,9 +439,82 @@ def _win_values(battle, out, value, scratch, a_first, a_last):
             elif kind == MOVE:
                 fight = value[a2, d2]
             else:
-                fight = _fight_on(A, D, rules, a, d, one, value, scratch, out)
+                fight = _fight_on(A, D, rules, a, d, one, value, scratch, out, one)
             win_value[a, d] = fight
             value[a, d] = fight
             if kind != END and should_retreat(a, d, 1, retreat, ast, dst):
                 # a full retreat wins nothing; after a partial one the stayers fight on
                 value[a, d] = value[remainder[a], d] if remainder[a] != FULL_RETREAT else 0.0
+
+
+@kernel(inline=True)
+def _end_value(outcome, a, d, ast, dst, coef):
+    """The objective's value of a battle that ends with `outcome` in the pair (a, d):
+    coef[0] x the TUV swing (the defender's IPC lost less the attacker's) + coef[1] if the
+    attacker wins + coef[2] if it wins with a land unit left (takes the territory)."""
+    end = coef[0] * (dst[d, S_IPC] - ast[a, S_IPC])
+    if outcome == ATTACKER_WIN:
+        end += coef[1]
+        if ast[a, S_HAS_LAND] == 1:
+            end += coef[2]
+    return end
+
+
+@kernel(nogil=True)
+def _decide_values(battle, out, value, press, other, coef, tolerance, scratch, a_first,
+                   a_last):
+    """The attacker's optimal retreat by backward induction, for attacker states a_last-1 down
+    to a_first (the driver calls it for consecutive ranges from the top, with the same arrays
+    throughout, as _win_values): value[a, d], the objective's expected value (coef, see
+    _end_value) from the pair (a, d) where a round's end enters it (after a round: retreats
+    are decided there), the attacker retreating as it is best; press[a, d] where it decides,
+    1.0 to press on or 0.0 to retreat (elsewhere as it comes, 2.0: the retreat tables'
+    win_value with threshold 0.5 is then this policy, kernels/round_model.should_retreat),
+    and other[a, d] there the value of the option not taken.  As _enter takes a pair: units
+    lost without dice first (no decision: the pair they leave decides), end checks, then the
+    decision, then submerging (a pair that submerges fights on from the pair it moves to) and the
+    round.  The attacker retreats where it may (S_MAY_RETREAT; not where the lone-transport
+    rule makes its transports take a volley first) and stopping is worth more than fighting
+    on by more than `tolerance`, or where fighting on submerges into a pair where it retreats
+    (the same value: a retreat is decided once a round, before the submerges).  Fighting on
+    from a pair that does not change is summed in closed form on the assumption that the
+    same choice is made there again, which is exact: with X that value, each choice made by
+    comparing with X is the fixed point's (tests/decision_reference.py's docstring)."""
+    A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
+    ast, dst = A.states, D.states
+    remainder = retreat.remainder
+    n_d = value.shape[1]
+    air_always = rules[RU_AIR_ALWAYS] == 1
+    may = retreat.policy[RT_ACTIVE] == 1
+    submerges = submerges_before_fire(rules, VALUES[1])
+    for a in range(a_last - 1, a_first - 1, -1):
+        decides = may and ast[a, S_MAY_RETREAT] == 1 and not lone_transports(ast, a, rules)
+        for d in range(n_d - 1, -1, -1):
+            outcome, a1, d1 = settle(ast, a, dst, d, air_always)
+            if a1 != a or d1 != d:
+                value[a, d] = value[a1, d1]  # units lost without dice: decided where it goes
+                continue
+            if outcome != CONTINUE:
+                value[a, d] = _end_value(outcome, a, d, ast, dst, coef)
+                continue
+            a2, d2 = a, d
+            if submerges:
+                a2, d2 = submerge_step(ast, a, dst, d, rules)
+            then_retreats = False
+            if a2 != a or d2 != d:
+                fight = value[a2, d2]
+                then_retreats = press[a2, d2] == 0.0
+            else:
+                fight = _fight_on(A, D, rules, a, d, one, value, scratch, out, coef)
+            value[a, d] = fight
+            if decides:
+                stay = remainder[a]
+                stop = (_end_value(RETREAT, a, d, ast, dst, coef) if stay == FULL_RETREAT
+                        else value[stay, d])
+                if stop > fight + tolerance or (then_retreats and stop >= fight - tolerance):
+                    press[a, d] = 0.0
+                    value[a, d] = stop
+                    other[a, d] = fight
+                else:
+                    press[a, d] = 1.0
+                    other[a, d] = stop

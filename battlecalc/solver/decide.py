@@ -1,0 +1,237 @@
+"""The optimal retreat (issue 31): the attacker's best choice at every state pair where it may
+retreat, by backward induction (kernels/exact/sweep._decide_values), and that policy as a
+player reads it.
+
+The backward sweep is --retreat-below's (solver.exact.fill_win_values) with another value: the
+objective's expected value (spec.Objective: the TUV swing, the chance of winning or of taking
+the territory, or the TUV swing plus the territory's value) from each pair a round's end
+enters, retreating wherever stopping is worth more than fighting on.  The policy found is a
+mask in the battle's retreat tables (win_value 1.0: press on, 0.0: retreat, under the
+threshold compile.OPTIMAL_MASK), so the exact solver solves the battle forward under it and
+Monte Carlo plays it, by the kernels' ordinary retreat path.
+
+:class:`Policy` holds what the sweep found: the value of every pair, the choice at every
+decision pair, the value of the option not taken, and gives it as a table of rows (JSON, CSV)
+and as a rule in words where one fits ("press on while you have >= 4 units and they have
+<= 5; otherwise retreat").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..kernels.exact import pairs, sweep
+from ..kernels.layout import B_KIND, B_OFFSET, BLOCK_START, I_SUBMERGED, S_BLOCK, S_INFO, S_UNITS
+from . import threads
+from .exact import _outputs, _shapes, exact_battle
+from .plan import LIMITS, Limits, SolvePlan, exact_view, spend
+
+# the decision mask (the retreat tables' win_value): at a pair where the attacker decides,
+# PRESS_ON or RETREAT; elsewhere NO_DECISION (it fights on: nothing to decide there)
+PRESS_ON, RETREAT, NO_DECISION = 1.0, 0.0, 2.0
+DECIDE_CALL_SECONDS = 0.1  # work per kernel call of fill_decisions: how often it reports
+MAX_RULE_ROWS = 40  # a rule in words of more attacker counts than this is not written
+
+
+@dataclass(frozen=True, eq=False)
+class Policy:
+    """The optimal retreat of a compiled battle: value[a, d] (the objective from the pair a
+    round's end enters), press[a, d] (PRESS_ON / RETREAT where the attacker decides, else
+    NO_DECISION), other[a, d] (at a decision pair: the value of the option not taken), the
+    objective (spec.Objective) and the battle (its retreat tables holding the policy)."""
+
+    compiled: Any
+    value: np.ndarray
+    press: np.ndarray
+    other: np.ndarray
+    objective: Any
+
+    @cached_property
+    def decisions(self) -> tuple[np.ndarray, np.ndarray]:
+        """The decision pairs (attacker states, defender states) a battle from its start
+        may reach: both states in blocks it starts in (a partial retreat's stayers never
+        decide)."""
+        att = self.compiled.attacker
+        starting = np.zeros(len(att.blocks), dtype=bool)
+        offsets = att.blocks[:, B_OFFSET]
+        for b in range(len(att.blocks)):
+            end = offsets[b + 1] if b + 1 < len(offsets) else att.n_states
+            starting[b] = (att.blocks[b, B_KIND] == BLOCK_START
+                           and att.start[offsets[b]:end].any())
+        a, d = np.nonzero(self.press != NO_DECISION)
+        kept = starting[att.states[a, S_BLOCK]]
+        return a[kept], d[kept]
+
+    def state_name(self, side: str, x: int) -> str:
+        """A state's units as army notation (submerged submarines said so)."""
+        from ..army import format_army
+
+        tables = self.compiled.attacker if side == "attacker" else self.compiled.defender
+        units = {n: int(c) for n, c in zip(tables.unit_names, tables.survivors[x], strict=True)
+                 if c}
+        text = format_army(units) if units else "nothing"
+        if tables.states[x, S_INFO] & I_SUBMERGED:
+            text += " (subs submerged)"
+        return text
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per decision pair, most attacker units first, then fewest defender units:
+        the units each side has, their counts, the choice and the objective's value of
+        pressing on and of retreating there."""
+        a, d = self.decisions
+        att, dfn = self.compiled.attacker, self.compiled.defender
+        n_a, n_d = att.states[a, S_UNITS], dfn.states[d, S_UNITS]
+        order = np.lexsort((d, a, n_d, -n_a))
+        rows = []
+        for i in order.tolist():
+            x, y = int(a[i]), int(d[i])
+            press = self.press[x, y] == PRESS_ON
+            value, other = float(self.value[x, y]), float(self.other[x, y])
+            rows.append({
+                "attacker": self.state_name("attacker", x),
+                "defender": self.state_name("defender", y),
+                "attacker_units": int(n_a[i]), "defender_units": int(n_d[i]),
+                "choice": "press on" if press else "retreat",
+                "press_on_value": value if press else other,
+                "retreat_value": other if press else value,
+            })
+        return rows
+
+    @cached_property
+    def by_counts(self) -> dict[tuple[int, int], set[str]]:
+        """{(attacker units, defender units): the choices taken at such decision pairs}."""
+        a, d = self.decisions
+        n_a = self.compiled.attacker.states[a, S_UNITS]
+        n_d = self.compiled.defender.states[d, S_UNITS]
+        cells: dict[tuple[int, int], set[str]] = {}
+        for x, y, p in zip(n_a.tolist(), n_d.tolist(), (self.press[a, d] == PRESS_ON).tolist(),
+                           strict=True):
+            cells.setdefault((x, y), set()).add("press on" if p else "retreat")
+        return cells
+
+    def rule(self) -> str:
+        """The policy in words (module docstring)."""
+        return rule_in_words(self.by_counts)
+
+
+def rule_in_words(cells: dict[tuple[int, int], set[str]]) -> str:
+    """A retreat policy by unit counts in words: cells {(your units, their units): the choices
+    taken there}.  "never retreat", "retreat after round 1", or, where for each count of your
+    units you press on up to some count of theirs and retreat above it, "press on while you
+    have >= 4 units and they have <= 5, or ...; otherwise retreat"; where the choice depends
+    on which units are left (a cell holds both), or is not such a threshold, it says so."""
+    if not cells:
+        return "no retreat decision arises: the battle is fought to the end"
+    choices = set().union(*cells.values())
+    if choices == {"press on"}:
+        return "never retreat: fight to the end"
+    if choices == {"retreat"}:
+        return "retreat at the end of the first round, whatever is left"
+    mixed = sorted(k for k, v in cells.items() if len(v) > 1)
+    limit: dict[int, int | None] = {}  # your units -> most of theirs you press on against
+    for mine in sorted({m for m, _ in cells}):
+        theirs = sorted((t, next(iter(cells[(mine, t)]))) for m, t in cells if m == mine
+                        and len(cells[(mine, t)]) == 1)
+        pressing = [t for t, c in theirs if c == "press on"]
+        top = max(pressing) if pressing else None
+        if top is not None and any(c == "retreat" and t < top for t, c in theirs):
+            return ("the choice is not a threshold on the units left (it depends on which "
+                    "units they are): see the policy table")
+        limit[mine] = top
+    clauses = []
+    mines = sorted(limit, reverse=True)
+    most_theirs = max(t for _, t in cells)
+    i = 0
+    while i < len(mines):
+        top = limit[mines[i]]
+        if top is None:
+            i += 1
+            continue
+        # the longest run of your counts below mines[i] (one less each) pressing on against
+        # the same count of theirs (flat), or against as many more or fewer than yours
+        flat = _run(mines, limit, i, 0)
+        diagonal = _run(mines, limit, i, 1)
+        j = diagonal if diagonal > flat else flat
+        hi, lo = mines[i], mines[j]
+        if i == 0:  # the most units you have: from lo on
+            you = f"you have >= {lo} units"
+        else:
+            you = f"you have {lo}" if hi == lo else f"you have {lo}-{hi}"
+            you += " unit" if hi == 1 else " units"
+        if diagonal > flat:
+            gap = top - hi
+            they = ("they have no more than you" if gap == 0
+                    else f"they have at most {gap} more than you" if gap > 0
+                    else f"they have at least {-gap} fewer than you")
+            clauses.append(f"{you} and {they}")
+        elif top >= most_theirs:
+            clauses.append(f"{you} (whatever they have)")
+        else:
+            clauses.append(f"{you} and they have <= {top}")
+        i = j + 1
+    if not clauses:
+        return ("the choice depends on which units are left, not only on how many: see the "
+                "policy table")
+    if len(clauses) > MAX_RULE_ROWS:
+        return "the rule has too many cases to write: see the policy table"
+    text = "press on while " + ", or ".join(clauses) + "; otherwise retreat"
+    if mixed:
+        shown = ", ".join(f"{m} v {t}" for m, t in mixed[:4]) + (", ..." if len(mixed) > 4
+                                                                  else "")
+        text += (f" (at {shown} it depends on which units are left: see the policy table)")
+    return text
+
+
+def _run(mines: list[int], limit: dict, i: int, slope: int) -> int:
+    """The last index j >= i of mines (descending counts) such that mines[i..j] go down one at
+    a time and each one's limit is that of mines[i] less `slope` per count less (0: the same
+    limit; 1: as many more or fewer of theirs as of yours)."""
+    j = i
+    while j + 1 < len(mines) and mines[j + 1] == mines[j] - 1:
+        top = limit[mines[j + 1]]
+        if top is None or top != limit[mines[i]] - slope * (mines[i] - mines[j + 1]):
+            break
+        j += 1
+    return j
+
+
+def fill_decisions(compiled, plan: SolvePlan, progress=None,
+                   limits: Limits = LIMITS) -> tuple[Any, Policy]:
+    """The battle with its optimal retreat in its retreat tables (compiled.retreat.win_value:
+    the mask, see the module docstring), and the Policy, from the backward sweep
+    (kernels/exact/sweep._decide_values) over every state pair, before a plan with `decide`
+    runs.  Filled a range of attacker states at a time (about DECIDE_CALL_SECONDS each),
+    progress(done, total, "optimal retreat") counting state pairs after each, so a caller's
+    progress hook can stop it by raising."""
+    n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
+    press = np.full((n_a, n_d), NO_DECISION)
+    retreat = compiled.retreat._replace(win_value=press)
+    compiled = dataclasses.replace(compiled, retreat=retreat)
+    view = exact_view(compiled, plan)
+    seconds = plan.decide_seconds
+    spend(plan, seconds, limits, progress, lambda: sweep._solve_blocks)
+    total = n_a * n_d
+    if progress is not None:
+        progress(0, total, "optimal retreat")
+    value = np.zeros((n_a, n_d))
+    other = np.zeros((n_a, n_d))
+    scratch = pairs._scratch(n_a, n_d)
+    out = pairs._out(_outputs(_shapes(n_a, n_d, len(view.attacker.blocks), False, 1, 1)), 0)
+    battle = exact_battle(view, dataclasses.replace(plan, merge_blocks=False, table=(0, 0),
+                                                    work_limit=0))
+    coef = np.array(compiled.objective.coefficients())
+    slowdown = 1 if plan.compiled else limits.python_slowdown
+    step = max(1, int(n_a * DECIDE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
+    for a_last in range(n_a, 0, -step):
+        a_first = max(0, a_last - step)
+        threads.call(sweep._decide_values, battle, out, value, press, other, coef,
+                     limits.decision_tolerance, scratch, a_first, a_last,
+                     short=seconds < limits.short_seconds)
+        if progress is not None:
+            progress((n_a - a_first) * n_d, total, "optimal retreat")
+    return compiled, Policy(compiled, value, press, other, compiled.objective)
