@@ -708,7 +708,8 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
     """The BattleForm and RunSpec of simulate_spec's arguments (their attacker and defender
     aside), or None where no form stands for them: a formula edition, an amphibious assault
     (landing, bombard), technologies, keep_land, retreat_below, or other arguments that
-    make_battle refuses (simulate_spec then raises, with its message)."""
+    make_battle refuses (simulate_spec then raises, with its message), or decisions to solve
+    (retreat_policy, optimize, territory_value)."""
     try:
         if args["formula_options"]:
             return None
@@ -744,6 +745,9 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         retreat = check_retreat(policy, sea, 0, 0)  # (its checks; sizes only clamp it)
         if retreat.below is not None:
             return None
+        if (args["retreat_policy"] is not None or args["optimize"] is not None
+                or args["territory_value"] is not None):
+            return None  # decisions solved: make_battle checks them, api.solve solves them
         attacker_order = parse_loss_order(check_order(args["attacker_ool"], "attacker_ool"),
                                           ruleset, "attack", keep_land=0)
         defender_order = parse_loss_order(check_order(args["defender_ool"], "defender_ool"),

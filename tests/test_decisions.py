@@ -310,3 +310,40 @@ def test_lone_transports_take_their_volley_before_they_withdraw():
     assert "1 transport, 1 submarine" in attackers
     assert "1 transport" not in attackers
     assert "depends on which units are left" in r.decisions["rule"]
+
+
+# ---------------------------------------------------------------------------
+# Monte Carlo plays the policy the exact solver found; too big a table is refused
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("edition", "attacker", "defender", "options"), [
+    ("1942-2e", "4 inf 1 art 2 tank 1 ftr", "6 inf 1 tank", {"optimize": "tuv"}),
+    ("1942-2e", "1 ftr 1 tank", "3 inf 1 art", {"landing": "3 inf", "optimize": "value",
+                                                "territory_value": 8}),
+    ("1942-2e", "2 sub 1 dd 1 ftr", "1 dd 1 cv 1 ftr 1 sub",
+     {"sea": True, "defender_submerge": "first-chance"}),
+])
+def test_monte_carlo_plays_the_policy_found(edition, attacker, defender, options):
+    args = dict(rules=edition, attacker=attacker, defender=defender, retreat_policy="optimal",
+                **options)
+    exact = battlecalc.simulate(**args, method="exact")
+    mc = battlecalc.simulate(**args, method="mc", trials=200_000, seed=5)
+    assert mc.method == "mc" and mc.decisions["rule"] == exact.decisions["rule"]
+    assert exact.retreat > 0.05  # the policy retreats somewhere
+    for key in ("attacker_win", "defender_win", "retreat", "tuv_swing", "mean_rounds"):
+        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-9, key
+
+
+def test_a_table_too_big_is_refused_with_a_clear_message():
+    from dataclasses import replace
+
+    from battlecalc import api, solver
+    from battlecalc.errors import BattleInputError
+
+    battle, run, compiled = api.prepare(rules="revised", attacker="6 inf 2 tank",
+                                        defender="7 inf", retreat_policy="optimal",
+                                        method="mc")
+    small = replace(solver.LIMITS, win_value_limit=20)
+    with pytest.raises(BattleInputError, match="too large for the optimal retreat"):
+        api.solve(battle, run, compiled=compiled, limits=small)
