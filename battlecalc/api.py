@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from . import solver
+from . import reactions, solver
 from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
 from .formula.engine import run_formula
@@ -80,7 +80,8 @@ def _plan(arguments: dict, found: _Plan | None = None) -> _Plan:
     warned = warnings_issued()
     battle, run = simulate_spec(arguments)
     formula = isinstance(battle, FormulaSpec)
-    compiled = None if formula else compile_battle(battle)
+    # (a battle with reactions is a battle for each choice: battlecalc.reactions compiles them)
+    compiled = None if formula or battle.reactions else compile_battle(battle)
     plan = _Plan(battle.ruleset if formula else battle.rules, battle, run, compiled)
     # kept only where checking warned of nothing (a kept battle would not warn again)
     if key is not None and warnings_issued() == warned and (
@@ -149,6 +150,10 @@ def simulate(
     retreat_policy: str | None = None,
     optimize: str | None = None,
     territory_value: int | None = None,
+    scramble_from: str | Mapping[str, int] | None = None,
+    scramble: str | Mapping[str, int] | None = None,
+    kamikaze: int | None = None,
+    kamikaze_targets: str | list[str] | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -185,7 +190,13 @@ def simulate(
     `optimize` (``"tuv"``, the default; ``"win"``, ``"takes"``, ``"value"`` with
     `territory_value` IPC counted when the territory is taken), found by backward induction
     over the battle's states: the result is a :class:`battlecalc.results.DecisionResult`,
-    with the policy, its rule in words and its gain over never retreating.
+    with the policy, its rule in words and its gain over never retreating.  1940-2e sea
+    battles, the defender's reactions (battlecalc.reactions): scramble_from, the fighters and
+    tactical bombers on an air base next to the zone (every force it may scramble is solved),
+    scramble: ``"best"`` (the default: the one worst for the attacker by `optimize`),
+    ``"none"`` or the aircraft; kamikaze: the tokens spent, each striking a surface warship
+    before the battle, kamikaze_targets: where (``"battleship:2, cruiser:1"``; default: the
+    placing worst for the attacker).
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.spec.make_formula_spec` instead (attacker_level, counter, exchanges,
@@ -199,7 +210,7 @@ def simulate(
               retreat_when_only_air, retreat_below, strafe, rounds_distribution, dice, waves,
               counterattack, start_round, start_step, hits_on_attacker, hits_on_defender,
               bombard_hits, attacker_waiting, defender_waiting, retreat_policy, optimize,
-              territory_value)
+              territory_value, scramble_from, scramble, kamikaze, kamikaze_targets)
     plan = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
@@ -215,7 +226,8 @@ def simulate(
                  type(start_round), type(start_step), type(hits_on_attacker),
                  type(hits_on_defender), type(bombard_hits), type(attacker_waiting),
                  type(defender_waiting), type(retreat_policy), type(optimize),
-                 type(territory_value))
+                 type(territory_value), type(scramble_from), type(scramble), type(kamikaze),
+                 type(kamikaze_targets))
         try:
             plan = _plans.get((kinds, values))
         except TypeError:
@@ -232,7 +244,7 @@ def simulate(
         raise BattleInputError("waves and a counter-attack are a sequence of battles: "
                                "battlecalc.simulate (battlecalc.waves.simulate) solves them")
     plan = _plan(arguments, found)
-    if plan.compiled is None:
+    if isinstance(plan.battle, FormulaSpec):
         return run_formula(plan.battle, plan.run, started)
     if plan.fast is not None and plan is not found:  # kept, found by spec_key's key
         result = _solved_again(plan, started)
@@ -308,13 +320,15 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     it was chosen under).
 """
     started = time.perf_counter() if started is None else started
+    if battle.reactions:  # scramble, kamikaze: a battle for each choice (battlecalc.reactions)
+        return reactions.solve(battle, run, started, limits)
     compiled = compile_battle(battle) if compiled is None else compiled
     prepared = None if plan is None else plan.exact
     if solve_plan is None:
         solve_plan = solver.choose(
             compiled, run.method, run.trials, run.rounds_distribution, limits,
             seconds=None if prepared is None else prepared.plan.seconds)
-    if battle.objective is not None:
+    if battle.retreat.optimal:
         return _decided(battle, run, started, compiled, solve_plan, limits)
     if (plan is not None and plan.kept and solve_plan.method == "exact"
             and not solve_plan.win_values and not solve_plan.table[0]):

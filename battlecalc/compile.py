@@ -86,6 +86,7 @@ from .kernels.layout import (
     RetreatTables,
 )
 from .orders import LossOrder, casualty_steps
+from .reactions import after_strikes
 from .spec import SUBMERGE_POLICIES
 
 CAT_S, CAT_A, CAT_N = 0, 1, 2
@@ -974,15 +975,18 @@ def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
     a_rules = battle.attacker_rules
     a_units = a_rules.units
     blocks = [(1.0, battle.attacker)]
+    if battle.kamikaze_struck:  # the law of its force after kamikaze strikes (reactions)
+        blocks = after_strikes(a_rules, battle.attacker, battle.kamikaze_struck,
+                               battle.dice == "low_luck")
     if not battle.sea:
         blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
             tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
             battle.attacker_order, battle.dice, battle.rules.die_size)]
         if battle.start.step == "aa_casualties":  # its hits rolled: the forces they leave
             blocks = starts.aa_hits_taken(battle, blocks)
+    cost = sum(n * a_units[name].cost for name, n in battle.attacker.items())
     a_blocks = tuple(
-        (prob, _force_key(force),
-         sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
+        (prob, _force_key(force), cost - sum(n * a_units[name].cost for name, n in force.items()),
          None)
         for prob, force in blocks)
     return _SideSpec(a_rules, "attack", battle.attacker_order, split,

@@ -181,6 +181,24 @@ OPTIONS: tuple[Option, ...] = (
     _option("territory_value", "int", applies=LAND_KINDS, lo=0, label="territory value (IPC)",
             help="With --optimize value: the IPC the territory is worth to the attacker, "
             "counted when it is taken."),
+    # the defender's reactions to a sea attack, 1940-2e (battlecalc.reactions): the first
+    # battle's only (a later wave meets what is left)
+    _option("scramble_from", "army", applies=frozenset({"sea"}), carried=False,
+            label="air base next to the zone: aircraft",
+            help="Fighters and tactical bombers on an operative air base next to the attacked "
+            "sea zone (1940-2e): the defender may scramble up to 3 of them; every number is "
+            'solved, e.g. "3 ftr 1 tac".'),
+    _option("scramble", "army", applies=frozenset({"sea"}), carried=False, label="scrambled",
+            help="What the defender scrambles: best (the choice worst for the attacker by "
+            '--optimize; the default), none, or the aircraft, e.g. "2 ftr".'),
+    _option("kamikaze", "int", applies=frozenset({"sea"}), carried=False, lo=0,
+            label="kamikaze tokens",
+            help="Japan's kamikaze tokens spent on this battle (1940-2e kamikaze zones): each "
+            "strikes one of the attacker's surface warships before the battle, a hit on 1-2."),
+    _option("kamikaze_targets", "order", applies=frozenset({"sea"}), carried=False,
+            label="kamikaze targets",
+            help='The tokens on each unit struck, e.g. "battleship:2, cruiser:1" (default: the '
+            "placing worst for the attacker by --optimize)."),
     _option("rounds_distribution", "bool", False, flag=False, battle=False, carried=False,
             label="law of rounds (exact)",
             help="The exact solver also computes the law of the number of rounds "

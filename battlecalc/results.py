@@ -477,6 +477,7 @@ class DecisionResult(Result):
 
     decisions: dict[str, Any] = field(default_factory=dict)
     policy_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
+    reaction_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
         if key == "decisions":  # its scalars as columns; the table is the CSV distribution
@@ -488,7 +489,9 @@ class DecisionResult(Result):
 
     def _frames(self) -> dict[str, Any]:
         return {**super()._frames(),
-                "policy": lambda: _frame(self.policy_rows) if self.policy_rows else None}
+                "policy": lambda: _frame(self.policy_rows) if self.policy_rows else None,
+                "reactions": lambda: (_frame(self.reaction_rows) if self.reaction_rows
+                                      else None)}
 
     def _policy_lines(self) -> list[str]:
         d = self.decisions
@@ -500,16 +503,47 @@ class DecisionResult(Result):
     def table(self) -> str:
         text = super().table()
         d = self.decisions
-        if d.get("retreat_policy") != "optimal":
-            return text
-        pm = "" if self.method == "exact" else " (Monte Carlo)"
-        extra = ["", f"optimal retreat: {d['rule']}",
-                 f"{d['objective']:<10} {d['value']:+.4f} with it{pm}, {d['never_value']:+.4f}"
-                 f" never retreating: gain {d['gain']:+.4f}"]
-        if self.policy_rows:
-            extra.append(f"policy table: {len(self.policy_rows)} decision states (--format json, "
-                         "or --format csv --distribution policy)")
-        return text + "\n" + "\n".join(extra)
+        extra = []
+        if self.reaction_rows:
+            extra += ["", *self._reaction_lines()]
+        if d.get("retreat_policy") == "optimal":
+            pm = "" if self.method == "exact" else " (Monte Carlo)"
+            extra += ["", f"optimal retreat: {d['rule']}",
+                      f"{d['objective']:<10} {d['value']:+.4f} with it{pm}, "
+                      f"{d['never_value']:+.4f} never retreating: gain {d['gain']:+.4f}"]
+            if self.policy_rows:
+                extra.append(f"policy table: {len(self.policy_rows)} decision states "
+                             "(--format json, or --format csv --distribution policy)")
+        return text + "\n" + "\n".join(extra) if extra else text
+
+    def _reaction_lines(self) -> list[str]:
+        """The defender's reactions: a line a choice weighed, the one taken marked."""
+        d = self.decisions
+        head = []
+        if d.get("scramble_from"):
+            head.append(f"air base next to the zone: {d['scramble_from']} (scrambled: "
+                        f"{d['scrambled']}, {d['reactions_chosen']})")
+        if d.get("kamikaze"):
+            head.append(f"kamikaze: {d['kamikaze']} token(s) on {d['kamikaze_targets']} "
+                        f"({d['reactions_chosen']})")
+        rows = self.reaction_rows
+        scramble = any(r["scrambled"] != "nothing" for r in rows) or d.get("scramble_from")
+        kamikaze = bool(d.get("kamikaze"))
+        width = max([9] + [len(r["scrambled"]) for r in rows]) + 2
+        k_width = max([16] + [len(r["kamikaze_targets"]) for r in rows]) + 2
+        title = ((f"{'scrambled':<{width}}" if scramble else "")
+                 + (f"{'kamikaze targets':<{k_width}}" if kamikaze else "")
+                 + f"{'att wins':>9}{'def wins':>9}{'TUV swing':>11}{d['objective']:>11}")
+        lines = [*head, "  " + title]
+        for r in rows:
+            taken = (r["scrambled"] == (d.get("scrambled") or "nothing")
+                     and r["kamikaze_targets"] == (d.get("kamikaze_targets") or "none"))
+            lines.append(("* " if taken else "  ")
+                         + (f"{r['scrambled']:<{width}}" if scramble else "")
+                         + (f"{r['kamikaze_targets']:<{k_width}}" if kamikaze else "")
+                         + f"{r['attacker_win']:>9.2%}{r['defender_win']:>9.2%}"
+                         + f"{r['tuv_swing']:>+11.3f}{r['value']:>+11.4f}")
+        return lines
 
 
 def with_decisions(result: Result, objective, policy, never: Result | None,
@@ -527,11 +561,13 @@ def with_decisions(result: Result, objective, policy, never: Result | None,
         "objective_text": objective.describe(),
         "value": value, "never_value": never_value,
         "gain": None if never_value is None else value - never_value,
-        "rule": policy.rule() if policy is not None else "no retreat decision arises: the "
-                "battle is fought to the end",
+        "rule": (None if retreat_policy is None
+                 else policy.rule() if policy is not None
+                 else "no retreat decision arises: the battle is fought to the end"),
         "policy": rows if len(rows) <= MAX_POLICY_ROWS else None,
     }
-    result.policy_rows = rows
+    result.policy_rows = rows if retreat_policy is not None else None
+    result.reaction_rows = None
     return result
 
 

@@ -40,6 +40,7 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     read_choice,
 )
 from .orders import PRESETS, LossOrder, parse_loss_order
+from .reactions import NO_REACTIONS, Reactions, check_reactions
 from .rules import Ruleset, list_editions, load_rules, tech_affects
 
 MAX_TRIALS = 10_000_000_000
@@ -306,8 +307,8 @@ def check_objective(optimize: Any, territory_value: Any, sea: bool,
         check_choice("optimize", optimize, OBJECTIVES)
     if not decides:
         if optimize is not None:
-            raise BattleInputError("optimize must come with a decision to solve "
-                                   "(retreat_policy optimal): nothing is decided here")
+            raise BattleInputError("optimize must come with a decision to solve (retreat_policy "
+                                   "optimal, scramble_from, kamikaze): nothing is decided here")
         if value:
             raise BattleInputError("territory_value must come with optimize value and a "
                                    "decision to solve (retreat_policy optimal)")
@@ -385,6 +386,10 @@ class Battle:
     start: Start = field(default_factory=lambda: START)
     # what the decisions solved are taken for (None: the battle decides nothing)
     objective: Objective | None = None
+    # the defender's reactions before a sea battle (scramble, kamikaze: battlecalc.reactions
+    # solves them), and the kamikaze strikes of a battle after them (the attacker's start law)
+    reactions: Reactions = NO_REACTIONS
+    kamikaze_struck: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -567,7 +572,9 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                 start_round: int = 1, start_step: str = "start", hits_on_attacker: int = 0,
                 hits_on_defender: int = 0, bombard_hits: int = 0,
                 attacker_waiting: Army = None, defender_waiting: Army = None,
-                optimize: str | None = None, territory_value: int | None = None) -> Battle:
+                optimize: str | None = None, territory_value: int | None = None,
+                scramble_from: Army = None, scramble: Army = None, kamikaze: int | None = None,
+                kamikaze_targets: Any = None) -> Battle:
     """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
 
     rules: an edition id, a Ruleset or the path of an edition file.  An amphibious assault is a
@@ -624,11 +631,14 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     defender_order = parse_loss_order(check_order(defender_ool, "defender_ool"), ruleset,
                                       "defense", aa_last=bool(aa_last))
     retreat = check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values()))
-    goal = check_objective(optimize, territory_value, sea, retreat.optimal)
+    reactions = check_reactions(ruleset, sea, a_army, scramble_from, scramble, kamikaze,
+                                kamikaze_targets, army_counts)
+    goal = check_objective(optimize, territory_value, sea, retreat.optimal or bool(reactions))
     if retreat and landing_army and not _may_withdraw(ruleset, a_army, overland):
         _warn(_NO_AMPHIBIOUS_RETREAT[ruleset.flags["amphibious_retreat"]].format(
             edition=ruleset.id))
-        retreat = Retreat()  # it can never happen: the battle is fought to the end
+        if not retreat.optimal:  # (an optimal one finds no decision: fought to the end)
+            retreat = Retreat()  # it can never happen: the battle is fought to the end
     for side, techs, army, role in (("attacker", a_tech, {**a_army, **bombard_army}, "attack"),
                                     ("defender", d_tech, d_army, "defense")):
         for tech in techs:
@@ -643,7 +653,7 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
                   defender_order.with_enemy_subs(subs["attacker"]), retreat, dice, start,
-                  goal)
+                  goal, reactions)
 
 
 @dataclass(frozen=True, eq=False)
@@ -709,7 +719,7 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
     aside), or None where no form stands for them: a formula edition, an amphibious assault
     (landing, bombard), technologies, keep_land, retreat_below, or other arguments that
     make_battle refuses (simulate_spec then raises, with its message), or decisions to solve
-    (retreat_policy, optimize, territory_value)."""
+    (retreat_policy, optimize, territory_value, scramble, kamikaze)."""
     try:
         if args["formula_options"]:
             return None
@@ -745,8 +755,9 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         retreat = check_retreat(policy, sea, 0, 0)  # (its checks; sizes only clamp it)
         if retreat.below is not None:
             return None
-        if (args["retreat_policy"] is not None or args["optimize"] is not None
-                or args["territory_value"] is not None):
+        if any(args[name] is not None for name in (
+                "retreat_policy", "optimize", "territory_value", "scramble_from", "scramble",
+                "kamikaze", "kamikaze_targets")):
             return None  # decisions solved: make_battle checks them, api.solve solves them
         attacker_order = parse_loss_order(check_order(args["attacker_ool"], "attacker_ool"),
                                           ruleset, "attack", keep_land=0)

@@ -347,3 +347,139 @@ def test_a_table_too_big_is_refused_with_a_clear_message():
     small = replace(solver.LIMITS, win_value_limit=20)
     with pytest.raises(BattleInputError, match="too large for the optimal retreat"):
         api.solve(battle, run, compiled=compiled, limits=small)
+
+
+# ---------------------------------------------------------------------------
+# 1940-2e scramble and kamikaze: the reference's enumeration
+# ---------------------------------------------------------------------------
+
+
+def random_reaction_battles(seed=3103, count=24):
+    """1940-2e sea battles with an air base next to the zone (0-3 fighters and tactical
+    bombers) and 0-3 kamikaze tokens (the attacker with a surface warship where any),
+    retreat never or optimal, tuv or win."""
+    rng = random.Random(seed)
+    ships = ["battleship", "cruiser", "destroyer", "carrier", "submarine", "transport"]
+    warships = ("battleship", "cruiser", "destroyer", "carrier")
+    battles = []
+    while len(battles) < count:
+        attacker = _army(rng, rng.randint(1, 3), ships + ["fighter", "tactical_bomber"])
+        if "carrier" in attacker and "transport" in attacker:
+            continue  # the documented escort divergence (random_sea_battles)
+        if not any(u in attacker for u in ("battleship", "cruiser", "destroyer", "carrier",
+                                           "submarine", "transport")):
+            continue
+        defender = _army(rng, rng.randint(1, 2), ["destroyer", "cruiser", "submarine",
+                                                  "carrier", "fighter"])
+        base = _army(rng, rng.randint(0, 3), ["fighter", "tactical_bomber"])
+        tokens = rng.randint(0, 3) if any(u in attacker for u in warships) else 0
+        if not base and not tokens:
+            continue
+        battles.append((attacker, defender, base, tokens, rng.choice(("never", "optimal")),
+                        rng.choice(("tuv", "win"))))
+    return battles
+
+
+REACTION_BATTLES = random_reaction_battles()
+
+
+@pytest.mark.parametrize(("attacker", "defender", "base", "tokens", "retreat", "objective"),
+                         REACTION_BATTLES, ids=[str(i) for i in range(len(REACTION_BATTLES))])
+def test_scramble_and_kamikaze_are_the_reference(attacker, defender, base, tokens, retreat,
+                                                 objective):
+    from battlecalc.reactions import allocation_text
+
+    expected = dr.decide_sea_1940("1940-2e", attacker, defender, objective=objective,
+                                  scramble_from=base or None, kamikaze=tokens, retreat=retreat)
+    got = battlecalc.simulate(
+        rules="1940-2e", attacker=attacker, defender=defender, sea=True, method="exact",
+        scramble_from=base or None, kamikaze=tokens or None, optimize=objective,
+        retreat_policy="optimal" if retreat == "optimal" else None)
+    _close(got, expected, SEA_KEYS)
+    d = got.decisions
+    assert d["value"] == pytest.approx(float(expected["value"]), abs=TOL, rel=0)
+    rows = {(r["scrambled"], r["kamikaze_targets"]): r for r in d["reactions"]}
+    assert len(rows) == len(expected["table"])
+    for row in expected["table"]:
+        key = (battlecalc.format_army(row["scrambled"]), allocation_text(row["kamikaze_targets"]))
+        assert rows[key]["value"] == pytest.approx(float(row["value"]), abs=TOL, rel=0), key
+        for k in ("attacker_win", "defender_win", "tuv_swing"):
+            assert rows[key][k] == pytest.approx(float(row["result"][k]), abs=TOL, rel=0), k
+    if base:
+        assert d["scrambled"] == battlecalc.format_army(expected["scrambled"])
+    if tokens:
+        assert d["kamikaze_targets"] == allocation_text(expected["kamikaze_targets"])
+
+
+def test_scramble_hand_case():
+    # 1940-2e 1 destroyer v 1 destroyer: TUV 0, P(win) 2/5; with one fighter scrambled
+    # (tests/test_decision_reference.py works it out): TUV -708/161, P(win) 2/161
+    r = battlecalc.simulate(rules="1940-2e", attacker="1 dd", defender="1 dd", sea=True,
+                            method="exact", scramble_from="1 ftr")
+    d = r.decisions
+    assert [row["scrambled"] for row in d["reactions"]] == ["nothing", "1 fighter"]
+    assert d["reactions"][0]["tuv_swing"] == pytest.approx(0, abs=TOL)
+    assert d["reactions"][0]["attacker_win"] == pytest.approx(2 / 5, abs=TOL)
+    assert d["scrambled"] == "1 fighter" and d["reactions_chosen"] == "best for the defender"
+    assert r.tuv_swing == pytest.approx(-708 / 161, abs=TOL)
+    assert r.attacker_win == pytest.approx(2 / 161, abs=TOL)
+    assert r.defender == "1 fighter, 1 destroyer"  # what fought, in the edition's order
+    # a given choice: the attacker's odds assume it, the table is the same
+    none = battlecalc.simulate(rules="1940-2e", attacker="1 dd", defender="1 dd", sea=True,
+                               method="exact", scramble_from="1 ftr", scramble="none")
+    assert none.attacker_win == pytest.approx(2 / 5, abs=TOL)
+    assert none.decisions["reactions_chosen"] == "given"
+    assert none.decisions["reactions"] == d["reactions"]
+
+
+def test_kamikaze_hand_cases():
+    # cruiser + destroyer v a lone transport, 2 tokens: the defender puts one on each
+    # (TUV -4/9) rather than both on the destroyer (23/9) or the cruiser (1/3)
+    r = battlecalc.simulate(rules="1940-2e", attacker="1 ca 1 dd", defender="1 tt", sea=True,
+                            method="exact", kamikaze=2)
+    values = {row["kamikaze_targets"]: row["value"] for row in r.decisions["reactions"]}
+    assert values == pytest.approx({"destroyer:2": 23 / 9, "cruiser:1, destroyer:1": -4 / 9,
+                                    "cruiser:2": 1 / 3}, abs=TOL)
+    assert r.decisions["kamikaze_targets"] == "cruiser:1, destroyer:1"
+    assert (r.attacker_win, r.defender_win, r.mean_rounds) == pytest.approx((8 / 9, 1 / 9, 0))
+    # a cruiser v a destroyer, one token: sunk 1/3, else the battle (win 1/2, lose 1/4)
+    r = battlecalc.simulate(rules="1940-2e", attacker="1 ca", defender="1 dd", sea=True,
+                            method="exact", kamikaze=1)
+    assert r.tuv_swing == pytest.approx(-4, abs=TOL)
+    assert r.attacker_win == pytest.approx(1 / 3, abs=TOL)
+    assert r.mean_rounds == pytest.approx(2 / 3 * 3 / 2, abs=TOL)  # strikes are no round
+    # two tokens on a battleship: sunk 1/9, damaged 4/9 (it stays damaged); given targets
+    r = battlecalc.simulate(rules="1940-2e", attacker="1 bb", defender="1 tt", sea=True,
+                            method="exact", kamikaze=2, kamikaze_targets="battleship:2")
+    assert r.attacker_ipc_loss == pytest.approx(20 / 9, abs=TOL)
+    assert r.attacker_survivors == pytest.approx({"battleship": 4 / 9,
+                                                  "damaged_battleship": 4 / 9}, abs=TOL)
+    # low luck: three tokens on a cruiser (strength 6) sink it surely
+    r = battlecalc.simulate(rules="1940-2e", attacker="1 ca 1 dd", defender="1 sub", sea=True,
+                            method="exact", kamikaze=3, kamikaze_targets="cruiser:3",
+                            dice="low_luck")
+    assert r.attacker_ipc_loss >= 12
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"rules": "1942-2e", "scramble_from": "1 ftr"}, "has no scramble"),
+    ({"rules": "1942-2e", "kamikaze": 1}, "has no kamikaze"),
+    ({"scramble_from": "1 bmb"}, "bomber cannot scramble"),
+    ({"scramble_from": "2 ftr", "scramble": "3 ftr"}, "more than the air base holds"),
+    ({"scramble": "4 ftr"}, "at most 3 aircraft"),
+    ({"attacker": "1 sub", "kamikaze": 1}, "no surface warship"),
+    ({"kamikaze": 2, "kamikaze_targets": "destroyer:1"}, "place 1 tokens, not the 2"),
+    ({"kamikaze": 1, "kamikaze_targets": "cruiser:1"}, "more cruiser struck"),
+    ({"kamikaze": 1, "kamikaze_targets": "destroyer"}, "is not UNIT:TOKENS"),
+    ({"kamikaze_targets": "destroyer:1"}, "needs kamikaze"),
+    ({"sea": False, "attacker": "1 inf", "defender": "1 inf", "kamikaze": 1},
+     "applies to sea battles"),
+    ({"optimize": "takes", "kamikaze": 1}, "optimize must be tuv or win at sea"),
+])
+def test_reactions_refuse_bad_input(kwargs, message):
+    from battlecalc.errors import BattleInputError
+
+    args = {"rules": "1940-2e", "attacker": "1 dd", "defender": "1 dd", "sea": True,
+            "method": "exact", **kwargs}
+    with pytest.raises(BattleInputError, match=message):
+        battlecalc.simulate(**args)
