@@ -263,9 +263,14 @@ def _decided(battle: Battle, run: RunSpec, started: float, compiled,
                        limits=limits)
     method = "exact" if law.trials is None else "mc"
     result = build_result(battle, compiled, method, law.trials, law.seed, law, started)
-    never_battle = dataclasses.replace(battle, retreat=Retreat(), objective=None)
-    never_run = dataclasses.replace(run, seed=law.seed if law.seed is not None else run.seed)
-    never = solve(never_battle, never_run, limits=limits)
+    never = None
+    if battle.retreat.optimal:
+        # never retreating, the other choices as they are (optimal submerging: the never
+        # battle decides it again, for itself)
+        never_battle = dataclasses.replace(battle, retreat=Retreat())
+        never_run = dataclasses.replace(run, seed=law.seed if law.seed is not None
+                                        else run.seed)
+        never = solve(never_battle, never_run, limits=limits)
     decided = with_decisions(result, battle.objective, law.policy, never,
                              "optimal" if battle.retreat.optimal else None)
     decided.elapsed_s = time.perf_counter() - started
@@ -328,7 +333,8 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
         solve_plan = solver.choose(
             compiled, run.method, run.trials, run.rounds_distribution, limits,
             seconds=None if prepared is None else prepared.plan.seconds)
-    if battle.retreat.optimal:
+    if battle.retreat.optimal or "optimal" in (battle.attacker_submerge,
+                                               battle.defender_submerge):
         return _decided(battle, run, started, compiled, solve_plan, limits)
     if (plan is not None and plan.kept and solve_plan.method == "exact"
             and not solve_plan.win_values and not solve_plan.table[0]):

@@ -900,8 +900,9 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
-        if battle.retreat.optimal:
-            compiled = replace(compiled, objective=battle.objective)
+    if battle.retreat.optimal or "optimal" in (battle.attacker_submerge,
+                                               battle.defender_submerge):
+        compiled = replace(compiled, objective=battle.objective)
     if start:
         compiled = starts.with_start(battle, compiled)
     return compiled

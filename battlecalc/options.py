@@ -32,7 +32,7 @@ from .errors import BattleInputError, quoted
 
 METHODS = ("auto", "exact", "mc")
 DEFAULT_TRIALS = 1_000_000
-SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")
+SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance", "optimal")
 RETREAT_POLICIES = ("optimal",)  # retreat_policy (None: the fixed retreat options, if any)
 OBJECTIVES = ("tuv", "win", "takes", "value")  # optimize: what the decisions are taken for
 DICE_MODELS = ("standard", "low_luck")  # battlecalc.dice
@@ -133,10 +133,12 @@ OPTIONS: tuple[Option, ...] = (
             help="Called as progress(done, total, what) while a battle runs."),
     _option("attacker_submerge", "choice", "never", applies=frozenset({"sea"}),
             choices=SUBMERGE_POLICIES, label="attacker subs submerge",
-            help="When the attacker's submarines submerge (sea battles)."),
+            help="When the attacker's submarines submerge (sea battles); optimal: wherever "
+            "that is best for it by --optimize."),
     _option("defender_submerge", "choice", "never", applies=frozenset({"sea"}),
             choices=SUBMERGE_POLICIES, label="defender subs submerge",
-            help="When the defender's submarines submerge (sea battles)."),
+            help="When the defender's submarines submerge (sea battles); optimal: wherever "
+            "that is worst for the attacker by --optimize."),
     _option("landing", "army", applies=frozenset({"amphibious"}), carried=False,
             label="Landing from transports",
             help="Land units coming from transports (attackers on top of --attacker, which "

@@ -506,13 +506,19 @@ class DecisionResult(Result):
         extra = []
         if self.reaction_rows:
             extra += ["", *self._reaction_lines()]
+        for side in ("attacker", "defender"):
+            if d.get(f"{side}_submerge"):
+                extra += ["", f"optimal submerging, {side}: {d[f'{side}_submerge']}"]
+        if d.get("retreat_policy") != "optimal" and self.policy_rows:
+            extra.append(f"policy table: {len(self.policy_rows)} decisions (--format json, or "
+                         "--format csv --distribution policy)")
         if d.get("retreat_policy") == "optimal":
             pm = "" if self.method == "exact" else " (Monte Carlo)"
             extra += ["", f"optimal retreat: {d['rule']}",
                       f"{d['objective']:<10} {d['value']:+.4f} with it{pm}, "
                       f"{d['never_value']:+.4f} never retreating: gain {d['gain']:+.4f}"]
             if self.policy_rows:
-                extra.append(f"policy table: {len(self.policy_rows)} decision states "
+                extra.append(f"policy table: {len(self.policy_rows)} decisions "
                              "(--format json, or --format csv --distribution policy)")
         return text + "\n" + "\n".join(extra) if extra else text
 
@@ -552,6 +558,7 @@ def with_decisions(result: Result, objective, policy, never: Result | None,
     policy `policy` (solver.decide.Policy, or None) taken for `objective` (spec.Objective),
     and `never`, the same battle never retreating."""
     rows = policy.rows() if policy is not None else []
+    submerging = policy.submerging() if policy is not None else {}
     value = objective.of(result)
     never_value = objective.of(never) if never is not None else None
     result.__class__ = DecisionResult
@@ -564,9 +571,11 @@ def with_decisions(result: Result, objective, policy, never: Result | None,
         "rule": (None if retreat_policy is None
                  else policy.rule() if policy is not None
                  else "no retreat decision arises: the battle is fought to the end"),
+        "attacker_submerge": submerging.get("attacker"),
+        "defender_submerge": submerging.get("defender"),
         "policy": rows if len(rows) <= MAX_POLICY_ROWS else None,
     }
-    result.policy_rows = rows if retreat_policy is not None else None
+    result.policy_rows = rows if rows else None
     result.reaction_rows = None
     return result
 

@@ -308,7 +308,8 @@ def check_objective(optimize: Any, territory_value: Any, sea: bool,
     if not decides:
         if optimize is not None:
             raise BattleInputError("optimize must come with a decision to solve (retreat_policy "
-                                   "optimal, scramble_from, kamikaze): nothing is decided here")
+                                   "optimal, optimal submerging, scramble_from, kamikaze): "
+                                   "nothing is decided here")
         if value:
             raise BattleInputError("territory_value must come with optimize value and a "
                                    "decision to solve (retreat_policy optimal)")
@@ -633,7 +634,14 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     retreat = check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values()))
     reactions = check_reactions(ruleset, sea, a_army, scramble_from, scramble, kamikaze,
                                 kamikaze_targets, army_counts)
-    goal = check_objective(optimize, territory_value, sea, retreat.optimal or bool(reactions))
+    submerging = "optimal" in (a_submerge, d_submerge)
+    if submerging and retreat and not retreat.optimal:
+        raise BattleInputError(
+            "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
+            "optimal) or none: it cannot be combined with retreat_after, retreat_when_left, "
+            "retreat_below or strafe")
+    goal = check_objective(optimize, territory_value, sea,
+                           retreat.optimal or submerging or bool(reactions))
     if retreat and landing_army and not _may_withdraw(ruleset, a_army, overland):
         _warn(_NO_AMPHIBIOUS_RETREAT[ruleset.flags["amphibious_retreat"]].format(
             edition=ruleset.id))
@@ -743,6 +751,8 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         if (a_submerge != "never" or d_submerge != "never") and (
                 not sea or ruleset.flags["submerge_timing"] == "never"):
             return None
+        if "optimal" in (a_submerge, d_submerge):
+            return None  # decisions solved
         if check_int("keep_land", args["keep_land"], 0):
             return None
         aa_last = check_flag("aa_last", args["aa_last"])

@@ -134,11 +134,11 @@ SEA_IDS = [f"{e}-{i}" for i, (e, *_) in enumerate(SEA_BATTLES)]
 def _rounds_diverge(edition, attacker, defender, policies):
     """The documented divergence in counting rounds (sea_reference: a submerge that leaves
     transports defenceless ends the battle after the round; the engine, as TripleA, at once):
-    a V3 side with transports against an enemy that may submerge."""
-    return sea_reference.MODEL[edition] == "v3" and any(
-        "transport" in side and "submarine" in enemy and policy != "never"
-        for side, enemy, policy in ((attacker, defender, policies[1]),
-                                    (defender, attacker, policies[0])))
+    a V3 battle with transports where submarines may submerge."""
+    return sea_reference.MODEL[edition] == "v3" and (
+        "transport" in attacker or "transport" in defender) and any(
+        "submarine" in side and policy != "never"
+        for side, policy in ((attacker, policies[0]), (defender, policies[1])))
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "policies"), SEA_BATTLES,
@@ -184,8 +184,9 @@ def test_one_infantry_each_revised_fights_one_round_then_retreats():
     assert (r.attacker_win, r.defender_win, r.draw, r.retreat, r.mean_rounds) == pytest.approx(
         (2 / 18, 5 / 18, 1 / 18, 10 / 18, 1.0), abs=TOL)
     assert d["rule"] == "retreat at the end of the first round, whatever is left"
-    assert d["policy"] == [{"attacker": "1 infantry", "defender": "1 infantry",
-                            "attacker_units": 1, "defender_units": 1, "choice": "retreat",
+    assert d["policy"] == [{"decision": "retreat", "attacker": "1 infantry",
+                            "defender": "1 infantry", "attacker_units": 1, "defender_units": 1,
+                            "first_round": False, "choice": "retreat",
                             "press_on_value": pytest.approx(-1.125, abs=TOL),
                             "retreat_value": 0.0}]
 
@@ -483,3 +484,91 @@ def test_reactions_refuse_bad_input(kwargs, message):
             "method": "exact", **kwargs}
     with pytest.raises(BattleInputError, match=message):
         battlecalc.simulate(**args)
+
+
+# ---------------------------------------------------------------------------
+# Optimal submerging: each side's choice, the attacker maximising, the defender minimising
+# ---------------------------------------------------------------------------
+
+
+def random_submerge_battles(seed=3104, per_edition=10):
+    """Sea battles of the editions where subs submerge, with submarines likely, a side (or
+    both) submerging optimally, the other by a fixed policy or optimally, the attacker's
+    retreat never or optimal, tuv or win (leaving out random_sea_battles' divergence)."""
+    rng = random.Random(seed)
+    battles = []
+    for edition in ("revised", "1942-2e", "aa50", "1940-2e"):
+        units = [u for u in sea_reference.STATS[edition] if not u.startswith("damaged")]
+        while sum(1 for b in battles if b[0] == edition) < per_edition:
+            sides = [_army(rng, rng.randint(1, 3), units + ["submarine"] * 3) for _ in range(2)]
+            if edition == "1940-2e" and {"carrier", "transport"} <= set(sides[0]):
+                continue
+            policies = (*sea_reference.POLICIES, "optimal")
+            pair = (rng.choice(policies), rng.choice(policies))
+            if "optimal" not in pair:
+                pair = (pair[0], "optimal") if rng.random() < 0.5 else ("optimal", pair[1])
+            battles.append((edition, *sides, pair, rng.choice(("never", "optimal")),
+                            rng.choice(("tuv", "win"))))
+    return battles
+
+
+SUBMERGE_BATTLES = random_submerge_battles()
+
+
+@pytest.mark.parametrize(("edition", "attacker", "defender", "policies", "retreat", "objective"),
+                         SUBMERGE_BATTLES, ids=[f"{b[0]}-{i}" for i, b in
+                                                enumerate(SUBMERGE_BATTLES)])
+def test_optimal_submerging_is_the_reference(edition, attacker, defender, policies, retreat,
+                                             objective):
+    expected = dr.optimal_sea(edition, attacker, defender, objective=objective, retreat=retreat,
+                              attacker_submerge=policies[0], defender_submerge=policies[1])
+    got = battlecalc.simulate(rules=edition, attacker=attacker, defender=defender, sea=True,
+                              method="exact", optimize=objective,
+                              retreat_policy="optimal" if retreat == "optimal" else None,
+                              attacker_submerge=policies[0], defender_submerge=policies[1])
+    keys = [k for k in SEA_KEYS if k != "mean_rounds"
+            or not _rounds_diverge(edition, attacker, defender, policies)]
+    _close(got, expected, keys)
+    assert got.decisions["value"] == pytest.approx(float(expected["value"]), abs=TOL, rel=0)
+    # the choices at the states both name, where the reference's are strict enough to show
+    rows = {(r["decision"], r["attacker"], r["defender"], r["first_round"]): r["choice"]
+            for r in got.decisions["policy"]}
+    words = {"attacker_submerge": "attacker submerges", "defender_submerge": "defender submerges",
+             "retreat": "retreat"}
+    for (what, a, b, sub_a, sub_d, first), choice in expected["policy"].items():
+        if sub_a or sub_d:
+            continue
+        key = (words[what], _reference_key(a), _reference_key(b), first)
+        if key in rows:
+            assert rows[key] == choice, key
+
+
+def test_defender_submerge_hand_case():
+    # 1942-2e cruiser v sub: staying is worth 6/7 TUV to the attacker (P(win) 5/7),
+    # submerging 0 (P(win) 1): the defender submerges against tuv, stays against win
+    args = dict(rules="1942-2e", attacker="1 ca", defender="1 sub", sea=True, method="exact",
+                defender_submerge="optimal")
+    tuv = battlecalc.simulate(**args)
+    assert (tuv.tuv_swing, tuv.attacker_win) == pytest.approx((0, 1), abs=TOL)
+    assert tuv.decisions["defender_submerge"] == "submerge wherever they may"
+    win = battlecalc.simulate(**args, optimize="win")
+    assert (win.tuv_swing, win.attacker_win) == pytest.approx((6 / 7, 5 / 7), abs=TOL)
+    assert win.decisions["defender_submerge"] == "never submerge"
+
+
+def test_monte_carlo_plays_the_submerge_choices():
+    args = dict(rules="1942-2e", attacker="2 sub 1 dd 1 ftr", defender="2 sub 1 ca 1 ftr",
+                sea=True, retreat_policy="optimal", attacker_submerge="optimal",
+                defender_submerge="optimal")
+    exact = battlecalc.simulate(**args, method="exact")
+    mc = battlecalc.simulate(**args, method="mc", trials=200_000, seed=11)
+    for key in ("attacker_win", "defender_win", "retreat", "tuv_swing", "mean_rounds"):
+        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-9, key
+
+
+def test_optimal_submerging_refuses_a_fixed_retreat():
+    from battlecalc.errors import BattleInputError
+
+    with pytest.raises(BattleInputError, match="optimal submerging is solved with"):
+        battlecalc.simulate(rules="1942-2e", attacker="1 sub", defender="1 ca", sea=True,
+                            attacker_submerge="optimal", retreat_after=2)

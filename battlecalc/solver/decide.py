@@ -26,7 +26,29 @@ from typing import Any
 import numpy as np
 
 from ..kernels.exact import pairs, sweep
-from ..kernels.layout import B_KIND, B_OFFSET, BLOCK_START, I_SUBMERGED, S_BLOCK, S_INFO, S_UNITS
+from ..kernels.layout import (
+    B_KIND,
+    B_OFFSET,
+    BLOCK_START,
+    C_A_DECIDES,
+    C_A_SUBMERGES,
+    C_D_DECIDES,
+    C_D_SUBMERGES,
+    C_DA_DECIDES,
+    C_DA_SUBMERGES,
+    C_FIRST,
+    CONTINUE,
+    I_SUBMERGED,
+    NO_CHOICES,
+    POLICY_TABLE,
+    RU_A_POLICY,
+    RU_AIR_ALWAYS,
+    RU_D_POLICY,
+    S_BLOCK,
+    S_INFO,
+    S_UNITS,
+)
+from ..kernels.round_model import settle, submerges_before_fire
 from . import threads
 from .exact import _outputs, _shapes, exact_battle
 from .plan import LIMITS, Limits, SolvePlan, exact_view, spend
@@ -50,21 +72,16 @@ class Policy:
     press: np.ndarray
     other: np.ndarray
     objective: Any
+    choices: np.ndarray = dataclasses.field(default_factory=lambda: NO_CHOICES)  # the
+    # submerge choices (layout.C_* bits) where a side submerges optimally
 
     @cached_property
     def decisions(self) -> tuple[np.ndarray, np.ndarray]:
-        """The decision pairs (attacker states, defender states) a battle from its start
-        may reach: both states in blocks it starts in (a partial retreat's stayers never
-        decide)."""
-        att = self.compiled.attacker
-        starting = np.zeros(len(att.blocks), dtype=bool)
-        offsets = att.blocks[:, B_OFFSET]
-        for b in range(len(att.blocks)):
-            end = offsets[b + 1] if b + 1 < len(offsets) else att.n_states
-            starting[b] = (att.blocks[b, B_KIND] == BLOCK_START
-                           and att.start[offsets[b]:end].any())
+        """The retreat decision pairs (attacker states, defender states) a battle from its
+        start may reach: the attacker's in blocks it starts in (a partial retreat's stayers
+        never decide)."""
         a, d = np.nonzero(self.press != NO_DECISION)
-        kept = starting[att.states[a, S_BLOCK]]
+        kept = self._starting(a)
         return a[kept], d[kept]
 
     def state_name(self, side: str, x: int) -> str:
@@ -79,28 +96,78 @@ class Policy:
             text += " (subs submerged)"
         return text
 
+    def _starting(self, a: np.ndarray) -> np.ndarray:
+        """Whether each attacker state lies in a block the battle starts in."""
+        att = self.compiled.attacker
+        starting = np.zeros(len(att.blocks), dtype=bool)
+        offsets = att.blocks[:, B_OFFSET]
+        for b in range(len(att.blocks)):
+            end = offsets[b + 1] if b + 1 < len(offsets) else att.n_states
+            starting[b] = (att.blocks[b, B_KIND] == BLOCK_START
+                           and att.start[offsets[b]:end].any())
+        return starting[att.states[a, S_BLOCK]]
+
     def rows(self) -> list[dict[str, Any]]:
-        """One row per decision pair, most attacker units first, then fewest defender units:
-        the units each side has, their counts, the choice and the objective's value of
-        pressing on and of retreating there."""
-        a, d = self.decisions
+        """One row a decision: the attacker's retreat at each decision pair (most attacker
+        units first, then fewest defender units), then each side's submerge choices where it
+        submerges optimally: the units each side has and their counts, the decision, whether
+        at the battle's first round start, the choice, and for a retreat the objective's
+        value of pressing on and of retreating there."""
         att, dfn = self.compiled.attacker, self.compiled.defender
-        n_a, n_d = att.states[a, S_UNITS], dfn.states[d, S_UNITS]
-        order = np.lexsort((d, a, n_d, -n_a))
         rows = []
+        a, d = self.decisions
+        order = np.lexsort((d, a, dfn.states[d, S_UNITS], -att.states[a, S_UNITS]))
         for i in order.tolist():
             x, y = int(a[i]), int(d[i])
             press = self.press[x, y] == PRESS_ON
             value, other = float(self.value[x, y]), float(self.other[x, y])
-            rows.append({
-                "attacker": self.state_name("attacker", x),
-                "defender": self.state_name("defender", y),
-                "attacker_units": int(n_a[i]), "defender_units": int(n_d[i]),
-                "choice": "press on" if press else "retreat",
-                "press_on_value": value if press else other,
-                "retreat_value": other if press else value,
-            })
+            rows.append(self._row("retreat", x, y, False, "press on" if press else "retreat",
+                                  value if press else other, other if press else value))
+        if self.choices.shape != self.value.shape:
+            return rows
+        for first in (True, False):
+            shift = C_FIRST if first else 0
+            for what, decides, yes in (
+                    ("attacker submerges", C_A_DECIDES, C_A_SUBMERGES),
+                    ("defender submerges", C_D_DECIDES, C_D_SUBMERGES),
+                    ("defender submerges", C_DA_DECIDES, C_DA_SUBMERGES)):
+                a, d = np.nonzero((self.choices >> shift) & decides)
+                keep = self._starting(a)
+                a, d = a[keep], d[keep]
+                order = np.lexsort((d, a, dfn.states[d, S_UNITS], -att.states[a, S_UNITS]))
+                for i in order.tolist():
+                    x, y = int(a[i]), int(d[i])
+                    go = (self.choices[x, y] >> shift) & yes
+                    rows.append(self._row(what, x, y, first, "submerge" if go else "stay",
+                                          None, None))
         return rows
+
+    def _row(self, what: str, a: int, d: int, first: bool, choice: str, press_on, retreat):
+        return {"decision": what, "attacker": self.state_name("attacker", a),
+                "defender": self.state_name("defender", d),
+                "attacker_units": int(self.compiled.attacker.states[a, S_UNITS]),
+                "defender_units": int(self.compiled.defender.states[d, S_UNITS]),
+                "first_round": first, "choice": choice, "press_on_value": press_on,
+                "retreat_value": retreat}
+
+    def submerging(self) -> dict[str, str]:
+        """Each side that submerges optimally: its choices in words."""
+        words = {}
+        if self.choices.shape != self.value.shape:
+            return words
+        rows = [r for r in self.rows() if r["decision"] != "retreat"]
+        for side in ("attacker", "defender"):
+            mine = [r for r in rows if r["decision"] == f"{side} submerges"]
+            if not mine and self.compiled.rules[
+                    RU_A_POLICY if side == "attacker" else RU_D_POLICY] != POLICY_TABLE:
+                continue
+            dives = sum(r["choice"] == "submerge" for r in mine)
+            words[side] = ("its submarines never get to submerge" if not mine
+                           else "never submerge" if not dives
+                           else "submerge wherever they may" if dives == len(mine)
+                           else f"submerge at {dives} of the {len(mine)} decision states "
+                                "(see the policy table)")
+        return words
 
     @cached_property
     def by_counts(self) -> dict[tuple[int, int], set[str]]:
@@ -210,7 +277,10 @@ def fill_decisions(compiled, plan: SolvePlan, progress=None,
     progress hook can stop it by raising."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
     press = np.full((n_a, n_d), NO_DECISION)
-    retreat = compiled.retreat._replace(win_value=press)
+    rules = compiled.rules
+    tables = POLICY_TABLE in (rules[RU_A_POLICY], rules[RU_D_POLICY])
+    choices = np.zeros((n_a, n_d), dtype=np.int64) if tables else NO_CHOICES
+    retreat = compiled.retreat_tables()._replace(win_value=press, choices=choices)
     compiled = dataclasses.replace(compiled, retreat=retreat)
     view = exact_view(compiled, plan)
     seconds = plan.decide_seconds
@@ -229,9 +299,24 @@ def fill_decisions(compiled, plan: SolvePlan, progress=None,
     step = max(1, int(n_a * DECIDE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
-        threads.call(sweep._decide_values, battle, out, value, press, other, coef,
+        threads.call(sweep._decide_values, battle, out, value, press, other, choices, coef,
                      limits.decision_tolerance, scratch, a_first, a_last,
                      short=seconds < limits.short_seconds)
         if progress is not None:
             progress((n_a - a_first) * n_d, total, "optimal retreat")
-    return compiled, Policy(compiled, value, press, other, compiled.objective)
+    if tables and submerges_before_fire(rules, 0):
+        # the submerge choices at the battle's first round start, where no retreat was offered
+        # (each start pair, after the units it loses without dice)
+        att, dfn = compiled.attacker, compiled.defender
+        air_always = rules[RU_AIR_ALWAYS] == 1
+        for a in np.flatnonzero(att.start).tolist():
+            for d in np.flatnonzero(dfn.start).tolist():
+                while True:
+                    outcome, a2, d2 = settle(att.states, a, dfn.states, d, air_always)
+                    if (a2, d2) == (a, d):
+                        break
+                    a, d = a2, d2
+                if outcome == CONTINUE:
+                    sweep._decide_first(battle, out, value, choices, coef,
+                                        limits.decision_tolerance, scratch, a, d)
+    return compiled, Policy(compiled, value, press, other, compiled.objective, choices)
