@@ -247,6 +247,36 @@ def test_sea_battle_from_the_form(base, page):
     assert page.locator('[data-chart="TUV swing"] rect').count() > 3
 
 
+def test_the_optimal_retreat_and_the_reactions_show_beside_the_odds(base, page):
+    query = urllib.parse.urlencode({"rules": "revised", "attacker": "3 inf 1 tank",
+                                    "defender": "3 inf", "retreat_policy": "optimal",
+                                    "method": "exact"})
+    page.goto(f"{base}/?{query}")
+    settle(page)
+    result = battlecalc.simulate(rules="revised", attacker="3 inf 1 tank", defender="3 inf",
+                                 retreat_policy="optimal", method="exact")
+    assert_page_shows(page, result)
+    rule = page.locator('[data-key="decisions.rule"]').text_content()
+    assert rule == result.decisions["rule"] and rule.startswith("press on while")
+    assert "gain" in page.locator('[data-key="decisions.value"]').text_content()
+    # 1940-2e at sea: the air base's scramble, each choice on a line
+    query = urllib.parse.urlencode({"rules": "1940-2e", "kind": "sea", "attacker": "1 dd",
+                                    "defender": "1 dd", "scramble_from": "1 ftr",
+                                    "method": "exact"})
+    page.goto(f"{base}/?{query}")
+    settle(page)
+    scrambled = battlecalc.simulate(rules="1940-2e", sea=True, attacker="1 dd",
+                                    defender="1 dd", scramble_from="1 ftr", method="exact")
+    assert shown_outcomes(page)["attacker_win"][0] == scrambled.attacker_win
+    assert page.locator('[data-key="decisions.scrambled"]').text_content().startswith(
+        "1 fighter of 1 fighter")
+    assert page.locator('[data-key^="decisions.reactions."]').count() == 2
+    # and no scramble field where the edition has none
+    page.goto(f"{base}/?rules=1942-2e&kind=sea&attacker=1+dd&defender=1+dd")
+    settle(page)
+    assert "scramble_from" not in _visible_options(page)
+
+
 def test_amphibious_assault_and_formula_edition_from_urls(base, page):
     query = urllib.parse.urlencode({
         "rules": "1942-2e", "kind": "amphibious", "attacker": "1 tank 1 ftr",
