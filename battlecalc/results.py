@@ -494,44 +494,43 @@ class DecisionResult(Result):
                                       else None)}
 
     def _policy_lines(self) -> list[str]:
+        """The battle's policies, then the decisions solved: the optimal retreat in words and
+        its gain, each side's optimal submerging, the scramble and kamikaze taken."""
         d = self.decisions
         lines = super()._policy_lines()
+        pm = "" if self.method == "exact" else " (Monte Carlo)"
         if d.get("retreat_policy") == "optimal":
-            lines.append(f"attacker retreats optimally for the {d['objective_text']}")
+            lines.append(f"optimal retreat, for the {d['objective_text']}: {d['rule']}")
+            lines.append(f"  {d['objective']} {d['value']:+.4f} with it{pm}, "
+                         f"{d['never_value']:+.4f} never retreating: gain {d['gain']:+.4f}")
+        for side in ("attacker", "defender"):
+            if d.get(f"{side}_submerge"):
+                lines.append(f"{side} subs submerge optimally: {d[f'{side}_submerge']}")
+        if d.get("retreat_policy") != "optimal" and (
+                d.get("attacker_submerge") or d.get("defender_submerge")):
+            lines.append(f"  for the {d['objective_text']}: {d['value']:+.4f}{pm}")
+        if d.get("scramble_from"):
+            lines.append(f"scrambled from the air base ({d['scramble_from']}): {d['scrambled']}"
+                         f" ({d['reactions_chosen']})")
+        if d.get("kamikaze"):
+            lines.append(f"kamikaze: {d['kamikaze']} token(s) on {d['kamikaze_targets']} "
+                         f"({d['reactions_chosen']})")
         return lines
 
     def table(self) -> str:
         text = super().table()
-        d = self.decisions
         extra = []
         if self.reaction_rows:
             extra += ["", *self._reaction_lines()]
-        for side in ("attacker", "defender"):
-            if d.get(f"{side}_submerge"):
-                extra += ["", f"optimal submerging, {side}: {d[f'{side}_submerge']}"]
-        if d.get("retreat_policy") != "optimal" and self.policy_rows:
-            extra.append(f"policy table: {len(self.policy_rows)} decisions (--format json, or "
-                         "--format csv --distribution policy)")
-        if d.get("retreat_policy") == "optimal":
-            pm = "" if self.method == "exact" else " (Monte Carlo)"
-            extra += ["", f"optimal retreat: {d['rule']}",
-                      f"{d['objective']:<10} {d['value']:+.4f} with it{pm}, "
-                      f"{d['never_value']:+.4f} never retreating: gain {d['gain']:+.4f}"]
-            if self.policy_rows:
-                extra.append(f"policy table: {len(self.policy_rows)} decisions "
-                             "(--format json, or --format csv --distribution policy)")
+        if self.policy_rows:
+            extra += ["", f"policy table: {len(self.policy_rows)} decisions (--format json, "
+                      "or --format csv --distribution policy)"]
         return text + "\n" + "\n".join(extra) if extra else text
 
     def _reaction_lines(self) -> list[str]:
         """The defender's reactions: a line a choice weighed, the one taken marked."""
         d = self.decisions
-        head = []
-        if d.get("scramble_from"):
-            head.append(f"air base next to the zone: {d['scramble_from']} (scrambled: "
-                        f"{d['scrambled']}, {d['reactions_chosen']})")
-        if d.get("kamikaze"):
-            head.append(f"kamikaze: {d['kamikaze']} token(s) on {d['kamikaze_targets']} "
-                        f"({d['reactions_chosen']})")
+        head = ["the defender's choices weighed (* taken)"]
         rows = self.reaction_rows
         scramble = any(r["scrambled"] != "nothing" for r in rows) or d.get("scramble_from")
         kamikaze = bool(d.get("kamikaze"))
