@@ -254,7 +254,8 @@ def simulate(
 
 
 def _decided(battle: Battle, run: RunSpec, started: float, compiled,
-             solve_plan: solver.SolvePlan, limits: solver.Limits) -> Result:
+             solve_plan: solver.SolvePlan, limits: solver.Limits,
+             table: bool = True) -> Result:
     """solve's answer for a battle whose decisions are solved (battle.objective): the
     result under the optimal retreat the plan's backward induction finds (solver.decide),
     with the policy and its gain over never retreating (the same battle with no retreat,
@@ -266,13 +267,20 @@ def _decided(battle: Battle, run: RunSpec, started: float, compiled,
     never = None
     if battle.retreat.optimal:
         # never retreating, the other choices as they are (optimal submerging: the never
-        # battle decides it again, for itself)
+        # battle decides it again, for itself; only its value is read)
         never_battle = dataclasses.replace(battle, retreat=Retreat())
         never_run = dataclasses.replace(run, seed=law.seed if law.seed is not None
                                         else run.seed)
-        never = solve(never_battle, never_run, limits=limits)
+        if "optimal" in (battle.attacker_submerge, battle.defender_submerge):
+            never_compiled = compile_battle(never_battle)
+            never = _decided(never_battle, never_run, time.perf_counter(), never_compiled,
+                             solver.choose(never_compiled, run.method, run.trials,
+                                           run.rounds_distribution, limits),
+                             limits, table=False)
+        else:
+            never = solve(never_battle, never_run, limits=limits)
     decided = with_decisions(result, battle.objective, law.policy, never,
-                             "optimal" if battle.retreat.optimal else None)
+                             "optimal" if battle.retreat.optimal else None, table)
     decided.elapsed_s = time.perf_counter() - started
     return decided
 

@@ -552,11 +552,13 @@ class DecisionResult(Result):
 
 
 def with_decisions(result: Result, objective, policy, never: Result | None,
-                   retreat_policy: str | None = "optimal") -> DecisionResult:
+                   retreat_policy: str | None = "optimal", table: bool = True
+                   ) -> DecisionResult:
     """`result` (its fields, lazy ones still pending) as a DecisionResult: the optimal
     policy `policy` (solver.decide.Policy, or None) taken for `objective` (spec.Objective),
-    and `never`, the same battle never retreating."""
-    rows = policy.rows() if policy is not None else []
+    and `never`, the same battle never retreating; table False: without the policy's rows
+    (a result only its value is read of)."""
+    rows = policy.table if policy is not None and table else []
     submerging = policy.submerging() if policy is not None else {}
     value = objective.of(result)
     never_value = objective.of(never) if never is not None else None

@@ -84,17 +84,24 @@ class Policy:
         kept = self._starting(a)
         return a[kept], d[kept]
 
-    def state_name(self, side: str, x: int) -> str:
-        """A state's units as army notation (submerged submarines said so)."""
-        from ..army import format_army
+    @cached_property
+    def _names(self) -> dict:
+        return {}
 
-        tables = self.compiled.attacker if side == "attacker" else self.compiled.defender
-        units = {n: int(c) for n, c in zip(tables.unit_names, tables.survivors[x], strict=True)
-                 if c}
-        text = format_army(units) if units else "nothing"
-        if tables.states[x, S_INFO] & I_SUBMERGED:
-            text += " (subs submerged)"
-        return text
+    def state_name(self, side: str, x: int) -> str:
+        """A state's units as army notation (submerged submarines said so), each state's
+        made once."""
+        key = (side, x)
+        name = self._names.get(key)
+        if name is None:
+            tables = self.compiled.attacker if side == "attacker" else self.compiled.defender
+            row = tables.survivors[x].tolist()
+            name = ", ".join(f"{c} {n}" for n, c in zip(tables.unit_names, row, strict=True)
+                             if c) or "nothing"
+            if tables.states[x, S_INFO] & I_SUBMERGED:
+                name += " (subs submerged)"
+            self._names[key] = name
+        return name
 
     def _starting(self, a: np.ndarray) -> np.ndarray:
         """Whether each attacker state lies in a block the battle starts in."""
@@ -106,6 +113,11 @@ class Policy:
             starting[b] = (att.blocks[b, B_KIND] == BLOCK_START
                            and att.start[offsets[b]:end].any())
         return starting[att.states[a, S_BLOCK]]
+
+    @cached_property
+    def table(self) -> list[dict[str, Any]]:
+        """rows(), made once."""
+        return self.rows()
 
     def rows(self) -> list[dict[str, Any]]:
         """One row a decision: the attacker's retreat at each decision pair (most attacker
@@ -155,17 +167,24 @@ class Policy:
         words = {}
         if self.choices.shape != self.value.shape:
             return words
-        rows = [r for r in self.rows() if r["decision"] != "retreat"]
-        for side in ("attacker", "defender"):
-            mine = [r for r in rows if r["decision"] == f"{side} submerges"]
-            if not mine and self.compiled.rules[
-                    RU_A_POLICY if side == "attacker" else RU_D_POLICY] != POLICY_TABLE:
+        kinds = {"attacker": ((C_A_DECIDES, C_A_SUBMERGES),),
+                 "defender": ((C_D_DECIDES, C_D_SUBMERGES), (C_DA_DECIDES, C_DA_SUBMERGES))}
+        for side, bits in kinds.items():
+            if self.compiled.rules[RU_A_POLICY if side == "attacker"
+                                   else RU_D_POLICY] != POLICY_TABLE:
                 continue
-            dives = sum(r["choice"] == "submerge" for r in mine)
-            words[side] = ("its submarines never get to submerge" if not mine
+            states = dives = 0
+            for shift in (C_FIRST, 0):
+                for decides, yes in bits:
+                    a, d = np.nonzero((self.choices >> shift) & decides)
+                    keep = self._starting(a)
+                    states += int(keep.sum())
+                    dives += int(((self.choices[a[keep], d[keep]] >> shift) & yes).astype(
+                        bool).sum())
+            words[side] = ("its submarines never get to submerge" if not states
                            else "never submerge" if not dives
-                           else "submerge wherever they may" if dives == len(mine)
-                           else f"submerge at {dives} of the {len(mine)} decision states "
+                           else "submerge wherever they may" if dives == states
+                           else f"submerge at {dives} of the {states} decision states "
                                 "(see the policy table)")
         return words
 
