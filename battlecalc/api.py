@@ -14,10 +14,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from . import reactions, solver
+from .army import format_army
 from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
 from .formula.engine import run_formula
-from .results import ExactResults, Result, build_result, with_decisions
+from .results import DecisionResult, ExactResults, Result, build_result, with_decisions
 from .rules import load_rules
 from .solver.threads import set_threads, thread_count  # noqa: F401  (re-exported)
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
@@ -285,6 +286,37 @@ def _decided(battle: Battle, run: RunSpec, started: float, compiled,
     return decided
 
 
+def _reactions(battle: Battle, run: RunSpec, started: float, limits: solver.Limits) -> Result:
+    """solve's answer for a battle with the defender's reactions (scramble, kamikaze:
+    battlecalc.reactions): every combination weighed solved, the defender's best (or the
+    one given) taken, its result a DecisionResult whose decisions also hold what the air base
+    holds and what was scrambled, the tokens and their targets, and `reactions`, a row a
+    combination (its outcome probabilities, IPC losses, TUV swing and the objective's
+    value)."""
+    r, objective = battle.reactions, battle.objective
+    pairs = reactions.combinations(battle)
+    rows, results = [], []
+    for scramble, allocation in pairs:
+        result = solve(reactions.reacted(battle, scramble, allocation), run, limits=limits)
+        rows.append(reactions.row(scramble, allocation, result, objective.of(result)))
+        results.append(result)
+    chosen = reactions.best_row(r, pairs, rows)
+    result = results[chosen]
+    if not isinstance(result, DecisionResult):
+        result = with_decisions(result, objective, None, None, None)
+    result.decisions.update({
+        "scramble_from": format_army(r.scramble_from) if r.scramble_from else None,
+        "scrambled": rows[chosen]["scrambled"] if (r.scramble_from or r.scramble) else None,
+        "kamikaze": r.kamikaze or None,
+        "kamikaze_targets": rows[chosen]["kamikaze_targets"] if r.kamikaze else None,
+        "reactions_chosen": "given" if not r.choosing else "best for the defender",
+        "reactions": rows,
+    })
+    result.reaction_rows = rows
+    result.elapsed_s = time.perf_counter() - started
+    return result
+
+
 def _solved_again(plan: _Plan, started: float) -> Result | None:
     """The Result of a kept battle solved exactly by compiled kernels (_Plan.fast), solved
     again straight, with no Python but its outputs and Result; None where solve must."""
@@ -334,7 +366,7 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
 """
     started = time.perf_counter() if started is None else started
     if battle.reactions:  # scramble, kamikaze: a battle for each choice (battlecalc.reactions)
-        return reactions.solve(battle, run, started, limits)
+        return _reactions(battle, run, started, limits)
     compiled = compile_battle(battle) if compiled is None else compiled
     prepared = None if plan is None else plan.exact
     if solve_plan is None:

@@ -21,20 +21,21 @@ Scramble, then kamikaze (TripleA's BattleDelegate.start): both are the defender'
 between them, so every combination is weighed and the worst for the attacker taken.  The
 sources and the choices made where they differ: docs/rules.md, docs/decisions-research.md.
 
-The light part (choices, allocations, the strike law, reading the options) is imported by
-battlecalc.spec and battlecalc.compile; :func:`solve` (the enumeration, through battlecalc.api)
-imports the engine only when it runs.
+This module is the light part (choices, allocations, the strike law, reading the options, the
+battles weighed), imported by battlecalc.spec and battlecalc.compile; battlecalc.api solves
+the battles (api._reactions) and takes the defender's choice (best_row).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
+import numbers
 from math import comb
 from typing import Any
 
 from .army import format_army
 from .errors import BattleInputError, quoted
+from .options import is_bool
 
 MAX_REACTIONS = 500  # battles a reaction table may solve (scramble choices x allocations)
 TIE = 1e-9  # the defender's best: the first choice within this of the lowest objective
@@ -181,9 +182,7 @@ def check_reactions(ruleset, sea: bool, attacker: dict[str, int], scramble_from,
                     kamikaze, kamikaze_targets, army_counts) -> Reactions:
     """The Reactions of simulate's scramble_from, scramble, kamikaze and kamikaze_targets
     (army_counts: spec.army_counts, which reads an army)."""
-    from .spec import check_int
-
-    tokens = 0 if kamikaze is None else check_int("kamikaze", kamikaze, 0, 100)
+    tokens = 0 if kamikaze is None else _tokens(kamikaze)
     # (each value read first: a wrong type is named before what the battle allows)
     base = {} if scramble_from is None else army_counts(scramble_from, ruleset,
                                                          "scramble_from")
@@ -232,6 +231,19 @@ def check_reactions(ruleset, sea: bool, attacker: dict[str, int], scramble_from,
         raise BattleInputError(
             f"kamikaze: the attacker has no surface warship to strike ({', '.join(targets)})")
     return Reactions(base, chosen, tokens, allocation)
+
+
+MAX_TOKENS = 100
+
+
+def _tokens(value: Any) -> int:
+    """kamikaze: a whole number 0..MAX_TOKENS (an int or numpy int; not a bool)."""
+    if is_bool(value) or not isinstance(value, numbers.Integral):
+        raise BattleInputError(f"kamikaze must be a whole number, got {quoted(value)}")
+    if not 0 <= value <= MAX_TOKENS:
+        raise BattleInputError(f"kamikaze must be between 0 and {MAX_TOKENS}, got "
+                               f"{quoted(int(value))}")
+    return int(value)
 
 
 def _only(army: dict[str, int], allowed: tuple[str, ...], name: str, what: str) -> None:
@@ -321,43 +333,17 @@ def reacted(battle, scramble: dict[str, int], allocation: tuple):
                                kamikaze_struck=allocation)
 
 
-def solve(battle, run, started: float | None = None, limits=None):
-    """api.solve of a battle with reactions: every combination solved (api.solve), the
-    defender's best (or the one given) taken, its result a DecisionResult whose decisions
-    also hold the scramble and kamikaze: what the air base holds and what was scrambled, the
-    tokens and their targets, and `reactions`, a row a combination (its outcome
-    probabilities, IPC losses, TUV swing and the objective's value)."""
-    from . import api
-    from .results import DecisionResult, with_decisions
+def row(scramble: dict[str, int], allocation: tuple, result, value: float) -> dict[str, Any]:
+    """A row of the reactions table: what was scrambled and struck, and the battle's odds."""
+    return {"scrambled": format_army(scramble), "kamikaze_targets": allocation_text(allocation),
+            **{k: getattr(result, k) for k in ROW_KEYS}, "value": value}
 
-    started = time.perf_counter() if started is None else started
-    r, objective = battle.reactions, battle.objective
-    pairs = combinations(battle)
-    rows, results = [], []
-    for scramble, allocation in pairs:
-        kwargs = {} if limits is None else {"limits": limits}
-        result = api.solve(reacted(battle, scramble, allocation), run, **kwargs)
-        value = objective.of(result)
-        rows.append({"scrambled": format_army(scramble),
-                     "kamikaze_targets": allocation_text(allocation),
-                     **{k: getattr(result, k) for k in ROW_KEYS}, "value": value})
-        results.append(result)
+
+def best_row(reactions: Reactions, pairs: list, rows: list[dict[str, Any]]) -> int:
+    """The row the defender takes: among the pairs it may take (every one, or those of the
+    scramble and targets given), the first within TIE of the lowest objective."""
     given = [i for i, (s, a) in enumerate(pairs)
-             if (r.scramble is None or s == r.scramble)
-             and (r.kamikaze_targets is None or a == r.kamikaze_targets)]
+             if (reactions.scramble is None or s == reactions.scramble)
+             and (reactions.kamikaze_targets is None or a == reactions.kamikaze_targets)]
     lowest = min(rows[i]["value"] for i in given)
-    chosen = next(i for i in given if rows[i]["value"] <= lowest + TIE)
-    result = results[chosen]
-    if not isinstance(result, DecisionResult):
-        result = with_decisions(result, objective, None, None, None)
-    result.decisions.update({
-        "scramble_from": format_army(r.scramble_from) if r.scramble_from else None,
-        "scrambled": rows[chosen]["scrambled"] if (r.scramble_from or r.scramble) else None,
-        "kamikaze": r.kamikaze or None,
-        "kamikaze_targets": rows[chosen]["kamikaze_targets"] if r.kamikaze else None,
-        "reactions_chosen": "given" if not r.choosing else "best for the defender",
-        "reactions": rows,
-    })
-    result.reaction_rows = rows
-    result.elapsed_s = time.perf_counter() - started
-    return result
+    return next(i for i in given if rows[i]["value"] <= lowest + TIE)

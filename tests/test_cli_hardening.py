@@ -240,7 +240,9 @@ def test_run_help_groups_options_in_sections():
     titles = [line[:-1] for line in out.splitlines() if line and not line.startswith(" ")
               and line.endswith(":")]
     assert titles == ["Edition and armies", "Method",
-                      "Policies: orders of losses, retreats, submerging", "Amphibious assault",
+                      "Policies: orders of losses, retreats, submerging",
+                      "Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+                      "Amphibious assault",
                       "Waves and counter-attack",
                       "Where the battle starts (a save in progress)", "Formula edition only",
                       "Output", "Other options"]
