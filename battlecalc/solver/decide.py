@@ -1,6 +1,6 @@
-"""The optimal retreat (issue 31): the attacker's best choice at every state pair where it may
-retreat, by backward induction (kernels/exact/sweep._decide_values), and that policy as a
-player reads it.
+"""The optimal decisions (issue 31): the attacker's best choice at every state pair where it may
+retreat, and each side's submerge choices where it submerges optimally, by backward induction
+(kernels/exact/sweep._decide_values, _decide_first), and that policy as a player reads it.
 
 The backward sweep is --retreat-below's (solver.exact.fill_win_values) with another value: the
 objective's expected value (spec.Objective: the TUV swing, the chance of winning or of taking
@@ -8,7 +8,9 @@ the territory, or the TUV swing plus the territory's value) from each pair a rou
 enters, retreating wherever stopping is worth more than fighting on.  The policy found is a
 mask in the battle's retreat tables (win_value 1.0: press on, 0.0: retreat, under the
 threshold compile.OPTIMAL_MASK), so the exact solver solves the battle forward under it and
-Monte Carlo plays it, by the kernels' ordinary retreat path.
+Monte Carlo plays it, by the kernels' ordinary retreat path.  The submerge choices of a side
+that submerges optimally are a table of bits beside it (RetreatTables.choices, the policy
+layout.POLICY_TABLE), read by round_model.submerge_step in both solvers.
 
 :class:`Policy` holds what the sweep found: the value of every pair, the choice at every
 decision pair, the value of the option not taken, and gives it as a table of rows (JSON, CSV)
@@ -62,18 +64,19 @@ MAX_RULE_ROWS = 40  # a rule in words of more attacker counts than this is not w
 
 @dataclass(frozen=True, eq=False)
 class Policy:
-    """The optimal retreat of a compiled battle: value[a, d] (the objective from the pair a
-    round's end enters), press[a, d] (PRESS_ON / RETREAT where the attacker decides, else
-    NO_DECISION), other[a, d] (at a decision pair: the value of the option not taken), the
-    objective (spec.Objective) and the battle (its retreat tables holding the policy)."""
+    """The optimal decisions of a compiled battle: value[a, d] (the objective from the pair a
+    round's end enters), press[a, d] (PRESS_ON / RETREAT where the attacker decides to
+    retreat or not, else NO_DECISION), other[a, d] (at such a pair: the value of the option
+    not taken), the objective (spec.Objective), the battle (its retreat tables holding the
+    policy) and choices, the submerge choices of a side that submerges optimally
+    (layout.C_* bits; NO_CHOICES where none does)."""
 
     compiled: Any
     value: np.ndarray
     press: np.ndarray
     other: np.ndarray
     objective: Any
-    choices: np.ndarray = dataclasses.field(default_factory=lambda: NO_CHOICES)  # the
-    # submerge choices (layout.C_* bits) where a side submerges optimally
+    choices: np.ndarray = dataclasses.field(default_factory=lambda: NO_CHOICES)
 
     @cached_property
     def decisions(self) -> tuple[np.ndarray, np.ndarray]:
