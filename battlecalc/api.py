@@ -216,15 +216,14 @@ def simulate(
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
         # plain (a dict or a list among them is not hashable: spec_key's key, made by _plan);
-        # each type(value) written out, which costs less than tuple(map(type, values))
-        kinds = (type(rules), type(attacker), type(defender), type(sea), type(trials),
-                 type(seed), type(method), type(attacker_tech), type(defender_tech),
-                 type(progress), type(attacker_submerge), type(defender_submerge),
-                 type(landing), type(bombard), type(attacker_ool), type(defender_ool),
-                 type(keep_land), type(aa_last), type(retreat_after), type(retreat_when_left),
-                 type(retreat_when_only_air), type(retreat_below), type(strafe),
-                 type(rounds_distribution), type(dice), type(waves), type(counterattack),
-                 type(start_round), type(start_step), type(hits_on_attacker),
+        # each type(value) written out, which costs less than tuple(map(type, values)), but
+        # for spec.UNTYPED_KEYS (text wherever a plan is kept: no other type matches it)
+        kinds = (type(attacker), type(defender), type(sea), type(trials), type(seed),
+                 type(attacker_tech), type(defender_tech), type(landing), type(bombard),
+                 type(attacker_ool), type(defender_ool), type(keep_land), type(aa_last),
+                 type(retreat_after), type(retreat_when_left), type(retreat_when_only_air),
+                 type(retreat_below), type(strafe), type(rounds_distribution), type(waves),
+                 type(counterattack), type(start_round), type(hits_on_attacker),
                  type(hits_on_defender), type(bombard_hits), type(attacker_waiting),
                  type(defender_waiting), type(retreat_policy), type(optimize),
                  type(territory_value), type(scramble_from), type(scramble), type(kamikaze),
@@ -240,10 +239,17 @@ def simulate(
                 return result
     found = plan
     arguments = dict(zip(_PARAMETERS, values, strict=True), formula_options=formula_options)
-    if check_waves(waves) or counterattack is not None:
-        # a sequence of battles is battlecalc.waves' (above this module: battlecalc.simulate)
-        raise BattleInputError("waves and a counter-attack are a sequence of battles: "
-                               "battlecalc.simulate (battlecalc.waves.simulate) solves them")
+    waves = check_waves(waves)
+    if waves or counterattack is not None:
+        # a sequence of battles: battlecalc.waves, which stands above this module and gives
+        # its solver when it is loaded (battlecalc.simulate loads it)
+        sequences = SEQUENCES.get("solve")
+        if sequences is None:
+            raise BattleInputError("waves and a counter-attack are a sequence of battles: "
+                                   "import battlecalc.waves (battlecalc.simulate does)")
+        options = {k: v for k, v in arguments.items()
+                   if k not in ("waves", "counterattack", "formula_options")}
+        return sequences(waves, counterattack, **options, **formula_options)
     plan = _plan(arguments, found)
     if isinstance(plan.battle, FormulaSpec):
         return run_formula(plan.battle, plan.run, started)
@@ -252,6 +258,11 @@ def simulate(
         if result is not None:
             return result
     return solve(plan.battle, plan.run, started, plan.compiled, plan)
+
+
+# the solver of sequences of battles (waves, a counter-attack): battlecalc.waves registers its
+# simulate_waves here when it is loaded (it stands above this module: no import of it here)
+SEQUENCES: dict = {}
 
 
 def _decided(battle: Battle, run: RunSpec, started: float, compiled,

@@ -491,13 +491,15 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
                                "--counterattack")
     destination = _destination(output, [rules_file])  # before any computing: costs nothing
 
+    from . import api, waves  # the engine: numpy, numba, pandas (waves: its sequences solver)
     from .errors import BattleInputError
-    from .waves import simulate  # the engine: numpy, numba, pandas (a battle, or waves of them)
+
+    assert api.SEQUENCES["solve"] is waves.simulate_waves  # (api.simulate solves waves too)
 
     _set_threads(threads)
     progress = _Progress()
     try:
-        result = simulate(
+        result = api.simulate(
             rules=rules if rules is not None else ruleset, progress=progress,
             rounds_distribution=distribution == "rounds", **options)
     except BattleInputError as exc:

@@ -307,6 +307,10 @@ class Result(ResultViews):
     attacker_size: int = field(repr=False)  # units the attacker starts with
     rounds_law: tuple[np.ndarray, np.ndarray] | None = field(repr=False)
     swing_law: tuple[np.ndarray, np.ndarray] | None = field(repr=False)
+    # where the battle starts, if anywhere but its very start (spec.Start: simulate's start
+    # keywords, round and step); to_dict gives it as "start" then
+    start: dict | None = field(default=None, repr=False)
+    start_text: str = field(default="", repr=False)
 
     def __getattr__(self, name: str) -> Any:
         # only reached for an attribute not set yet: a field build_result left to _Pending
@@ -334,7 +338,7 @@ class Result(ResultViews):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (the JSON object of `--format json`)."""
-        return {
+        data = {
             **super().to_dict(),
             "attacker_keeps_at_least": self.attacker_law.keeps_at_least(self.attacker_size),
             "likely_outcomes": {"attacker": self.attacker_law.likely(),
@@ -342,6 +346,9 @@ class Result(ResultViews):
             "attacker_ipc_loss_percentiles": self.attacker_law.ipc_percentiles(),
             "defender_ipc_loss_percentiles": self.defender_law.ipc_percentiles(),
         }
+        if self.start:
+            data["start"] = dict(self.start)
+        return data
 
     def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
         """Survivor columns cover every unit of the edition (0 where absent), so rows of
@@ -389,7 +396,8 @@ class Result(ResultViews):
 
     def _policy_lines(self) -> list[str]:
         p = self.policies
-        lines = [f"{label}: {format_army(p[key])}" for key, label in (
+        lines = [f"starts: {self.start_text} (losses count from there)"] if self.start else []
+        lines += [f"{label}: {format_army(p[key])}" for key, label in (
             ("landing", "landing from transports"), ("bombard", "bombarding"),
             ("bombard_unused", "cannot bombard (one ship per landing unit)")) if p.get(key)]
         lines += [f"{side} submerge: {p[f'{side}_submerge']}" for side in ("attacker", "defender")
@@ -743,6 +751,8 @@ def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
         attacker_tech=battle.attacker_tech, defender_tech=battle.defender_tech,
         takes_territory=float(law.takes / n), mean_rounds=law.mean_rounds,
         pruned=law.pruned if exact else None, _pending=_Pending(battle, tables, law, exact))
+    if battle.start:
+        odds["start"], odds["start_text"] = battle.start.keywords(), battle.start.text()
     if not _lazy(tables):
         _build_all(result)
     result.elapsed_s = time.perf_counter() - started
@@ -756,22 +766,27 @@ class ExactResults:
     build_result, with the fields every solve of the battle shares built once (the per-call
     floor of a small battle, issue 19)."""
 
-    __slots__ = ("battle", "tables", "law_of", "shared", "n_a", "n_d")
+    __slots__ = ("battle", "tables", "law_of", "shared", "n_a", "n_d", "start_rounds")
 
     def __init__(self, battle, tables, law_of):
         self.battle, self.tables, self.law_of = battle, tables, law_of
         self.shared = dict(rules=battle.rules.id, method="exact", trials=None, seed=None,
                            sea=battle.sea, attacker_tech=battle.attacker_tech,
                            defender_tech=battle.defender_tech)
+        if battle.start:
+            self.shared.update(start=battle.start.keywords(), start_text=battle.start.text())
         self.n_a, self.n_d = len(tables.attacker.ipc_lost), len(tables.defender.ipc_lost)
+        self.start_rounds = tables.start_rounds
 
     def of(self, outputs, started: float) -> Result:
         """The Result of a solve's outputs (`started`: as for build_result)."""
-        outcomes, takes, mean_rounds, pruned = exact_odds(outputs, self.tables.start_rounds)
+        outcomes, takes, mean_rounds, pruned = exact_odds(outputs, self.start_rounds)
         result = Result.__new__(Result)
         odds = result.__dict__
         odds.update(self.shared)
-        odds.update(zip(OUTCOME_KEYS, outcomes, strict=True))
+        # (one by one: cheaper than zip with OUTCOME_KEYS, on the per-call floor)
+        odds["attacker_win"], odds["defender_win"], odds["draw"], odds["stalemate"], \
+            odds["retreat"] = outcomes
         odds["takes_territory"] = takes
         odds["mean_rounds"] = mean_rounds
         odds["pruned"] = pruned

@@ -9,6 +9,7 @@ and are clamped to it (``retreat_when_left=10**20``: retreat at the end of round
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
@@ -424,6 +425,19 @@ class Start:
         """Round 1 with its first-round fire (AA, bombardment) still to come, or under way."""
         return self.round == 1 and self.step in ROUND_ONE_STEPS
 
+    def keywords(self) -> dict[str, Any]:
+        """simulate's start keywords of this start (those not at their defaults)."""
+        out: dict[str, Any] = {"start_round": self.round}
+        if self.step != "start":
+            out["start_step"] = self.step
+        for name in ("hits_on_attacker", "hits_on_defender", "bombard_hits"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        for name in ("attacker_waiting", "defender_waiting"):
+            if getattr(self, name):
+                out[name] = dict(getattr(self, name))
+        return out
+
     def text(self) -> str:
         """How the start reads ("round 2", "round 1, defender_fire, 1 hit on the defender")."""
         parts = [f"round {self.round}"]
@@ -475,6 +489,12 @@ def check_start(ruleset: Ruleset, sea: bool, amphibious: bool, start_round: Any,
     """The battle's Start, checked: a step of its kind, round-1 steps in round 1 only, pending
     hits and chosen casualties only at the steps that have them.  Each error names the
     step."""
+    if (start_round.__class__ is int and start_round == 1 and start_step == "start"
+            and hits_on_attacker.__class__ is int and hits_on_attacker == 0
+            and hits_on_defender.__class__ is int and hits_on_defender == 0
+            and bombard_hits.__class__ is int and bombard_hits == 0
+            and attacker_waiting is None and defender_waiting is None):
+        return START  # (the common case, without the checks below: a batch's cost)
     round_ = check_int("start_round", start_round, 1, 1000)
     step = check_choice("start_step", read_choice("start_step", start_step, START_STEPS)
                         if isinstance(start_step, str) else start_step, START_STEPS)
@@ -975,7 +995,20 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
                 values[i] = _plain_key(values[i])
                 if values[i] is _UNKEYED:
                     return None
-    return (kinds, tuple(values))
+    typed = _typed_positions(tuple(args))
+    return (tuple(kinds[i] for i in typed), tuple(values))
+
+
+# simulate's arguments that are text wherever a key is kept (a shipped edition's id, choices
+# of text): no value of another type equals one, so their types are not in spec_key's key
+UNTYPED_KEYS = frozenset({"rules", "method", "progress", "attacker_submerge",
+                          "defender_submerge", "dice", "start_step"})
+
+
+@functools.lru_cache(maxsize=8)
+def _typed_positions(names: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(i for i, name in enumerate(n for n in names if n != "formula_options")
+                 if name not in UNTYPED_KEYS)
 
 
 _shipped: list = []

@@ -47,7 +47,6 @@ Submarines that submerged are still in the zone for the next wave.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 import time
@@ -457,16 +456,6 @@ def _stderr(method: str, trials: int | None, values: dict[str, float | None]):
 _SIMULATE = inspect.signature(api.simulate)
 
 
-@functools.wraps(api.simulate)
-def simulate(*args, waves=None, counterattack=None, **kwargs):
-    # battlecalc.simulate: one battle (battlecalc.api.simulate), or with waves and/or a
-    # counter-attack a sequence of battles (simulate_waves); its signature and docstring are
-    # api.simulate's
-    if waves is None and counterattack is None:
-        return api.simulate(*args, **kwargs)
-    return simulate_with(api.solve, *args, waves=waves, counterattack=counterattack, **kwargs)
-
-
 def simulate_with(solve: Callable, *args, **kwargs):
     """battlecalc.simulate(*args, **kwargs) with `solve` the engine of each dice battle
     (api.solve with other limits: a server's, solver.Limits)."""
@@ -539,3 +528,9 @@ def simulate_waves(waves: Iterable | str | None, counterattack, *,
         solves=solver.solves, pruned=chain.pruned, elapsed_s=time.perf_counter() - started,
         all_units=tuple(ruleset.units),
     )
+
+
+# battlecalc.simulate: api.simulate, which solves a sequence of battles (waves, a counter-
+# attack) by simulate_waves, given here (this module stands above the API)
+api.SEQUENCES["solve"] = simulate_waves
+simulate = api.simulate

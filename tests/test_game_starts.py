@@ -182,3 +182,42 @@ def test_the_shared_west_russia_save_keeps_its_odds():
         assert result[key] == pytest.approx(float(want[key]), abs=1e-12), key
     assert [round(result[k], 6) for k in ("attacker_win", "defender_win", "draw")] == [
         0.99894, 0.000781, 0.000279]
+
+
+def test_a_huge_battle_in_progress_goes_through_runs_limits():
+    """Issue 29 item 6: a save's battle in progress of 1,000 v 1,000 infantry took 110 s and
+    2.3 GB (a mixture of fresh battles, each solved apart); now it is one solve with run's
+    estimate and limits, the answer run gives for the same start (a child process under a
+    memory cap)."""
+    from limited import python_limited
+
+    code = """
+import json, time
+import battlecalc
+from battlecalc.triplea.game import game_of_save
+from battlecalc.triplea.save import (BattleRecord, FireState, SaveData, TerritoryRecord,
+                                     UnitRecord)
+units = lambda owner, n: tuple(UnitRecord("infantry", owner, 0) for _ in range(n))
+record = BattleRecord("Zone", "NORMAL", "Russians", "Germans", units("Russians", 1000),
+                      units("Germans", 1000), round=2, started=True,
+                      fire=FireState(False, None, 3, 1000, "", kind="general", phase="select"))
+place = TerritoryRecord("Zone", "Germans", False, record.defending, 3)
+data = SaveData("World War II Revised", "2.0.0", 2, "battle", None, "Russians", (place,),
+                (record,))
+t = time.perf_counter()
+result = game_of_save(data).battles[0].result
+seconds = time.perf_counter() - t
+run = battlecalc.simulate(rules="revised", attacker="1000 inf", defender="1000 inf",
+                          **result["start"])
+print(json.dumps({"s": seconds, "method": result["method"], "start": result["start"],
+                  "same": [result[k] == getattr(run, k) for k in
+                           ("attacker_win", "defender_win", "mean_rounds",
+                            "defender_ipc_loss")]}))
+"""
+    done = python_limited(code, memory_mb=3072, timeout=120)
+    assert done.exit_code == 0, done.stderr[-2000:]
+    out = done.json()
+    assert out["start"] == {"start_round": 2, "start_step": "defender_fire",
+                            "hits_on_defender": 3}
+    assert out["method"] == "exact" and all(out["same"]), out
+    assert out["s"] < 30 and done.peak_mb < 1500, (out, done.peak_mb)

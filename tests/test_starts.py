@@ -10,10 +10,10 @@ import random
 
 import pytest
 import reference
-import sea_reference
 from cli_helpers import assert_usage_error, invoke
 from start_reference import Position as P
 from start_reference import exact_land_from, exact_sea_from
+from test_start_reference import _random_sea  # (random sea battles of every edition)
 
 import battlecalc
 from battlecalc.errors import BattleInputError
@@ -85,24 +85,6 @@ def _land(rng, edition):
     return attacker, defender, options
 
 
-def _sea(rng, edition):
-    names = [u for u in sea_reference.STATS[edition] if not u.startswith("damaged")]
-    sides = []
-    for _ in range(2):
-        side = {}
-        for _ in range(rng.randint(1, 3)):
-            u = rng.choice(names)
-            side[u] = side.get(u, 0) + 1
-        sides.append(side)
-    options = {}
-    if sea_reference.MODEL[edition] != "classic" and rng.random() < 0.4:
-        options["attacker_submerge"] = rng.choice(sea_reference.POLICIES)
-        options["defender_submerge"] = rng.choice(sea_reference.POLICIES)
-    if rng.random() < 0.3:
-        options["dice"] = "low_luck"
-    return sides[0], sides[1], options
-
-
 def _attacks(edition, attacker) -> bool:
     return any(reference.STATS[edition][u][1] for u in attacker)
 
@@ -126,7 +108,7 @@ def test_sea_from_a_later_round_equals_the_reference(start_round):
     rng = random.Random(400 + start_round)
     for i in range(20):
         edition = EDITIONS[i % 5]
-        attacker, defender, options = _sea(rng, edition)
+        attacker, defender, options = _random_sea(rng, edition)
         want = exact_sea_from(edition, attacker, defender, start_round=start_round, **options)
         got = _engine(edition, attacker, defender, True, options, start_round=start_round)
         _assert_matches(got, want, (edition, attacker, defender, options))
@@ -217,7 +199,7 @@ def test_sea_positions_inside_a_round_equal_the_reference():
     checked = 0
     for i in range(30):
         edition = EDITIONS[i % 5]
-        attacker, defender, options = _sea(rng, edition)
+        attacker, defender, options = _random_sea(rng, edition)
         positions = [P(round=rng.randint(1, 2), step="attacker_fire"),
                      P(round=1, step="defender_fire", hits_on_defender=rng.randint(0, 2)),
                      P(round=rng.randint(1, 2), step="general_casualties",

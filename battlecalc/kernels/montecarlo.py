@@ -186,7 +186,14 @@ def _settled(ast, a, dst, d, air_always):
         a, d = a2, d2
 
 
-@kernel
+# The kernels called per trial make no array and return none (their arrays live in _chunk's
+# caller): compiled without reference counting (jit.kernel refs=False), they skip an atomic
+# increment and decrement of every array argument on every call, about two thirds of the
+# Monte Carlo kernel's time (big land 3.9 -> 10.4-10.9M trials a CPU second, mid sea 1.0 ->
+# 3.2-3.4M, one thread, AMD EPYC Zen 5: benchmarks/bench_floor.py, bench_ab.py; the same
+# numbers).  The cost of those atomic instructions differs from one CPU to another, which is
+# why earlier gains measured on one machine did not hold on another.
+@kernel(refs=False)
 def _walk_settle(ast, a, dst, d):
     """_settled of the land walk, with the shared settle (called only off the free states)."""
     while True:
@@ -196,7 +203,7 @@ def _walk_settle(ast, a, dst, d):
         a, d = a2, d2
 
 
-@kernel
+@kernel(refs=False)
 def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf,
                 retreat, start_rounds, retreat_from, a, d, state):
     """One battle of two single walks (land; row = state index): returns (outcome, a, d,
@@ -235,7 +242,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
     return outcome, a, d, rounds, state
 
 
-@kernel
+@kernel(refs=False)
 def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
     """The attacker's retreat decision (retreat: layout.RetreatTables) after a round both sides
     survived: (outcome, a, d, stayers), stayers the state the units that stay after a partial
@@ -249,7 +256,7 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
     return outcome, a, d, stayers
 
 
-@kernel
+@kernel(refs=False)
 def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, start_rounds,
            retreat_from, a, d, state):
     """One battle in the general round model (kernels/round_model.py): (outcome, a, d, rounds,
@@ -306,7 +313,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, st
     return outcome, a, d, rounds, state
 
 
-@kernel
+@kernel(refs=False)
 def _general_hits(xst, xr, xth, xal, x, struck, y_info, air_subs, rules, state):
     """(sub hits, air hits, other hits, state) of a side's general fire at an enemy with
     state flags y_info.  Subs that struck in the opening step do not fire again."""

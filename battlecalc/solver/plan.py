@@ -146,9 +146,8 @@ def kernels_for(seconds: float, limits: Limits = LIMITS) -> bool:
     (never under BATTLECALC_PLAIN_KERNELS=1)."""
     if jit.is_compiled():
         return True
-    if jit.plain_kernels():
-        return False
-    return _spent[0] + seconds * limits.python_slowdown >= limits.python_budget
+    return (_spent[0] + seconds * limits.python_slowdown >= limits.python_budget
+            and not jit.plain_kernels())
 
 
 def spend(plan: SolvePlan, seconds: float, limits: Limits = LIMITS, progress=None,
@@ -178,7 +177,7 @@ def compact_table(compiled, limits: Limits = LIMITS) -> tuple[int, int]:
     return min(att.n_states, limits.table_start), min(dfn.n_states, limits.table_start)
 
 
-def merges_blocks(compiled, seconds: float, limits: Limits = LIMITS,
+def merges_blocks(compiled, seconds: float | None, limits: Limits = LIMITS,
                   allowed: bool = True) -> bool:
     """Whether the attacker's blocks are solved in one table (merged): the land fast path
     with no bombardment and no partial retreat (a retreat decides by a state's units, the
@@ -190,13 +189,18 @@ def merges_blocks(compiled, seconds: float, limits: Limits = LIMITS,
             or compiled.has_partial_retreat):
         return False
     merge = merged(att)
-    return merge is not None and (len(merge[1]) <= limits.merge_share * att.n_states
-                                  or seconds <= limits.parallel_seconds)
+    if merge is None:
+        return False
+    if seconds is None:  # (cost.solve_seconds: the blocks one by one)
+        seconds = cost.solve_seconds(compiled)
+    return len(merge[1]) <= limits.merge_share * att.n_states or seconds <= limits.parallel_seconds
 
 
-def exact_seconds(compiled, limits: Limits = LIMITS, merge_blocks: bool = True) -> float:
-    """cost.solve_seconds, for the share of the states the solve plays where blocks merge."""
-    seconds = cost.solve_seconds(compiled)
+def exact_seconds(compiled, limits: Limits = LIMITS, merge_blocks: bool = True,
+                  raw: float | None = None) -> float:
+    """cost.solve_seconds (raw, where the caller has it), for the share of the states the
+    solve plays where blocks merge."""
+    seconds = cost.solve_seconds(compiled) if raw is None else raw
     if not merges_blocks(compiled, seconds, limits, merge_blocks):
         return seconds
     return seconds * len(merged(compiled.attacker)[1]) / compiled.attacker.n_states
@@ -257,8 +261,10 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
         compiled = without_sea_walk(compiled)
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
+    raw = None  # cost.solve_seconds: blocks one by one (what a merge is weighed on)
     if seconds is None:
-        seconds = exact_seconds(compiled, limits, merge_blocks)
+        raw = cost.solve_seconds(compiled)
+        seconds = exact_seconds(compiled, limits, merge_blocks, raw)
     below = compiled.retreat_below is not None
     optimal = compiled.objective is not None  # the optimal retreat's table, first
     table_seconds = cost.win_values_seconds(compiled) if below or optimal else 0.0
@@ -280,8 +286,8 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
         limit = limits.max_exact_seconds
         if method == "auto":
             limit = max(limits.auto_compact_seconds, mc_seconds)
-        return _exact_plan(compiled, seconds, mc_seconds, trials, limits, variant, pruning,
-                           merge_blocks, table, int(limit * limits.work_rate),
+        return _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
+                           pruning, merge_blocks, table, int(limit * limits.work_rate),
                            method == "auto" and not strict)
     if method == "auto":
         weighed = mc_seconds
@@ -296,8 +302,8 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
                                "Monte Carlo); use method mc or auto")
     if method == "exact":
         _refuse(pairs, seconds + table_seconds, limits)
-        plan = _exact_plan(compiled, seconds, mc_seconds, trials, limits, variant, pruning,
-                           merge_blocks, (0, 0), 0, False)
+        plan = _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
+                           pruning, merge_blocks, (0, 0), 0, False)
     else:
         plan = SolvePlan("mc", seconds, mc_seconds, trials, compiled=True,
                          threads=threads.thread_count(), **variant)
@@ -308,16 +314,16 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
     return plan
 
 
-def _exact_plan(compiled, seconds: float, mc_seconds: float, trials: int, limits: Limits,
-                variant: dict, pruning: bool, merge_blocks: bool, table: tuple[int, int],
-                work_limit: int, fallback: bool) -> SolvePlan:
+def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, trials: int,
+                limits: Limits, variant: dict, pruning: bool, merge_blocks: bool,
+                table: tuple[int, int], work_limit: int, fallback: bool) -> SolvePlan:
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
     settings = {}
     if pruning and pairs >= limits.prune_pairs:
         settings = dict(prune_eps=limits.prune_state_eps, tail_eps=limits.prune_tail_eps,
                         budget=limits.prune_budget)
-    merge = merges_blocks(compiled, cost.solve_seconds(compiled), limits, merge_blocks)
+    merge = merges_blocks(compiled, raw, limits, merge_blocks)
     first = compiled.retreat_below is not None or compiled.objective is not None
     kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if first else 0.0),
                           limits)

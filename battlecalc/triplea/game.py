@@ -200,8 +200,15 @@ def _battle_lines(b: GameBattle) -> str:
         a, d = ("/".join(f"{v:g}" for v in r[f"{s}_ipc_loss_percentiles"].values())
                 for s in ("attacker", "defender"))
         lines.append(f"  IPC lost percentiles 10/50/90   attacker {a}   defender {d}")
-    elif r is not None and "mean_damage" in r:
-        lines.append(f"  raid: mean damage {r['mean_damage']:.3f}  ({r['method']})")
+    elif r is not None and "expected_damage" in r:  # a raid (RaidResult.to_dict)
+        spread = "/".join(f"{v:g}" for v in r["damage_percentiles"].values())
+        lines.append(f"  raid: expected damage {r['expected_damage']:.3f}  damage percentiles "
+                     f"10/50/90 {spread}  bombers over the target "
+                     f"{r['bombers_over_target']:.3f}  ({r['method']})")
+        lines.append(f"  IPC lost  attacker {r['attacker_ipc_loss']:.2f}, defender "
+                     f"{r['defender_ipc_loss']:.2f}")
+    elif r is not None:  # a result of another kind: every kind says it has one
+        lines.append(f"  result: {r.get('method', 'solved')} (see --format json)")
     return "\n".join(lines)
 
 
@@ -313,13 +320,18 @@ def read_game(path, *, rules=None, solve: bool = True, territory: str | None = N
     notation, on the territory's units).  Raises BattleInputError for a file that is not a
     readable TripleA save, a game that maps to no edition, or units the edition lacks.
     """
+    from ..rules import load_rules
+
     allowed = set(game_options())
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise BattleInputError(f"read_game takes no option {', '.join(unknown)} (its options: "
                                f"{', '.join(sorted(allowed))})")
+    _check_arguments(path, solve, territory, attack, max_inflated)
+    # an edition id, a path or a Ruleset: load_rules refuses anything else, before the read
+    ruleset = None if rules is None else load_rules(rules)
     data = read_save(path) if max_inflated is None else read_save(path, max_inflated)
-    return game_of_save(data, rules=rules, solve=solve, territory=territory, attack=attack,
+    return game_of_save(data, rules=ruleset, solve=solve, territory=territory, attack=attack,
                         **options)
 
 
@@ -328,12 +340,8 @@ def game_of_save(data: SaveData, *, rules=None, solve: bool = True,
     """read_game's work on a save already read (save.read_save): its game, battles solved."""
     from ..rules import load_rules
 
-    if rules is None:
-        ruleset = load_rules(edition_of(data))
-    elif isinstance(rules, str):
-        ruleset = load_rules(rules)
-    else:
-        ruleset = rules
+    # an edition id, a path or a Ruleset: load_rules refuses anything else
+    ruleset = load_rules(edition_of(data) if rules is None else rules)
     low_luck = bool(data.properties.get("Low Luck"))
     places = {t.name: t for t in data.territories}
     battles = []
@@ -357,6 +365,29 @@ def game_of_save(data: SaveData, *, rules=None, solve: bool = True,
                 step=data.step_display or data.step, player=data.player,
                 territories=[_territory_dict(t) for t in shown], battles=battles,
                 low_luck=low_luck, engine_version=data.engine_version)
+
+
+def _check_arguments(path, solve, territory, attack, max_inflated) -> None:
+    """read_game's own arguments, each of its type (a wrong one was a Python error later, or
+    `solve="no"` solved)."""
+    import os
+
+    from ..errors import quoted
+    from .save import MAX_STREAM_BYTES
+
+    if not isinstance(path, str | os.PathLike):
+        raise BattleInputError(f"path: expected the path of a TripleA save, got {quoted(path)}")
+    if not isinstance(solve, bool):
+        raise BattleInputError(f"solve: expected True or False, got {quoted(solve)}")
+    for name, value in (("territory", territory), ("attack", attack)):
+        if value is not None and not isinstance(value, str):
+            raise BattleInputError(f"{name}: expected text, got {quoted(value)}")
+    if max_inflated is not None and (isinstance(max_inflated, bool)
+                                     or not isinstance(max_inflated, int)
+                                     or not 1 <= max_inflated <= MAX_STREAM_BYTES):
+        raise BattleInputError(f"max_inflated: expected a number of bytes 1..{MAX_STREAM_BYTES}"
+                               f" (a lower cap on the decompressed save), got "
+                               f"{quoted(max_inflated)}")
 
 
 @dataclass

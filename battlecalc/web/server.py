@@ -62,7 +62,7 @@ from ..errors import BattleInputError, quoted
 from ..plot import distributions
 from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
-from ..waves import simulate, simulate_with
+from ..waves import simulate_with  # (and the sequences solver api.simulate uses)
 from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server's, as before)
     MAX_SAVE_INFLATED,
     MAX_SAVE_UPLOAD,
@@ -302,7 +302,7 @@ class Engine:
             if cancel.is_set():
                 raise Cancelled()
 
-        solve = {"run": simulate, "raid": _raid, "plan": _plan}[kind]
+        solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
         deadline = time.monotonic() + self.time_limit
 
         # a running estimate only of one battle (a wave's or a raid's air battle's counts are
