@@ -345,19 +345,12 @@ def _given(ctx: click.Context, name: str) -> bool:
 
 
 def _ignored_options(ctx: click.Context, method: str, result) -> list[str]:
-    """One warning line per option that the run did not use."""
-    warnings = []
-    if method == "exact":
-        unused = [f"--{name}" for name in ("seed", "trials") if _given(ctx, name)]
-        if unused:
-            verb = "is" if len(unused) == 1 else "are"
-            warnings.append(
-                f"Warning: {' and '.join(unused)} {verb} ignored with --method exact "
-                "(no dice are rolled)"
-            )
-    if _given(ctx, "exchange_cap") and getattr(result, "exchanges", None) != "until-done":
-        warnings.append("Warning: --exchange-cap is ignored: it applies to --exchanges until-done")
-    return warnings
+    """One warning line per option that the run did not use (options.ignored_options)."""
+    from .options import ignored_options
+
+    given = {name for name in ("seed", "trials", "exchange_cap") if _given(ctx, name)}
+    return [f"Warning: {line}" for line in ignored_options(
+        given, method, result, spell=lambda name: "--" + name.replace("_", "-"))]
 
 
 rules_option = click.option(
@@ -804,7 +797,11 @@ def rules_command(edition, rules_file, fmt):
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Server processes sharing the port (each warms its kernels and keeps its "
               "own cache of exact answers).")
-def serve(host, port, workers):
+@click.option("--watch", default=None, metavar="DIR",
+              help="A folder of TripleA saves (TripleA's autosave folder): the newest complete "
+              "save is the page's live board, every pending battle solved, pushed to each "
+              "open page as TripleA writes it.")
+def serve(host, port, workers, watch):
     """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
     try:
         from .web.server import serve as serve_page
@@ -814,7 +811,8 @@ def serve(host, port, workers):
     from .errors import BattleInputError
 
     try:
-        serve_page(host, port, workers)  # checks that it can listen there before the warm-up
+        # checks that it can listen there, and the folder, before the warm-up
+        serve_page(host, port, workers, watch=watch)
     except BattleInputError as exc:
         _fail(exc)
 
@@ -921,6 +919,84 @@ def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output,
     else:
         text = result.table(show_territories=show_all or territory is not None)
     _emit(text, destination, fmt)
+
+
+READ_TIME_LIMIT_S = 20.0  # watch: reading one save (as the web server reads an upload)
+READ_MEMORY = 1024 ** 3  # the address space of the process that reads it
+
+
+@cli.command()
+@click.argument("folder", metavar="DIR")
+@click.option("--once", is_flag=True, help="Print the board of the newest complete save now and "
+              "exit (default: print it again at each new save, until Ctrl-C).")
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+              metavar="SECONDS", help="How often the folder is looked at.")
+@click.option("--name", "pattern", default="*", show_default=True, metavar="PATTERN",
+              help="Only saves whose name matches (any case), e.g. 'autosaveBefore*'.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
+              show_default=True, help="Output format (json: one board per line; with --once "
+              "indented).")
+def watch(folder, once, interval, pattern, fmt):
+    """Watch a folder of TripleA saves (TripleA's autosave folder): the newest complete save's
+    battles, each solved from where it stands, sorted by TUV at risk, with what changed since
+    the save before and the luck so far."""
+    import asyncio
+    import json
+
+    from .errors import BattleInputError
+    from .triplea.board import board_table, changes, solve_here
+    from .triplea.watch import SETTLE_S, SaveFolder
+    from .web.saves import read_in_child  # the server's reader: a child under limits
+
+    try:
+        saves = SaveFolder(folder, pattern=pattern)
+    except BattleInputError as exc:
+        _fail(exc)
+    progress = _Progress()
+    previous, noted = None, 0
+    try:
+        if not once:
+            _say(f"watching {saves.shown} for TripleA saves (Ctrl-C stops)")
+        deadline = time.monotonic() + SETTLE_S + 2 * interval
+        while True:
+            found = saves.poll()
+            for note in saves.notes[noted:]:
+                _say(f"Note: {note}")
+            noted = len(saves.notes)
+            if found is None:
+                if once and time.monotonic() > deadline:
+                    named = "" if pattern == "*" else f" named {pattern}"
+                    raise BattleInputError(f"no complete TripleA save (.tsvg){named} in "
+                                           f"{saves.shown}")
+                time.sleep(min(interval, SETTLE_S) if once else interval)
+                continue
+            try:
+                board = asyncio.run(read_in_child(found.raw, READ_TIME_LIMIT_S, READ_MEMORY))
+            except BattleInputError as exc:
+                if once:
+                    raise BattleInputError(f"{found.name}: {exc}") from None
+                _say(f"Note: {found.name} could not be read: {exc}")
+                continue
+            board["file"] = found.name
+            board["modified"] = time.strftime("%H:%M:%S", time.localtime(found.mtime_ns / 1e9))
+            solve_here(board, progress)
+            progress.close()
+            board["changes"] = changes(previous, board)
+            previous = board
+            if fmt == "json":
+                click.echo(json.dumps(board, indent=2 if once else None, ensure_ascii=False))
+            else:
+                click.echo(board_table(board) + ("" if once else "\n"), nl=False)
+            if once:
+                return
+            sys.stdout.flush()
+    except BattleInputError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        progress.close()
+        saves.close()
 
 
 @cli.group()

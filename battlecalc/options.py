@@ -46,6 +46,10 @@ SEA_STEPS = ("start", "attacker_strike", "defender_strike", "strike_casualties",
              "attacker_fire", "defender_fire", "general_casualties", "end_of_round")
 START_STEPS = tuple(dict.fromkeys(LAND_STEPS + SEA_STEPS))
 
+# a request without an edition gets Revised's rules (simulate's and raid's default): the web
+# server says so with its answer (every result names its edition: `rules`)
+NO_EDITION_WARNING = ("no edition given (rules): the Revised rules are used; name the "
+                      "edition (battlecalc.list_editions()) to be sure of the rules")
 DICE_KINDS = frozenset({"land", "sea", "amphibious"})  # battles of the dice model
 LAND_KINDS = frozenset({"land", "amphibious"})
 ALL_KINDS = DICE_KINDS | {"formula"}
@@ -387,6 +391,26 @@ def _text_or_list(name: str, value: Any, what: str) -> str | list[str]:
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return [v.strip() for v in value]
     raise _fail(name, what, value)
+
+
+def ignored_options(given, method: str, result=None,
+                    spell=lambda name: name) -> list[str]:
+    """What a run given the options named in `given` did not use, one line each (besides the
+    BattleInputWarnings of the battle's checks): the command line prints them as
+    ``Warning: ...`` lines, the web server answers them as ``warnings``.  method: the method
+    asked for; result: the run's result; spell(name): how the caller names an option (the
+    command line: its flag)."""
+    lines = []
+    if method == "exact":
+        unused = [spell(name) for name in ("seed", "trials") if name in given]
+        if unused:
+            verb = "is" if len(unused) == 1 else "are"
+            lines.append(f"{' and '.join(unused)} {verb} ignored with {spell('method')} exact "
+                         "(no dice are rolled)")
+    if "exchange_cap" in given and getattr(result, "exchanges", None) != UNTIL_DONE:
+        lines.append(f"{spell('exchange_cap')} is ignored: it applies to {spell('exchanges')} "
+                     f"{UNTIL_DONE}")
+    return lines
 
 
 def read(opt: Option | str, value: Any) -> Any:

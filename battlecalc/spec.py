@@ -14,13 +14,12 @@ import inspect
 import math
 import numbers
 import secrets
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
-from .errors import QUOTE_LIMIT, BattleInputError, BattleInputWarning, quoted
+from .errors import QUOTE_LIMIT, BattleInputError, quoted, warn_input
 from .options import (  # noqa: F401  (re-exported: the public constants)
     DEFAULT_TRIALS,
     DICE_MODELS,
@@ -804,7 +803,7 @@ _warnings_issued = [0]  # BattleInputWarnings make_battle has issued (see spec_k
 
 def _warn(message: str) -> None:
     _warnings_issued[0] += 1
-    warnings.warn(BattleInputWarning(message), stacklevel=3)
+    warn_input(message, stacklevel=3)
 
 
 def warnings_issued() -> int:

@@ -894,7 +894,10 @@ def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
                                      "Accept": "application/x-ndjson"})
     assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in body.decode().splitlines()]
-    progress, last = lines[:-1], lines[-1]
+    # first, before any work, what will run (issue 30, friction 2: the page says it)
+    told, progress, last = lines[0], lines[1:-1], lines[-1]
+    assert told == {"progress": 0, "total": 0, "what": "trials", "method": "mc",
+                    "compiling": False, "trials": 1_000_000}
     assert progress and all(p["total"] == 1_000_000 and p["what"] == "trials" for p in progress)
     done = [p["progress"] for p in progress]
     assert done == sorted(done) and 0 < done[0] < 1_000_000
@@ -989,11 +992,15 @@ def test_an_uploaded_save_lists_its_battles_and_each_loads_as_a_run(base):
     assert battle["attacker"] == format_army(game.battles[0].attacker)
     assert battle["defender"] == format_army(game.battles[0].defender)
     assert "infantry" in battle["attacker"] and "tank" in battle["defender"]
-    # the query loads the battle: /api/run on it answers simulate's odds of those armies
+    # the query loads the battle as it stands (issue 30, friction 1: it was solved fresh):
+    # /api/run on it answers `battlecalc game`'s odds, solved from where the battle stands
     params = dict(urllib.parse.parse_qsl(battle["query"]))
+    assert params["start_step"] == "defender_fire" and params["hits_on_defender"] == "1"
     status, run = get_json(base, "/api/run?" + urllib.parse.urlencode(params))
     assert status == 200
-    assert run["attacker_win"] == battlecalc.simulate(
+    (solved,) = read_game(SAVE).battles
+    assert run["attacker_win"] == pytest.approx(solved.result["attacker_win"], abs=1e-9)
+    assert run["attacker_win"] != battlecalc.simulate(
         rules="revised", attacker=game.battles[0].attacker,
         defender=game.battles[0].defender).attacker_win
 
