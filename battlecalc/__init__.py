@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 _PUBLIC = {
     "Battle": "api",
     "make_battle": "api",
-    "simulate": "api",
+    "simulate": "waves",
     "solve_many": "batch",
     "set_threads": "api",
     "thread_count": "api",
@@ -25,6 +25,8 @@ _PUBLIC = {
     "raid": "raids",
     "list_editions": "rules",
     "load_rules": "rules",
+    "load_rules_file": "rules",
+    "RULE_FLAGS": "rules",
     "plan": "planner",
     "sweep": "sweeper",
     "read_game": "triplea",
@@ -34,10 +36,12 @@ __all__ = [
     "Battle",
     "BattleInputError",
     "RaidResult",
+    "RULE_FLAGS",
     "Result",
     "format_army",
     "list_editions",
     "load_rules",
+    "load_rules_file",
     "make_battle",
     "parse_army",
     "plan",
@@ -52,16 +56,17 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
-    from .api import Battle, make_battle, set_threads, simulate, thread_count
+    from .api import Battle, make_battle, set_threads, thread_count
     from .army import format_army, parse_army
     from .batch import solve_many
     from .errors import BattleInputError
     from .planner import plan
     from .raids import RaidResult, raid
     from .results import Result
-    from .rules import list_editions, load_rules
+    from .rules import RULE_FLAGS, list_editions, load_rules, load_rules_file
     from .sweeper import sweep
     from .triplea import read_game
+    from .waves import simulate
 
 
 def __getattr__(name: str):

@@ -8,15 +8,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from . import solver
+from . import reactions, solver
+from .army import format_army
 from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
 from .formula.engine import run_formula
-from .results import ExactResults, Result, build_result
+from .results import DecisionResult, ExactResults, Result, build_result, with_decisions
 from .rules import load_rules
 from .solver.threads import set_threads, thread_count  # noqa: F401  (re-exported)
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
@@ -79,7 +81,8 @@ def _plan(arguments: dict, found: _Plan | None = None) -> _Plan:
     warned = warnings_issued()
     battle, run = simulate_spec(arguments)
     formula = isinstance(battle, FormulaSpec)
-    compiled = None if formula else compile_battle(battle)
+    # (a battle with reactions is a battle for each choice: battlecalc.reactions compiles them)
+    compiled = None if formula or battle.reactions else compile_battle(battle)
     plan = _Plan(battle.ruleset if formula else battle.rules, battle, run, compiled)
     # kept only where checking warned of nothing (a kept battle would not warn again)
     if key is not None and warnings_issued() == warned and (
@@ -138,6 +141,20 @@ def simulate(
     dice: str = "standard",
     waves: Iterable[str | Mapping[str, int]] | None = None,
     counterattack: str | Mapping[str, int] | None = None,
+    start_round: int = 1,
+    start_step: str = "start",
+    hits_on_attacker: int = 0,
+    hits_on_defender: int = 0,
+    bombard_hits: int = 0,
+    attacker_waiting: str | Mapping[str, int] | None = None,
+    defender_waiting: str | Mapping[str, int] | None = None,
+    retreat_policy: str | None = None,
+    optimize: str | None = None,
+    territory_value: int | None = None,
+    scramble_from: str | Mapping[str, int] | None = None,
+    scramble: str | Mapping[str, int] | None = None,
+    kamikaze: int | None = None,
+    kamikaze_targets: str | list[str] | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -148,7 +165,7 @@ def simulate(
     integral float such as 1e6) and seed (same seed, same numbers); method: ``"exact"``,
     ``"mc"`` or ``"auto"`` (exact when the battle is small enough); attacker_tech /
     defender_tech: technologies such as ``"heavy_bombers,jets"`` or ``["jets"]``; progress:
-    called as progress(done, total) during Monte Carlo runs; attacker_submerge /
+    called as progress(done, total, what) while it runs; attacker_submerge /
     defender_submerge: ``"never"``, ``"when-only-subs-left"`` or ``"first-chance"`` (sea
     battles); landing/bombard: an amphibious assault's land units from transports and
     bombarding ships (land battles); attacker_ool/defender_ool: orders of losses
@@ -165,7 +182,22 @@ def simulate(
     (battlecalc.spec).  waves:
     further waves on the defender's survivors, and counterattack: the defender side's
     counter-attack on the territory taken (both return a :class:`battlecalc.waves.WavesResult`;
-    see :mod:`battlecalc.waves`).
+    see :mod:`battlecalc.waves`).  start_round: the round the battle starts in (from round 2
+    on nothing that fires in round 1 only fires); start_step, hits_on_attacker,
+    hits_on_defender, bombard_hits, attacker_waiting, defender_waiting: where in that round
+    it starts, as a TripleA save in progress stands (battlecalc.spec.Start;
+    docs/in-progress.md): the armies are then the units standing.  retreat_policy
+    ``"optimal"``: the attacker retreats wherever that is worth more than fighting on, by
+    `optimize` (``"tuv"``, the default; ``"win"``, ``"takes"``, ``"value"`` with
+    `territory_value` IPC counted when the territory is taken), found by backward induction
+    over the battle's states: the result is a :class:`battlecalc.results.DecisionResult`,
+    with the policy, its rule in words and its gain over never retreating.  1940-2e sea
+    battles, the defender's reactions (battlecalc.reactions): scramble_from, the fighters and
+    tactical bombers on an air base next to the zone (every force it may scramble is solved),
+    scramble: ``"best"`` (the default: the one worst for the attacker by `optimize`),
+    ``"none"`` or the aircraft; kamikaze: the tokens spent, each striking a surface warship
+    before the battle, kamikaze_targets: where (``"battleship:2, cruiser:1"``; default: the
+    placing worst for the attacker).
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.spec.make_formula_spec` instead (attacker_level, counter, exchanges,
@@ -177,19 +209,25 @@ def simulate(
               progress, attacker_submerge, defender_submerge, landing, bombard, attacker_ool,
               defender_ool, keep_land, aa_last, retreat_after, retreat_when_left,
               retreat_when_only_air, retreat_below, strafe, rounds_distribution, dice, waves,
-              counterattack)
+              counterattack, start_round, start_step, hits_on_attacker, hits_on_defender,
+              bombard_hits, attacker_waiting, defender_waiting, retreat_policy, optimize,
+              territory_value, scramble_from, scramble, kamikaze, kamikaze_targets)
     plan = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
         # plain (a dict or a list among them is not hashable: spec_key's key, made by _plan);
-        # each type(value) written out, which costs less than tuple(map(type, values))
-        kinds = (type(rules), type(attacker), type(defender), type(sea), type(trials),
-                 type(seed), type(method), type(attacker_tech), type(defender_tech),
-                 type(progress), type(attacker_submerge), type(defender_submerge),
-                 type(landing), type(bombard), type(attacker_ool), type(defender_ool),
-                 type(keep_land), type(aa_last), type(retreat_after), type(retreat_when_left),
-                 type(retreat_when_only_air), type(retreat_below), type(strafe),
-                 type(rounds_distribution), type(dice), type(waves), type(counterattack))
+        # each type(value) written out, which costs less than tuple(map(type, values)), but
+        # for spec.UNTYPED_KEYS (text wherever a plan is kept: no other type matches it)
+        kinds = (type(attacker), type(defender), type(sea), type(trials), type(seed),
+                 type(attacker_tech), type(defender_tech), type(landing), type(bombard),
+                 type(attacker_ool), type(defender_ool), type(keep_land), type(aa_last),
+                 type(retreat_after), type(retreat_when_left), type(retreat_when_only_air),
+                 type(retreat_below), type(strafe), type(rounds_distribution), type(waves),
+                 type(counterattack), type(start_round), type(hits_on_attacker),
+                 type(hits_on_defender), type(bombard_hits), type(attacker_waiting),
+                 type(defender_waiting), type(retreat_policy), type(optimize),
+                 type(territory_value), type(scramble_from), type(scramble), type(kamikaze),
+                 type(kamikaze_targets))
         try:
             plan = _plans.get((kinds, values))
         except TypeError:
@@ -202,20 +240,92 @@ def simulate(
     found = plan
     arguments = dict(zip(_PARAMETERS, values, strict=True), formula_options=formula_options)
     waves = check_waves(waves)
-    if waves or counterattack is not None:  # a sequence of battles: battlecalc.waves
-        from .waves import simulate_waves
-
+    if waves or counterattack is not None:
+        # a sequence of battles: battlecalc.waves, which stands above this module and gives
+        # its solver when it is loaded (battlecalc.simulate loads it)
+        sequences = SEQUENCES.get("solve")
+        if sequences is None:
+            raise BattleInputError("waves and a counter-attack are a sequence of battles: "
+                                   "import battlecalc.waves (battlecalc.simulate does)")
         options = {k: v for k, v in arguments.items()
                    if k not in ("waves", "counterattack", "formula_options")}
-        return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
+        return sequences(waves, counterattack, **options, **formula_options)
     plan = _plan(arguments, found)
-    if plan.compiled is None:
+    if isinstance(plan.battle, FormulaSpec):
         return run_formula(plan.battle, plan.run, started)
     if plan.fast is not None and plan is not found:  # kept, found by spec_key's key
         result = _solved_again(plan, started)
         if result is not None:
             return result
     return solve(plan.battle, plan.run, started, plan.compiled, plan)
+
+
+# the solver of sequences of battles (waves, a counter-attack): battlecalc.waves registers its
+# simulate_waves here when it is loaded (it stands above this module: no import of it here)
+SEQUENCES: dict = {}
+
+
+def _decided(battle: Battle, run: RunSpec, started: float, compiled,
+             solve_plan: solver.SolvePlan, limits: solver.Limits,
+             table: bool = True) -> Result:
+    """solve's answer for a battle whose decisions are solved (battle.objective): the
+    result under the optimal retreat the plan's backward induction finds (solver.decide),
+    with the policy and its gain over never retreating (the same battle with no retreat,
+    solved by the same method asked for) as a results.DecisionResult."""
+    law = solver.solve(compiled, solve_plan, seed=run.mc_seed, progress=run.progress,
+                       limits=limits)
+    method = "exact" if law.trials is None else "mc"
+    result = build_result(battle, compiled, method, law.trials, law.seed, law, started)
+    never = None
+    if battle.retreat.optimal:
+        # never retreating, the other choices as they are (optimal submerging: the never
+        # battle decides it again, for itself; only its value is read)
+        never_battle = dataclasses.replace(battle, retreat=Retreat())
+        never_run = dataclasses.replace(run, seed=law.seed if law.seed is not None
+                                        else run.seed)
+        if "optimal" in (battle.attacker_submerge, battle.defender_submerge):
+            never_compiled = compile_battle(never_battle)
+            never = _decided(never_battle, never_run, time.perf_counter(), never_compiled,
+                             solver.choose(never_compiled, run.method, run.trials,
+                                           run.rounds_distribution, limits),
+                             limits, table=False)
+        else:
+            never = solve(never_battle, never_run, limits=limits)
+    decided = with_decisions(result, battle.objective, law.policy, never,
+                             "optimal" if battle.retreat.optimal else None, table)
+    decided.elapsed_s = time.perf_counter() - started
+    return decided
+
+
+def _reactions(battle: Battle, run: RunSpec, started: float, limits: solver.Limits) -> Result:
+    """solve's answer for a battle with the defender's reactions (scramble, kamikaze:
+    battlecalc.reactions): every combination weighed solved, the defender's best (or the
+    one given) taken, its result a DecisionResult whose decisions also hold what the air base
+    holds and what was scrambled, the tokens and their targets, and `reactions`, a row a
+    combination (its outcome probabilities, IPC losses, TUV swing and the objective's
+    value)."""
+    r, objective = battle.reactions, battle.objective
+    pairs = reactions.combinations(battle)
+    rows, results = [], []
+    for scramble, allocation in pairs:
+        result = solve(reactions.reacted(battle, scramble, allocation), run, limits=limits)
+        rows.append(reactions.row(scramble, allocation, result, objective.of(result)))
+        results.append(result)
+    chosen = reactions.best_row(r, pairs, rows)
+    result = results[chosen]
+    if not isinstance(result, DecisionResult):
+        result = with_decisions(result, objective, None, None, None)
+    result.decisions.update({
+        "scramble_from": format_army(r.scramble_from) if r.scramble_from else None,
+        "scrambled": rows[chosen]["scrambled"] if (r.scramble_from or r.scramble) else None,
+        "kamikaze": r.kamikaze or None,
+        "kamikaze_targets": rows[chosen]["kamikaze_targets"] if r.kamikaze else None,
+        "reactions_chosen": "given" if not r.choosing else "best for the defender",
+        "reactions": rows,
+    })
+    result.reaction_rows = rows
+    result.elapsed_s = time.perf_counter() - started
+    return result
 
 
 def _solved_again(plan: _Plan, started: float) -> Result | None:
@@ -228,14 +338,15 @@ def _solved_again(plan: _Plan, started: float) -> Result | None:
     return None
 
 
-# simulate's parameters in order but formula_options: what its `values` hold
+# simulate's parameters in order but formula_options: what its `values` hold; their defaults
 _PARAMETERS = tuple(simulate.__code__.co_varnames[:simulate.__code__.co_argcount])
+_DEFAULTS = dict(zip(_PARAMETERS, simulate.__defaults__, strict=True))
 
 
 def prepare(**arguments) -> tuple[Battle, RunSpec, object]:
     """simulate's arguments (a dice battle, one battle: no waves) checked and compiled: the
     battle, its run spec and its compiled tables, as choose and solve take them."""
-    values = {**dict(zip(_PARAMETERS, simulate.__defaults__, strict=True)), **arguments}
+    values = {**_DEFAULTS, **arguments}
     battle, run = simulate_spec({**values, "formula_options": {}})
     if isinstance(battle, FormulaSpec):
         raise BattleInputError(f"{battle.ruleset.id} is a formula edition: no dice battle to "
@@ -256,16 +367,17 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
           solve_plan: solver.SolvePlan | None = None,
           limits: solver.Limits = solver.LIMITS) -> Result:
     """The engine under :func:`simulate`: compile a checked dice battle, choose how to solve
-    it (solver.choose), solve it (solver.solve) and build its :class:`Result`.  `started`:
+    it (solver.choose), solve it (solver.solve) and build its :class:`Result`.  (battlecalc
+    .waves solves each battle of a sequence through it.)  `started`:
     the clock (time.perf_counter) that the result's elapsed_s counts from (default: now);
     compiled: the battle's tables when the caller has them (compile_battle(battle)); plan:
     simulate's kept battle, which keeps its prepared exact solve for the next call;
     solve_plan: the plan to carry out where the caller chose it (choose); limits: the limits
     the plan is chosen (or was chosen) and carried out under.
-
-    battlecalc.waves solves each battle of a sequence through this function, which
-    :func:`simulate` hands it (waves imports nothing from this module: no import circle)."""
+"""
     started = time.perf_counter() if started is None else started
+    if battle.reactions:  # scramble, kamikaze: a battle for each choice (battlecalc.reactions)
+        return _reactions(battle, run, started, limits)
     compiled = compile_battle(battle) if compiled is None else compiled
     prepared = None if plan is None else plan.exact
     if solve_plan is None:
@@ -273,6 +385,9 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
             compiled, run.method, run.trials, run.rounds_distribution, limits,
             seconds=None if prepared is None or limits is not solver.LIMITS
             else prepared.plan.seconds)
+    if battle.retreat.optimal or "optimal" in (battle.attacker_submerge,
+                                               battle.defender_submerge):
+        return _decided(battle, run, started, compiled, solve_plan, limits)
     # (a kept battle keeps the prepared solve of simulate's plans only: under other limits it
     # is solved as any battle, and its next simulate call solves by simulate's plan again)
     if (plan is not None and plan.kept and limits is solver.LIMITS

@@ -204,7 +204,7 @@ def _exact_and_small(compiled, run) -> tuple[bool, Any]:
         plan = batch_plan(compiled, run.method, run.trials)
     except BattleInputError:
         return False, None  # (solved on its own: simulate words the error)
-    return batchable(plan), plan
+    return batchable(plan, compiled), plan
 
 
 ARMIES = ("attacker", "defender")

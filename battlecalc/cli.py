@@ -15,12 +15,12 @@ import warnings
 import click
 from click.core import ParameterSource
 
+from . import list_editions  # the library's API (battlecalc.list_editions): no engine code
 from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no engine code
-from .output import OutputError, open_destination
-from .rules import list_editions  # lists the edition files; imports no engine code
+from .output import OutputError, json_safe, open_destination, printable
 
 FORMATS = ("table", "json", "csv")
-DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
+DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing", "policy", "reactions")
 FORMULA_DISTRIBUTIONS = ("ipc", "rounds")  # loss points and exchanges
 PROGRESS_DELAY_S = 1.0  # a progress bar appears once its step has run this long
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program stopped by Ctrl-C
@@ -49,7 +49,7 @@ class _OneLineErrors(click.Group):
             sys.exit(2)
         except click.ClickException as exc:
             # one line: click lists choices on extra lines, rules files list every problem
-            click.echo(f"Error: {' '.join(exc.format_message().split())}", err=True)
+            _say(f"Error: {' '.join(exc.format_message().split())}")
             sys.exit(exc.exit_code)
         except (_Interrupted, KeyboardInterrupt, click.exceptions.Abort):
             click.echo("Aborted.", err=True)
@@ -268,7 +268,26 @@ def _destination(output: str | None, inputs=()):
         _fail(exc)
 
 
-def _emit(text: str, destination) -> None:
+def _for_reader(text: str, fmt: str | None) -> str:
+    """A command's text as written: a table (for a terminal) with its control characters
+    escaped, JSON with every one escaped (output.printable, output.json_safe); CSV and other
+    text (an edition's TOML) as they are."""
+    if fmt == "table":
+        return printable(text)
+    if fmt == "json":
+        return json_safe(text)
+    return text
+
+
+def _say(line: str) -> None:
+    """One line on stderr (an error, a warning, a note), its control characters escaped."""
+    click.echo(printable(line), err=True)
+
+
+def _emit(text: str, destination, fmt: str | None) -> None:
+    """Write a command's text (fmt: its --format; None: text of no format) to its
+    destination."""
+    text = _for_reader(text, fmt)
     if destination.kind == "stdout":
         click.echo(text.rstrip("\n"))
         return
@@ -280,8 +299,8 @@ def _emit(text: str, destination) -> None:
 
 def _ruleset(edition: str | None, rules_file: str | None, required: bool = True):
     """The Ruleset named by --rules or read from --rules-file (exactly one of them)."""
+    from . import load_rules, load_rules_file  # (the library's API: battlecalc.load_rules)
     from .errors import BattleInputError
-    from .rules import load_rules, load_rules_file
 
     if edition is not None and rules_file is not None:
         raise click.UsageError("--rules and --rules-file cannot be used together; give one")
@@ -326,19 +345,12 @@ def _given(ctx: click.Context, name: str) -> bool:
 
 
 def _ignored_options(ctx: click.Context, method: str, result) -> list[str]:
-    """One warning line per option that the run did not use."""
-    warnings = []
-    if method == "exact":
-        unused = [f"--{name}" for name in ("seed", "trials") if _given(ctx, name)]
-        if unused:
-            verb = "is" if len(unused) == 1 else "are"
-            warnings.append(
-                f"Warning: {' and '.join(unused)} {verb} ignored with --method exact "
-                "(no dice are rolled)"
-            )
-    if _given(ctx, "exchange_cap") and getattr(result, "exchanges", None) != "until-done":
-        warnings.append("Warning: --exchange-cap is ignored: it applies to --exchanges until-done")
-    return warnings
+    """One warning line per option that the run did not use (options.ignored_options)."""
+    from .options import ignored_options
+
+    given = {name for name in ("seed", "trials", "exchange_cap") if _given(ctx, name)}
+    return [f"Warning: {line}" for line in ignored_options(
+        given, method, result, spell=lambda name: "--" + name.replace("_", "-"))]
 
 
 rules_option = click.option(
@@ -367,8 +379,14 @@ RUN_SECTIONS = (
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
       "attacker_submerge", "defender_submerge")),
+    ("Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+     ("retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
+      "kamikaze_targets")),
     ("Amphibious assault", ("landing", "bombard")),
     ("Waves and counter-attack", ("waves", "counterattack")),
+    ("Where the battle starts (a save in progress)",
+     ("start_round", "start_step", "hits_on_attacker", "hits_on_defender", "bombard_hits",
+      "attacker_waiting", "defender_waiting")),
     ("Formula edition only", ("attacker_level", "defender_level", "counter", "hatred",
                               "loss_multiplier", "exchanges", "exchange_cap", "flips")),
     ("Output", ("fmt", "distribution", "output", "plot_path")),
@@ -396,7 +414,7 @@ def _warnings_as_lines() -> None:
         if issubclass(category, BattleInputWarning):
             if str(message) not in shown:
                 shown.add(str(message))
-                click.echo(f"Warning: {message}", err=True)
+                _say(f"Warning: {message}")
         else:
             default(message, category, filename, lineno, file, line)
 
@@ -466,8 +484,10 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
                                "--counterattack")
     destination = _destination(output, [rules_file])  # before any computing: costs nothing
 
-    from . import api  # the engine: numpy, numba, pandas
+    from . import api, waves  # the engine: numpy, numba, pandas (waves: its sequences solver)
     from .errors import BattleInputError
+
+    assert api.SEQUENCES["solve"] is waves.simulate_waves  # (api.simulate solves waves too)
 
     _set_threads(threads)
     progress = _Progress()
@@ -480,12 +500,19 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     finally:
         progress.close()
     for line in _ignored_options(ctx, method, result):
-        click.echo(line, err=True)
+        _say(line)
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
         if distribution:
             text = result.distribution_csv(distribution)
+            if not text and distribution == "policy":
+                raise click.UsageError("the policy distribution is the table of the optimal "
+                                       "retreat: it needs --retreat optimal")
+            if not text and distribution == "reactions":
+                raise click.UsageError("the reactions distribution is the table of the "
+                                       "scramble and kamikaze choices: it needs "
+                                       "--scramble-from or --kamikaze")
             if not text:
                 raise click.UsageError(
                     f"the {distribution} distribution is not available for this method"
@@ -494,7 +521,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
             text = result.to_csv()
     else:
         text = result.table()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
     if plot_path is not None:
         try:
             plot.save_plot(result, plot_path)
@@ -508,6 +535,7 @@ RAID_SECTIONS = (
     ("Edition, raiders and target", ("rules", "rules_file", "attacker", "defender",
                                      "target_value", "facility", "aa", "attacker_tech",
                                      "defender_tech", "attacker_ool", "dice")),
+    ("A raid in progress", ("start_step", "hits_on_attacker")),
     ("Method", ("method", "trials", "seed", "threads")),
     ("Output", ("fmt", "distribution", "output")),
 )
@@ -527,6 +555,11 @@ RAID_SECTIONS = (
               "edition has facilities: major, minor, airbase or navalbase (1940-2e).")
 @click.option("--aa", is_flag=True, help="The territory has an AA gun (Classic, Revised, AA50; "
               "1942-2e and 1940-2e targets always fire their built-in AA).")
+@click.option("--start-step", default="start", metavar="STEP",
+              help="A raid in progress: aa_fire (the air battle over), aa_casualties (the AA "
+              "rolled, --hits-on-attacker hits to take) or bombing (the AA over).")
+@click.option("--hits-on-attacker", type=int, default=0, metavar="N",
+              help="The AA's hits on the bombers, not yet taken (--start-step aa_casualties).")
 @_table_options("attacker_tech", "defender_tech", "attacker_ool", "dice", *METHOD_OPTIONS,
                 attacker_tech={"help": "Attacker technologies, comma separated "
                                "(heavy_bombers, jets, ...)."},
@@ -541,9 +574,9 @@ RAID_SECTIONS = (
 @format_option
 @output_option
 @click.pass_context
-def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, attacker_tech,
-         defender_tech, attacker_ool, dice, method, trials, seed, threads, distribution, fmt,
-         output):
+def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, start_step,
+         hits_on_attacker, attacker_tech, defender_tech, attacker_ool, dice, method, trials,
+         seed, threads, distribution, fmt, output):
     """Odds of a strategic bombing raid: the damage dealt and the units each side loses."""
     ruleset = _ruleset(rules, rules_file)
     if distribution and fmt != "csv":
@@ -561,21 +594,22 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
             rules=rules if rules is not None else ruleset, attacker=attacker, defender=defender,
             target_value=target_value, facility=facility, aa=aa, trials=trials, seed=seed,
             method=method, attacker_tech=attacker_tech, defender_tech=defender_tech,
-            attacker_ool=attacker_ool, dice=dice, progress=progress)
+            attacker_ool=attacker_ool, dice=dice, progress=progress, start_step=start_step,
+            hits_on_attacker=hits_on_attacker)
     except BattleInputError as exc:
         _fail(exc)
     finally:
         progress.close()
     for line in [*_ignored_options(ctx, result.method, result),
                  *(f"Warning: {note}" for note in result.notes)]:
-        click.echo(line, err=True)
+        _say(line)
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
         text = result.distribution_csv(distribution) if distribution else result.to_csv()
     else:
         text = result.table()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
 
 
 @cli.command()
@@ -642,7 +676,7 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
     finally:
         progress.close()
     text = {"json": result.to_json, "csv": result.to_csv, "table": result.table}[fmt]()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
 
 
 def _unit_rows(ruleset) -> list[dict]:
@@ -715,7 +749,7 @@ def units(rules, rules_file, fmt, output):
     """Unit table of an edition: names, aliases, cost, attack, defence, abilities."""
     ruleset = _ruleset(rules, rules_file)
     destination = _destination(output, [rules_file])
-    _emit(_rows_text(_unit_rows(ruleset), fmt), destination)
+    _emit(_rows_text(_unit_rows(ruleset), fmt), destination, fmt)
 
 
 def _edition_row(edition_id: str, load_rules) -> dict:
@@ -737,12 +771,12 @@ def _edition_row(edition_id: str, load_rules) -> dict:
 @format_option
 def rules_command(edition, rules_file, fmt):
     """Editions battlecalc knows, or one edition's rule flags and technologies."""
-    from .rules import RULE_FLAGS, load_rules
+    from . import RULE_FLAGS, load_rules
 
     ruleset = _ruleset(edition, rules_file, required=False)
     if ruleset is None:
         rows = [_edition_row(edition_id, load_rules) for edition_id in list_editions()]
-        click.echo(_rows_text(rows, fmt))
+        click.echo(_for_reader(_rows_text(rows, fmt), fmt))
         return
     formula_model = ruleset.model == "formula"
     rows = [{"kind": "flag", "name": name, "value": str(value),
@@ -753,7 +787,7 @@ def rules_command(edition, rules_file, fmt):
     rows += [{"kind": "facility", "name": f.name, "value": str(f.max_damage),
               "meaning": f"{f.description or f.name}: a raid deals it at most this damage"}
              for f in ruleset.facilities.values()]
-    click.echo(_rows_text(rows, fmt))
+    click.echo(_for_reader(_rows_text(rows, fmt), fmt))
 
 
 @cli.command()
@@ -763,7 +797,11 @@ def rules_command(edition, rules_file, fmt):
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Server processes sharing the port (each warms its kernels and keeps its "
               "own cache of exact answers).")
-def serve(host, port, workers):
+@click.option("--watch", default=None, metavar="DIR",
+              help="A folder of TripleA saves (TripleA's autosave folder): the newest complete "
+              "save is the page's live board, every pending battle solved, pushed to each "
+              "open page as TripleA writes it.")
+def serve(host, port, workers, watch):
     """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
     try:
         from .web.server import serve as serve_page
@@ -773,7 +811,8 @@ def serve(host, port, workers):
     from .errors import BattleInputError
 
     try:
-        serve_page(host, port, workers)  # checks that it can listen there before the warm-up
+        # checks that it can listen there, and the folder, before the warm-up
+        serve_page(host, port, workers, watch=watch)
     except BattleInputError as exc:
         _fail(exc)
 
@@ -808,7 +847,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
             check_output(output, inputs=[battles])  # a bad path, or the input itself: now
         frame = read_battles(battles)
         for note in option_lookalikes(frame.columns):
-            click.echo(f"Note: {note}", err=True)
+            _say(f"Note: {note}")
         table = run_sweep(frame, vary=vary, seed=seed, workers=workers, scheduler=scheduler,
                           chunk_size=chunk_size, progress=progress)
         progress.close()
@@ -832,6 +871,9 @@ GAME_SECTIONS = (
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
       "attacker_submerge", "defender_submerge")),
+    ("Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+     ("retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
+      "kamikaze_targets")),
     ("Output", ("fmt", "output")),
 )
 
@@ -876,7 +918,85 @@ def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output,
         text = result.territories_csv() if show_all else result.to_csv()
     else:
         text = result.table(show_territories=show_all or territory is not None)
-    _emit(text, destination)
+    _emit(text, destination, fmt)
+
+
+READ_TIME_LIMIT_S = 20.0  # watch: reading one save (as the web server reads an upload)
+READ_MEMORY = 1024 ** 3  # the address space of the process that reads it
+
+
+@cli.command()
+@click.argument("folder", metavar="DIR")
+@click.option("--once", is_flag=True, help="Print the board of the newest complete save now and "
+              "exit (default: print it again at each new save, until Ctrl-C).")
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+              metavar="SECONDS", help="How often the folder is looked at.")
+@click.option("--name", "pattern", default="*", show_default=True, metavar="PATTERN",
+              help="Only saves whose name matches (any case), e.g. 'autosaveBefore*'.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
+              show_default=True, help="Output format (json: one board per line; with --once "
+              "indented).")
+def watch(folder, once, interval, pattern, fmt):
+    """Watch a folder of TripleA saves (TripleA's autosave folder): the newest complete save's
+    battles, each solved from where it stands, sorted by TUV at risk, with what changed since
+    the save before and the luck so far."""
+    import asyncio
+    import json
+
+    from .errors import BattleInputError
+    from .triplea.board import board_table, changes, solve_here
+    from .triplea.watch import SETTLE_S, SaveFolder
+    from .web.saves import read_in_child  # the server's reader: a child under limits
+
+    try:
+        saves = SaveFolder(folder, pattern=pattern)
+    except BattleInputError as exc:
+        _fail(exc)
+    progress = _Progress()
+    previous, noted = None, 0
+    try:
+        if not once:
+            _say(f"watching {saves.shown} for TripleA saves (Ctrl-C stops)")
+        deadline = time.monotonic() + SETTLE_S + 2 * interval
+        while True:
+            found = saves.poll()
+            for note in saves.notes[noted:]:
+                _say(f"Note: {note}")
+            noted = len(saves.notes)
+            if found is None:
+                if once and time.monotonic() > deadline:
+                    named = "" if pattern == "*" else f" named {pattern}"
+                    raise BattleInputError(f"no complete TripleA save (.tsvg){named} in "
+                                           f"{saves.shown}")
+                time.sleep(min(interval, SETTLE_S) if once else interval)
+                continue
+            try:
+                board = asyncio.run(read_in_child(found.raw, READ_TIME_LIMIT_S, READ_MEMORY))
+            except BattleInputError as exc:
+                if once:
+                    raise BattleInputError(f"{found.name}: {exc}") from None
+                _say(f"Note: {found.name} could not be read: {exc}")
+                continue
+            board["file"] = found.name
+            board["modified"] = time.strftime("%H:%M:%S", time.localtime(found.mtime_ns / 1e9))
+            solve_here(board, progress)
+            progress.close()
+            board["changes"] = changes(previous, board)
+            previous = board
+            if fmt == "json":
+                click.echo(json.dumps(board, indent=2 if once else None, ensure_ascii=False))
+            else:
+                click.echo(board_table(board) + ("" if once else "\n"), nl=False)
+            if once:
+                return
+            sys.stdout.flush()
+    except BattleInputError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        progress.close()
+        saves.close()
 
 
 @cli.group()
@@ -904,11 +1024,11 @@ def edition_import(game_file, output, lenient, edition_id):
     except BattleInputError as exc:
         _fail(exc)
     for warning in imported.warnings:
-        click.echo(f"Warning: {warning}", err=True)
-    _emit(imported.text, destination)
+        _say(f"Warning: {warning}")
+    _emit(imported.text, destination, None)
     if destination.kind != "stdout":
-        click.echo(f"{imported.game}: an edition on the rules of {imported.base} written to "
-                   f"{output}", err=True)
+        _say(f"{imported.game}: an edition on the rules of {imported.base} written to "
+             f"{output}")
 
 
 @cli.command()
@@ -935,7 +1055,7 @@ def luck(save, rules, fmt, output, plot_path):
     except BattleInputError as exc:
         _fail(exc)
     text = {"json": result.to_json, "csv": result.to_csv}.get(fmt, result.table)()
-    _emit(text, destination)
+    _emit(text, destination, fmt)
     if plot_path is not None:
         from .triplea.luck import save_luck_plot
 

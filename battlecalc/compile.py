@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import orders
+from . import orders, starts
 from .dice import force_dice, hit_distribution, strength
 from .errors import BattleInputError
 from .kernels import layout
@@ -86,6 +86,7 @@ from .kernels.layout import (
     RetreatTables,
 )
 from .orders import LossOrder, casualty_steps
+from .reactions import after_strikes
 from .spec import SUBMERGE_POLICIES
 
 CAT_S, CAT_A, CAT_N = 0, 1, 2
@@ -99,6 +100,9 @@ MAX_AA_OUTCOMES = 20_000
 TOO_LARGE_HINT = ("battlecalc's tables hold about a thousand units a side (fewer at sea, where "
                   "submarines, aircraft and ships are counted apart); split the battle")
 PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
+# an optimal retreat's threshold on its retreat tables' win_value, which holds the policy found
+# (1.0: press on, 0.0: retreat; kernels/round_model.should_retreat retreats below it)
+OPTIMAL_MASK = 0.5
 
 
 SMALL_SIDE = 256  # sides of at most this many states: Side.mean_hit_combinations in Python
@@ -167,6 +171,15 @@ class CompiledBattle:
     bombardment: Bombardment = NO_BOMBARDMENT
     retreat: RetreatTables | None = None  # the attacker's retreat policy as kernel arrays
     sea: bool = False
+    # a battle that starts where it stands (with_start): rounds fought before its start, and
+    # the rounds fought from which the attacker takes its retreat decisions
+    start_rounds: int = 0
+    retreat_from: int = 1
+    # the attacker retreats optimally by this objective (spec.Objective; None: its retreat
+    # policy, if any, is the fixed one): its retreat tables' win_value becomes the policy the
+    # backward induction finds (solver.decide.fill_decisions), read with threshold
+    # OPTIMAL_MASK
+    objective: object | None = None
 
     def retreat_tables(self) -> RetreatTables:
         """The retreat policy as the kernels take it ("never" where the battle has none)."""
@@ -182,8 +195,10 @@ class CompiledBattle:
 
     @property
     def retreat_below(self) -> float | None:
-        """--retreat-below's win-probability threshold; None when the policy has none."""
-        if self.retreat is None or self.retreat.below == NO_THRESHOLD:
+        """--retreat-below's win-probability threshold; None when the policy has none (an
+        optimal retreat's threshold reads its policy, not a chance of winning)."""
+        if (self.retreat is None or self.retreat.below == NO_THRESHOLD
+                or self.objective is not None):
             return None
         return self.retreat.below
 
@@ -848,36 +863,48 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     a side's tables from its _SideSpec (default build_side and its cache; battlecalc.batch
     passes a larger cache of small sides)."""
     build = build or build_side
+    start = battle.start
+    if start:  # (the units chosen as casualties back in, lost first: starts.start_view)
+        battle = starts.start_view(battle)
     a_rules, d_rules = battle.attacker_rules, battle.defender_rules
     a_units, d_units = a_rules.units, d_rules.units
     flags = battle.rules.flags
     a_subs = any(a_units[n].submarine for n in battle.attacker)
     d_subs = any(d_units[n].submarine for n in battle.defender)
     dice_model, die_size = battle.dice, battle.rules.die_size
-    bombard = (bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
-                           dice_model, die_size) if battle.bombard else NO_BOMBARDMENT)
+    bombard = NO_BOMBARDMENT
+    if battle.bombard:
+        bombard = bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
+                              dice_model, die_size)
+        if start:  # its hits to come, rolled (a law of one count), or none left
+            bombard = starts.bombardment_left(start, bombard) or NO_BOMBARDMENT
+    bombarding = bombard is not NO_BOMBARDMENT
     # aircraft are a category of their own where enemy subs make hits on them special (and a
     # defender's where bombardment might reach them: below)
     a_split = (a_subs, d_subs)
     d_split = (d_subs, a_subs)
-    guns = () if battle.sea else _guns(battle.defender, d_units)
+    guns = () if battle.sea or not starts.aa_to_come(start) else _guns(battle.defender, d_units)
     a_spec = _attacker_spec(battle, a_split, guns)
     d_spec = _defender_spec(battle, d_split)
     attacker, defender = build(a_spec), build(d_spec)
-    if battle.bombard and not d_split[1] and not _ground_first(defender, d_units,
-                                                               len(bombard.pmf) - 1):
+    if bombarding and not d_split[1] and not _ground_first(defender, d_units,
+                                                           len(bombard.pmf) - 1):
         d_split = (d_subs, True)
         d_spec = replace(d_spec, split=d_split)
         defender = build(d_spec)
-    if battle.bombard and not bombard.return_fire:
+    if bombarding and not bombard.return_fire:
         defender = _bombarded_start(defender, bombard)
     simple = _simple(battle, any(a_split) or any(d_split), _transports(battle.attacker, a_units))
     rules = round_rules(flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
-                        bool(battle.bombard) and bombard.return_fire, simple, dice_model,
-                        die_size)
+                        bombarding and bombard.return_fire, simple, dice_model, die_size)
     compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
+    if battle.retreat.optimal or "optimal" in (battle.attacker_submerge,
+                                               battle.defender_submerge):
+        compiled = replace(compiled, objective=battle.objective)
+    if start:
+        compiled = starts.with_start(battle, compiled)
     return compiled
 
 
@@ -927,7 +954,8 @@ def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> Com
                                                        NO_BOMBARDMENT, None, battle.sea), a_spec)
         retreating = kept[key] = (compiled.attacker, compiled.retreat)
     return CompiledBattle(retreating[0], defender, rules, NO_BOMBARDMENT, retreating[1],
-                          battle.sea)
+                          battle.sea, objective=battle.objective if battle.retreat.optimal
+                          else None)
 
 
 def _guns(defender: dict[str, int], d_units) -> tuple:
@@ -948,13 +976,18 @@ def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
     a_rules = battle.attacker_rules
     a_units = a_rules.units
     blocks = [(1.0, battle.attacker)]
+    if battle.kamikaze_struck:  # the law of its force after kamikaze strikes (reactions)
+        blocks = after_strikes(a_rules, battle.attacker, battle.kamikaze_struck,
+                               battle.dice == "low_luck")
     if not battle.sea:
         blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
             tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
             battle.attacker_order, battle.dice, battle.rules.die_size)]
+        if battle.start.step == "aa_casualties":  # its hits rolled: the forces they leave
+            blocks = starts.aa_hits_taken(battle, blocks)
+    cost = sum(n * a_units[name].cost for name, n in battle.attacker.items())
     a_blocks = tuple(
-        (prob, _force_key(force),
-         sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
+        (prob, _force_key(force), cost - sum(n * a_units[name].cost for name, n in force.items()),
          None)
         for prob, force in blocks)
     return _SideSpec(a_rules, "attack", battle.attacker_order, split,
@@ -1025,6 +1058,8 @@ def retreat_vector(policy) -> tuple[np.ndarray, float]:
         NO_LIMIT if policy.strafe is None else policy.strafe,
     ], dtype=np.int64)
     below = NO_THRESHOLD if policy.below is None else float(policy.below)
+    if policy.optimal:  # the policy found: win_value 1.0 where it presses on, 0.0 retreats
+        below = OPTIMAL_MASK
     return vector, below
 
 

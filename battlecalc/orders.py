@@ -43,6 +43,9 @@ class LossOrder:
     aa_last: bool = False
     enemy_has_subs: bool = False
     text: str = "cheapest"
+    # casualties chosen already (a battle that starts where it stands: battlecalc.starts),
+    # lost before anything else: (unit, count)
+    chosen: tuple[tuple[str, int], ...] = ()
 
     def with_enemy_subs(self, enemy_has_subs: bool) -> LossOrder:
         return replace(self, enemy_has_subs=enemy_has_subs)
@@ -183,6 +186,13 @@ def casualty_steps(force: dict[str, int], units: dict[str, Unit],
     if not isinstance(order, LossOrder):  # a plain list of unit names, lost in that order
         names = list(order)
         order = LossOrder("attack", "cheapest", tuple((n, None) for n in names))
+    if order.chosen:  # lost first, then the rest of the force as the order says
+        first = [(name, "kill") for name, count in order.chosen for _ in range(count)]
+        rest = dict(force)
+        for name, count in order.chosen:
+            rest[name] -= count
+        return first + casualty_steps({n: c for n, c in rest.items() if c}, units,
+                                      replace(order, chosen=()), supports)
     role = order.role
     rank = _base_rank(units, role, order.preset == "weakest")
 

@@ -47,6 +47,26 @@ DESCRIPTOR_LINK = re.compile(
 )
 
 
+# Control characters but newline and tab: C0, DEL and C1 (U+009B is a terminal's CSI, as ESC [)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")  # what json.dumps(ensure_ascii=False) leaves raw
+
+
+def printable(text: str) -> str:
+    """`text` for a terminal: every control character but newline and tab written as a
+    visible escape (``\\x1b``), so that a name read from a file (a territory of a TripleA save
+    named with ``ESC ] 0; ... BEL``) cannot set the window title, move the cursor or clear the
+    screen.  For tables and messages; CSV and JSON carry names unchanged (json_safe)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def json_safe(text: str) -> str:
+    """JSON text with DEL and the C1 controls, which ``json.dumps(..., ensure_ascii=False)``
+    writes raw, as ``\\u00XX`` escapes (the same string once read; the C0 controls are escaped
+    already).  Outside its strings JSON text is ASCII, so this changes nothing else."""
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 class OutputError(BattleInputError):
     """The output destination cannot be written; the message names the path and the reason."""
 

@@ -69,6 +69,7 @@ import heapq
 import itertools
 import math
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -82,7 +83,15 @@ from .errors import BattleInputError, quoted
 from .options import BATTLE_OPTIONS
 from .results import Result, rows_csv
 from .rules import Ruleset, load_rules
-from .spec import army_counts, check_flag, check_int, check_order, fresh_seed
+from .spec import (
+    army_counts,
+    check_flag,
+    check_int,
+    check_order,
+    check_progress,
+    fresh_seed,
+    is_finite,
+)
 
 GOAL_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
@@ -302,6 +311,8 @@ def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, A
     for key in ("attacker_submerge", "defender_submerge"):
         if options.get(key) not in (None, "never"):
             return "submerge policies were not checked for monotonicity"
+    if options.get("retreat_policy") is not None:
+        return "the optimal retreat can make a stronger force do worse at a goal it does not weigh"
     for key in ("attacker_ool", "defender_ool"):
         order = options.get(key) or ""
         text = (order if isinstance(order, str) else ",".join(order)).strip().lower()
@@ -416,10 +427,7 @@ def plan(
     sea = check_flag("sea", sea)
     for key in ("attacker_ool", "defender_ool"):
         check_order(run_options.get(key), key)
-    if progress is not None and not callable(progress):
-        raise BattleInputError(
-            f"progress must be a function progress(done, total, what) or None, got "
-            f"{quoted(progress)}")
+    check_progress(progress, "progress(done, total, what)")
     mode = "defend" if defend else "attack"
     goals = parse_goals(goal)
     if objective not in OBJECTIVES:
@@ -429,8 +437,9 @@ def plan(
     if max_cost is not None and (isinstance(max_cost, bool)
                                  or not isinstance(max_cost, (int, float, np.integer,
                                                               np.floating))
-                                 or not math.isfinite(max_cost) or max_cost < 0):
-        raise BattleInputError(f"max_cost must be a finite number >= 0, got {quoted(max_cost)}")
+                                 or not is_finite(max_cost) or max_cost < 0):
+        raise BattleInputError(f"max_cost must be a finite number >= 0 (at most about "
+                               f"{sys.float_info.max:.1e}), got {quoted(max_cost)}")
     if sea and any(g.key == "takes_territory" for g in goals):
         raise BattleInputError(
             "takes_territory is always 0 in sea battles; use attacker_win or defender_win")

@@ -52,7 +52,7 @@ import numpy as np
 
 from .army import format_army
 from .dice import hit_distribution
-from .errors import BattleInputError, BattleInputWarning, quoted
+from .errors import BattleInputError, BattleInputWarning, collected_warnings, quoted
 from .orders import LossOrder, casualty_steps, parse_loss_order
 from .results import LOW_LUCK_LINE, Z95, ResultViews, _frame
 from .rules import Ruleset, load_rules
@@ -106,6 +106,10 @@ class RaidSpec:
     bomber_cap: int | None  # each bomber's damage at most this
     total_cap: int | None  # the raid's damage at most this
     notes: tuple[str, ...] = ()  # inputs given but ignored by this edition
+    # a raid that starts where it stands (a save in progress): its AA fire rolled already,
+    # with this many hits on the bombers not yet taken (None: the AA fire is to come)
+    aa_rolled: int | None = None
+    start_step: str = "start"
 
     @property
     def bombers(self) -> tuple[str, ...]:
@@ -187,7 +191,11 @@ def _check_target(ruleset: Ruleset, a_rules: Ruleset, army: dict[str, int], targ
             raise BattleInputError(
                 f"a raid in {ruleset.id} needs a facility to bomb (facility, --facility): "
                 f"{', '.join(facilities)}")
-        key = facility.strip().lower() if isinstance(facility, str) else facility
+        if not isinstance(facility, str):  # a list or a mapping is no key (unhashable)
+            raise BattleInputError(
+                f"facility must be the name of a facility (text): one of "
+                f"{', '.join(facilities)}, got {quoted(facility)}")
+        key = facility.strip().lower()
         if key not in facilities:
             raise BattleInputError(
                 f"unknown facility {quoted(facility)} in {ruleset.id}; known: "
@@ -208,11 +216,42 @@ def _check_target(ruleset: Ruleset, a_rules: Ruleset, army: dict[str, int], targ
     return target_value, facility, bomber_cap, total_cap, notes
 
 
+RAID_STEPS = ("start", "air_battle", "aa_fire", "aa_casualties", "bombing")
+_AIR_STEPS = ("air_defender_fire", "air_casualties")  # an air battle under way: refused
+
+
+def _check_raid_start(step: Any, hits: Any, a_army: dict[str, int], d_army: dict[str, int],
+                      bombers: int) -> tuple[str, int | None]:
+    """(the step, the AA hits rolled or None) of a raid that starts where it stands:
+    "start" / "air_battle" (nothing fought yet), "aa_fire" (the air battle over: the bombers
+    standing, no interceptors), "aa_casualties" (AA rolled, hits_on_attacker hits on the
+    bombers to take), "bombing" (AA over, its casualties removed)."""
+    if isinstance(step, str) and step.strip().replace("-", "_") in _AIR_STEPS:
+        raise BattleInputError(
+            f"start_step {step.strip()}: a raid's air battle under way is not solved from where "
+            "it stands; solve it from the start of the raid")
+    step = check_choice("start_step", step.strip().replace("-", "_")
+                        if isinstance(step, str) else step, RAID_STEPS)
+    hits = check_int("hits_on_attacker", hits, 0, 1000)
+    if hits and step != "aa_casualties":
+        raise BattleInputError(f"hits_on_attacker at start_step {step}: a raid has them only "
+                               "at aa_casualties (the AA's hits on the bombers)")
+    if step in ("aa_fire", "aa_casualties", "bombing") and d_army:
+        raise BattleInputError(f"start_step {step}: the air battle is over; give the bombers "
+                               "standing and no interceptors")
+    if step == "aa_casualties" and hits > bombers:
+        raise BattleInputError(f"hits_on_attacker {hits}: the AA hits one bomber a die, and "
+                               f"{bombers} bombers fly")
+    return step, hits if step == "aa_casualties" else 0 if step == "bombing" else None
+
+
 def make_raid(rules: str | Ruleset, attacker: Army, defender: Army = None,
               target_value: int | None = None, facility: str | None = None, aa: bool = False,
               attacker_tech: Techs = None, defender_tech: Techs = None,
-              attacker_ool: Order = None, dice: str = "standard") -> RaidSpec:
-    """Check every input of a raid; BattleInputError with a clear message if it is not one."""
+              attacker_ool: Order = None, dice: str = "standard", start_step: str = "start",
+              hits_on_attacker: int = 0) -> RaidSpec:
+    """Check every input of a raid; BattleInputError with a clear message if it is not one.
+    start_step, hits_on_attacker: where a raid in progress stands (_check_raid_start)."""
     ruleset = load_rules(rules)
     if ruleset.model != "dice":
         raise BattleInputError(f"{ruleset.id} has no strategic bombing raids "
@@ -240,9 +279,11 @@ def make_raid(rules: str | Ruleset, attacker: Army, defender: Army = None,
     air_rules = air_battle_rules(ruleset)
     order = parse_loss_order(attacker_ool, air_rules, "attack")
     steps = casualty_steps(a_army, air_rules.with_techs(a_tech).units, order, ())
+    bombers = sum(1 for name, _ in steps if a_rules.units[name].raid_dice)
+    step, rolled = _check_raid_start(start_step, hits_on_attacker, a_army, d_army, bombers)
     return RaidSpec(ruleset, a_rules, d_rules, a_army, d_army, a_tech, d_tech, target_value,
                     facility, aa_fires, aa_value, order, tuple(name for name, _ in steps), dice,
-                    bomber_cap, total_cap, tuple(notes))
+                    bomber_cap, total_cap, tuple(notes), rolled, step)
 
 
 @functools.lru_cache(maxsize=64)
@@ -382,7 +423,10 @@ def _suffix_mixture(spec: RaidSpec, weights: np.ndarray) -> np.ndarray:
 
 
 def _aa_law(spec: RaidSpec, bombers: int) -> np.ndarray:
-    """Law of the AA hits on `bombers` bombers (at most one each)."""
+    """Law of the AA hits on `bombers` bombers (at most one each; rolled already: that
+    many)."""
+    if spec.aa_rolled is not None:
+        return np.eye(1, min(spec.aa_rolled, bombers) + 1, min(spec.aa_rolled, bombers))[0]
     if not spec.aa_fires or bombers == 0:
         return np.ones(1)
     law = hit_distribution({(spec.aa_value, 1): bombers}, spec.rules.die_size, spec.dice)
@@ -414,7 +458,9 @@ def _air_battle(spec: RaidSpec, walk: _Walk, method: str, trials: int, seed: int
         return None
     from .api import simulate  # the engine (numba) only when there is an air battle
 
-    with warnings.catch_warnings():  # a raid technology may change nothing in the air battle
+    # a raid technology may change nothing in the air battle: its warnings are dropped (a
+    # collector of their own, where a caller collects them: errors.collected_warnings)
+    with warnings.catch_warnings(), collected_warnings():
         warnings.simplefilter("ignore", BattleInputWarning)
         result = simulate(
             rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,
@@ -482,7 +528,9 @@ def _monte_carlo(spec: RaidSpec, walk: _Walk, k_counts: np.ndarray, trials: int,
             np.random.SeedSequence(seed, spawn_key=(RAID_STREAM, c))))
         k = np.searchsorted(cumulative, np.arange(first, first + size), side="right")
         lost = walk.bombers_before[k]
-        if spec.aa_fires:
+        if spec.aa_rolled is not None:  # rolled already: its hits
+            lost = np.minimum(lost + spec.aa_rolled, n_bombers)
+        elif spec.aa_fires:
             if spec.dice == "low_luck":  # strength // die sure hits, one die for the rest
                 sure, rest = np.divmod((n_bombers - lost) * spec.aa_value, die)
                 hits = sure + (rng.integers(1, die + 1, size) <= rest)
@@ -717,6 +765,8 @@ def raid(
     attacker_ool: Order = None,
     dice: str = "standard",
     progress: Callable[..., None] | None = None,
+    start_step: str = "start",
+    hits_on_attacker: int = 0,
 ) -> RaidResult:
     """A strategic bombing raid (module docstring; docs/editions.md section 5).
 
@@ -729,11 +779,15 @@ def raid(
     attacker_tech / defender_tech, attacker_ool, method, trials, seed and progress as for
     :func:`battlecalc.simulate`; dice: "standard" or "low_luck".  `method="auto"` solves
     exactly (a raid is always small enough) unless the air battle's engine run says otherwise.
+    start_step, hits_on_attacker: a raid in progress (a TripleA save): "aa_fire" (the air
+    battle over), "aa_casualties" (AA rolled, hits_on_attacker hits on the bombers to take),
+    "bombing" (the AA's casualties removed); the attacker is then the bombers standing, and
+    losses count from there.
     """
     started = time.perf_counter()
     run = make_run(method, trials, seed, progress)
     spec = make_raid(rules, attacker, defender, target_value, facility, aa, attacker_tech,
-                     defender_tech, attacker_ool, dice)
+                     defender_tech, attacker_ool, dice, start_step, hits_on_attacker)
     walk = _walk(spec)
     air = _air_battle(spec, walk, run.method, run.trials, run.seed, run.progress)
     method = air.method if air else ("mc" if run.method == "mc" else "exact")

@@ -43,8 +43,12 @@ def rows_csv(rows: list[dict[str, Any]], columns: list[str] | None = None,
     """Rows (dicts with the same keys) and their header line as CSV text; columns: the header
     when there may be no row (default: the first row's keys)."""
     buffer = io.StringIO()
+    # a lone CR in a value (a name from a save) is not quoted under lineterminator "\n": the
+    # row would end there; such a table quotes every field instead
+    cr = any("\r" in value for row in rows for value in row.values() if isinstance(value, str))
     writer = csv.DictWriter(buffer, fieldnames=columns if columns is not None else list(rows[0]),
-                            lineterminator="\n")
+                            lineterminator="\n",
+                            quoting=csv.QUOTE_ALL if cr else csv.QUOTE_MINIMAL)
     if header:
         writer.writeheader()
     writer.writerows(rows)
@@ -303,6 +307,10 @@ class Result(ResultViews):
     attacker_size: int = field(repr=False)  # units the attacker starts with
     rounds_law: tuple[np.ndarray, np.ndarray] | None = field(repr=False)
     swing_law: tuple[np.ndarray, np.ndarray] | None = field(repr=False)
+    # where the battle starts, if anywhere but its very start (spec.Start: simulate's start
+    # keywords, round and step); to_dict gives it as "start" then
+    start: dict | None = field(default=None, repr=False)
+    start_text: str = field(default="", repr=False)
 
     def __getattr__(self, name: str) -> Any:
         # only reached for an attribute not set yet: a field build_result left to _Pending
@@ -330,7 +338,7 @@ class Result(ResultViews):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (the JSON object of `--format json`)."""
-        return {
+        data = {
             **super().to_dict(),
             "attacker_keeps_at_least": self.attacker_law.keeps_at_least(self.attacker_size),
             "likely_outcomes": {"attacker": self.attacker_law.likely(),
@@ -338,6 +346,9 @@ class Result(ResultViews):
             "attacker_ipc_loss_percentiles": self.attacker_law.ipc_percentiles(),
             "defender_ipc_loss_percentiles": self.defender_law.ipc_percentiles(),
         }
+        if self.start:
+            data["start"] = dict(self.start)
+        return data
 
     def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
         """Survivor columns cover every unit of the edition (0 where absent), so rows of
@@ -385,7 +396,8 @@ class Result(ResultViews):
 
     def _policy_lines(self) -> list[str]:
         p = self.policies
-        lines = [f"{label}: {format_army(p[key])}" for key, label in (
+        lines = [f"starts: {self.start_text} (losses count from there)"] if self.start else []
+        lines += [f"{label}: {format_army(p[key])}" for key, label in (
             ("landing", "landing from transports"), ("bombard", "bombarding"),
             ("bombard_unused", "cannot bombard (one ship per landing unit)")) if p.get(key)]
         lines += [f"{side} submerge: {p[f'{side}_submerge']}" for side in ("attacker", "defender")
@@ -456,6 +468,125 @@ class Result(ResultViews):
             lines.append(f"pruned probability mass: {self.pruned:.2e}")
         lines += self._law_lines()
         return "\n".join(lines)
+
+
+MAX_POLICY_ROWS = 20_000  # rows of the policy table in JSON (CSV: --distribution policy)
+
+
+@dataclass
+class DecisionResult(Result):
+    """Odds of one battle whose decisions were solved (issue 31): a :class:`Result` under
+    the optimal policy, and `decisions`: what it was taken for (``objective``,
+    ``territory_value``), the objective's value under the policy (``value``), never
+    retreating (``never_value``) and the ``gain``; ``rule``, the policy in words where one
+    fits, and ``policy``, one row a decision state (the units each side has, the choice, the
+    objective's value of pressing on and of retreating there; None past MAX_POLICY_ROWS
+    rows: the CSV distribution ``policy`` has them all)."""
+
+    decisions: dict[str, Any] = field(default_factory=dict)
+    policy_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
+    reaction_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
+        if key == "decisions":  # its scalars as columns; the table is the CSV distribution
+            for sub, sub_value in value.items():
+                if not isinstance(sub_value, (list, dict)) and sub_value is not None:
+                    row[f"decisions.{sub}"] = sub_value
+        else:
+            super()._spread(key, value, row)
+
+    def _frames(self) -> dict[str, Any]:
+        return {**super()._frames(),
+                "policy": lambda: _frame(self.policy_rows) if self.policy_rows else None,
+                "reactions": lambda: (_frame(self.reaction_rows) if self.reaction_rows
+                                      else None)}
+
+    def _policy_lines(self) -> list[str]:
+        """The battle's policies, then the decisions solved: the optimal retreat in words and
+        its gain, each side's optimal submerging, the scramble and kamikaze taken."""
+        d = self.decisions
+        lines = super()._policy_lines()
+        pm = "" if self.method == "exact" else " (Monte Carlo)"
+        if d.get("retreat_policy") == "optimal":
+            lines.append(f"optimal retreat, for the {d['objective_text']}: {d['rule']}")
+            lines.append(f"  {d['objective']} {d['value']:+.4f} with it{pm}, "
+                         f"{d['never_value']:+.4f} never retreating: gain {d['gain']:+.4f}")
+        for side in ("attacker", "defender"):
+            if d.get(f"{side}_submerge"):
+                lines.append(f"{side} subs submerge optimally: {d[f'{side}_submerge']}")
+        if d.get("retreat_policy") != "optimal" and (
+                d.get("attacker_submerge") or d.get("defender_submerge")):
+            lines.append(f"  for the {d['objective_text']}: {d['value']:+.4f}{pm}")
+        if d.get("scramble_from"):
+            lines.append(f"scrambled from the air base ({d['scramble_from']}): {d['scrambled']}"
+                         f" ({d['reactions_chosen']})")
+        if d.get("kamikaze"):
+            lines.append(f"kamikaze: {d['kamikaze']} token(s) on {d['kamikaze_targets']} "
+                         f"({d['reactions_chosen']})")
+        return lines
+
+    def table(self) -> str:
+        text = super().table()
+        extra = []
+        if self.reaction_rows:
+            extra += ["", *self._reaction_lines()]
+        if self.policy_rows:
+            extra += ["", f"policy table: {len(self.policy_rows)} decisions (--format json, "
+                      "or --format csv --distribution policy)"]
+        return text + "\n" + "\n".join(extra) if extra else text
+
+    def _reaction_lines(self) -> list[str]:
+        """The defender's reactions: a line a choice weighed, the one taken marked."""
+        d = self.decisions
+        head = ["the defender's choices weighed (* taken)"]
+        rows = self.reaction_rows
+        scramble = any(r["scrambled"] != "nothing" for r in rows) or d.get("scramble_from")
+        kamikaze = bool(d.get("kamikaze"))
+        width = max([9] + [len(r["scrambled"]) for r in rows]) + 2
+        k_width = max([16] + [len(r["kamikaze_targets"]) for r in rows]) + 2
+        title = ((f"{'scrambled':<{width}}" if scramble else "")
+                 + (f"{'kamikaze targets':<{k_width}}" if kamikaze else "")
+                 + f"{'att wins':>9}{'def wins':>9}{'TUV swing':>11}{d['objective']:>11}")
+        lines = [*head, "  " + title]
+        for r in rows:
+            taken = (r["scrambled"] == (d.get("scrambled") or "nothing")
+                     and r["kamikaze_targets"] == (d.get("kamikaze_targets") or "none"))
+            lines.append(("* " if taken else "  ")
+                         + (f"{r['scrambled']:<{width}}" if scramble else "")
+                         + (f"{r['kamikaze_targets']:<{k_width}}" if kamikaze else "")
+                         + f"{r['attacker_win']:>9.2%}{r['defender_win']:>9.2%}"
+                         + f"{r['tuv_swing']:>+11.3f}{r['value']:>+11.4f}")
+        return lines
+
+
+def with_decisions(result: Result, objective, policy, never: Result | None,
+                   retreat_policy: str | None = "optimal", table: bool = True
+                   ) -> DecisionResult:
+    """`result` (its fields, lazy ones still pending) as a DecisionResult: the optimal
+    policy `policy` (solver.decide.Policy, or None) taken for `objective` (spec.Objective),
+    and `never`, the same battle never retreating; table False: without the policy's rows
+    (a result only its value is read of)."""
+    rows = policy.table if policy is not None and table else []
+    submerging = policy.submerging() if policy is not None else {}
+    value = objective.of(result)
+    never_value = objective.of(never) if never is not None else None
+    result.__class__ = DecisionResult
+    result.decisions = {
+        "retreat_policy": retreat_policy,
+        "objective": objective.name, "territory_value": objective.territory_value,
+        "objective_text": objective.describe(),
+        "value": value, "never_value": never_value,
+        "gain": None if never_value is None else value - never_value,
+        "rule": (None if retreat_policy is None
+                 else policy.rule() if policy is not None
+                 else "no retreat decision arises: the battle is fought to the end"),
+        "attacker_submerge": submerging.get("attacker"),
+        "defender_submerge": submerging.get("defender"),
+        "policy": rows if len(rows) <= MAX_POLICY_ROWS else None,
+    }
+    result.policy_rows = rows if rows else None
+    result.reaction_rows = None
+    return result
 
 
 def _present_units(army: dict[str, int], rules) -> list[str]:
@@ -620,6 +751,8 @@ def build_result(battle, tables, method: str, trials, seed, law: FinalLaw,
         attacker_tech=battle.attacker_tech, defender_tech=battle.defender_tech,
         takes_territory=float(law.takes / n), mean_rounds=law.mean_rounds,
         pruned=law.pruned if exact else None, _pending=_Pending(battle, tables, law, exact))
+    if battle.start:
+        odds["start"], odds["start_text"] = battle.start.keywords(), battle.start.text()
     if not _lazy(tables):
         _build_all(result)
     result.elapsed_s = time.perf_counter() - started
@@ -633,22 +766,27 @@ class ExactResults:
     build_result, with the fields every solve of the battle shares built once (the per-call
     floor of a small battle, issue 19)."""
 
-    __slots__ = ("battle", "tables", "law_of", "shared", "n_a", "n_d")
+    __slots__ = ("battle", "tables", "law_of", "shared", "n_a", "n_d", "start_rounds")
 
     def __init__(self, battle, tables, law_of):
         self.battle, self.tables, self.law_of = battle, tables, law_of
         self.shared = dict(rules=battle.rules.id, method="exact", trials=None, seed=None,
                            sea=battle.sea, attacker_tech=battle.attacker_tech,
                            defender_tech=battle.defender_tech)
+        if battle.start:
+            self.shared.update(start=battle.start.keywords(), start_text=battle.start.text())
         self.n_a, self.n_d = len(tables.attacker.ipc_lost), len(tables.defender.ipc_lost)
+        self.start_rounds = tables.start_rounds
 
     def of(self, outputs, started: float) -> Result:
         """The Result of a solve's outputs (`started`: as for build_result)."""
-        outcomes, takes, mean_rounds, pruned = exact_odds(outputs)
+        outcomes, takes, mean_rounds, pruned = exact_odds(outputs, self.start_rounds)
         result = Result.__new__(Result)
         odds = result.__dict__
         odds.update(self.shared)
-        odds.update(zip(OUTCOME_KEYS, outcomes, strict=True))
+        # (one by one: cheaper than zip with OUTCOME_KEYS, on the per-call floor)
+        odds["attacker_win"], odds["defender_win"], odds["draw"], odds["stalemate"], \
+            odds["retreat"] = outcomes
         odds["takes_territory"] = takes
         odds["mean_rounds"] = mean_rounds
         odds["pruned"] = pruned

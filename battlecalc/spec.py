@@ -9,30 +9,38 @@ and are clamped to it (``retreat_when_left=10**20``: retreat at the end of round
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 import secrets
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
-from .errors import BattleInputError, BattleInputWarning, quoted
+from .errors import QUOTE_LIMIT, BattleInputError, quoted, warn_input
 from .options import (  # noqa: F401  (re-exported: the public constants)
     DEFAULT_TRIALS,
     DICE_MODELS,
     FLIP_RULES,
     FORMULA_OPTIONS,
+    LAND_STEPS,
     METHODS,
+    OBJECTIVES,
     OPTIONS,
+    RETREAT_POLICIES,
+    SEA_STEPS,
+    START_STEPS,
     SUBMERGE_POLICIES,
     UNTIL_DONE,
     is_bool,
     option,
     read,
+    read_choice,
 )
 from .orders import PRESETS, LossOrder, parse_loss_order
+from .reactions import NO_REACTIONS, Reactions, check_reactions
 from .rules import Ruleset, list_editions, load_rules, tech_affects
 
 MAX_TRIALS = 10_000_000_000
@@ -77,7 +85,7 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None, hi_text: st
     if type(value) is int and value >= lo and (hi is None or value <= hi):
         return value  # the common case, without the numbers ABC checks below (a batch's cost)
     if (floats and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
-            and math.isfinite(value) and value == int(value)):
+            and is_finite(value) and value == int(value)):
         value = int(value)
     if is_bool(value) or not isinstance(value, numbers.Integral):
         raise BattleInputError(f"{name} must be a whole number, got {quoted(value)}")
@@ -85,6 +93,15 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None, hi_text: st
         bound = f"{lo} or more" if hi is None else f"between {lo:,} and {hi_text or f'{hi:,}'}"
         raise BattleInputError(f"{name} must be {bound}, got {quoted(int(value))}")
     return int(value)
+
+
+def is_finite(value: numbers.Real) -> bool:
+    """math.isfinite, False for a number beyond a float (a Fraction of 400 digits), which
+    math.isfinite answers with OverflowError."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -177,13 +194,34 @@ def check_seed(seed: Any) -> int | None:
     return None if seed is None else check_int("seed", seed, 0, MAX_SEED, "2**63-1")
 
 
+def check_progress(progress: Any, shown: str = "progress(done, total, ...)") -> Any:
+    """A progress callback checked before any work: None, or a callable that takes the three
+    arguments every run passes, progress(done, total, what) (a callable of another arity
+    would fail only mid-run, with a TypeError).  shown: how the message writes the call.  A
+    callable with no signature to read (some built-ins) is taken as it is."""
+    if progress is None:
+        return None
+    if not callable(progress):
+        raise BattleInputError(f"progress must be a function {shown} or None, got "
+                               f"{quoted(progress)}")
+    try:
+        signature = inspect.signature(progress)
+    except (TypeError, ValueError):
+        return progress
+    try:
+        signature.bind(0, 0, "trials")
+    except TypeError as exc:
+        name = str(getattr(progress, "__qualname__", type(progress).__name__))[:QUOTE_LIMIT]
+        raise BattleInputError(
+            f"progress must take three arguments, progress(done, total, what); "
+            f"{name}{signature} does not ({exc})") from None
+    return progress
+
+
 def make_run(method: Any = "auto", trials: Any = DEFAULT_TRIALS, seed: Any = None,
              progress: Any = None, rounds_distribution: Any = False) -> RunSpec:
     """Check how to compute; `trials` may be an integral float (1e6)."""
-    if progress is not None and not callable(progress):
-        raise BattleInputError(
-            f"progress must be a function progress(done, total, ...) or None, got "
-            f"{quoted(progress)}")
+    check_progress(progress)
     return RunSpec(
         check_choice("method", method, METHODS),
         check_int("trials", trials, 1, MAX_TRIALS, floats=True),
@@ -202,22 +240,93 @@ class Retreat:
     """When the attacker withdraws at the end of a round (unset: never): after round `after`,
     with `when_left` or fewer of its units left, once only aircraft are left (`only_air`, land
     battles), once its exact chance of winning is below `below`, or once the defender has
-    `strafe` or fewer units left."""
+    `strafe` or fewer units left; or `optimal`: wherever withdrawing is worth more than
+    fighting on, by the battle's objective (Battle.objective), found by backward induction."""
 
     after: int | None = None
     when_left: int | None = None
     only_air: bool = False
     below: float | None = None
     strafe: int | None = None
+    optimal: bool = False
 
     def __bool__(self) -> bool:
-        return any(v is not None and v is not False
-                   for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
+        return self.optimal or any(
+            v is not None and v is not False
+            for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
+
+
+SEA_OBJECTIVES = ("tuv", "win")
+FIXED_RETREATS = ("retreat_after", "retreat_when_left", "retreat_when_only_air", "retreat_below",
+                  "strafe")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What the decisions of a battle are taken for, from the attacker's side (the defender's
+    choices work against it): ``tuv``, the expected TUV swing (the defender's IPC lost less
+    the attacker's); ``win``, the chance that the attacker wins; ``takes``, the chance that it
+    takes the territory (land); ``value``, the TUV swing plus `territory_value` IPC counted
+    when the territory is taken (land)."""
+
+    name: str = "tuv"
+    territory_value: int = 0
+
+    def coefficients(self) -> tuple[float, float, float]:
+        """(weight of the TUV swing, of a win, of a win that takes the territory): the
+        objective of a battle's end (kernels/exact/sweep._end_value)."""
+        return {"tuv": (1.0, 0.0, 0.0), "win": (0.0, 1.0, 0.0), "takes": (0.0, 0.0, 1.0),
+                "value": (1.0, 0.0, float(self.territory_value))}[self.name]
+
+    def of(self, result) -> float:
+        """The objective of a result (any object with tuv_swing, attacker_win and
+        takes_territory)."""
+        if self.name == "win":
+            return result.attacker_win
+        if self.name == "takes":
+            return result.takes_territory
+        swing = result.tuv_swing
+        return swing + self.territory_value * result.takes_territory if self.name == "value" \
+            else swing
+
+    def describe(self) -> str:
+        return {"tuv": "expected TUV swing", "win": "chance of winning",
+                "takes": "chance of taking the territory",
+                "value": f"TUV swing + {self.territory_value} IPC if the territory is taken"}[
+                    self.name]
+
+
+def check_objective(optimize: Any, territory_value: Any, sea: bool,
+                    decides: bool) -> Objective | None:
+    """The Objective of simulate's optimize and territory_value (None: not given, "tuv"
+    where a decision is solved), or None where the battle decides nothing (decides False: no
+    optimal retreat, submerging, scramble or kamikaze); BattleInputError where they cannot
+    apply."""
+    value = 0 if territory_value is None else check_int("territory_value", territory_value, 0)
+    if optimize is not None:
+        check_choice("optimize", optimize, OBJECTIVES)
+    if not decides:
+        if optimize is not None:
+            raise BattleInputError("optimize must come with a decision to solve (retreat_policy "
+                                   "optimal, optimal submerging, scramble_from, kamikaze): "
+                                   "nothing is decided here")
+        if value:
+            raise BattleInputError("territory_value must come with optimize value and a "
+                                   "decision to solve (retreat_policy optimal)")
+        return None
+    name = optimize or "tuv"
+    if sea and name not in SEA_OBJECTIVES:
+        raise BattleInputError(f"optimize must be {' or '.join(SEA_OBJECTIVES)} at sea (a sea "
+                               f"zone is never taken), got {quoted(name)}")
+    if value and name != "value":
+        raise BattleInputError("optimize must be value for territory_value to count")
+    return Objective(name, value)
 
 
 def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: int,
                   defender_size: int) -> Retreat:
-    """A Retreat from ``{after, when_left, only_air, below, strafe}`` (None: unset)."""
+    """A Retreat from ``{after, when_left, only_air, below, strafe, optimal}`` (None:
+    unset)."""
     if isinstance(retreat, Retreat):
         retreat = asdict(retreat)
     if retreat is not None and not isinstance(retreat, Mapping):
@@ -241,9 +350,15 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
                 f"retreat_below must be a probability in (0, 1], got {quoted(below)}")
         if after:
             raise BattleInputError("retreat_below cannot be combined with retreat_after")
+    optimal = check_flag("optimal retreat", policy.get("optimal", False))
+    if optimal and (after is not None or left is not None or only_air or below is not None
+                    or strafe is not None):
+        raise BattleInputError(
+            "retreat_policy optimal decides every retreat: it cannot be combined with "
+            "retreat_after, retreat_when_left, retreat_when_only_air, retreat_below or strafe")
     return Retreat(after, None if left is None else min(left, attacker_size), only_air,
                    None if below is None else float(below),
-                   None if strafe is None else min(strafe, defender_size))
+                   None if strafe is None else min(strafe, defender_size), optimal)
 
 
 @dataclass(frozen=True)
@@ -269,6 +384,154 @@ class Battle:
     defender_order: LossOrder = field(default_factory=lambda: LossOrder("defense"))
     retreat: Retreat = field(default_factory=Retreat)
     dice: str = "standard"  # DICE_MODELS
+    start: Start = field(default_factory=lambda: START)
+    # what the decisions solved are taken for (None: the battle decides nothing)
+    objective: Objective | None = None
+    # the defender's reactions before a sea battle (scramble, kamikaze: battlecalc.reactions
+    # solves them), and the kamikaze strikes of a battle after them (the attacker's start law)
+    reactions: Reactions = NO_REACTIONS
+    kamikaze_struck: tuple = ()
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a battle starts: the round it is in (1: the battle's start) and where in that
+    round, as a save in progress stands (docs/in-progress.md, tests/start_reference.py).
+
+    step: the step to come (LAND_STEPS / SEA_STEPS; "start": the start of the round);
+    hits_on_attacker / hits_on_defender: hits rolled at that side and not yet taken (general
+    hits, which may land on any unit the firing units may hit); bombard_hits: round 1's
+    bombardment hits carried into the attacker's general fire (editions whose bombardment
+    casualties fire back); attacker_waiting / defender_waiting: units chosen as casualties,
+    not yet removed (they still fire where the rules let them).  The armies of the battle are
+    the units standing: in the battle, not chosen.  Losses count from the start (standing +
+    waiting); rounds from round 1."""
+
+    round: int = 1
+    step: str = "start"
+    hits_on_attacker: int = 0
+    hits_on_defender: int = 0
+    bombard_hits: int = 0
+    attacker_waiting: tuple[tuple[str, int], ...] = ()
+    defender_waiting: tuple[tuple[str, int], ...] = ()
+
+    def __bool__(self) -> bool:
+        """Whether the battle starts anywhere but at its very start."""
+        return self != START
+
+    @property
+    def in_round_one(self) -> bool:
+        """Round 1 with its first-round fire (AA, bombardment) still to come, or under way."""
+        return self.round == 1 and self.step in ROUND_ONE_STEPS
+
+    def keywords(self) -> dict[str, Any]:
+        """simulate's start keywords of this start (those not at their defaults)."""
+        out: dict[str, Any] = {"start_round": self.round}
+        if self.step != "start":
+            out["start_step"] = self.step
+        for name in ("hits_on_attacker", "hits_on_defender", "bombard_hits"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        for name in ("attacker_waiting", "defender_waiting"):
+            if getattr(self, name):
+                out[name] = dict(getattr(self, name))
+        return out
+
+    def text(self) -> str:
+        """How the start reads ("round 2", "round 1, defender_fire, 1 hit on the defender")."""
+        parts = [f"round {self.round}"]
+        if self.step != "start":
+            parts.append(self.step)
+        for count, what in ((self.hits_on_attacker, "on the attacker"),
+                            (self.hits_on_defender, "on the defender"),
+                            (self.bombard_hits, "of bombardment")):
+            if count:
+                parts.append(f"{count} hit{'' if count == 1 else 's'} {what} to take")
+        for waiting, side in ((self.attacker_waiting, "attacker"),
+                              (self.defender_waiting, "defender")):
+            if waiting:
+                parts.append(f"{side} casualties chosen: {format_army(dict(waiting))}")
+        return ", ".join(parts)
+
+
+START = Start()
+# the steps of round 1 before or in its first-round fire: AA, bombardment (land)
+ROUND_ONE_STEPS = ("start", "aa_fire", "aa_casualties", "bombard_fire", "bombard_casualties")
+# where each pending figure may stand
+_HITS_AT = {
+    "hits_on_attacker": {"land": ("aa_casualties", "general_casualties"),
+                         "sea": ("strike_casualties", "general_casualties")},
+    "hits_on_defender": {"land": ("bombard_casualties", "defender_fire", "general_casualties"),
+                         "sea": ("defender_strike", "strike_casualties", "defender_fire",
+                                 "general_casualties")},
+    "attacker_waiting": {"land": ("bombard_fire", "bombard_casualties", "attacker_fire",
+                                  "defender_fire", "general_casualties", "end_of_round"),
+                         "sea": ("attacker_fire", "defender_fire", "general_casualties",
+                                 "end_of_round")},
+    "defender_waiting": {"land": ("attacker_fire", "defender_fire", "general_casualties",
+                                  "end_of_round"),
+                         "sea": ("strike_casualties", "attacker_fire", "defender_fire",
+                                 "general_casualties", "end_of_round")},
+}
+
+
+def _plus(army: dict[str, int], waiting: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    out = dict(army)
+    for name, count in waiting:
+        out[name] = out.get(name, 0) + count
+    return out
+
+
+def check_start(ruleset: Ruleset, sea: bool, amphibious: bool, start_round: Any,
+                start_step: Any, hits_on_attacker: Any, hits_on_defender: Any,
+                bombard_hits: Any, attacker_waiting: Army, defender_waiting: Army) -> Start:
+    """The battle's Start, checked: a step of its kind, round-1 steps in round 1 only, pending
+    hits and chosen casualties only at the steps that have them.  Each error names the
+    step."""
+    if (start_round.__class__ is int and start_round == 1 and start_step == "start"
+            and hits_on_attacker.__class__ is int and hits_on_attacker == 0
+            and hits_on_defender.__class__ is int and hits_on_defender == 0
+            and bombard_hits.__class__ is int and bombard_hits == 0
+            and attacker_waiting is None and defender_waiting is None):
+        return START  # (the common case, without the checks below: a batch's cost)
+    round_ = check_int("start_round", start_round, 1, 1000)
+    step = check_choice("start_step", read_choice("start_step", start_step, START_STEPS)
+                        if isinstance(start_step, str) else start_step, START_STEPS)
+    kind = "sea" if sea else "land"
+    steps = SEA_STEPS if sea else LAND_STEPS
+    if step not in steps:
+        raise BattleInputError(f"start_step {step} is not a step of a {kind} battle (its "
+                               f"steps: {', '.join(steps)})")
+    if step in ROUND_ONE_STEPS[1:] and round_ != 1:
+        raise BattleInputError(f"start_step {step} comes in round 1 only, not in round "
+                               f"{round_}")
+    if step == "bombard_casualties" and not amphibious:
+        raise BattleInputError(f"start_step {step}: the bombardment of an amphibious assault "
+                               "(--landing); this battle has none")
+    values = {"hits_on_attacker": check_int("hits_on_attacker", hits_on_attacker, 0, 1000),
+              "hits_on_defender": check_int("hits_on_defender", hits_on_defender, 0, 1000)}
+    bombard = check_int("bombard_hits", bombard_hits, 0, 1000)
+    waiting = {"attacker_waiting": army_counts(attacker_waiting, ruleset, "attacker"),
+               "defender_waiting": army_counts(defender_waiting, ruleset, "defender")}
+    for name, value in (*values.items(), *waiting.items()):
+        if value and step not in _HITS_AT[name][kind]:
+            raise BattleInputError(
+                f"{name} at start_step {step}: a {kind} battle has them only at "
+                f"{', '.join(_HITS_AT[name][kind])}")
+    if bombard:
+        if not ruleset.flags["bombard_return_fire"] or round_ != 1 \
+                or step not in ("attacker_fire", "defender_fire"):
+            raise BattleInputError(
+                "bombard_hits: round 1's bombardment hits carried into the attacker's fire "
+                "(at start_step attacker_fire or defender_fire of round 1, in an edition "
+                "whose bombardment casualties fire back)")
+    for name, army in waiting.items():
+        for unit in army:
+            if not ruleset.units[unit].can_be_casualty:
+                raise BattleInputError(f"{name}: {unit} is never a casualty")
+    return Start(round_, step, values["hits_on_attacker"], values["hits_on_defender"],
+                 bombard, tuple(waiting["attacker_waiting"].items()),
+                 tuple(waiting["defender_waiting"].items()))
 
 
 def _check_amphibious(ruleset: Ruleset, a_rules: Ruleset, sea: bool, landing: dict[str, int],
@@ -325,13 +588,19 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                 attacker_submerge: str = "never", defender_submerge: str = "never",
                 landing: Army = None, bombard: Army = None, attacker_ool: Order = None,
                 defender_ool: Order = None, keep_land: int = 0, aa_last: bool = False,
-                retreat: Mapping | Retreat | None = None, dice: str = "standard") -> Battle:
+                retreat: Mapping | Retreat | None = None, dice: str = "standard",
+                start_round: int = 1, start_step: str = "start", hits_on_attacker: int = 0,
+                hits_on_defender: int = 0, bombard_hits: int = 0,
+                attacker_waiting: Army = None, defender_waiting: Army = None,
+                optimize: str | None = None, territory_value: int | None = None,
+                scramble_from: Army = None, scramble: Army = None, kamikaze: int | None = None,
+                kamikaze_targets: Any = None) -> Battle:
     """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
 
     rules: an edition id, a Ruleset or the path of an edition file.  An amphibious assault is a
     land battle with `landing` (land units from transports, on top of the overland `attacker`)
     and optionally `bombard` (ships bombarding in round 1).  dice: "standard" or "low_luck"
-    ("low-luck" too).
+    ("low-luck" too).  start_round .. defender_waiting: where the battle starts (Start).
     """
     ruleset = load_rules(rules)
     dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
@@ -347,7 +616,12 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     _check_amphibious(ruleset, a_rules, sea, landing_army, bombard_army)
     a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
               if overland.get(n, 0) + landing_army.get(n, 0)}
-    _check_domains(ruleset, a_rules, sea, a_army, d_army)
+    start = check_start(ruleset, sea, bool(landing_army), start_round, start_step,
+                        hits_on_attacker, hits_on_defender, bombard_hits, attacker_waiting,
+                        defender_waiting)
+    # (the units in the battle: standing, and chosen as casualties where it starts in a round)
+    _check_domains(ruleset, a_rules, sea, _plus(a_army, start.attacker_waiting),
+                   _plus(d_army, start.defender_waiting))
     a_submerge = check_choice("attacker_submerge", attacker_submerge, SUBMERGE_POLICIES)
     d_submerge = check_choice("defender_submerge", defender_submerge, SUBMERGE_POLICIES)
     if not sea and (a_submerge != "never" or d_submerge != "never"):
@@ -377,20 +651,36 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     defender_order = parse_loss_order(check_order(defender_ool, "defender_ool"), ruleset,
                                       "defense", aa_last=bool(aa_last))
     retreat = check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values()))
+    reactions = check_reactions(ruleset, sea, a_army, scramble_from, scramble, kamikaze,
+                                kamikaze_targets, army_counts)
+    submerging = "optimal" in (a_submerge, d_submerge)
+    if submerging and retreat and not retreat.optimal:
+        raise BattleInputError(
+            "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
+            "optimal) or none: it cannot be combined with retreat_after, retreat_when_left, "
+            "retreat_below or strafe")
+    goal = check_objective(optimize, territory_value, sea,
+                           retreat.optimal or submerging or bool(reactions))
     if retreat and landing_army and not _may_withdraw(ruleset, a_army, overland):
         _warn(_NO_AMPHIBIOUS_RETREAT[ruleset.flags["amphibious_retreat"]].format(
             edition=ruleset.id))
-        retreat = Retreat()  # it can never happen: the battle is fought to the end
+        if not retreat.optimal:  # (an optimal one finds no decision: fought to the end)
+            retreat = Retreat()  # it can never happen: the battle is fought to the end
     for side, techs, army, role in (("attacker", a_tech, {**a_army, **bombard_army}, "attack"),
                                     ("defender", d_tech, d_army, "defense")):
         for tech in techs:
             if not tech_affects(ruleset, tech, army, role):
                 _warn(f"{side} technology {tech} changes nothing here: it changes no unit "
                       f"the {side} has, in its role")
+    if start and retreat.after is not None and retreat.after < start.round:
+        # (a battle that starts in round N fights round N before its first retreat point)
+        _warn(f"retreat_after {retreat.after}: the battle starts in round {start.round}, so "
+              f"the attacker retreats at the end of round {start.round}")
     return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
-                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice)
+                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice, start,
+                  goal, reactions)
 
 
 @dataclass(frozen=True, eq=False)
@@ -455,7 +745,8 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
     """The BattleForm and RunSpec of simulate_spec's arguments (their attacker and defender
     aside), or None where no form stands for them: a formula edition, an amphibious assault
     (landing, bombard), technologies, keep_land, retreat_below, or other arguments that
-    make_battle refuses (simulate_spec then raises, with its message)."""
+    make_battle refuses (simulate_spec then raises, with its message), or decisions to solve
+    (retreat_policy, optimize, territory_value, scramble, kamikaze)."""
     try:
         if args["formula_options"]:
             return None
@@ -479,6 +770,8 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         if (a_submerge != "never" or d_submerge != "never") and (
                 not sea or ruleset.flags["submerge_timing"] == "never"):
             return None
+        if "optimal" in (a_submerge, d_submerge):
+            return None  # decisions solved
         if check_int("keep_land", args["keep_land"], 0):
             return None
         aa_last = check_flag("aa_last", args["aa_last"])
@@ -491,6 +784,10 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         retreat = check_retreat(policy, sea, 0, 0)  # (its checks; sizes only clamp it)
         if retreat.below is not None:
             return None
+        if any(args[name] is not None for name in (
+                "retreat_policy", "optimize", "territory_value", "scramble_from", "scramble",
+                "kamikaze", "kamikaze_targets")):
+            return None  # decisions solved: make_battle checks them, api.solve solves them
         attacker_order = parse_loss_order(check_order(args["attacker_ool"], "attacker_ool"),
                                           ruleset, "attack", keep_land=0)
         defender_order = parse_loss_order(check_order(args["defender_ool"], "defender_ool"),
@@ -506,7 +803,7 @@ _warnings_issued = [0]  # BattleInputWarnings make_battle has issued (see spec_k
 
 def _warn(message: str) -> None:
     _warnings_issued[0] += 1
-    warnings.warn(BattleInputWarning(message), stacklevel=3)
+    warn_input(message, stacklevel=3)
 
 
 def warnings_issued() -> int:
@@ -643,10 +940,16 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
             f"{', '.join(given)} apply to formula-combat editions only, not to {ruleset.id}")
     retreat = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
                "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
-               "strafe": args["strafe"]}
+               "strafe": args["strafe"],
+               "optimal": check_retreat_policy(args["retreat_policy"]) == "optimal"}
     return make_battle(ruleset, **{name: args[name] for name in ("attacker", "defender", *(
         name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))},
         retreat=retreat), run
+
+
+def check_retreat_policy(value: Any) -> str | None:
+    """simulate's retreat_policy: None (the fixed conditions, if any) or "optimal"."""
+    return None if value is None else check_choice("retreat_policy", value, RETREAT_POLICIES)
 
 
 PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))
@@ -691,7 +994,20 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
                 values[i] = _plain_key(values[i])
                 if values[i] is _UNKEYED:
                     return None
-    return (kinds, tuple(values))
+    typed = _typed_positions(tuple(args))
+    return (tuple(kinds[i] for i in typed), tuple(values))
+
+
+# simulate's arguments that are text wherever a key is kept (a shipped edition's id, choices
+# of text): no value of another type equals one, so their types are not in spec_key's key
+UNTYPED_KEYS = frozenset({"rules", "method", "progress", "attacker_submerge",
+                          "defender_submerge", "dice", "start_step"})
+
+
+@functools.lru_cache(maxsize=8)
+def _typed_positions(names: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(i for i, name in enumerate(n for n in names if n != "formula_options")
+                 if name not in UNTYPED_KEYS)
 
 
 _shipped: list = []

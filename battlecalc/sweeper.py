@@ -38,10 +38,11 @@ from .army import format_army, parse_army
 from .batch import solve_rows
 from .batch import typed_column as _typed
 from .errors import BattleInputError, quoted
+from .files import read_regular_file
 from .options import OPTIONS, read, read_whole
 from .output import Destination, open_destination
 from .rules import load_rules
-from .spec import MAX_SEED, check_int, fresh_seed
+from .spec import MAX_SEED, check_int, check_progress, fresh_seed
 
 # Every keyword of simulate() (and of the formula editions) a column may set, with the kind
 # of value battlecalc.options reads from a cell (a row is one battle: no waves, no progress).
@@ -50,6 +51,7 @@ OPTION_TYPES: dict[str, str] = {o.name: o.kind for o in OPTIONS
 ARMY_SIDES = ("attacker", "defender", "landing", "bombard")
 SUPPORTED_EXTENSIONS = (".csv", ".parquet", ".pq")
 MAX_ROWS = 1_000_000  # after grid expansion: a typo like 1..1000000 x 1..1000 stops early
+MAX_TABLE_BYTES = 64 * 1024 * 1024  # a battles file: MAX_ROWS rows of 64 bytes
 MAX_CHUNK = 32  # battles per task: small enough to balance, big enough to hide task overhead
 CONNECT_TIMEOUT_S = 10  # to reach a Dask scheduler
 
@@ -105,10 +107,7 @@ def check_arguments(battles: Any, vary: Any, workers: Any, chunk_size: Any, sche
         raise BattleInputError(
             f"scheduler must be a Dask scheduler address or a distributed.Client, got "
             f"{quoted(scheduler)}")
-    if progress is not None and not callable(progress):
-        raise BattleInputError(
-            f"progress must be a function progress(done, total, what) or None, got "
-            f"{quoted(progress)}")
+    check_progress(progress, "progress(done, total, what)")
 
 
 # ----------------------------------------------------------------------------- grid expansion
@@ -455,6 +454,11 @@ def _run_dask(chunks, client, on_done) -> None:
 def read_battles(path: str | os.PathLike) -> pd.DataFrame:
     """A battles table from ``.csv`` (every cell read as text) or ``.parquet``/``.pq``.
 
+    Read through the one reader of input files (:func:`battlecalc.files.read_regular_file`):
+    a regular file of at most MAX_TABLE_BYTES, so that a FIFO, a device (``/dev/zero``) or a
+    huge file is refused unread; a table of more than MAX_ROWS rows is refused as it is read
+    (CSV) or from its metadata (Parquet), before it is built.
+
     CSV: empty fields past the header's last column are ignored (rows that end in a comma);
     a row with more fields than that gets an error of its own (in
     ``frame.attrs["row_errors"]``, which :func:`sweep` reports in its ``error`` column) and
@@ -466,13 +470,17 @@ def read_battles(path: str | os.PathLike) -> pd.DataFrame:
         raise BattleInputError(
             f"cannot tell the format of {path}: use a .csv or .parquet file")
     try:
-        if extension == ".csv":
-            return _read_csv(path)
-        frame = pd.read_parquet(path, dtype_backend="numpy_nullable")
-    except BattleInputError:
-        raise
+        data = read_regular_file(path, MAX_TABLE_BYTES, "a battles table")
     except FileNotFoundError:
         raise BattleInputError(f"no such file: {path}") from None
+    except BattleInputError as exc:  # not a regular file, or too large
+        raise BattleInputError(f"cannot read {path}: {exc}") from None
+    except OSError as exc:
+        raise BattleInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        frame = _read_csv(data, path) if extension == ".csv" else _read_parquet(data)
+    except BattleInputError:  # a message of its own (_check_columns)
+        raise
     except ImportError as exc:
         raise BattleInputError(
             f"reading {path} needs pyarrow: pip install 'battlecalc[parquet]' ({exc})") from None
@@ -482,9 +490,33 @@ def read_battles(path: str | os.PathLike) -> pd.DataFrame:
     return frame
 
 
-def _read_csv(path: str) -> pd.DataFrame:
-    with open(path, newline="", encoding="utf-8-sig") as file:
-        lines = [row for row in csv.reader(file) if row]  # blank lines skipped, as pandas does
+TOO_MANY_ROWS = f"more than {MAX_ROWS:,} rows (a sweep runs at most {MAX_ROWS:,} battles)"
+
+
+def _read_parquet(data: bytes) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    metadata = pq.ParquetFile(io.BytesIO(data)).metadata  # rows and sizes, before the data
+    if metadata.num_rows > MAX_ROWS:
+        raise ValueError(TOO_MANY_ROWS)
+    inflated = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    if inflated > MAX_TABLE_BYTES:
+        raise ValueError(f"{inflated:,} bytes of data once decompressed, more than a battles "
+                         f"table needs ({MAX_TABLE_BYTES:,} at most)")
+    return pd.read_parquet(io.BytesIO(data), dtype_backend="numpy_nullable")
+
+
+def _read_csv(data: bytes, path: str) -> pd.DataFrame:
+    def rows():
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+        return (row for row in csv.reader(text) if row)  # blank lines skipped, as pandas does
+
+    # the header and MAX_ROWS rows at most: counted first, unkept, where the line ends allow
+    # more (rows of 20 bytes in MAX_TABLE_BYTES would be 3 million lists of text)
+    if data.count(b"\n") + data.count(b"\r") >= MAX_ROWS + 1 and any(
+            count > MAX_ROWS + 1 for count, _ in enumerate(rows(), 1)):
+        raise ValueError(TOO_MANY_ROWS)
+    lines = list(rows())
     if not lines:
         raise ValueError("the file is empty (a header row naming the columns is needed)")
     header = list(lines[0])

@@ -47,6 +47,7 @@ Submarines that submerged are still in the zone for the next wave.
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -55,12 +56,13 @@ from typing import Any
 
 import numpy as np
 
+from . import api
 from .army import format_army, parse_army
 from .errors import BattleInputError
 from .options import FORMULA_OPTIONS, OPTIONS
 from .results import Z95, Result, SideLaw, _frame, csv_text, proportion_statistics
 from .rules import Ruleset, load_rules
-from .spec import DICE_ONLY, Battle, RunSpec, fresh_seed, simulate_spec
+from .spec import DICE_ONLY, Battle, RunSpec, check_waves, fresh_seed, simulate_spec
 
 WAVE_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "attacker_ipc_loss", "defender_ipc_loss")
@@ -318,8 +320,8 @@ class _Solver:
             battle, run = simulate_spec({**arguments, "trials": trials, "seed": seed,
                                          "formula_options": {}})
             r = self.solve(battle, run)
-        except BattleInputError as exc:
-            raise BattleInputError(f"{label}: {exc}") from None
+        except BattleInputError as exc:  # (of its own kind: ExactRefused stays one)
+            raise type(exc)(f"{label}: {exc}") from None
         self.methods.add(r.method)
         return r
 
@@ -451,12 +453,31 @@ def _stderr(method: str, trials: int | None, values: dict[str, float | None]):
     return proportion_statistics(clipped, trials if method == "mc" else None)[0]
 
 
+_SIMULATE = inspect.signature(api.simulate)
+
+
+def simulate_with(solve: Callable, *args, **kwargs):
+    """battlecalc.simulate(*args, **kwargs) with `solve` the engine of each dice battle
+    (api.solve with other limits: a server's, solver.Limits)."""
+    bound = _SIMULATE.bind(*args, **kwargs)
+    bound.apply_defaults()
+    options = dict(bound.arguments)
+    formula_options = options.pop("formula_options")
+    waves, counterattack = check_waves(options.pop("waves")), options.pop("counterattack")
+    if waves or counterattack is not None:
+        return simulate_waves(waves, counterattack, solve=solve, **options, **formula_options)
+    if formula_options or load_rules(options["rules"]).model != "dice":
+        return api.simulate(**options, **formula_options)
+    battle, run, compiled = api.prepare(**options)
+    return solve(battle, run, compiled=compiled)
+
+
 def simulate_waves(waves: Iterable | str | None, counterattack, *,
-                   solve: Callable[[Battle, RunSpec], Result], **options) -> WavesResult:
+                   solve: Callable[[Battle, RunSpec], Result] = api.solve,
+                   **options) -> WavesResult:
     """:func:`battlecalc.simulate` with ``waves`` and/or ``counterattack`` (module docstring);
     `options` are simulate's other arguments, `solve` the engine that solves one checked
-    battle (:func:`battlecalc.api.solve`, which simulate hands over). Returns a
-    :class:`WavesResult`."""
+    battle (default :func:`battlecalc.api.solve`). Returns a :class:`WavesResult`."""
     started = time.perf_counter()
     ruleset, wave_armies, counter = _check(waves, counterattack, options)
     method = options.get("method", "auto")
@@ -507,3 +528,9 @@ def simulate_waves(waves: Iterable | str | None, counterattack, *,
         solves=solver.solves, pruned=chain.pruned, elapsed_s=time.perf_counter() - started,
         all_units=tuple(ruleset.units),
     )
+
+
+# battlecalc.simulate: api.simulate, which solves a sequence of battles (waves, a counter-
+# attack) by simulate_waves, given here (this module stands above the API)
+api.SEQUENCES["solve"] = simulate_waves
+simulate = api.simulate

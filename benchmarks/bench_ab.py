@@ -33,16 +33,20 @@ BATTLES = {
     "mid sea": dict(rules="1942-2e", attacker="4 sub 2 dd 1 ca 2 ftr 1 bmb 1 bb",
                     defender="1 bb 2 dd 1 ca 1 cv 2 ftr 2 sub 2 tt", sea=True),
 }
-# one subprocess: warm every battle, then time each once; prints {battle: elapsed_s}
+# one subprocess: warm every battle, then time each once; prints {battle: [elapsed_s, CPU s]}
+# (CPU: the process's user + system time over the timed call, all its threads)
 CHILD = """
-import json, sys
+import json, sys, time
 import battlecalc
 battles, trials = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 for name, battle in battles.items():
     battlecalc.simulate(**battle, method="mc", trials=min(trials[name], 200_000), seed=7)
-print(json.dumps({name: battlecalc.simulate(**battle, method="mc", trials=trials[name],
-                                            seed=1).elapsed_s
-                  for name, battle in battles.items()}))
+out = {}
+for name, battle in battles.items():
+    cpu = time.process_time()
+    elapsed = battlecalc.simulate(**battle, method="mc", trials=trials[name], seed=1).elapsed_s
+    out[name] = [elapsed, time.process_time() - cpu]
+print(json.dumps(out))
 """
 
 
@@ -87,18 +91,25 @@ def main() -> None:
         for tree in trees.values():  # compile (or load) every kernel once per tree
             run_child(tree, 1, {name: 1000 for name in BATTLES})
         best: dict = {}
+        best_cpu: dict = {}
         for _ in range(args.repeats):  # alternating old and new, and the thread counts
             for threads in thread_counts:
                 for side, tree in trees.items():
-                    for name, elapsed in run_child(tree, threads, trials).items():
+                    for name, (elapsed, cpu) in run_child(tree, threads, trials).items():
                         key = (side, name, threads)
                         best[key] = min(best.get(key, float("inf")), elapsed)
+                        best_cpu[key] = min(best_cpu.get(key, float("inf")), cpu)
     finally:
         if created and not args.keep:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
                            capture_output=True)
             shutil.rmtree(old, ignore_errors=True)
     rate = {key: trials[key[1]] / elapsed / 1e6 for key, elapsed in best.items()}
+    cpu_rate = {key: trials[key[1]] / max(cpu, 1e-9) / 1e6 for key, cpu in best_cpu.items()}
+    model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                  if line.startswith("model name")), "?")
+    print(f"CPU {model}; load average {os.getloadavg()[0]:.2f} at the end; NUMBA_CPU_NAME="
+          f"{os.environ.get('NUMBA_CPU_NAME', '(host)')}")
     print(f"old = {args.rev} ({old}), new = {ROOT}; kernel time (elapsed_s), best of "
           f"{args.repeats}; M trials/s")
     header = f"{'battle':<9} {'threads':>7} {'old':>7} {'new':>7} {'new/old':>8}"
@@ -113,6 +124,12 @@ def main() -> None:
                 print(f"{name}: {threads} threads / 1 thread: " + ", ".join(
                     f"{side} {rate[(side, name, threads)] / rate[(side, name, 1)]:.2f}x"
                     for side in trees))
+    print("per CPU second (user + system of the timed call): M trials per CPU second")
+    print(header)
+    for name in BATTLES:
+        for threads in thread_counts:
+            o, n = cpu_rate[("old", name, threads)], cpu_rate[("new", name, threads)]
+            print(f"{name:<9} {threads:>7} {o:>7.2f} {n:>7.2f} {n / o:>7.2f}x")
 
 
 if __name__ == "__main__":

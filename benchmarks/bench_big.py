@@ -5,9 +5,9 @@ Run:  python benchmarks/bench_big.py [--repeats R] [--mc]
 For each battle (1942 2E, 300 v 300 land units of mixed types with AA, 200 v 200 land, 150 v
 150 sea with and without submarines, and with submarines and aircraft on both sides): the
 exact solve through ``simulate`` (warm, best of R), the probability it reports as pruned
-(kernels/exact.py: PRUNE_BUDGET), the estimate `auto` chooses by
-(kernels.exact.seconds_estimate; "-" for a battle solved in a compact table, whose work is
-known only as it goes: kernels.exact.compact_table), the method `auto` takes and, with --mc, a
+(solver.Limits.prune_budget), the estimate `auto` chooses by
+(solver.plan.exact_seconds; "-" for a battle solved in a compact table, whose work is
+known only as it goes: solver.plan.compact_table), the method `auto` takes and, with --mc, a
 million Monte Carlo trials for comparison.  Prints; asserts nothing.
 """
 
@@ -20,7 +20,7 @@ from timing import best_of
 import battlecalc
 from battlecalc.api import make_battle
 from battlecalc.compile import compile_battle
-from battlecalc.kernels import exact
+from battlecalc.solver.plan import compact_table, exact_seconds
 
 BATTLES = {
     "land 300 v 300, AA": dict(rules="1942-2e",
@@ -56,8 +56,8 @@ def main() -> None:
     for name, battle in BATTLES.items():
         compiled = compile_battle(make_battle(**battle))
         pairs = compiled.attacker.n_states * compiled.defender.n_states
-        compact = exact.compact_table(compiled)[0] > 0
-        estimate = "-" if compact else f"{exact.seconds_estimate(compiled):.3f}"
+        compact = compact_table(compiled)[0] > 0
+        estimate = "-" if compact else f"{exact_seconds(compiled):.3f}"
         battlecalc.simulate(**battle, method="exact")  # warm: kernels and tables
         seconds, result = best_of(args.repeats,
                                   lambda b=battle: battlecalc.simulate(**b, method="exact"))

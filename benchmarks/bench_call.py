@@ -7,8 +7,9 @@ with --old another one next to it) runs in a subprocess of its own, one thread, 
 compiled first.  Per battle: warm (the same call again, best of 30 x 50 calls) and never seen
 (every kept plan and side table dropped before each call, best of 10 x 5), then the median
 over repeated calls of each stage, wrapped where it is reached through battlecalc.api: spec
-(simulate_spec), compile (compile_battle), estimate (seconds_estimate), kernel (jit.call /
-jit.threads; a kept plan's kernel called straight counts in run_exact), run_exact's own Python
+(simulate_spec), compile (compile_battle), estimate (seconds_estimate; solver.choose since the
+solver wing), kernel (jit.call / jit.threads, solver.threads' since the solver wing; a kept
+plan's kernel called straight counts in run_exact), run_exact's own Python
 (or ExactSolve.run's, and ExactSolve.again's, which simulate calls for a kept plan solved
 exactly), build_result (or ExactResults.of), and the rest (simulate's own code).  A stage
 a kept plan skips shows 0.  Only figures within one run compare: the machine may be shared.
@@ -89,13 +90,19 @@ def measure() -> dict:
                   "build_result"):
         if hasattr(api, stage):
             setattr(api, stage, timed(stage, getattr(api, stage)))
-    if hasattr(api, "ExactSolve"):  # simulate's exact solves (a kept plan's solve is kept)
-        api.ExactSolve.run = timed("run_exact", api.ExactSolve.run)
-        if hasattr(api.ExactSolve, "again"):  # a kept plan's solve run straight by simulate
-            api.ExactSolve.again = timed("run_exact", api.ExactSolve.again)
+    solver = getattr(api, "solver", None)  # the solver wing (battlecalc.solver), where it is
+    if solver is not None:  # its choice is the estimate's stage
+        solver.choose = timed("seconds_estimate", solver.choose)
+    solve_class = getattr(api, "ExactSolve", None) or getattr(solver, "ExactSolve", None)
+    if solve_class is not None:  # simulate's exact solves (a kept plan's solve is kept)
+        solve_class.run = timed("run_exact", solve_class.run)
+        if hasattr(solve_class, "again"):  # a kept plan's solve run straight by simulate
+            solve_class.again = timed("run_exact", solve_class.again)
     if hasattr(api, "ExactResults"):  # and its Result
         api.ExactResults.of = timed("build_result", api.ExactResults.of)
-    jit.call, jit.threads = timed("kernel", jit.call), timed("kernel", jit.threads)
+    pool = jit if hasattr(jit, "call") else __import__("battlecalc.solver.threads",
+                                                       fromlist=["threads"])
+    pool.call, pool.threads = timed("kernel", pool.call), timed("kernel", pool.threads)
     for never_seen in (False, True):
         for name, battle in BATTLES.items():
             battle = dict(battle, method="exact")

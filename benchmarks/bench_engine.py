@@ -19,12 +19,18 @@ import time
 from timing import best_of
 
 import battlecalc
+from battlecalc import solver
 from battlecalc.api import make_battle
 from battlecalc.compile import build_side, compile_battle
 from battlecalc.kernels import jit
-from battlecalc.kernels.exact import run_exact
-from battlecalc.kernels.montecarlo import run_monte_carlo
 from battlecalc.rules import list_editions
+from battlecalc.solver.montecarlo import run_monte_carlo
+from battlecalc.solver.threads import thread_count
+
+
+def run_exact(compiled):
+    """The exact solver alone: the plan simulate would choose, carried out."""
+    return solver.solve(compiled, solver.choose(compiled, "exact"))
 
 BIG_LAND = dict(rules="1942-2e", attacker="30 inf 10 art 10 tank 8 ftr 4 bmb",
                 defender="40 inf 5 art 5 tank 6 ftr")
@@ -76,7 +82,7 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true")
     args = parser.parse_args()
     jit.compiled()
-    print(f"threads: {jit.thread_count()}, trials per Monte Carlo run: {args.trials:,}")
+    print(f"threads: {thread_count()}, trials per Monte Carlo run: {args.trials:,}")
     rows = [(name, f"{monte_carlo_rate(battle, args.trials, args.repeats) / 1e6:.2f}M trials/s",
              goal)
             for name, battle, goal in (("land Monte Carlo, big battle", BIG_LAND, ">= 6.5M"),

@@ -62,7 +62,7 @@ def get(port: int, params: dict) -> tuple[int, float, dict]:
     started = time.perf_counter()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
     try:
-        connection.request("GET", path)
+        connection.request("GET", path, headers={"X-Battlecalc-Client": "bench_serve"})
         response = connection.getresponse()
         body = response.read()
         return response.status, time.perf_counter() - started, json.loads(body)

@@ -250,6 +250,36 @@ def test_sea_battle_from_the_form(base, page):
     assert page.locator('[data-chart="TUV swing"] rect').count() > 3
 
 
+def test_the_optimal_retreat_and_the_reactions_show_beside_the_odds(base, page):
+    query = urllib.parse.urlencode({"rules": "revised", "attacker": "3 inf 1 tank",
+                                    "defender": "3 inf", "retreat_policy": "optimal",
+                                    "method": "exact"})
+    page.goto(f"{base}/?{query}")
+    settle(page)
+    result = battlecalc.simulate(rules="revised", attacker="3 inf 1 tank", defender="3 inf",
+                                 retreat_policy="optimal", method="exact")
+    assert_page_shows(page, result)
+    rule = page.locator('[data-key="decisions.rule"]').text_content()
+    assert rule == result.decisions["rule"] and rule.startswith("press on while")
+    assert "gain" in page.locator('[data-key="decisions.value"]').text_content()
+    # 1940-2e at sea: the air base's scramble, each choice on a line
+    query = urllib.parse.urlencode({"rules": "1940-2e", "kind": "sea", "attacker": "1 dd",
+                                    "defender": "1 dd", "scramble_from": "1 ftr",
+                                    "method": "exact"})
+    page.goto(f"{base}/?{query}")
+    settle(page)
+    scrambled = battlecalc.simulate(rules="1940-2e", sea=True, attacker="1 dd",
+                                    defender="1 dd", scramble_from="1 ftr", method="exact")
+    assert shown_outcomes(page)["attacker_win"][0] == scrambled.attacker_win
+    assert page.locator('[data-key="decisions.scrambled"]').text_content().startswith(
+        "1 fighter of 1 fighter")
+    assert page.locator('[data-key^="decisions.reactions."]').count() == 2
+    # and no scramble field where the edition has none
+    page.goto(f"{base}/?rules=1942-2e&kind=sea&attacker=1+dd&defender=1+dd")
+    settle(page)
+    assert "scramble_from" not in _visible_options(page)
+
+
 def test_amphibious_assault_and_formula_edition_from_urls(base, page):
     query = urllib.parse.urlencode({
         "rules": "1942-2e", "kind": "amphibious", "attacker": "1 tank 1 ftr",
@@ -522,24 +552,350 @@ def test_seeds_swap_history_and_the_copied_link(base, page):
 SAVE = "/work/shared/fixtures/triplea/saves/revised_during_land_to_land_combat.tsvg"
 
 
-@pytest.mark.skipif(not os.path.exists(SAVE), reason="the shared TripleA saves are absent")
-def test_a_triplea_save_lists_its_battles_and_one_click_loads_one(base, page):
+START_SAVE = os.path.join(os.path.dirname(SAVE), "revisted_start_of_game.tsvg")
+needs_saves = pytest.mark.skipif(not os.path.exists(SAVE),
+                                 reason="the shared TripleA saves are absent")
+SHOWN_ODDS = ("attacker_win", "defender_win", "draw", "takes_territory")
+
+
+def _game_result(territory: str | None = None, attack: str | None = None) -> dict:
     from battlecalc.triplea.game import read_game
 
-    (battle,) = read_game(SAVE, solve=False).battles  # West Russia, Russians attack
+    save = SAVE if territory is None else START_SAVE
+    (battle,) = read_game(save, territory=territory, attack=attack).battles
+    return battle.result
+
+
+def _page_equals(page, result: dict) -> None:
+    """The outcomes on the page are the CLI's to 1e-9 (as values, and as the text shown)."""
+    shown = shown_outcomes(page)
+    for key in SHOWN_ODDS:
+        value, text = shown[key]
+        assert value == pytest.approx(result[key], abs=1e-9), key
+        assert text == f"{100 * result[key]:.2f}%", key
+
+
+# --- issue 30: the live board, and the page equal to the CLI on a save ----------------------
+
+@needs_saves
+def test_a_dropped_save_loads_its_battle_as_it_stands_equal_to_game(base, page):
+    # friction 1: the page solved West Russia fresh (99.98%) where `game` solves it from
+    # where it stands (99.89%), and said nothing of it
+    game = _game_result()
     page.goto(base + SCREENS["sea"])
     settle(page)
     page.set_input_files("#save-file", SAVE)
-    link = page.locator("#game-battles a.game-battle[data-territory='West Russia']")
-    link.wait_for(timeout=SETTLE_MS)
-    assert "Russians" in link.text_content() and "in progress" in link.text_content()
+    card = page.locator("#game-battles li.board-battle[data-territory='West Russia']")
+    card.locator(".odds strong[data-key=attacker_win]").wait_for(timeout=SETTLE_MS)
+    assert float(card.locator("[data-key=attacker_win]").get_attribute("data-value")) == \
+        pytest.approx(game["attacker_win"], abs=1e-9)
+    assert "in progress: round 1; Russians fired (11 dice, 1 hit)" in card.text_content()
+    assert page.text_content("#turn-summary") == (
+        "Round 1, Russians to move: 1 battle, 65 TUV at risk; expected swing +6.36 TUV for "
+        "Russians")
     with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        link.click()
+        card.locator("a.game-battle").click()
     body = json.loads(asked.value.post_data)
-    assert body["rules"] == "revised" and "sea" not in body
+    assert (body["rules"], body["start_step"], body["hits_on_defender"]) == (
+        "revised", "defender_fire", "1") and "sea" not in body
     settle(page)
-    expected = battlecalc.simulate(rules="revised", attacker=battle.attacker,
-                                   defender=battle.defender)
+    assert page.text_content("#start-words") == (
+        "Starts where it stands: from round 1, the Russians fired 1 hit, the Germans to choose")
+    assert page.input_value("#opt-start_step") == "defender_fire"
+    assert page.input_value("#opt-hits_on_defender") == "1"
     assert page.get_attribute("#method", "data-value") == "exact"
-    assert shown_outcomes(page)["attacker_win"][0] == pytest.approx(expected.attacker_win,
-                                                                    abs=1e-12)
+    _page_equals(page, game)
+    assert "--start-step defender-fire --hits-on-defender 1" in page.text_content("#cli")
+
+
+@needs_saves
+def test_a_save_with_no_battle_offers_any_territory_and_the_luck_so_far(base, page):
+    # friction 5: only "no battle pending"; the CLI has --territory, --attack and luck
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    page.set_input_files("#save-file", START_SAVE)
+    page.wait_for_selector("#game-battles li.none", timeout=SETTLE_MS)
+    assert page.text_content("#turn-summary") == "Round 1, Russians to move: no battle pending"
+    page.click("#luck summary")
+    assert page.locator("#luck-view tr[data-nation=all]").is_visible()
+    assert "no battle fought in the history" in page.text_content("#luck-view")
+    page.select_option("#territory", "Germany")
+    settle(page, "error")  # the defender loaded; the attack is the player's to give
+    assert page.text_content("#notation-defender") == (
+        "3 infantry, 2 tank, 1 aa, 1 fighter, 1 bomber")
+    assert page.is_checked("input[name=kind][value=land]")
+    attack = "8 infantry, 3 tank, 2 fighter"
+    for unit, count in (("infantry", 8), ("tank", 3), ("fighter", 2)):
+        stepper(page, "attacker", unit).fill(str(count))
+    settle(page)
+    _page_equals(page, _game_result("Germany", attack))
+
+
+@needs_saves
+def test_the_live_board_follows_the_watched_folder_without_a_reload(page, tmp_path,
+                                                                     monkeypatch):
+    """serve --watch: a save copied into the folder appears on the open page within seconds,
+    a half-written one is not read; screenshots of the board at 1400 and 400 px."""
+    import shutil
+
+    game = _game_result()
+    raw = open(SAVE, "rb").read()
+    monkeypatch.setenv("HOME", str(tmp_path))  # TripleA's autosave folder, as on Linux
+    folder = tmp_path / "triplea" / "savedGames" / "autoSave"
+    folder.mkdir(parents=True)
+    tmp_path = folder
+    with running_server(watch=str(folder), watch_interval=0.1) as url:
+        page.goto(url + "/")
+        page.wait_for_selector("#board:not([hidden]) #board-status:has-text('watching "
+                               "~/triplea/savedGames/autoSave')", timeout=SETTLE_MS)
+        page.evaluate("window.notReloaded = true")
+        # TripleA 2.0 writes in place: half a save, unchanged past the settle time
+        with open(tmp_path / "autosaveBeforeBattle.tsvg", "wb") as partial:
+            partial.write(raw[: len(raw) // 2])
+            partial.flush()
+            page.wait_for_selector("#board-status:has-text('gzip stream is incomplete')",
+                                   timeout=10_000)
+            assert page.locator("#game-battles li").count() == 0
+            partial.write(raw[len(raw) // 2:])
+        started = time.monotonic()
+        odds = page.locator("#game-battles li[data-territory='West Russia'] "
+                            "[data-key=attacker_win]")
+        odds.wait_for(timeout=10_000)
+        seconds = time.monotonic() - started
+        assert seconds < 5, seconds
+        assert float(odds.get_attribute("data-value")) == pytest.approx(game["attacker_win"],
+                                                                        abs=1e-9)
+        assert page.text_content("#board-status").startswith(
+            "watching ~/triplea/savedGames/autoSave \u00b7 autosaveBeforeBattle.tsvg, written ")
+        # a page opened on no battle loads the battle most at stake: the CLI's odds
+        settle(page)
+        assert page.text_content("#start-words").endswith("the Russians fired 1 hit, the "
+                                                          "Germans to choose")
+        _page_equals(page, game)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(ARTIFACTS / "live-board-1400.png"))
+        page.set_viewport_size({"width": 400, "height": 860})
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(ARTIFACTS / "live-board-400.png"))
+        assert page_width(page)[0] <= 400
+        # a newer save: the board follows, the battle gone is said, the page never reloaded
+        shutil.copy(START_SAVE, tmp_path / "autosave_round_odd.tsvg")
+        page.wait_for_selector("#board-changes:has-text('West Russia no longer pending')",
+                               timeout=10_000)
+        assert page.evaluate("window.notReloaded") is True
+        print(f"a copied save on the open page in {seconds:.2f} s")
+        page.goto("about:blank")  # (its stream closed before the server stops)
+
+
+def test_frictions_of_words_on_the_page(base, page):
+    # friction 7: a standard-dice raid's summary ended in "null"
+    page.goto(base + SCREENS["raid"])
+    settle(page)
+    assert "null" not in page.text_content("#summary")
+    # friction 8: "... + landing 3 infantry" read as counted twice
+    page.goto(base + SCREENS["amphibious"])
+    settle(page)
+    assert page.text_content("#summary").startswith(
+        "1942-2e: 1 tank overland or by air and 3 infantry landing from transports "
+        "(bombarding: 1 battleship) attacking 3 infantry")
+    # friction 4: an option the CLI warns of is warned of here, the command line the same
+    page.goto(base + "/?rules=revised&kind=amphibious&attacker=1+tank&landing=3+inf"
+              "&defender=2+inf&retreat_after=1")
+    settle(page)
+    assert page.text_content("#warnings") == (
+        "Warning: the retreat policy is ignored: only aircraft may retreat from an amphibious "
+        "assault in revised, and the attacker has none (the battle is fought to the end)")
+    assert "--retreat-after 1" in page.text_content("#cli")
+    page.goto(base + "/?rules=revised&kind=amphibious&attacker=1+tank&landing=3+inf"
+              "&defender=2+inf")
+    settle(page)
+    assert page.is_hidden("#warnings")
+
+
+def test_on_a_phone_bad_input_is_said_in_the_headline(base, page):
+    # friction 3: the old odds stayed in the sticky headline, the error 1,300 px below
+    page.set_viewport_size({"width": 400, "height": 860})
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    page.locator("#opt-retreat_below").scroll_into_view_if_needed()
+    page.fill("#opt-retreat_below", "7")
+    settle(page, "error")
+    message = page.text_content("#error")
+    assert page.text_content("#headline") == message and "probability" in message
+    box = page.locator("#headline").bounding_box()
+    assert box is not None and 0 <= box["y"] < 860
+    assert page.is_hidden("#glance")
+
+
+def test_a_cold_server_says_on_the_page_that_it_compiles(page, monkeypatch):
+    # friction 2: "a large battle: Monte Carlo, a few seconds..." while numba compiled
+    from battlecalc.web import server as web_server
+
+    real = web_server.api.simulate
+
+    def compiling_first(*args, progress=None, **kwargs):
+        time.sleep(2.0)  # (the kernels compiling)
+        return real(*args, progress=progress, **kwargs)
+
+    monkeypatch.setattr(web_server, "kernels_cold", lambda method=None: True, raising=False)
+    monkeypatch.setattr(web_server.api, "simulate", compiling_first)
+    with running_server() as url:
+        page.goto(url + SCREENS["land"])
+        page.wait_for_selector("#notice:has-text('compiling kernels (first run only)')",
+                               timeout=10_000)
+        assert "then the battle is solved exactly" in page.text_content("#notice")
+        settle(page)
+        assert page.is_hidden("#notice")
+        page.goto("about:blank")
+
+
+def test_the_planner_plans_a_sea_attack_from_a_goal_built_and_loads_it(base, page):
+    # friction 6: land battles only, raw goal syntax, no way into the form, CLI flags in errors
+    page.goto(base + "/?rules=1942-2e&kind=plan_sea&defender=2+dd+1+cv+1+ftr"
+              "&pool=4+sub+2+dd+2+ftr")
+    settle(page)
+    goal = page.locator('[data-option="goal"]')
+    assert goal.locator("select.goal-key").input_value() == "attacker_win"
+    goal.locator("select.goal-op").select_option(">=")
+    with page.expect_request(lambda r: "/api/plan" in r.url) as asked:
+        goal.locator("input.goal-value").fill("80")
+    body = json.loads(asked.value.post_data)
+    assert body["goal"] == "attacker_win>=0.8" and body["sea"] == "1"
+    settle(page)
+    plans = _cli("plan", ["--rules", "1942-2e", "--sea", "-d", "2 dd 1 cv 1 ftr", "--pool",
+                          "4 sub 2 dd 2 ftr", "--goal", "attacker_win>=0.8", "-s", "1"])
+    best = plans["plans"][0]
+    assert page.get_attribute("#plan-table tr[data-addition]", "data-addition") == \
+        best["addition"]
+    assert "goal: attacker wins at least 80%" in page.text_content("#summary")
+    page.locator("#plan-table button.load-plan").first.click()
+    settle(page)
+    assert page.is_checked("input[name=kind][value=sea]")
+    for key in ("attacker_win", "defender_win", "draw"):
+        assert shown_outcomes(page)[key][0] == pytest.approx(best[key], abs=1e-12), key
+    # planning a defence: the armies say what they are, an error speaks the form's words
+    page.goto(base + "/?rules=1942-2e&kind=plan&defend=1&pool=4+inf")
+    settle(page, "error")
+    assert page.text_content("#army-attacker legend") == "Attacker (the threat)"
+    assert page.text_content("#error") == ('"plan a defence (the pool defends)" needs the '
+                                           'attacking army: give "Attacker (the threat)"')
+
+
+# A page of another origin (issue 29, item 2): a second local server serves a page that tries
+# every way a page can reach the API without CORS (fetch with mode no-cors, a form, an image,
+# a beacon) and the one with it (fetch with the page's header, which needs a preflight).  The
+# server must do no work for any of them: its engine counts each request it refused, and each
+# it let through to work (none).
+
+ATTACKER_PAGE = """<!doctype html><html><body><script>
+const api = new URLSearchParams(location.search).get("api");
+const battle = "rules=revised&attacker=1+inf&defender=1+inf";
+async function attempt(name, call) {
+  try { await call(); document.body.dataset[name] = "sent"; }
+  catch (error) { document.body.dataset[name] = "error: " + error.message; }
+}
+(async () => {
+  const save = await (await fetch("/save.tsvg")).blob();
+  await attempt("gameNoCors", () => fetch(api + "/api/game",
+    {method: "POST", mode: "no-cors", body: save}));
+  await attempt("runNoCors", () => fetch(api + "/api/run", {method: "POST", mode: "no-cors",
+    body: JSON.stringify({rules: "revised", attacker: "1 inf", defender: "1 inf"})}));
+  await attempt("runGet", () => fetch(api + "/api/run?" + battle, {mode: "no-cors"}));
+  await attempt("planGet", () => fetch(api + "/api/plan?rules=revised&defender=1+inf&pool=2+inf",
+    {mode: "no-cors"}));
+  await attempt("gameWithHeader", () => fetch(api + "/api/game", {method: "POST", body: save,
+    headers: {"X-Battlecalc-Client": "page", "Content-Type": "application/octet-stream"}}));
+  await attempt("beacon", async () => {
+    if (!navigator.sendBeacon(api + "/api/game", save)) throw new Error("not queued");
+  });
+  await attempt("image", () => new Promise((done) => {
+    const image = new Image();
+    image.onload = image.onerror = done;
+    image.src = api + "/api/raid?rules=1942-2e&attacker=1+bomber&target_value=5";
+  }));
+  await attempt("form", () => new Promise((done) => {
+    const frame = document.createElement("iframe");
+    frame.name = "sink";
+    frame.onload = done;
+    document.body.append(frame);
+    const form = document.createElement("form");
+    form.method = "POST"; form.action = api + "/api/run"; form.target = "sink";
+    for (const [name, value] of new URLSearchParams(battle)) {
+      const input = document.createElement("input");
+      input.name = name; input.value = value; form.append(input);
+    }
+    document.body.append(form);
+    form.submit();
+  }));
+  document.body.dataset.done = "1";
+})();
+</script></body></html>"""
+
+
+@pytest.fixture
+def other_origin():
+    """A second local origin (another port): serves ATTACKER_PAGE and the save it sends."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path.startswith("/save.tsvg"):
+                body, kind = Path(SAVE).read_bytes(), "application/octet-stream"
+            else:
+                body, kind = ATTACKER_PAGE.encode(), "text/html; charset=utf-8"
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.skipif(not os.path.exists(SAVE), reason="the shared TripleA saves are absent")
+def test_a_page_of_another_origin_cannot_make_the_server_work(browser, other_origin):
+    from battlecalc.web.server import Engine
+
+    engine = Engine()
+    with running_server(engine) as api:
+        tab = browser.new_page()
+        try:
+            tab.goto(f"{other_origin}/?api={urllib.parse.quote(api)}")
+            tab.wait_for_selector("body[data-done]", state="attached", timeout=SETTLE_MS)
+            tried = tab.evaluate("({...document.body.dataset})")
+            # every request left the page (the CORS one as its preflight, then blocked)...
+            assert tried["gameNoCors"] == tried["runNoCors"] == tried["runGet"] == "sent"
+            assert tried["gameWithHeader"].startswith("error: ")  # no preflight allowance
+            _until(lambda: engine.refused >= 8, 10)
+            time.sleep(0.5)  # (anything late would be counted now)
+            # ...and reached the server, which refused each unread and did no work
+            assert engine.refused == 8, (engine.refused, tried)
+            assert dict(engine.started) == {}
+            # the server's own page, with its header, gets the same save read
+            tab.goto(api + SCREENS["sea"])
+            settle(tab)
+            runs = engine.started["run"]
+            tab.set_input_files("#save-file", SAVE)
+            tab.locator("#game-battles a.game-battle[data-territory='West Russia']").wait_for(
+                timeout=SETTLE_MS)
+            assert engine.started["game"] == 1 and runs >= 1
+            assert engine.refused == 8
+        finally:
+            tab.close()
+
+
+def _until(condition, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)

@@ -8,12 +8,14 @@ import io
 import json
 import os
 import pty
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 
+import hostile_saves
 import pytest
 from helpers import assert_usage_error, invoke
 
@@ -237,9 +239,12 @@ def test_run_help_groups_options_in_sections():
     titles = [line[:-1] for line in out.splitlines() if line and not line.startswith(" ")
               and line.endswith(":")]
     assert titles == ["Edition and armies", "Method",
-                      "Policies: orders of losses, retreats, submerging", "Amphibious assault",
-                      "Waves and counter-attack", "Formula edition only", "Output",
-                      "Other options"]
+                      "Policies: orders of losses, retreats, submerging",
+                      "Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+                      "Amphibious assault",
+                      "Waves and counter-attack",
+                      "Where the battle starts (a save in progress)", "Formula edition only",
+                      "Output", "Other options"]
     sections = {}
     for line in out.splitlines():
         if line[:-1] in titles:
@@ -417,7 +422,7 @@ def test_rules_listing_survives_a_broken_edition_file(monkeypatch):
             return tomllib.loads("id = [")
         return real(edition)
 
-    monkeypatch.setattr(battlecalc.rules, "load_rules", broken_formula)
+    monkeypatch.setattr(battlecalc, "load_rules", broken_formula)  # (the CLI's: the API's)
     result = invoke("rules")
     assert result.exit_code == 0, result.output
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
@@ -431,7 +436,7 @@ def test_broken_shipped_edition_is_one_error_line(monkeypatch, battle_must_not_r
 
     import battlecalc.rules
 
-    monkeypatch.setattr(battlecalc.rules, "load_rules", lambda edition: tomllib.loads("id = ["))
+    monkeypatch.setattr(battlecalc, "load_rules", lambda edition: tomllib.loads("id = ["))
     assert_usage_error(invoke(*EXACT_1V1), "cannot read edition revised")
 
 
@@ -538,3 +543,85 @@ def test_progress_with_a_stub_library(monkeypatch):
         "trials [###############---------------]  50%  1/2",
     ]
     assert result.stderr.endswith("\r\x1b[K")
+
+
+# --- control characters from files (issue 29, item 10) ----------------------------------------
+# A name read from a save or an edition file reaches the terminal escaped: a table or a message
+# shows ``\x1b``, never the character (which could set the window title, clear the screen or
+# move the cursor); JSON and CSV carry the name unchanged, JSON with every control escaped.
+
+TERRITORY = "West \x1b]0;pwned\x07\x1b[2JRussia\x9b31m\x7f\r"  # OSC title, clear, C1 CSI, DEL, CR
+SHOWN_TERRITORY = r"West \x1b]0;pwned\x07\x1b[2JRussia\x9b31m\x7f\x0d"
+NATION = "Rus\x1b[31msians"
+GAME = "World War II Revised\x1b[2J"
+RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every control but \t and \n
+
+
+@pytest.fixture
+def hostile_save(tmp_path):
+    if not hostile_saves.LAND_BATTLE.is_file():
+        pytest.skip("the shared TripleA saves are absent")
+    data = hostile_saves.stream()
+    for old, new in (("West Russia", TERRITORY), ("Russians", NATION),
+                     ("World War II Revised", GAME)):
+        data = hostile_saves.renamed(data, old, new)
+    path = tmp_path / "hostile.tsvg"
+    path.write_bytes(hostile_saves.save_bytes(data))
+    return path
+
+
+def on_a_terminal(*args: str):
+    # color=True: click passes escape sequences on as it does to a terminal (to a pipe it
+    # strips some, ESC [ ... m and the like, but not a title's ESC ] ... BEL)
+    return invoke(*args, color=True)
+
+
+@pytest.mark.parametrize("args", [
+    ["game", "--rules", "revised"], ["game", "--rules", "revised", "--all"],
+    ["luck", "--rules", "revised"]], ids=["game", "game --all", "luck"])
+def test_a_table_escapes_the_control_characters_of_names_from_a_save(hostile_save, args,
+                                                                     tmp_path):
+    result = on_a_terminal(*args[:1], str(hostile_save), *args[1:])
+    assert result.exit_code == 0, result.output
+    assert RAW_CONTROL.search(result.output) is None, repr(result.output)
+    assert result.stdout.startswith(r"World War II Revised\x1b[2J (edition revised)")
+    if args[0] == "game":  # (luck names the game only: this save's history has no battle)
+        assert SHOWN_TERRITORY in result.stdout
+        assert r"Rus\x1b[31msians attack Germans" in result.stdout
+    # the same table written to a file (to be shown with cat): escaped alike
+    written = tmp_path / "table.txt"
+    result = on_a_terminal(*args[:1], str(hostile_save), *args[1:], "-o", str(written))
+    assert result.exit_code == 0, result.output
+    text = written.read_text(encoding="utf-8")
+    assert RAW_CONTROL.search(text) is None
+    assert text.startswith(r"World War II Revised\x1b[2J (edition revised)")
+
+
+def test_json_and_csv_carry_names_from_a_save_unchanged(hostile_save):
+    import csv
+
+    result = on_a_terminal("game", str(hostile_save), "--rules", "revised", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert RAW_CONTROL.search(result.stdout) is None  # escaped as \u001b, \u009b, \u007f
+    data = json.loads(result.stdout)
+    assert (data["game"], data["player"]) == (GAME, NATION)
+    assert [b["territory"] for b in data["battles"]] == [TERRITORY]
+    result = on_a_terminal("game", str(hostile_save), "--rules", "revised", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout, newline="")))
+    assert [row["territory"] for row in rows] == [TERRITORY]
+    assert rows[0]["attacker_nations"] == NATION
+
+
+def test_an_error_line_escapes_names_from_a_save_and_from_an_edition_file(hostile_save,
+                                                                          tmp_path):
+    result = on_a_terminal("game", str(hostile_save))  # the game's name maps to no edition
+    line = assert_usage_error(result, r"the TripleA game 'World War II Revised\x1b[2J' maps "
+                                      "to no edition")
+    assert RAW_CONTROL.search(line) is None
+    # a unit named with an escape in an edition file: the loader's message quotes the key
+    edition = write_edition(tmp_path, new_id="evil",
+                            replace=[("[units.infantry]", '[units."inf\\u001b]0;pwned\\u0007"]')])
+    result = on_a_terminal("units", "--rules-file", str(edition))
+    line = assert_usage_error(result, r"evil.units.inf\x1b]0;pwned\x07: unit name")
+    assert RAW_CONTROL.search(line) is None

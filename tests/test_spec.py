@@ -76,7 +76,8 @@ BAD_ARGUMENTS = [
     ({"sea": True, "attacker": "1 sub", "defender": "1 dd", "retreat_when_only_air": True},
      "retreat_when_only_air applies to land battles"),
     ({"sea": True, "attacker": "1 sub", "defender": "1 dd", "attacker_submerge": 3},
-     "attacker_submerge must be one of never, when-only-subs-left, first-chance, got 3"),
+     "attacker_submerge must be one of never, when-only-subs-left, first-chance, optimal, "
+     "got 3"),
     ({"attacker": {"inf": 5000}}, "attacker count of infantry must be between 0 and 1,000, "
                                   "got 5000"),
     ({"attacker": {"inf": 10**6}}, "attacker count of infantry must be between 0 and 1,000"),

@@ -5,6 +5,7 @@ files with trailing commas, extra fields or a duplicated column (issue 16, point
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import time
 import tracemalloc
@@ -12,6 +13,7 @@ import tracemalloc
 import pandas as pd
 import pytest
 from helpers import invoke
+from limited import run_limited
 
 import battlecalc
 from battlecalc import BattleInputError, simulate
@@ -214,3 +216,111 @@ def test_an_empty_csv_is_an_input_error(tmp_path):
     header_only = tmp_path / "header.csv"
     header_only.write_text("rules,attacker,defender\n")
     assert len(battlecalc.sweep(header_only, workers=1)) == 0
+
+
+# ----------------------------------------------------------------------------- issue 29, item 7
+# The battles file goes through the one bounded reader (battlecalc.files): a FIFO, a device or
+# a huge file is refused unread, a table of too many rows before it is built.
+
+TEN_MILLION_ROWS = 10_000_000
+ROW = "revised,1 inf,1 inf\n"  # 20 bytes: 10,000,000 of them are 200 MB
+
+
+def _fifo(folder, name):
+    path = folder / name
+    os.mkfifo(path)
+    return path
+
+
+def _zero_link(folder, name):
+    path = folder / name
+    path.symlink_to("/dev/zero")
+    return path
+
+
+def _huge_sparse(folder, name):
+    path = folder / name  # 200 MB that cost no disk: the size alone refuses it
+    with open(path, "wb") as handle:
+        handle.truncate(len(ROW) * TEN_MILLION_ROWS)
+    return path
+
+
+def _rows(count: int):
+    def write(folder, name):
+        path = folder / name
+        with open(path, "w") as handle:
+            handle.write("rules,attacker,defender\n")
+            for _ in range(count // 100_000):
+                handle.write(ROW * 100_000)
+            handle.write(ROW * (count % 100_000))
+        return path
+    return write
+
+
+NOT_REGULAR = ("not a regular file (a FIFO, device or socket: battlecalc reads a battles table "
+               "from a regular file only)")
+
+
+def test_a_battles_file_over_the_size_limit_is_refused_unread(tmp_path):
+    path = _huge_sparse(tmp_path, "battles.csv")
+    message = "200,000,000 bytes is more than a battles table needs (67,108,864 at most)"
+    started = time.perf_counter()
+    with pytest.raises(BattleInputError) as caught:
+        read_battles(path)
+    assert str(caught.value) == f"cannot read {path}: {message}"
+    with pytest.raises(BattleInputError, match=re.escape(message)):
+        battlecalc.sweep(path, workers=1)
+    assert time.perf_counter() - started < 5
+
+
+def test_a_table_of_more_rows_than_a_sweep_runs_is_refused_before_it_is_built(tmp_path):
+    path = _rows(MAX_ROWS + 1)(tmp_path, "battles.csv")  # 20 MB, within the size limit
+    tracemalloc.start()
+    try:
+        with pytest.raises(BattleInputError) as caught:
+            read_battles(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(caught.value) == (f"cannot read {path}: more than 1,000,000 rows (a sweep runs "
+                                 "at most 1,000,000 battles)")
+    # the file and its text; a list of text per row would be about 300 MB
+    assert peak < 100 * 2**20, peak
+
+
+def test_a_parquet_table_of_more_rows_than_a_sweep_runs_is_refused_from_its_metadata(
+        tmp_path):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "battles.parquet"
+    pd.DataFrame({"rules": ["revised"] * (MAX_ROWS + 1)}).to_parquet(path)
+    with pytest.raises(BattleInputError, match=r"more than 1,000,000 rows"):
+        read_battles(path)
+
+
+HOSTILE_FILES = {  # (how the file is made, its name, the message after "cannot read PATH: ")
+    "a FIFO": (_fifo, "battles.csv", NOT_REGULAR),
+    "a symlink to /dev/zero": (_zero_link, "battles.csv", NOT_REGULAR),
+    "a FIFO named .parquet": (_fifo, "battles.parquet", NOT_REGULAR),
+    "200 MB of 10,000,000 rows": (_rows(TEN_MILLION_ROWS), "battles.csv",
+                                  "200,000,024 bytes is more than a battles table needs "
+                                  "(67,108,864 at most)"),
+    "1,000,001 rows in 20 MB": (_rows(MAX_ROWS + 1), "battles.csv",
+                                "more than 1,000,000 rows (a sweep runs at most 1,000,000 "
+                                "battles)"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("make", "name", "message"), HOSTILE_FILES.values(), ids=HOSTILE_FILES)
+def test_sweep_of_a_hostile_file_is_one_line_exit_2_in_bounded_memory(tmp_path, make, name,
+                                                                        message):
+    # in a child process under a memory limit (a regression could block, or eat memory):
+    # before, the FIFO blocked for ever, /dev/zero and the 200 MB file ended in MemoryError
+    # at 2.3 GB, the FIFO named .parquet said "no such file"
+    path = make(tmp_path, name)
+    done = run_limited("sweep", str(path), "--workers", "1", timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"Error: cannot read {path}: {message}\n"), done
+    # python, pandas and battlecalc take about 110 MB; the refusals add at most 40 MB
+    assert done.peak_rss is not None and done.peak_rss < 250 * 2**20, done.peak_rss
+    assert done.seconds < 20, done.seconds

@@ -15,6 +15,7 @@ import gzip
 import io
 import json
 import os
+import re
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -26,6 +27,7 @@ from helpers import assert_mc_agrees, assert_usage_error, invoke
 
 from battlecalc import simulate
 from battlecalc.errors import BattleInputError
+from battlecalc.results import wilson_interval
 
 
 def _fixtures() -> Path:
@@ -650,6 +652,61 @@ def test_battle_over_once_the_volley_is_taken(monkeypatch):
     assert set(simulate("revised", "1 inf", "1 inf", method="exact").to_dict()) <= set(r)
     assert (r["defender_win"], r["attacker_ipc_loss"], r["defender_ipc_loss"]) == (1.0, 6, 0)
     assert r["attacker_ipc_loss_percentiles"] == {"p10": 6, "p50": 6, "p90": 6}
-    assert r["ci95"]["defender_win"] == [1.0, 1.0] and r["stderr"]["defender_win"] == 0.0
+    # (one Monte Carlo run from where the battle stands: every trial a defender's win, its
+    # interval the Wilson interval of 1000 in 1000)
+    assert r["ci95"]["defender_win"] == list(wilson_interval(1000, 1000))
+    assert r["stderr"]["defender_win"] == 0.0
     assert r["likely_outcomes"]["defender"] == [{"survivors": {"infantry": 1},
                                                  "probability": 1.0}]
+
+
+# ------------------------------------------------------------ issue 29 items 13 and 15
+
+
+@pytest.mark.parametrize("arguments, fragment", [
+    (dict(territory=5), "territory: expected text, got 5"),
+    (dict(attack=["3 inf"]), "attack: expected text, got ['3 inf']"),
+    (dict(rules=5), "rules must be an edition id, a Ruleset or the path of an edition file, "
+                    "got 5"),
+    (dict(max_inflated=-1), "max_inflated: expected a number of bytes 1..67108864"),
+    (dict(max_inflated=True), "max_inflated: expected a number of bytes"),
+    (dict(max_inflated=1 << 40), "max_inflated: expected a number of bytes"),
+    (dict(solve="no"), "solve: expected True or False, got 'no'"),
+], ids=lambda v: str(v))
+def test_read_game_refuses_arguments_of_the_wrong_type(monkeypatch, arguments, fragment):
+    """Before: Python errors (AttributeError, TypeError), or with solve="no" the battles
+    solved anyway.  Refused before the save is read."""
+    monkeypatch.setattr("battlecalc.triplea.game.read_save", lambda *a: pytest.fail("read"))
+    with pytest.raises(BattleInputError, match=re.escape(fragment)):
+        read_game(LAND_COMBAT, **arguments)
+
+
+def test_read_game_refuses_a_path_that_is_not_one():
+    with pytest.raises(BattleInputError, match="path: expected the path of a TripleA save"):
+        read_game(5)
+
+
+def test_a_raid_prints_its_result_in_the_table(monkeypatch):
+    """Before: the table looked for `mean_damage`, a raid's result has `expected_damage`: no
+    result line.  Every kind of battle prints one."""
+    from battlecalc import raid
+
+    record = save_module.BattleRecord(
+        territory="Germany", battle_type="BOMBING_RAID", attacker="Americans",
+        defender="Germans", attacking=_units("Americans", ("bomber", 0), ("bomber", 0)),
+        defending=_units("Germans", ("factory", 0), ("aaGun", 0)))
+    _with_battles(monkeypatch, record)
+    same = raid(rules="revised", attacker="2 bomber", target_value=10, aa=True, method="exact")
+    table = invoke("game", str(START), "--method", "exact")
+    assert table.exit_code == 0, table.output
+    assert (f"  raid: expected damage {same.expected_damage:.3f}  damage percentiles 10/50/90 "
+            f"{'/'.join(str(v) for v in same.damage_percentiles.values())}  bombers over the "
+            f"target {same.bombers_over_target:.3f}  (exact)\n") in table.stdout
+
+
+def test_the_raid_of_a_real_save_prints_its_result():
+    needs(RAID_AFTER_AA)
+    table = invoke("game", str(RAID_AFTER_AA), "--method", "exact")
+    assert table.exit_code == 0, table.output
+    united_kingdom = table.stdout.split("United Kingdom: raid battle")[1]
+    assert "  raid: expected damage " in united_kingdom

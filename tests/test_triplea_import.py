@@ -309,3 +309,144 @@ def test_cli_refuses_other_files(tmp_path, text, fragment):
     refused = invoke("edition", "import", str(tmp_path / "bad.xml"), "-o",
                      str(tmp_path / "bad.toml"))
     assert refused.exit_code == 2 and not (tmp_path / "bad.toml").exists()
+
+
+# ------------------------------------------------ hostile maps (issue 29 items 3 and 12)
+# Built from the shared 1942 2nd Edition map by editing its XML as a fuzzer would; each is
+# imported by `battlecalc edition import -o` in a child process under memory limits
+# (tests/limited.py), the written edition read back here.
+
+V5 = MAPS / "WW2v5_1942_2nd.xml"
+V5_NAME = '<info name="World War II v5 1942 Second Edition" version="1.9"/>'
+INFANTRY_ATTACK = ('attachTo="infantry" javaClass="games.strategy.triplea.attachments.'
+                   'UnitAttachment" type="unitType">\n      <option name="movement" value="1"/>\n'
+                   '      <option name="attack" value="1"/>')
+
+
+def _edited(tmp_path, *edits: tuple[str, str], name="edited.xml"):
+    """The 1942 2nd Edition map with each (old, new) replaced (old must be in it once)."""
+    text = V5.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _import_limited(path, out):
+    from limited import cli_limited
+
+    return cli_limited("edition", "import", str(path), "-o", str(out), memory_mb=768)
+
+
+# A game name and a Low Luck value (&#10; is a newline once the XML is read) that broke out of
+# the edition's strings and comments: the edition gained `die_size = 12` (3 inf v 2 inf:
+# 0.5207 instead of 0.5167)
+INJECTED_NAME = "Made Up War&#10;die_size = 12&#10;x = ''' #\\&quot;\x7f\u2028"
+INJECTED_LOW_LUCK = "false&#10;die_size = 12&#10;name = '''"
+
+
+def test_an_imported_edition_loads_back_as_written(tmp_path):
+    import tomllib
+
+    path = _edited(tmp_path, (V5_NAME, f'<info name="{INJECTED_NAME}" version="1.9"/>'),
+                   ('<property name="Low Luck" value="false"',
+                    f'<property name="Low Luck" value="{INJECTED_LOW_LUCK}"'))
+    out = tmp_path / "made_up.toml"
+    done = _import_limited(path, out)
+    assert done.exit_code == 0, done.stderr
+    game = "Made Up War\ndie_size = 12\nx = ''' #\\\"\x7f\u2028"
+    written = tomllib.loads(out.read_text())
+    assert written["name"] == game + " (TripleA map)" and "die_size" not in written
+    assert set(written) == {"base", "format", "id", "name", "description", "rules", "units"}
+    assert written["rules"] == {"aa_dice": "per_gun", "aa_casualties": "attacker_chooses"}
+    assert written["base"] == "1942-2e" and written["id"] == "made-up-war-die-size-12-x"
+    assert all(line.startswith("#") for line in out.read_text().splitlines()[:6])
+    rules = load_rules_file(str(out))
+    assert rules.die_size == 6 and rules.name == game + " (TripleA map)"
+    mine = simulate(rules, "3 inf", "2 inf", method="exact")
+    shipped = simulate("1942-2e", "3 inf", "2 inf", method="exact")
+    assert mine.attacker_win == pytest.approx(shipped.attacker_win, abs=1e-12)
+    assert round(mine.attacker_win, 4) == 0.5167
+
+
+@pytest.mark.parametrize("edits, fragment", [
+    ([(INFANTRY_ATTACK, INFANTRY_ATTACK.replace('"attack" value="1"', '"attack" value="999999"'))],
+     "units.infantry.attack: expected an integer 0..6, got 999999"),
+    ([(INFANTRY_ATTACK, INFANTRY_ATTACK + '\n      <option name="hitPoints" value="0"/>')],
+     "units.infantry.hp: expected an integer 1..3, got 0"),
+    ([('<productionRule name="buyInfantry">\n      <cost resource="PUs" quantity="3"/>',
+       '<productionRule name="buyInfantry">\n      <cost resource="PUs" quantity="-3"/>')],
+     "units.infantry.cost: expected an integer 0..1000, got -3"),
+], ids=["attack 999999", "hitPoints 0", "a negative cost"])
+def test_import_refuses_what_the_loader_refuses(tmp_path, edits, fragment):
+    """Before: exit 0 and an edition file that `--rules-file` then refused.  Now the import
+    is refused with the loader's own message, and nothing is written."""
+    path = _edited(tmp_path, *edits)
+    with pytest.raises(BattleInputError, match=re.escape(fragment)):
+        import_edition(path)
+    out = tmp_path / "refused.toml"
+    done = _import_limited(path, out)
+    assert done.exit_code == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
+    assert fragment in done.stderr and "(the loader refuses it)" in done.stderr
+    assert not out.exists()
+
+
+# ------------------------------------------------ TripleA's AA options (issue 29 item 16)
+# The 1942 2nd Edition map's AA gun made TripleA's old `isAA` gun, as triplea-maps'
+# world_war_ii_v4 WW2v4.xml (A&A 1942 first edition) and big_world's 1942 v3 rules have it:
+# one die per aircraft, never a casualty; "Choose AA Casualties" false there.
+
+V5_AA = ('<option name="isAAforCombatOnly" value="true"/>\n'
+         '      <option name="maxAAattacks" value="3"/>')
+OLD_AA = '<option name="isAA" value="true"/>'
+CHOOSE = '<property name="Choose AA Casualties" value="true"'
+
+
+@pytest.mark.parametrize("choose, edition", [("false", "aa50"), ("true", "classic")])
+def test_an_old_isaa_gun_plays_as_the_files_rules(tmp_path, choose, edition):
+    """Before: imported on 1942-2e's AAA (a casualty, 3 dice each, attacker chooses): 3
+    fighters against 1 infantry and 1 aaGun 0.866145.  Now the gun rolls one die per aircraft
+    and is never a casualty, the aircraft hit taken at random (AA50's and Revised's gun:
+    0.941972) or, where the file lets the attacker choose, by its order of losses (Classic's
+    gun: an AA50 battle with Classic's flag)."""
+    path = _edited(tmp_path, (V5_AA, OLD_AA),
+                   (CHOOSE, f'<property name="Choose AA Casualties" value="{choose}"'))
+    out = tmp_path / "v4.toml"
+    done = _import_limited(path, out)
+    assert done.exit_code == 0, done.stderr
+    rules = load_rules_file(str(out))
+    gun = rules.units["aaGun"]
+    assert (gun.aa_value, gun.can_be_casualty, gun.defenceless, gun.loss_rank) == (1, False,
+                                                                                   False, 0)
+    assert rules.flags["aa_dice"] == "per_aircraft"
+    assert rules.flags["aa_casualties"] == {"aa50": "own_aircraft",
+                                            "classic": "attacker_chooses"}[edition]
+    battles = [("3 fighter", "1 inf 1 aa"), ("2 fighter 1 bomber 2 tank", "2 inf 2 aa"),
+               ("1 fighter 1 bomber", "1 inf 1 aa")]
+    expected = replace(load_rules("aa50"), flags={**load_rules("aa50").flags,
+                                                  "aa_casualties": rules.flags["aa_casualties"]})
+    for attacker, defender in battles:
+        mine = simulate(rules, attacker, defender, method="exact", attacker_ool="bomber")
+        theirs = simulate(expected, attacker, defender, method="exact", attacker_ool="bomber")
+        assert mine.attacker_win == pytest.approx(theirs.attacker_win, abs=1e-12)
+    if edition == "aa50":
+        three = simulate(rules, "3 fighter", "1 infantry 1 aaGun", method="exact")
+        assert round(three.attacker_win, 6) == 0.941972
+
+
+@pytest.mark.parametrize("option, fragment", [
+    ('<option name="maxRoundsAA" value="2"/>', "fires in rounds after the first (maxRoundsAA)"),
+    ('<option name="mayOverStackAA" value="true"/>',
+     "may roll more dice than there are aircraft (mayOverStackAA)"),
+    ('<option name="targetsAA" value="armour"/>', "fires at chosen unit types (targetsAA)"),
+    ('<option name="offensiveAttackAA" value="1"/>', "fires when attacking (offensiveAttackAA)"),
+])
+def test_aa_battlecalc_cannot_model_is_refused_naming_the_gun(tmp_path, option, fragment):
+    path = _edited(tmp_path, (V5_AA, V5_AA + "\n      " + option))
+    out = tmp_path / "refused.toml"
+    done = _import_limited(path, out)
+    assert done.exit_code == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert f"unit aaGun: its AA {fragment}" in done.stderr
+    assert not out.exists()

@@ -21,7 +21,7 @@ from helpers import invoke
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from webserver import get_json, request, run_query, running_server  # noqa: E402
+from webserver import CLIENT, get_json, request, run_query, running_server  # noqa: E402
 
 import battlecalc  # noqa: E402
 from battlecalc import api, solver  # noqa: E402
@@ -369,32 +369,33 @@ def test_serve_command_warns_off_loopback_and_stays_quiet_on_it(monkeypatch):
     assert result.exit_code == 2
 
 
-def test_progress_reports_of_an_exact_solve_do_not_count_as_monte_carlo(monkeypatch):
-    """The server tells Monte Carlo progress ("trials", or no third argument) from an exact
-    solver's own progress reports."""
-    real = api.simulate
-    calls = []
+def test_exact_is_solved_where_auto_would_and_refused_before_any_work_elsewhere():
+    """method=exact on the server: exact where auto would solve exactly; where auto would take
+    Monte Carlo the battle's plan refuses before anything runs (no progress report at all),
+    for one battle and for a battle of waves alike."""
+    engine = Engine(cache_size=0)
+    reports = []
 
-    def reporting(what):
-        def simulate(**kwargs):
-            progress = kwargs.pop("progress")
-            calls.append(what)
-            progress(1, 2, what) if what else progress(1, 2)
-            return real(**kwargs)
-        return simulate
+    def report(*args):
+        reports.append(args)
 
-    engine = Engine(cache_size=0)  # the same battle each time: solved each time
-    battle = {"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}
+    small = {"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}
+    # 200 tanks a side: exact is possible (a few seconds) but auto takes Monte Carlo
+    big = {"rules": "1942-2e", "attacker": "200 tank", "defender": "200 inf", "method": "exact",
+           "trials": 1000}
     try:
-        monkeypatch.setattr(api, "simulate", reporting("states"))
-        assert engine.compute(battle, False)["method"] == "exact"
-        for what in ("trials", None):
-            monkeypatch.setattr(api, "simulate", reporting(what))
+        assert engine.compute(small, False, report=report)["method"] == "exact"
+        for battle in (big, {**small, "waves": ["200 tank"], "defender": "200 inf 1 aa",
+                             "trials": 1000}):
+            reports.clear()
             with pytest.raises(web_server.TooMuchWork, match="too large to solve exactly"):
-                engine.compute(battle, False)
+                engine.compute(battle, False, report=report)
+            assert not [r for r in reports if r[2:3] == ("trials",)]
+        # the library's own method=exact solves the big battle (its limits are wider)
+        assert battlecalc.simulate(**{**big, "attacker": "20 tank", "defender": "20 inf"}
+                                   ).method == "exact"
     finally:
         engine.close()
-    assert calls == ["states", "trials", None]
 
 
 def test_serve_without_the_web_extra_says_how_to_install_it(monkeypatch):
@@ -463,7 +464,7 @@ def quick_request(base: str, method: str, path: str, body: bytes | None = None,
     parts = urllib.parse.urlsplit(base)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
-        connection.request(method, path, body=body, headers=headers or {})
+        connection.request(method, path, body=body, headers={**CLIENT, **(headers or {})})
         response = connection.getresponse()
         return response.status, response.read()
     finally:
@@ -678,6 +679,61 @@ def test_raid_and_plan_refuse_what_they_do_not_take(base):
     assert status == 400 and data["error"].startswith("distributions are not available")
 
 
+# JSON integers beyond a float, and a facility that is no name (issue 29, items 8 and 9): 400
+# with the library's message, never a 500
+HUGE_JSON = ["9" * 400, "-" + "9" * 400, "9" * 5000]
+ENDPOINT_BASES = {
+    "/api/run": {"rules": "revised", "attacker": "1 inf", "defender": "1 inf",
+                 "method": "exact"},
+    "/api/raid": {"rules": "1942-2e", "attacker": "1 bomber", "target_value": 5,
+                  "method": "exact"},
+    "/api/plan": {"rules": "revised", "defender": "1 inf", "pool": "2 inf", "method": "exact"},
+}
+
+
+def _post_raw(base: str, path: str, body: str) -> tuple[int, dict]:
+    status, _, answer = request(base, "POST", path, body.encode(),
+                                {"Content-Type": "application/json"})
+    return status, json.loads(answer)
+
+
+def test_retreat_below_as_a_400_digit_json_integer_is_400(base):
+    body = json.dumps(ENDPOINT_BASES["/api/run"])[:-1] + ', "retreat_below": ' + "9" * 400 + "}"
+    status, data = _post_raw(base, "/api/run", body)
+    assert (status, data) == (400, {"error": "retreat_below must be a finite number (at most "
+                                             "about 1.8e+308), got a 1329-bit integer"})
+    status, data = _post_raw(base, "/api/run", body.replace("9" * 400, "9" * 5000))
+    assert (status, data) == (400, {"error": "the request body holds an integer of 5,000 digits "
+                                             "(at most 1,000)"})
+
+
+@pytest.mark.parametrize("path", ENDPOINT_BASES)
+def test_every_parameter_as_a_huge_json_integer_is_400_or_an_answer(base, path):
+    readers = {"/api/run": simulate_parameters(), "/api/raid": raid_parameters(),
+               "/api/plan": plan_parameters()}[path]
+    for name in readers:
+        if name == "rules":
+            continue
+        for digits in HUGE_JSON:
+            fields = {**ENDPOINT_BASES[path], name: "HUGE"}
+            body = json.dumps(fields).replace('"HUGE"', digits)
+            status, data = _post_raw(base, path, body)
+            # retreat_when_left=10**400 is "retreat with every unit left": an answer
+            assert status in (200, 400), (name, digits[:5], status, data)
+            if status == 400:
+                assert data["error"] and "\n" not in data["error"], data
+
+
+@pytest.mark.parametrize(("facility", "message"), [
+    ({"major": 1}, "facility must be the name of a facility (text), got {'major': 1}"),
+    (["major"], "facility must be the name of a facility (text), got ['major']"),
+    (5, "facility must be the name of a facility (text), got 5"),
+])
+def test_a_facility_that_is_not_text_is_400(base, facility, message):
+    body = json.dumps({"rules": "1940-2e", "attacker": "1 bomber", "facility": facility})
+    assert _post_raw(base, "/api/raid", body) == (400, {"error": message})
+
+
 # 1e7 trials of a middling battle: about 1.2 s alone in chunks of 0.25 s (2 cores), four of
 # them at once several seconds; cancelled, each stops within a chunk
 BIG = urllib.parse.urlencode({"rules": "1942-2e", "attacker": "6 inf 3 art 3 tank 2 ftr",
@@ -690,7 +746,7 @@ def _drop(base: str, path: str, headers: dict[str, str] | None = None) -> None:
     parts = urllib.parse.urlsplit(base)
     with socket.create_connection((parts.hostname, parts.port)) as sock:
         lines = [f"GET {path} HTTP/1.1", f"Host: {parts.hostname}",
-                 *(f"{k}: {v}" for k, v in (headers or {}).items()), "", ""]
+                 *(f"{k}: {v}" for k, v in {**CLIENT, **(headers or {})}.items()), "", ""]
         sock.sendall("\r\n".join(lines).encode())
         time.sleep(0.05)
 
@@ -838,7 +894,10 @@ def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
                                      "Accept": "application/x-ndjson"})
     assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in body.decode().splitlines()]
-    progress, last = lines[:-1], lines[-1]
+    # first, before any work, what will run (issue 30, friction 2: the page says it)
+    told, progress, last = lines[0], lines[1:-1], lines[-1]
+    assert told == {"progress": 0, "total": 0, "what": "trials", "method": "mc",
+                    "compiling": False, "trials": 1_000_000}
     assert progress and all(p["total"] == 1_000_000 and p["what"] == "trials" for p in progress)
     done = [p["progress"] for p in progress]
     assert done == sorted(done) and 0 < done[0] < 1_000_000
@@ -933,11 +992,15 @@ def test_an_uploaded_save_lists_its_battles_and_each_loads_as_a_run(base):
     assert battle["attacker"] == format_army(game.battles[0].attacker)
     assert battle["defender"] == format_army(game.battles[0].defender)
     assert "infantry" in battle["attacker"] and "tank" in battle["defender"]
-    # the query loads the battle: /api/run on it answers simulate's odds of those armies
+    # the query loads the battle as it stands (issue 30, friction 1: it was solved fresh):
+    # /api/run on it answers `battlecalc game`'s odds, solved from where the battle stands
     params = dict(urllib.parse.parse_qsl(battle["query"]))
+    assert params["start_step"] == "defender_fire" and params["hits_on_defender"] == "1"
     status, run = get_json(base, "/api/run?" + urllib.parse.urlencode(params))
     assert status == 200
-    assert run["attacker_win"] == battlecalc.simulate(
+    (solved,) = read_game(SAVE).battles
+    assert run["attacker_win"] == pytest.approx(solved.result["attacker_win"], abs=1e-9)
+    assert run["attacker_win"] != battlecalc.simulate(
         rules="revised", attacker=game.battles[0].attacker,
         defender=game.battles[0].defender).attacker_win
 
@@ -1082,3 +1145,224 @@ def test_the_server_stops_formula_monte_carlo_at_its_time_limit():
                                 method="exact").attacker_win, abs=1e-15)
     finally:
         engine.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 29, item 2: the API answers only what the page itself sends (its header), so that a page
+# of another origin cannot make the server work (the browser test sends from one).
+
+COSTLY = [("GET", "/api/run?rules=revised&attacker=1+inf&defender=1+inf", None, None),
+          ("HEAD", "/api/run?rules=revised&attacker=1+inf&defender=1+inf", None, None),
+          ("POST", "/api/run", b'{"rules": "revised", "attacker": "1 inf", "defender": "1 inf"}',
+           "application/json"),
+          ("POST", "/api/run", b"rules=revised&attacker=1+inf&defender=1+inf",
+           "application/x-www-form-urlencoded"),  # what a form of another site posts
+          ("POST", "/api/run", b'{"rules": "revised", "attacker": "1 inf", "defender": "1 inf"}',
+           "text/plain"),  # what fetch(..., {mode: "no-cors", body: text}) posts
+          ("GET", "/api/raid?rules=1942-2e&attacker=1+bomber&target_value=5", None, None),
+          ("POST", "/api/raid", b'{"rules": "1942-2e", "attacker": "1 bomber", "target_value": 5}',
+           "application/json"),
+          ("GET", "/api/plan?rules=revised&defender=1+inf&pool=2+inf", None, None),
+          ("POST", "/api/plan", b'{"rules": "revised", "defender": "1 inf", "pool": "2 inf"}',
+           "application/json"),
+          ("POST", "/api/game", b"not a save", "application/octet-stream"),
+          ("POST", "/api/game", b"not a save", "multipart/form-data; boundary=x")]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "kind"), COSTLY)
+def test_a_costly_request_without_the_page_header_is_refused_unread(method, path, body, kind):
+    engine = Engine()
+    with running_server(engine) as url:
+        headers = {"Content-Type": kind} if kind else {}
+        status, answer_headers, answer = request(url, method, path, body, headers, client=False)
+        assert status == 403
+        if method != "HEAD":
+            assert json.loads(answer) == {"error": web_server.NOT_FROM_THE_PAGE}
+        assert not any(h.lower().startswith("access-control-") for h in answer_headers)
+        assert (engine.refused, sum(engine.started.values())) == (1, 0)
+        # the same with the page's header (or the X-Battlecalc-Page the page's runs send)
+        for header in ({"X-Battlecalc-Client": "x"}, {"X-Battlecalc-Page": "p1"}):
+            status, _, answer = request(url, method, path, body, {**headers, **header},
+                                        client=False)
+            assert status in (200, 400), answer  # 400: "not a save"
+        assert (engine.refused, sum(engine.started.values())) == (1, 2)
+
+
+def test_the_page_its_assets_and_the_spec_need_no_header(base):
+    for path in ("/", "/static/app.js", "/static/app.css", "/api/spec"):
+        status, _, _ = request(base, "GET", path, client=False)
+        assert status == 200, path
+
+
+def test_a_preflight_is_never_granted(base):
+    # the request a browser sends first for a cross-origin request with a custom header
+    status, headers, _ = request(base, "OPTIONS", "/api/game", headers={
+        "Origin": "http://127.0.0.1:1", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "x-battlecalc-client"}, client=False)
+    assert status in (403, 405)
+    assert not any(h.lower().startswith("access-control-") for h in headers)
+
+
+def test_an_upload_without_the_header_is_refused_before_its_body_arrives(base):
+    # 4 MB announced, none sent: the answer comes at once (the server reads no body)
+    parts = urllib.parse.urlsplit(base)
+    with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
+        sock.sendall(b"POST /api/game HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     b"Content-Type: application/octet-stream\r\nContent-Length: 4000000\r\n\r\n")
+        started = time.monotonic()
+        head = sock.recv(4096)
+    assert head.startswith(b"HTTP/1.1 403"), head
+    assert time.monotonic() - started < 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 29, item 4: an uploaded save is read in a child process with a deadline, stopped when
+# its client goes, a few at once, beyond a bound refused; the battle pool never waits for one.
+# These run a server in a child process under a memory limit (a regression would read the
+# uploads in the server itself: 300 MB each).
+
+# appended new objects, within the parsing budget (save.SAVE_BUDGET): seconds and some 250 MB
+# to read here (appended empty strings past the budget are refused at once)
+SLOW_OBJECTS = 400_000
+
+
+@pytest.fixture(scope="module")
+def slow_save():
+    import hostile_saves
+
+    if not hostile_saves.LAND_BATTLE.is_file():
+        pytest.skip("the shared TripleA saves are absent")
+    return hostile_saves.save_bytes(
+        hostile_saves.with_new_objects(hostile_saves.stream(), SLOW_OBJECTS))
+
+
+def _upload(base: str, raw: bytes) -> socket.socket:
+    """Send an upload (with the page's header) and leave its connection open, unread."""
+    parts = urllib.parse.urlsplit(base)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=60)
+    sock.sendall(b"POST /api/game HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Battlecalc-Client: tests\r\n"
+                 b"Content-Type: application/octet-stream\r\n"
+                 + f"Content-Length: {len(raw)}\r\n\r\n".encode() + raw)
+    return sock
+
+
+def _readers(pid: int) -> list[str]:
+    from webserver import children
+
+    return [line for line in children(pid) if "battlecalc.web.saves" in line]
+
+
+def _until(condition, seconds: float) -> float:
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > seconds:
+            raise AssertionError(f"not within {seconds} s")
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+@pytest.mark.slow
+def test_abandoned_uploads_do_not_hold_up_a_small_battle(slow_save):
+    # the issue: four abandoned 45 kB uploads made 1 inf v 1 inf wait 12.8 s
+    from webserver import server_process
+
+    def small_battle() -> float:
+        started = time.monotonic()
+        status, data = run_query(url, rules="1942-2e", attacker="1 inf", defender="1 inf")
+        assert status == 200 and data["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+        return time.monotonic() - started
+
+    with server_process() as (url, pid):
+        small_battle()
+        for sock in [_upload(url, slow_save) for _ in range(4)]:
+            time.sleep(0.1)  # sent, read by the server
+            sock.close()  # abandoned
+        time.sleep(0.5)
+        waited = small_battle()
+        assert waited < 2.0, waited
+        stopped = _until(lambda: not _readers(pid), 5)  # each reader killed with its client
+        # uploads still waiting for their answers: two read at once, beside the pool
+        held = [_upload(url, slow_save) for _ in range(4)]
+        _until(lambda: len(_readers(pid)) == 2, 10)
+        waited_beside = small_battle()
+        assert waited_beside < 2.0, waited_beside
+        assert len(_readers(pid)) == 2
+        for sock in held:
+            sock.close()
+        _until(lambda: not _readers(pid), 5)
+        time.sleep(0.5)
+        assert _readers(pid) == []  # the two that waited never started
+    print(f"1 inf v 1 inf: {waited:.3f} s after 4 abandoned uploads (readers stopped in "
+          f"{stopped:.2f} s), {waited_beside:.3f} s beside 2 readers")
+
+
+@pytest.mark.slow
+def test_an_upload_is_stopped_at_its_time_limit(slow_save):
+    from webserver import server_process
+
+    with server_process(game_time_limit=1.0) as (url, pid):
+        started = time.monotonic()
+        status, _, body = request(url, "POST", "/api/game", slow_save)
+        took = time.monotonic() - started
+        assert (status, json.loads(body)) == (400, {"error": (
+            "the save took more than the server's 1 s to read; battlecalc game reads it on "
+            "the command line")})
+        assert took < 3, took
+        assert _readers(pid) == []
+
+
+@pytest.mark.slow
+def test_the_server_never_holds_the_objects_of_an_upload(slow_save):
+    # the issue: one 85 kB upload held the server at 4.9 GB, still resident after the answer
+    import hostile_saves
+    from webserver import server_process, status_kb
+
+    with server_process() as (url, pid):
+        status, _, body = request(url, "POST", "/api/game",
+                                  hostile_saves.LAND_BATTLE.read_bytes())
+        assert status == 200 and json.loads(body)["battles"][0]["territory"] == "West Russia"
+        before = status_kb(pid, "VmHWM")
+        started = time.monotonic()
+        status, _, body = request(url, "POST", "/api/game", slow_save)
+        took = time.monotonic() - started
+        # read to the end (the appended objects are ones the save does not use)
+        assert status == 200 and json.loads(body)["battles"][0]["territory"] == "West Russia"
+        grown = status_kb(pid, "VmHWM") - before
+        assert _readers(pid) == []
+    # its reader built hundreds of MB of objects and gave them back to the system as it ended
+    assert grown < 50 * 1024, f"{grown} kB"
+    print(f"an upload of {SLOW_OBJECTS:,} new objects: {took:.1f} s, the server's peak "
+          f"memory grew by {grown / 1024:.1f} MB")
+
+
+@pytest.mark.slow
+def test_uploads_beyond_the_pending_bound_are_refused_unread(slow_save):
+    from webserver import server_process
+
+    with server_process(game_workers=1, max_game_pending=2) as (url, pid):
+        held = [_upload(url, slow_save) for _ in range(2)]
+        _until(lambda: len(_readers(pid)) == 1, 10)
+        started = time.monotonic()
+        status, _, body = request(url, "POST", "/api/game", slow_save)
+        assert (status, json.loads(body)) == (503, {
+            "error": "the server is busy reading saves; try again in a moment"})
+        assert time.monotonic() - started < 1
+        for sock in held:
+            sock.close()
+        _until(lambda: not _readers(pid), 5)
+
+
+@pytest.mark.parametrize("mib", [16, 32])
+def test_an_upload_over_its_memory_is_400(mib):
+    import hostile_saves
+
+    if not hostile_saves.LAND_BATTLE.is_file():
+        pytest.skip("the shared TripleA saves are absent")
+    # an address space too small for the reader to start (16 MiB) or to import its libraries
+    # (32 MiB): what a save that builds too many objects meets, without the seconds it takes
+    with running_server(Engine(game_memory=mib * 2**20)) as url:
+        status, _, body = request(url, "POST", "/api/game", hostile_saves.LAND_BATTLE.read_bytes())
+    assert status == 400, body
+    assert json.loads(body)["error"] in (
+        f"the save needs more memory to read than the server gives an upload ({mib} MiB)",
+        f"the save could not be read within the server's limits ({mib} MiB, 20 s)")

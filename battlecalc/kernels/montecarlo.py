@@ -186,7 +186,14 @@ def _settled(ast, a, dst, d, air_always):
         a, d = a2, d2
 
 
-@kernel
+# The kernels called per trial make no array and return none (their arrays live in _chunk's
+# caller): compiled without reference counting (jit.kernel refs=False), they skip an atomic
+# increment and decrement of every array argument on every call, about two thirds of the
+# Monte Carlo kernel's time (big land 3.9 -> 10.4-10.9M trials a CPU second, mid sea 1.0 ->
+# 3.2-3.4M, one thread, AMD EPYC Zen 5: benchmarks/bench_floor.py, bench_ab.py; the same
+# numbers).  The cost of those atomic instructions differs from one CPU to another, which is
+# why earlier gains measured on one machine did not hold on another.
+@kernel(refs=False)
 def _walk_settle(ast, a, dst, d):
     """_settled of the land walk, with the shared settle (called only off the free states)."""
     while True:
@@ -196,9 +203,9 @@ def _walk_settle(ast, a, dst, d):
         a, d = a2, d2
 
 
-@kernel
+@kernel(refs=False)
 def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf,
-                retreat, a, d, state):
+                retreat, start_rounds, retreat_from, a, d, state):
     """One battle of two single walks (land; row = state index): returns (outcome, a, d,
     rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
     settle is skipped while both states are free (compile.Sampler).  The tables come as
@@ -206,9 +213,15 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = _walk_settle(ast, a, dst, d)
-    rounds = 0
+    rounds = start_rounds
     bombard = rules[RU_BOMBARD] == 1
     watch = retreat.policy[RT_ACTIVE] == 1
+    if outcome == CONTINUE and watch and rounds >= retreat_from:
+        # a battle that starts at the end of a round: the attacker's decision comes first
+        outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat,
+                                               round_model.FLAGS[0])
+        if stayers != NO_STATE:
+            a_end = stayers + ast[stayers, S_OTHER]
     while outcome == CONTINUE:
         rounds += 1
         bits, state = next_bits(state)
@@ -229,7 +242,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
     return outcome, a, d, rounds, state
 
 
-@kernel
+@kernel(refs=False)
 def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
     """The attacker's retreat decision (retreat: layout.RetreatTables) after a round both sides
     survived: (outcome, a, d, stayers), stayers the state the units that stay after a partial
@@ -243,8 +256,9 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
     return outcome, a, d, stayers
 
 
-@kernel
-def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, a, d, state):
+@kernel(refs=False)
+def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, start_rounds,
+           retreat_from, a, d, state):
     """One battle in the general round model (kernels/round_model.py): (outcome, a, d, rounds,
     random state).  Arrays, not the battle's NamedTuple, as _trial_walk."""
     air_always = rules[RU_AIR_ALWAYS] == 1
@@ -252,11 +266,15 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, a,
     timing = rules[RU_SUBMERGE]
     may_submerge = timing != SUBMERGE_NEVER and (rules[RU_A_POLICY] != POLICY_NEVER
                                                  or rules[RU_D_POLICY] != POLICY_NEVER)
-    rounds = 0
+    rounds = start_rounds
     outcome, a, d = _settled(ast, a, dst, d, air_always)
+    if (outcome == CONTINUE and retreat.policy[RT_ACTIVE] == 1 and rounds >= retreat_from):
+        # a battle that starts at the end of a round: the attacker's decision comes first
+        outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     while outcome == CONTINUE:
         if may_submerge and (timing == SUBMERGE_BEFORE_FIRE or rounds > 0):
-            a2, d2 = round_model.submerge_step(ast, a, dst, d, rules)
+            a2, d2 = round_model.submerge_step(ast, a, dst, d, rules, retreat.choices,
+                                               rounds < retreat_from)
             if a2 != a or d2 != d:
                 outcome, a, d = _settled(ast, a2, dst, d2, air_always)
                 if outcome != CONTINUE:
@@ -295,7 +313,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, a,
     return outcome, a, d, rounds, state
 
 
-@kernel
+@kernel(refs=False)
 def _general_hits(xst, xr, xth, xal, x, struck, y_info, air_subs, rules, state):
     """(sub hits, air hits, other hits, state) of a side's general fire at an enemy with
     state flags y_info.  Subs that struck in the opening step do not fire again."""
@@ -327,8 +345,8 @@ def _low_luck(strength, die, state):
 
 @kernel
 def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
-           bombard_cdf, retreat, swing_offset, outcomes, taken, a_final, d_final, rounds_hist,
-           rounds_sum, swing_hist):
+           bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
+           a_final, d_final, rounds_hist, rounds_sum, swing_hist):
     """Play `trials` battles on one splitmix64 stream (seed) into one chunk's row of the
     outputs.  The arguments are the fields of the battle's layout.McBattle and of the chunk's
     row of layout.McOut, passed one by one down to the trials: numba code reading them from
@@ -344,11 +362,11 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
         if simple:
             outcome, a, d, rounds, state = _trial_walk(
                 ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
-                a_starts[i], d_starts[j], state)
+                start_rounds, retreat_from, a_starts[i], d_starts[j], state)
         else:
             outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
-                                                  bombard_cdf, retreat, a_starts[i],
-                                                  d_starts[j], state)
+                                                  bombard_cdf, retreat, start_rounds,
+                                                  retreat_from, a_starts[i], d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             taken[0] += 1
@@ -367,6 +385,7 @@ def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
     for c in range(first, last):
         _chunk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,
                battle.a_starts, battle.a_start_cdf, battle.d_starts, battle.d_start_cdf,
-               battle.bombard_cdf, battle.retreat, battle.swing_offset, out.outcomes[c],
+               battle.bombard_cdf, battle.retreat, battle.swing_offset, battle.start_rounds,
+               battle.retreat_from, out.outcomes[c],
                out.taken[c:c + 1], out.a_final[c], out.d_final[c], out.rounds_hist[c],
                out.rounds_sum[c:c + 1], out.swing_hist[c])

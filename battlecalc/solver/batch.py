@@ -38,13 +38,14 @@ def batch_plan(compiled, method: str, trials: int, limits: Limits = LIMITS) -> S
                   seconds=exact_seconds(compiled, limits))
 
 
-def batchable(plan: SolvePlan, limits: Limits = LIMITS) -> bool:
-    """Whether the batch kernel carries out the plan: exact, dense, no budget, blocks one by
-    one, one thread (an estimate of at most limits.parallel_seconds), no --retreat-below
-    table, no law of rounds."""
+def batchable(plan: SolvePlan, compiled, limits: Limits = LIMITS) -> bool:
+    """Whether the batch kernel carries out the plan of a compiled battle: exact, dense, no
+    budget, blocks one by one, one thread (an estimate of at most limits.parallel_seconds),
+    no --retreat-below table, no law of rounds, a battle from its start."""
     return (plan.method == "exact" and plan.seconds <= limits.parallel_seconds
+            and compiled.start_rounds == 0 and compiled.retreat_from == 1
             and not plan.table[0] and not plan.budget and not plan.merge_blocks
-            and not plan.win_values and plan.rounds_bins == 1)
+            and not plan.win_values and not plan.decide and plan.rounds_bins == 1)
 
 
 class BatchLaw(NamedTuple):

@@ -48,7 +48,8 @@ def exact_battle(compiled, plan: SolvePlan, table: tuple[int, int] | None = None
                        plan.prune_eps, plan.tail_eps, plan.budget,
                        *(merge or (NO_MERGE, NO_MERGE)), plan.row_sweep, plan.two_phase,
                        *(plan.table if table is None else table),
-                       plan.work_limit if work_limit is None else work_limit)
+                       plan.work_limit if work_limit is None else work_limit,
+                       compiled.start_rounds, compiled.retreat_from)
 
 
 def _grown_table(compiled, table: tuple[int, int], full: int,
@@ -109,7 +110,11 @@ class ExactSolve:
         att, dfn = compiled.attacker, compiled.defender
         self.compiled, self.plan, self.limits = compiled, plan, limits
         retreat = compiled.retreat_tables()
-        self.explicit = max(plan.rounds_bins - 1, int(retreat.policy[RT_AFTER]), 1)
+        # the first rounds played one at a time: those of the law of rounds, up to a retreat
+        # after round R, and a battle's first round where it starts at the start of a round
+        # (no retreat before it: the decision at its start is taken)
+        self.explicit = max(plan.rounds_bins - 1, int(retreat.policy[RT_AFTER]), 1,
+                            compiled.retreat_from)
         self.n_a, self.n_d, self.n_blocks = att.n_states, dfn.n_states, len(att.blocks)
         self.shapes = _shapes(self.n_a, self.n_d, self.n_blocks, plan.joint, plan.rounds_bins, 1)
         # blocks the battle starts in, then (where a partial retreat may leave units behind)

@@ -63,6 +63,7 @@ class FinalLaw:
     swing_sq_sum: float
     pruned: float
     seed: int | None = None  # the Monte Carlo run's seed (None: exact)
+    policy: Any = None  # the optimal retreat played (solver.decide.Policy), where one was
 
     @classmethod
     def of_joint(cls, joint: np.ndarray | None, att_ipc: np.ndarray, dfn_ipc: np.ndarray,
@@ -96,7 +97,8 @@ def swing_of_joint(joint: np.ndarray, att_ipc: np.ndarray, dfn_ipc: np.ndarray):
 def exact_law(stacks, compiled, summed: bool, rounds_bins: int, joint: bool) -> FinalLaw:
     """The FinalLaw of an exact solve's outputs (layout.ExactOut): per-block rows (summed)
     added in a fixed order, the same sums whatever the thread count; one row taken as it is.
-    joint: the outputs hold the joint final law (the TUV-swing law comes from it)."""
+    joint: the outputs hold the joint final law (the TUV-swing law comes from it).  The mean
+    rounds count from round 1 (a battle that starts where it stands: its rounds before)."""
     outcomes, a_final, d_final, joint_law, totals, rounds_hist, _ = stacks
     if summed:
         outcomes, d_final, totals = (x.sum(axis=0) for x in (outcomes, d_final, totals))
@@ -109,14 +111,16 @@ def exact_law(stacks, compiled, summed: bool, rounds_bins: int, joint: bool) -> 
     return FinalLaw.of_joint(
         joint_law if joint else None, att.ipc_lost, dfn.ipc_lost,
         total=1.0, trials=None, outcomes=outcomes, takes=totals[TOTAL_TAKES],
-        a_final=a_final, d_final=d_final, mean_rounds=float(totals[TOTAL_ROUNDS]),
+        a_final=a_final, d_final=d_final,
+        mean_rounds=float(totals[TOTAL_ROUNDS]) + compiled.start_rounds,
         rounds_hist=rounds_hist, pruned=max(0.0, float(totals[TOTAL_PRUNED])))
 
 
-def exact_odds(stacks) -> tuple[list[float], float, float, float]:
+def exact_odds(stacks, start_rounds: int = 0) -> tuple[list[float], float, float, float]:
     """(outcome probabilities by outcome code, takes territory, mean rounds, pruned mass at
     least 0) of one-row outputs, as Python floats: the headline of a Result made straight from
-    a kept solve's outputs (results.ExactResults)."""
+    a kept solve's outputs (results.ExactResults; start_rounds: the compiled battle's)."""
     [outcomes], [totals] = stacks.outcomes.tolist(), stacks.totals.tolist()
     pruned = totals[TOTAL_PRUNED]
-    return outcomes, totals[TOTAL_TAKES], totals[TOTAL_ROUNDS], pruned if pruned > 0.0 else 0.0
+    return (outcomes, totals[TOTAL_TAKES], totals[TOTAL_ROUNDS] + start_rounds,
+            pruned if pruned > 0.0 else 0.0)

@@ -86,7 +86,8 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
     battle = McBattle(_side_tables(att), _side_tables(dfn), compiled.rules,
                       *_start_law(att.start), *_start_law(dfn.start), bombard_cdf,
-                      compiled.retreat_tables(), swing_offset)
+                      compiled.retreat_tables(), swing_offset, compiled.start_rounds,
+                      compiled.retreat_from)
     most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
     per_call = min(most, thread_count or threads.thread_count())

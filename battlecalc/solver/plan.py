@@ -38,6 +38,10 @@ class Limits:
     # --retreat-below's per-state win probabilities: state pairs and estimated seconds
     win_value_limit: int = 4_000_000
     max_win_value_seconds: float = 60.0
+    # the optimal retreat's table (the same sweep, within the same limits): the attacker
+    # retreats only where that is worth more than fighting on by more than this (the
+    # objective's units: IPC, or a probability), so that float noise never turns a tie
+    decision_tolerance: float = 1e-9
     # Monte Carlo trials a second on two cores, roughly (benchmarks/bench_engine.py): the land
     # fast path, the general round
     mc_rate_walk: int = 6_000_000
@@ -84,6 +88,13 @@ class Limits:
     # times faster
     python_budget: float = 0.5
     python_slowdown: float = 300
+    # method "exact" solves only where "auto" would solve exactly, and refuses (ExactRefused)
+    # where auto would take Monte Carlo (a server bounding its work: battlecalc serve)
+    exact_only_where_auto: bool = False
+
+
+class ExactRefused(BattleInputError):
+    """Method exact refused where auto would take Monte Carlo (Limits.exact_only_where_auto)."""
 
 
 LIMITS = Limits()
@@ -113,6 +124,8 @@ class SolvePlan:
     rounds_bins: int = 1  # ROUNDS_BINS: the law of rounds
     win_values: bool = False  # --retreat-below's table built first
     win_values_seconds: float = 0.0
+    decide: bool = False  # the optimal retreat's table built first (solver.decide)
+    decide_seconds: float = 0.0
     # how it runs
     compiled: bool = True  # compiled kernels (else plain Python)
     threads: int = 1
@@ -135,9 +148,8 @@ def kernels_for(seconds: float, limits: Limits = LIMITS) -> bool:
     (never under BATTLECALC_PLAIN_KERNELS=1)."""
     if jit.is_compiled():
         return True
-    if jit.plain_kernels():
-        return False
-    return _spent[0] + seconds * limits.python_slowdown >= limits.python_budget
+    return (_spent[0] + seconds * limits.python_slowdown >= limits.python_budget
+            and not jit.plain_kernels())
 
 
 def spend(plan: SolvePlan, seconds: float, limits: Limits = LIMITS, progress=None,
@@ -167,7 +179,7 @@ def compact_table(compiled, limits: Limits = LIMITS) -> tuple[int, int]:
     return min(att.n_states, limits.table_start), min(dfn.n_states, limits.table_start)
 
 
-def merges_blocks(compiled, seconds: float, limits: Limits = LIMITS,
+def merges_blocks(compiled, seconds: float | None, limits: Limits = LIMITS,
                   allowed: bool = True) -> bool:
     """Whether the attacker's blocks are solved in one table (merged): the land fast path
     with no bombardment and no partial retreat (a retreat decides by a state's units, the
@@ -179,13 +191,18 @@ def merges_blocks(compiled, seconds: float, limits: Limits = LIMITS,
             or compiled.has_partial_retreat):
         return False
     merge = merged(att)
-    return merge is not None and (len(merge[1]) <= limits.merge_share * att.n_states
-                                  or seconds <= limits.parallel_seconds)
+    if merge is None:
+        return False
+    if seconds is None:  # (cost.solve_seconds: the blocks one by one)
+        seconds = cost.solve_seconds(compiled)
+    return len(merge[1]) <= limits.merge_share * att.n_states or seconds <= limits.parallel_seconds
 
 
-def exact_seconds(compiled, limits: Limits = LIMITS, merge_blocks: bool = True) -> float:
-    """cost.solve_seconds, for the share of the states the solve plays where blocks merge."""
-    seconds = cost.solve_seconds(compiled)
+def exact_seconds(compiled, limits: Limits = LIMITS, merge_blocks: bool = True,
+                  raw: float | None = None) -> float:
+    """cost.solve_seconds (raw, where the caller has it), for the share of the states the
+    solve plays where blocks merge."""
+    seconds = cost.solve_seconds(compiled) if raw is None else raw
     if not merges_blocks(compiled, seconds, limits, merge_blocks):
         return seconds
     return seconds * len(merged(compiled.attacker)[1]) / compiled.attacker.n_states
@@ -213,15 +230,21 @@ def _refuse(pairs: int, seconds: float, limits: Limits) -> None:
 
 
 def _check_win_values(compiled, seconds: float, limits: Limits) -> None:
-    """--retreat-below's table, refused from its size and estimated work before any of it is
-    built."""
+    """--retreat-below's table (or the optimal retreat's), refused from its size and estimated
+    work before any of it is built."""
     pairs = compiled.attacker.n_states * compiled.defender.n_states
     if pairs > limits.win_value_limit or seconds > limits.max_win_value_seconds:
+        sizes = (f"{pairs:,} state pairs (about {seconds:.2g} s of work; limits "
+                 f"{limits.win_value_limit:,} pairs, {limits.max_win_value_seconds:g} s)")
+        if compiled.objective is not None:
+            raise BattleInputError(
+                f"--retreat optimal weighs retreating against fighting on at every state of "
+                f"the battle, and this battle has {sizes}: too large for the optimal retreat "
+                "(Monte Carlo plays only a policy the exact solver found); use a fixed "
+                "retreat option")
         raise BattleInputError(
             f"--retreat-below needs the exact win probability of every state, and this "
-            f"battle has {pairs:,} state pairs (about {seconds:.2g} s of work; limits "
-            f"{limits.win_value_limit:,} pairs, {limits.max_win_value_seconds:g} s); use "
-            "another retreat option")
+            f"battle has {sizes}; use another retreat option")
 
 
 def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution: bool = False,
@@ -240,27 +263,34 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
         compiled = without_sea_walk(compiled)
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
+    raw = None  # cost.solve_seconds: blocks one by one (what a merge is weighed on)
     if seconds is None:
-        seconds = exact_seconds(compiled, limits, merge_blocks)
+        raw = cost.solve_seconds(compiled)
+        seconds = exact_seconds(compiled, limits, merge_blocks, raw)
     below = compiled.retreat_below is not None
-    table_seconds = cost.win_values_seconds(compiled) if below else 0.0
-    if below:
+    optimal = compiled.objective is not None  # the optimal retreat's table, first
+    table_seconds = cost.win_values_seconds(compiled) if below or optimal else 0.0
+    if below or optimal:
         _check_win_values(compiled, table_seconds, limits)
     if rounds_distribution and compiled.has_partial_retreat:
         raise BattleInputError(
             "the exact law of rounds is not available with partial amphibious retreats; "
             "use --method mc")
     mc_seconds = cost.monte_carlo_seconds(compiled, trials, limits)
+    strict = method == "exact" and limits.exact_only_where_auto
+    if strict:
+        method = "auto"
     variant = dict(row_sweep=row_sweep, two_phase=two_phase, sea_walk=sea_walk,
                    rounds_bins=ROUNDS_BINS if rounds_distribution else 1)
-    table = (0, 0) if below else compact_table(compiled, limits)
+    table = (0, 0) if below or optimal else compact_table(compiled, limits)
     if table[0] and method != "mc":
         # a compact table: solved within a work limit; auto takes Monte Carlo past it
         limit = limits.max_exact_seconds
         if method == "auto":
             limit = max(limits.auto_compact_seconds, mc_seconds)
-        return _exact_plan(compiled, seconds, mc_seconds, trials, limits, variant, pruning,
-                           merge_blocks, table, int(limit * limits.work_rate), method == "auto")
+        return _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
+                           pruning, merge_blocks, table, int(limit * limits.work_rate),
+                           method == "auto" and not strict)
     if method == "auto":
         weighed = mc_seconds
         if pairs >= limits.prune_pairs:
@@ -269,30 +299,35 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
             weighed = max(weighed, limits.auto_big_seconds)
         method = "exact" if (seconds <= weighed and pairs <= limits.exact_state_limit
                              and seconds + table_seconds <= limits.max_exact_seconds) else "mc"
+        if strict and method == "mc":
+            raise ExactRefused("battle too large to solve exactly here (method auto would use "
+                               "Monte Carlo); use method mc or auto")
     if method == "exact":
         _refuse(pairs, seconds + table_seconds, limits)
-        plan = _exact_plan(compiled, seconds, mc_seconds, trials, limits, variant, pruning,
-                           merge_blocks, (0, 0), 0, False)
+        plan = _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
+                           pruning, merge_blocks, (0, 0), 0, False)
     else:
         plan = SolvePlan("mc", seconds, mc_seconds, trials, compiled=True,
                          threads=threads.thread_count(), **variant)
     if below:
         plan = dataclasses.replace(plan, win_values=True, win_values_seconds=table_seconds)
+    if optimal:
+        plan = dataclasses.replace(plan, decide=True, decide_seconds=table_seconds)
     return plan
 
 
-def _exact_plan(compiled, seconds: float, mc_seconds: float, trials: int, limits: Limits,
-                variant: dict, pruning: bool, merge_blocks: bool, table: tuple[int, int],
-                work_limit: int, fallback: bool) -> SolvePlan:
+def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, trials: int,
+                limits: Limits, variant: dict, pruning: bool, merge_blocks: bool,
+                table: tuple[int, int], work_limit: int, fallback: bool) -> SolvePlan:
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
     settings = {}
     if pruning and pairs >= limits.prune_pairs:
         settings = dict(prune_eps=limits.prune_state_eps, tail_eps=limits.prune_tail_eps,
                         budget=limits.prune_budget)
-    merge = merges_blocks(compiled, cost.solve_seconds(compiled), limits, merge_blocks)
-    below = compiled.retreat_below is not None
-    kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if below else 0.0),
+    merge = merges_blocks(compiled, raw, limits, merge_blocks)
+    first = compiled.retreat_below is not None or compiled.objective is not None
+    kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if first else 0.0),
                           limits)
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,

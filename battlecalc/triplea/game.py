@@ -48,7 +48,11 @@ FACILITY_KINDS = {"factory_major": "major", "factory_minor": "minor", "airfield"
 KINDS = ("land", "sea", "amphibious", "raid")
 # run's options a game's battles take (the armies, the kind and the waves come from the save)
 NOT_GAME_OPTIONS = frozenset({"rules", "attacker", "defender", "sea", "landing", "bombard",
-                              "waves", "counterattack", "progress", "rounds_distribution"})
+                              "waves", "counterattack", "progress", "rounds_distribution",
+                              "start_round", "start_step", "hits_on_attacker",
+                              "hits_on_defender", "bombard_hits", "attacker_waiting",
+                              "defender_waiting", "scramble_from", "scramble", "kamikaze",
+                              "kamikaze_targets"})  # (the reactions: one sea battle's own)
 MIXED_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
               "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
 
@@ -79,6 +83,7 @@ class GameBattle:
     note: str | None = None
     site: Any = field(default=None, repr=False, compare=False)  # the TerritoryRecord
     sides: Any = field(default=None, repr=False, compare=False)  # _Sides: units as they stand
+    record: Any = field(default=None, repr=False, compare=False)  # the save's BattleRecord
 
     def to_dict(self) -> dict[str, Any]:
         return {"territory": self.territory, "kind": self.kind,
@@ -195,8 +200,15 @@ def _battle_lines(b: GameBattle) -> str:
         a, d = ("/".join(f"{v:g}" for v in r[f"{s}_ipc_loss_percentiles"].values())
                 for s in ("attacker", "defender"))
         lines.append(f"  IPC lost percentiles 10/50/90   attacker {a}   defender {d}")
-    elif r is not None and "mean_damage" in r:
-        lines.append(f"  raid: mean damage {r['mean_damage']:.3f}  ({r['method']})")
+    elif r is not None and "expected_damage" in r:  # a raid (RaidResult.to_dict)
+        spread = "/".join(f"{v:g}" for v in r["damage_percentiles"].values())
+        lines.append(f"  raid: expected damage {r['expected_damage']:.3f}  damage percentiles "
+                     f"10/50/90 {spread}  bombers over the target "
+                     f"{r['bombers_over_target']:.3f}  ({r['method']})")
+        lines.append(f"  IPC lost  attacker {r['attacker_ipc_loss']:.2f}, defender "
+                     f"{r['defender_ipc_loss']:.2f}")
+    elif r is not None:  # a result of another kind: every kind says it has one
+        lines.append(f"  result: {r.get('method', 'solved')} (see --format json)")
     return "\n".join(lines)
 
 
@@ -315,13 +327,21 @@ def read_game(path, *, rules=None, solve: bool = True, territory: str | None = N
     if unknown:
         raise BattleInputError(f"read_game takes no option {', '.join(unknown)} (its options: "
                                f"{', '.join(sorted(allowed))})")
+    _check_arguments(path, solve, territory, attack, max_inflated)
+    # an edition id, a path or a Ruleset: load_rules refuses anything else, before the read
+    ruleset = None if rules is None else load_rules(rules)
     data = read_save(path) if max_inflated is None else read_save(path, max_inflated)
-    if rules is None:
-        ruleset = load_rules(edition_of(data))
-    elif isinstance(rules, str):
-        ruleset = load_rules(rules)
-    else:
-        ruleset = rules
+    return game_of_save(data, rules=ruleset, solve=solve, territory=territory, attack=attack,
+                        **options)
+
+
+def game_of_save(data: SaveData, *, rules=None, solve: bool = True,
+                 territory: str | None = None, attack: str | None = None, **options) -> Game:
+    """read_game's work on a save already read (save.read_save): its game, battles solved."""
+    from ..rules import load_rules
+
+    # an edition id, a path or a Ruleset: load_rules refuses anything else
+    ruleset = load_rules(edition_of(data) if rules is None else rules)
     low_luck = bool(data.properties.get("Low Luck"))
     places = {t.name: t for t in data.territories}
     battles = []
@@ -347,46 +367,150 @@ def read_game(path, *, rules=None, solve: bool = True, territory: str | None = N
                 low_luck=low_luck, engine_version=data.engine_version)
 
 
+def _check_arguments(path, solve, territory, attack, max_inflated) -> None:
+    """read_game's own arguments, each of its type (a wrong one was a Python error later, or
+    `solve="no"` solved)."""
+    import os
+
+    from ..errors import quoted
+    from .save import MAX_STREAM_BYTES
+
+    if not isinstance(path, str | os.PathLike):
+        raise BattleInputError(f"path: expected the path of a TripleA save, got {quoted(path)}")
+    if not isinstance(solve, bool):
+        raise BattleInputError(f"solve: expected True or False, got {quoted(solve)}")
+    for name, value in (("territory", territory), ("attack", attack)):
+        if value is not None and not isinstance(value, str):
+            raise BattleInputError(f"{name}: expected text, got {quoted(value)}")
+    if max_inflated is not None and (isinstance(max_inflated, bool)
+                                     or not isinstance(max_inflated, int)
+                                     or not 1 <= max_inflated <= MAX_STREAM_BYTES):
+        raise BattleInputError(f"max_inflated: expected a number of bytes 1..{MAX_STREAM_BYTES}"
+                               f" (a lower cap on the decompressed save), got "
+                               f"{quoted(max_inflated)}")
+
+
 @dataclass
 class _Sides:
-    """The units of a battle where it stands, and how it stands."""
+    """The units of a battle where it stands (standing, and chosen as casualties: waiting),
+    and how it stands."""
 
     attacking: list
     defending: list
     landing: list
     bombarding: list
+    attacking_waiting: list = field(default_factory=list)
+    defending_waiting: list = field(default_factory=list)
     in_progress: dict | None = None
-    pending_fire: Any = None  # a FireState whose hits are still to be taken
+    fire: Any = None  # the FireState it stands in
 
 
 def _sides(record: BattleRecord) -> _Sides:
-    """The units standing.  TripleA's attackingUnits and defendingUnits hold them already: a
-    casualty chosen leaves them for the side's waiting-to-die list (MustFightBattle
-    markCasualties), a unit removed goes from both to ``killed`` (cleanupKilledUnits); only
-    the landed units (amphibiousLandAttackers) keep their dead."""
-    landing = _minus(_minus(record.landing, record.killed), record.attacking_waiting_to_die)
-    attacking = _minus(record.attacking, tuple(landing))
-    defending = list(record.defending)
-    sides = _Sides(attacking, defending, landing, list(record.bombarding))
+    """The units standing and waiting.  TripleA's attackingUnits and defendingUnits hold the
+    standing ones: a casualty chosen leaves them for the side's waiting-to-die list
+    (MustFightBattle markCasualties), a unit removed goes from both to ``killed``
+    (cleanupKilledUnits); only the landed units (amphibiousLandAttackers) keep their dead.
+    At a fire's notify step (its phase "mark") the casualties it chose are still standing:
+    they are moved to waiting (docs/in-progress.md)."""
+    fire = record.fire
+    a_wait, d_wait = list(record.attacking_waiting_to_die), list(record.defending_waiting_to_die)
+    attacking, defending = list(record.attacking), list(record.defending)
+    if fire is not None and fire.phase == "mark" and fire.killed:
+        if fire.defending or fire.kind in ("aa", "raid_aa"):  # chosen among the attacker's
+            attacking = _minus(tuple(attacking), fire.killed)
+            a_wait += [u for u in fire.killed if u not in a_wait]
+        else:
+            defending = _minus(tuple(defending), fire.killed)
+            d_wait += [u for u in fire.killed if u not in d_wait]
+    landing = _minus(_minus(record.landing, record.killed), tuple(a_wait))
+    attacking = _minus(tuple(attacking), tuple(landing))
+    sides = _Sides(attacking, defending, landing, list(record.bombarding), a_wait, d_wait,
+                   fire=fire)
     if not record.started and record.round <= 1 and not record.killed:
         return sides
     stands = f"round {record.round}"
-    fire = record.fire
     if record.killed:
         stands += f", {len(record.killed)} units killed so far"
     if fire is not None:
         who = fire.firing_nation or ("the defender" if fire.defending else "the attacker")
-        stands += (f"; {who} fired ({fire.dice} dice, {fire.hits} hit"
-                   f"{'' if fire.hits == 1 else 's'}), next: {fire.next_step or 'casualties'}")
-        sides.pending_fire = fire
-    else:
-        stands += "; solved from the units still standing"
+        if fire.phase == "roll":
+            stands += f"; {who} to fire ({fire.kind})"
+        else:
+            stands += (f"; {who} fired ({fire.dice} dice, {fire.hits} hit"
+                       f"{'' if fire.hits == 1 else 's'})"
+                       + (", casualties chosen" if fire.phase == "mark"
+                          else f", next: {fire.next_step or 'casualties'}"))
     sides.in_progress = {"round": record.round, "stands": stands,
-                         "killed": len(record.killed),
+                         "killed": len(record.killed), "step": fire.step if fire else "",
                          "fired": None if fire is None else {
                              "defending": fire.defending, "nation": fire.firing_nation,
                              "dice": fire.dice, "hits": fire.hits}}
     return sides
+
+
+# where a battle in progress stands (a FireState's kind, who fires, its phase) -> the start
+# step of battlecalc (spec.Start), the hits it carries ("attacker": on the attacker) and
+# whether its chosen casualties stay waiting (docs/in-progress.md, L1-L16, S4-S15)
+_LAND_FIRE = {
+    ("aa", False, "roll"): ("start", None), ("aa", True, "roll"): ("start", None),
+    ("aa", False, "select"): ("aa_casualties", "attacker"),
+    ("aa", True, "select"): ("aa_casualties", "attacker"),
+    ("aa", False, "mark"): ("bombard_fire", None), ("aa", True, "mark"): ("bombard_fire", None),
+    ("bombard", False, "roll"): ("bombard_fire", None),
+    ("bombard", False, "select"): ("bombard_casualties", "defender"),
+    ("bombard", False, "mark"): ("attacker_fire", None),
+    ("general", False, "roll"): ("attacker_fire", None),
+    ("general", False, "select"): ("defender_fire", "defender"),
+    ("general", False, "mark"): ("defender_fire", None),
+    ("general", True, "roll"): ("defender_fire", None),
+    ("general", True, "select"): ("general_casualties", "attacker"),
+    ("general", True, "mark"): ("end_of_round", None),
+}
+_SEA_FIRE = {
+    ("strike", False, "roll"): ("attacker_strike", None),
+    ("strike", False, "select"): ("defender_strike", "defender"),
+    ("strike", False, "mark"): ("defender_strike", None),
+    ("strike", True, "roll"): ("defender_strike", None),
+    ("strike", True, "select"): ("strike_casualties", "attacker"),
+    ("strike", True, "mark"): ("attacker_fire", None),
+    **{k: v for k, v in _LAND_FIRE.items() if k[0] == "general"},
+}
+
+
+def start_of(record: BattleRecord, sides: _Sides, kind: str, ruleset) -> dict[str, Any]:
+    """The start keywords of simulate (spec.Start) for a battle as it stands in a save: {} for
+    one not begun.  BattleInputError, naming TripleA's step, for a step battlecalc does not
+    solve from."""
+    if sides.in_progress is None:
+        return {}
+    fire = sides.fire
+    where = f"{record.territory} stands at TripleA's step {fire.step if fire else '?'}"
+    out: dict[str, Any] = {"start_round": record.round}
+    a_wait = _army(sides.attacking_waiting, ruleset)[0]
+    d_wait = _army(sides.defending_waiting, ruleset)[0]
+    if fire is None:
+        # between steps (a retreat or submerge question; 2.0's unnamed steps): the start of the
+        # round, or its end where casualties are chosen and not yet removed
+        if a_wait or d_wait:
+            out["start_step"] = "end_of_round"
+    else:
+        table = _SEA_FIRE if kind == "sea" else _LAND_FIRE
+        found = table.get((fire.kind, fire.defending, fire.phase))
+        if found is None:
+            raise BattleInputError(
+                f"{where} ({fire.kind} fire, {fire.phase}): battlecalc does not solve a "
+                "battle from there (docs/in-progress.md)")
+        step, hits = found
+        if step == "attacker_fire" and record.round > 1 and not (a_wait or d_wait):
+            step = "start"
+        out["start_step"] = step
+        if hits is not None and fire.hits:
+            out[f"hits_on_{hits}"] = fire.hits
+    if a_wait:
+        out["attacker_waiting"] = a_wait
+    if d_wait:
+        out["defender_waiting"] = d_wait
+    return out
 
 
 def _game_battle(record: BattleRecord, place: TerritoryRecord, data: SaveData,
@@ -405,7 +529,13 @@ def _game_battle(record: BattleRecord, place: TerritoryRecord, data: SaveData,
         defender_nations.insert(0, record.defender)
     battle = GameBattle(record.territory, kind, nations, defender_nations, attacker, defender,
                         bombard, landing, rows, defender_rows, sides.in_progress)
-    battle.sides, battle.site = sides, place
+    if sides.in_progress is not None:
+        # (the units chosen as casualties count among the nations' units: losses from here)
+        _, a_rows, _ = _army([*sides.attacking, *sides.landing, *sides.attacking_waiting],
+                             ruleset)
+        _, d_rows, _ = _army([*sides.defending, *sides.defending_waiting], ruleset)
+        battle.attacker_units, battle.defender_units = a_rows, d_rows
+    battle.sides, battle.site, battle.record = sides, place, record
     return battle
 
 
@@ -429,7 +559,8 @@ def _solve(battle: GameBattle, data: SaveData, ruleset, low_luck: bool, options:
     if battle.kind == "air":
         battle.note = "an air battle before a raid: not solved (battlecalc raid covers it)"
         return
-    if not battle.defender and battle.kind != "raid":
+    if not battle.defender and battle.kind != "raid" and not (
+            battle.sides is not None and battle.sides.defending_waiting):
         battle.note = "no defending unit: the attacker takes the place unopposed"
         return
     if low_luck and "dice" not in options:
@@ -449,7 +580,16 @@ def _solve(battle: GameBattle, data: SaveData, ruleset, low_luck: bool, options:
         kwargs.update(landing=battle.landing or None, bombard=battle.bombard or None)
     sides = battle.sides
     if sides is not None and sides.in_progress is not None:
-        battle.result = _solve_in_progress(battle, sides, ruleset, kwargs)
+        # one solve from where the battle stands (battlecalc.starts)
+        start = start_of(battle.record, sides, battle.kind, ruleset)
+        sides.in_progress["start"] = start
+        try:
+            result = simulate(**kwargs, **start)
+        except BattleInputError as exc:
+            raise BattleInputError(f"{battle.territory} (in progress, round "
+                                   f"{sides.in_progress['round']}): {exc}") from None
+        battle.result = {**result.to_dict(), "from_round": sides.in_progress["round"],
+                         "start": start}
     else:
         battle.result = simulate(**kwargs).to_dict()
     battle.ipc_loss = _ipc_by_nation(battle, ruleset)
@@ -466,209 +606,27 @@ def _solve_raid(battle: GameBattle, ruleset, options: dict) -> None:
     guns = {u for u in battle.defender if ruleset.units[u].aa_value}  # aa, or aaGun imported
     aa = bool(guns)
     defender = {u: c for u, c in battle.defender.items() if u not in guns} or None
+    fire = battle.sides.fire if battle.sides is not None else None
+    if fire is not None and fire.kind in ("raid_aa", "bombing"):
+        # a raid in progress (docs/in-progress.md R1-R4): its AA rolled, or over
+        step = ("aa_fire" if fire.kind == "raid_aa" and fire.phase == "roll" else
+                "aa_casualties" if fire.kind == "raid_aa" and fire.phase == "select" else
+                "bombing")
+        keep["start_step"] = step
+        if step == "aa_casualties":
+            keep["hits_on_attacker"] = fire.hits
+        battle.sides.in_progress = battle.sides.in_progress or {"round": 1}
+        battle.in_progress = {**(battle.in_progress or {}), "stands": f"raid: {step}",
+                              "start": {"start_step": step,
+                                        "hits_on_attacker": keep.get("hits_on_attacker", 0)}}
+        defender = None  # (the air battle is over)
+    elif fire is not None:
+        raise BattleInputError(f"{battle.territory}: a raid's air battle under way (TripleA's "
+                               f"step {fire.step}) is not solved from where it stands")
     result = raid(rules=ruleset, attacker=battle.attacker, defender=defender,
                   target_value=site.production, facility=facility if ruleset.facilities
                   else None, aa=aa, **keep)
     battle.result = result.to_dict()
-
-
-def _apply_casualties(force: dict[str, int], hits: int, ruleset, order_text, role: str
-                      ) -> dict[str, int]:
-    """`force` after `hits` casualties in its order of losses (damage before kills)."""
-    from ..orders import casualty_steps, parse_loss_order
-
-    order = parse_loss_order(order_text, ruleset, role)
-    left = dict(force)
-    for name, what in casualty_steps(force, ruleset.units, order, ruleset.supports)[:hits]:
-        left[name] -= 1
-        if what == "damage":
-            damaged = ruleset.units[name].damaged_form
-            left[damaged] = left.get(damaged, 0) + 1
-    return {u: c for u, c in left.items() if c > 0}
-
-
-def _solve_in_progress(battle: GameBattle, sides: _Sides, ruleset, kwargs: dict) -> dict:
-    """The odds from where the battle stands.  Rounds already fought are over; a volley whose
-    dice are rolled has its hits taken now.  If the attacker has fired and the defender has
-    not, the defender's volley still comes in this round from all its units (casualties fire
-    back): its law is the attacker's survivors after one round of a battle of the same units
-    that the attacker leaves at its end (retreat_after=1); each such outcome then continues as
-    a fresh battle from the next round, and the odds are their mixture.  Round-1 fire (AA,
-    bombardment, surprise strikes) is not repeated: non-casualty AA guns leave the sides.
-    """
-    import time
-
-    from ..api import simulate
-
-    started = time.perf_counter()
-    rounds_done = battle.in_progress["round"]
-    fire = sides.pending_fire
-    attacker = dict(battle.attacker)
-    for unit, count in battle.landing.items():  # landed units fight on as attackers
-        attacker[unit] = attacker.get(unit, 0) + count
-    defender = dict(battle.defender)
-    base = {k: v for k, v in kwargs.items() if k not in ("attacker", "defender", "landing",
-                                                         "bombard")}
-    if base.get("retreat_after") is not None:
-        if base["retreat_after"] <= rounds_done:
-            raise BattleInputError(f"--retreat-after {base['retreat_after']}: the battle in "
-                                   f"{battle.territory} is already in round {rounds_done}")
-        base["retreat_after"] -= rounds_done
-    has_subs = any(ruleset.units[u].submarine for u in (*attacker, *defender))
-
-    def no_spent_aa(force):
-        return {u: c for u, c in force.items()
-                if not (ruleset.units[u].aa_value and not ruleset.units[u].can_be_casualty)}
-
-    notes = []
-    if battle.landing:
-        notes.append("landed units fight on as attackers (their retreat rule is not kept)")
-    if fire is not None and fire.defending:  # its casualties wait to die: gone already
-        attacker = _apply_casualties(attacker, fire.hits, ruleset, base.get("attacker_ool"),
-                                     "attack")
-        volley = [(1.0, attacker)]
-    elif fire is not None and not fire.defending and not has_subs:
-        left_defender = _apply_casualties(defender, fire.hits, ruleset,
-                                          base.get("defender_ool"), "defense")
-        probe = simulate(**{**base, "attacker": attacker, "defender": no_spent_aa(defender),
-                            "retreat_after": 1, "retreat_below": None, "strafe": None,
-                            "retreat_when_left": None, "retreat_when_only_air": False})
-        law = probe.attacker_law
-        volley = [(float(p), {u: int(n) for u, n in zip(law.units, row, strict=True) if n})
-                  for row, p in zip(law.survivors, law.probability, strict=True)]
-        defender = left_defender
-    else:
-        if fire is not None:  # a sub's surprise strike: its casualties do not fire back
-            notes.append("the dice of the current step are not counted: solved from the "
-                         "units standing before them")
-        volley = [(1.0, attacker)]
-    if fire is not None:  # this round's fire is over: its AA guns have fired
-        defender = no_spent_aa(defender)
-    parts = []  # (weight, attacker IPC lost so far, defender's, component Result or None, ...)
-    for p, force in volley:
-        if fire is not None:
-            force = no_spent_aa(force)
-        a_now = _lost(dict(Counter(battle.attacker) + Counter(battle.landing)), force, ruleset)
-        d_now = _lost(battle.defender, defender, ruleset)
-        result = (simulate(**{**base, "attacker": force, "defender": defender})
-                  if force and defender else None)
-        parts.append((p, a_now, d_now, result, force))
-    template = next((r for _, _, _, r, _ in parts if r is not None), None)
-    if template is None:  # every continuation is over: run's keys from the battle's armies
-        template = simulate(**{**base, "method": "exact", "defender": dict(battle.defender),
-                               "attacker": dict(Counter(battle.attacker)
-                                                + Counter(battle.landing))})
-    from ..army import format_army
-
-    out = _mixture(parts, defender, battle, ruleset, rounds_done, template,
-                   sum(attacker.values()))
-    out.update(attacker=format_army(attacker), defender=format_army(defender),
-               from_round=rounds_done, continuations=len(volley), notes=notes,
-               elapsed_s=time.perf_counter() - started)
-    return out
-
-
-STDERR_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
-               "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
-PROPORTION_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
-                   "takes_territory")
-
-
-def _mixture(parts, defender: dict, battle: GameBattle, ruleset, rounds_done: int,
-             template, size: int) -> dict:
-    """The object of ``run --format json`` for a mixture of fresh battles: `parts` are
-    (weight, IPC the attacker lost so far, the defender's, the continuation's Result or None
-    where the battle is over, the attacker's units); size: the attacker's units now.  Means
-    are mixed; the standard error of a Monte Carlo mixture is sqrt(sum w_i^2 se_i^2)
-    (independent runs; the weights are taken as given, a Monte Carlo volley's own error is
-    not counted) and its ci95 is the normal interval clipped to [0, 1]; an exact mixture has
-    stderr 0 and ci95 (p, p) as an exact run.  The survivor laws are mixed; the percentiles,
-    units kept and likely end states are read from the mixed laws."""
-    import numpy as np
-
-    from ..results import Z95, SideLaw
-
-    exact = template.method == "exact"
-    mixed = dict.fromkeys(MIXED_KEYS, 0.0)
-    variance = dict.fromkeys(STDERR_KEYS, 0.0)
-    pruned = 0.0
-    a_rows, d_rows = [], []  # (survivors {unit: n}, IPC lost, probability)
-    a_keys: set[str] = set()
-    d_keys: set[str] = set()
-    for p, a_now, d_now, result, force in parts:
-        if result is None:
-            land = any(ruleset.units[u].domain == "land" for u in force)
-            outcome = ("draw" if not force and not defender else
-                       "defender_win" if not force else "attacker_win")
-            mixed[outcome] += p
-            if outcome == "attacker_win" and land and battle.kind != "sea":
-                mixed["takes_territory"] += p
-            mixed["mean_rounds"] += p * rounds_done
-            mixed["attacker_ipc_loss"] += p * a_now
-            mixed["defender_ipc_loss"] += p * d_now
-            a_rows.append((force, a_now, p))
-            d_rows.append((defender, d_now, p))
-            a_keys |= {u for u in force if ruleset.units[u].can_be_casualty}
-            d_keys |= {u for u in defender if ruleset.units[u].can_be_casualty}
-            continue
-        for key in PROPORTION_KEYS:
-            mixed[key] += p * getattr(result, key)
-        mixed["mean_rounds"] += p * (rounds_done + result.mean_rounds)
-        mixed["attacker_ipc_loss"] += p * (a_now + result.attacker_ipc_loss)
-        mixed["defender_ipc_loss"] += p * (d_now + result.defender_ipc_loss)
-        for key in STDERR_KEYS:
-            variance[key] += p * p * result.stderr[key] ** 2
-        pruned += p * (result.pruned or 0.0)
-        for rows, law, now in ((a_rows, result.attacker_law, a_now),
-                               (d_rows, result.defender_law, d_now)):
-            rows.extend((law.counts(i), now + float(law.ipc_lost[i]), p * float(q))
-                        for i, q in enumerate(law.probability))
-        a_keys |= set(result.attacker_survivors)
-        d_keys |= set(result.defender_survivors)
-    mixed["tuv_swing"] = mixed["defender_ipc_loss"] - mixed["attacker_ipc_loss"]
-    mixed = {k: round(v, 15) for k, v in mixed.items()}
-
-    def law_of(rows, keys) -> SideLaw:
-        units = tuple(u for u in ruleset.units if u in keys)
-        survivors = np.array([[row.get(u, 0) for u in units] for row, _, _ in rows],
-                             dtype=np.int64).reshape(len(rows), len(units))
-        ipc = np.array([c for _, c, _ in rows], dtype=np.float64)
-        weight = np.array([w for _, _, w in rows], dtype=np.float64)
-        merged: dict = {}
-        for row, cost, w in zip(map(tuple, survivors), ipc, weight, strict=True):
-            merged[(row, cost)] = merged.get((row, cost), 0.0) + w
-        order = sorted(merged, key=lambda k: -merged[k])
-        ipc_values = np.array([c for _, c in order])
-        if ipc_values.size and np.all(ipc_values == np.round(ipc_values)):
-            ipc_values = ipc_values.astype(np.int64)
-        return SideLaw(units, np.array([r for r, _ in order], dtype=np.int64).reshape(
-            len(order), len(units)), ipc_values, np.array([merged[k] for k in order]))
-
-    a_law, d_law = law_of(a_rows, a_keys), law_of(d_rows, d_keys)
-    stderr = {k: 0.0 if exact else math.sqrt(v) for k, v in variance.items()}
-    ci95 = {k: (mixed[k], mixed[k]) if exact else
-            (max(0.0, mixed[k] - Z95 * stderr[k]), min(1.0, mixed[k] + Z95 * stderr[k]))
-            for k in PROPORTION_KEYS}
-    out = template.to_dict()
-    out.update(mixed)
-    out.update(
-        attacker_survivors={u: float(a_law.probability @ a_law.survivors[:, j])
-                            for j, u in enumerate(a_law.units)},
-        defender_survivors={u: float(d_law.probability @ d_law.survivors[:, j])
-                            for j, u in enumerate(d_law.units)},
-        stderr=stderr, ci95={k: list(v) for k, v in ci95.items()},
-        pruned=pruned if exact else None,
-        attacker_keeps_at_least=a_law.keeps_at_least(size),
-        likely_outcomes={"attacker": a_law.likely(), "defender": d_law.likely()},
-        attacker_ipc_loss_percentiles=a_law.ipc_percentiles(),
-        defender_ipc_loss_percentiles=d_law.ipc_percentiles())
-    return out
-
-
-def _lost(start: dict, left: dict, ruleset) -> int:
-    """IPC value of `start` minus that of `left` (a damaged unit keeps its value)."""
-    cost = {u: ruleset.units[u].cost for u in ruleset.units}
-    return sum(cost[u] * n for u, n in start.items()) - sum(cost[u] * n for u, n in left.items())
 
 
 def _ipc_by_nation(battle: GameBattle, ruleset) -> dict[str, float]:

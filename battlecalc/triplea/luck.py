@@ -22,8 +22,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BattleInputError
-from .save import SaveFormatError, _class_name, _javaobj, _objects, _Reader, block_bytes
+from ..errors import BattleInputError, quoted
+from .save import DiceRecord, SaveFormatError, _class_name, _javaobj, _objects, _Reader, dice_roll
+
+UNKNOWN_ROLLER = "(unknown)"  # a roll whose text names no nation
+MAX_NATION_CHARS = 40  # a longer "nation" at the head of a roll's text is not taken as one
 
 
 @dataclass
@@ -68,11 +71,14 @@ class Luck:
     other_rolls: dict
     battles: list[dict] = field(default_factory=list)
     totals: dict = field(default_factory=dict)
+    # battles of the history not judged: [{territory, round, reason}] (one in progress has no
+    # battle record yet)
+    pending: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "edition": self.edition, "dice": self.dice,
                 "dice_by_nation": self.dice_by_nation, "other_rolls": self.other_rolls,
-                "battles": self.battles, "totals": self.totals}
+                "battles": self.battles, "totals": self.totals, "pending": self.pending}
 
     def to_json(self) -> str:
         import json
@@ -99,12 +105,16 @@ class Luck:
         if self.other_rolls["rolls"]:
             lines.append(f"  other rolls (technology): {self.other_rolls['rolls']} rolls, "
                          f"{self.other_rolls['dice']} dice, {self.other_rolls['hits']} hits")
-        if not self.battles:
+        if not self.battles and not self.pending:
             lines.append("no battle fought in the history")
+        elif not self.battles:
+            lines.append("no battle judged yet")
         for b in self.battles:
             lines.append(f"  round {b['round']} {b['territory']}: expected swing "
                          f"{b['expected_tuv_swing']:+.2f}, actual {b['actual_tuv_swing']:+d}, "
                          f"percentile {b['percentile']:.3f}")
+        for b in self.pending:
+            lines.append(f"  round {b['round']} {b['territory']}: not judged ({b['reason']})")
         return "\n".join(lines) + "\n"
 
 
@@ -210,18 +220,23 @@ def read_luck(path, *, rules=None) -> Luck:
     reader = _Reader(beans)
     try:
         dice, by_nation, other, fought = _history(reader, objects, list(data.techs))
-    except SaveFormatError:
-        raise
-    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+    except SaveFormatError as exc:
+        raise SaveFormatError(f"{path}: {exc}") from None
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError,
+            RecursionError) as exc:  # a backstop: the reader checks what it reads
         raise SaveFormatError(f"{path}: not a TripleA history this version of battlecalc "
                               f"reads ({type(exc).__name__})") from None
-    battles = []
+    battles, pending = [], []
     for battle in fought:
         if battle.attacker_lost_tuv is None:
+            pending.append({"territory": battle.territory, "round": battle.round,
+                            "reason": "no battle record yet: the battle is not over"})
             continue
         attacker, _, _ = _army(battle.attacker, ruleset)
         defender, _, _ = _army(battle.defender, ruleset)
         if not attacker or not defender:
+            pending.append({"territory": battle.territory, "round": battle.round,
+                            "reason": "a side without combat units in the history"})
             continue
         result = simulate(rules=ruleset, attacker=attacker, defender=defender,
                           sea=battle.territory in {t.name for t in data.territories if t.water},
@@ -230,90 +245,112 @@ def read_luck(path, *, rules=None) -> Luck:
         battles.append(battle_luck(battle, result.swing_law, result.tuv_swing))
     return Luck(data.game, ruleset.id, dice.to_dict(),
                 {n: t.to_dict() for n, t in by_nation.items()}, other.to_dict(), battles,
-                luck_totals(battles))
+                luck_totals(battles), pending)
 
 
 def _history(reader: _Reader, objects: list, nations: list[str]):
     game_data = next(o for o in objects if _class_name(o) == "games.strategy.engine.data.GameData")
-    sides = reader.opt(game_data, "diceSides", 6) or 6
-    writers = reader.elements(reader.get(game_data, "gameHistory", "writers"))
+    with reader.at("GameData"):
+        sides = reader.optional_number(game_data, "diceSides", 6)
+        if sides < 2:
+            raise reader.error(f"dice of {sides} sides", "diceSides")
+        with reader.at("gameHistory", "writers"):
+            writers = reader.elements(reader.get(game_data, "gameHistory", "writers"))
+            tallies = _tallies(reader, writers, nations, sides)
+        with reader.at("battleRecordsList", "battleRecords"):
+            _battle_records(reader, game_data, tallies[3])
+    return tallies
+
+
+def _roller(dice: DiceRecord, text: str, nations: list[str]) -> str:
+    """Who rolled: the player TripleA stored with the roll (from 2.6 on), else the nation the
+    event's text begins with ("Germans roll dice for ..."), a player or not (Neutral)."""
+    if dice.player:
+        return dice.player
+    known = max((n for n in nations if text.startswith(n + " ")), key=len, default=None)
+    if known is not None:
+        return known
+    name = text.split(" roll", 1)[0].strip() if " roll" in text else ""
+    return name if 0 < len(name) <= MAX_NATION_CHARS else UNKNOWN_ROLLER
+
+
+def _tallies(reader: _Reader, writers: list, nations: list[str], sides: int):
     dice, other = DiceTally(), DiceTally()
     by_nation: dict[str, DiceTally] = {}
     fought: list[FoughtBattle] = []
     round_no, current = 1, None
-
-    def nation_of(text: str) -> str | None:
-        return max((n for n in nations if text.startswith(n + " ")), key=len, default=None)
-
-    for writer in writers:
-        kind = _class_name(writer).rsplit(".", 1)[-1]
-        if kind == "RoundHistorySerializer":
-            round_no = reader.opt(writer, "roundNo", round_no)
-            continue
-        text = str(reader.opt(writer, "text") or reader.opt(writer, "eventName") or "")
-        rendering = reader.opt(writer, "renderingData")
-        if kind == "EventHistorySerializer":
-            current = None
-            if text.startswith("Battle in "):
-                current = FoughtBattle(text[len("Battle in "):], round_no, [], [], [], [])
-                fought.append(current)
-        if current is not None and kind == "EventChildWriter" and isinstance(rendering, list):
-            units = [u for u in rendering if _class_name(u).endswith(".Unit")]
-            if " attack with " in text:
-                current.attacker = [reader.unit(u) for u in units]
-                current.attacker_nations = sorted({u.owner for u in current.attacker})
-            elif " defend with " in text:
-                current.defender = [reader.unit(u) for u in units]
-                current.defender_nations = sorted({u.owner for u in current.defender})
-        if rendering is not None and _class_name(rendering).endswith(".DiceRoll"):
-            packed, hits, expected = _roll(reader, rendering)
-            tally = roll_tally(packed, hits, expected, sides)
-            if expected > 0:
-                dice.add(*tally)
-                nation = nation_of(text)
-                if nation is not None:
-                    by_nation.setdefault(nation, DiceTally()).add(*tally)
-            else:
-                other.add(len(packed), hits, 0.0, 0.0)
-    _battle_records(reader, game_data, fought)
+    for i, writer in enumerate(writers):
+        with reader.at(f"[{i}]"):
+            reader.fields(writer)  # a history node: an object
+            kind = _class_name(writer).rsplit(".", 1)[-1]
+            if kind == "RoundHistorySerializer":
+                round_no = reader.optional_number(writer, "roundNo", round_no)
+                continue
+            text = (reader.optional_text(writer, "text")
+                    or reader.optional_text(writer, "eventName") or "")
+            rendering = reader.opt(writer, "renderingData")
+            if kind == "EventHistorySerializer":
+                current = None
+                if text.startswith("Battle in "):
+                    current = FoughtBattle(text[len("Battle in "):], round_no, [], [], [], [])
+                    fought.append(current)
+            if current is not None and kind == "EventChildWriter" and isinstance(rendering,
+                                                                                 list):
+                units = []
+                for j, unit in enumerate(rendering):
+                    if _class_name(unit).endswith(".Unit"):
+                        with reader.at("renderingData", f"[{j}]"):
+                            units.append(reader.unit(unit))
+                if " attack with " in text:
+                    current.attacker = units
+                    current.attacker_nations = sorted({u.owner for u in units})
+                elif " defend with " in text:
+                    current.defender = units
+                    current.defender_nations = sorted({u.owner for u in units})
+            if rendering is not None and _class_name(rendering).endswith(".DiceRoll"):
+                with reader.at("renderingData"):
+                    roll = dice_roll(reader, rendering)
+                    if roll.hits is None or roll.expected is None:
+                        raise reader.error("a dice roll without its hits")
+                tally = roll_tally(list(roll.packed), roll.hits, roll.expected, sides)
+                if roll.expected > 0:
+                    dice.add(*tally)
+                    by_nation.setdefault(_roller(roll, text, nations), DiceTally()).add(*tally)
+                else:
+                    other.add(len(roll.packed), roll.hits, 0.0, 0.0)
     return dice, by_nation, other, fought
-
-
-def _roll(reader: _Reader, roll) -> tuple[list[int], int, float]:
-    import struct
-
-    packed: list[int] = []
-    block = b""
-    for data in (roll.annotations or {}).values():
-        for item in data:
-            if isinstance(item, list | tuple):
-                packed = [int(v) for v in item]
-            else:
-                block += block_bytes(item)
-    if len(block) < 12:
-        raise SaveFormatError("not a TripleA history this version of battlecalc reads: a "
-                              "dice roll without its hits")
-    hits, expected = struct.unpack(">id", block[:12])
-    if not math.isfinite(expected):
-        raise SaveFormatError("a dice roll's expected hits are not a number")
-    return packed, hits, expected
 
 
 def _battle_records(reader: _Reader, game_data, fought: list[FoughtBattle]) -> None:
     """The TUV each side lost, from battleRecordsList ({round: BattleRecords}, whose records
     are {player: {id: BattleRecord}})."""
     records = reader.opt(reader.get(game_data, "battleRecordsList"), "battleRecords") or {}
+    if not isinstance(records, dict):
+        raise reader.error(f"expected a map, found {reader.describe(records)}")
     for round_no, per_round in records.items():
-        table = reader.opt(per_round, "records") or {}
-        for by_id in table.values():
-            for record in reader.elements(by_id):
-                site = reader.name_of(reader.opt(record, "battleSite"))
-                for battle in fought:
-                    if battle.territory == site and battle.round == round_no \
-                            and battle.attacker_lost_tuv is None:
-                        battle.attacker_lost_tuv = reader.opt(record, "attackerLostTuv")
-                        battle.defender_lost_tuv = reader.opt(record, "defenderLostTuv")
-                        break
+        with reader.at(f"[{quoted(round_no)}]"):
+            round_no = getattr(round_no, "value", round_no)  # a java.lang.Integer
+            if isinstance(round_no, bool) or not isinstance(round_no, int):
+                raise reader.error(f"expected a round number, found "
+                                   f"{reader.describe(round_no)}")
+            table = reader.opt(per_round, "records") or {}
+            if not isinstance(table, dict):
+                raise reader.error(f"expected a map, found {reader.describe(table)}", "records")
+            for player, by_id in table.items():
+                with reader.at("records"):
+                    nation = reader.name_of(player, "GamePlayer")
+                for part, record in reader.each(by_id):
+                    with reader.at("records", f"[{quoted(nation)}]", part):
+                        with reader.at("battleSite"):
+                            site = reader.name_of(reader.opt(record, "battleSite"),
+                                                  "Territory")
+                        lost = (reader.number(record, "attackerLostTuv"),
+                                reader.number(record, "defenderLostTuv"))
+                    for battle in fought:
+                        if battle.territory == site and battle.round == round_no \
+                                and battle.attacker_lost_tuv is None:
+                            battle.attacker_lost_tuv, battle.defender_lost_tuv = lost
+                            break
 
 
 __all__ = ["BattleInputError", "DiceTally", "FoughtBattle", "Luck", "battle_luck",

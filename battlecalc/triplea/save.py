@@ -13,23 +13,62 @@ BattleTracker, MustFightBattle, Fire, DiceRoll, Die, TechAttachment); no code of
 
 Everything that goes wrong (not gzip, not a Java stream, truncated, a field of another TripleA
 version) becomes one :class:`~battlecalc.errors.BattleInputError` line.
+
+The parsing budget (:class:`ParseBudget`).  javaobj-py3 builds every value of the stream as a
+Python object (about 250 bytes of Python for a 3-byte empty string) with no limit of its own, so
+a small file can ask for gigabytes: 85 kB of gzip inflate to 20 million empty strings.  The
+stream is therefore read within a budget, each part of it checked as javaobj reads, so that a
+file past it is refused as soon as it is past, after a bounded amount of work:
+
+* items: javaobj reads each value of the stream (a type code, a number, a string's bytes) with
+  one ``read`` call of the file object it is given; that object (:class:`_BudgetedStream`)
+  counts the calls.  Counting at this one narrow door needs nothing of javaobj's internals and
+  sees every value however it is nested;
+* top-level contents and nesting: a subclass of javaobj's parser counts the contents it reads
+  at the top of the stream and how deeply they nest (its ``_read_content``, the one method every
+  content goes through);
+* string and array sizes: a string or a block of custom data is one ``read`` of its length,
+  refused past ``string_bytes`` before it is read; an array's length reaches the transformers'
+  ``load_array`` hook before its elements are read, and is refused there past
+  ``array_length``;
+* seconds: the stream checks the clock every 4,096 items.
+
+The figures of real saves, measured with javaobj-py3 0.6.1 (the seven public saves of
+triplea-game/assets, test_data/save_games/2.x; no later Global 1940 save is public there): the
+largest, a Civil War game of 189 kB (1.35 MB inflated), holds 449,420 items, 93 top-level
+contents, strings of at most 52,527 bytes and arrays of at most 603 elements, and reads in about
+1.5 s into about 55 MB; the deepest, Global 1940 2nd Edition, nests 114 levels (its attachments
+refer to one another).  TripleA's developers report real saves of 1 MB at most (issues #37 and
+#250), about 10 MB inflated; the budget is set to take such a save whole.  Nesting has a ceiling
+of its own: javaobj reads nested contents by recursion, about five Python frames a level, so
+Python's recursion limit (1,000 frames) stops it near 190 levels; past ``depth`` (180) or at
+that limit, the save is refused alike.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 import logging
+import math
 import struct
+import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..errors import BattleInputError
+from ..errors import BattleInputError, quoted
 from ..files import read_input
 
 MAX_SAVE_BYTES = 64 * 1024 * 1024  # compressed; a save is a few hundred kB
-MAX_STREAM_BYTES = 512 * 1024 * 1024  # decompressed: a gzip bomb stops here
+MAX_STREAM_BYTES = 64 * 1024 * 1024  # decompressed: a gzip bomb stops here (real: 1.4 MB)
 INSTALL_HINT = "pip install 'battlecalc[triplea]'"
+MAX_WRAPPERS = 8  # collections wrapping collections (an unmodifiable view of a synchronized one)
+MAX_SUPERCLASSES = 16  # looked at for an object's class (TripleA's go 5 deep)
+# The rule switches battlecalc reads: TripleA reads each as a Boolean (GameProperties.get(name,
+# false) casts the value; a map's "true" or "false" becomes one when the game is loaded)
+SWITCH_PROPERTIES = ("Low Luck", "LHTR Heavy Bombers")
 
 # TechAttachment fields that change combat -> battlecalc's technology ids
 TECH_FIELDS = {
@@ -44,6 +83,27 @@ TECH_FIELDS = {
 
 class SaveFormatError(BattleInputError):
     """A file that is not a TripleA save this reader understands."""
+
+
+class SaveBudgetError(SaveFormatError):
+    """A save past the parsing budget: more than a real save holds."""
+
+
+@dataclass(frozen=True)
+class ParseBudget:
+    """What reading one save's object stream may cost (the module docstring gives the figures
+    of real saves each limit is set against)."""
+
+    items: int = 4_000_000  # values read: 9x the largest real save (449,420)
+    objects: int = 600_000  # objects, strings, arrays and classes built: 10x (56,563)
+    top_level: int = 1_000  # contents at the top of the stream (real: 75 to 93)
+    depth: int = 180  # levels of nested contents (real: 114 at most)
+    string_bytes: int = 1 << 20  # one string or block of custom data (real: 52,527 at most)
+    array_length: int = 100_000  # elements of one array (real: 603 at most)
+    seconds: float = 30.0  # wall time of the parse (real: 1.5 s at most)
+
+
+SAVE_BUDGET = ParseBudget()
 
 
 @dataclass(frozen=True)
@@ -66,13 +126,20 @@ class TerritoryRecord:
 
 @dataclass(frozen=True)
 class FireState:
-    """A fire step of a battle in progress whose dice are rolled: who fired, how many hits."""
+    """A fire step of a battle in progress (docs/in-progress.md): who fires, what kind of
+    fire, how far it went (phase "roll": its dice to roll; "select": rolled, `hits` hits, the
+    casualties to choose; "mark": chosen, `killed`), read from TripleA 2.0-2.4's Fire, FireAa
+    and raid steps or 2.5's RollDiceStep, SelectCasualties and MarkCasualties."""
 
-    defending: bool  # the defender fired
+    defending: bool  # the defender fires
     firing_nation: str | None
     hits: int
     dice: int
     next_step: str  # TripleA's name of the step to come ("Germans select casualties")
+    kind: str = "general"  # general, aa, bombard, strike, air (air v non subs), raid_aa, bombing
+    phase: str = "select"  # roll, select, mark
+    killed: tuple[UnitRecord, ...] = ()  # the casualties chosen ("mark")
+    step: str = ""  # the class of TripleA's step object (named in messages)
 
 
 @dataclass(frozen=True)
@@ -132,17 +199,50 @@ def _class_name(obj) -> str:
 
 
 class _Reader:
-    """Field access on javaobj's objects; a missing or mistyped field is a SaveFormatError
-    that names it (a save of another TripleA version)."""
+    """Field access on javaobj's objects, each value's type checked as it is read.  The reader
+    keeps the path it is at (``GameData.map.territories[12] ('Karelia').unitCollection.units[3]``,
+    :meth:`at`); a missing field or a value of the wrong type is a SaveFormatError naming
+    that path, the field and what was found there (as cfgv names a config's key)."""
 
     def __init__(self, beans):
         self.beans = beans
         self._fields: dict[int, dict] = {}
+        self.path: list[str] = []
+
+    @contextlib.contextmanager
+    def at(self, *parts: str):
+        """Read inside `parts` of the path (a field's name, or ``[3]`` for an element)."""
+        self.path.extend(parts)
+        try:
+            yield
+        finally:
+            del self.path[len(self.path) - len(parts):]
+
+    def error(self, problem: str, *fields: str) -> SaveFormatError:
+        where = "".join(p if p.startswith("[") or not i else "." + p
+                        for i, p in enumerate([*self.path, *fields]))
+        return SaveFormatError(f"not a TripleA save this version of battlecalc reads: "
+                               f"{where or 'the stream'}: {problem}")
+
+    def describe(self, value) -> str:
+        """What a value is, for an error: null, a number, a text (quoted), an object's class."""
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return f"the boolean {str(value).lower()}"
+        if isinstance(value, int | float):
+            return f"the number {value}"
+        if isinstance(value, str | self.beans.JavaString):
+            return f"the text {quoted(str(value))}"
+        if isinstance(value, dict):
+            return "a map"
+        if isinstance(value, list | tuple):
+            return "a list"
+        return f"a {_class_name(value).rsplit('.', 1)[-1]}"
 
     def fields(self, obj) -> dict:
         if not isinstance(obj, self.beans.JavaInstance):
-            raise SaveFormatError(f"not a TripleA save this version of battlecalc reads: "
-                                  f"expected an object, found {type(obj).__name__}")
+            raise self.error(f"expected an object, found {self.describe(obj)}")
         key = id(obj)
         if key not in self._fields:
             values = {}
@@ -153,12 +253,12 @@ class _Reader:
         return self._fields[key]
 
     def get(self, obj, *path: str):
-        for name in path:
-            values = self.fields(obj)
-            if name not in values:
-                raise SaveFormatError(
-                    f"not a TripleA save this version of battlecalc reads: "
-                    f"{_class_name(obj).rsplit('.', 1)[-1]} has no field {name!r}")
+        for i, name in enumerate(path):
+            with self.at(*path[:i]):
+                values = self.fields(obj)
+                if name not in values:
+                    raise self.error(f"{_class_name(obj).rsplit('.', 1)[-1]} has no field "
+                                     f"{name!r}")
             obj = values[name]
         return obj
 
@@ -171,53 +271,111 @@ class _Reader:
         value = self.get(obj, *path) if path else obj
         if isinstance(value, str | self.beans.JavaString):
             return str(value)
-        raise SaveFormatError(f"not a TripleA save this version of battlecalc reads: "
-                              f"{'.'.join(path) or 'a name'} is not text")
+        raise self.error(f"expected text, found {self.describe(value)}", *path)
+
+    def optional_text(self, obj, name: str) -> str | None:
+        """A text field that may be null or absent."""
+        value = self.opt(obj, name)
+        if value is None or isinstance(value, str | self.beans.JavaString):
+            return None if value is None else str(value)
+        raise self.error(f"expected text, found {self.describe(value)}", name)
 
     def number(self, obj, *path: str) -> int:
         value = self.get(obj, *path)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise SaveFormatError(f"not a TripleA save this version of battlecalc reads: "
-                                  f"{'.'.join(path)} is not a number")
+            raise self.error(f"expected a number, found {self.describe(value)}", *path)
+        return value
+
+    def optional_number(self, obj, name: str, default: int) -> int:
+        """A whole-number field that may be absent (another TripleA version)."""
+        value = self.opt(obj, name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(f"expected a number, found {self.describe(value)}", name)
         return value
 
     def flag(self, obj, name: str) -> bool:
         value = self.opt(obj, name, False)
-        return bool(value) if isinstance(value, bool) else False
+        if not isinstance(value, bool):
+            raise self.error(f"expected true or false, found {self.describe(value)}", name)
+        return value
+
+    def instance(self, value, kind: str, *, null: bool = False):
+        """`value` checked to be an object of the class `kind` (its simple name), or null
+        where `null` allows it."""
+        if value is None and null:
+            return None
+        if isinstance(value, self.beans.JavaInstance):
+            desc = value.classdesc
+            for _ in range(MAX_SUPERCLASSES):  # the class and its superclasses (GamePlayer$1:
+                if desc is None:               # the null player, a GamePlayer)
+                    break
+                if str(desc.name).rsplit(".", 1)[-1] == kind:
+                    return value
+                desc = desc.super_class
+        raise self.error(f"expected a {kind}, found {self.describe(value)}")
 
     def elements(self, obj) -> list:
         """The elements of a Java collection as javaobj gives it: lists and maps it converts,
-        sets and deques it leaves as objects whose custom data holds the elements."""
+        sets and deques it leaves as objects whose custom data holds the elements, wrappers
+        (Collections$Unmodifiable*, synchronized ones) hold another collection; a wrapper
+        that holds itself, or a chain of them past MAX_WRAPPERS, is an error."""
+        seen: set[int] = set()
+        while isinstance(obj, self.beans.JavaInstance) and not isinstance(obj, dict | list):
+            values = self.fields(obj)
+            inner = next((k for k in ("c", "list", "m") if k in values), None)
+            if inner is None:
+                found = []
+                for data in (obj.annotations or {}).values():
+                    found.extend(a for a in data if isinstance(a, self.beans.JavaInstance))
+                return found
+            if id(obj) in seen or len(seen) >= MAX_WRAPPERS:
+                raise self.error("a collection that contains itself")
+            seen.add(id(obj))
+            obj = values[inner]
         if obj is None:
             return []
         if isinstance(obj, dict):
             return list(obj.values())
         if isinstance(obj, list | tuple):
             return list(obj)
-        if isinstance(obj, self.beans.JavaInstance):
-            values = self.fields(obj)
-            for inner in ("c", "list", "m"):  # Collections$Unmodifiable*, synchronized ones
-                if inner in values:
-                    return self.elements(values[inner])
-            found = []
-            for data in (obj.annotations or {}).values():
-                found.extend(a for a in data if isinstance(a, self.beans.JavaInstance))
-            return found
-        raise SaveFormatError(f"not a TripleA save this version of battlecalc reads: "
-                              f"expected a collection, found {type(obj).__name__}")
+        raise self.error(f"expected a collection, found {self.describe(obj)}")
 
-    def name_of(self, obj) -> str | None:
-        """The name of a GamePlayer, Territory or UnitType (None for no object)."""
-        return None if obj is None else self.text(obj, "name")
+    def each(self, obj, kind: str | None = None):
+        """(the path part ``[i]``, element) of a collection, each element checked to be a
+        `kind` where one is given; read each inside ``with reader.at(part)``."""
+        for i, element in enumerate(self.elements(obj)):
+            if kind is not None:
+                with self.at(f"[{i}]"):
+                    self.instance(element, kind)
+            yield f"[{i}]", element
+
+    def name_of(self, obj, kind: str = "", *, null: bool = True) -> str | None:
+        """The name of a GamePlayer, Territory or UnitType (`kind`, checked where given; None
+        for no object where `null` allows it)."""
+        if kind:
+            obj = self.instance(obj, kind, null=null)
+        elif obj is None and not null:
+            raise self.error("expected an object, found null")
+        if obj is None:
+            return None
+        return self.text(obj, "name")
 
     def unit(self, obj) -> UnitRecord:
-        hits = self.opt(obj, "hits", 0)
-        return UnitRecord(self.name_of(self.get(obj, "type")),
-                          self.name_of(self.get(obj, "owner")),
-                          hits if isinstance(hits, int) and not isinstance(hits, bool) else 0)
+        """A Unit: its UnitType and owner (a GamePlayer: TripleA gives a unit without one the
+        null player, never null) and the hits it has taken."""
+        self.instance(obj, "Unit")
+        with self.at("type"):
+            unit_type = self.name_of(self.get(obj, "type"), "UnitType", null=False)
+        with self.at("owner"):
+            owner = self.name_of(self.get(obj, "owner"), "GamePlayer", null=False)
+        return UnitRecord(unit_type, owner, self.optional_number(obj, "hits", 0))
 
     def units(self, obj) -> tuple[UnitRecord, ...]:
-        return tuple(self.unit(u) for u in self.elements(obj))
+        units = []
+        for part, element in self.each(obj):
+            with self.at(part):
+                units.append(self.unit(element))
+        return tuple(units)
 
 
 # ---------------------------------------------------------------- the file
@@ -243,23 +401,136 @@ def _stream(path, max_inflated: int = MAX_STREAM_BYTES) -> bytes:
     return data
 
 
-def _objects(path, max_inflated: int = MAX_STREAM_BYTES) -> list:
+@dataclass
+class StreamFigures:
+    """What reading an object stream took, each figure against its part of the budget: the
+    items read, the objects built, the contents at the top, the deepest nesting, the longest
+    string or block (bytes) and array (elements) read, the seconds taken."""
+
+    items: int = 0
+    objects: int = 0
+    top_level: int = 0
+    depth: int = 0
+    string_bytes: int = 0
+    array_length: int = 0
+    seconds: float = 0.0
+
+
+class _BudgetedStream(io.BytesIO):
+    """The object stream as javaobj reads it, one ``read`` call per value: the calls are
+    counted against the budget's items, the length a call asks for (a string's, a block's)
+    against its string size, and the clock is looked at every 4,096 calls."""
+
+    def __init__(self, data: bytes, budget: ParseBudget, figures: StreamFigures):
+        super().__init__(data)
+        self.budget, self.figures = budget, figures
+        self.deadline = time.monotonic() + budget.seconds
+
+    def read(self, size: int | None = -1) -> bytes:
+        figures, budget = self.figures, self.budget
+        figures.items += 1
+        if figures.items > budget.items:
+            raise SaveBudgetError(f"more than {budget.items:,} items in its object stream")
+        if not figures.items & 0xFFF and time.monotonic() > self.deadline:
+            raise SaveBudgetError(f"not read in {budget.seconds:g} s")
+        if size is not None and size > figures.string_bytes:
+            if size > budget.string_bytes:
+                raise SaveBudgetError(f"a string or block of {size:,} bytes (more than "
+                                      f"{budget.string_bytes:,})")
+            figures.string_bytes = size
+        return super().read(size)
+
+
+@functools.cache
+def _budgeted_parser():
+    """javaobj's parser counting the contents at the top of the stream, their nesting and the
+    objects built, and a transformer refusing an array past the budget's length before its
+    elements are read."""
+    from javaobj.v2.api import ObjectTransformer
+    from javaobj.v2.core import JavaStreamParser
+
+    class Parser(JavaStreamParser):
+        def __init__(self, stream: _BudgetedStream, transformers):
+            super().__init__(stream, transformers)
+            self.budget, self.figures = stream.budget, stream.figures
+            self.depth = 0
+
+        def _read_content(self, type_code, block_data, class_desc=None):
+            budget, figures = self.budget, self.figures
+            if self.depth == 0:
+                figures.top_level += 1
+                if figures.top_level > budget.top_level:
+                    raise SaveBudgetError(f"more than {budget.top_level:,} contents at the "
+                                          "top of its object stream")
+            elif self.depth >= budget.depth:
+                raise SaveBudgetError(f"objects nested more than {budget.depth} deep")
+            self.depth += 1
+            figures.depth = max(figures.depth, self.depth)
+            try:
+                return super()._read_content(type_code, block_data, class_desc)
+            finally:
+                self.depth -= 1
+
+        def _new_handle(self):  # each object, string, array or class the stream defines
+            self.figures.objects += 1
+            if self.figures.objects > self.budget.objects:
+                raise SaveBudgetError(f"more than {self.budget.objects:,} objects in its "
+                                      "object stream")
+            return super()._new_handle()
+
+    class ArrayLengths(ObjectTransformer):
+        def __init__(self, budget: ParseBudget, figures: StreamFigures):
+            self.budget, self.figures = budget, figures
+
+        def load_array(self, reader, type_code, size):
+            if size > self.budget.array_length:
+                raise SaveBudgetError(f"an array of {size:,} elements (more than "
+                                      f"{self.budget.array_length:,})")
+            self.figures.array_length = max(self.figures.array_length, size)
+            return None  # javaobj reads the elements
+
+    return Parser, ArrayLengths
+
+
+def _objects(path, max_inflated: int = MAX_STREAM_BYTES,
+             budget: ParseBudget = SAVE_BUDGET) -> list:
+    """The contents of the save's object stream, read within `budget`."""
+    return _read_objects(path, max_inflated, budget)[0]
+
+
+def _read_objects(path, max_inflated: int, budget: ParseBudget
+                  ) -> tuple[list, StreamFigures]:
     data = _stream(path, max_inflated)
     if data[:2] != b"\xac\xed":
         raise SaveFormatError(f"{path} is not a TripleA save: no Java object stream inside")
-    javaobj, _ = _javaobj()
+    _javaobj()
+    from javaobj.v2.transformers import DefaultObjectTransformer
+
+    parser_class, array_lengths = _budgeted_parser()
+    figures = StreamFigures()
+    started = time.perf_counter()
     try:
-        objects = javaobj.load(io.BytesIO(data))
-    except RecursionError:
-        raise SaveFormatError(f"{path} is a damaged TripleA save: objects nested too deeply"
+        contents = parser_class(_BudgetedStream(data, budget, figures),
+                                [array_lengths(budget, figures),
+                                 DefaultObjectTransformer()]).run()
+    except SaveBudgetError as exc:
+        raise SaveBudgetError(f"{path} is refused: {exc}, past what a real TripleA save holds"
                               ) from None
+    except RecursionError:
+        raise SaveBudgetError(f"{path} is refused: objects nested too deeply, past what a real "
+                              "TripleA save holds") from None
     except Exception as exc:  # javaobj raises whatever the damaged bytes lead it to
         reason = " ".join(str(exc).split())[:80] or type(exc).__name__
         raise SaveFormatError(f"{path} is a damaged or truncated TripleA save ({reason})"
                               ) from None
-    if not isinstance(objects, list):
-        objects = [objects]
-    return objects
+    figures.seconds = time.perf_counter() - started
+    return contents, figures
+
+
+def stream_figures(path, budget: ParseBudget = SAVE_BUDGET) -> StreamFigures:
+    """What reading the save at `path` takes, figure by figure (benchmarks/triplea_budget.py
+    prints them for the saves it is given; the docs compare the largest with the budget)."""
+    return _read_objects(path, MAX_STREAM_BYTES, budget)[1]
 
 
 def read_save(path, max_inflated: int = MAX_STREAM_BYTES) -> SaveData:
@@ -292,110 +563,237 @@ def _save_data(reader: _Reader, objects: list, path: str) -> SaveData:
         raise SaveFormatError("not a TripleA save: no GameData in the stream")
     version = objects[0] if objects else None
     engine = ".".join(str(reader.opt(version, k, "")) for k in ("major", "minor", "point"))
-    sequence = reader.get(game_data, "sequence")
-    steps = reader.elements(reader.get(sequence, "steps"))
-    index = reader.number(sequence, "currentIndex")
-    if not 0 <= index < len(steps):
-        raise SaveFormatError("not a TripleA save this version of battlecalc reads: the "
-                              "current step is out of the sequence")
-    step = steps[index]
-    display = reader.opt(step, "displayName")
-    territories = tuple(_territory(reader, t) for t in
-                        reader.elements(reader.get(game_data, "map", "territories")))
+    with reader.at("GameData"):
+        game = reader.text(game_data, "gameName")
+        sequence = reader.get(game_data, "sequence")
+        with reader.at("sequence"):
+            steps = reader.elements(reader.get(sequence, "steps"))
+            index = reader.number(sequence, "currentIndex")
+            if not 0 <= index < len(steps):
+                raise reader.error(f"step {index} of {len(steps)}: out of the sequence",
+                                   "currentIndex")
+            round_ = reader.number(sequence, "round")
+            with reader.at("steps", f"[{index}]"):
+                step = reader.instance(steps[index], "GameStep")
+                step_name = reader.text(step, "name")
+                display = reader.optional_text(step, "displayName")
+                with reader.at("player"):
+                    player = reader.name_of(reader.opt(step, "player"), "GamePlayer")
+        territories = []
+        with reader.at("map", "territories"):
+            for part, territory in reader.each(reader.get(game_data, "map", "territories"),
+                                               "Territory"):
+                territories.append(_territory(reader, territory, part))
+        with reader.at("properties"):
+            properties = _properties(reader, reader.get(game_data, "properties"))
+        with reader.at("playerList", "players"):
+            techs = _techs(reader, reader.get(game_data, "playerList", "players"))
+        with reader.at("alliances"):
+            alliances = _alliances(reader, game_data)
+    places = {t.name for t in territories}
     battles = []
     for state in objects:
         if _class_name(state).endswith(".BattleExtendedDelegateState"):
-            tracker = reader.get(state, "battleTracker")
-            for battle in reader.elements(reader.get(tracker, "pendingBattles")):
-                battles.append(_battle(reader, battle))
+            with reader.at("BattleExtendedDelegateState", "battleTracker", "pendingBattles"):
+                tracker = reader.get(state, "battleTracker")
+                for part, battle in reader.each(reader.get(tracker, "pendingBattles")):
+                    with reader.at(part):
+                        record = _battle(reader, battle)
+                        if record.territory not in places:
+                            raise reader.error(f"{quoted(record.territory)} is not a territory "
+                                               "of the map", "battleSite")
+                    battles.append(record)
     battles.sort(key=lambda b: (b.territory, b.battle_type))
-    return SaveData(
-        game=reader.text(game_data, "gameName"),
-        engine_version=engine,
-        round=reader.number(sequence, "round"),
-        step=reader.text(step, "name"),
-        step_display=None if display is None else reader.text(display),
-        player=reader.name_of(reader.opt(step, "player")),
-        territories=territories,
-        battles=tuple(battles),
-        properties=_properties(reader, reader.get(game_data, "properties")),
-        techs=_techs(reader, reader.get(game_data, "playerList", "players")),
-        alliances=_alliances(reader, game_data),
-    )
+    return SaveData(game=game, engine_version=engine, round=round_, step=step_name,
+                    step_display=display, player=player, territories=tuple(territories),
+                    battles=tuple(battles), properties=properties, techs=techs,
+                    alliances=alliances)
 
 
-def _territory(reader: _Reader, territory) -> TerritoryRecord:
-    attachment = (reader.opt(territory, "attachments") or {}).get("territoryAttachment")
-    production = reader.opt(attachment, "production", 0)
-    return TerritoryRecord(
-        name=reader.text(territory, "name"),
-        owner=reader.name_of(reader.get(territory, "owner")),
-        water=reader.flag(territory, "water"),
-        units=reader.units(reader.get(territory, "unitCollection", "units")),
-        production=production if isinstance(production, int) else 0,
-    )
+def _table(reader: _Reader, obj, name: str) -> dict:
+    """A map field ({} for null or absent)."""
+    value = reader.opt(obj, name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise reader.error(f"expected a map, found {reader.describe(value)}", name)
+    return value
+
+
+def _territory(reader: _Reader, territory, part: str) -> TerritoryRecord:
+    with reader.at(part):
+        name = reader.text(territory, "name")
+    with reader.at(f"{part} ({quoted(name)})"):
+        with reader.at("attachments", "['territoryAttachment']"):
+            attachment = reader.instance(_table(reader, territory, "attachments").get(
+                "territoryAttachment"), "TerritoryAttachment", null=True)
+            production = reader.optional_number(attachment, "production", 0)
+        with reader.at("owner"):
+            owner = reader.name_of(reader.get(territory, "owner"), "GamePlayer")
+        water = reader.flag(territory, "water")
+        with reader.at("unitCollection", "units"):
+            units = reader.units(reader.get(territory, "unitCollection", "units"))
+    return TerritoryRecord(name=name, owner=owner, water=water, units=units,
+                           production=production)
 
 
 def _enum(value) -> str:
     return str(getattr(value, "value", value))
 
 
+def _enum_constant(reader: _Reader, value, kind: str) -> str:
+    """The constant's name of a Java enum value, checked to be one."""
+    if not isinstance(value, reader.beans.JavaEnum):
+        raise reader.error(f"expected a {kind}, found {reader.describe(value)}")
+    return reader.text(value.value)
+
+
 def _battle(reader: _Reader, battle) -> BattleRecord:
-    stack = reader.opt(battle, "stack")
-    current = reader.opt(stack, "currentStep")
-    queued = reader.elements(reader.opt(stack, "deque"))
-    round_ = reader.opt(battle, "round", 1)
+    reader.fields(battle)  # an object (a MustFightBattle, a raid, an air battle, ...)
+    with reader.at("stack"):
+        stack = reader.instance(reader.opt(battle, "stack"), "ExecutionStack", null=True)
+        current = reader.opt(stack, "currentStep")
+        queued = reader.elements(reader.opt(stack, "deque"))
+    with reader.at("battleSite"):
+        territory = reader.name_of(reader.get(battle, "battleSite"), "Territory", null=False)
+    with reader.at("battleType"):
+        battle_type = _enum_constant(reader, reader.get(battle, "battleType"), "BattleType")
+    with reader.at("attacker"):
+        attacker = reader.name_of(reader.get(battle, "attacker"), "GamePlayer", null=False)
+    with reader.at("defender"):
+        defender = reader.name_of(reader.opt(battle, "defender"), "GamePlayer")
+
+    def units(name: str, required: bool = False) -> tuple[UnitRecord, ...]:
+        with reader.at(name):
+            return reader.units(reader.get(battle, name) if required else reader.opt(battle,
+                                                                                     name))
+
+    steps = []
+    for part, text in reader.each(reader.opt(battle, "stepStrings")):
+        with reader.at("stepStrings", part):
+            steps.append(reader.text(text))
+    with reader.at("stack", "currentStep" if current is not None else "deque[0]"):
+        fire = _fire_state(reader, current if current is not None else
+                           (queued[0] if queued else None))
     return BattleRecord(
-        territory=reader.name_of(reader.get(battle, "battleSite")),
-        battle_type=_enum(reader.get(battle, "battleType")),
-        attacker=reader.name_of(reader.get(battle, "attacker")),
-        defender=reader.name_of(reader.opt(battle, "defender")),
-        attacking=reader.units(reader.get(battle, "attackingUnits")),
-        defending=reader.units(reader.get(battle, "defendingUnits")),
-        bombarding=reader.units(reader.opt(battle, "bombardingUnits")),
-        landing=reader.units(reader.opt(battle, "amphibiousLandAttackers")),
+        territory=territory, battle_type=battle_type, attacker=attacker, defender=defender,
+        attacking=units("attackingUnits", True), defending=units("defendingUnits", True),
+        bombarding=units("bombardingUnits"), landing=units("amphibiousLandAttackers"),
         amphibious=reader.flag(battle, "isAmphibious"),
-        round=round_ if isinstance(round_, int) and not isinstance(round_, bool) else 1,
+        round=reader.optional_number(battle, "round", 1),
         started=current is not None or bool(queued),
-        killed=reader.units(reader.opt(battle, "killed")),
-        attacking_waiting_to_die=reader.units(reader.opt(battle, "attackingWaitingToDie")),
-        defending_waiting_to_die=reader.units(reader.opt(battle, "defendingWaitingToDie")),
-        steps=tuple(reader.text(s) for s in reader.elements(reader.opt(battle, "stepStrings"))),
-        fire=_fire_state(reader, current),
-    )
+        killed=units("killed"),
+        attacking_waiting_to_die=units("attackingWaitingToDie"),
+        defending_waiting_to_die=units("defendingWaitingToDie"),
+        steps=tuple(steps), fire=fire)
+
+
+_PHASES = {"1": "roll", "2": "select", "3": "mark", "4": "mark"}  # Fire$N, FireAa$N (2.0-2.4)
+_NEW_PHASES = {"RollDiceStep": "roll", "SelectCasualties": "select", "MarkCasualties": "mark"}
+_GROUPS = {"aa": "aa", "naval bombardment": "bombard", "first strike units": "strike",
+           "air vs non subs": "air"}  # 2.5's firingGroup.displayName (else general fire)
 
 
 def _fire_state(reader: _Reader, step) -> FireState | None:
-    """A Fire step whose dice are rolled (the step objects of Fire are inner classes holding
-    the Fire as ``this$0``)."""
+    """The fire a battle in progress stands in, from its step object (None: no fire step, or
+    one battlecalc does not read).  TripleA 2.0-2.4: the inner steps Fire$1 (roll), Fire$2
+    (select), Fire$3 (mark) of a Fire (general, first strike, bombardment: `text` "Bombard"),
+    FireAa$N of a land battle's AA, StrategicBombingRaidBattle$FireAa$N and $ConductBombing$N
+    of a raid, each holding its fire as ``this$0``; 2.5: RollDiceStep, SelectCasualties,
+    MarkCasualties with `side`, `firingGroup` and `fireRoundState`."""
+    name = _class_name(step)
+    short = name.rsplit(".", 1)[-1]
+    if short in _NEW_PHASES:
+        side = _enum(reader.opt(step, "side"))
+        group = reader.opt(step, "firingGroup")
+        label = str(reader.opt(group, "displayName") or "units").strip().lower()
+        kind = _GROUPS.get(label, "general")
+        state = reader.opt(step, "fireRoundState")
+        dice = reader.opt(state, "dice")
+        rolls, hits = _dice(reader, dice) if dice is not None else ([], 0)
+        casualties = reader.opt(state, "casualties")
+        killed = reader.units(reader.opt(casualties, "killed")) if casualties is not None else ()
+        return FireState(defending=side == "DEFENSE", firing_nation=None, hits=hits,
+                         dice=len(rolls), next_step="", kind=kind,
+                         phase="roll" if dice is None else _NEW_PHASES[short],
+                         killed=killed, step=short)
     fire = reader.opt(step, "this$0")
-    if not _class_name(fire).endswith(".Fire"):
+    outer = _class_name(fire)
+    phase = _PHASES.get(short.rsplit("$", 1)[-1]) if "$" in short else None
+    if outer.endswith("StrategicBombingRaidBattle"):  # the raid itself (ConductBombing)
+        return FireState(False, None, 0, 0, "", kind="bombing", phase="roll", step=short)
+    if phase is None or not outer.endswith((".Fire", "$FireAa", ".FireAa")):
         return None
     dice = reader.opt(fire, "dice")
-    if dice is None:
-        return None
-    rolls, hits = _dice(reader, dice)
+    rolls, hits = _dice(reader, dice) if dice is not None else ([], 0)
+    if outer.endswith("$FireAa"):  # a raid's AA (StrategicBombingRaidBattle$FireAa)
+        kind = "raid_aa"
+    elif outer.endswith(".FireAa"):
+        kind = "aa"
+    elif str(reader.opt(fire, "text") or "") == "Bombard":
+        kind = "bombard"
+    elif "first strike" in str(reader.opt(fire, "stepName") or "").lower():
+        kind = "strike"
+    else:
+        kind = "general"
+    killed = reader.units(reader.opt(fire, "killed")) if phase == "mark" else ()
     return FireState(
         defending=reader.flag(fire, "defending"),
         firing_nation=reader.name_of(reader.opt(fire, "firingPlayer")),
         hits=hits, dice=len(rolls),
-        next_step=str(reader.opt(fire, "stepName") or ""))
+        next_step=str(reader.opt(fire, "stepName") or ""), kind=kind,
+        phase="roll" if dice is None and phase != "mark" else phase, killed=killed,
+        step=short)
 
 
 def _dice(reader: _Reader, roll) -> tuple[list[int], int]:
-    """A DiceRoll's dice (each packed as value << 16 | rolledAt << 8 | type, type 1 a hit)
-    and its hits, from its externalized data: int[] dice, int hits, double expectedHits."""
-    rolls: list[int] = []
-    block = b""
-    for data in (roll.annotations or {}).values():
-        for item in data:
-            if isinstance(item, list | tuple):  # javaobj's JavaArray is a list
-                rolls = [int(v) for v in item]
-            else:
-                block += block_bytes(item)
-    hits = struct.unpack(">i", block[:4])[0] if len(block) >= 4 else sum(
-        1 for v in rolls if v & 0xFF == 1)
-    return rolls, hits
+    """A DiceRoll's dice (packed) and hits (counted from the dice where none are stored)."""
+    dice = dice_roll(reader, roll)
+    hits = dice.hits if dice.hits is not None else sum(1 for v in dice.packed if v & 0xFF == 1)
+    return list(dice.packed), hits
+
+
+@dataclass(frozen=True)
+class DiceRecord:
+    """A DiceRoll: its dice (each packed as value << 16 | rolledAt << 8 | type, value
+    0-based, type 1 a hit), the hits and expected hits TripleA stored with it (None where its
+    data stops after the dice), and the player who rolled (stored from TripleA 2.6 on)."""
+
+    packed: tuple[int, ...]
+    hits: int | None
+    expected: float | None
+    player: str | None
+
+
+def dice_roll(reader: _Reader, roll) -> DiceRecord:
+    """A DiceRoll from its externalized data (TripleA's DiceRoll.writeExternal): from 2.6 on
+    an int version (1) first; then int[] dice, int hits, double expectedHits; from 2.6 on the
+    player's name (a String or null)."""
+    reader.instance(roll, "DiceRoll")
+    items = [item for data in (roll.annotations or {}).values() for item in data]
+    arrays = [i for i, item in enumerate(items) if isinstance(item, list | tuple)]
+    if len(arrays) != 1:
+        raise reader.error(f"a dice roll with {len(arrays)} arrays of dice, not 1")
+    at = arrays[0]
+    before = b"".join(block_bytes(item) for item in items[:at])
+    after = b"".join(block_bytes(item) for item in items[at + 1:])
+    packed = []
+    for value in items[at]:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise reader.error(f"a die is {reader.describe(value)}, not a number")
+        packed.append(value)
+    hits = expected = None
+    if len(after) >= 12:
+        hits, expected = struct.unpack(">id", after[:12])
+        if not math.isfinite(expected):
+            raise reader.error("a dice roll's expected hits are not a number")
+    elif len(after) >= 4:
+        (hits,) = struct.unpack(">i", after[:4])
+    player = None
+    if len(before) >= 4 and struct.unpack(">i", before[:4])[0] >= 1:
+        text = str | reader.beans.JavaString
+        player = next((str(item) for item in items[at + 1:] if isinstance(item, text)), None)
+    return DiceRecord(tuple(packed), hits, expected, player)
 
 
 def block_bytes(item) -> bytes:
@@ -407,13 +805,17 @@ def block_bytes(item) -> bytes:
 
 
 def _properties(reader: _Reader, properties) -> dict:
-    """Rule switches: {name: value} for the boolean, number and text properties."""
+    """Rule switches: {name: value} for the boolean, number and text properties; a switch
+    battlecalc reads (SWITCH_PROPERTIES) must be true or false, as TripleA reads it."""
     found = {}
     for part in ("constantProperties", "editableProperties"):
-        table = reader.opt(properties, part) or {}
-        for name, value in table.items():
-            inner = reader.opt(value, "value", value) if isinstance(
-                value, reader.beans.JavaInstance) else value
+        for name, value in _table(reader, properties, part).items():
+            editable = isinstance(value, reader.beans.JavaInstance)
+            inner = reader.opt(value, "value", value) if editable else value
+            if str(name) in SWITCH_PROPERTIES and not isinstance(inner, bool):
+                raise reader.error(f"expected true or false, found {reader.describe(inner)} "
+                                   "(TripleA reads it as a Boolean)", part, f"[{quoted(name)}]",
+                                   *(["value"] if editable else []))
             if isinstance(inner, bool | int | float):
                 found[str(name)] = inner
             elif isinstance(inner, str | reader.beans.JavaString):
@@ -423,11 +825,15 @@ def _properties(reader: _Reader, properties) -> dict:
 
 def _techs(reader: _Reader, players) -> dict:
     techs = {}
-    for player in reader.elements(players):
-        name = reader.text(player, "name")
-        attachment = (reader.opt(player, "attachments") or {}).get("techAttachment")
-        techs[name] = tuple(tech for field_name, tech in TECH_FIELDS.items()
-                            if reader.flag(attachment, field_name))
+    for part, player in reader.each(players, "GamePlayer"):
+        with reader.at(part):
+            name = reader.text(player, "name")
+            with reader.at("attachments", "['techAttachment']"):
+                attachment = reader.instance(_table(reader, player, "attachments").get(
+                    "techAttachment"), "TechAttachment", null=True)
+                techs[name] = tuple(tech for field_name, tech in TECH_FIELDS.items()
+                                    if attachment is not None
+                                    and reader.flag(attachment, field_name))
     return techs
 
 
@@ -443,7 +849,7 @@ def _alliances(reader: _Reader, game_data) -> dict:
     player = None
     for item in items:
         if isinstance(item, reader.beans.JavaInstance):
-            player = reader.name_of(item)
+            player = reader.name_of(item, "GamePlayer")
         elif isinstance(item, str | reader.beans.JavaString) and player is not None:
             found.setdefault(player, []).append(str(item))
     return {p: tuple(a) for p, a in found.items()}

@@ -17,6 +17,11 @@ UNIT_FIELDS = ("attack", "defense", "hitPoints", "attackRolls", "defenseRolls", 
                "artillerySupportable", "isInfrastructure", "isConstruction", "isKamikaze",
                "isSuicideOnAttack", "isSuicideOnDefense", "isSuicideOnHit", "isMarine",
                "isFirstStrike", "canEvade", "canProduceUnits")
+# UnitAttachment fields of AA fire -> the XML options they are set by
+AA_FIELDS = {"isAaForCombatOnly": "isAAforCombatOnly", "attackAa": "attackAA",
+             "maxAaAttacks": "maxAAattacks", "maxRoundsAa": "maxRoundsAA",
+             "mayOverStackAa": "mayOverStackAA", "offensiveAttackAa": "offensiveAttackAA",
+             "attackAaMaxDieSides": "attackAAmaxDieSides", "targetsAa": "targetsAA"}
 
 
 def _text(value) -> str:
@@ -54,6 +59,13 @@ def _game_file(reader: _Reader, objects) -> GameFile:
             values = reader.fields(attachment)
             if kind.endswith(".UnitAttachment"):
                 options = {f: _text(values[f]) for f in UNIT_FIELDS if f in values}
+                for java_name, option in AA_FIELDS.items():
+                    value = values.get(java_name)
+                    if java_name == "targetsAa" and value is not None:
+                        value = ":".join(sorted(reader.name_of(u) or ""
+                                                for u in reader.elements(value)))
+                    if value is not None:
+                        options[option] = _text(value)
                 if options.get("isFirstStrike") == "true" and options.get("canEvade") == "true":
                     options["isSub"] = "true"  # how TripleA saves an XML submarine
                     del options["isFirstStrike"], options["canEvade"]

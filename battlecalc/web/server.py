@@ -11,17 +11,31 @@ Routes (nothing else is served, and no path ever reaches the file system):
                              under "distributions")
     GET|POST /api/raid       a bombing raid: the arguments of battlecalc.raid; `raid`'s JSON
     GET|POST /api/plan       the planner: the arguments of battlecalc.plan; `plan`'s JSON
-    POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its battles,
-                             each with the page query that loads it (game_battles)
+    POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its board
+                             (game_battles, solved by live.solve_board): each battle with the
+                             page query that loads it as it stands, and its odds; territories,
+                             the luck so far, the turn's summary
+    GET  /api/board          serve --watch DIR: the live board's state (battlecalc.web.live)
+    GET  /api/watch          the same, as server-sent events at each change (404 without
+                             --watch)
 
-Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
+Every path under /api/ but /api/spec answers only requests with the header
+``X-Battlecalc-Client`` (any value; ``X-Battlecalc-Page`` counts too), which the page sends and
+a page of another origin cannot (PageOnly): 403 otherwise, before any body is read.
+Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line;
+what the CLI would warn of (an input accepted but ignored, a raid's note, trials and seed with
+method exact, no edition named) comes with the answer as ``"warnings": [line, ...]``.
 Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
 ``method=exact`` is solved only where ``auto`` would solve exactly, and battles run on a
 small thread pool (pending requests beyond a bound get 503).  Work follows the user: a
 request whose client has gone (the connection closed), or that a newer request of the same
 page replaces (headers ``X-Battlecalc-Page: <id>`` and ``X-Battlecalc-Request: <number>``), is
-stopped at its next progress report (a Monte Carlo chunk, a planner candidate).  With
-``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream).
+stopped at its next progress report (a Monte Carlo chunk, a planner candidate).  An uploaded
+save is read by a child process beside the pool, under a time and memory limit, killed when
+its client goes (battlecalc.web.saves); a few at once, more wait, beyond a bound 503.  With
+``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream);
+a battle's first line says what will run (``"method"``) and whether kernels compile first
+(``"compiling"``), and the time limit counts from the first work done where they compile.
 ``serve --workers N`` runs N processes on the one socket; each keeps a cache of exact answers.
 """
 
@@ -29,7 +43,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
+import functools
 import json
 import os
 import socket
@@ -37,8 +53,7 @@ import sys
 import threading
 import time
 import traceback
-import urllib.parse
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -47,15 +62,25 @@ from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .. import api
-from ..errors import BattleInputError, quoted
+from .. import api, solver
+from ..errors import BattleInputError, collected_warnings, quoted
+from ..options import NO_EDITION_WARNING, ignored_options
 from ..plot import distributions
 from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
+from ..waves import simulate_with  # (and the sequences solver api.simulate uses)
+from .live import solve_board
+from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server's, as before)
+    MAX_SAVE_INFLATED,
+    MAX_SAVE_UPLOAD,
+    ChildGone,
+    game_battles,
+    read_in_child,
+)
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 
 MAX_BODY_BYTES = 64 * 1024
@@ -67,7 +92,22 @@ MAX_PENDING = 1024  # queued requests (cheap: parsed parameters); beyond: 503
 CACHE_SIZE = 512  # exact answers kept per process (a repeated exact battle is not solved again)
 MAX_CACHED_BYTES = 256 * 1024  # larger answers (big laws, long plans) are not kept
 MAX_PAGES = 4096  # pages whose latest request is remembered (to cancel the one it replaces)
+GAME_TIME_LIMIT_S = 20.0  # reading one uploaded save (a real one: under a second)
+GAME_WORKERS = 2  # uploads read at once, each in a process of its own (saves.read_in_child)
+MAX_GAME_PENDING = 8  # uploads held (each at most MAX_SAVE_UPLOAD); beyond: 503
+GAME_MEMORY = 1024 * 1024 * 1024  # the address space of the process reading one upload
+# The API's costly endpoints answer requests that carry one of these headers: the page sends
+# X-Battlecalc-Client (and X-Battlecalc-Page with its runs).  A page of another origin cannot
+# send a custom header without a CORS preflight, which this server never allows: it sends no
+# Access-Control-* header (PageOnly)
+CLIENT_HEADERS = (b"x-battlecalc-client", b"x-battlecalc-page")
+FREE_PATHS = ("/api/spec",)  # under /api/: answered to anyone (the editions, from memory)
+NOT_FROM_THE_PAGE = (
+    "this API answers battlecalc's page and clients that send the header X-Battlecalc-Client "
+    "(any value, e.g. curl -H 'X-Battlecalc-Client: 1'); a page of another site cannot send it")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+NOT_WATCHING = "this server watches no folder: start it with battlecalc serve --watch DIR"
+GRACEFUL_S = 3.0  # at Ctrl-C, requests and open board streams get this long to end
 ASSETS = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
@@ -109,6 +149,25 @@ WARM_UP = [
     dict(rules="formula", attacker="2 army", defender="2 army", method="mc", trials=1000,
          seed=1),
 ]
+
+
+COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.compiling_notice's
+
+
+def kernels_cold(method: str | None = None) -> bool:
+    """Whether the main kernel of `method` ("mc", "exact"; None: either) is not in numba's
+    cache on disk (battlecalc.kernels.jit.cache_is_cold): calling it compiles it first, a
+    minute or two on a first run.  False where kernels run as plain Python."""
+    from ..kernels import jit
+
+    if jit.plain_kernels() or not jit.is_compiled():
+        return False
+    from ..kernels import montecarlo
+    from ..kernels.exact import sweep
+
+    kernels = {"mc": (montecarlo._simulate_chunks,), "exact": (sweep._solve_blocks,)}
+    chosen = kernels.get(method, kernels["mc"] + kernels["exact"])
+    return any(jit.cache_is_cold(kernel) for kernel in chosen)
 
 
 class TooMuchWork(BattleInputError):
@@ -174,8 +233,14 @@ class Engine:
                  time_limit: float = TIME_LIMIT_S, max_pending: int = MAX_PENDING,
                  warm_up_battles: list[dict[str, Any]] | None = None,
                  warm_up_hook: Callable[[dict[str, Any]], None] | None = None,
-                 cache_size: int = CACHE_SIZE):
+                 cache_size: int = CACHE_SIZE, game_time_limit: float = GAME_TIME_LIMIT_S,
+                 game_workers: int = GAME_WORKERS, max_game_pending: int = MAX_GAME_PENDING,
+                 game_memory: int = GAME_MEMORY):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
+        self.workers = workers
+        # method=exact: each battle's plan refuses where auto would take Monte Carlo
+        self.exact_solve = functools.partial(
+            api.solve, limits=dataclasses.replace(solver.LIMITS, exact_only_where_auto=True))
         self.max_trials = max_trials
         self.max_formula_trials = max_formula_trials
         self.time_limit = time_limit
@@ -196,10 +261,21 @@ class Engine:
         self.cache_size = cache_size
         self.cache_lock = threading.Lock()
         self.cache_hits = 0
+        # uploaded saves: read by child processes beside the pool (saves.read_in_child)
+        self.game_time_limit = game_time_limit
+        self.game_workers = game_workers
+        self.max_game_pending = max_game_pending
+        self.game_memory = game_memory
+        self.game_pending = 0
+        # what came in (the event loop counts): requests refused for want of the page's header
+        # (PageOnly), and requests let through to work, by endpoint (run, raid, plan, game)
+        self.refused = 0
+        self.started: Counter[str] = Counter()
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
-                "time_limit_s": self.time_limit, "max_body_bytes": MAX_BODY_BYTES}
+                "time_limit_s": self.time_limit, "max_body_bytes": MAX_BODY_BYTES,
+                "max_save_bytes": MAX_SAVE_UPLOAD, "game_time_limit_s": self.game_time_limit}
 
     def check(self, kwargs: dict[str, Any]) -> None:
         """Refuse, before any work, what is over the limits."""
@@ -233,12 +309,21 @@ class Engine:
         try:
             if cancel.is_set():
                 raise Cancelled()
-            result = self._simulate(kwargs, what, cancel, report)
+            with collected_warnings() as said:  # this thread's BattleInputWarnings
+                result = self._simulate(kwargs, what, cancel, report)
         finally:
             with self._requests_done:
                 self._requests -= 1
                 self._requests_done.notify_all()
         data = result.to_dict()
+        # what the command line warns about, as it words it (its flags as the parameters)
+        if "rules" not in kwargs and what in ("run", "raid"):  # the library's default
+            said.insert(0, NO_EDITION_WARNING)
+        said += [note for note in getattr(result, "notes", ()) if note not in said]
+        if what == "run":
+            said += ignored_options(set(kwargs), kwargs.get("method", "auto"), result)
+        if said:
+            data["warnings"] = said
         if with_laws:
             data["distributions"] = distributions(result)
         text = json.dumps(data) if data.get("method") == "exact" and not data.get("seed") \
@@ -260,7 +345,10 @@ class Engine:
                 raise Cancelled()
 
         solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
-        deadline = time.monotonic() + self.time_limit
+        # the time limit counts the work, not the compiling of the kernels (a minute or two
+        # on a first run): where they are not compiled yet, it starts with the first report
+        # of work done
+        deadline = [None if kernels_cold() else time.monotonic() + self.time_limit]
 
         # a running estimate only of one battle (a wave's or a raid's air battle's counts are
         # not the answer's)
@@ -268,31 +356,28 @@ class Engine:
 
         def watch(done: int, total: int, what: str = "trials", *_, outcomes=None) -> None:
             stop_if_cancelled()
-            if report is not None and total:
-                if outcomes is not None and one_battle and done:
+            if report is not None:
+                if not total:  # a notice: "compiling kernels (first run only)"
+                    report(done, total, what, {"compiling": what == COMPILING})
+                elif outcomes is not None and one_battle and done:
                     report(done, total, what, running_estimate(outcomes, done))
                 else:
                     report(done, total, what)
-            if time.monotonic() > deadline and done < total:
+            if deadline[0] is None and done:
+                deadline[0] = time.monotonic() + self.time_limit
+            if deadline[0] is not None and time.monotonic() > deadline[0] and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
         ruleset = load_rules(kwargs.get("rules", "revised"))
+        if report is not None and one_battle and ruleset.model == "dice":
+            self._tell_plan(kwargs, report)
         try:
             if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
-                # exact only where `auto` would solve exactly: ask auto, and stop it at its
-                # first Monte Carlo progress report if it went for Monte Carlo instead (and at
-                # the time limit, in the --retreat-below table both methods build)
-                def refuse(done: int, total: int, what: str = "trials", *_) -> None:
-                    stop_if_cancelled()
-                    if what == "trials":
-                        raise _Stop("exact")
-                    watch(done, total, what)
-
+                # exact only where `auto` would solve exactly: the choice of each battle's
+                # plan refuses where auto would take Monte Carlo (solver.ExactRefused)
                 try:
-                    return solve(**{**kwargs, "method": "auto"}, progress=refuse)
-                except _Stop as stop:
-                    if str(stop) != "exact":
-                        raise
+                    return simulate_with(self.exact_solve, **kwargs, progress=watch)
+                except solver.ExactRefused:
                     raise TooMuchWork(
                         "battle too large to solve exactly on this server (method auto would "
                         "use Monte Carlo); use method=mc or method=auto"
@@ -304,6 +389,21 @@ class Engine:
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
                 "ask for fewer trials"
             ) from None
+
+    @staticmethod
+    def _tell_plan(kwargs: dict[str, Any], report: Callable[..., None]) -> None:
+        """Tell a streaming client what will run before it runs: a progress line of no work
+        with the method the solver chooses (battlecalc.api.choose) and whether its kernels
+        compile first.  Nothing where the battle does not check (the run says why)."""
+        try:
+            battle, run, compiled = api.prepare(**kwargs)
+            method = api.choose(battle, run, compiled).method
+        except (BattleInputError, ValueError, RecursionError):
+            return
+        compiling = kernels_cold(method)
+        what = COMPILING if compiling else "exact solve" if method == "exact" else "trials"
+        report(0, 0, what, {"method": method, "compiling": compiling,
+                            "trials": None if method == "exact" else run.trials})
 
     async def run(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
                   cancel: threading.Event | None = None,
@@ -405,48 +505,6 @@ def check_request(kwargs: dict[str, Any], extra: dict[str, Any]) -> None:
             "those of one battle); leave distributions out")
 
 
-MAX_SAVE_UPLOAD = 4 * 1024 * 1024  # a TripleA save is a few hundred kB
-MAX_SAVE_INFLATED = 64 * 1024 * 1024  # decompressed, checked before the reader sees it
-PAGE_KINDS = ("land", "sea", "amphibious")  # a save's battles the form can load
-
-
-def game_battles(raw: bytes) -> dict[str, Any]:
-    """The battles of an uploaded TripleA save (bytes, never a server path): the game and,
-    per battle, its armies in the edition's notation and ``query``, the page's URL query that
-    loads it into the form (null for a kind the form has not: raids, air battles).
-    BattleInputError for anything that is not a save battlecalc reads."""
-    import tempfile
-    from pathlib import Path
-
-    from ..army import format_army
-    from ..triplea.game import read_game
-
-    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
-        path = Path(folder) / "save.tsvg"
-        path.write_bytes(raw)
-        try:
-            # the reader's own inflating stops a gzip bomb, at the server's lower cap
-            game = read_game(path, solve=False, max_inflated=MAX_SAVE_INFLATED)
-        except BattleInputError as exc:  # the message names the upload, not the server's path
-            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
-    battles = []
-    for b in game.battles:
-        armies = {role: format_army(getattr(b, role)) if getattr(b, role) else ""
-                  for role in ("attacker", "defender", "landing", "bombard")}
-        query = None
-        if b.kind in PAGE_KINDS:
-            params = {"rules": game.edition, **({"kind": b.kind} if b.kind != "land" else {}),
-                      **{role: text for role, text in armies.items() if text}}
-            query = urllib.parse.urlencode(params)
-        battles.append({"territory": b.territory, "kind": b.kind,
-                        "attacker_nations": b.attacker_nations,
-                        "defender_nations": b.defender_nations, **armies,
-                        "in_progress": b.in_progress is not None, "query": query})
-    return {"game": game.game, "edition": game.edition, "round": game.round,
-            "step": game.step, "player": game.player, "low_luck": game.low_luck,
-            "battles": battles}
-
-
 def _bad_request_message(exc: BaseException) -> str:
     """The 400 message of an input error, of a ValueError raised on a request's values, and of
     input nested too deeply to read (RecursionError)."""
@@ -476,8 +534,9 @@ def _stream(answer, request: Request, params: dict[str, Any],
     def report(done: int, total: int, what: str,
                estimate: dict[str, Any] | None = None) -> None:  # in the worker thread
         now = time.monotonic()
-        if now - last[0] >= PROGRESS_EVERY_S:
-            last[0] = now
+        if not total or now - last[0] >= PROGRESS_EVERY_S:  # a notice (total 0): always
+            if total:
+                last[0] = now
             line = {"progress": done, "total": total, "what": what, **(estimate or {})}
             loop.call_soon_threadsafe(updates.put_nowait, line)
 
@@ -502,13 +561,30 @@ def _stream(answer, request: Request, params: dict[str, Any],
                              headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
 
 
+async def _client_gone(request: Request) -> None:
+    """Return when the client closes its connection (the body is read by then)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
 async def _watch_disconnect(request: Request, cancel: threading.Event) -> None:
     """Set `cancel` when the client closes its connection (the body is read by then)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            cancel.set()
-            return
+    await _client_gone(request)
+    cancel.set()
+
+
+async def _acquire(slots: asyncio.Semaphore, gone: asyncio.Future) -> bool:
+    """Take one of `slots`, unless `gone` is done first (False: none taken)."""
+    slot = asyncio.ensure_future(slots.acquire())
+    await asyncio.wait({slot, gone}, return_when=asyncio.FIRST_COMPLETED)
+    if not slot.done():
+        slot.cancel()
+        await asyncio.gather(slot, return_exceptions=True)
+    if slot.done() and not slot.cancelled():
+        if not gone.done():
+            return True
+        slots.release()
+    return False
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -544,6 +620,19 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return params
 
 
+MAX_JSON_DIGITS = 1000  # of an integer in a JSON body (Python refuses more than 4,300)
+
+
+def _json_int(text: str) -> int:
+    """An integer of a JSON body; ParamError past MAX_JSON_DIGITS digits (no option needs
+    them, and Python's own refusal reads as a body that is not JSON)."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_DIGITS:
+        raise ParamError(f"the request body holds an integer of {digits:,} digits (at most "
+                         f"{MAX_JSON_DIGITS:,})")
+    return int(text)
+
+
 async def _request_params(request: Request) -> dict[str, Any] | Response:
     if request.method in ("GET", "HEAD"):  # HEAD: a GET whose body the server leaves out
         return _unique_keys(request.query_params.multi_items())
@@ -555,7 +644,8 @@ async def _request_params(request: Request) -> dict[str, Any] | Response:
         return _unique_keys(parse_qsl(body.decode("utf-8", "replace"),
                                        keep_blank_values=True))
     try:
-        params = json.loads(body or b"{}", object_pairs_hook=_unique_keys)
+        params = json.loads(body or b"{}", object_pairs_hook=_unique_keys,
+                            parse_int=_json_int)
     except ParamError as exc:
         return _error(str(exc))
     except (ValueError, UnicodeDecodeError):
@@ -602,16 +692,48 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
+class PageOnly:
+    """ASGI middleware: the API's costly endpoints (every path under /api/ but FREE_PATHS)
+    answer only requests that carry one of CLIENT_HEADERS.  A page of another origin can send a
+    form, load an image or call fetch(..., {mode: "no-cors"}), but not with a custom header:
+    that needs a CORS preflight, which this server never grants.  Such a request is refused
+    with 403 here, before its body is read or its parameters parsed, and counted in
+    `engine.refused`."""
+
+    def __init__(self, app, engine: Engine):
+        self.app = app
+        self.engine = engine
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith("/api/") \
+                and scope["path"] not in FREE_PATHS \
+                and not any(name in CLIENT_HEADERS for name, _ in scope["headers"]):
+            self.engine.refused += 1
+            await _error(NOT_FROM_THE_PAGE, 403)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def create_app(engine: Engine | None = None, warm: bool = True,
-               host: str = "127.0.0.1") -> Starlette:
+               host: str = "127.0.0.1", watch=None,
+               watch_interval: float | None = None) -> Starlette:
     """The ASGI app.  warm: run the warm-up battles from start-up, in the background (the
     page and /api/spec answer at once; a battle asked for meanwhile compiles what it needs);
-    host: the address it is bound to (sets the Host header names it answers)."""
+    host: the address it is bound to (sets the Host header names it answers); watch: a folder
+    of TripleA saves (a path, or a battlecalc.triplea.watch.SaveFolder) whose newest save is
+    the live board (battlecalc.web.live), looked at every `watch_interval` seconds."""
+    from .live import INTERVAL_S, MAX_SUBSCRIBERS, LiveBoard
+
     engine = engine or Engine()
     static = resources.files("battlecalc.web") / "static"
     assets = {path: (static.joinpath(name).read_bytes(), media)
               for path, (name, media) in ASSETS.items()}
-    spec_body = json.dumps(page_spec(engine.limits()))
+    if watch is not None and not hasattr(watch, "poll"):
+        from ..triplea.watch import SaveFolder
+
+        watch = SaveFolder(watch)
+    spec_body = json.dumps(page_spec({**engine.limits(), "watching": None if watch is None
+                                      else watch.shown}))
 
     async def asset(request: Request) -> Response:
         body, media = assets[request.url.path]
@@ -668,6 +790,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
     async def run(request: Request) -> Response:
         cancel = threading.Event()
+        engine.started[request.url.path.rsplit("/", 1)[-1]] += 1
         try:
             params = await _request_params(request)
         except BattleInputError as exc:
@@ -679,27 +802,85 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         status, data = await answer(request, params, cancel)
         return _json(data, status)
 
+    game_slots = asyncio.Semaphore(engine.game_workers)
+    live = None if watch is None else LiveBoard(
+        watch, engine, game_slots, INTERVAL_S if watch_interval is None else watch_interval)
+
     async def game(request: Request) -> Response:
-        """POST /api/game: the body is a TripleA save; answers its battles (game_battles)."""
+        """POST /api/game: the body is a TripleA save; answers its battles (game_battles), read
+        by a child process under the server's limits (saves.read_in_child): stopped at the
+        time limit or when the client goes away; beyond engine.game_workers at once an upload
+        waits, beyond engine.max_game_pending it is refused (503) unread."""
         declared = request.headers.get("content-length")
+        too_large = f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB"
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
-            return _error(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB", 413)
-        raw = bytearray()
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > MAX_SAVE_UPLOAD:
-                return _error(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB", 413)
-        if not raw:
-            return _error("send the TripleA save (.tsvg) as the request body")
+            return _error(too_large, 413)
+        if engine.game_pending >= engine.max_game_pending:
+            return _error("the server is busy reading saves; try again in a moment", 503)
+        engine.game_pending += 1
+        gone = None
         try:
-            loop = asyncio.get_running_loop()
-            data = await loop.run_in_executor(engine.pool, game_battles, bytes(raw))
+            raw = bytearray()
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > MAX_SAVE_UPLOAD:
+                    return _error(too_large, 413)
+            if not raw:
+                return _error("send the TripleA save (.tsvg) as the request body")
+            gone = asyncio.ensure_future(_client_gone(request))
+            if not await _acquire(game_slots, gone):
+                raise ChildGone()
+            try:
+                engine.started["game"] += 1
+                data = await read_in_child(raw, engine.game_time_limit, engine.game_memory,
+                                           gone)
+            finally:
+                game_slots.release()
+            stop = threading.Event()  # the client gone: the battles stop at their next report
+            gone.add_done_callback(lambda _: stop.set())
+            data = await solve_board(engine, data, stop)
+        except (ClientDisconnect, ChildGone, Cancelled):  # nobody reads the answer
+            return _error("cancelled: the client has gone", 409)
         except BattleInputError as exc:
             return _error(_one_line(exc))
         except Exception:  # a bug: say so, keep serving
             traceback.print_exc(file=sys.stderr)
             return _error("internal error (see the server's output)", 500)
+        finally:
+            engine.game_pending -= 1
+            if gone is not None:
+                gone.cancel()
         return _json(data)
+
+    async def board(request: Request) -> Response:
+        """GET /api/board: the live board's state (live.LiveBoard.state)."""
+        if live is None:
+            return _error(NOT_WATCHING, 404)
+        return _json(live.state())
+
+    class WatchStream:
+        """GET /api/watch: the live board's states as server-sent events, the current one
+        first (live.LiveBoard.events); at most MAX_SUBSCRIBERS pages at once.  An ASGI app:
+        a stream still open when the server stops ends with it (uvicorn cancels it after
+        GRACEFUL_S), quietly."""
+
+        async def __call__(self, scope, receive, send):
+            from starlette.responses import StreamingResponse
+
+            if live is None:
+                response = _error(NOT_WATCHING, 404)
+            elif len(live.subscribers) >= MAX_SUBSCRIBERS:
+                response = _error("too many pages follow the board; close one and reload", 503)
+            else:
+                response = StreamingResponse(
+                    live.events(), media_type="text/event-stream",
+                    headers={**SECURITY_HEADERS, "Cache-Control": "no-store",
+                             "X-Accel-Buffering": "no"})
+            try:
+                await response(scope, receive, send)
+            except asyncio.CancelledError:  # the server stopping with the page still open
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
@@ -711,17 +892,25 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     async def lifespan(app):
         if warm:
             engine.start_warm_up()
+        if live is not None:
+            live.start()
         yield
+        if live is not None:
+            await live.stop()
         engine.close()
 
     routes = [Route(path, asset, methods=["GET", "HEAD"]) for path in ASSETS]
     routes += [Route("/api/spec", spec, methods=["GET", "HEAD"]),
                *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS),
-               Route("/api/game", game, methods=["POST"])]
+               Route("/api/game", game, methods=["POST"]),
+               Route("/api/board", board, methods=["GET", "HEAD"]),
+               Route("/api/watch", WatchStream(), methods=["GET"])]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host))],
+                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host)),
+                                Middleware(PageOnly, engine=engine)],
                     exception_handlers={404: not_found, 405: not_allowed})
     app.state.engine = engine
+    app.state.live = live
     return app
 
 
@@ -761,14 +950,23 @@ def worker_app() -> Starlette:
     return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"))
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
+def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
+          watch: str | None = None) -> None:
     """Run the server until Ctrl-C (the `battlecalc serve` command).  BattleInputError, before
     any work, when it cannot listen there.  workers > 1: that many processes share the one
-    socket (uvicorn's supervisor), each with its own engine, limits and cache."""
+    socket (uvicorn's supervisor), each with its own engine, limits and cache.  watch: a
+    folder of TripleA saves whose newest save is the page's live board (one process only)."""
     import uvicorn
 
     if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 64:
         raise BattleInputError(f"workers must be a whole number from 1 to 64, got {workers!r}")
+    folder = None
+    if watch is not None:
+        if workers > 1:
+            raise BattleInputError("--watch runs in one server process: leave out --workers")
+        from ..triplea.watch import SaveFolder
+
+        folder = SaveFolder(watch)  # a folder that is not one: refused before listening
     sock = listening_socket(host, port)
     if host not in LOOPBACK:
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
@@ -788,9 +986,20 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
                                     server_header=False)
             Multiprocess(config, sockets=[sock]).run()
             return
-        app = create_app(host=host)
+        if folder is not None:
+            print(f"battlecalc: watching {folder.shown} for TripleA saves (the newest complete "
+                  "one is the page's live board)", file=sys.stderr, flush=True)
+        app = create_app(host=host, watch=folder)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                access_log=False, lifespan="on", server_header=False)
-        uvicorn.Server(config).run(sockets=[sock])  # the socket checked above, no second bind
+                                access_log=False, lifespan="on", server_header=False,
+                                timeout_graceful_shutdown=GRACEFUL_S)
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig, frame):  # Ctrl-C: the pages' board streams end first
+                if app.state.live is not None:
+                    app.state.live.close_streams_threadsafe()
+                super().handle_exit(sig, frame)
+
+        Server(config).run(sockets=[sock])  # the socket checked above, no second bind
     finally:
         sock.close()

@@ -25,7 +25,7 @@ def batch():
     for battle in SMALL:
         _, run, c = api.prepare(**battle, method="exact")
         plan = solver.batch_plan(c, run.method, run.trials)
-        if solver.batchable(plan):
+        if solver.batchable(plan, c):
             compiled.append(c)
             plans.append(plan)
     assert len(plans) >= 30
@@ -80,17 +80,19 @@ def test_a_battle_shared_by_battles_is_laid_out_once(batch):
     (dict(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf", method="mc"),
      "Monte Carlo"),
     (battles.SOLVE_MANY_MIXED[-1], "more than one thread's work"),
+    (dict(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf", start_round=2),
+     "a battle from round 2"),
 ])
 def test_what_a_batch_does_not_carry_out(battle, why):
     # (the plan as a batch would take it: blocks one by one, unpruned)
     _, run, compiled = api.prepare(**battle)
     plan = solver.choose(compiled, run.method, run.trials, run.rounds_distribution,
                          merge_blocks=False, pruning=False)
-    assert not solver.batchable(plan), why
+    assert not solver.batchable(plan, compiled), why
     # and a plan of the batch's kind, where the battle allows one, is
     small = dict(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf")
     _, run, compiled = api.prepare(**small)
-    assert solver.batchable(solver.batch_plan(compiled, run.method, run.trials))
+    assert solver.batchable(solver.batch_plan(compiled, run.method, run.trials), compiled)
 
 
 def test_a_batch_plan_solves_its_blocks_one_by_one_and_unpruned():

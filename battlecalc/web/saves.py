@@ -1,0 +1,143 @@
+"""``POST /api/game``: an uploaded TripleA save read in a process of its own.
+
+Reading a save builds Python objects for every item of its object stream, and a hostile save
+of 85 kB can ask for gigabytes and minutes (issue 29).  The server therefore never reads an
+upload itself: :func:`read_in_child` starts ``python -m battlecalc.web.saves``, which caps its
+own memory (``RLIMIT_AS``), reads the save from its standard input and writes one line of JSON
+(``{"answer": ...}`` or ``{"error": ...}``).  The server kills it at the time limit or when the
+client goes away, and its memory goes back to the system when it ends, whatever the save held.
+The battle pool never waits for an upload: a child runs beside it.
+
+Nothing here imports the web stack or the engine (numba): the child starts in about 0.3 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import BattleInputError
+
+MAX_SAVE_UPLOAD = 4 * 1024 * 1024  # a TripleA save is a few hundred kB
+MAX_SAVE_INFLATED = 64 * 1024 * 1024  # decompressed, checked before the reader sees it
+MAX_ANSWER_BYTES = 8 * 1024 * 1024  # the JSON of a save's battles (a real save's: a few kB)
+MAX_TRACEBACK_BYTES = 16 * 1024  # of a failed reader's stderr, shown on the server's
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds battlecalc/
+
+
+class SaveTooCostly(BattleInputError):
+    """An upload over the server's limits of time or memory (HTTP 400)."""
+
+
+class ChildGone(Exception):
+    """The request's client went away: the child was stopped."""
+
+
+def game_battles(raw: bytes) -> dict[str, Any]:
+    """The board of an uploaded TripleA save (bytes, never a server path), unsolved
+    (battlecalc.triplea.board.read_board): the game and, per battle, its armies in the
+    edition's notation, its start state and ``query``, the page's URL query that loads it into
+    the form as it stands (null for a kind the form has not: raids, air battles); every
+    territory with the query that loads its units as the defender; the history's dice and
+    fought battles.  BattleInputError for anything that is not a save battlecalc reads."""
+    import tempfile
+
+    from ..triplea.board import read_board
+
+    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
+        path = Path(folder) / "save.tsvg"
+        path.write_bytes(raw)
+        try:
+            # the reader's own inflating stops a gzip bomb, at the server's lower cap
+            return read_board(path, max_inflated=MAX_SAVE_INFLATED)
+        except BattleInputError as exc:  # the message names the upload, not the server's path
+            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
+
+
+async def read_in_child(raw: bytes, time_limit: float, memory: int,
+                        gone: asyncio.Future | None = None) -> dict[str, Any]:
+    """game_battles(raw) in a child process whose address space is capped at `memory` bytes,
+    killed after `time_limit` seconds (SaveTooCostly) or once `gone` is done (ChildGone).
+    BattleInputError with the reader's message for what is not a save; RuntimeError for a
+    failure of the child itself (a bug: its traceback is on the server's stderr)."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1",  # (numpy's buffers: address space)
+           "PYTHONPATH": os.pathsep.join(
+               [PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", __name__, str(memory), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+    talk = asyncio.ensure_future(child.communicate(raw))
+    try:
+        waited = {talk} if gone is None else {talk, gone}
+        await asyncio.wait(waited, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED)
+        if not talk.done():
+            if gone is not None and gone.done():
+                raise ChildGone()
+            raise SaveTooCostly(
+                f"the save took more than the server's {time_limit:g} s to read; battlecalc "
+                "game reads it on the command line")
+        out, err = talk.result()
+    finally:
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
+        if not talk.done():
+            talk.cancel()
+            await asyncio.gather(talk, return_exceptions=True)
+    try:
+        message = json.loads(out)
+    except ValueError:  # no line: it died past what the limits let it do
+        print(f"battlecalc: an upload's reader ended with status {child.returncode}",
+              file=sys.stderr, flush=True)
+        raise SaveTooCostly(
+            f"the save could not be read within the server's limits ({memory >> 20} MiB, "
+            f"{time_limit:g} s)") from None
+    if "error" in message:
+        raise BattleInputError(message["error"])
+    if "answer" not in message:  # a bug: the child's traceback on the server's stderr
+        sys.stderr.write(err[-MAX_TRACEBACK_BYTES:].decode("utf-8", "replace"))
+        raise RuntimeError(message.get("bug", "the save reader failed"))
+    return message["answer"]
+
+
+def _main() -> None:
+    """The child: cap the memory, read the save from stdin, write one line of JSON."""
+    memory = int(sys.argv[1])
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    except (ImportError, ValueError, OSError):  # no such limit here (Windows): none is set
+        pass
+    raw = sys.stdin.buffer.read(MAX_SAVE_UPLOAD + 1)
+    try:
+        if len(raw) > MAX_SAVE_UPLOAD:
+            raise BattleInputError(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB")
+        answer = json.dumps({"answer": game_battles(raw)})
+        if len(answer) > MAX_ANSWER_BYTES:
+            raise BattleInputError(f"the save's battles are more than the page lists "
+                                   f"({MAX_ANSWER_BYTES >> 20} MiB of JSON)")
+    except BattleInputError as exc:
+        answer = json.dumps({"error": " ".join(str(exc).split())})
+    except RecursionError:
+        answer = json.dumps({"error": "the save is nested too deeply to read"})
+    except Exception as exc:
+        # out of memory: MemoryError, or ENOMEM from the system (a temporary file, say)
+        if isinstance(exc, MemoryError) or getattr(exc, "errno", None) == errno.ENOMEM:
+            answer = json.dumps({"error": f"the save needs more memory to read than the "
+                                          f"server gives an upload ({memory >> 20} MiB)"})
+        else:  # a bug: its traceback on stderr (the server's), keep serving
+            import traceback
+
+            traceback.print_exc()
+            answer = json.dumps({"bug": f"{type(exc).__name__} reading an upload"})
+    sys.stdout.write(answer + "\n")
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,124 @@
+"""Editing a real save's Java object stream as a fuzzer would, keeping it well formed.
+
+A save's stream is parsed once (javaobj-py3) with the byte span of every content read, its
+nesting depth, the position where each handle (an object, string, array or class) is made and
+the position of every reference.  An edit replaces a span (or inserts bytes) and renumbers the
+references after it by the handles it adds or removes, so that a test can null a field, point
+a reference elsewhere, put a string where a number was or add objects, and the rest of the
+save reads as before.  Test tooling only: battlecalc reads saves through its own reader.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import struct
+from dataclasses import dataclass
+
+TC_NULL, TC_REFERENCE, TC_STRING = 0x70, 0x71, 0x74
+BASE_HANDLE = 0x7E0000
+
+
+@dataclass
+class Span:
+    start: int
+    end: int
+    depth: int
+    type_code: int
+    content: object
+
+
+def reference(handle: int) -> bytes:
+    return bytes([TC_REFERENCE]) + struct.pack(">i", handle)
+
+
+def string(text: str) -> bytes:
+    data = text.encode()
+    return bytes([TC_STRING]) + struct.pack(">H", len(data)) + data
+
+
+class Stream:
+    """The object stream of a save, and where everything in it is."""
+
+    def __init__(self, data: bytes):
+        from javaobj.v2.core import JavaStreamParser
+        from javaobj.v2.transformers import DefaultObjectTransformer
+
+        self.data = data
+        spans, handles, refs = [], [], []
+
+        class Recorder(JavaStreamParser):
+            def __init__(self, fd):
+                super().__init__(fd, [DefaultObjectTransformer()])
+                self.fd, self.depth = fd, 0
+
+            def _read_content(self, type_code, block_data, class_desc=None):
+                start = self.fd.tell() - 1  # its type code was read just before
+                self.depth += 1
+                try:
+                    content = super()._read_content(type_code, block_data, class_desc)
+                finally:
+                    self.depth -= 1
+                spans.append(Span(start, self.fd.tell(), self.depth, type_code, content))
+                return content
+
+            def _new_handle(self):
+                handle = super()._new_handle()
+                handles.append((self.fd.tell(), handle))
+                return handle
+
+            def _do_reference(self, type_code=0):
+                refs.append(self.fd.tell())  # the position of the handle's 4 bytes
+                return super()._do_reference(type_code)
+
+        self.contents = Recorder(io.BytesIO(data)).run()
+        self.spans = sorted(spans, key=lambda s: (s.start, s.depth))
+        self.handles, self.refs = handles, refs
+
+    @classmethod
+    def of_save(cls, path) -> Stream:
+        return cls(gzip.decompress(path.read_bytes()))
+
+    def definition(self, obj) -> Span:
+        """The span where `obj` is written out (not a reference to it)."""
+        return next(s for s in self.spans if s.content is obj and s.type_code != TC_REFERENCE)
+
+    def children(self, span: Span) -> list[Span]:
+        return [s for s in self.spans if span.start < s.start and s.end <= span.end
+                and s.depth == span.depth + 1]
+
+    def field(self, obj, value) -> Span:
+        """The span of `obj`'s field (or custom data) holding `value`, the one such."""
+        (found,) = [s for s in self.children(self.definition(obj)) if s.content is value]
+        return found
+
+    def handle_of(self, obj) -> int:
+        return obj.handle
+
+    def edit(self, start: int, end: int, new: bytes, new_handles: int = 0) -> bytes:
+        """The stream with bytes [start, end) replaced by `new`, which makes `new_handles`
+        handles; the references after `end` to handles made after it are renumbered.  A
+        reference after the edit to a handle the edit removes is an error."""
+        made = [h for p, h in self.handles if start <= p < end]
+        later = [h for p, h in self.handles if p >= end]
+        shift = new_handles - len(made)
+        first_later = later[0] if later else None
+        out = bytearray(self.data[:start] + new + self.data[end:])
+        moved = len(new) - (end - start)
+        for position in self.refs:
+            if position < end:
+                continue
+            (handle,) = struct.unpack(">i", self.data[position:position + 4])
+            if handle in made:
+                raise ValueError(f"a reference at {position} to handle {handle:#x}, which the "
+                                 "edit removes")
+            if first_later is not None and handle >= first_later:
+                out[position + moved:position + moved + 4] = struct.pack(">i", handle + shift)
+        return bytes(out)
+
+    def replace(self, span: Span, new: bytes, new_handles: int = 0) -> bytes:
+        return self.edit(span.start, span.end, new, new_handles)
+
+
+def save_bytes(stream: bytes) -> bytes:
+    return gzip.compress(stream)

@@ -1,0 +1,211 @@
+"""The parsing budget of TripleA files (issue 29 item 1): a real save or map is far inside it,
+and a hostile one, built here from the shared fixtures the way a fuzzer would (junk appended to
+a real save's object stream, a real stream wrapped around a flood, a real map stuffed), is
+refused by `game`, `luck` and `edition import` with one line and exit status 2, quickly and in
+bounded memory.  Each hostile input is read in a child process under an address-space limit
+(tests/limited.py), so that a regression fails here instead of taking the machine down."""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from dataclasses import asdict, replace
+
+import pytest
+from hostile_saves import _array, _array_list, _empty_objects
+from limited import assert_refused, cli_limited, python_limited
+from test_triplea import (  # noqa: F401  (javaobj: skips with them)
+    CASUALTY_SELECTION,
+    FIXTURES,
+    GLOBAL,
+    LAND_COMBAT,
+    RAID_AFTER_AA,
+    SAVES,
+    START,
+    javaobj,
+)
+
+from battlecalc.triplea.mapfile import MAP_BUDGET, _parse_within
+from battlecalc.triplea.save import SAVE_BUDGET, stream_figures
+
+pytestmark = pytest.mark.skipif(not SAVES.is_dir(), reason="TripleA fixtures not found")
+MAPS = sorted((FIXTURES / "maps").glob("*.xml"))
+
+
+def _stream(path) -> bytes:
+    return gzip.decompress(path.read_bytes())
+
+
+def _nested_lists(depth: int) -> bytes:
+    """`depth` ArrayLists each holding the next: the first defines the class (handle 0x7e0000
+    after a reset), the others refer to it."""
+    one = b"\x73\x71\x00\x7e\x00\x00" + struct.pack(">i", 1) + b"\x77\x04" + struct.pack(">i", 1)
+    head = _array_list(1, b"")[:-1]  # without its end of custom data
+    return head + one * (depth - 1) + b"\x70" + b"\x78" * depth
+
+
+RESET = b"\x79"  # TC_RESET: the handles after it are numbered from 0x7e0000 again
+
+
+def _save(tmp_path, stream: bytes, name="hostile.tsvg"):
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(stream))
+    return path
+
+
+# ------------------------------------------------------------------ real saves, far inside
+
+
+@pytest.mark.parametrize("path", [START, LAND_COMBAT, GLOBAL, CASUALTY_SELECTION, RAID_AFTER_AA],
+                         ids=lambda p: p.stem)
+def test_a_real_save_is_far_inside_the_budget(path):
+    """Each figure of a real save is at most a fifth of its limit (the nesting, set by
+    Python's recursion limit, at most two thirds); a real save reads within a budget of a
+    fifth."""
+    if not path.is_file():
+        pytest.skip(f"{path.name} not in the fixtures")
+    figures = asdict(stream_figures(path))
+    for name, limit in asdict(SAVE_BUDGET).items():
+        share = 2 / 3 if name == "depth" else 1 / 5
+        assert figures[name] <= limit * share, (name, figures[name], limit)
+    fifth = replace(SAVE_BUDGET, **{k: v // 5 for k, v in asdict(SAVE_BUDGET).items()
+                                    if k not in ("depth", "seconds")})
+    assert stream_figures(path, fifth).items == figures["items"]
+
+
+@pytest.mark.parametrize("path", MAPS, ids=lambda p: p.stem)
+def test_a_real_map_is_far_inside_the_budget(path):
+    fifth = replace(MAP_BUDGET, items=MAP_BUDGET.items // 5, depth=MAP_BUDGET.depth // 5,
+                    text_chars=MAP_BUDGET.text_chars // 5)
+    assert _parse_within(path.read_bytes(), fifth).tag == "game"
+
+
+# ------------------------------------------------------------------ the issue's inputs
+
+
+ISSUE_INPUTS = {  # junk after the real Global 1940 save (83 kB): 60 MB inflated each
+    "20,000,000 empty strings": (b"\x74\x00\x00" * 20_000_000,
+                                 "more than 1,000 contents at the top of its object stream"),
+    "60,000,000 top-level nulls": (b"\x70" * 60_000_000,
+                                   "more than 1,000 contents at the top of its object stream"),
+    "an Object[] of 60,000,000 nulls": (
+        _array("[Ljava.lang.Object;", 60_000_000, b"\x70" * 60_000_000),
+        "an array of 60,000,000 elements (more than 100,000)"),
+    "a byte[] of 60 MB": (_array("[B", 60_000_000, bytes(60_000_000)),
+                          "an array of 60,000,000 elements (more than 100,000)"),
+}
+
+
+@pytest.mark.parametrize("junk", list(ISSUE_INPUTS))
+def test_the_issues_saves_are_refused_quickly(tmp_path, junk):
+    """Before: 65-118 s and 0.6-4 GB each.  Now refused while the real save's part is still
+    being read: the child, its interpreter's start and the 60 MB inflated included, in a few
+    hundred MB and seconds."""
+    data, fragment = ISSUE_INPUTS[junk]
+    path = _save(tmp_path, _stream(GLOBAL) + data)
+    assert path.stat().st_size < 150_000  # the issue's: 85 kB
+    done = cli_limited("game", str(path))
+    assert_refused(done, fragment)
+    assert "past what a real TripleA save holds" in done.stderr
+    assert done.seconds < 10 and done.peak_mb < 300, (done.seconds, done.peak_mb)
+
+
+@pytest.mark.parametrize("command", [["luck"], ["edition", "import"]])
+def test_luck_and_import_refuse_the_issues_save(tmp_path, command):
+    path = _save(tmp_path, _stream(GLOBAL) + b"\x74\x00\x00" * 20_000_000)
+    out = tmp_path / "out.toml"
+    done = cli_limited(*command, str(path), "-o", str(out))
+    assert_refused(done, "more than 1,000 contents at the top")
+    assert done.seconds < 10 and done.peak_mb < 300, (done.seconds, done.peak_mb)
+    assert not out.exists()
+
+
+# ------------------------------------------------------------------ each part of the budget
+
+PROBE = """
+import json, sys
+from battlecalc.triplea.save import ParseBudget, SaveFormatError, _objects
+budget = ParseBudget(**json.loads(sys.argv[2]))
+try:
+    _objects(sys.argv[1], budget=budget)
+    print(json.dumps({"read": True}))
+except SaveFormatError as exc:
+    print(json.dumps({"error": str(exc)}))
+"""
+
+
+def _probe(path, **budget) -> str:
+    import json
+
+    done = python_limited(PROBE, str(path), json.dumps(budget), memory_mb=768, timeout=60)
+    assert done.exit_code == 0, done.stderr[-2000:]
+    answer = done.json()
+    assert "error" in answer, "read whole"
+    assert "\n" not in answer["error"]
+    return answer["error"]
+
+
+def test_items_objects_and_seconds(tmp_path):
+    assert "more than 10,000 items in its object stream" in _probe(LAND_COMBAT, items=10_000)
+    assert "not read in 0 s" in _probe(LAND_COMBAT, seconds=0.0)
+    flood = _save(tmp_path, _stream(LAND_COMBAT) + RESET + _empty_objects(100_000))
+    assert "more than 20,000 objects in its object stream" in _probe(flood, objects=20_000)
+
+
+def test_nesting(tmp_path):
+    path = _save(tmp_path, _stream(LAND_COMBAT) + RESET + _nested_lists(1_000))
+    assert "objects nested more than 50 deep" in _probe(path, depth=50)
+    assert_refused(cli_limited("game", str(path)), "nested")  # the budget's, or Python's
+
+
+def test_long_strings_and_blocks(tmp_path):
+    string = _save(tmp_path, _stream(LAND_COMBAT) + b"\x7c" + struct.pack(">q", 2 << 20)
+                   + b"a" * (2 << 20), "string.tsvg")
+    assert_refused(cli_limited("game", str(string)),
+                   "a string or block of 2,097,152 bytes (more than 1,048,576)")
+    # a block of custom data saying it is 2 GB long: refused before it is read
+    block = _save(tmp_path, _stream(LAND_COMBAT) + b"\x7a" + struct.pack(">i", 2**31 - 1),
+                  "block.tsvg")
+    assert_refused(cli_limited("game", str(block)), "a string or block of 2,147,483,647 bytes")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flood", ["objects", "strings", "nulls in a list"])
+def test_nested_floods_stop_at_the_budget(tmp_path, flood):
+    """A flood inside a list (not at the top) is read until the budget's objects or items run
+    out: the costliest (new objects: javaobj builds some 500 bytes each) stops at 600,000 in
+    a few seconds and a few hundred MB."""
+    body = {"objects": _empty_objects(700_000),
+            "strings": _array_list(1_400_000, b"\x74\x00\x00" * 1_400_000),
+            "nulls in a list": _array_list(4_100_000, b"\x70" * 4_100_000)}[flood]
+    path = _save(tmp_path, _stream(LAND_COMBAT) + RESET + body)
+    done = cli_limited("game", str(path), memory_mb=1536)
+    assert_refused(done, "past what a real TripleA save holds")
+    assert done.seconds < 30 and done.peak_mb < 600, (done.seconds, done.peak_mb)
+
+
+# ------------------------------------------------------------------ maps
+
+
+def _stuffed(path, inside: str) -> str:
+    text = path.read_text()
+    at = text.rindex("</game>")
+    return text[:at] + inside + text[at:]
+
+
+@pytest.mark.parametrize("inside, fragment", [
+    ("<a/>" * 3_900_000, "more than 200,000 XML elements and attributes"),
+    ("<a>" * 100_000 + "</a>" * 100_000, "elements nested more than 50 deep"),
+    ('<a b="' + "x" * (2 << 20) + '"/>', "an attribute of more than 1,048,576 characters"),
+    ("<a>" + "x" * (2 << 20) + "</a>", "a text of more than 1,048,576 characters"),
+], ids=["elements", "nesting", "attribute", "text"])
+def test_a_stuffed_map_is_refused(tmp_path, inside, fragment):
+    """Before: 16 MB of <a/> took 390 MB.  The stuffed real map is refused, no file written."""
+    path = tmp_path / "stuffed.xml"
+    path.write_text(_stuffed(FIXTURES / "maps" / "ww2global40_2nd_edition.xml", inside))
+    out = tmp_path / "out.toml"
+    done = cli_limited("edition", "import", str(path), "-o", str(out), memory_mb=768)
+    assert_refused(done, fragment)
+    assert "past what a real TripleA game file holds" in done.stderr
+    assert done.seconds < 10 and done.peak_mb < 200, (done.seconds, done.peak_mb)
+    assert not out.exists()
