@@ -1,6 +1,7 @@
-"""The engine's decisions (issue 31) against the decision reference (tests/decision_reference.py):
-the optimal retreat equal to the reference's to 1e-12 on random battles of every edition, land
-and sea, every objective; the issue's hand cases; never worse than any fixed policy."""
+"""The engine's decisions (issue 31) against the decision reference
+(tests/references/decision_reference.py): the optimal retreat equal to the reference's to 1e-12
+on random battles of every edition, land and sea, every objective; the issue's hand cases;
+never worse than any fixed policy."""
 
 from __future__ import annotations
 
@@ -416,7 +417,7 @@ def test_scramble_and_kamikaze_are_the_reference(attacker, defender, base, token
 
 def test_scramble_hand_case():
     # 1940-2e 1 destroyer v 1 destroyer: TUV 0, P(win) 2/5; with one fighter scrambled
-    # (tests/test_decision_reference.py works it out): TUV -708/161, P(win) 2/161
+    # (tests/references/test_decision_reference.py works it out): TUV -708/161, P(win) 2/161
     r = battlecalc.simulate(rules="1940-2e", attacker="1 dd", defender="1 dd", sea=True,
                             method="exact", scramble_from="1 ftr")
     d = r.decisions

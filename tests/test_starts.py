@@ -1,5 +1,5 @@
 """Battles that start where they stand (battlecalc.starts, spec.Start): the engine from a round
-or a position inside one, against the independent reference (tests/start_reference.py) to
+or a position inside one, against the independent reference (tests/references/start_reference.py) to
 1e-12, on random battles of every edition; Monte Carlo from the same starts within its
 standard errors; the positions the engine refuses name their step."""
 
