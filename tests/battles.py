@@ -747,7 +747,8 @@ PAGE_SCREENS = {
 # each runs exactly and by Monte Carlo: the land fast path and the general round, sea rules
 # (submarines, submerging, lone transports that fire once and retreat), amphibious assaults
 # with bombardment and a partial retreat (the stayers' blocks), AA fire, low luck, the law of
-# rounds, --retreat-below's win-value sweep, and the formula model's kernels
+# rounds, --retreat-below's win-value sweep, the decisions' backward induction, and the
+# formula model's kernels
 PLAIN_KERNELS = {
     "land": dict(rules="revised", attacker="3 inf 1 art 1 tank 1 ftr", defender="3 inf 1 aa",
                  rounds_distribution=True),
@@ -768,6 +769,10 @@ PLAIN_KERNELS = {
     # (solved in a compact mass table, as a big sea battle is: Limits.compact_pairs 0)
     "sea, compact table": dict(rules="1942-2e", attacker="2 sub 1 ftr 1 dd",
                                defender="2 sub 1 ftr 1 cv", sea=True, rounds_distribution=True),
+    # the decisions: the optimal retreat and both sides' submerge choices
+    "sea, decisions": dict(rules="1942-2e", attacker="1 sub 1 dd 1 ftr",
+                           defender="1 sub 1 ca 1 ftr", sea=True, retreat_policy="optimal",
+                           attacker_submerge="optimal", defender_submerge="optimal"),
 }
 PLAIN_KERNELS_COMPACT = {"sea, compact table"}
 
