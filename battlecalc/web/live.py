@@ -50,8 +50,9 @@ async def solve_board(engine, board: dict[str, Any],
     battle's ``odds`` (or ``error``), the luck (``luck``: battlecalc luck's object), the
     order by stake (``by_stake``: territories) and the one-line ``summary``."""
     from ..triplea.board import by_stake, endpoint_of, odds_of, solve_params, turn_summary
-    from .server import Cancelled, _Busy
     from .spec import parse_params, raid_parameters
+    from .work import Busy as _Busy
+    from .work import Cancelled
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + BOARD_TIME_LIMIT_S
@@ -280,7 +281,7 @@ class LiveBoard:
 
 
 def _compiling() -> bool:
-    from .server import kernels_cold
+    from ..api import kernels_cold
 
     try:
         return kernels_cold()
