@@ -105,6 +105,22 @@ def compile_kernels() -> None:
     jit.compiled()
 
 
+def kernels_cold(method: str | None = None) -> bool:
+    """Whether the main kernel of `method` ("mc", "exact"; None: either) is not in numba's
+    cache on disk (battlecalc.kernels.jit.cache_is_cold): calling it compiles it first, a
+    minute or two on a first run.  False where kernels run as plain Python."""
+    from .kernels import jit
+
+    if jit.plain_kernels() or not jit.is_compiled():
+        return False
+    from .kernels import montecarlo
+    from .kernels.exact import sweep
+
+    kernels = {"mc": (montecarlo._simulate_chunks,), "exact": (sweep._solve_blocks,)}
+    chosen = kernels.get(method, kernels["mc"] + kernels["exact"])
+    return any(jit.cache_is_cold(kernel) for kernel in chosen)
+
+
 def forget_compiled() -> None:
     """Drop every kept battle (checked, compiled) and side table: the next call checks and
     compiles as for a battle never seen (tests; benchmarks of fresh battles)."""

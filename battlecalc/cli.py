@@ -944,8 +944,9 @@ def watch(folder, once, interval, pattern, fmt):
     import json
 
     from .errors import BattleInputError
-    from .triplea.board import board_table, changes, solve_here
+    from .triplea.board import board_table, changes
     from .triplea.watch import SETTLE_S, SaveFolder
+    from .web.live import solve_here
     from .web.saves import read_in_child  # the server's reader: a child under limits
 
     try:

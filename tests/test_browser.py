@@ -739,7 +739,7 @@ def test_a_cold_server_says_on_the_page_that_it_compiles(page, monkeypatch):
         time.sleep(2.0)  # (the kernels compiling)
         return real(*args, progress=progress, **kwargs)
 
-    monkeypatch.setattr(web_server, "kernels_cold", lambda method=None: True, raising=False)
+    monkeypatch.setattr(battlecalc.api, "kernels_cold", lambda method=None: True)
     monkeypatch.setattr(web_server.api, "simulate", compiling_first)
     with running_server() as url:
         page.goto(url + SCREENS["land"])

@@ -321,7 +321,7 @@ def _stream(base: str, body: dict) -> list[dict]:
 def test_a_cold_server_says_it_compiles_and_its_time_limit_waits_for_the_kernels(monkeypatch):
     # friction 2: "a large battle: Monte Carlo, a few seconds..." for minutes, then a
     # 100,000-trial request stopped at the time limit ("ask for fewer trials")
-    monkeypatch.setattr(web_server, "kernels_cold", lambda method=None: True, raising=False)
+    monkeypatch.setattr(battlecalc.api, "kernels_cold", lambda method=None: True)
     real = web_server.api.simulate
 
     def compiling_first(*args, progress=None, **kwargs):
