@@ -134,12 +134,10 @@ LAYERS = {
     5: ("battlecalc.cli", "battlecalc.web", "battlecalc.__main__"),
 }
 PACKAGE_LAYER = 5  # battlecalc itself (its __init__: the lazy names of the public API)
-# the breaks the package has, each with its own strict xfail below (main's fb5bdbb mended the
-# two of issue 27: api imports no waves, the command line reaches editions through the API):
-# the board of a save reads a battle's parameters as the page's request (triplea.board ->
-# web.spec), and the live board reaches back into the server (web.live -> web.server: a circle)
-KNOWN_BREAKS = {("battlecalc.triplea.board", "battlecalc.web.spec")}
-KNOWN_CIRCLE_EDGES = {("battlecalc.web.live", "battlecalc.web.server")}
+# a break the package has would be named here, each with a strict xfail of its own (main mended
+# the two of issue 27 in fb5bdbb, api -> waves and cli -> rules, and the two of its live board
+# in c978ab5 and 1d86523, the circle web.live -> web.server and triplea.board -> web.spec)
+KNOWN_BREAKS: set[tuple[str, str]] = set()
 
 
 def layer_of(module: str) -> int:
@@ -158,8 +156,6 @@ def graph() -> dict[str, set[str]]:
 
 
 def test_the_package_has_no_import_circle(graph):
-    graph = {module: targets - {t for m, t in KNOWN_CIRCLE_EDGES if m == module}
-             for module, targets in graph.items()}
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
     # the graph is the real one: top-level, function-level and lazy imports are all in it
     assert "battlecalc.results" in graph["battlecalc.api"]  # top of the module
@@ -224,14 +220,10 @@ def test_cli_reaches_the_rules_through_the_librarys_api():
     assert "battlecalc" in direct
 
 
-@pytest.mark.xfail(strict=True, reason="known break: triplea.board imports web.spec (a save's "
-                   "battle read as the page's request), below the web layer")
 def test_the_triplea_board_does_not_import_the_web(graph):
     assert "battlecalc.web.spec" not in graph["battlecalc.triplea.board"]
 
 
-@pytest.mark.xfail(strict=True, reason="known circle: web.live imports web.server, which "
-                   "imports web.live")
 def test_the_live_board_does_not_import_the_server(graph):
     assert "battlecalc.web.server" not in graph["battlecalc.web.live"]
 
