@@ -396,7 +396,7 @@ class Battle:
 @dataclass(frozen=True)
 class Start:
     """Where a battle starts: the round it is in (1: the battle's start) and where in that
-    round, as a save in progress stands (docs/in-progress.md, tests/start_reference.py).
+    round, as a save in progress stands (docs/in-progress.md, tests/references/start_reference.py).
 
     step: the step to come (LAND_STEPS / SEA_STEPS; "start": the start of the round);
     hits_on_attacker / hits_on_defender: hits rolled at that side and not yet taken (general
