@@ -14,7 +14,7 @@ left), each with its probability; a partial amphibious retreat continues in a bl
 units that stay.  Fire before round 1 (AA, Revised bombardment) is compiled into each side's
 distribution of start states.
 
-Two builders make the same tables, to the last bit (tests/test_builder.py): the compiled one
+Two builders make the same tables, to the last bit (tests/kernels/test_builder.py): the compiled one
 (kernels/builder.py, driven by _built_side: a side in one kernel call, its hit laws from a law
 bank of the dice of one edition and role), once the kernels are compiled, and the Python one
 (_python_side, with its caches of fire laws, casualty walks and block tables) before that.

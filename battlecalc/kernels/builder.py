@@ -1,6 +1,6 @@
 """The side-table builder, compiled: a side's tables (compile.Side) from its blocks' forces in one
 kernel call, the same arrays, to the last bit, as compile.py's Python builder makes
-(tests/test_builder.py holds them equal).  compile.build_side drives it (compile._built_side)
+(tests/kernels/test_builder.py holds them equal).  compile.build_side drives it (compile._built_side)
 once the kernels are compiled; before that, and for what it does not take (see compile.py),
 the Python builder builds.
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from test_builder import FIXED, _random_battles
+from battles import BUILDER_FIXED, builder_random
 
 from battlecalc import BattleInputError, api
 from battlecalc.batch import _battle_arguments
@@ -30,7 +30,7 @@ LIMITS_VARIANTS = [
 def compiled():
     jit.compiled()
     found = []
-    battles = FIXED + _random_battles(11, 250) + [
+    battles = BUILDER_FIXED + builder_random(11, 250) + [
         dict(rules="1942-2e", attacker="3 inf 2 tank", defender="4 inf", retreat_below=0.4),
         dict(rules="1942-2e", attacker="30 inf 10 tank 5 ftr", defender="40 inf 4 aa"),
         dict(rules="revised", attacker="8 sub 4 dd", defender="6 dd 4 cv 8 ftr", sea=True)]
