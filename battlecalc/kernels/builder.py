@@ -1,8 +1,8 @@
 """The side-table builder, compiled: a side's tables (compile.Side) from its blocks' forces in one
 kernel call, the same arrays, to the last bit, as compile.py's Python builder makes
-(tests/kernels/test_builder.py holds them equal).  compile.build_side drives it (compile._built_side)
-once the kernels are compiled; before that, and for what it does not take (see compile.py),
-the Python builder builds.
+(tests/kernels/test_builder.py holds them equal).  compile.build_side drives it
+(compile._built_side) once the kernels are compiled; before that, and for what it does not
+take (see compile.py), the Python builder builds.
 
 What the Python builder does with dicts and tuples, a force at a time, this does over count
 vectors in the edition's unit order, a block at a time: the casualty steps of a block's force
