@@ -137,7 +137,7 @@ def _table_option(name: str, **changes):
     """The click option of simulate's keyword `name`, from the table (changes: help, default,
     ... where a command means something more specific)."""
     opt = BY_NAME[name]
-    declarations = [opt.flag, *([opt.short] if opt.short else []), name]
+    declarations = [opt.flag, *opt.aliases, *([opt.short] if opt.short else []), name]
     settings = {"help": opt.help}
     if opt.kind == "bool":
         settings.update(is_flag=True, default=False)

@@ -73,7 +73,8 @@ class Option:
     ``waves`` for those that chain battles); battle: whether it describes the battle (then
     ``plan`` and later waves take it too), as opposed to how it is reported; carried: whether
     later waves take it unchanged (armies, the seed and the trials are set per battle).
-    flag/short: the command line's spelling (None: no flag of its own); label: the page's.
+    flag/short: the command line's spelling (None: no flag of its own), aliases its other
+    spellings; label: the page's.
     choices: the accepted values in the API's spelling (``-`` and ``_`` are read alike).
     lo/hi: bounds of a whole number (checked by battlecalc.spec).
     """
@@ -91,6 +92,7 @@ class Option:
     carried: bool = True
     lo: int | None = None
     hi: int | None = None
+    aliases: tuple[str, ...] = ()  # the command line's other spellings of flag
 
     @property
     def dice_only(self) -> bool:
@@ -180,7 +182,7 @@ OPTIONS: tuple[Option, ...] = (
             help="optimal: the attacker retreats wherever that is worth more than fighting "
             "on (by --optimize), found by backward induction over the battle's states."),
     _option("optimize", "choice", applies=DICE_KINDS, choices=OBJECTIVES,
-            label="decisions optimize",
+            label="decisions optimize", aliases=("--objective",),
             help="What the decisions are taken for, from the attacker's side: tuv (expected "
             "TUV swing, the default), win (chance of winning), takes (chance of taking the "
             "territory), value (TUV swing + --territory-value when taken)."),

@@ -929,10 +929,30 @@ def _given(value: Any, default: Any) -> bool:
     return value is not None
 
 
+# simulate's other spellings of two decision keywords (the decisions issue's: retreat="optimal",
+# objective="win")
+KEYWORD_SPELLINGS = {"retreat": "retreat_policy", "objective": "optimize"}
+
+
+def _spelled(args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """simulate's arguments with KEYWORD_SPELLINGS' keywords under their own names."""
+    options = dict(args["formula_options"])
+    args = dict(args)
+    for spelling, name in KEYWORD_SPELLINGS.items():
+        if spelling in options:
+            if args[name] is not None:
+                raise BattleInputError(f"give {name} or {spelling}, not both")
+            args[name] = options.pop(spelling)
+    args["formula_options"] = options
+    return args, options
+
+
 def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpec]:
     """Check every argument of :func:`battlecalc.simulate`, given as {parameter: value} (its
     extra keyword arguments under ``formula_options``): the battle, and how to compute it."""
     options = args["formula_options"]
+    if not options.keys().isdisjoint(KEYWORD_SPELLINGS):
+        args, options = _spelled(args)
     unknown = set(options) - set(FORMULA_OPTIONS)
     if unknown:
         raise TypeError(f"simulate() got unexpected keyword arguments: {sorted(unknown)}")

@@ -5,6 +5,7 @@ never worse than any fixed policy."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import decision_reference as dr
@@ -191,6 +192,28 @@ def test_one_infantry_each_revised_fights_one_round_then_retreats():
                             "first_round": False, "choice": "retreat",
                             "press_on_value": pytest.approx(-1.125, abs=TOL),
                             "retreat_value": 0.0}]
+
+
+def test_the_decisions_issue_spellings_are_the_same_keywords(invoke):
+    # retreat="optimal" / objective=... (and --objective) name retreat_policy / optimize
+    named = battlecalc.simulate(rules="revised", attacker="2 inf", defender="1 inf 1 art",
+                                method="exact", retreat_policy="optimal", optimize="win")
+    spelled = battlecalc.simulate(rules="revised", attacker="2 inf", defender="1 inf 1 art",
+                                  method="exact", retreat="optimal", objective="win")
+    untimed = ({k: v for k, v in r.to_dict().items() if k != "elapsed_s"} for r in (named, spelled))
+    assert next(untimed) == next(untimed) and named.decisions["objective"] == "win"
+    with pytest.raises(battlecalc.BattleInputError, match="give optimize or objective"):
+        battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf",
+                            retreat="optimal", optimize="tuv", objective="win")
+    flags = ("run", "--rules", "revised", "-a", "2 inf", "-d", "1 inf 1 art",
+             "--retreat", "optimal", "--format", "json")
+    by_objective = invoke(*flags, "--objective", "win")
+    assert by_objective.exit_code == 0, by_objective.output
+    by_optimize = invoke(*flags, "--optimize", "win")
+    as_json = [json.loads(out.output) for out in (by_objective, by_optimize)]
+    for answer in as_json:
+        answer.pop("elapsed_s")
+    assert as_json[0] == as_json[1] and as_json[0]["decisions"] == named.to_dict()["decisions"]
 
 
 @pytest.mark.parametrize(("territory_value", "value", "rule"), [
