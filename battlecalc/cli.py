@@ -20,7 +20,7 @@ from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no e
 from .output import OutputError, json_safe, open_destination, printable
 
 FORMATS = ("table", "json", "csv")
-DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
+DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing", "policy", "reactions")
 FORMULA_DISTRIBUTIONS = ("ipc", "rounds")  # loss points and exchanges
 PROGRESS_DELAY_S = 1.0  # a progress bar appears once its step has run this long
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program stopped by Ctrl-C
@@ -379,6 +379,9 @@ RUN_SECTIONS = (
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
       "attacker_submerge", "defender_submerge")),
+    ("Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+     ("retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
+      "kamikaze_targets")),
     ("Amphibious assault", ("landing", "bombard")),
     ("Waves and counter-attack", ("waves", "counterattack")),
     ("Where the battle starts (a save in progress)",
@@ -503,6 +506,13 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     elif fmt == "csv":
         if distribution:
             text = result.distribution_csv(distribution)
+            if not text and distribution == "policy":
+                raise click.UsageError("the policy distribution is the table of the optimal "
+                                       "retreat: it needs --retreat optimal")
+            if not text and distribution == "reactions":
+                raise click.UsageError("the reactions distribution is the table of the "
+                                       "scramble and kamikaze choices: it needs "
+                                       "--scramble-from or --kamikaze")
             if not text:
                 raise click.UsageError(
                     f"the {distribution} distribution is not available for this method"
@@ -861,6 +871,9 @@ GAME_SECTIONS = (
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
       "attacker_submerge", "defender_submerge")),
+    ("Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+     ("retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
+      "kamikaze_targets")),
     ("Output", ("fmt", "output")),
 )
 
@@ -931,8 +944,9 @@ def watch(folder, once, interval, pattern, fmt):
     import json
 
     from .errors import BattleInputError
-    from .triplea.board import board_table, changes, solve_here
+    from .triplea.board import board_table, changes
     from .triplea.watch import SETTLE_S, SaveFolder
+    from .web.live import solve_here
     from .web.saves import read_in_child  # the server's reader: a child under limits
 
     try:

@@ -11,10 +11,9 @@ import os
 import shutil
 
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 from hostile_saves import LAND_BATTLE, triplea_fixtures
 
-from battlecalc.cli import cli
 from battlecalc.errors import BattleInputError
 from battlecalc.triplea import board as boards
 from battlecalc.triplea.watch import SaveFolder, gzip_state, triplea_autosave_folder
@@ -364,7 +363,7 @@ def test_watch_once_prints_the_board_of_the_newest_complete_save(tmp_path):
     raw = LAND_BATTLE.read_bytes()
     (tmp_path / "autosaveAfterBattle.tsvg").write_bytes(raw[:len(raw) // 2])  # being written
     os.utime(tmp_path / "autosaveAfterBattle.tsvg", (4e9, 4e9))
-    result = CliRunner().invoke(cli, ["watch", str(tmp_path), "--once", "--interval", "0.1"])
+    result = invoke("watch", str(tmp_path), "--once", "--interval", "0.1")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == ("World War II Revised (edition revised), round 1, step russianBattle, "
@@ -377,8 +376,7 @@ def test_watch_once_prints_the_board_of_the_newest_complete_save(tmp_path):
     assert "  Russians: 11 dice, 1 hit, expected 3.50, z -1.71" in lines
     assert "Note: autosaveAfterBattle.tsvg: skipped, its gzip stream is incomplete " \
            "(being written?)" in result.stderr
-    result = CliRunner().invoke(cli, ["watch", str(tmp_path), "--once", "--interval", "0.1",
-                                      "--format", "json"])
+    result = invoke("watch", str(tmp_path), "--once", "--interval", "0.1", "--format", "json")
     board = json.loads(result.stdout)
     (battle,) = board["battles"]
     assert battle["odds"]["attacker_win"] == pytest.approx(0.998940, abs=1e-6)
@@ -388,7 +386,7 @@ def test_watch_once_prints_the_board_of_the_newest_complete_save(tmp_path):
 def test_watch_refuses_what_it_cannot_watch_in_one_line(tmp_path):
     for args, words in ([str(tmp_path / "missing")], "No such file or directory"), \
             ([str(tmp_path), "--once", "--interval", "0.05"], "no complete TripleA save"):
-        result = CliRunner().invoke(cli, ["watch", *args])
+        result = invoke("watch", *args)
         assert result.exit_code == 2, result.output
         (line,) = result.stderr.splitlines()
         assert line.startswith("Error: ") and words in line

@@ -19,12 +19,15 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from helpers import invoke
 
 import battlecalc
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+import battles  # noqa: E402
+import helpers  # noqa: E402
 from webserver import running_server  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py)
@@ -247,6 +250,36 @@ def test_sea_battle_from_the_form(base, page):
     assert page.locator('[data-chart="TUV swing"] rect').count() > 3
 
 
+def test_the_optimal_retreat_and_the_reactions_show_beside_the_odds(base, page):
+    query = urllib.parse.urlencode({"rules": "revised", "attacker": "3 inf 1 tank",
+                                    "defender": "3 inf", "retreat_policy": "optimal",
+                                    "method": "exact"})
+    page.goto(f"{base}/?{query}")
+    settle(page)
+    result = battlecalc.simulate(rules="revised", attacker="3 inf 1 tank", defender="3 inf",
+                                 retreat_policy="optimal", method="exact")
+    assert_page_shows(page, result)
+    rule = page.locator('[data-key="decisions.rule"]').text_content()
+    assert rule == result.decisions["rule"] and rule.startswith("press on while")
+    assert "gain" in page.locator('[data-key="decisions.value"]').text_content()
+    # 1940-2e at sea: the air base's scramble, each choice on a line
+    query = urllib.parse.urlencode({"rules": "1940-2e", "kind": "sea", "attacker": "1 dd",
+                                    "defender": "1 dd", "scramble_from": "1 ftr",
+                                    "method": "exact"})
+    page.goto(f"{base}/?{query}")
+    settle(page)
+    scrambled = battlecalc.simulate(rules="1940-2e", sea=True, attacker="1 dd",
+                                    defender="1 dd", scramble_from="1 ftr", method="exact")
+    assert shown_outcomes(page)["attacker_win"][0] == scrambled.attacker_win
+    assert page.locator('[data-key="decisions.scrambled"]').text_content().startswith(
+        "1 fighter of 1 fighter")
+    assert page.locator('[data-key^="decisions.reactions."]').count() == 2
+    # and no scramble field where the edition has none
+    page.goto(f"{base}/?rules=1942-2e&kind=sea&attacker=1+dd&defender=1+dd")
+    settle(page)
+    assert "scramble_from" not in _visible_options(page)
+
+
 def test_amphibious_assault_and_formula_edition_from_urls(base, page):
     query = urllib.parse.urlencode({
         "rules": "1942-2e", "kind": "amphibious", "attacker": "1 tank 1 ftr",
@@ -286,18 +319,7 @@ def test_bad_input_shows_the_libraries_message(base, page):
 
 # --- issue 18: the page players choose ----------------------------------------------------
 
-SCREENS = {
-    "land": "/?rules=1942-2e&attacker=3+inf+1+art+2+tank+1+ftr&defender=5+inf+1+tank+1+aa",
-    "sea": "/?rules=1942-2e&sea=1&attacker=2+sub+1+dd+1+ftr&defender=1+dd+1+cv+1+ftr",
-    "amphibious": "/?rules=1942-2e&kind=amphibious&attacker=1+tank&landing=3+inf&bombard=1+bb"
-                  "&defender=3+inf",
-    "raid": "/?rules=1940-2e&kind=raid&attacker=2+bomber+1+fighter&defender=1+fighter"
-            "&facility=major",
-    "plan": "/?rules=1942-2e&kind=plan&defender=3+inf&pool=6+inf+2+art+2+tank",
-    "waves": "/?rules=1942-2e&attacker=3+inf+1+tank&defender=4+inf&waves=2+inf+1+tank"
-             "&counterattack=2+inf",
-    "formula": "/?rules=formula&attacker=3+army&defender=2+army",
-}
+SCREENS = battles.PAGE_SCREENS
 
 
 def page_width(page) -> tuple[int, int]:
@@ -307,13 +329,32 @@ def page_width(page) -> tuple[int, int]:
 WIDTHS = (320, 400, 1400)
 
 
+@pytest.fixture(scope="module")
+def page_requests():
+    """What the page's script shows and sends on each screen, run by node without a browser
+    (helpers.page_requests; tests/test_options.py holds each option to its request)."""
+    if helpers.NODE is None:
+        pytest.skip("needs node to run the page's script without a browser")
+    return helpers.page_requests({name: query.removeprefix("/")
+                                  for name, query in SCREENS.items()})
+
+
 @pytest.mark.parametrize("screen", list(SCREENS))
-def test_no_horizontal_scroll_on_any_screen(base, page, screen):
-    """Each screen at each width: one page load, resized (the page's layout is CSS alone, its
-    media queries; no script reads the width), so a width sees what a fresh load at it sees."""
+def test_each_screen_shows_what_its_script_says_and_never_scrolls_sideways(
+        base, page, screen, page_requests):
+    """One screen of each battle kind, end to end: its first request and the options it
+    shows once answered are those of the page's script run without a browser (the options'
+    requests: tests/test_options.py); and at each width no horizontal scroll (one page load,
+    resized: the page's layout is CSS alone, its media queries; no script reads the width,
+    so a width sees what a fresh load at it sees)."""
     page.set_viewport_size({"width": WIDTHS[0], "height": 900})
-    page.goto(base + SCREENS[screen])
+    with page.expect_request(lambda r: "/api/" in r.url and r.method == "POST") as first:
+        page.goto(base + SCREENS[screen])
     settle(page)
+    expected = page_requests[screen]
+    assert json.loads(first.value.post_data) == expected["before"]["pristine"]
+    answered = "exact" if page.get_attribute("#method", "data-value") == "exact" else "before"
+    assert sorted(_visible_options(page)) == sorted(expected[answered]["names"])
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         scroll, inner = page_width(page)
@@ -358,129 +399,13 @@ def test_first_visit_shows_an_example_and_its_result(base, page):
     page.screenshot(path=str(ARTIFACTS / "web-page-400.png"))
 
 
-LAND_ONLY = ["keep_land", "aa_last", "retreat_when_only_air", "counterattack"]
-
-
-def test_at_sea_the_land_only_options_are_not_shown(base, page):
-    page.goto(base + SCREENS["land"])
-    settle(page)
-    for name in LAND_ONLY:
-        assert page.is_visible(f'[data-option="{name}"]'), name
-    page.goto(base + SCREENS["sea"])
-    settle(page)
-    for name in [*LAND_ONLY, "target_value", "goal", "attacker_level"]:
-        assert not page.is_visible(f'[data-option="{name}"]'), name
-    assert page.is_visible('[data-option="defender_submerge"]')
-    # method auto solved it exactly: trials and seed cannot change the answer, not shown
-    assert page.get_attribute("#method", "data-value") == "exact"
-    assert not page.is_visible('[data-option="trials"]')
-    assert not page.is_visible('[data-option="seed"]')
-    # with method exact: not shown, not sent
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.select_option("#opt-method", "exact")
-    body = json.loads(asked.value.post_data)
-    assert body["method"] == "exact" and "trials" not in body and "seed" not in body
-    settle(page)
-    assert not page.is_visible('[data-option="trials"]')
-    assert not page.is_visible('[data-option="seed"]')
-    # method mc: shown and sent
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.select_option("#opt-method", "mc")
-    body = json.loads(asked.value.post_data)
-    assert body["method"] == "mc" and "seed" in body
-    settle(page)
-    assert page.is_visible('[data-option="trials"]') and page.is_visible('[data-option="seed"]')
-    # method auto on a battle it answers by Monte Carlo: shown (and sent), as for mc
-    page.goto(base + "/?rules=1942-2e&attacker=30+inf+10+art+10+tank+8+ftr+4+bmb"
-              "&defender=40+inf+8+tank+6+ftr+3+aa&trials=20000")
-    settle(page)
-    assert page.get_attribute("#method", "data-value") == "mc"
-    assert page.is_visible('[data-option="trials"]') and page.is_visible('[data-option="seed"]')
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.fill('[data-option="seed"] input', "7")
-    body = json.loads(asked.value.post_data)
-    assert body["trials"] == "20000" and body["seed"] == "7", body
-    settle(page)
-    # Revised: AA guns are never casualties, so no "AAA last" (it would be refused)
-    page.goto(base + "/?rules=revised&attacker=2+inf&defender=2+inf+1+aa")
-    settle(page)
-    assert not page.is_visible('[data-option="aa_last"]')
-
-
 def _visible_options(page) -> list[str]:
     return page.evaluate("[...document.querySelectorAll('#options [data-option]')]"
                          ".filter(n => n.offsetParent !== null).map(n => n.dataset.option)")
 
 
-def _change(page, name: str):
-    """Give a shown option a value other than the form's; returns the value set and a function
-    that puts the form's value back."""
-    node = page.locator(f'[data-option="{name}"]')
-    box = node.locator("input[type=checkbox]")
-    if box.count():
-        box.first.check()
-        return box.first.get_attribute("value") or True, box.first.uncheck
-    select = node.locator("select")
-    if select.count():
-        select = select.first  # (the planner's goal: its figure)
-        current = select.input_value()
-        values = [v for v in select.locator("option").evaluate_all(
-            "os => os.map(o => o.value)") if v != current and v]
-        select.select_option(values[-1])
-        return values[-1], lambda: select.select_option(current)
-    value = {"trials": "20000", "seed": "5", "retreat_below": "0.5", "attacker_ool": "tank",
-             "defender_ool": "tank", "waves": "1 tank", "counterattack": "1 inf",
-             "goal": "attacker_win>=0.5", "max_cost": "30", "top": "3",
-             "exchanges": "2", "target_value": "5"}.get(name, "2")
-    field = node.locator("input, textarea").first
-    current = field.input_value()
-    field.fill(value)
-    return value, lambda: field.fill(current)
-
-
-@pytest.mark.parametrize("screen", ["land", "sea", "raid", "plan", "formula"])
-def test_every_shown_option_changes_the_request(base, page, screen):
-    """Each shown option, changed from the form's value, is in the request.  One page load per
-    screen: each option is put back after its change, and the request is then the page's first
-    one again, so each change starts from the form a fresh load shows."""
-    with page.expect_request(lambda r: "/api/" in r.url and r.method == "POST") as first:
-        page.goto(base + SCREENS[screen])
-    settle(page)
-    pristine = json.loads(first.value.post_data)
-    if "method" not in pristine and page.get_attribute("#method", "data-value") == "exact":
-        # method auto answered exactly: the page sends trials and seed no more (it learns it
-        # from the answer), the rest of the request is the first one's
-        pristine = {k: v for k, v in pristine.items() if k not in ("trials", "seed")}
-    names = _visible_options(page)
-    assert len(names) >= 4
-    # only the requests matter here: the server is not asked to solve them (about 40 s of
-    # CPU over the five screens), the page gets a refusal instead
-    page.route(re.compile(r"/api/(run|raid|plan)"), lambda route: route.fulfill(
-        status=400, content_type="application/json", body='{"error": "not solved here"}'))
-    for name in names:
-        with page.expect_request(lambda r: "/api/" in r.url) as asked:
-            value, put_back = _change(page, name)
-        body = json.loads(asked.value.post_data)
-        assert name in body, (screen, name)
-        sent = body[name]
-        if name == "waves":
-            assert sent == [value]
-        elif value is not True:
-            assert str(sent) == value or value in str(sent), (name, sent, value)
-        settle_any(page)
-        with page.expect_request(lambda r: "/api/" in r.url) as asked:
-            put_back()
-        assert json.loads(asked.value.post_data) == pristine, (screen, name)
-        assert _visible_options(page) == names, (screen, name)
-        settle_any(page)
-
-
 def _cli(command: str, args: list[str]) -> dict:
-    from click.testing import CliRunner
-
-    from battlecalc.cli import cli
-
-    result = CliRunner().invoke(cli, [command, *args, "--format", "json"])
+    result = invoke(command, *args, "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -814,7 +739,7 @@ def test_a_cold_server_says_on_the_page_that_it_compiles(page, monkeypatch):
         time.sleep(2.0)  # (the kernels compiling)
         return real(*args, progress=progress, **kwargs)
 
-    monkeypatch.setattr(web_server, "kernels_cold", lambda method=None: True, raising=False)
+    monkeypatch.setattr(battlecalc.api, "kernels_cold", lambda method=None: True)
     monkeypatch.setattr(web_server.api, "simulate", compiling_first)
     with running_server() as url:
         page.goto(url + SCREENS["land"])

@@ -17,12 +17,11 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from click.testing import CliRunner  # noqa: E402
+from helpers import invoke  # noqa: E402
 from hostile_saves import LAND_BATTLE, triplea_fixtures  # noqa: E402
 from webserver import get_json, request, running_server  # noqa: E402
 
 import battlecalc  # noqa: E402
-from battlecalc.cli import cli  # noqa: E402
 from battlecalc.options import NO_EDITION_WARNING  # noqa: E402
 from battlecalc.triplea.board import solve_params  # noqa: E402
 from battlecalc.web import server as web_server  # noqa: E402
@@ -302,7 +301,7 @@ def test_serve_watch_refuses_what_it_cannot_watch_in_one_line(no_server, tmp_pat
             (["--watch", str(tmp_path / "missing")], "cannot watch "),
             (["--watch", str(tmp_path), "--workers", "2"],
              "--watch runs in one server process: leave out --workers")):
-        result = CliRunner().invoke(cli, ["serve", "--port", "1", *args])
+        result = invoke("serve", "--port", "1", *args)
         assert result.exit_code == 2, result.output
         (line,) = result.stderr.splitlines()
         assert line.startswith("Error: ") and words in line and "Traceback" not in line
@@ -322,7 +321,7 @@ def _stream(base: str, body: dict) -> list[dict]:
 def test_a_cold_server_says_it_compiles_and_its_time_limit_waits_for_the_kernels(monkeypatch):
     # friction 2: "a large battle: Monte Carlo, a few seconds..." for minutes, then a
     # 100,000-trial request stopped at the time limit ("ask for fewer trials")
-    monkeypatch.setattr(web_server, "kernels_cold", lambda method=None: True, raising=False)
+    monkeypatch.setattr(battlecalc.api, "kernels_cold", lambda method=None: True)
     real = web_server.api.simulate
 
     def compiling_first(*args, progress=None, **kwargs):
@@ -363,7 +362,7 @@ def test_a_streamed_answer_says_first_what_will_run(base):
 
 
 def _cli_warnings(args: list[str]) -> list[str]:
-    result = CliRunner().invoke(cli, args)
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     return [line[len("Warning: "):] for line in result.stderr.splitlines()
             if line.startswith("Warning: ")]

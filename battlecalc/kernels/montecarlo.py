@@ -273,7 +273,8 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, st
         outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     while outcome == CONTINUE:
         if may_submerge and (timing == SUBMERGE_BEFORE_FIRE or rounds > 0):
-            a2, d2 = round_model.submerge_step(ast, a, dst, d, rules)
+            a2, d2 = round_model.submerge_step(ast, a, dst, d, rules, retreat.choices,
+                                               rounds < retreat_from)
             if a2 != a or d2 != d:
                 outcome, a, d = _settled(ast, a2, dst, d2, air_always)
                 if outcome != CONTINUE:

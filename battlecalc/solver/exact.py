@@ -102,7 +102,7 @@ class ExactSolve:
     one is made for each solve)."""
 
     __slots__ = ("compiled", "plan", "limits", "explicit", "n_a", "n_d", "n_blocks", "shapes",
-                 "phases", "battle", "entry", "kept", "table", "work")
+                 "phases", "battle", "entry", "kept", "table", "work", "solved")
 
     def __init__(self, compiled, plan: SolvePlan, kept: bool = False,
                  limits: Limits = LIMITS):
@@ -122,6 +122,7 @@ class ExactSolve:
         self.phases = range(2 if compiled.has_partial_retreat else 1)
         self.battle = exact_battle(compiled, plan)
         self.entry = None
+        self.solved = False  # (solved once by the compiled kernel in this thread)
         self.kept = kept  # solved again later: worth finding the compiled kernel for
         self.table = plan.table  # grown where a solve fills it up
         self.work = 0  # successor terms spread by the last solve (compact tables only)
@@ -174,10 +175,13 @@ class ExactSolve:
                 threads.call(sweep._solve_blocks, 0, n_blocks, phase, *args, short=short)
         if (self.kept and short and not parallel and plan.compiled and self.entry is None
                 and not self.table[0]):
-            # solved in this thread by the compiled kernel: from the next solve on, that
-            # kernel is called straight, without the dispatcher's typing of every array (the
-            # dispatcher all the same where overload finds none)
-            self.entry = overload(sweep._solve_blocks, (0, n_blocks, 0, *args)) or False
+            # solved in this thread by the compiled kernel a second time (a battle asked
+            # again: finding the kernel costs a fresh battle's solve a fifth): from the next
+            # solve on, that kernel is called straight, without the dispatcher's typing of
+            # every array (the dispatcher all the same where overload finds none)
+            if self.solved:
+                self.entry = overload(sweep._solve_blocks, (0, n_blocks, 0, *args)) or False
+            self.solved = True
         if self.table[0]:  # (a dense solve writes neither: no reductions for it)
             # (a solve on a grown table counts on from the work its smaller tables did)
             self.work = spent + int(stacks.totals[:, TOTAL_WORK].sum())
@@ -197,16 +201,13 @@ class ExactSolve:
         return exact_law(stacks, self.compiled, parallel, plan.rounds_bins, plan.joint)
 
 
-WIN_VALUE_CALL_SECONDS = 0.1  # work per kernel call of fill_win_values: how often it reports
-
-
 def fill_win_values(compiled, plan: SolvePlan, progress=None, limits: Limits = LIMITS):
     """The battle with --retreat-below's table filled in (compiled.retreat.win_value: the
     per-state win probabilities, from a backward sweep), before a plan with win_values runs.
 
-    The table is filled a range of attacker states at a time (about WIN_VALUE_CALL_SECONDS
-    each), progress(done, total, "retreat-below table") counting state pairs after each, so a
-    caller's progress hook can stop it by raising."""
+    The table is filled a range of attacker states at a time (about
+    limits.win_value_call_seconds each), progress(done, total, "retreat-below table")
+    counting state pairs after each, so a caller's progress hook can stop it by raising."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
     retreat = compiled.retreat._replace(win_value=np.zeros((n_a, n_d)))
     compiled = dataclasses.replace(compiled, retreat=retreat)
@@ -222,7 +223,7 @@ def fill_win_values(compiled, plan: SolvePlan, progress=None, limits: Limits = L
     battle = exact_battle(view, dataclasses.replace(plan, merge_blocks=False, table=(0, 0),
                                                     work_limit=0))
     slowdown = 1 if plan.compiled else limits.python_slowdown
-    step = max(1, int(n_a * WIN_VALUE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
+    step = max(1, int(n_a * limits.win_value_call_seconds / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
         threads.call(sweep._win_values, battle, out, value, scratch, a_first, a_last,

@@ -56,14 +56,16 @@ def _takes_outcomes(progress) -> bool:
 
 
 def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
-                    thread_count: int | None = None) -> FinalLaw:
+                    thread_count: int | None = None,
+                    call_seconds: float = CALL_SECONDS) -> FinalLaw:
     """Monte Carlo law of a compiled battle (compile.CompiledBattle): integer counts out of
     `trials`.
 
     progress(done, total, what) is called after every kernel call; a callback with a keyword
     parameter ``outcomes`` gets, as well, the trial counts of each outcome so far
     (outcomes[N_OUTCOMES] by outcome code, out of `done`).  thread_count: the threads of the
-    first call (default: the pool's; the answer does not depend on it).
+    first call (default: the pool's); call_seconds: the kernel calls' length aimed at (the
+    answer depends on neither).
     """
     partial = progress is not None and _takes_outcomes(progress)
     compile_kernels()
@@ -99,7 +101,7 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
                         chunk_trials[first:last], battle, McOut(*rows.values()),
                         short=n_chunks == 1)
         seconds = time.perf_counter() - call_started
-        per_call = max(1, min(most, int(CALL_SECONDS * (last - first) / max(seconds, 1e-6))))
+        per_call = max(1, min(most, int(call_seconds * (last - first) / max(seconds, 1e-6))))
         for key, value in rows.items():
             totals[key] += value.sum(axis=0)
         done += int(chunk_trials[first:last].sum())

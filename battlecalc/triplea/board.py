@@ -9,8 +9,8 @@ process under limits, battlecalc.web.saves) and the battles are solved where the
   ``battlecalc game`` solves it --, the TUV each side has at stake, every territory with the
   query that loads its units as the defender (the CLI's ``game --territory T --attack A``),
   and the history's dice and fought battles (``battlecalc luck``), unjudged;
-* solving, where the engine is (battlecalc.web.live.solve_board on the server's, or
-  :func:`solve_here`): each battle's odds from its query, the luck of each fought battle from
+* solving, where the engine is (battlecalc.web.live: solve_board on the server's, solve_here
+  in this process): each battle's odds from its query, the luck of each fought battle from
   its exact law (:func:`judge_luck`), the turn's summary (:func:`turn_summary`);
   :func:`changes` marks what changed since the board before.
 
@@ -297,33 +297,6 @@ def judge_luck(history: Mapping[str, Any],
     return {"game": history["game"], "edition": history["edition"], "dice": history["dice"],
             "dice_by_nation": history["dice_by_nation"], "other_rolls": history["other_rolls"],
             "battles": judged, "totals": luck_totals(judged), "pending": pending}
-
-
-def solve_here(board: dict[str, Any], progress=None) -> dict[str, Any]:
-    """:func:`solve_board`'s work in this process (battlecalc watch): each battle from its query
-    as the web API reads it, the history's battles exactly (as battlecalc luck does)."""
-    from .. import api
-    from ..raids import raid
-    from ..waves import simulate
-    from ..web.spec import parse_params, raid_parameters
-
-    for battle in board.get("battles", []):
-        battle.setdefault("odds", None)
-        if not battle.get("query") or battle.get("error"):
-            continue
-        try:
-            raids = endpoint_of(battle) == "raid"
-            kwargs, _ = parse_params(solve_params(battle["query"]),
-                                     raid_parameters() if raids else None)
-            solve = raid if raids else simulate
-            battle["odds"] = odds_of(solve(**kwargs, progress=progress).to_dict())
-        except BattleInputError as exc:
-            battle["error"] = " ".join(str(exc).split())
-    board["by_stake"] = [b["territory"] for b in by_stake(board.get("battles", []))]
-    board["summary"] = turn_summary(board)
-    if "luck" in board:
-        board["luck"] = judge_luck(board["luck"], lambda kwargs: api.simulate(**kwargs))
-    return board
 
 
 def by_stake(battles: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -50,8 +50,9 @@ async def solve_board(engine, board: dict[str, Any],
     battle's ``odds`` (or ``error``), the luck (``luck``: battlecalc luck's object), the
     order by stake (``by_stake``: territories) and the one-line ``summary``."""
     from ..triplea.board import by_stake, endpoint_of, odds_of, solve_params, turn_summary
-    from .server import Cancelled, _Busy
     from .spec import parse_params, raid_parameters
+    from .work import Busy as _Busy
+    from .work import Cancelled
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + BOARD_TIME_LIMIT_S
@@ -280,9 +281,44 @@ class LiveBoard:
 
 
 def _compiling() -> bool:
-    from .server import kernels_cold
+    from ..api import kernels_cold
 
     try:
         return kernels_cold()
     except Exception:  # (numba absent: plain kernels)
         return False
+
+
+def solve_here(board: dict[str, Any], progress=None) -> dict[str, Any]:
+    """solve_board's work in this process (battlecalc watch): each battle from its query as the
+    web API reads it (web.spec), the history's battles exactly (as battlecalc luck does)."""
+    from .. import api
+    from ..raids import raid
+    from ..triplea.board import (
+        by_stake,
+        endpoint_of,
+        judge_luck,
+        odds_of,
+        solve_params,
+        turn_summary,
+    )
+    from ..waves import simulate
+    from .spec import parse_params, raid_parameters
+
+    for battle in board.get("battles", []):
+        battle.setdefault("odds", None)
+        if not battle.get("query") or battle.get("error"):
+            continue
+        try:
+            raids = endpoint_of(battle) == "raid"
+            kwargs, _ = parse_params(solve_params(battle["query"]),
+                                     raid_parameters() if raids else None)
+            solve = raid if raids else simulate
+            battle["odds"] = odds_of(solve(**kwargs, progress=progress).to_dict())
+        except BattleInputError as exc:
+            battle["error"] = " ".join(str(exc).split())
+    board["by_stake"] = [b["territory"] for b in by_stake(board.get("battles", []))]
+    board["summary"] = turn_summary(board)
+    if "luck" in board:
+        board["luck"] = judge_luck(board["luck"], lambda kwargs: api.simulate(**kwargs))
+    return board

@@ -82,6 +82,8 @@ from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server
     read_in_child,
 )
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
+from .work import Busy as _Busy
+from .work import Cancelled
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_TRIALS = 10_000_000
@@ -154,32 +156,12 @@ WARM_UP = [
 COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.compiling_notice's
 
 
-def kernels_cold(method: str | None = None) -> bool:
-    """Whether the main kernel of `method` ("mc", "exact"; None: either) is not in numba's
-    cache on disk (battlecalc.kernels.jit.cache_is_cold): calling it compiles it first, a
-    minute or two on a first run.  False where kernels run as plain Python."""
-    from ..kernels import jit
-
-    if jit.plain_kernels() or not jit.is_compiled():
-        return False
-    from ..kernels import montecarlo
-    from ..kernels.exact import sweep
-
-    kernels = {"mc": (montecarlo._simulate_chunks,), "exact": (sweep._solve_blocks,)}
-    chosen = kernels.get(method, kernels["mc"] + kernels["exact"])
-    return any(jit.cache_is_cold(kernel) for kernel in chosen)
-
-
 class TooMuchWork(BattleInputError):
     """A request over the server's limits (HTTP 400, with a hint)."""
 
 
 class _Stop(Exception):
     """Raised from a progress callback to stop a run."""
-
-
-class Cancelled(Exception):
-    """The request's client has gone, or a newer request of its page replaced it."""
 
 
 class Latest:
@@ -348,7 +330,7 @@ class Engine:
         # the time limit counts the work, not the compiling of the kernels (a minute or two
         # on a first run): where they are not compiled yet, it starts with the first report
         # of work done
-        deadline = [None if kernels_cold() else time.monotonic() + self.time_limit]
+        deadline = [None if api.kernels_cold() else time.monotonic() + self.time_limit]
 
         # a running estimate only of one battle (a wave's or a raid's air battle's counts are
         # not the answer's)
@@ -400,7 +382,7 @@ class Engine:
             method = api.choose(battle, run, compiled).method
         except (BattleInputError, ValueError, RecursionError):
             return
-        compiling = kernels_cold(method)
+        compiling = api.kernels_cold(method)
         what = COMPILING if compiling else "exact solve" if method == "exact" else "trials"
         report(0, 0, what, {"method": method, "compiling": compiling,
                             "trials": None if method == "exact" else run.trials})
@@ -463,10 +445,6 @@ class Engine:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-class _Busy(Exception):
-    pass
 
 
 def _raid(**kwargs):

@@ -282,8 +282,25 @@ OPTIONS: list[dict[str, Any]] = [
     _field("retreat_when_only_air", "Retreat"),
     _field("retreat_below", "Retreat", min=0, max=1, step=0.05),
     _field("strafe", "Retreat", min=0),
+    _field("retreat_policy", "Retreat", choices=["", "optimal"],
+           help="optimal: the attacker retreats wherever that is worth more than fighting on "
+           "(the fields above stay empty); the policy is shown with the odds"),
+    _field("optimize", "Retreat", choices=["", *BY_NAME["optimize"].choices],
+           help="what the decisions are taken for: TUV swing (the default), the chance of "
+           "winning, of taking the territory, or the TUV swing plus the territory's value"),
+    _field("territory_value", "Retreat", min=0, kinds=["land", "amphibious"],
+           help="with optimize value: the territory's IPC, counted when it is taken"),
     _field("attacker_submerge", "Submarines"),
     _field("defender_submerge", "Submarines"),
+    _field("scramble_from", "Scramble and kamikaze",
+           help="fighters and tactical bombers on an air base next to the sea zone; every "
+           "number it may scramble (up to 3) is solved"),
+    _field("scramble", "Scramble and kamikaze", suggestions=["best", "none"],
+           help="best (empty): the choice worst for the attacker; none; or the aircraft"),
+    _field("kamikaze", "Scramble and kamikaze", min=0,
+           help="kamikaze tokens spent here: each strikes a surface warship before the battle"),
+    _field("kamikaze_targets", "Scramble and kamikaze",
+           help="e.g. battleship:2, cruiser:1 (empty: the placing worst for the attacker)"),
     _field("waves", "Waves and counter-attack",
            help="each wave attacks the defender's survivors while the territory is not taken"),
     _field("counterattack", "Waves and counter-attack",
@@ -406,6 +423,10 @@ def _options_of(ruleset) -> list[str]:
         leave_out.add("facility")
     if ruleset.flags["raid_aa"] != "territory_gun":
         leave_out.add("aa")
+    if not ruleset.flags["scramble"]:
+        leave_out |= {"scramble_from", "scramble"}
+    if not ruleset.flags["kamikaze"]:
+        leave_out |= {"kamikaze", "kamikaze_targets"}
     return [f["name"] for f in OPTIONS if f["name"] not in leave_out
             and set(f["when"]["kinds"]) - {"formula"}]
 

@@ -842,6 +842,7 @@
     headline(parts);
     renderOutcomes(data, exact);
     renderNumbers(data, exact);
+    renderDecisions(data.decisions);
     renderSurvivors(data);
     renderCumulative(data.distributions);
     renderStates(data.distributions);
@@ -1051,7 +1052,7 @@
       ...Object.keys(spec.army_labels), "rules", "method", "trials", "seed", "sea",
       "elapsed_s", "pruned", "stderr", "ci95", "distributions", "seed_text", "waves",
       "counterattack", "attacker_keeps_at_least", "likely_outcomes", "damage_distribution",
-      "target_value", "facility", "aa_fires", "solves"]);
+      "target_value", "facility", "aa_fires", "solves", "decisions"]);
     const short = (v) => Number(v.toPrecision(6)).toString();
     for (const [key, value] of Object.entries(data)) {
       if (shown.has(key) || known.has(key) || key.endsWith("_survivors")) continue;
@@ -1073,6 +1074,31 @@
       }
     }
     $("#numbers").replaceChildren(...items);
+  }
+
+  // the decisions solved (issue 31): the optimal policy in words beside the odds, its gain
+  // over never retreating, and the defender's reactions (scramble, kamikaze), one per line
+  function renderDecisions(d) {
+    if (!d) return;
+    const items = [];
+    const add = (key, label, text) => items.push(el("dt", { text: label }),
+      el("dd", { "data-key": `decisions.${key}`, text }));
+    if (d.rule) add("rule", "optimal retreat", d.rule);
+    for (const side of ["attacker", "defender"]) {
+      if (d[`${side}_submerge`]) add(`${side}_submerge`, `${side} subs (optimal)`, d[`${side}_submerge`]);
+    }
+    const with_ = `${d.objective_text}: ${signed(d.value)}`;
+    add("value", "decisions optimize", d.never_value === null || d.never_value === undefined
+      ? with_ : `${with_} (never retreating ${signed(d.never_value)}, gain ${signed(d.gain)})`);
+    if (d.scramble_from) add("scrambled", "scrambled", `${d.scrambled} of ${d.scramble_from} (${d.reactions_chosen})`);
+    if (d.kamikaze) add("kamikaze_targets", "kamikaze", `${d.kamikaze} token(s) on ${d.kamikaze_targets} (${d.reactions_chosen})`);
+    for (const [i, r] of (d.reactions || []).entries()) {
+      const what = [d.scramble_from ? `scramble ${r.scrambled}` : "",
+                    d.kamikaze ? `kamikaze ${r.kamikaze_targets}` : ""].filter(Boolean).join(", ");
+      add(`reactions.${i}`, what, `attacker wins ${pct(r.attacker_win)}, defender wins ` +
+        `${pct(r.defender_win)}, TUV swing ${signed(r.tuv_swing)}`);
+    }
+    $("#numbers").append(...items);
   }
 
   function renderSurvivors(data) {
