@@ -105,14 +105,19 @@ def _solve_block(b, phase, battle, out, explicit):
     n_d = dst.shape[0]
     size = ast.shape[0] if b < 0 else _block_size(ab, b)
     # the general round's work arrays; the fast path (_play) uses none of them, the closed
-    # sweep of two walks (_sweep_walks) arrays of its own, as big and as many
+    # sweep of two walks (_sweep_walks) arrays of its own (_walk_scratch, of the same types:
+    # _solve_tables and what it calls are compiled once for both), its only ones where no round
+    # is general, and besides the general round's where round 1 bombards
     general = battle.rules[RU_SIMPLE] == 0 or (battle.rules[RU_BOMBARD] == 1
                                                and battle.bombard_pmf.shape[0] > 1)
     if general:
-        scratch = _scratch(ast.shape[0], n_d)
+        scratch = walk_scratch = _scratch(ast.shape[0], n_d)
+        if battle.rules[RU_SIMPLE] != 0:  # round 1 bombards, then the rows may be swept
+            walk_scratch = _walk_scratch(n_d, battle.dfn.pmf.shape[1])
     else:
-        scratch = (np.empty((2, n_d), dtype=np.int64), np.empty((3, n_d)))
-    _solve_tables(b, phase, battle, out, explicit, np.zeros((size, n_d)), scratch, general)
+        scratch = walk_scratch = _walk_scratch(n_d, battle.dfn.pmf.shape[1])
+    _solve_tables(b, phase, battle, out, explicit, np.zeros((size, n_d)), scratch,
+                  walk_scratch, general)
 
 
 @kernel(nogil=True)
@@ -125,7 +130,8 @@ def _solve_compact(battle, stacks, explicit):
     n_a, n_d = battle.att.states.shape[0], battle.dfn.states.shape[0]
     mass = _compact_table(_block_size(battle.blocks, 0), n_d, battle.table_rows,
                           battle.table_cols)
-    _solve_tables(VALUES[0], VALUES[0], battle, out, explicit, mass, _scratch(n_a, n_d),
+    scratch = _scratch(n_a, n_d)
+    _solve_tables(VALUES[0], VALUES[0], battle, out, explicit, mass, scratch, scratch,
                   FLAGS[1])
     maps = mass[1]
     out.totals[TOTAL_FULL] = maps[M_FILL, FULL]
@@ -133,9 +139,10 @@ def _solve_compact(battle, stacks, explicit):
 
 
 @kernel
-def _solve_tables(b, phase, battle, out, explicit, mass, scratch, general):
+def _solve_tables(b, phase, battle, out, explicit, mass, scratch, walk_scratch, general):
     """_solve_block's solve of block b in the mass table `mass` (zeros: dense, or compact; see
-    M_ROWS), with the work arrays scratch (general: the general round's)."""
+    M_ROWS), with the work arrays scratch (general: the general round's) and walk_scratch
+    (_sweep_walks', where it sweeps the table: _walk_scratch's)."""
     ab, transfer = battle.blocks, out.transfer
     merge = battle.merge
     base = 0 if b < 0 else ab[b, B_OFFSET]
@@ -202,12 +209,31 @@ def _solve_tables(b, phase, battle, out, explicit, mass, scratch, general):
         walks = battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep
         if walks:
             _sweep_walks(battle, table, base, rounds_played, check_retreat, out, b < 0,
-                         scratch)
+                         walk_scratch)
     if not walks:
         # (the table after the strikes, where the general round may be played in two phases)
         inter = _like(mass, not (general and battle.phased and b >= 0))
         _sweep_round(battle, table, table, base, rounds_played, check_retreat, FLAGS[1], one,
                      out, scratch, spent, budget, b < 0, inter)
+
+
+# _sweep_walks' work arrays (_walk_scratch): rows of the float array, each n_d + WALK_PAD long:
+# the row's pair weights w, the tails (attacker hits from d on that wipe the defender out), then
+# for each defender hit count hd (up to the law's width + 3: hit counts are taken four at a time)
+# its weights u[hd] (d at WALK_OFF + d, zeros either side of the pairs that move), then the
+# defender's hit laws by hit count (dpmf transposed, each state's kept hit counts only: P(hd
+# hits from d) at [hd, d], 0 outside d's kept range; a state's column written when a pair of it
+# is first played).  The int array: each defender state's kept hit counts (lo, hi).
+WALK_W, WALK_TAIL, WALK_U = 0, 1, 2
+WALK_OFF, WALK_PAD = 4, 8
+
+
+@kernel(inline=True)
+def _walk_scratch(n_d, width):
+    """_sweep_walks' work arrays for n_d defender states and hit laws `width` wide: int64[2,
+    n_d], float64[WALK_U + 2 (width + 3), n_d + WALK_PAD] (the types of _scratch's)."""
+    return (np.empty((2, n_d), dtype=np.int64),
+            np.empty((WALK_U + 2 * (width + 3), n_d + WALK_PAD)))
 
 
 @kernel(refs=False)
@@ -216,12 +242,23 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
     without submarines) with no pruning budget, an attacker state (a row of mass) at a time:
     the rounds from each pair (a, d) of the row are first played as far as the row itself (the
     defender's 0 hits: the pairs after (a, d) in the row must have all of their probability
-    before their turn), then every later row at once: for each defender hit count hd, the
-    weights u[d] of the row's pairs spread by the attacker's hit law (the same for the whole
-    row) onto the row a + hd, one long run over d per attacker hit count (instead of short
-    runs over the hit counts per pair: the same sums, other order).  Skipped as in _play /
-    _spread_walk: hit counts outside each state's kept range and moves of battle.eps or less.
-    scratch: work arrays, int[2, n_d] and float[3, n_d] (_solve_block's, for this sweep)."""
+    before their turn), then every later row: for each defender hit count hd, the weights u[d]
+    of the row's pairs spread by the attacker's hit law (the same for the whole row) onto the
+    row a + hd.  Skipped as in _play / _spread_walk: hit counts outside each state's kept range
+    and moves of battle.eps or less.  scratch: _walk_scratch's arrays.
+
+    The sums are those of a sweep a pair at a time, each cell's terms added in the same order
+    (attacker hits ha ascending, per defender hit count; the wipe-out cell's, the pruned mass
+    and the sums of each hit count's weights in order of d): only the loops are arranged for
+    the machine.  The cells a + hd, c (c < the defender's last state) take their terms four
+    attacker hit counts at a time, one pass over the cells the four reach, each cell's four
+    terms added in order within the pass (a cell read and written once per four terms; the
+    loop over cells vectorises); the weights of four defender hit counts are summed in one
+    loop over d (four independent chains of additions).  Cells a pass reaches beyond a hit
+    count's reach, and pairs inside lo..hi that do not move, take products with zero weights:
+    +0.0, which leaves a sum of probabilities as it is (as plain Python, the runs over the
+    pairs that do not move would double a big battle's time: each hit count's runs cover
+    lo..hi only)."""
     A, D, rules, retreat = battle.att, battle.dfn, battle.rules, battle.retreat
     ast, dst, remainder = A.states, D.states, retreat.remainder
     apmf, acum, ar = A.pmf, A.cdf, A.rows
@@ -240,9 +277,11 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
     d_lo, d_hi = d_kept[0], d_kept[1]
     for d in range(n_d):
         d_lo[d] = d_hi[d] = -1
-    w_row = work[0]  # w of each pair of the row played (0: not played)
-    u = work[1]  # (u and tail: written for the row's played range before they are read)
-    tail = work[2]  # the attacker's hits from d on that wipe the defender out
+    w_row = work[WALK_W]  # w of each pair of the row played (0: not played)
+    tail = work[WALK_TAIL]  # (written for the row's played range before it is read)
+    n_hd = dpmf.shape[1] + 3  # hit counts 0 .. n_hd - 1 (four at a time, past the last)
+    weights = work[WALK_U:WALK_U + n_hd]
+    laws = work[WALK_U + n_hd:WALK_U + 2 * n_hd]
     a_row, a_cum = apmf[base], acum[base]
     a_lo = a_hi = 0
     row_mass = 0.0
@@ -277,6 +316,10 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
                 ready = True
             if d_lo[d] < 0:
                 d_lo[d], d_hi[d] = _kept_range(dcum[d], dr[d, R_LO], dr[d, R_HI], 0.0)
+                for hd in range(n_hd):
+                    laws[hd, d] = 0.0
+                for hd in range(d_lo[d], d_hi[d] + 1):
+                    laws[hd, d] = dpmf[d, hd]
             w = m / (1.0 - a_row[0] * dpmf[d, 0])
             totals[TOTAL_ROUNDS] += w
             played += m
@@ -299,37 +342,76 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
             start = max(a_lo, d_end - d)
             tail[d] = (a_cum[a_hi] - (a_cum[start - 1] if start > 0 else 0.0)
                        if start <= a_hi else 0.0)
-        for hd in range(1, hd_top + 1):
-            r = min(k + hd, length)
-            target = mass[merge[r] if merged else r]
-            total = spill = 0.0
+        for hd0 in range(1, hd_top + 1, 4):
+            # the weights of four defender hit counts, each summed over d in order (total:
+            # what moves; spill: what wipes the defender out), four chains side by side
+            u0, u1, u2, u3 = (weights[hd0], weights[hd0 + 1], weights[hd0 + 2],
+                              weights[hd0 + 3])
+            p0, p1, p2, p3 = laws[hd0], laws[hd0 + 1], laws[hd0 + 2], laws[hd0 + 3]
+            t0 = t1 = t2 = t3 = s0 = s1 = s2 = s3 = 0.0
             for d in range(first, last + 1):
-                wd = w_row[d] * dpmf[d, hd] if d_lo[d] <= hd <= d_hi[d] else 0.0
-                wd = wd if wd > eps else 0.0
-                u[d] = wd
-                total += wd
-                spill += wd * tail[d]
-            if total == 0.0:
-                continue
-            # the pairs that move with hd defender hits, lo..hi (as plain Python, the runs
-            # over the others would double a big battle's time)
-            lo, hi = first, last
-            while u[lo] == 0.0:
-                lo += 1
-            while u[hi] == 0.0:
-                hi -= 1
-            kept += total * row_mass
-            target[d_end] += spill
-            for ha in range(a_lo, a_hi + 1):
-                p = a_row[ha]
-                # the pairs whose ha hits leave a defender: d + ha < d_end
-                stop = min(hi + 1, d_end - ha)
-                if stop <= lo:
+                w = w_row[d]
+                tl = tail[d]
+                x = w * p0[d]
+                x = x if x > eps else 0.0
+                u0[WALK_OFF + d] = x
+                t0 += x
+                s0 += x * tl
+                x = w * p1[d]
+                x = x if x > eps else 0.0
+                u1[WALK_OFF + d] = x
+                t1 += x
+                s1 += x * tl
+                x = w * p2[d]
+                x = x if x > eps else 0.0
+                u2[WALK_OFF + d] = x
+                t2 += x
+                s2 += x * tl
+                x = w * p3[d]
+                x = x if x > eps else 0.0
+                u3[WALK_OFF + d] = x
+                t3 += x
+                s3 += x * tl
+            for g in range(4):
+                hd = hd0 + g
+                if hd > hd_top:
                     break
-                run = target[lo + ha:stop + ha]
-                weights = u[lo:stop]
-                for j in range(run.shape[0]):
-                    run[j] += p * weights[j]
+                total = t0 if g == 0 else t1 if g == 1 else t2 if g == 2 else t3
+                if total == 0.0:
+                    continue
+                spill = s0 if g == 0 else s1 if g == 1 else s2 if g == 2 else s3
+                u = weights[hd]
+                # the pairs that move with hd defender hits, lo..hi, and zeros either side
+                # as far as the passes read
+                lo, hi = first, last
+                while u[WALK_OFF + lo] == 0.0:
+                    lo += 1
+                while u[WALK_OFF + hi] == 0.0:
+                    hi -= 1
+                for d in range(WALK_OFF + lo - 3, WALK_OFF + lo):
+                    u[d] = 0.0
+                for d in range(WALK_OFF + hi + 1, WALK_OFF + hi + 4):
+                    u[d] = 0.0
+                r = min(k + hd, length)
+                target = mass[merge[r] if merged else r]
+                kept += total * row_mass
+                target[d_end] += spill
+                # attacker hits ha..ha+3 at once onto the cells lo + ha .. hi + ha + 3 (those
+                # below d_end: the pairs whose hits leave a defender): cell c takes
+                # a_row[ha + t] * u[c - ha - t], t = 0..3, in turn
+                top = min(a_hi, d_end - 1 - lo)
+                x0 = u[WALK_OFF + lo:]
+                x1 = u[WALK_OFF + lo - 1:]
+                x2 = u[WALK_OFF + lo - 2:]
+                x3 = u[WALK_OFF + lo - 3:]
+                for ha in range(a_lo, top + 1, 4):
+                    q0 = a_row[ha]
+                    q1 = a_row[ha + 1] if ha + 1 <= top else 0.0
+                    q2 = a_row[ha + 2] if ha + 2 <= top else 0.0
+                    q3 = a_row[ha + 3] if ha + 3 <= top else 0.0
+                    run = target[lo + ha:min(hi + ha + 3, d_end - 1) + 1]
+                    for j in range(run.shape[0]):
+                        run[j] = (((run[j] + q0 * x0[j]) + q1 * x1[j]) + q2 * x2[j]) + q3 * x3[j]
         totals[TOTAL_PRUNED] += played - kept
 
 
