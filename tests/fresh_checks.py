@@ -219,7 +219,7 @@ def forked_child_has_a_pool_of_its_own():
 
 # --- BATTLECALC_PLAIN_KERNELS=1 ---------------------------------------------------------------
 
-PLAIN_TRIALS = 3000  # plain Python draws about 20,000 trials a second
+PLAIN_TRIALS = 1000  # plain Python draws about 20,000 trials a second
 
 
 def plain_kernel_solve(name: str, method: str):
