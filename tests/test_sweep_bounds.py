@@ -304,9 +304,8 @@ HOSTILE_FILES = {  # (how the file is made, its name, the message after "cannot 
     "200 MB of 10,000,000 rows": (_rows(TEN_MILLION_ROWS), "battles.csv",
                                   "200,000,024 bytes is more than a battles table needs "
                                   "(67,108,864 at most)"),
-    "1,000,001 rows in 20 MB": (_rows(MAX_ROWS + 1), "battles.csv",
-                                "more than 1,000,000 rows (a sweep runs at most 1,000,000 "
-                                "battles)"),
+    # (1,000,001 rows in 20 MB: test_a_table_of_more_rows_than_a_sweep_runs_is_refused_before_
+    # it_is_built, the same file through the same read_battles, its memory held tighter)
 }
 
 
