@@ -219,7 +219,7 @@ def forked_child_has_a_pool_of_its_own():
 
 # --- BATTLECALC_PLAIN_KERNELS=1 ---------------------------------------------------------------
 
-PLAIN_TRIALS = 3000  # plain Python draws about 20,000 trials a second
+PLAIN_TRIALS = 1000  # plain Python draws about 20,000 trials a second
 
 
 def plain_kernel_solve(name: str, method: str):
@@ -288,27 +288,67 @@ def kernels_not_run(work) -> list[str]:
 @check("plain")
 def plain_kernels_give_answers():
     """Every battle of battles.PLAIN_KERNELS exactly and by Monte Carlo, and solve_many's
-    batched battles (battles.SOLVE_MANY_MIXED: its batch loop), in plain Python:
+    batched battles (battles.SOLVE_MANY_MIXED: its batch loop), in plain Python; then what
+    runs only once the kernels are compiled, on every side those battles built, its kernels
+    in plain Python: the compiled builder's driver (compile._built_side, which build_side
+    calls) and solver.tables.merged_walks' kernel (builder.merged_walks):
     {"results": {name, method: summary}, "solve_many": the rows' answers, "missed": kernels
-    never run, "numba": imported}."""
+    never run, "numba": imported, "builder": [sides built, sides built unlike the Python
+    builder's], "merged_walks": [sides merged, sides merged unlike numpy's merge]}."""
     import battles
+    import numpy as np
 
     import battlecalc
+    from battlecalc import compile as compile_module
+    from battlecalc.kernels import jit
+    from battlecalc.solver import tables
 
-    results, rows = {}, []
+    results, rows, built, merged = {}, [], [0, 0], [0, 0]
 
     def run_all():
-        for name in battles.PLAIN_KERNELS:
-            for method in ("exact", "mc"):
-                results[f"{name}, {method}"] = summary(plain_kernel_solve(name, method))
-        batched = battles.SOLVE_MANY_MIXED[:battles.SOLVE_MANY_BATCHED]
-        frame = battlecalc.solve_many(batched, method="exact")
-        rows.extend(frame[["attacker_win", "defender_win", "tuv_swing",
-                           "mean_rounds"]].values.tolist())
+        specs = {}
+        python_side = compile_module._python_side
+
+        def recorded(spec):
+            specs.setdefault(spec, None)
+            return python_side(spec)
+
+        compile_module._python_side = recorded
+        try:
+            for name in battles.PLAIN_KERNELS:
+                for method in ("exact", "mc"):
+                    results[f"{name}, {method}"] = summary(plain_kernel_solve(name, method))
+            batched = battles.SOLVE_MANY_MIXED[:battles.SOLVE_MANY_BATCHED]
+            frame = battlecalc.solve_many(batched, method="exact")
+            rows.extend(frame[["attacker_win", "defender_win", "tuv_swing",
+                               "mean_rounds"]].values.tolist())
+        finally:
+            compile_module._python_side = python_side
+        is_compiled = jit.is_compiled
+        for spec in specs:
+            want = python_side(spec)
+            with np.errstate(over="ignore"):  # the builder's hashes wrap, as compiled
+                side = compile_module._built_side(spec)
+                jit.is_compiled = lambda: True  # merged_walks by its kernel, as compiled
+                try:
+                    by_kernel = tables.merged_walks(want)
+                finally:
+                    jit.is_compiled = is_compiled
+            if side is not None:
+                built[0] += 1
+                built[1] += not all(np.array_equal(getattr(side, a), getattr(want, a))
+                                    for a in ("blocks", "states", "rows", "pmf", "cdf",
+                                              "start", "survivors", "ipc_lost"))
+            by_numpy = tables.merged_walks(want)
+            if by_numpy is not None:
+                merged[0] += 1
+            merged[1] += (by_kernel is None) != (by_numpy is None) or (
+                by_numpy is not None and not all(a.dtype == b.dtype and np.array_equal(a, b)
+                                                 for a, b in zip(by_kernel, by_numpy, strict=True)))
 
     missed = kernels_not_run(run_all)
     return {"results": results, "solve_many": rows, "missed": missed,
-            "numba": "numba" in sys.modules}
+            "numba": "numba" in sys.modules, "builder": built, "merged_walks": merged}
 
 
 @check("plain")

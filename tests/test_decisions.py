@@ -67,14 +67,27 @@ def _close(got, expected, keys):
         assert getattr(got, key) == pytest.approx(float(expected[key]), abs=TOL, rel=0), key
 
 
+_LAND_SOLVED = {}  # each battle and objective solved once for the two tests that read it
+
+
+def _land_pair(edition, attacker, defender, options, objective, territory_value):
+    """(the reference's optimal retreat, the engine's) for a battle of LAND_BATTLES."""
+    key = repr((edition, attacker, defender, options, objective, territory_value))
+    if key not in _LAND_SOLVED:
+        _LAND_SOLVED[key] = (
+            dr.optimal_land(edition, attacker, defender, objective=objective,
+                            territory_value=territory_value, **options),
+            _engine(edition, attacker, defender, optimize=objective,
+                    territory_value=territory_value or None, **options))
+    return _LAND_SOLVED[key]
+
+
 @pytest.mark.parametrize(("edition", "attacker", "defender", "options"), LAND_BATTLES,
                          ids=LAND_IDS)
 def test_optimal_land_retreat_is_the_reference(edition, attacker, defender, options):
     for objective, territory_value in OBJECTIVES:
-        expected = dr.optimal_land(edition, attacker, defender, objective=objective,
-                                   territory_value=territory_value, **options)
-        got = _engine(edition, attacker, defender, optimize=objective,
-                      territory_value=territory_value or None, **options)
+        expected, got = _land_pair(edition, attacker, defender, options, objective,
+                                   territory_value)
         _close(got, expected, LAND_KEYS)
         d = got.decisions
         for key in ("value", "never_value", "gain"):
@@ -95,10 +108,8 @@ def test_optimal_land_policy_is_the_reference_policy():
     common = total = 0
     for edition, attacker, defender, options in LAND_BATTLES:
         for objective, territory_value in OBJECTIVES:
-            expected = dr.optimal_land(edition, attacker, defender, objective=objective,
-                                       territory_value=territory_value, **options)
-            got = _engine(edition, attacker, defender, optimize=objective,
-                          territory_value=territory_value or None, **options)
+            expected, got = _land_pair(edition, attacker, defender, options, objective,
+                                       territory_value)
             rows = {(r["attacker"], r["defender"]): r["choice"]
                     for r in got.decisions["policy"]}
             for (a, d), choice in expected["policy"].items():
@@ -149,11 +160,11 @@ def _rounds_diverge(edition, attacker, defender, policies):
 def test_optimal_sea_retreat_is_the_reference(edition, attacker, defender, policies):
     keys = [k for k in SEA_KEYS if k != "mean_rounds"
             or not _rounds_diverge(edition, attacker, defender, policies)]
+    never = dr.exact_sea_retreat(edition, attacker, defender, attacker_submerge=policies[0],
+                                 defender_submerge=policies[1])  # (the same for both objectives)
     for objective in ("tuv", "win"):
         expected = dr.optimal_sea(edition, attacker, defender, objective=objective,
                                   attacker_submerge=policies[0], defender_submerge=policies[1])
-        never = dr.exact_sea_retreat(edition, attacker, defender, attacker_submerge=policies[0],
-                                     defender_submerge=policies[1])
         got = battlecalc.simulate(rules=edition, attacker=attacker, defender=defender, sea=True,
                                   method="exact", retreat_policy="optimal", optimize=objective,
                                   attacker_submerge=policies[0], defender_submerge=policies[1])

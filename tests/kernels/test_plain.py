@@ -3,8 +3,10 @@ compile registry.
 
 * BATTLECALC_PLAIN_KERNELS=1 runs every kernel as plain Python (nothing compiled, numba not
   imported): small battles of each kind through every kernel (checked: none missed) give the
-  compiled answers, exact ones to 1e-12, Monte Carlo ones identical at the same seed.  A small
-  exact solve in a fresh interpreter loads no numba at all.
+  compiled answers, exact ones to 1e-12, Monte Carlo ones identical at the same seed; the
+  kernels that run only once compiled (the side-table builder's, merged_walks') run plain on
+  those battles' sides and give the Python builder's and numpy's arrays.  A small exact solve
+  in a fresh interpreter loads no numba at all.
 * Compiling: once per process however many threads ask at once; numba's cache moves to a
   temporary folder when no folder is writable; the compiling notice only when the cache is
   cold.
@@ -66,6 +68,11 @@ def _close(plain, compiled, tolerance: float, where: str) -> None:
 def test_plain_python_kernels_give_the_compiled_answers(fresh, name, method):
     assert fresh["missed"] == [], f"kernels never run: {fresh['missed']}"
     assert not fresh["numba"], "numba was imported"
+    # what runs only once compiled, run plain: the builder, merged_walks' kernel
+    built, unlike = fresh["builder"]
+    assert built >= 10 and unlike == 0, fresh["builder"]
+    merged, unlike = fresh["merged_walks"]
+    assert merged >= 3 and unlike == 0, fresh["merged_walks"]
     jit.compiled()
     assert jit.is_compiled()
     compiled = summary(plain_kernel_solve(name, method))

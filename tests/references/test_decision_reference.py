@@ -301,9 +301,10 @@ SEA_FIXED_RETREATS = ({}, {"retreat_after": 1}, {"retreat_after": 2}, {"retreat_
 
 
 def _sea_fixed_values(edition, attacker, defender, defender_policy, objective):
-    return _once("sea fixed", edition, attacker, defender, defender_policy, objective,
-                 solve=lambda: _solve_sea_fixed(edition, attacker, defender, defender_policy,
-                                                objective))
+    # (the fixed policies' results solved once for both objectives)
+    results = _once("sea fixed", edition, attacker, defender, defender_policy,
+                    solve=lambda: _solve_sea_fixed(edition, attacker, defender, defender_policy))
+    return [r["attacker_win"] if objective == "win" else r["tuv_swing"] for r in results]
 
 
 def _sea_optimal(edition, attacker, defender, defender_policy, objective="tuv"):
@@ -313,15 +314,15 @@ def _sea_optimal(edition, attacker, defender, defender_policy, objective="tuv"):
                                               defender_submerge=defender_policy))
 
 
-def _solve_sea_fixed(edition, attacker, defender, defender_policy, objective):
-    values = []
+def _solve_sea_fixed(edition, attacker, defender, defender_policy):
+    results = []
     attacker_policies = ("never",) if edition == "classic" else sea_reference.POLICIES
     for a_policy in attacker_policies:
         for retreat in SEA_FIXED_RETREATS:
-            result = dr.exact_sea_retreat(edition, attacker, defender, attacker_submerge=a_policy,
-                                          defender_submerge=defender_policy, **retreat)
-            values.append(result["attacker_win"] if objective == "win" else result["tuv_swing"])
-    return values
+            results.append(dr.exact_sea_retreat(edition, attacker, defender,
+                                                attacker_submerge=a_policy,
+                                                defender_submerge=defender_policy, **retreat))
+    return results
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "policies"), SEA_BATTLES,
