@@ -29,7 +29,6 @@ from .layout import (
     RU_D_POLICY,
     RU_DIE,
     RU_LOW_LUCK,
-    RU_SIMPLE,
     RU_SUBMERGE,
     S_INFO,
     S_IPC,
@@ -342,30 +341,53 @@ def _low_luck(strength, die, state):
     return strength // die + (1 if u * die < strength % die else 0), state
 
 
-@kernel
-def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
-           bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
-           a_final, d_final, rounds_hist, rounds_sum, swing_hist):
-    """Play `trials` battles on one splitmix64 stream (seed) into one chunk's row of the
-    outputs.  The arguments are the fields of the battle's layout.McBattle and of the chunk's
-    row of layout.McOut, passed one by one down to the trials: numba code reading them from
-    the NamedTuples in the trial loops ran 20-30% slower (big land and mid sea battles, CPU
-    time, one thread)."""
+@kernel(inline=True)
+def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
+                bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
+                a_final, d_final, rounds_hist, rounds_sum, swing_hist):
+    """Play `trials` battles of two single walks (rules[RU_SIMPLE] 1: _trial_walk) on one
+    splitmix64 stream (seed) into one chunk's row of the outputs.  The arguments are the
+    fields of the battle's layout.McBattle and of the chunk's row of layout.McOut, passed one
+    by one down to the trials: numba code reading them from the NamedTuples in the trial loops
+    ran 20-30% slower (big land and mid sea battles, CPU time, one thread).  A kernel of its
+    own, not a branch of _chunk: numba compiles every branch of a kernel, and the general
+    round's trial was most of the Monte Carlo kernels' compiling (a fresh cache: the README's
+    land example 8.8 -> 3.5 s of CPU).  Inlined into _simulate_walk_chunks (0.6 s less
+    compiling, the same trials a second; _chunk inlined so made the mid sea battle's trials
+    25% slower)."""
     state = seed
-    simple = rules[RU_SIMPLE] == 1
     ast, ar, ath, aal, afree = A
     dst, dr, dth, dal, dfree = D
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
-        if simple:
-            outcome, a, d, rounds, state = _trial_walk(
-                ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
-                start_rounds, retreat_from, a_starts[i], d_starts[j], state)
-        else:
-            outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
-                                                  bombard_cdf, retreat, start_rounds,
-                                                  retreat_from, a_starts[i], d_starts[j], state)
+        outcome, a, d, rounds, state = _trial_walk(
+            ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
+            start_rounds, retreat_from, a_starts[i], d_starts[j], state)
+        outcomes[outcome] += 1
+        if round_model.takes(outcome, a, ast):
+            taken[0] += 1
+        a_final[a] += 1
+        d_final[d] += 1
+        rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
+        rounds_sum[0] += rounds
+        swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
+
+
+@kernel
+def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
+           bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
+           a_final, d_final, rounds_hist, rounds_sum, swing_hist):
+    """_chunk_walk's trials in the general round model (_trial)."""
+    state = seed
+    ast, ar, ath, aal, _a_free = A
+    dst, dr, dth, dal, _d_free = D
+    for _ in range(trials):
+        i, state = _pick(a_start_cdf, state)
+        j, state = _pick(d_start_cdf, state)
+        outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
+                                              bombard_cdf, retreat, start_rounds,
+                                              retreat_from, a_starts[i], d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             taken[0] += 1
@@ -378,9 +400,9 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
 
 @kernel(nogil=True)
 def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
-    """Simulate chunks first..last-1 of trials of a battle (layout.McBattle), chunk c writing
-    only to row c of each output (layout.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
-    trials per chunk."""
+    """Simulate chunks first..last-1 of trials of a battle (layout.McBattle) in the general
+    round model, chunk c writing only to row c of each output (layout.McOut); seeds[C] uint64
+    stream seeds, chunk_trials[C] trials per chunk."""
     for c in range(first, last):
         _chunk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,
                battle.a_starts, battle.a_start_cdf, battle.d_starts, battle.d_start_cdf,
@@ -388,3 +410,15 @@ def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
                battle.retreat_from, out.outcomes[c],
                out.taken[c:c + 1], out.a_final[c], out.d_final[c], out.rounds_hist[c],
                out.rounds_sum[c:c + 1], out.swing_hist[c])
+
+
+@kernel(nogil=True)
+def _simulate_walk_chunks(first, last, seeds, chunk_trials, battle, out):
+    """_simulate_chunks for a battle of two single walks (rules[RU_SIMPLE] 1: land)."""
+    for c in range(first, last):
+        _chunk_walk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,
+                    battle.a_starts, battle.a_start_cdf, battle.d_starts, battle.d_start_cdf,
+                    battle.bombard_cdf, battle.retreat, battle.swing_offset,
+                    battle.start_rounds, battle.retreat_from, out.outcomes[c],
+                    out.taken[c:c + 1], out.a_final[c], out.d_final[c], out.rounds_hist[c],
+                    out.rounds_sum[c:c + 1], out.swing_hist[c])

@@ -19,7 +19,7 @@ import numpy as np
 from ..kernels import montecarlo
 from ..kernels.jit import compiled as compile_kernels
 from ..kernels.jit import compiling_notice
-from ..kernels.layout import N_OUTCOMES, McBattle, McOut, McSide
+from ..kernels.layout import N_OUTCOMES, RU_SIMPLE, McBattle, McOut, McSide
 from . import threads
 from .law import FinalLaw
 from .plan import ROUNDS_BINS
@@ -67,7 +67,10 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
     """
     partial = progress is not None and _takes_outcomes(progress)
     compile_kernels()
-    compiling_notice(montecarlo._simulate_chunks, progress)
+    # two single walks (land) or the general round: each its own kernel, compiled apart
+    simulate = (montecarlo._simulate_walk_chunks if compiled.rules[RU_SIMPLE] == 1
+                else montecarlo._simulate_chunks)
+    compiling_notice(simulate, progress)
     att, dfn = compiled.attacker, compiled.defender
     bombard_cdf = np.cumsum(compiled.bombardment.pmf)
     bombard_cdf[-1] = 1.0
@@ -95,7 +98,7 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
         rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
                 for key, shape in shapes.items()}
         call_started = time.perf_counter()
-        threads.threads(montecarlo._simulate_chunks, last - first, seeds[first:last],
+        threads.threads(simulate, last - first, seeds[first:last],
                         chunk_trials[first:last], battle, McOut(*rows.values()),
                         short=n_chunks == 1)
         seconds = time.perf_counter() - call_started
