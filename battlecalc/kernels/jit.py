@@ -83,6 +83,11 @@ def is_compiled() -> bool:
     return _state["compiled"]
 
 
+def plain(function):
+    """A kernel as plain Python, compiled or not (the same source: the same answers)."""
+    return getattr(function, "py_func", function)
+
+
 def kernel_sources() -> list[str]:
     """The source files of battlecalc/kernels and its subfolders (the code a kernel may
     reach), as paths relative to the folder, sorted."""

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels import layout
+from ..kernels import jit, layout
 from ..kernels.layout import (
     B_KIND,
     B_OFFSET,
@@ -60,10 +60,20 @@ def sampler(side) -> Sampler:
     return _kept(side, "_sampler", _build_sampler)
 
 
+# hit-law cells (rows x hit counts) up to which a side's alias tables are built by the plain
+# Python kernel (about 0.8 us a cell, 80 ms at most) rather than the compiled one (compiling
+# alias_tables costs about 0.7 s of CPU in a process whose cache is cold, more than all the
+# Monte Carlo trials of a small battle)
+PLAIN_ALIAS_CELLS = 100_000
+
+
 def _build_sampler(side) -> Sampler:
     from ..kernels import montecarlo
 
-    thresh, alias = montecarlo.alias_tables(side.pmf, side.rows)
+    build = montecarlo.alias_tables
+    if side.pmf.size <= PLAIN_ALIAS_CELLS:
+        build = jit.plain(build)  # (the same kernel, the same tables)
+    thresh, alias = build(side.pmf, side.rows)
     info = side.states[:, S_INFO]
     free = (((info & (layout.I_SUBS | layout.I_AIR)) == 0) & ((info & layout.I_OTHER) != 0)
             & ((info & layout.I_OTHER_FIRE) != 0))
