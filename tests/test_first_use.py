@@ -1,11 +1,18 @@
 """First use (issue 28, goal 1): what a process compiles, and what it answers without
 compiling.
 
-Each Monte Carlo path compiles only its own entry kernel; a side's alias tables are built by
-the plain Python kernel where they are small, the same tables the compiled kernel builds.
+Each Monte Carlo path compiles only its own entry kernel, and a battle without a retreat policy
+none of the retreat code; a side's alias tables are built by the plain Python kernel where they
+are small, the same tables the compiled kernel builds.
 """
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -36,3 +43,36 @@ def test_plain_alias_tables_are_the_compiled_ones(name):
         plain_thresh, plain_alias = jit.plain(montecarlo.alias_tables)(side.pmf, side.rows)
         assert plain_thresh.dtype == thresh.dtype and plain_alias.dtype == alias.dtype
         assert np.array_equal(plain_thresh, thresh) and np.array_equal(plain_alias, alias)
+
+
+COMPILES = textwrap.dedent("""
+    import json
+    from numba.core import event
+    import battlecalc
+    from battlecalc.kernels import jit
+
+    with event.install_recorder("numba:compile") as compiles:
+        r = battlecalc.simulate(rules="revised", attacker="3inf 1art 2arm 1bmb",
+                                defender="4inf 1aa", method="mc", trials=2000, seed=7)
+    names = [e.data["dispatcher"].py_func.__name__ for _, e in compiles.buffer
+             if e.is_start and jit.in_kernels(e.data["dispatcher"].py_func.__code__.co_filename)]
+    print(json.dumps([names, r.attacker_win]))
+""")
+
+
+@pytest.mark.slow
+def test_a_land_battle_compiles_the_land_walk_alone(tmp_path):
+    """A fresh process with an empty numba cache, the README's Monte Carlo example (land, no
+    retreat): the kernels numba compiles are those of the land walk, without the general
+    round's trial, the retreat step or the alias tables."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env.pop(jit.PLAIN_ENV, None)
+    done = subprocess.run([sys.executable, "-c", COMPILES], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    names, win = json.loads(done.stdout)
+    assert "_simulate_walk_chunks" in names and "_trial_walk" in names
+    for other in ("_simulate_chunks", "_chunk", "_trial", "_general_hits", "_retreat_step",
+                  "should_retreat", "alias_tables"):
+        assert other not in names, names
+    assert 0.98 < win < 1.0

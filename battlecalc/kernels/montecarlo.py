@@ -22,7 +22,6 @@ from .layout import (
     R_STRENGTH,
     R_TOP,
     RETREAT,
-    RT_ACTIVE,
     RU_A_POLICY,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
@@ -208,14 +207,15 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
     """One battle of two single walks (land; row = state index): returns (outcome, a, d,
     rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
     settle is skipped while both states are free (compile.Sampler).  The tables come as
-    arrays (see _chunk)."""
+    arrays (see _chunk).  retreat: layout.RetreatTables, or None where the battle has no
+    retreat policy (numba then compiles none of the retreat code: it prunes a branch on
+    `retreat is not None` while compiling for a None)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = _walk_settle(ast, a, dst, d)
     rounds = start_rounds
     bombard = rules[RU_BOMBARD] == 1
-    watch = retreat.policy[RT_ACTIVE] == 1
-    if outcome == CONTINUE and watch and rounds >= retreat_from:
+    if retreat is not None and outcome == CONTINUE and rounds >= retreat_from:
         # a battle that starts at the end of a round: the attacker's decision comes first
         outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat,
                                                round_model.FLAGS[0])
@@ -233,7 +233,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
         a = min(a + d_hits, a_end)
         if afree[a] & dfree[d] == 0:
             outcome, a, d = _walk_settle(ast, a, dst, d)
-        if outcome == CONTINUE and watch:
+        if retreat is not None and outcome == CONTINUE:
             outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat,
                                                    round_model.FLAGS[0])
             if stayers != NO_STATE:
@@ -259,7 +259,8 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
 def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, start_rounds,
            retreat_from, a, d, state):
     """One battle in the general round model (kernels/round_model.py): (outcome, a, d, rounds,
-    random state).  Arrays, not the battle's NamedTuple, as _trial_walk."""
+    random state).  Arrays, not the battle's NamedTuple, and retreat None where there is no
+    retreat policy, as _trial_walk."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
     timing = rules[RU_SUBMERGE]
@@ -267,7 +268,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, st
                                                  or rules[RU_D_POLICY] != POLICY_NEVER)
     rounds = start_rounds
     outcome, a, d = _settled(ast, a, dst, d, air_always)
-    if (outcome == CONTINUE and retreat.policy[RT_ACTIVE] == 1 and rounds >= retreat_from):
+    if retreat is not None and outcome == CONTINUE and rounds >= retreat_from:
         # a battle that starts at the end of a round: the attacker's decision comes first
         outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     while outcome == CONTINUE:
@@ -306,7 +307,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, st
             outcome = RETREAT
             break
         outcome, a, d = _settled(ast, a, dst, d, air_always)
-        if outcome == CONTINUE and retreat.policy[RT_ACTIVE] == 1:
+        if retreat is not None and outcome == CONTINUE:
             outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     return outcome, a, d, rounds, state
 

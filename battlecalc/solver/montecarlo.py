@@ -19,7 +19,7 @@ import numpy as np
 from ..kernels import montecarlo
 from ..kernels.jit import compiled as compile_kernels
 from ..kernels.jit import compiling_notice
-from ..kernels.layout import N_OUTCOMES, RU_SIMPLE, McBattle, McOut, McSide
+from ..kernels.layout import N_OUTCOMES, RT_ACTIVE, RU_SIMPLE, McBattle, McOut, McSide
 from . import threads
 from .law import FinalLaw
 from .plan import ROUNDS_BINS
@@ -85,10 +85,11 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
     chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
     seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
+    retreat = compiled.retreat_tables()
     battle = McBattle(_side_tables(att), _side_tables(dfn), compiled.rules,
                       *_start_law(att.start), *_start_law(dfn.start), bombard_cdf,
-                      compiled.retreat_tables(), swing_offset, compiled.start_rounds,
-                      compiled.retreat_from)
+                      retreat if retreat.policy[RT_ACTIVE] == 1 else None, swing_offset,
+                      compiled.start_rounds, compiled.retreat_from)
     most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
     per_call = min(most, thread_count or threads.thread_count())
