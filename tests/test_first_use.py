@@ -3,23 +3,31 @@ compiling.
 
 Each Monte Carlo path compiles only its own entry kernel, and a battle without a retreat policy
 none of the retreat code; a side's alias tables are built by the plain Python kernel where they
-are small, the same tables the compiled kernel builds.
+are small, the same tables the compiled kernel builds.  An exact solve runs compiled kernels
+where they are compiled already or cheap to load from numba's cache, and in plain Python
+otherwise until the process has spent more there than compiling them would cost
+(solver.plan.kernels_for); a process that has compiled some kernels still runs others in plain
+Python (jit.kernels).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import numpy as np
 import pytest
 
 from battlecalc.api import make_battle
 from battlecalc.compile import compile_battle
-from battlecalc.kernels import jit, montecarlo
+from battlecalc.kernels import jit, montecarlo, numba_private
+from battlecalc.kernels.exact import pairs, sweep
+from battlecalc.solver import plan as solver_plan
 from battlecalc.solver import tables
 
 SIDES = {
@@ -40,7 +48,8 @@ def test_plain_alias_tables_are_the_compiled_ones(name):
     for side in (compiled.attacker, compiled.defender):
         assert side.pmf.size <= tables.PLAIN_ALIAS_CELLS  # (built plain by the sampler)
         thresh, alias = montecarlo.alias_tables(side.pmf, side.rows)
-        plain_thresh, plain_alias = jit.plain(montecarlo.alias_tables)(side.pmf, side.rows)
+        plain = jit.kernels(montecarlo, compiled=False)
+        plain_thresh, plain_alias = plain.alias_tables(side.pmf, side.rows)
         assert plain_thresh.dtype == thresh.dtype and plain_alias.dtype == alias.dtype
         assert np.array_equal(plain_thresh, thresh) and np.array_equal(plain_alias, alias)
 
@@ -76,3 +85,136 @@ def test_a_land_battle_compiles_the_land_walk_alone(tmp_path):
                   "should_retreat", "alias_tables"):
         assert other not in names, names
     assert 0.98 < win < 1.0
+
+
+# --- which kernels a solve runs ---------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_process(monkeypatch):
+    """kernels_for's view of a process that has compiled nothing and spent nothing in plain
+    Python, with the cache's answer set by the test (disk: the entries on disk)."""
+    disk = set()
+    monkeypatch.setattr(jit, "compiled_everywhere", lambda: False)
+    monkeypatch.setattr(jit, "loaded", lambda module, name: False)
+    monkeypatch.setattr(jit, "on_disk", lambda module, name: (module, name) in disk)
+    monkeypatch.setattr(jit, "plain_kernels", lambda: False)
+    monkeypatch.setattr(solver_plan, "_spent", [0.0])
+    return disk
+
+
+def test_kernels_are_loaded_from_the_cache_soon_and_compiled_only_when_worth_it(fresh_process):
+    limits = solver_plan.LIMITS
+    slowdown = limits.python_slowdown
+    small = 0.1 * limits.python_budget / slowdown  # a tenth of the budget in plain Python
+    mid = 2 * limits.python_budget / slowdown
+    assert not solver_plan.kernels_for(small)
+    # past the budget: compiled where the cache holds the entry, plain Python where not...
+    assert not solver_plan.kernels_for(mid)
+    fresh_process.add(solver_plan.SOLVE_BLOCKS)
+    assert solver_plan.kernels_for(mid)
+    assert not solver_plan.kernels_for(mid, entries=(solver_plan.SOLVE_COMPACT,))
+    # ... until the process's plain Python passes the cold budget
+    solver_plan._spent[0] = limits.python_budget_cold
+    assert solver_plan.kernels_for(small, entries=(solver_plan.SOLVE_COMPACT,))
+
+
+def test_kernels_compiled_in_the_process_run_from_the_first_solve(fresh_process, monkeypatch):
+    monkeypatch.setattr(jit, "loaded", lambda module, name: name == "_solve_blocks")
+    assert solver_plan.kernels_for(1e-9)
+    assert not solver_plan.kernels_for(1e-9, entries=(solver_plan.SOLVE_BATCH,))
+    monkeypatch.setattr(jit, "compiled_everywhere", lambda: True)  # (jit.compiled())
+    assert solver_plan.kernels_for(1e-9, entries=(solver_plan.SOLVE_BATCH,))
+    monkeypatch.setattr(jit, "plain_kernels", lambda: True)  # BATTLECALC_PLAIN_KERNELS=1
+    assert not solver_plan.kernels_for(1e3)
+
+
+def test_a_plain_solve_counts_its_seconds_and_a_compiled_one_does_not(fresh_process):
+    seconds = 1e-4
+    plain = solver_plan.SolvePlan("exact", seconds, 0.0, 1, compiled=False)
+    solver_plan.spend(plain, seconds)
+    assert solver_plan._spent[0] == pytest.approx(seconds * solver_plan.LIMITS.python_slowdown)
+
+
+def test_the_plain_kernels_call_plain_kernels_once_compiled():
+    jit.compiled()
+    if jit.plain_kernels():
+        assert jit.kernels(sweep, compiled=False) is sweep
+        return
+    plain_sweep = jit.kernels(sweep, compiled=False)
+    plain_pairs = jit.kernels(pairs, compiled=False)
+    assert jit.kernels(sweep, compiled=True) is sweep
+    assert hasattr(sweep._solve_blocks, "py_func")  # (the module: dispatchers)
+    for function in (plain_sweep._solve_blocks, plain_sweep._solve_block, plain_pairs._enter):
+        assert isinstance(function, types.FunctionType)
+    # what a plain kernel calls, by name or through a kernel module, is plain too
+    space = plain_sweep._solve_blocks.__globals__
+    assert space is vars(plain_sweep)
+    assert isinstance(space["_solve_block"], types.FunctionType)
+    assert isinstance(space["_play"], types.FunctionType)  # (from exact.fire)
+    round_model = vars(plain_pairs)["settle"].__globals__
+    assert isinstance(round_model["can_hit"], types.FunctionType)
+    assert vars(jit.kernels(montecarlo, False))["round_model"] is jit.kernels(
+        importlib.import_module("battlecalc.kernels.round_model"), False)
+
+
+def test_cached_overloads_counts_what_numbas_cache_holds_for_this_source(tmp_path, monkeypatch):
+    numba = pytest.importorskip("numba")
+    source = tmp_path / "cached_probe.py"
+    source.write_text("def f(x):\n    return x + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    probe = importlib.import_module("cached_probe")
+    compiled = numba.njit(cache=True)(probe.f)
+    assert numba_private.cached_overloads(compiled) == 0
+    assert compiled(1) == 2
+    assert numba_private.cached_overloads(compiled) == 1
+    assert numba_private.cached_overloads(numba.njit(cache=True)(probe.f)) == 1  # (from disk)
+    source.write_text("def f(x):\n    return x + 2\n\n")  # edited: its cache is stale
+    assert numba_private.cached_overloads(numba.njit(cache=True)(probe.f)) == 0
+    assert numba_private.cached_overloads(lambda x: x) == 0  # (no dispatcher: none)
+
+
+FRESH = textwrap.dedent("""
+    import json, sys
+    import battlecalc
+    from battlecalc.kernels import jit
+    from battlecalc.kernels.exact import sweep
+
+    out = {}
+    plan = battlecalc.plan(rules="1942-2e", defender="6 inf 2 art 1 tank 1 aa",
+                           pool="10 inf 5 art 5 tank 4 ftr 2 bmb", goal="takes_territory>=0.9",
+                           top=3)
+    out["plan"] = [battlecalc.format_army(p.addition) for p in plan.plans]
+    out["plan compiled"] = jit.is_compiled()
+    mc = battlecalc.simulate(rules="revised", attacker="3inf 1art 2arm 1bmb",
+                             defender="4inf 1aa", method="mc", trials=2000, seed=7)
+    out["mc"] = [mc.attacker_win, jit.is_compiled()]
+    exact = battlecalc.simulate(rules="1942-2e", attacker="3 inf 1 art 1 tank",
+                                defender="4 inf")
+    out["exact after mc"] = [exact.attacker_win, bool(sweep._solve_blocks.overloads)]
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_a_fresh_process_plans_in_plain_python_and_keeps_its_exact_solves_plain(tmp_path):
+    """An empty numba cache: the README's plan compiles nothing (its 195 small battles in
+    plain Python cost about a second; compiling the exact solver, half a minute); a Monte
+    Carlo run then compiles its own kernels, and an exact battle after it still runs in plain
+    Python (the exact solver's kernels are neither compiled nor on disk): the answers of a
+    process that compiles nothing."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env.pop(jit.PLAIN_ENV, None)
+    done = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["plan"][0] == "10 infantry, 4 artillery" and not out["plan compiled"]
+    assert out["mc"][1] and 0.98 < out["mc"][0] < 1.0
+    win, compiled_exact = out["exact after mc"]
+    assert not compiled_exact
+    plain = subprocess.run(
+        [sys.executable, "-c", "import battlecalc; print(repr(battlecalc.simulate("
+         "rules='1942-2e', attacker='3 inf 1 art 1 tank', defender='4 inf').attacker_win))"],
+        capture_output=True, text=True, env={**env, jit.PLAIN_ENV: "1"}, timeout=600)
+    assert win == float(plain.stdout)  # (plain Python both: the same sums)

@@ -16,9 +16,7 @@ import time
 
 import numpy as np
 
-from ..kernels import montecarlo
-from ..kernels.jit import compiled as compile_kernels
-from ..kernels.jit import compiling_notice
+from ..kernels import jit, montecarlo
 from ..kernels.layout import N_OUTCOMES, RT_ACTIVE, RU_SIMPLE, McBattle, McOut, McSide
 from . import threads
 from .law import FinalLaw
@@ -66,11 +64,17 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
     first call (default: the pool's; the answer does not depend on it).
     """
     partial = progress is not None and _takes_outcomes(progress)
-    compile_kernels()
+    jit.compiled(everywhere=False)  # (Monte Carlo always runs compiled kernels)
     # two single walks (land) or the general round: each its own kernel, compiled apart
     simulate = (montecarlo._simulate_walk_chunks if compiled.rules[RU_SIMPLE] == 1
                 else montecarlo._simulate_chunks)
-    compiling_notice(simulate, progress)
+    with jit.compiling(simulate, progress):
+        return _run(compiled, simulate, trials, seed, progress, partial, thread_count)
+
+
+def _run(compiled, simulate, trials: int, seed: int, progress, partial: bool,
+         thread_count: int | None) -> FinalLaw:
+    """run_monte_carlo's trials by the kernel `simulate`."""
     att, dfn = compiled.attacker, compiled.defender
     bombard_cdf = np.cumsum(compiled.bombardment.pmf)
     bombard_cdf[-1] = 1.0

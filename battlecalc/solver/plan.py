@@ -78,10 +78,14 @@ class Limits:
     call_seconds: float = 0.25  # kernel calls of about this, so Ctrl-C ends the work soon
     # a process solves in plain Python until its plain-Python solves add up to about this
     # many seconds (python_slowdown: plain Python against compiled kernels): loading the
-    # compiled kernels costs about that much once, and each solve is then a few hundred
-    # times faster
+    # compiled kernels from numba's cache costs about that much once, and each solve is then
+    # a few hundred times faster
     python_budget: float = 0.5
     python_slowdown: float = 300
+    # ... and where numba's cache does not hold them (a fresh install: compiling the exact
+    # solver's kernels costs about half a minute of CPU), until they add up to this: a third
+    # or so of what compiling them costs, which then serves this process and the next ones
+    python_budget_cold: float = 10.0
     # method "exact" solves only where "auto" would solve exactly, and refuses (ExactRefused)
     # where auto would take Monte Carlo (a server bounding its work: battlecalc serve)
     exact_only_where_auto: bool = False
@@ -133,27 +137,38 @@ class SolvePlan:
 
 _spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
 
+# the exact solver's entry kernels (module, kernel): a dense table's blocks, a compact table,
+# --retreat-below's table, a batch of battles (solve_many)
+SOLVE_BLOCKS = ("battlecalc.kernels.exact.sweep", "_solve_blocks")
+SOLVE_COMPACT = ("battlecalc.kernels.exact.sweep", "_solve_compact")
+WIN_VALUES = ("battlecalc.kernels.exact.sweep", "_win_values")
+SOLVE_BATCH = ("battlecalc.kernels.batch", "_solve_range")
 
-def kernels_for(seconds: float, limits: Limits = LIMITS) -> bool:
-    """Whether a solve of this estimate runs compiled kernels: once they are compiled, or
-    once this process's plain-Python solves, this one's included, reach limits.python_budget
-    (never under BATTLECALC_PLAIN_KERNELS=1)."""
-    if jit.is_compiled():
+
+def kernels_for(seconds: float, limits: Limits = LIMITS,
+                entries: tuple = (SOLVE_BLOCKS,)) -> bool:
+    """Whether a solve of this estimate runs compiled kernels (its entry kernels `entries`):
+    always once every solve does (jit.compiled()), and where they are compiled in this process
+    already; else once this process's plain-Python solves, this one's included, reach
+    limits.python_budget and numba's cache holds them (jit.on_disk: loading them costs about
+    that much), or reach limits.python_budget_cold (compiling them costs far more, and saves
+    them for the next process).  Never under BATTLECALC_PLAIN_KERNELS=1."""
+    if jit.plain_kernels():
+        return False
+    if jit.compiled_everywhere() or all(jit.loaded(*entry) for entry in entries):
         return True
-    return (_spent[0] + seconds * limits.python_slowdown >= limits.python_budget
-            and not jit.plain_kernels())
+    python = _spent[0] + seconds * limits.python_slowdown
+    if python < limits.python_budget:
+        return False
+    return python >= limits.python_budget_cold or all(jit.on_disk(*e) for e in entries)
 
 
-def spend(plan: SolvePlan, seconds: float, limits: Limits = LIMITS, progress=None,
-          notice=None) -> None:
+def spend(plan: SolvePlan, seconds: float, limits: Limits = LIMITS) -> None:
     """What running `seconds` of a plan's work costs this process before it runs: its
-    kernels compiled (jit.compiled(), with a notice where they compile now), or its
-    plain-Python seconds counted."""
+    kernels made numba dispatchers (jit.compiled(); numba compiles each on its first call:
+    jit.compiling reports it), or its plain-Python seconds counted."""
     if plan.compiled:
-        if not jit.is_compiled():
-            jit.compiled()
-            if notice is not None:
-                jit.compiling_notice(notice(), progress)
+        jit.compiled(everywhere=False)
     else:
         _spent[0] += seconds * limits.python_slowdown
 
@@ -310,8 +325,9 @@ def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, 
                         budget=limits.prune_budget)
     merge = merges_blocks(compiled, raw, limits, merge_blocks)
     below = compiled.retreat_below is not None
+    entries = (SOLVE_COMPACT,) if table[0] else (SOLVE_BLOCKS,)
     kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if below else 0.0),
-                          limits)
+                          limits, entries + ((WIN_VALUES,) if below else ()))
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
         eps=limits.transition_eps, state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,

@@ -70,9 +70,8 @@ PLAIN_ALIAS_CELLS = 100_000
 def _build_sampler(side) -> Sampler:
     from ..kernels import montecarlo
 
-    build = montecarlo.alias_tables
-    if side.pmf.size <= PLAIN_ALIAS_CELLS:
-        build = jit.plain(build)  # (the same kernel, the same tables)
+    # (the same kernel, the same tables)
+    build = jit.kernels(montecarlo, side.pmf.size > PLAIN_ALIAS_CELLS).alias_tables
     thresh, alias = build(side.pmf, side.rows)
     info = side.states[:, S_INFO]
     free = (((info & (layout.I_SUBS | layout.I_AIR)) == 0) & ((info & layout.I_OTHER) != 0)
