@@ -7,7 +7,8 @@ are small, the same tables the compiled kernel builds.  An exact solve runs comp
 where they are compiled already or cheap to load from numba's cache, and in plain Python
 otherwise until the process has spent more there than compiling them would cost
 (solver.plan.kernels_for); a process that has compiled some kernels still runs others in plain
-Python (jit.kernels).
+Python (jit.kernels).  The web server compiles in a child process, which leaves numba's cache
+warm for the next process.
 """
 
 from __future__ import annotations
@@ -218,3 +219,28 @@ def test_a_fresh_process_plans_in_plain_python_and_keeps_its_exact_solves_plain(
          "rules='1942-2e', attacker='3 inf 1 art 1 tank', defender='4 inf').attacker_win))"],
         capture_output=True, text=True, env={**env, jit.PLAIN_ENV: "1"}, timeout=600)
     assert win == float(plain.stdout)  # (plain Python both: the same sums)
+
+
+@pytest.mark.slow
+def test_the_servers_child_leaves_the_cache_warm_for_the_next_process(tmp_path, monkeypatch):
+    """Engine.build_in_child compiles the warm-up battles' kernels in a child process, into
+    numba's cache: a new process finds them on disk (and loads, not compiles, them)."""
+    pytest.importorskip("starlette")
+    from battlecalc.web.server import Engine
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(jit.PLAIN_ENV, raising=False)
+    battle = dict(rules="revised", attacker="1 inf 1 art", defender="2 inf", method="mc",
+                  trials=1000, seed=1)
+    engine = Engine(warm_up_battles=[battle])
+    try:
+        engine.build_in_child()
+    finally:
+        engine.close()
+    assert engine.builder.returncode == 0
+    check = ("from battlecalc.kernels import jit; "
+             "print(jit.on_disk('battlecalc.kernels.montecarlo', '_simulate_walk_chunks'), "
+             "jit.on_disk('battlecalc.kernels.montecarlo', '_simulate_chunks'))")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=300, check=True)
+    assert done.stdout.split() == ["True", "False"]  # (a land battle: the walk's kernel)

@@ -40,6 +40,7 @@ import functools
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -71,6 +72,7 @@ from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server
     read_in_child,
 )
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
+from .warm import WARM_UP  # (the warm-up battles: the server's, as before)
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_TRIALS = 10_000_000
@@ -109,34 +111,6 @@ SECURITY_HEADERS = {
         "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     ),
 }
-
-# Tiny battles of every kind, run once in the background from start-up so that every kernel is
-# compiled (or loaded from numba's cache) early; the page answers meanwhile (Engine.warm_up).
-WARM_UP = [
-    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="exact"),
-    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="mc",
-         trials=1000, seed=1),
-    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="exact",
-         rounds_distribution=True),
-    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="mc",
-         trials=1000, seed=1, retreat_after=2),
-    dict(rules="1942-2e", attacker="2 inf 1 tank", defender="3 inf", method="exact",
-         retreat_below=0.5),
-    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
-         method="exact"),
-    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
-         method="mc", trials=1000, seed=1),
-    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
-         method="exact"),
-    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
-         method="mc", trials=1000, seed=1),
-    dict(rules="1942-2e", sea=True, attacker="2 sub", defender="1 sub 1 tt", method="exact",
-         retreat_below=0.5),
-    dict(rules="formula", attacker="2 army", defender="2 army", method="exact"),
-    dict(rules="formula", attacker="2 army", defender="2 army", method="mc", trials=1000,
-         seed=1),
-]
-
 
 class TooMuchWork(BattleInputError):
     """A request over the server's limits (HTTP 400, with a hint)."""
@@ -218,6 +192,7 @@ class Engine:
         self.warm_up_battles = WARM_UP if warm_up_battles is None else warm_up_battles
         self.warm_up_hook = warm_up_hook  # called before each warm-up battle (tests)
         self.warm = threading.Event()  # set when the warm-up has finished
+        self.builder: subprocess.Popen | None = None  # the child filling numba's cache
         # requests running: the warm-up lets them go first (it waits until none runs before
         # each of its battles); a request compiles what it needs itself where the warm-up
         # has not reached it yet (numba compiles one function at a time)
@@ -374,16 +349,37 @@ class Engine:
         self.warm_up_s = time.perf_counter() - started
         return self.warm_up_s
 
+    def build_in_child(self) -> None:
+        """Fill numba's cache with the warm-up battles' kernels in a child process
+        (battlecalc.web.warm; its lines on this process's stderr), and wait for it: meanwhile
+        this process answers, small battles in plain Python (solver.plan.kernels_for) and
+        Monte Carlo with the kernel it compiles for itself.  A child that fails is said on
+        stderr; warm_up then compiles what is missing here."""
+        try:
+            self.builder = subprocess.Popen(
+                [sys.executable, "-m", "battlecalc.web.warm"], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, text=True)
+            self.builder.communicate(json.dumps(self.warm_up_battles))
+        except (OSError, ValueError) as exc:  # (ValueError: closed by close() meanwhile)
+            print(f"battlecalc: could not compile the kernels in a child process: {exc}",
+                  file=sys.stderr, flush=True)
+            return
+        if self.builder.returncode not in (0, -9, -15):
+            print(f"battlecalc: compiling the kernels in a child process failed (exit "
+                  f"{self.builder.returncode}); compiling them here", file=sys.stderr,
+                  flush=True)
+
     def start_warm_up(self) -> threading.Thread:
-        """Run :meth:`warm_up` in a background thread (the server answers meanwhile); say on
-        stderr when it is done, and set `warm`."""
-        # import numba and wrap the kernels here (under a second), so that no request runs
-        # while they are rebound to the compiled dispatchers
-        api.compile_kernels()
+        """Run :meth:`build_in_child`, then :meth:`warm_up` (loading what the child compiled),
+        in a background thread: the server answers meanwhile.  Say on stderr when it is done,
+        and set `warm`."""
 
         def run() -> None:
+            started = time.perf_counter()
             try:
-                seconds = self.warm_up()
+                self.build_in_child()
+                self.warm_up()
+                seconds = time.perf_counter() - started
                 print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
                       file=sys.stderr, flush=True)
             except Exception:  # a bug: say so; requests compile what they need themselves
@@ -397,6 +393,10 @@ class Engine:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+        builder = self.builder
+        if builder is not None and builder.poll() is None:
+            builder.kill()  # (the cache keeps what it finished)
+            builder.wait()
 
 
 class _Busy(Exception):
@@ -846,7 +846,8 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
     shown = f"[{host}]" if ":" in host else host
     print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); warming up the "
           "kernels in the background (about a minute on the first run, when they compile; "
-          "battles asked for meanwhile may wait)", file=sys.stderr, flush=True)
+          "battles asked for meanwhile are answered: small ones in plain Python)",
+          file=sys.stderr, flush=True)
     try:
         if workers > 1:
             from uvicorn.supervisors import Multiprocess
