@@ -27,7 +27,7 @@ from ..kernels.layout import (
 from ..kernels.numba_private import overload
 from . import threads
 from .law import FinalLaw, exact_law
-from .plan import LIMITS, Limits, SolvePlan, exact_view, spend
+from .plan import LIMITS, Limits, SolvePlan, exact_entry, exact_view, spend
 from .tables import merged
 
 
@@ -103,7 +103,7 @@ class ExactSolve:
     one is made for each solve)."""
 
     __slots__ = ("compiled", "plan", "limits", "explicit", "n_a", "n_d", "n_blocks", "shapes",
-                 "phases", "battle", "entry", "kept", "table", "work")
+                 "phases", "battle", "entry", "entry_name", "kept", "table", "work")
 
     def __init__(self, compiled, plan: SolvePlan, kept: bool = False,
                  limits: Limits = LIMITS):
@@ -122,6 +122,7 @@ class ExactSolve:
         # the blocks of the stayers
         self.phases = range(2 if compiled.has_partial_retreat else 1)
         self.battle = exact_battle(compiled, plan)
+        self.entry_name = exact_entry(compiled, plan.table)[1]  # (the kernel the solve calls)
         self.entry = None
         self.kept = kept  # solved again later: worth finding the compiled kernel for
         self.table = plan.table  # grown where a solve fills it up
@@ -156,13 +157,13 @@ class ExactSolve:
         # the kernels the plan runs: compiled (numba compiles them on the first call, or loads
         # them from its cache), or plain Python
         kernels = jit.kernels(sweep, plan.compiled)
-        entry = kernels._solve_compact if self.table[0] else kernels._solve_blocks
+        entry = getattr(kernels, self.entry_name)
         with jit.compiling(entry, progress if plan.compiled else None):
             return self._run(kernels, entry, progress, spent)
 
     def _run(self, kernels, solve_blocks, progress, spent: int) -> FinalLaw:
         """run with its kernels: kernels/exact/sweep's, compiled or plain, and the entry over
-        blocks of a dense table (solve_blocks)."""
+        blocks of a dense table (solve_blocks: _solve_blocks or _solve_walk_blocks)."""
         plan, n_blocks = self.plan, self.n_blocks
         if progress is not None:
             progress(0, 0, "exact solve")

@@ -137,12 +137,28 @@ class SolvePlan:
 
 _spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
 
-# the exact solver's entry kernels (module, kernel): a dense table's blocks, a compact table,
-# --retreat-below's table, a batch of battles (solve_many)
+# the exact solver's entry kernels (module, kernel): a dense table's blocks (any battle, or
+# two single walks only), a compact table, --retreat-below's table, a batch of battles
+# (solve_many)
 SOLVE_BLOCKS = ("battlecalc.kernels.exact.sweep", "_solve_blocks")
+SOLVE_WALK_BLOCKS = ("battlecalc.kernels.exact.sweep", "_solve_walk_blocks")
 SOLVE_COMPACT = ("battlecalc.kernels.exact.sweep", "_solve_compact")
 WIN_VALUES = ("battlecalc.kernels.exact.sweep", "_win_values")
 SOLVE_BATCH = ("battlecalc.kernels.batch", "_solve_range")
+
+
+def exact_entry(compiled, table: tuple[int, int]) -> tuple[str, str]:
+    """The entry kernel that solves a battle as the exact solver takes it (exact_view) in a
+    table (a compact one's first size, or (0, 0)): SOLVE_COMPACT, SOLVE_WALK_BLOCKS for two
+    single walks (land, sea without submarines) without a bombardment of several hit counts
+    (their rounds are walks: the general round's kernels, most of compiling the exact solver,
+    are not compiled for them), else SOLVE_BLOCKS."""
+    if table[0]:
+        return SOLVE_COMPACT
+    rules = compiled.rules
+    if rules[RU_SIMPLE] and not (rules[RU_BOMBARD] and len(compiled.bombardment.pmf) > 1):
+        return SOLVE_WALK_BLOCKS
+    return SOLVE_BLOCKS
 
 
 def kernels_for(seconds: float, limits: Limits = LIMITS,
@@ -325,7 +341,7 @@ def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, 
                         budget=limits.prune_budget)
     merge = merges_blocks(compiled, raw, limits, merge_blocks)
     below = compiled.retreat_below is not None
-    entries = (SOLVE_COMPACT,) if table[0] else (SOLVE_BLOCKS,)
+    entries = (exact_entry(compiled, table),)
     kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if below else 0.0),
                           limits, entries + ((WIN_VALUES,) if below else ()))
     return SolvePlan(
