@@ -8,15 +8,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from . import solver
+from . import reactions, solver
+from .army import format_army
 from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
 from .formula.engine import run_formula
-from .results import ExactResults, Result, build_result
+from .results import DecisionResult, ExactResults, Result, build_result, with_decisions
 from .rules import load_rules
 from .solver.threads import set_threads, thread_count  # noqa: F401  (re-exported)
 from .spec import (  # noqa: F401  (re-exported: the public constants and spec objects)
@@ -79,7 +81,8 @@ def _plan(arguments: dict, found: _Plan | None = None) -> _Plan:
     warned = warnings_issued()
     battle, run = simulate_spec(arguments)
     formula = isinstance(battle, FormulaSpec)
-    compiled = None if formula else compile_battle(battle)
+    # (a battle with reactions is a battle for each choice: battlecalc.reactions compiles them)
+    compiled = None if formula or battle.reactions else compile_battle(battle)
     plan = _Plan(battle.ruleset if formula else battle.rules, battle, run, compiled)
     # kept only where checking warned of nothing (a kept battle would not warn again)
     if key is not None and warnings_issued() == warned and (
@@ -100,6 +103,16 @@ def compile_kernels() -> None:
     from .kernels import jit
 
     jit.compiled()
+
+
+def kernels_cold(method: str | None = None) -> bool:
+    """Whether running `method` ("mc", "exact"; None: either) now compiles kernels first (a
+    few seconds for Monte Carlo's, a minute or so for the exact solver's on a first run):
+    where they are neither compiled in this process nor in numba's cache on disk, and for the
+    exact solver only where this process compiles its solves now (small battles run in plain
+    Python until it has spent a while there: solver.plan.kernels_for).  False where kernels
+    run as plain Python."""
+    return solver.plan.compiles_first(method)
 
 
 def forget_compiled() -> None:
@@ -145,6 +158,13 @@ def simulate(
     bombard_hits: int = 0,
     attacker_waiting: str | Mapping[str, int] | None = None,
     defender_waiting: str | Mapping[str, int] | None = None,
+    retreat_policy: str | None = None,
+    optimize: str | None = None,
+    territory_value: int | None = None,
+    scramble_from: str | Mapping[str, int] | None = None,
+    scramble: str | Mapping[str, int] | None = None,
+    kamikaze: int | None = None,
+    kamikaze_targets: str | list[str] | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -176,7 +196,18 @@ def simulate(
     on nothing that fires in round 1 only fires); start_step, hits_on_attacker,
     hits_on_defender, bombard_hits, attacker_waiting, defender_waiting: where in that round
     it starts, as a TripleA save in progress stands (battlecalc.spec.Start;
-    docs/in-progress.md): the armies are then the units standing.
+    docs/in-progress.md): the armies are then the units standing.  retreat_policy
+    ``"optimal"``: the attacker retreats wherever that is worth more than fighting on, by
+    `optimize` (``"tuv"``, the default; ``"win"``, ``"takes"``, ``"value"`` with
+    `territory_value` IPC counted when the territory is taken), found by backward induction
+    over the battle's states: the result is a :class:`battlecalc.results.DecisionResult`,
+    with the policy, its rule in words and its gain over never retreating.  1940-2e sea
+    battles, the defender's reactions (battlecalc.reactions): scramble_from, the fighters and
+    tactical bombers on an air base next to the zone (every force it may scramble is solved),
+    scramble: ``"best"`` (the default: the one worst for the attacker by `optimize`),
+    ``"none"`` or the aircraft; kamikaze: the tokens spent, each striking a surface warship
+    before the battle, kamikaze_targets: where (``"battleship:2, cruiser:1"``; default: the
+    placing worst for the attacker).
 
     Editions of the formula model (``rules="formula"``) take the options of
     :func:`battlecalc.spec.make_formula_spec` instead (attacker_level, counter, exchanges,
@@ -189,7 +220,8 @@ def simulate(
               defender_ool, keep_land, aa_last, retreat_after, retreat_when_left,
               retreat_when_only_air, retreat_below, strafe, rounds_distribution, dice, waves,
               counterattack, start_round, start_step, hits_on_attacker, hits_on_defender,
-              bombard_hits, attacker_waiting, defender_waiting)
+              bombard_hits, attacker_waiting, defender_waiting, retreat_policy, optimize,
+              territory_value, scramble_from, scramble, kamikaze, kamikaze_targets)
     plan = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
@@ -203,7 +235,9 @@ def simulate(
                  type(retreat_below), type(strafe), type(rounds_distribution), type(waves),
                  type(counterattack), type(start_round), type(hits_on_attacker),
                  type(hits_on_defender), type(bombard_hits), type(attacker_waiting),
-                 type(defender_waiting))
+                 type(defender_waiting), type(retreat_policy), type(optimize),
+                 type(territory_value), type(scramble_from), type(scramble), type(kamikaze),
+                 type(kamikaze_targets))
         try:
             plan = _plans.get((kinds, values))
         except TypeError:
@@ -227,7 +261,7 @@ def simulate(
                    if k not in ("waves", "counterattack", "formula_options")}
         return sequences(waves, counterattack, **options, **formula_options)
     plan = _plan(arguments, found)
-    if plan.compiled is None:
+    if isinstance(plan.battle, FormulaSpec):
         return run_formula(plan.battle, plan.run, started)
     if plan.fast is not None and plan is not found:  # kept, found by spec_key's key
         result = _solved_again(plan, started)
@@ -239,6 +273,69 @@ def simulate(
 # the solver of sequences of battles (waves, a counter-attack): battlecalc.waves registers its
 # simulate_waves here when it is loaded (it stands above this module: no import of it here)
 SEQUENCES: dict = {}
+
+
+def _decided(battle: Battle, run: RunSpec, started: float, compiled,
+             solve_plan: solver.SolvePlan, limits: solver.Limits,
+             table: bool = True) -> Result:
+    """solve's answer for a battle whose decisions are solved (battle.objective): the
+    result under the optimal retreat the plan's backward induction finds (solver.decide),
+    with the policy and its gain over never retreating (the same battle with no retreat,
+    solved by the same method asked for) as a results.DecisionResult."""
+    law = solver.solve(compiled, solve_plan, seed=run.mc_seed, progress=run.progress,
+                       limits=limits)
+    method = "exact" if law.trials is None else "mc"
+    result = build_result(battle, compiled, method, law.trials, law.seed, law, started)
+    never = None
+    if battle.retreat.optimal:
+        # never retreating, the other choices as they are (optimal submerging: the never
+        # battle decides it again, for itself; only its value is read)
+        never_battle = dataclasses.replace(battle, retreat=Retreat())
+        never_run = dataclasses.replace(run, seed=law.seed if law.seed is not None
+                                        else run.seed)
+        if "optimal" in (battle.attacker_submerge, battle.defender_submerge):
+            never_compiled = compile_battle(never_battle)
+            never = _decided(never_battle, never_run, time.perf_counter(), never_compiled,
+                             solver.choose(never_compiled, run.method, run.trials,
+                                           run.rounds_distribution, limits),
+                             limits, table=False)
+        else:
+            never = solve(never_battle, never_run, limits=limits)
+    decided = with_decisions(result, battle.objective, law.policy, never,
+                             "optimal" if battle.retreat.optimal else None, table)
+    decided.elapsed_s = time.perf_counter() - started
+    return decided
+
+
+def _reactions(battle: Battle, run: RunSpec, started: float, limits: solver.Limits) -> Result:
+    """solve's answer for a battle with the defender's reactions (scramble, kamikaze:
+    battlecalc.reactions): every combination weighed solved, the defender's best (or the
+    one given) taken, its result a DecisionResult whose decisions also hold what the air base
+    holds and what was scrambled, the tokens and their targets, and `reactions`, a row a
+    combination (its outcome probabilities, IPC losses, TUV swing and the objective's
+    value)."""
+    r, objective = battle.reactions, battle.objective
+    pairs = reactions.combinations(battle)
+    rows, results = [], []
+    for scramble, allocation in pairs:
+        result = solve(reactions.reacted(battle, scramble, allocation), run, limits=limits)
+        rows.append(reactions.row(scramble, allocation, result, objective.of(result)))
+        results.append(result)
+    chosen = reactions.best_row(r, pairs, rows)
+    result = results[chosen]
+    if not isinstance(result, DecisionResult):
+        result = with_decisions(result, objective, None, None, None)
+    result.decisions.update({
+        "scramble_from": format_army(r.scramble_from) if r.scramble_from else None,
+        "scrambled": rows[chosen]["scrambled"] if (r.scramble_from or r.scramble) else None,
+        "kamikaze": r.kamikaze or None,
+        "kamikaze_targets": rows[chosen]["kamikaze_targets"] if r.kamikaze else None,
+        "reactions_chosen": "given" if not r.choosing else "best for the defender",
+        "reactions": rows,
+    })
+    result.reaction_rows = rows
+    result.elapsed_s = time.perf_counter() - started
+    return result
 
 
 def _solved_again(plan: _Plan, started: float) -> Result | None:
@@ -285,18 +382,27 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     the clock (time.perf_counter) that the result's elapsed_s counts from (default: now);
     compiled: the battle's tables when the caller has them (compile_battle(battle)); plan:
     simulate's kept battle, which keeps its prepared exact solve for the next call;
-    solve_plan: the plan to carry out where the caller chose it (choose; limits: the limits
-    it was chosen under).
+    solve_plan: the plan to carry out where the caller chose it (choose); limits: the limits
+    the plan is chosen (or was chosen) and carried out under.
 """
     started = time.perf_counter() if started is None else started
+    if battle.reactions:  # scramble, kamikaze: a battle for each choice (battlecalc.reactions)
+        return _reactions(battle, run, started, limits)
     compiled = compile_battle(battle) if compiled is None else compiled
     prepared = None if plan is None else plan.exact
     if solve_plan is None:
         solve_plan = solver.choose(
             compiled, run.method, run.trials, run.rounds_distribution, limits,
-            seconds=None if prepared is None else prepared.plan.seconds)
-    if (plan is not None and plan.kept and solve_plan.method == "exact"
-            and not solve_plan.win_values and not solve_plan.table[0]):
+            seconds=None if prepared is None or limits is not solver.LIMITS
+            else prepared.plan.seconds)
+    if battle.retreat.optimal or "optimal" in (battle.attacker_submerge,
+                                               battle.defender_submerge):
+        return _decided(battle, run, started, compiled, solve_plan, limits)
+    # (a kept battle keeps the prepared solve of simulate's plans only: under other limits it
+    # is solved as any battle, and its next simulate call solves by simulate's plan again)
+    if (plan is not None and plan.kept and limits is solver.LIMITS
+            and solve_plan.method == "exact" and not solve_plan.win_values
+            and not solve_plan.table[0]):
         if prepared is None or prepared.plan != solve_plan:
             prepared = plan.exact = solver.ExactSolve(compiled, solve_plan, kept=True)
         law = solver.solve(compiled, solve_plan, progress=run.progress, prepared=prepared)

@@ -20,7 +20,7 @@ from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no e
 from .output import OutputError, json_safe, open_destination, printable
 
 FORMATS = ("table", "json", "csv")
-DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing")
+DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing", "policy", "reactions")
 FORMULA_DISTRIBUTIONS = ("ipc", "rounds")  # loss points and exchanges
 PROGRESS_DELAY_S = 1.0  # a progress bar appears once its step has run this long
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program stopped by Ctrl-C
@@ -345,19 +345,12 @@ def _given(ctx: click.Context, name: str) -> bool:
 
 
 def _ignored_options(ctx: click.Context, method: str, result) -> list[str]:
-    """One warning line per option that the run did not use."""
-    warnings = []
-    if method == "exact":
-        unused = [f"--{name}" for name in ("seed", "trials") if _given(ctx, name)]
-        if unused:
-            verb = "is" if len(unused) == 1 else "are"
-            warnings.append(
-                f"Warning: {' and '.join(unused)} {verb} ignored with --method exact "
-                "(no dice are rolled)"
-            )
-    if _given(ctx, "exchange_cap") and getattr(result, "exchanges", None) != "until-done":
-        warnings.append("Warning: --exchange-cap is ignored: it applies to --exchanges until-done")
-    return warnings
+    """One warning line per option that the run did not use (options.ignored_options)."""
+    from .options import ignored_options
+
+    given = {name for name in ("seed", "trials", "exchange_cap") if _given(ctx, name)}
+    return [f"Warning: {line}" for line in ignored_options(
+        given, method, result, spell=lambda name: "--" + name.replace("_", "-"))]
 
 
 rules_option = click.option(
@@ -386,6 +379,9 @@ RUN_SECTIONS = (
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
       "attacker_submerge", "defender_submerge")),
+    ("Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+     ("retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
+      "kamikaze_targets")),
     ("Amphibious assault", ("landing", "bombard")),
     ("Waves and counter-attack", ("waves", "counterattack")),
     ("Where the battle starts (a save in progress)",
@@ -510,6 +506,13 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
     elif fmt == "csv":
         if distribution:
             text = result.distribution_csv(distribution)
+            if not text and distribution == "policy":
+                raise click.UsageError("the policy distribution is the table of the optimal "
+                                       "retreat: it needs --retreat optimal")
+            if not text and distribution == "reactions":
+                raise click.UsageError("the reactions distribution is the table of the "
+                                       "scramble and kamikaze choices: it needs "
+                                       "--scramble-from or --kamikaze")
             if not text:
                 raise click.UsageError(
                     f"the {distribution} distribution is not available for this method"
@@ -794,7 +797,11 @@ def rules_command(edition, rules_file, fmt):
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Server processes sharing the port (each warms its kernels and keeps its "
               "own cache of exact answers).")
-def serve(host, port, workers):
+@click.option("--watch", default=None, metavar="DIR",
+              help="A folder of TripleA saves (TripleA's autosave folder): the newest complete "
+              "save is the page's live board, every pending battle solved, pushed to each "
+              "open page as TripleA writes it.")
+def serve(host, port, workers, watch):
     """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
     try:
         from .web.server import serve as serve_page
@@ -804,7 +811,8 @@ def serve(host, port, workers):
     from .errors import BattleInputError
 
     try:
-        serve_page(host, port, workers)  # checks that it can listen there before the warm-up
+        # checks that it can listen there, and the folder, before the warm-up
+        serve_page(host, port, workers, watch=watch)
     except BattleInputError as exc:
         _fail(exc)
 
@@ -863,6 +871,9 @@ GAME_SECTIONS = (
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "strafe",
       "attacker_submerge", "defender_submerge")),
+    ("Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+     ("retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
+      "kamikaze_targets")),
     ("Output", ("fmt", "output")),
 )
 
@@ -908,6 +919,85 @@ def game(ctx, save, rules, rules_file, territory, attack, show_all, fmt, output,
     else:
         text = result.table(show_territories=show_all or territory is not None)
     _emit(text, destination, fmt)
+
+
+READ_TIME_LIMIT_S = 20.0  # watch: reading one save (as the web server reads an upload)
+READ_MEMORY = 1024 ** 3  # the address space of the process that reads it
+
+
+@cli.command()
+@click.argument("folder", metavar="DIR")
+@click.option("--once", is_flag=True, help="Print the board of the newest complete save now and "
+              "exit (default: print it again at each new save, until Ctrl-C).")
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+              metavar="SECONDS", help="How often the folder is looked at.")
+@click.option("--name", "pattern", default="*", show_default=True, metavar="PATTERN",
+              help="Only saves whose name matches (any case), e.g. 'autosaveBefore*'.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
+              show_default=True, help="Output format (json: one board per line; with --once "
+              "indented).")
+def watch(folder, once, interval, pattern, fmt):
+    """Watch a folder of TripleA saves (TripleA's autosave folder): the newest complete save's
+    battles, each solved from where it stands, sorted by TUV at risk, with what changed since
+    the save before and the luck so far."""
+    import asyncio
+    import json
+
+    from .errors import BattleInputError
+    from .triplea.board import board_table, changes
+    from .triplea.watch import SETTLE_S, SaveFolder
+    from .web.live import solve_here
+    from .web.saves import read_in_child  # the server's reader: a child under limits
+
+    try:
+        saves = SaveFolder(folder, pattern=pattern)
+    except BattleInputError as exc:
+        _fail(exc)
+    progress = _Progress()
+    previous, noted = None, 0
+    try:
+        if not once:
+            _say(f"watching {saves.shown} for TripleA saves (Ctrl-C stops)")
+        deadline = time.monotonic() + SETTLE_S + 2 * interval
+        while True:
+            found = saves.poll()
+            for note in saves.notes[noted:]:
+                _say(f"Note: {note}")
+            noted = len(saves.notes)
+            if found is None:
+                if once and time.monotonic() > deadline:
+                    named = "" if pattern == "*" else f" named {pattern}"
+                    raise BattleInputError(f"no complete TripleA save (.tsvg){named} in "
+                                           f"{saves.shown}")
+                time.sleep(min(interval, SETTLE_S) if once else interval)
+                continue
+            try:
+                board = asyncio.run(read_in_child(found.raw, READ_TIME_LIMIT_S, READ_MEMORY))
+            except BattleInputError as exc:
+                if once:
+                    raise BattleInputError(f"{found.name}: {exc}") from None
+                _say(f"Note: {found.name} could not be read: {exc}")
+                continue
+            board["file"] = found.name
+            board["modified"] = time.strftime("%H:%M:%S", time.localtime(found.mtime_ns / 1e9))
+            solve_here(board, progress)
+            progress.close()
+            board["changes"] = changes(previous, board)
+            previous = board
+            if fmt == "json":
+                click.echo(json.dumps(board, indent=2 if once else None, ensure_ascii=False))
+            else:
+                click.echo(board_table(board) + ("" if once else "\n"), nl=False)
+            if once:
+                return
+            sys.stdout.flush()
+    except BattleInputError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        progress.close()
+        saves.close()
 
 
 @cli.group()

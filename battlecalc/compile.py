@@ -86,6 +86,7 @@ from .kernels.layout import (
     RetreatTables,
 )
 from .orders import LossOrder, casualty_steps
+from .reactions import after_strikes
 from .spec import SUBMERGE_POLICIES
 
 CAT_S, CAT_A, CAT_N = 0, 1, 2
@@ -99,6 +100,9 @@ MAX_AA_OUTCOMES = 20_000
 TOO_LARGE_HINT = ("battlecalc's tables hold about a thousand units a side (fewer at sea, where "
                   "submarines, aircraft and ships are counted apart); split the battle")
 PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
+# an optimal retreat's threshold on its retreat tables' win_value, which holds the policy found
+# (1.0: press on, 0.0: retreat; kernels/round_model.should_retreat retreats below it)
+OPTIMAL_MASK = 0.5
 
 
 SMALL_SIDE = 256  # sides of at most this many states: Side.mean_hit_combinations in Python
@@ -171,6 +175,11 @@ class CompiledBattle:
     # the rounds fought from which the attacker takes its retreat decisions
     start_rounds: int = 0
     retreat_from: int = 1
+    # the attacker retreats optimally by this objective (spec.Objective; None: its retreat
+    # policy, if any, is the fixed one): its retreat tables' win_value becomes the policy the
+    # backward induction finds (solver.decide.fill_decisions), read with threshold
+    # OPTIMAL_MASK
+    objective: object | None = None
 
     def retreat_tables(self) -> RetreatTables:
         """The retreat policy as the kernels take it ("never" where the battle has none)."""
@@ -186,8 +195,10 @@ class CompiledBattle:
 
     @property
     def retreat_below(self) -> float | None:
-        """--retreat-below's win-probability threshold; None when the policy has none."""
-        if self.retreat is None or self.retreat.below == NO_THRESHOLD:
+        """--retreat-below's win-probability threshold; None when the policy has none (an
+        optimal retreat's threshold reads its policy, not a chance of winning)."""
+        if (self.retreat is None or self.retreat.below == NO_THRESHOLD
+                or self.objective is not None):
             return None
         return self.retreat.below
 
@@ -889,6 +900,9 @@ def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> 
     compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
+    if battle.retreat.optimal or "optimal" in (battle.attacker_submerge,
+                                               battle.defender_submerge):
+        compiled = replace(compiled, objective=battle.objective)
     if start:
         compiled = starts.with_start(battle, compiled)
     return compiled
@@ -940,7 +954,8 @@ def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> Com
                                                        NO_BOMBARDMENT, None, battle.sea), a_spec)
         retreating = kept[key] = (compiled.attacker, compiled.retreat)
     return CompiledBattle(retreating[0], defender, rules, NO_BOMBARDMENT, retreating[1],
-                          battle.sea)
+                          battle.sea, objective=battle.objective if battle.retreat.optimal
+                          else None)
 
 
 def _guns(defender: dict[str, int], d_units) -> tuple:
@@ -961,15 +976,18 @@ def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
     a_rules = battle.attacker_rules
     a_units = a_rules.units
     blocks = [(1.0, battle.attacker)]
+    if battle.kamikaze_struck:  # the law of its force after kamikaze strikes (reactions)
+        blocks = after_strikes(a_rules, battle.attacker, battle.kamikaze_struck,
+                               battle.dice == "low_luck")
     if not battle.sea:
         blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
             tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
             battle.attacker_order, battle.dice, battle.rules.die_size)]
         if battle.start.step == "aa_casualties":  # its hits rolled: the forces they leave
             blocks = starts.aa_hits_taken(battle, blocks)
+    cost = sum(n * a_units[name].cost for name, n in battle.attacker.items())
     a_blocks = tuple(
-        (prob, _force_key(force),
-         sum((battle.attacker[n] - force.get(n, 0)) * a_units[n].cost for n in battle.attacker),
+        (prob, _force_key(force), cost - sum(n * a_units[name].cost for name, n in force.items()),
          None)
         for prob, force in blocks)
     return _SideSpec(a_rules, "attack", battle.attacker_order, split,
@@ -1040,6 +1058,8 @@ def retreat_vector(policy) -> tuple[np.ndarray, float]:
         NO_LIMIT if policy.strafe is None else policy.strafe,
     ], dtype=np.int64)
     below = NO_THRESHOLD if policy.below is None else float(policy.below)
+    if policy.optimal:  # the policy found: win_value 1.0 where it presses on, 0.0 retreats
+        below = OPTIMAL_MASK
     return vector, below
 
 

@@ -1,6 +1,9 @@
 """The one exception type the library raises for bad input, and how it quotes that input."""
 
+import contextlib
 import reprlib
+import threading
+import warnings
 
 QUOTE_LIMIT = 80  # characters of the user's input an error message quotes at most
 _SHORT = reprlib.Repr()
@@ -18,6 +21,35 @@ class BattleInputError(ValueError):
 class BattleInputWarning(UserWarning):
     """An input that is accepted but changes nothing here (a technology no unit of its side
     can use, a retreat no unit may make); the CLI prints it as ``Warning: ...``."""
+
+
+_collecting = threading.local()
+
+
+@contextlib.contextmanager
+def collected_warnings():
+    """Collect the BattleInputWarnings issued in this thread (through :func:`warn_input`)
+    into the list yielded, each once, instead of issuing them as Python warnings: a server
+    answers them with the request that caused them (Python's warning filters and
+    ``showwarning`` are the whole process's, not a thread's).  Nests: the innermost collects."""
+    outer = getattr(_collecting, "sink", None)
+    sink: list[str] = []
+    _collecting.sink = sink
+    try:
+        yield sink
+    finally:
+        _collecting.sink = outer
+
+
+def warn_input(message: str, stacklevel: int = 2) -> None:
+    """Say that an input is accepted but ignored: a BattleInputWarning, or into the list of
+    :func:`collected_warnings` where this thread collects them."""
+    sink = getattr(_collecting, "sink", None)
+    if sink is not None:
+        if message not in sink:
+            sink.append(message)
+        return
+    warnings.warn(BattleInputWarning(message), stacklevel=stacklevel + 1)
 
 
 def quoted(value: object) -> str:

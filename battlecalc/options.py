@@ -32,7 +32,9 @@ from .errors import BattleInputError, quoted
 
 METHODS = ("auto", "exact", "mc")
 DEFAULT_TRIALS = 1_000_000
-SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance")
+SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance", "optimal")
+RETREAT_POLICIES = ("optimal",)  # retreat_policy (None: the fixed retreat options, if any)
+OBJECTIVES = ("tuv", "win", "takes", "value")  # optimize: what the decisions are taken for
 DICE_MODELS = ("standard", "low_luck")  # battlecalc.dice
 FLIP_RULES = ("A2", "A1")
 UNTIL_DONE = "until-done"
@@ -44,6 +46,10 @@ SEA_STEPS = ("start", "attacker_strike", "defender_strike", "strike_casualties",
              "attacker_fire", "defender_fire", "general_casualties", "end_of_round")
 START_STEPS = tuple(dict.fromkeys(LAND_STEPS + SEA_STEPS))
 
+# a request without an edition gets Revised's rules (simulate's and raid's default): the web
+# server says so with its answer (every result names its edition: `rules`)
+NO_EDITION_WARNING = ("no edition given (rules): the Revised rules are used; name the "
+                      "edition (battlecalc.list_editions()) to be sure of the rules")
 DICE_KINDS = frozenset({"land", "sea", "amphibious"})  # battles of the dice model
 LAND_KINDS = frozenset({"land", "amphibious"})
 ALL_KINDS = DICE_KINDS | {"formula"}
@@ -131,10 +137,12 @@ OPTIONS: tuple[Option, ...] = (
             help="Called as progress(done, total, what) while a battle runs."),
     _option("attacker_submerge", "choice", "never", applies=frozenset({"sea"}),
             choices=SUBMERGE_POLICIES, label="attacker subs submerge",
-            help="When the attacker's submarines submerge (sea battles)."),
+            help="When the attacker's submarines submerge (sea battles); optimal: wherever "
+            "that is best for it by --optimize."),
     _option("defender_submerge", "choice", "never", applies=frozenset({"sea"}),
             choices=SUBMERGE_POLICIES, label="defender subs submerge",
-            help="When the defender's submarines submerge (sea battles)."),
+            help="When the defender's submarines submerge (sea battles); optimal: wherever "
+            "that is worst for the attacker by --optimize."),
     _option("landing", "army", applies=frozenset({"amphibious"}), carried=False,
             label="Landing from transports",
             help="Land units coming from transports (attackers on top of --attacker, which "
@@ -166,6 +174,37 @@ OPTIONS: tuple[Option, ...] = (
     _option("strafe", "int", applies=DICE_KINDS, lo=0,
             label="strafe: retreat when defender units <=",
             help="The attacker retreats once the defender has N or fewer units left."),
+    # decisions solved (issue 31): the optimal retreat and what it is taken for
+    _option("retreat_policy", "choice", applies=DICE_KINDS, flag="--retreat",
+            choices=RETREAT_POLICIES, label="retreat",
+            help="optimal: the attacker retreats wherever that is worth more than fighting "
+            "on (by --optimize), found by backward induction over the battle's states."),
+    _option("optimize", "choice", applies=DICE_KINDS, choices=OBJECTIVES,
+            label="decisions optimize",
+            help="What the decisions are taken for, from the attacker's side: tuv (expected "
+            "TUV swing, the default), win (chance of winning), takes (chance of taking the "
+            "territory), value (TUV swing + --territory-value when taken)."),
+    _option("territory_value", "int", applies=LAND_KINDS, lo=0, label="territory value (IPC)",
+            help="With --optimize value: the IPC the territory is worth to the attacker, "
+            "counted when it is taken."),
+    # the defender's reactions to a sea attack, 1940-2e (battlecalc.reactions): the first
+    # battle's only (a later wave meets what is left)
+    _option("scramble_from", "army", applies=frozenset({"sea"}), carried=False,
+            label="air base next to the zone: aircraft",
+            help="Fighters and tactical bombers on an operative air base next to the attacked "
+            "sea zone (1940-2e): the defender may scramble up to 3 of them; every number is "
+            'solved, e.g. "3 ftr 1 tac".'),
+    _option("scramble", "army", applies=frozenset({"sea"}), carried=False, label="scrambled",
+            help="What the defender scrambles: best (the choice worst for the attacker by "
+            '--optimize; the default), none, or the aircraft, e.g. "2 ftr".'),
+    _option("kamikaze", "int", applies=frozenset({"sea"}), carried=False, lo=0,
+            label="kamikaze tokens",
+            help="Japan's kamikaze tokens spent on this battle (1940-2e kamikaze zones): each "
+            "strikes one of the attacker's surface warships before the battle, a hit on 1-2."),
+    _option("kamikaze_targets", "order", applies=frozenset({"sea"}), carried=False,
+            label="kamikaze targets",
+            help='The tokens on each unit struck, e.g. "battleship:2, cruiser:1" (default: the '
+            "placing worst for the attacker by --optimize)."),
     _option("rounds_distribution", "bool", False, flag=False, battle=False, carried=False,
             label="law of rounds (exact)",
             help="The exact solver also computes the law of the number of rounds "
@@ -352,6 +391,26 @@ def _text_or_list(name: str, value: Any, what: str) -> str | list[str]:
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return [v.strip() for v in value]
     raise _fail(name, what, value)
+
+
+def ignored_options(given, method: str, result=None,
+                    spell=lambda name: name) -> list[str]:
+    """What a run given the options named in `given` did not use, one line each (besides the
+    BattleInputWarnings of the battle's checks): the command line prints them as
+    ``Warning: ...`` lines, the web server answers them as ``warnings``.  method: the method
+    asked for; result: the run's result; spell(name): how the caller names an option (the
+    command line: its flag)."""
+    lines = []
+    if method == "exact":
+        unused = [spell(name) for name in ("seed", "trials") if name in given]
+        if unused:
+            verb = "is" if len(unused) == 1 else "are"
+            lines.append(f"{' and '.join(unused)} {verb} ignored with {spell('method')} exact "
+                         "(no dice are rolled)")
+    if "exchange_cap" in given and getattr(result, "exchanges", None) != UNTIL_DONE:
+        lines.append(f"{spell('exchange_cap')} is ignored: it applies to {spell('exchanges')} "
+                     f"{UNTIL_DONE}")
+    return lines
 
 
 def read(opt: Option | str, value: Any) -> Any:

@@ -311,6 +311,8 @@ def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, A
     for key in ("attacker_submerge", "defender_submerge"):
         if options.get(key) not in (None, "never"):
             return "submerge policies were not checked for monotonicity"
+    if options.get("retreat_policy") is not None:
+        return "the optimal retreat can make a stronger force do worse at a goal it does not weigh"
     for key in ("attacker_ool", "defender_ool"):
         order = options.get(key) or ""
         text = (order if isinstance(order, str) else ",".join(order)).strip().lower()

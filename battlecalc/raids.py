@@ -52,7 +52,7 @@ import numpy as np
 
 from .army import format_army
 from .dice import hit_distribution
-from .errors import BattleInputError, BattleInputWarning, quoted
+from .errors import BattleInputError, BattleInputWarning, collected_warnings, quoted
 from .orders import LossOrder, casualty_steps, parse_loss_order
 from .results import LOW_LUCK_LINE, Z95, ResultViews, _frame
 from .rules import Ruleset, load_rules
@@ -458,7 +458,9 @@ def _air_battle(spec: RaidSpec, walk: _Walk, method: str, trials: int, seed: int
         return None
     from .api import simulate  # the engine (numba) only when there is an air battle
 
-    with warnings.catch_warnings():  # a raid technology may change nothing in the air battle
+    # a raid technology may change nothing in the air battle: its warnings are dropped (a
+    # collector of their own, where a caller collects them: errors.collected_warnings)
+    with warnings.catch_warnings(), collected_warnings():
         warnings.simplefilter("ignore", BattleInputWarning)
         result = simulate(
             rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,

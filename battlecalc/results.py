@@ -470,6 +470,125 @@ class Result(ResultViews):
         return "\n".join(lines)
 
 
+MAX_POLICY_ROWS = 20_000  # rows of the policy table in JSON (CSV: --distribution policy)
+
+
+@dataclass
+class DecisionResult(Result):
+    """Odds of one battle whose decisions were solved (issue 31): a :class:`Result` under
+    the optimal policy, and `decisions`: what it was taken for (``objective``,
+    ``territory_value``), the objective's value under the policy (``value``), never
+    retreating (``never_value``) and the ``gain``; ``rule``, the policy in words where one
+    fits, and ``policy``, one row a decision state (the units each side has, the choice, the
+    objective's value of pressing on and of retreating there; None past MAX_POLICY_ROWS
+    rows: the CSV distribution ``policy`` has them all)."""
+
+    decisions: dict[str, Any] = field(default_factory=dict)
+    policy_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
+    reaction_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
+        if key == "decisions":  # its scalars as columns; the table is the CSV distribution
+            for sub, sub_value in value.items():
+                if not isinstance(sub_value, (list, dict)) and sub_value is not None:
+                    row[f"decisions.{sub}"] = sub_value
+        else:
+            super()._spread(key, value, row)
+
+    def _frames(self) -> dict[str, Any]:
+        return {**super()._frames(),
+                "policy": lambda: _frame(self.policy_rows) if self.policy_rows else None,
+                "reactions": lambda: (_frame(self.reaction_rows) if self.reaction_rows
+                                      else None)}
+
+    def _policy_lines(self) -> list[str]:
+        """The battle's policies, then the decisions solved: the optimal retreat in words and
+        its gain, each side's optimal submerging, the scramble and kamikaze taken."""
+        d = self.decisions
+        lines = super()._policy_lines()
+        pm = "" if self.method == "exact" else " (Monte Carlo)"
+        if d.get("retreat_policy") == "optimal":
+            lines.append(f"optimal retreat, for the {d['objective_text']}: {d['rule']}")
+            lines.append(f"  {d['objective']} {d['value']:+.4f} with it{pm}, "
+                         f"{d['never_value']:+.4f} never retreating: gain {d['gain']:+.4f}")
+        for side in ("attacker", "defender"):
+            if d.get(f"{side}_submerge"):
+                lines.append(f"{side} subs submerge optimally: {d[f'{side}_submerge']}")
+        if d.get("retreat_policy") != "optimal" and (
+                d.get("attacker_submerge") or d.get("defender_submerge")):
+            lines.append(f"  for the {d['objective_text']}: {d['value']:+.4f}{pm}")
+        if d.get("scramble_from"):
+            lines.append(f"scrambled from the air base ({d['scramble_from']}): {d['scrambled']}"
+                         f" ({d['reactions_chosen']})")
+        if d.get("kamikaze"):
+            lines.append(f"kamikaze: {d['kamikaze']} token(s) on {d['kamikaze_targets']} "
+                         f"({d['reactions_chosen']})")
+        return lines
+
+    def table(self) -> str:
+        text = super().table()
+        extra = []
+        if self.reaction_rows:
+            extra += ["", *self._reaction_lines()]
+        if self.policy_rows:
+            extra += ["", f"policy table: {len(self.policy_rows)} decisions (--format json, "
+                      "or --format csv --distribution policy)"]
+        return text + "\n" + "\n".join(extra) if extra else text
+
+    def _reaction_lines(self) -> list[str]:
+        """The defender's reactions: a line a choice weighed, the one taken marked."""
+        d = self.decisions
+        head = ["the defender's choices weighed (* taken)"]
+        rows = self.reaction_rows
+        scramble = any(r["scrambled"] != "nothing" for r in rows) or d.get("scramble_from")
+        kamikaze = bool(d.get("kamikaze"))
+        width = max([9] + [len(r["scrambled"]) for r in rows]) + 2
+        k_width = max([16] + [len(r["kamikaze_targets"]) for r in rows]) + 2
+        title = ((f"{'scrambled':<{width}}" if scramble else "")
+                 + (f"{'kamikaze targets':<{k_width}}" if kamikaze else "")
+                 + f"{'att wins':>9}{'def wins':>9}{'TUV swing':>11}{d['objective']:>11}")
+        lines = [*head, "  " + title]
+        for r in rows:
+            taken = (r["scrambled"] == (d.get("scrambled") or "nothing")
+                     and r["kamikaze_targets"] == (d.get("kamikaze_targets") or "none"))
+            lines.append(("* " if taken else "  ")
+                         + (f"{r['scrambled']:<{width}}" if scramble else "")
+                         + (f"{r['kamikaze_targets']:<{k_width}}" if kamikaze else "")
+                         + f"{r['attacker_win']:>9.2%}{r['defender_win']:>9.2%}"
+                         + f"{r['tuv_swing']:>+11.3f}{r['value']:>+11.4f}")
+        return lines
+
+
+def with_decisions(result: Result, objective, policy, never: Result | None,
+                   retreat_policy: str | None = "optimal", table: bool = True
+                   ) -> DecisionResult:
+    """`result` (its fields, lazy ones still pending) as a DecisionResult: the optimal
+    policy `policy` (solver.decide.Policy, or None) taken for `objective` (spec.Objective),
+    and `never`, the same battle never retreating; table False: without the policy's rows
+    (a result only its value is read of)."""
+    rows = policy.table if policy is not None and table else []
+    submerging = policy.submerging() if policy is not None else {}
+    value = objective.of(result)
+    never_value = objective.of(never) if never is not None else None
+    result.__class__ = DecisionResult
+    result.decisions = {
+        "retreat_policy": retreat_policy,
+        "objective": objective.name, "territory_value": objective.territory_value,
+        "objective_text": objective.describe(),
+        "value": value, "never_value": never_value,
+        "gain": None if never_value is None else value - never_value,
+        "rule": (None if retreat_policy is None
+                 else policy.rule() if policy is not None
+                 else "no retreat decision arises: the battle is fought to the end"),
+        "attacker_submerge": submerging.get("attacker"),
+        "defender_submerge": submerging.get("defender"),
+        "policy": rows if len(rows) <= MAX_POLICY_ROWS else None,
+    }
+    result.policy_rows = rows if rows else None
+    result.reaction_rows = None
+    return result
+
+
 def _present_units(army: dict[str, int], rules) -> list[str]:
     """Units that can be survivors: the army's casualties (not e.g. the Revised AA gun) and
     the damaged forms of its two-hit units."""

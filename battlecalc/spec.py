@@ -14,13 +14,12 @@ import inspect
 import math
 import numbers
 import secrets
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
-from .errors import QUOTE_LIMIT, BattleInputError, BattleInputWarning, quoted
+from .errors import QUOTE_LIMIT, BattleInputError, quoted, warn_input
 from .options import (  # noqa: F401  (re-exported: the public constants)
     DEFAULT_TRIALS,
     DICE_MODELS,
@@ -28,7 +27,9 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     FORMULA_OPTIONS,
     LAND_STEPS,
     METHODS,
+    OBJECTIVES,
     OPTIONS,
+    RETREAT_POLICIES,
     SEA_STEPS,
     START_STEPS,
     SUBMERGE_POLICIES,
@@ -39,6 +40,7 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     read_choice,
 )
 from .orders import PRESETS, LossOrder, parse_loss_order
+from .reactions import NO_REACTIONS, Reactions, check_reactions
 from .rules import Ruleset, list_editions, load_rules, tech_affects
 
 MAX_TRIALS = 10_000_000_000
@@ -238,22 +240,93 @@ class Retreat:
     """When the attacker withdraws at the end of a round (unset: never): after round `after`,
     with `when_left` or fewer of its units left, once only aircraft are left (`only_air`, land
     battles), once its exact chance of winning is below `below`, or once the defender has
-    `strafe` or fewer units left."""
+    `strafe` or fewer units left; or `optimal`: wherever withdrawing is worth more than
+    fighting on, by the battle's objective (Battle.objective), found by backward induction."""
 
     after: int | None = None
     when_left: int | None = None
     only_air: bool = False
     below: float | None = None
     strafe: int | None = None
+    optimal: bool = False
 
     def __bool__(self) -> bool:
-        return any(v is not None and v is not False
-                   for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
+        return self.optimal or any(
+            v is not None and v is not False
+            for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
+
+
+SEA_OBJECTIVES = ("tuv", "win")
+FIXED_RETREATS = ("retreat_after", "retreat_when_left", "retreat_when_only_air", "retreat_below",
+                  "strafe")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What the decisions of a battle are taken for, from the attacker's side (the defender's
+    choices work against it): ``tuv``, the expected TUV swing (the defender's IPC lost less
+    the attacker's); ``win``, the chance that the attacker wins; ``takes``, the chance that it
+    takes the territory (land); ``value``, the TUV swing plus `territory_value` IPC counted
+    when the territory is taken (land)."""
+
+    name: str = "tuv"
+    territory_value: int = 0
+
+    def coefficients(self) -> tuple[float, float, float]:
+        """(weight of the TUV swing, of a win, of a win that takes the territory): the
+        objective of a battle's end (kernels/exact/sweep._end_value)."""
+        return {"tuv": (1.0, 0.0, 0.0), "win": (0.0, 1.0, 0.0), "takes": (0.0, 0.0, 1.0),
+                "value": (1.0, 0.0, float(self.territory_value))}[self.name]
+
+    def of(self, result) -> float:
+        """The objective of a result (any object with tuv_swing, attacker_win and
+        takes_territory)."""
+        if self.name == "win":
+            return result.attacker_win
+        if self.name == "takes":
+            return result.takes_territory
+        swing = result.tuv_swing
+        return swing + self.territory_value * result.takes_territory if self.name == "value" \
+            else swing
+
+    def describe(self) -> str:
+        return {"tuv": "expected TUV swing", "win": "chance of winning",
+                "takes": "chance of taking the territory",
+                "value": f"TUV swing + {self.territory_value} IPC if the territory is taken"}[
+                    self.name]
+
+
+def check_objective(optimize: Any, territory_value: Any, sea: bool,
+                    decides: bool) -> Objective | None:
+    """The Objective of simulate's optimize and territory_value (None: not given, "tuv"
+    where a decision is solved), or None where the battle decides nothing (decides False: no
+    optimal retreat, submerging, scramble or kamikaze); BattleInputError where they cannot
+    apply."""
+    value = 0 if territory_value is None else check_int("territory_value", territory_value, 0)
+    if optimize is not None:
+        check_choice("optimize", optimize, OBJECTIVES)
+    if not decides:
+        if optimize is not None:
+            raise BattleInputError("optimize must come with a decision to solve (retreat_policy "
+                                   "optimal, optimal submerging, scramble_from, kamikaze): "
+                                   "nothing is decided here")
+        if value:
+            raise BattleInputError("territory_value must come with optimize value and a "
+                                   "decision to solve (retreat_policy optimal)")
+        return None
+    name = optimize or "tuv"
+    if sea and name not in SEA_OBJECTIVES:
+        raise BattleInputError(f"optimize must be {' or '.join(SEA_OBJECTIVES)} at sea (a sea "
+                               f"zone is never taken), got {quoted(name)}")
+    if value and name != "value":
+        raise BattleInputError("optimize must be value for territory_value to count")
+    return Objective(name, value)
 
 
 def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: int,
                   defender_size: int) -> Retreat:
-    """A Retreat from ``{after, when_left, only_air, below, strafe}`` (None: unset)."""
+    """A Retreat from ``{after, when_left, only_air, below, strafe, optimal}`` (None:
+    unset)."""
     if isinstance(retreat, Retreat):
         retreat = asdict(retreat)
     if retreat is not None and not isinstance(retreat, Mapping):
@@ -277,9 +350,15 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
                 f"retreat_below must be a probability in (0, 1], got {quoted(below)}")
         if after:
             raise BattleInputError("retreat_below cannot be combined with retreat_after")
+    optimal = check_flag("optimal retreat", policy.get("optimal", False))
+    if optimal and (after is not None or left is not None or only_air or below is not None
+                    or strafe is not None):
+        raise BattleInputError(
+            "retreat_policy optimal decides every retreat: it cannot be combined with "
+            "retreat_after, retreat_when_left, retreat_when_only_air, retreat_below or strafe")
     return Retreat(after, None if left is None else min(left, attacker_size), only_air,
                    None if below is None else float(below),
-                   None if strafe is None else min(strafe, defender_size))
+                   None if strafe is None else min(strafe, defender_size), optimal)
 
 
 @dataclass(frozen=True)
@@ -306,6 +385,12 @@ class Battle:
     retreat: Retreat = field(default_factory=Retreat)
     dice: str = "standard"  # DICE_MODELS
     start: Start = field(default_factory=lambda: START)
+    # what the decisions solved are taken for (None: the battle decides nothing)
+    objective: Objective | None = None
+    # the defender's reactions before a sea battle (scramble, kamikaze: battlecalc.reactions
+    # solves them), and the kamikaze strikes of a battle after them (the attacker's start law)
+    reactions: Reactions = NO_REACTIONS
+    kamikaze_struck: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -506,7 +591,10 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                 retreat: Mapping | Retreat | None = None, dice: str = "standard",
                 start_round: int = 1, start_step: str = "start", hits_on_attacker: int = 0,
                 hits_on_defender: int = 0, bombard_hits: int = 0,
-                attacker_waiting: Army = None, defender_waiting: Army = None) -> Battle:
+                attacker_waiting: Army = None, defender_waiting: Army = None,
+                optimize: str | None = None, territory_value: int | None = None,
+                scramble_from: Army = None, scramble: Army = None, kamikaze: int | None = None,
+                kamikaze_targets: Any = None) -> Battle:
     """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
 
     rules: an edition id, a Ruleset or the path of an edition file.  An amphibious assault is a
@@ -563,10 +651,21 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     defender_order = parse_loss_order(check_order(defender_ool, "defender_ool"), ruleset,
                                       "defense", aa_last=bool(aa_last))
     retreat = check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values()))
+    reactions = check_reactions(ruleset, sea, a_army, scramble_from, scramble, kamikaze,
+                                kamikaze_targets, army_counts)
+    submerging = "optimal" in (a_submerge, d_submerge)
+    if submerging and retreat and not retreat.optimal:
+        raise BattleInputError(
+            "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
+            "optimal) or none: it cannot be combined with retreat_after, retreat_when_left, "
+            "retreat_below or strafe")
+    goal = check_objective(optimize, territory_value, sea,
+                           retreat.optimal or submerging or bool(reactions))
     if retreat and landing_army and not _may_withdraw(ruleset, a_army, overland):
         _warn(_NO_AMPHIBIOUS_RETREAT[ruleset.flags["amphibious_retreat"]].format(
             edition=ruleset.id))
-        retreat = Retreat()  # it can never happen: the battle is fought to the end
+        if not retreat.optimal:  # (an optimal one finds no decision: fought to the end)
+            retreat = Retreat()  # it can never happen: the battle is fought to the end
     for side, techs, army, role in (("attacker", a_tech, {**a_army, **bombard_army}, "attack"),
                                     ("defender", d_tech, d_army, "defense")):
         for tech in techs:
@@ -580,7 +679,8 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
                   a_submerge, d_submerge, landing_army, bombard_army, overland,
                   attacker_order.with_enemy_subs(subs["defender"]),
-                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice, start)
+                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice, start,
+                  goal, reactions)
 
 
 @dataclass(frozen=True, eq=False)
@@ -645,7 +745,8 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
     """The BattleForm and RunSpec of simulate_spec's arguments (their attacker and defender
     aside), or None where no form stands for them: a formula edition, an amphibious assault
     (landing, bombard), technologies, keep_land, retreat_below, or other arguments that
-    make_battle refuses (simulate_spec then raises, with its message)."""
+    make_battle refuses (simulate_spec then raises, with its message), or decisions to solve
+    (retreat_policy, optimize, territory_value, scramble, kamikaze)."""
     try:
         if args["formula_options"]:
             return None
@@ -669,6 +770,8 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         if (a_submerge != "never" or d_submerge != "never") and (
                 not sea or ruleset.flags["submerge_timing"] == "never"):
             return None
+        if "optimal" in (a_submerge, d_submerge):
+            return None  # decisions solved
         if check_int("keep_land", args["keep_land"], 0):
             return None
         aa_last = check_flag("aa_last", args["aa_last"])
@@ -681,6 +784,10 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         retreat = check_retreat(policy, sea, 0, 0)  # (its checks; sizes only clamp it)
         if retreat.below is not None:
             return None
+        if any(args[name] is not None for name in (
+                "retreat_policy", "optimize", "territory_value", "scramble_from", "scramble",
+                "kamikaze", "kamikaze_targets")):
+            return None  # decisions solved: make_battle checks them, api.solve solves them
         attacker_order = parse_loss_order(check_order(args["attacker_ool"], "attacker_ool"),
                                           ruleset, "attack", keep_land=0)
         defender_order = parse_loss_order(check_order(args["defender_ool"], "defender_ool"),
@@ -696,7 +803,7 @@ _warnings_issued = [0]  # BattleInputWarnings make_battle has issued (see spec_k
 
 def _warn(message: str) -> None:
     _warnings_issued[0] += 1
-    warnings.warn(BattleInputWarning(message), stacklevel=3)
+    warn_input(message, stacklevel=3)
 
 
 def warnings_issued() -> int:
@@ -833,10 +940,16 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
             f"{', '.join(given)} apply to formula-combat editions only, not to {ruleset.id}")
     retreat = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
                "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
-               "strafe": args["strafe"]}
+               "strafe": args["strafe"],
+               "optimal": check_retreat_policy(args["retreat_policy"]) == "optimal"}
     return make_battle(ruleset, **{name: args[name] for name in ("attacker", "defender", *(
         name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))},
         retreat=retreat), run
+
+
+def check_retreat_policy(value: Any) -> str | None:
+    """simulate's retreat_policy: None (the fixed conditions, if any) or "optimal"."""
+    return None if value is None else check_choice("retreat_policy", value, RETREAT_POLICIES)
 
 
 PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))

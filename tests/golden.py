@@ -7,7 +7,7 @@ the cases stay the same whatever happens to the test files they were drawn from)
 answer's headline figures in clear.  ``tests/test_golden.py`` solves them again and compares
 with ``==``.  The cases:
 
-* the exact-answer battery (tests/battery_battles.py), as simulate solves it;
+* the exact-answer battery (tests/battles.py), as simulate solves it;
 * every battle of the path tests (land sweep, sea memo, sea walk, compact table, prune), each
   under the solver variants those tests compare (``VARIANTS``: merged blocks or not, the row
   sweep or not, two-phase strikes or not, the sea walk or not, a compact table or a dense
@@ -91,17 +91,13 @@ def _simulate_variant(name: str, args: dict):
 
 
 # ---------------------------------------------------------------------------------------------
-# The cases (built from the test files as they were when the golden was recorded; the inputs
-# are frozen in the fixture)
+# The cases (built from the test files as they were when the golden was recorded, now the
+# battle catalogue tests/battles.py; the inputs are frozen in the fixture)
 
 
 def _path_cases() -> list[dict]:
     sys.path.insert(0, HERE)
-    import test_compact_table
-    import test_exact_prune
-    import test_land_sweep
-    import test_sea_memo
-    import test_sea_walk
+    import battles
 
     cases = []
 
@@ -110,21 +106,21 @@ def _path_cases() -> list[dict]:
             cases.append({"kind": "simulate", "group": group, "variant": variant,
                           "args": {**battle, "method": battle.get("method", "exact")}})
 
-    for battle in test_land_sweep.SWEPT.values():
+    for battle in battles.LAND_SWEPT.values():
         add("land sweep", battle, ["default", "blocks one by one", "pair sweep",
                                    "pair sweep, blocks one by one"])
-    for battle in [*test_sea_memo.NAMED.values(), *test_sea_memo.RANDOM]:
+    for battle in [*battles.SEA_TWO_PHASE.values(), *battles.sea_two_phase_random()]:
         add("sea memo", battle, ["default", "one phase"])
-    for battle in test_sea_walk.RANDOM:
+    for battle in battles.sea_walk_random():
         add("sea walk", battle, ["default", "no sea walk"])
-    for battle in test_compact_table.RANDOM:
+    for battle in battles.compact_random():
         add("compact table", battle, ["compact table", "dense table"])
     cases.append({"kind": "simulate", "group": "compact table", "variant": "default",
-                  "args": dict(test_compact_table.BIG, method="auto")})
-    for battle in test_exact_prune.SMALL.values():
+                  "args": dict(battles.COMPACT_BIG, method="auto")})
+    for battle in battles.PRUNE_SMALL.values():
         add("prune", battle, ["default", "pruned hard", "no pruning"])
     cases.append({"kind": "simulate", "group": "prune", "variant": "default",
-                  "args": dict(test_exact_prune.BIG_LAND)})
+                  "args": dict(battles.PRUNE_BIG_LAND)})
     return cases
 
 
@@ -209,16 +205,16 @@ def _example_cases() -> list[dict]:
 
 def build_cases() -> list[dict]:
     sys.path.insert(0, HERE)
-    import battery_battles
+    import battles
 
     cases = [{"kind": "simulate", "group": "battery", "variant": "default",
-              "args": {**battery_battles.kwargs_of(b), "method": "exact"}}
-             for b in battery_battles.BATTLES]
+              "args": {**battles.kwargs_of(b), "method": "exact"}}
+             for b in battles.BATTERY]
     cases += _path_cases()
     cases += _monte_carlo_cases()
     cases.append({"kind": "solve_many", "group": "solve_many", "variant": "default",
-                  "args": {"battles": [{**battery_battles.kwargs_of(b), "method": "exact"}
-                                       for b in battery_battles.BATTLES]}})
+                  "args": {"battles": [{**battles.kwargs_of(b), "method": "exact"}
+                                       for b in battles.BATTERY]}})
     cases += _example_cases()
     for i, case in enumerate(cases):
         case["id"] = i

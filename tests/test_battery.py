@@ -1,5 +1,5 @@
 """The exact-answer battery: every battle of tests/fixtures/battery.json solved exactly again and
-compared with the answers frozen from the engine as it landed (tests/battery_battles.py).
+compared with the answers frozen from the engine as it landed (tests/battles.py).
 
 Scalars and survivor means must agree within TOL (absolute); the laws of survivors, TUV swing
 and rounds must agree as mappings (survivor counts + IPC lost, swing value, rounds ->
@@ -13,8 +13,8 @@ import math
 from collections import Counter
 
 import pytest
-from battery_battles import (
-    BATTLES,
+from battles import (
+    BATTERY,
     EDITIONS,
     FIXTURE,
     PRESETS,
@@ -142,9 +142,9 @@ def test_exact_answer_unchanged(entry):
 
 
 def test_fixture_is_the_battery_list():
-    """The fixture holds exactly the battles of tests/battery_battles.py, same kwargs."""
-    assert [e["id"] for e in ENTRIES] == [b["id"] for b in BATTLES]
-    for entry, battle in zip(ENTRIES, BATTLES, strict=True):
+    """The fixture holds exactly the battles of tests/battles.py, same kwargs."""
+    assert [e["id"] for e in ENTRIES] == [b["id"] for b in BATTERY]
+    for entry, battle in zip(ENTRIES, BATTERY, strict=True):
         assert entry["kwargs"] == kwargs_of(battle), entry["id"]
     assert len({e["id"] for e in ENTRIES}) == len(ENTRIES)
 

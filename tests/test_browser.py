@@ -19,12 +19,15 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from helpers import invoke
 
 import battlecalc
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+import battles  # noqa: E402
+import helpers  # noqa: E402
 from webserver import running_server  # noqa: E402
 
 pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py)
@@ -247,6 +250,36 @@ def test_sea_battle_from_the_form(base, page):
     assert page.locator('[data-chart="TUV swing"] rect').count() > 3
 
 
+def test_the_optimal_retreat_and_the_reactions_show_beside_the_odds(base, page):
+    query = urllib.parse.urlencode({"rules": "revised", "attacker": "3 inf 1 tank",
+                                    "defender": "3 inf", "retreat_policy": "optimal",
+                                    "method": "exact"})
+    page.goto(f"{base}/?{query}")
+    settle(page)
+    result = battlecalc.simulate(rules="revised", attacker="3 inf 1 tank", defender="3 inf",
+                                 retreat_policy="optimal", method="exact")
+    assert_page_shows(page, result)
+    rule = page.locator('[data-key="decisions.rule"]').text_content()
+    assert rule == result.decisions["rule"] and rule.startswith("press on while")
+    assert "gain" in page.locator('[data-key="decisions.value"]').text_content()
+    # 1940-2e at sea: the air base's scramble, each choice on a line
+    query = urllib.parse.urlencode({"rules": "1940-2e", "kind": "sea", "attacker": "1 dd",
+                                    "defender": "1 dd", "scramble_from": "1 ftr",
+                                    "method": "exact"})
+    page.goto(f"{base}/?{query}")
+    settle(page)
+    scrambled = battlecalc.simulate(rules="1940-2e", sea=True, attacker="1 dd",
+                                    defender="1 dd", scramble_from="1 ftr", method="exact")
+    assert shown_outcomes(page)["attacker_win"][0] == scrambled.attacker_win
+    assert page.locator('[data-key="decisions.scrambled"]').text_content().startswith(
+        "1 fighter of 1 fighter")
+    assert page.locator('[data-key^="decisions.reactions."]').count() == 2
+    # and no scramble field where the edition has none
+    page.goto(f"{base}/?rules=1942-2e&kind=sea&attacker=1+dd&defender=1+dd")
+    settle(page)
+    assert "scramble_from" not in _visible_options(page)
+
+
 def test_amphibious_assault_and_formula_edition_from_urls(base, page):
     query = urllib.parse.urlencode({
         "rules": "1942-2e", "kind": "amphibious", "attacker": "1 tank 1 ftr",
@@ -286,18 +319,7 @@ def test_bad_input_shows_the_libraries_message(base, page):
 
 # --- issue 18: the page players choose ----------------------------------------------------
 
-SCREENS = {
-    "land": "/?rules=1942-2e&attacker=3+inf+1+art+2+tank+1+ftr&defender=5+inf+1+tank+1+aa",
-    "sea": "/?rules=1942-2e&sea=1&attacker=2+sub+1+dd+1+ftr&defender=1+dd+1+cv+1+ftr",
-    "amphibious": "/?rules=1942-2e&kind=amphibious&attacker=1+tank&landing=3+inf&bombard=1+bb"
-                  "&defender=3+inf",
-    "raid": "/?rules=1940-2e&kind=raid&attacker=2+bomber+1+fighter&defender=1+fighter"
-            "&facility=major",
-    "plan": "/?rules=1942-2e&kind=plan&defender=3+inf&pool=6+inf+2+art+2+tank",
-    "waves": "/?rules=1942-2e&attacker=3+inf+1+tank&defender=4+inf&waves=2+inf+1+tank"
-             "&counterattack=2+inf",
-    "formula": "/?rules=formula&attacker=3+army&defender=2+army",
-}
+SCREENS = battles.PAGE_SCREENS
 
 
 def page_width(page) -> tuple[int, int]:
@@ -307,13 +329,32 @@ def page_width(page) -> tuple[int, int]:
 WIDTHS = (320, 400, 1400)
 
 
+@pytest.fixture(scope="module")
+def page_requests():
+    """What the page's script shows and sends on each screen, run by node without a browser
+    (helpers.page_requests; tests/test_options.py holds each option to its request)."""
+    if helpers.NODE is None:
+        pytest.skip("needs node to run the page's script without a browser")
+    return helpers.page_requests({name: query.removeprefix("/")
+                                  for name, query in SCREENS.items()})
+
+
 @pytest.mark.parametrize("screen", list(SCREENS))
-def test_no_horizontal_scroll_on_any_screen(base, page, screen):
-    """Each screen at each width: one page load, resized (the page's layout is CSS alone, its
-    media queries; no script reads the width), so a width sees what a fresh load at it sees."""
+def test_each_screen_shows_what_its_script_says_and_never_scrolls_sideways(
+        base, page, screen, page_requests):
+    """One screen of each battle kind, end to end: its first request and the options it
+    shows once answered are those of the page's script run without a browser (the options'
+    requests: tests/test_options.py); and at each width no horizontal scroll (one page load,
+    resized: the page's layout is CSS alone, its media queries; no script reads the width,
+    so a width sees what a fresh load at it sees)."""
     page.set_viewport_size({"width": WIDTHS[0], "height": 900})
-    page.goto(base + SCREENS[screen])
+    with page.expect_request(lambda r: "/api/" in r.url and r.method == "POST") as first:
+        page.goto(base + SCREENS[screen])
     settle(page)
+    expected = page_requests[screen]
+    assert json.loads(first.value.post_data) == expected["before"]["pristine"]
+    answered = "exact" if page.get_attribute("#method", "data-value") == "exact" else "before"
+    assert sorted(_visible_options(page)) == sorted(expected[answered]["names"])
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         scroll, inner = page_width(page)
@@ -358,128 +399,13 @@ def test_first_visit_shows_an_example_and_its_result(base, page):
     page.screenshot(path=str(ARTIFACTS / "web-page-400.png"))
 
 
-LAND_ONLY = ["keep_land", "aa_last", "retreat_when_only_air", "counterattack"]
-
-
-def test_at_sea_the_land_only_options_are_not_shown(base, page):
-    page.goto(base + SCREENS["land"])
-    settle(page)
-    for name in LAND_ONLY:
-        assert page.is_visible(f'[data-option="{name}"]'), name
-    page.goto(base + SCREENS["sea"])
-    settle(page)
-    for name in [*LAND_ONLY, "target_value", "goal", "attacker_level"]:
-        assert not page.is_visible(f'[data-option="{name}"]'), name
-    assert page.is_visible('[data-option="defender_submerge"]')
-    # method auto solved it exactly: trials and seed cannot change the answer, not shown
-    assert page.get_attribute("#method", "data-value") == "exact"
-    assert not page.is_visible('[data-option="trials"]')
-    assert not page.is_visible('[data-option="seed"]')
-    # with method exact: not shown, not sent
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.select_option("#opt-method", "exact")
-    body = json.loads(asked.value.post_data)
-    assert body["method"] == "exact" and "trials" not in body and "seed" not in body
-    settle(page)
-    assert not page.is_visible('[data-option="trials"]')
-    assert not page.is_visible('[data-option="seed"]')
-    # method mc: shown and sent
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.select_option("#opt-method", "mc")
-    body = json.loads(asked.value.post_data)
-    assert body["method"] == "mc" and "seed" in body
-    settle(page)
-    assert page.is_visible('[data-option="trials"]') and page.is_visible('[data-option="seed"]')
-    # method auto on a battle it answers by Monte Carlo: shown (and sent), as for mc
-    page.goto(base + "/?rules=1942-2e&attacker=30+inf+10+art+10+tank+8+ftr+4+bmb"
-              "&defender=40+inf+8+tank+6+ftr+3+aa&trials=20000")
-    settle(page)
-    assert page.get_attribute("#method", "data-value") == "mc"
-    assert page.is_visible('[data-option="trials"]') and page.is_visible('[data-option="seed"]')
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        page.fill('[data-option="seed"] input', "7")
-    body = json.loads(asked.value.post_data)
-    assert body["trials"] == "20000" and body["seed"] == "7", body
-    settle(page)
-    # Revised: AA guns are never casualties, so no "AAA last" (it would be refused)
-    page.goto(base + "/?rules=revised&attacker=2+inf&defender=2+inf+1+aa")
-    settle(page)
-    assert not page.is_visible('[data-option="aa_last"]')
-
-
 def _visible_options(page) -> list[str]:
     return page.evaluate("[...document.querySelectorAll('#options [data-option]')]"
                          ".filter(n => n.offsetParent !== null).map(n => n.dataset.option)")
 
 
-def _change(page, name: str):
-    """Give a shown option a value other than the form's; returns the value set and a function
-    that puts the form's value back."""
-    node = page.locator(f'[data-option="{name}"]')
-    box = node.locator("input[type=checkbox]")
-    if box.count():
-        box.first.check()
-        return box.first.get_attribute("value") or True, box.first.uncheck
-    select = node.locator("select")
-    if select.count():
-        current = select.input_value()
-        values = [v for v in select.locator("option").evaluate_all(
-            "os => os.map(o => o.value)") if v != current and v]
-        select.select_option(values[-1])
-        return values[-1], lambda: select.select_option(current)
-    value = {"trials": "20000", "seed": "5", "retreat_below": "0.5", "attacker_ool": "tank",
-             "defender_ool": "tank", "waves": "1 tank", "counterattack": "1 inf",
-             "goal": "attacker_win>=0.5", "max_cost": "30", "top": "3",
-             "exchanges": "2", "target_value": "5"}.get(name, "2")
-    field = node.locator("input, textarea").first
-    current = field.input_value()
-    field.fill(value)
-    return value, lambda: field.fill(current)
-
-
-@pytest.mark.parametrize("screen", ["land", "sea", "raid", "plan", "formula"])
-def test_every_shown_option_changes_the_request(base, page, screen):
-    """Each shown option, changed from the form's value, is in the request.  One page load per
-    screen: each option is put back after its change, and the request is then the page's first
-    one again, so each change starts from the form a fresh load shows."""
-    with page.expect_request(lambda r: "/api/" in r.url and r.method == "POST") as first:
-        page.goto(base + SCREENS[screen])
-    settle(page)
-    pristine = json.loads(first.value.post_data)
-    if "method" not in pristine and page.get_attribute("#method", "data-value") == "exact":
-        # method auto answered exactly: the page sends trials and seed no more (it learns it
-        # from the answer), the rest of the request is the first one's
-        pristine = {k: v for k, v in pristine.items() if k not in ("trials", "seed")}
-    names = _visible_options(page)
-    assert len(names) >= 4
-    # only the requests matter here: the server is not asked to solve them (about 40 s of
-    # CPU over the five screens), the page gets a refusal instead
-    page.route(re.compile(r"/api/(run|raid|plan)"), lambda route: route.fulfill(
-        status=400, content_type="application/json", body='{"error": "not solved here"}'))
-    for name in names:
-        with page.expect_request(lambda r: "/api/" in r.url) as asked:
-            value, put_back = _change(page, name)
-        body = json.loads(asked.value.post_data)
-        assert name in body, (screen, name)
-        sent = body[name]
-        if name == "waves":
-            assert sent == [value]
-        elif value is not True:
-            assert str(sent) == value or value in str(sent), (name, sent, value)
-        settle_any(page)
-        with page.expect_request(lambda r: "/api/" in r.url) as asked:
-            put_back()
-        assert json.loads(asked.value.post_data) == pristine, (screen, name)
-        assert _visible_options(page) == names, (screen, name)
-        settle_any(page)
-
-
 def _cli(command: str, args: list[str]) -> dict:
-    from click.testing import CliRunner
-
-    from battlecalc.cli import cli
-
-    result = CliRunner().invoke(cli, [command, *args, "--format", "json"])
+    result = invoke(command, *args, "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -626,27 +552,235 @@ def test_seeds_swap_history_and_the_copied_link(base, page):
 SAVE = "/work/shared/fixtures/triplea/saves/revised_during_land_to_land_combat.tsvg"
 
 
-@pytest.mark.skipif(not os.path.exists(SAVE), reason="the shared TripleA saves are absent")
-def test_a_triplea_save_lists_its_battles_and_one_click_loads_one(base, page):
+START_SAVE = os.path.join(os.path.dirname(SAVE), "revisted_start_of_game.tsvg")
+needs_saves = pytest.mark.skipif(not os.path.exists(SAVE),
+                                 reason="the shared TripleA saves are absent")
+SHOWN_ODDS = ("attacker_win", "defender_win", "draw", "takes_territory")
+
+
+def _game_result(territory: str | None = None, attack: str | None = None) -> dict:
     from battlecalc.triplea.game import read_game
 
-    (battle,) = read_game(SAVE, solve=False).battles  # West Russia, Russians attack
+    save = SAVE if territory is None else START_SAVE
+    (battle,) = read_game(save, territory=territory, attack=attack).battles
+    return battle.result
+
+
+def _page_equals(page, result: dict) -> None:
+    """The outcomes on the page are the CLI's to 1e-9 (as values, and as the text shown)."""
+    shown = shown_outcomes(page)
+    for key in SHOWN_ODDS:
+        value, text = shown[key]
+        assert value == pytest.approx(result[key], abs=1e-9), key
+        assert text == f"{100 * result[key]:.2f}%", key
+
+
+# --- issue 30: the live board, and the page equal to the CLI on a save ----------------------
+
+@needs_saves
+def test_a_dropped_save_loads_its_battle_as_it_stands_equal_to_game(base, page):
+    # friction 1: the page solved West Russia fresh (99.98%) where `game` solves it from
+    # where it stands (99.89%), and said nothing of it
+    game = _game_result()
     page.goto(base + SCREENS["sea"])
     settle(page)
     page.set_input_files("#save-file", SAVE)
-    link = page.locator("#game-battles a.game-battle[data-territory='West Russia']")
-    link.wait_for(timeout=SETTLE_MS)
-    assert "Russians" in link.text_content() and "in progress" in link.text_content()
+    card = page.locator("#game-battles li.board-battle[data-territory='West Russia']")
+    card.locator(".odds strong[data-key=attacker_win]").wait_for(timeout=SETTLE_MS)
+    assert float(card.locator("[data-key=attacker_win]").get_attribute("data-value")) == \
+        pytest.approx(game["attacker_win"], abs=1e-9)
+    assert "in progress: round 1; Russians fired (11 dice, 1 hit)" in card.text_content()
+    assert page.text_content("#turn-summary") == (
+        "Round 1, Russians to move: 1 battle, 65 TUV at risk; expected swing +6.36 TUV for "
+        "Russians")
     with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        link.click()
+        card.locator("a.game-battle").click()
     body = json.loads(asked.value.post_data)
-    assert body["rules"] == "revised" and "sea" not in body
+    assert (body["rules"], body["start_step"], body["hits_on_defender"]) == (
+        "revised", "defender_fire", "1") and "sea" not in body
     settle(page)
-    expected = battlecalc.simulate(rules="revised", attacker=battle.attacker,
-                                   defender=battle.defender)
+    assert page.text_content("#start-words") == (
+        "Starts where it stands: from round 1, the Russians fired 1 hit, the Germans to choose")
+    assert page.input_value("#opt-start_step") == "defender_fire"
+    assert page.input_value("#opt-hits_on_defender") == "1"
     assert page.get_attribute("#method", "data-value") == "exact"
-    assert shown_outcomes(page)["attacker_win"][0] == pytest.approx(expected.attacker_win,
-                                                                    abs=1e-12)
+    _page_equals(page, game)
+    assert "--start-step defender-fire --hits-on-defender 1" in page.text_content("#cli")
+
+
+@needs_saves
+def test_a_save_with_no_battle_offers_any_territory_and_the_luck_so_far(base, page):
+    # friction 5: only "no battle pending"; the CLI has --territory, --attack and luck
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    page.set_input_files("#save-file", START_SAVE)
+    page.wait_for_selector("#game-battles li.none", timeout=SETTLE_MS)
+    assert page.text_content("#turn-summary") == "Round 1, Russians to move: no battle pending"
+    page.click("#luck summary")
+    assert page.locator("#luck-view tr[data-nation=all]").is_visible()
+    assert "no battle fought in the history" in page.text_content("#luck-view")
+    page.select_option("#territory", "Germany")
+    settle(page, "error")  # the defender loaded; the attack is the player's to give
+    assert page.text_content("#notation-defender") == (
+        "3 infantry, 2 tank, 1 aa, 1 fighter, 1 bomber")
+    assert page.is_checked("input[name=kind][value=land]")
+    attack = "8 infantry, 3 tank, 2 fighter"
+    for unit, count in (("infantry", 8), ("tank", 3), ("fighter", 2)):
+        stepper(page, "attacker", unit).fill(str(count))
+    settle(page)
+    _page_equals(page, _game_result("Germany", attack))
+
+
+@needs_saves
+def test_the_live_board_follows_the_watched_folder_without_a_reload(page, tmp_path,
+                                                                     monkeypatch):
+    """serve --watch: a save copied into the folder appears on the open page within seconds,
+    a half-written one is not read; screenshots of the board at 1400 and 400 px."""
+    import shutil
+
+    game = _game_result()
+    raw = open(SAVE, "rb").read()
+    monkeypatch.setenv("HOME", str(tmp_path))  # TripleA's autosave folder, as on Linux
+    folder = tmp_path / "triplea" / "savedGames" / "autoSave"
+    folder.mkdir(parents=True)
+    tmp_path = folder
+    with running_server(watch=str(folder), watch_interval=0.1) as url:
+        page.goto(url + "/")
+        page.wait_for_selector("#board:not([hidden]) #board-status:has-text('watching "
+                               "~/triplea/savedGames/autoSave')", timeout=SETTLE_MS)
+        page.evaluate("window.notReloaded = true")
+        # TripleA 2.0 writes in place: half a save, unchanged past the settle time
+        with open(tmp_path / "autosaveBeforeBattle.tsvg", "wb") as partial:
+            partial.write(raw[: len(raw) // 2])
+            partial.flush()
+            page.wait_for_selector("#board-status:has-text('gzip stream is incomplete')",
+                                   timeout=10_000)
+            assert page.locator("#game-battles li").count() == 0
+            partial.write(raw[len(raw) // 2:])
+        started = time.monotonic()
+        odds = page.locator("#game-battles li[data-territory='West Russia'] "
+                            "[data-key=attacker_win]")
+        odds.wait_for(timeout=10_000)
+        seconds = time.monotonic() - started
+        assert seconds < 5, seconds
+        assert float(odds.get_attribute("data-value")) == pytest.approx(game["attacker_win"],
+                                                                        abs=1e-9)
+        assert page.text_content("#board-status").startswith(
+            "watching ~/triplea/savedGames/autoSave \u00b7 autosaveBeforeBattle.tsvg, written ")
+        # a page opened on no battle loads the battle most at stake: the CLI's odds
+        settle(page)
+        assert page.text_content("#start-words").endswith("the Russians fired 1 hit, the "
+                                                          "Germans to choose")
+        _page_equals(page, game)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(ARTIFACTS / "live-board-1400.png"))
+        page.set_viewport_size({"width": 400, "height": 860})
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(ARTIFACTS / "live-board-400.png"))
+        assert page_width(page)[0] <= 400
+        # a newer save: the board follows, the battle gone is said, the page never reloaded
+        shutil.copy(START_SAVE, tmp_path / "autosave_round_odd.tsvg")
+        page.wait_for_selector("#board-changes:has-text('West Russia no longer pending')",
+                               timeout=10_000)
+        assert page.evaluate("window.notReloaded") is True
+        print(f"a copied save on the open page in {seconds:.2f} s")
+        page.goto("about:blank")  # (its stream closed before the server stops)
+
+
+def test_frictions_of_words_on_the_page(base, page):
+    # friction 7: a standard-dice raid's summary ended in "null"
+    page.goto(base + SCREENS["raid"])
+    settle(page)
+    assert "null" not in page.text_content("#summary")
+    # friction 8: "... + landing 3 infantry" read as counted twice
+    page.goto(base + SCREENS["amphibious"])
+    settle(page)
+    assert page.text_content("#summary").startswith(
+        "1942-2e: 1 tank overland or by air and 3 infantry landing from transports "
+        "(bombarding: 1 battleship) attacking 3 infantry")
+    # friction 4: an option the CLI warns of is warned of here, the command line the same
+    page.goto(base + "/?rules=revised&kind=amphibious&attacker=1+tank&landing=3+inf"
+              "&defender=2+inf&retreat_after=1")
+    settle(page)
+    assert page.text_content("#warnings") == (
+        "Warning: the retreat policy is ignored: only aircraft may retreat from an amphibious "
+        "assault in revised, and the attacker has none (the battle is fought to the end)")
+    assert "--retreat-after 1" in page.text_content("#cli")
+    page.goto(base + "/?rules=revised&kind=amphibious&attacker=1+tank&landing=3+inf"
+              "&defender=2+inf")
+    settle(page)
+    assert page.is_hidden("#warnings")
+
+
+def test_on_a_phone_bad_input_is_said_in_the_headline(base, page):
+    # friction 3: the old odds stayed in the sticky headline, the error 1,300 px below
+    page.set_viewport_size({"width": 400, "height": 860})
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    page.locator("#opt-retreat_below").scroll_into_view_if_needed()
+    page.fill("#opt-retreat_below", "7")
+    settle(page, "error")
+    message = page.text_content("#error")
+    assert page.text_content("#headline") == message and "probability" in message
+    box = page.locator("#headline").bounding_box()
+    assert box is not None and 0 <= box["y"] < 860
+    assert page.is_hidden("#glance")
+
+
+def test_a_cold_server_says_on_the_page_that_it_compiles(page, monkeypatch):
+    # friction 2: "a large battle: Monte Carlo, a few seconds..." while numba compiled
+    from battlecalc.web import server as web_server
+
+    real = web_server.api.simulate
+
+    def compiling_first(*args, progress=None, **kwargs):
+        time.sleep(2.0)  # (the kernels compiling)
+        return real(*args, progress=progress, **kwargs)
+
+    monkeypatch.setattr(battlecalc.api, "kernels_cold", lambda method=None: True)
+    monkeypatch.setattr(web_server.api, "simulate", compiling_first)
+    with running_server() as url:
+        page.goto(url + SCREENS["land"])
+        page.wait_for_selector("#notice:has-text('compiling kernels (first run only)')",
+                               timeout=10_000)
+        assert "then the battle is solved exactly" in page.text_content("#notice")
+        settle(page)
+        assert page.is_hidden("#notice")
+        page.goto("about:blank")
+
+
+def test_the_planner_plans_a_sea_attack_from_a_goal_built_and_loads_it(base, page):
+    # friction 6: land battles only, raw goal syntax, no way into the form, CLI flags in errors
+    page.goto(base + "/?rules=1942-2e&kind=plan_sea&defender=2+dd+1+cv+1+ftr"
+              "&pool=4+sub+2+dd+2+ftr")
+    settle(page)
+    goal = page.locator('[data-option="goal"]')
+    assert goal.locator("select.goal-key").input_value() == "attacker_win"
+    goal.locator("select.goal-op").select_option(">=")
+    with page.expect_request(lambda r: "/api/plan" in r.url) as asked:
+        goal.locator("input.goal-value").fill("80")
+    body = json.loads(asked.value.post_data)
+    assert body["goal"] == "attacker_win>=0.8" and body["sea"] == "1"
+    settle(page)
+    plans = _cli("plan", ["--rules", "1942-2e", "--sea", "-d", "2 dd 1 cv 1 ftr", "--pool",
+                          "4 sub 2 dd 2 ftr", "--goal", "attacker_win>=0.8", "-s", "1"])
+    best = plans["plans"][0]
+    assert page.get_attribute("#plan-table tr[data-addition]", "data-addition") == \
+        best["addition"]
+    assert "goal: attacker wins at least 80%" in page.text_content("#summary")
+    page.locator("#plan-table button.load-plan").first.click()
+    settle(page)
+    assert page.is_checked("input[name=kind][value=sea]")
+    for key in ("attacker_win", "defender_win", "draw"):
+        assert shown_outcomes(page)[key][0] == pytest.approx(best[key], abs=1e-12), key
+    # planning a defence: the armies say what they are, an error speaks the form's words
+    page.goto(base + "/?rules=1942-2e&kind=plan&defend=1&pool=4+inf")
+    settle(page, "error")
+    assert page.text_content("#army-attacker legend") == "Attacker (the threat)"
+    assert page.text_content("#error") == ('"plan a defence (the pool defends)" needs the '
+                                           'attacking army: give "Attacker (the threat)"')
 
 
 # A page of another origin (issue 29, item 2): a second local server serves a page that tries

@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import MC_TRIALS, assert_mc_agrees, assert_usage_error, invoke
 
 EXACT_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "exact"]
 MC_1V1 = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
@@ -440,10 +440,11 @@ def test_formula_until_done_matches_its_monte_carlo():
     args = ("run", "--rules", "formula", "-a", "3 army", "-d", "2 army", "--exchanges",
             "until-done", "--format", "json")
     exact = json.loads(ok(*args).stdout)
-    mc = json.loads(ok(*args, "--method", "mc", "--trials", "200000", "--seed", "3").stdout)
-    p = exact["attacker_win"]
-    assert p == pytest.approx(137 / 216, abs=1e-12)
-    assert abs(mc["attacker_win"] - p) <= 4 * (p * (1 - p) / 200_000) ** 0.5
+    mc = json.loads(ok(*args, "--method", "mc", "--trials", str(MC_TRIALS), "--seed",
+                       "3").stdout)
+    assert exact["attacker_win"] == pytest.approx(137 / 216, abs=1e-12)
+    assert_mc_agrees(mc, exact, probabilities=("attacker_win",), means=(), slack=0.0,
+                     trials=MC_TRIALS)
 
 
 @pytest.mark.parametrize(("extra", "fragment"), [
@@ -484,7 +485,7 @@ def _without_timings(data):
      "--method", "mc", "--trials", "20000", "--seed", "3"),
 ])
 def test_threads_flag_of_run_plan_and_raid_changes_no_number(command):
-    from battlecalc.kernels import jit
+    import battlecalc
 
     outputs = []
     try:
@@ -493,8 +494,8 @@ def test_threads_flag_of_run_plan_and_raid_changes_no_number(command):
             assert result.exit_code == 0, result.output
             outputs.append(json.dumps(_without_timings(json.loads(result.stdout)),
                                       sort_keys=True))
-        assert jit.thread_count() == 3  # the flag sized the engine's pool
+        assert battlecalc.thread_count() == 3  # the flag sized the engine's pool
     finally:
-        jit.set_threads(None)
+        battlecalc.set_threads(None)
     assert outputs[0] == outputs[1]
     assert_usage_error(invoke(*command, "--threads", "0"), "--threads")

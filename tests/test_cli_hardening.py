@@ -17,8 +17,7 @@ import time
 
 import hostile_saves
 import pytest
-from cli_helpers import assert_usage_error, invoke
-from click.testing import CliRunner
+from helpers import assert_usage_error, invoke
 
 import battlecalc.api
 import battlecalc.cli as cli_module
@@ -240,7 +239,9 @@ def test_run_help_groups_options_in_sections():
     titles = [line[:-1] for line in out.splitlines() if line and not line.startswith(" ")
               and line.endswith(":")]
     assert titles == ["Edition and armies", "Method",
-                      "Policies: orders of losses, retreats, submerging", "Amphibious assault",
+                      "Policies: orders of losses, retreats, submerging",
+                      "Decisions solved: the optimal retreat, scramble and kamikaze (1940-2e)",
+                      "Amphibious assault",
                       "Waves and counter-attack",
                       "Where the battle starts (a save in progress)", "Formula edition only",
                       "Output", "Other options"]
@@ -264,36 +265,17 @@ def test_every_run_option_is_in_a_section():
     assert set(named) == {p.name for p in command.params}
 
 
-def test_help_loads_no_engine():
-    probe = (
-        "import sys\n"
-        "from click.testing import CliRunner\n"
-        "from battlecalc.cli import cli\n"
-        "for args in ([\"--help\"], [\"run\", \"--help\"], [\"units\", \"--help\"]):\n"
-        "    assert CliRunner().invoke(cli, args).exit_code == 0\n"
-        "heavy = [m for m in ('numba', 'numpy', 'pandas', 'battlecalc.api', 'battlecalc.compile')"
-        " if m in sys.modules]\n"
-        "print(heavy)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
-                          text=True, timeout=60, check=True)
-    assert done.stdout.strip() == "[]"
+@pytest.mark.fresh("help_loads_no_engine")
+def test_help_loads_no_engine(fresh):
+    # (a fresh interpreter, tests/fresh_checks.py: what `--help` left unloaded)
+    assert fresh == []
 
 
-def test_dice_edition_tables_load_no_engine():
+@pytest.mark.fresh("dice_edition_tables_load_no_engine")
+def test_dice_edition_tables_load_no_engine(fresh):
     # (`battlecalc rules` without --rules still does: validating formula.toml imports
     # battlecalc.formula, whose __init__ imports its numba engine)
-    probe = (
-        "import sys\n"
-        "from click.testing import CliRunner\n"
-        "from battlecalc.cli import cli\n"
-        "assert CliRunner().invoke(cli, ['rules', '--rules', '1942-2e']).exit_code == 0\n"
-        "assert CliRunner().invoke(cli, ['units', '--rules', 'revised']).exit_code == 0\n"
-        "print([m for m in ('numba', 'numpy', 'pandas') if m in sys.modules])\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
-                          text=True, timeout=60, check=True)
-    assert done.stdout.strip() == "[]"
+    assert fresh == []
 
 
 # --- --rules-file ------------------------------------------------------------------------------
@@ -515,7 +497,7 @@ def test_progress_two_argument_calls_mean_trials():
 def test_no_progress_when_stderr_is_not_a_terminal(monkeypatch):
     monkeypatch.setattr(cli_module, "PROGRESS_DELAY_S", 0.0)
     result = invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
-                    "--trials", "3e6", "--seed", "1", "--format", "json")
+                    "--trials", "2e5", "--seed", "1", "--format", "json")
     assert result.exit_code == 0
     assert result.stderr == ""
 
@@ -526,12 +508,13 @@ def test_progress_from_the_library_on_a_fake_terminal(monkeypatch):
     monkeypatch.setattr(cli_module, "PROGRESS_DELAY_S", 0.0)
     monkeypatch.setattr(cli_module._Progress, "REDRAW_S", 0.0)
     result = invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--method", "mc",
-                    "--trials", "3e6", "--seed", "1", "--format", "json")
+                    "--trials", "2e5", "--seed", "1", "--format", "json")
     assert result.exit_code == 0
-    assert json.loads(result.stdout)["trials"] == 3_000_000
-    # the Monte Carlo kernel reports in steps of 128 x 16,384 trials: a bar, then a clean line
+    assert json.loads(result.stdout)["trials"] == 200_000
+    # the Monte Carlo kernel reports after each call (the first: a chunk of 16,384 trials a
+    # thread): a bar, then a clean line
     assert "\rtrials [" in result.stderr
-    assert "/3,000,000" in result.stderr
+    assert "/200,000" in result.stderr
     assert result.stderr.endswith("\r\x1b[K")
 
 
@@ -590,7 +573,7 @@ def hostile_save(tmp_path):
 def on_a_terminal(*args: str):
     # color=True: click passes escape sequences on as it does to a terminal (to a pipe it
     # strips some, ESC [ ... m and the like, but not a title's ESC ] ... BEL)
-    return CliRunner().invoke(cli, list(args), color=True)
+    return invoke(*args, color=True)
 
 
 @pytest.mark.parametrize("args", [

@@ -8,7 +8,7 @@ import dataclasses
 from types import MappingProxyType
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 
 import battlecalc
 from battlecalc.errors import BattleInputError

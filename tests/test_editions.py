@@ -1,22 +1,20 @@
 """Classic, Anniversary (AA50) and 1940 Second Edition (issue 11): the package against the
-independent references (tests/reference.py, tests/sea_reference.py; the contract is
-docs/editions.md), exact to 1e-9 and Monte Carlo within 4 standard errors at a fixed seed, plus
-analytic values worked out by hand, the default orders of losses, the policies each edition
-allows or refuses, and the edition files as listed by the command line."""
+independent references (tests/references/reference.py, tests/references/sea_reference.py; the
+contract is docs/editions.md), exact to 1e-9 and Monte Carlo within 4 standard errors at a fixed
+seed, plus analytic values worked out by hand, the default orders of losses, the policies each
+edition allows or refuses, and the edition files as listed by the command line."""
 
 from __future__ import annotations
 
 import json
-import math
 from fractions import Fraction as F
 
 import pytest
-from click.testing import CliRunner
+from helpers import MC_TRIALS, assert_mc_agrees, invoke
 from reference import exact_land
 from sea_reference import exact_sea
 
 import battlecalc
-from battlecalc.cli import cli
 from battlecalc.dice import force_dice
 from battlecalc.orders import LossOrder, casualty_steps
 from battlecalc.rules import load_rules
@@ -24,7 +22,7 @@ from battlecalc.rules import load_rules
 NEW_EDITIONS = ("classic", "aa50", "1940-2e")
 OUTCOMES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
 MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
-TRIALS = 100_000
+TRIALS = MC_TRIALS
 SEED = 20_251_111
 
 # (edition, attacker, defender, options as simulate() keywords); the references take the same
@@ -171,12 +169,7 @@ def _assert_matches(result, expected, keys):
 
 def _assert_within_four_se(mc, expected, keys):
     assert mc.method == "mc" and mc.trials == TRIALS
-    for key in keys:
-        p = float(expected[key])
-        se = math.sqrt(max(p * (1 - p), 0.0) / TRIALS)
-        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
-    for key in MEANS:
-        assert abs(getattr(mc, key) - float(expected[key])) <= 4 * mc.stderr[key] + 1e-12, key
+    assert_mc_agrees(mc, expected, probabilities=keys, means=MEANS)
 
 
 @pytest.fixture(scope="module")
@@ -228,8 +221,8 @@ def test_the_lists_cover_every_new_edition_and_kind():
 
 
 # ---------------------------------------------------------------------------------------------
-# Analytic values (each worked out by hand; tests/test_references_new.py checks the references
-# against the same numbers)
+# Analytic values (each worked out by hand; tests/references/test_references.py checks the
+# references against the same numbers)
 
 
 def _exact(rules, attacker, defender, **options):
@@ -520,7 +513,7 @@ STATS = {
 
 
 def _invoke(*args):
-    result = CliRunner().invoke(cli, list(args))
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     return result.stdout
 

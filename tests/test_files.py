@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 
 from battlecalc.errors import BattleInputError
 from battlecalc.files import read_input, read_regular_file

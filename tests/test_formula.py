@@ -13,10 +13,12 @@ from importlib import resources
 
 import formula_reference as ref
 import pytest
+from helpers import MC_TRIALS, assert_mc_agrees
 
 import battlecalc
 from battlecalc.errors import BattleInputError
 from battlecalc.formula import FormulaResult, simulate_formula
+from battlecalc.formula import engine as formula_engine
 from battlecalc.rules import RulesFileError, load_rules, validate
 
 OUTCOMES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
@@ -172,27 +174,28 @@ def test_mc_matches_exact_within_four_standard_errors():
     kwargs = {"exchanges": "until-done", "attacker_level": 3, "counter": 1, "flips": "A1"}
     attacker, defender = "3 army, 1 air", "3 army, 1 navy_flipped"
     exact = simulate_formula(attacker, defender, method="exact", **kwargs)
-    mc = simulate_formula(attacker, defender, method="mc", trials=200_000, seed=7, **kwargs)
-    assert mc.method == "mc" and mc.trials == 200_000 and mc.seed == 7
+    mc = simulate_formula(attacker, defender, method="mc", trials=MC_TRIALS, seed=7, **kwargs)
+    assert mc.method == "mc" and mc.trials == MC_TRIALS and mc.seed == 7
     assert sum(getattr(mc, k) for k in OUTCOMES) == pytest.approx(1.0, abs=1e-12)
-    for key in (*OUTCOMES, "attacker_loss_points", "defender_loss_points", "mean_exchanges",
-                "attacker_face_up_left", "attacker_flipped_left", "defender_face_up_left",
-                "defender_flipped_left"):
-        se = mc.stderr[key]
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * se + 1e-12, key
-    for points, p in exact.defender_loss_points_distribution.items():
-        got = mc.defender_loss_points_distribution.get(points, 0.0)
-        assert abs(got - p) <= 4 * math.sqrt(p * (1 - p) / mc.trials) + 1e-12
+    # (every figure within 4 of its own standard errors, the outcomes' too)
+    assert_mc_agrees(mc, exact, probabilities=(), means=(
+        *OUTCOMES, "attacker_loss_points", "defender_loss_points", "mean_exchanges",
+        "attacker_face_up_left", "attacker_flipped_left", "defender_face_up_left",
+        "defender_flipped_left"))
+    law = exact.defender_loss_points_distribution
+    assert_mc_agrees(mc.defender_loss_points_distribution | {
+        points: 0.0 for points in law if points not in mc.defender_loss_points_distribution},
+        law, probabilities=list(law), means=(), trials=mc.trials)
 
 
 def test_mc_three_against_two():
     for exchanges in (1, "until-done"):
         exact = simulate_formula("3 army", "2 army", exchanges=exchanges, method="exact")
         mc = simulate_formula("3 army", "2 army", exchanges=exchanges, method="mc",
-                              trials=100_000, seed=2024)
-        for key in ("attacker_win", "defender_win", "draw", "attacker_loss_points",
-                    "defender_loss_points"):
-            assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key], key
+                              trials=MC_TRIALS, seed=2024)
+        assert_mc_agrees(mc, exact, probabilities=(), slack=0.0, means=(
+            "attacker_win", "defender_win", "draw", "attacker_loss_points",
+            "defender_loss_points"))
 
 
 def test_mc_same_seed_same_numbers_whatever_the_threads():
@@ -219,13 +222,12 @@ def test_mc_same_seed_same_numbers_whatever_the_threads():
 
 @pytest.mark.slow
 def test_die_by_die_reference_agrees_with_the_engine():
-    trials = 20_000
+    trials = MC_TRIALS
     sim = ref.summary(ref.simulate({"army": 3}, {"army": 2}, trials, seed=5,
                                    exchanges="until-done"))
     exact = simulate_formula("3 army", "2 army", exchanges="until-done", method="exact")
-    for key in ("attacker_win", "defender_win", "draw"):
-        p = getattr(exact, key)
-        assert abs(float(sim[key]) - p) <= 4 * math.sqrt(p * (1 - p) / trials), key
+    assert_mc_agrees(sim, exact, probabilities=("attacker_win", "defender_win", "draw"),
+                     means=(), slack=0.0, trials=trials)
 
 
 def test_auto_is_exact_for_small_battles_and_falls_back_to_mc():
@@ -464,3 +466,67 @@ def test_formula_table_only_with_formula_model():
         validate(raw, "revised.toml")
     assert str(info.value) == (
         'invalid rules file:\n  revised.formula: only allowed with model = "formula"')
+
+
+# --- bounded work (issue 16, point 6): an exact solve refused quickly (and Monte Carlo under
+# the server's time limit: tests/test_web.py) ---------------------------------------------
+
+
+FORMULA_BIG = dict(rules="formula", attacker="40 army 10 air", defender="40 army 10 air",
+                   exchanges="until-done")
+
+
+def _no_state(*args, **kwargs):
+    raise AssertionError("the exact solver built a state")
+
+
+def test_formula_exact_refusal_builds_no_state(monkeypatch):
+    # decided from the pieces (engine.transition_bound) before the solver starts: 0.9-1.0 ms
+    # warm where walking states until 1,000,000 transitions took 0.9-1.1 s (speed is a
+    # benchmark's business, not a timed test's)
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    monkeypatch.setattr(formula_engine, "_solve_exact", _no_state)
+    with pytest.raises(BattleInputError, match=r"more than 1,000,000 transitions .*; use "
+                                               r"method 'mc' for Monte Carlo"):
+        battlecalc.simulate(**FORMULA_BIG, method="exact")
+
+
+def test_formula_auto_picks_monte_carlo_without_building_states(monkeypatch):
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    monkeypatch.setattr(formula_engine, "_solve_exact", _no_state)
+    trials = 20_000
+    r = battlecalc.simulate(**FORMULA_BIG, trials=trials, seed=3)
+    assert r.method == "mc" and r.trials == trials
+    # equal forces, equal levels, no counter points: the rules are symmetric, so both sides
+    # win with the same probability; 4 standard errors of the difference at this sample size
+    spread = 4 * math.sqrt((r.attacker_win + r.defender_win) / trials)
+    assert abs(r.attacker_win - r.defender_win) <= spread
+
+
+def test_formula_exact_or_not_is_the_bound_against_the_limit(monkeypatch):
+    battle = dict(rules="formula", attacker="6 army", defender="5 army, 1 air",
+                  exchanges="until-done")
+    bound = formula_engine.transition_bound(formula_engine.make_formula_battle(
+        battle["attacker"], battle["defender"], exchanges="until-done"))
+    monkeypatch.setattr(formula_engine, "EXACT_TRANSITION_LIMIT", bound)
+    assert battlecalc.simulate(**battle, method="exact").method == "exact"
+    assert battlecalc.simulate(**battle).method == "exact"
+    monkeypatch.setattr(formula_engine, "EXACT_TRANSITION_LIMIT", bound - 1)
+    monkeypatch.setattr(formula_engine._SideStates, "number", _no_state)
+    with pytest.raises(BattleInputError, match=rf"more than {bound - 1:,} transitions"):
+        battlecalc.simulate(**battle, method="exact")
+    assert battlecalc.simulate(**battle, trials=1000, seed=1).method == "mc"
+
+
+def test_formula_monte_carlo_does_not_depend_on_the_call_sizes(monkeypatch):
+    options = dict(rules="formula", attacker="30 army 5 air", defender="25 army 8 air",
+                   exchanges=40, method="mc", trials=100_000, seed=9)
+    reference = battlecalc.simulate(**options).to_dict()
+    monkeypatch.setattr(formula_engine, "FIRST_CALL_CHUNKS", 1)
+    monkeypatch.setattr(formula_engine, "CALL_SECONDS", 1e-9)  # one chunk a call
+    one_by_one = battlecalc.simulate(**options).to_dict()
+    for data in (reference, one_by_one):
+        data.pop("elapsed_s", None)
+        data.pop("timing", None)
+    assert json.dumps(one_by_one, sort_keys=True, default=str) == \
+        json.dumps(reference, sort_keys=True, default=str)

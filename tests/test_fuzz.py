@@ -18,15 +18,14 @@ from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 
+import helpers
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import battlecalc
 from battlecalc import BattleInputError
-from battlecalc.cli import cli
 from battlecalc.rules import load_rules_file
 
 EXPLORE = os.environ.get("BATTLECALC_FUZZ") == "1"
@@ -96,7 +95,7 @@ def compiled_kernels():
 
 def invoke(args: list[str]):
     with watchdog():
-        return CliRunner().invoke(cli, args)
+        return helpers.invoke(*args)
 
 
 def assert_clean(result, args, max_error: int | None = 600) -> None:

@@ -1,7 +1,8 @@
 """A save's battle in progress solved from where it stands (triplea/game.py start_of, one solve
 from battlecalc.starts): each TripleA step a save can stand at (docs/in-progress.md) maps to
 its position, and the game's odds equal the independent reference's at that position
-(tests/start_reference.py); steps battlecalc does not solve from are refused, naming them."""
+(tests/references/start_reference.py); steps battlecalc does not solve from are refused,
+naming them."""
 
 from __future__ import annotations
 

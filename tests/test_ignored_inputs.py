@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from cli_helpers import invoke
+from helpers import invoke
 from reference import exact_land
 
 import battlecalc

@@ -6,9 +6,8 @@ size, so each fails for a broken rule and passes (at that seed) for a correct on
 
 from __future__ import annotations
 
-import math
-
 import pytest
+from helpers import MC_TRIALS, assert_mc_agrees
 from reference import exact_land, simulate_land
 
 import battlecalc
@@ -87,31 +86,25 @@ def test_exact_matches_reference(battle):
 @pytest.mark.parametrize("battle", BATTLES, ids=IDS)
 def test_monte_carlo_within_four_standard_errors_of_exact(battle):
     edition, attacker, defender, a_tech, d_tech = battle
-    trials = 200_000
+    trials = MC_TRIALS
     exact = _exact(*battle)
     mc = battlecalc.simulate(rules=edition, attacker=attacker, defender=defender, method="mc",
                              trials=trials, seed=20261129, attacker_tech=a_tech,
                              defender_tech=d_tech)
     assert mc.method == "mc" and mc.trials == trials
-    for key in PROBABILITIES:
-        p = getattr(exact, key)
-        se = math.sqrt(p * (1 - p) / trials)
-        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
-    for key in ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds"):
-        # the band uses the sample's own standard error of the mean
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+    # (the means' band: the sample's own standard error of the mean)
+    assert_mc_agrees(mc, exact, probabilities=PROBABILITIES,
+                     means=("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds"))
 
 
 @pytest.mark.slow
 def test_reference_dice_simulation_agrees_with_reference_exact():
     """The die-by-die reference and the reference solver check each other."""
     edition, attacker, defender = "1942-2e", {"fighter": 2, "infantry": 2}, {"infantry": 2, "aa": 1}
-    trials = 20_000
+    trials = MC_TRIALS
     exact = exact_land(edition, attacker, defender)
     dice = simulate_land(edition, attacker, defender, trials=trials, seed=7)
-    for key in PROBABILITIES:
-        p = float(exact[key])
-        assert abs(dice[key] - p) <= 4 * math.sqrt(p * (1 - p) / trials) + 1e-12, key
+    assert_mc_agrees(dice, exact, probabilities=PROBABILITIES, means=(), trials=trials)
 
 
 def test_same_seed_same_numbers_whatever_the_thread_count():
@@ -219,15 +212,9 @@ def test_amphibious_exact_matches_reference(battle):
 
 @pytest.mark.parametrize("battle", AMPHIBIOUS, ids=AMPHIBIOUS_IDS)
 def test_amphibious_monte_carlo_within_four_standard_errors(battle):
-    trials = 100_000
     exact = _amphibious(*battle, method="exact")
-    mc = _amphibious(*battle, method="mc", trials=trials, seed=5)
-    for key in PROBABILITIES:
-        p = getattr(exact, key)
-        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
-        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
-    for key in MEANS:
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+    mc = _amphibious(*battle, method="mc", trials=MC_TRIALS, seed=5)
+    assert_mc_agrees(mc, exact, probabilities=PROBABILITIES, means=MEANS)
 
 
 def test_bombardment_limit_is_one_ship_per_landing_unit_1942():
@@ -255,17 +242,3 @@ def test_reference_example_bomber_lost_first_1942():
     assert result.attacker_win == pytest.approx(2351 / 6545, abs=1e-12)
     assert result.defender_win == pytest.approx(2726 / 6545, abs=1e-12)
     assert result.draw == pytest.approx(1468 / 6545, abs=1e-12)
-
-
-def test_exact_refuses_a_battle_too_large_and_auto_falls_back_to_monte_carlo(monkeypatch):
-    # the limits scaled down so that a small battle counts as too large
-    import battlecalc.api as api
-
-    monkeypatch.setattr(api, "MAX_EXACT_SECONDS", 1e-7)
-    monkeypatch.setattr(api, "MC_RATE", {True: 1e12, False: 1e12})
-    battle = dict(rules="1942-2e", attacker="12 inf 4 art", defender="14 inf")
-    with pytest.raises(battlecalc.BattleInputError,
-                       match="too large to solve exactly.*--method mc"):
-        battlecalc.simulate(method="exact", **battle)
-    result = battlecalc.simulate(method="auto", trials=2_000, seed=1, **battle)
-    assert result.method == "mc" and result.trials == 2_000

@@ -1,20 +1,17 @@
-"""Low-luck dice (issue 11): each fire step's group of units firing at the same targets sums
-its strength; every full die of it is a sure hit and one die rolls for the rest.  Exact
-answers against the independent references (tests/reference.py, tests/sea_reference.py, their
-low-luck rules written without package code), Monte Carlo within 4 standard errors, and the
-issue's analytic anchors."""
+"""Low-luck dice (issue 11): each fire step's group of units firing at the same targets sums its
+strength; every full die of it is a sure hit and one die rolls for the rest.  Exact answers against
+the independent references (tests/references/reference.py, tests/references/sea_reference.py, their
+low-luck rules written without package code), Monte Carlo within 4 standard errors, and the issue's
+analytic anchors."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
-from click.testing import CliRunner
+from helpers import MC_TRIALS, assert_mc_agrees, invoke
 from reference import exact_land
 from sea_reference import exact_sea
 
 import battlecalc
-from battlecalc.cli import cli
 from battlecalc.dice import hit_distribution
 
 KEYS = ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "defender_ipc_loss",
@@ -78,14 +75,11 @@ MONTE_CARLO = [dict(rules=e, attacker=a, defender=d, sea=True) for e, a, d in SE
 
 @pytest.mark.parametrize("kwargs", MONTE_CARLO, ids=lambda k: f"{k['rules']}-{k['defender']}")
 def test_monte_carlo_low_luck_within_four_standard_errors(kwargs):
-    trials = 100_000
     exact = battlecalc.simulate(**kwargs, dice="low_luck", method="exact")
-    mc = battlecalc.simulate(**kwargs, dice="low_luck", method="mc", trials=trials, seed=5)
-    for key in ("attacker_win", "defender_win", "draw", "stalemate"):
-        p = getattr(exact, key)
-        assert abs(getattr(mc, key) - p) <= 4 * math.sqrt(p * (1 - p) / trials) + 1e-12, key
-    for key in ("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+    mc = battlecalc.simulate(**kwargs, dice="low_luck", method="mc", trials=MC_TRIALS, seed=5)
+    assert_mc_agrees(mc, exact, probabilities=("attacker_win", "defender_win", "draw",
+                                               "stalemate"),
+                     means=("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"))
 
 
 def test_the_issues_anchors():
@@ -116,10 +110,10 @@ def test_low_luck_changes_the_answer_and_is_reported():
 
 def test_cli_dice_option():
     args = ["run", "--rules", "revised", "-a", "6 inf", "-d", "1 tank", "--format", "json"]
-    result = CliRunner().invoke(cli, [*args, "--dice", "low-luck"])
+    result = invoke(*args, "--dice", "low-luck")
     assert result.exit_code == 0, result.output
     assert '"dice": "low_luck"' in result.stdout and '"attacker_win": 1.0' in result.stdout
-    bad = CliRunner().invoke(cli, [*args, "--dice", "loaded"])
+    bad = invoke(*args, "--dice", "loaded")
     assert bad.exit_code == 2 and "Error:" in bad.stderr
 
 

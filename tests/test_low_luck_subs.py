@@ -1,21 +1,20 @@
 """Low-luck sea battles: submarines always roll as a group of their own (issue 16 point 7).
 
-TripleA rolls first-strike units (submarines) in a fire step of their own every round, also
-when an enemy destroyer cancels the surprise strike (its OffensiveFirstStrike /
-DefensiveFirstStrike steps in state REGULAR) and whatever the enemy has present; aircraft and
-ships fire together only where they may hit the same enemy units.  The exact solver is checked
-against tests/sea_reference.py (pure Python, imports nothing of battlecalc, its own grouping
-written from that rule) on battles with and without enemy aircraft, subs attacking and
-defending, destroyers present or not, in every edition with submarines.
-"""
+TripleA rolls first-strike units (submarines) in a fire step of their own every round, also when an
+enemy destroyer cancels the surprise strike (its OffensiveFirstStrike / DefensiveFirstStrike steps
+in state REGULAR) and whatever the enemy has present; aircraft and ships fire together only where
+they may hit the same enemy units.  The exact solver is checked against
+tests/references/sea_reference.py (pure Python, imports nothing of battlecalc, its own grouping
+written from that rule) on battles with and without enemy aircraft, subs attacking and defending,
+destroyers present or not, in every edition with submarines."""
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction as F
 
 import pytest
 import sea_reference
+from helpers import MC_TRIALS, assert_mc_agrees
 from sea_reference import exact_sea
 
 import battlecalc
@@ -83,13 +82,11 @@ def test_the_issues_example_is_tripleas_answer():
 
 
 def test_monte_carlo_within_four_standard_errors_of_the_reference():
-    trials = 100_000
     expected = exact_sea("1942-2e", {"submarine": 2, "destroyer": 1},
                          {"destroyer": 1, "cruiser": 1}, dice="low_luck")
-    mc = _engine(*BATTLES[0], method="mc", trials=trials, seed=11)
-    for key in ("attacker_win", "defender_win", "draw"):
-        p = float(expected[key])
-        assert abs(getattr(mc, key) - p) <= 4 * math.sqrt(p * (1 - p) / trials), key
+    mc = _engine(*BATTLES[0], method="mc", trials=MC_TRIALS, seed=11)
+    assert_mc_agrees(mc, expected, probabilities=("attacker_win", "defender_win", "draw"),
+                     means=(), slack=0.0)
 
 
 def test_reference_groups_subs_alone_and_air_with_ships_by_targets():

@@ -11,13 +11,14 @@ from __future__ import annotations
 import inspect
 import json
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
+import battles
+import helpers
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 
 import battlecalc
 from battlecalc import options, planner, spec, sweeper
@@ -150,7 +151,7 @@ def test_plan_command_takes_dice_landing_bombard_and_rules_file():
     args = ["plan", "--rules-file", str(rules_file), "-d", "3 inf", "--pool", "4 inf 2 tank",
             "--goal", "takes_territory>=0.8", "-m", "exact", "--dice", "low-luck",
             "--landing", "2 inf", "--bombard", "1 bb", "--format", "json"]
-    run = CliRunner().invoke(cli, args)
+    run = invoke(*args)
     assert run.exit_code == 0, run.output
     expected = battlecalc.plan(rules="1942-2e", defender="3 inf", pool="4 inf 2 tank",
                                goal="takes_territory>=0.8", method="exact", dice="low_luck",
@@ -296,8 +297,8 @@ def test_reader_refuses_naming_the_keyword(name, text):
 def test_library_cli_and_web_name_the_option_their_way():
     with pytest.raises(BattleInputError, match="^keep_land must be a whole number"):
         battlecalc.simulate(**LAND, keep_land="x")
-    run = CliRunner().invoke(cli, ["run", "--rules", "revised", "-a", "3 inf", "-d", "3 inf",
-                                   "--keep-land", "x"])
+    run = invoke("run", "--rules", "revised", "-a", "3 inf", "-d", "3 inf",
+                 "--keep-land", "x")
     assert run.exit_code == 2
     assert run.stderr == "Error: --keep-land must be a whole number, got 'x'\n"
     with pytest.raises(web_spec.ParamError, match="^keep_land must be a whole number"):
@@ -321,7 +322,7 @@ def test_library_cli_and_web_name_the_option_their_way():
     ["plan", "--rules", "revised", "-d", "2 inf", "--pool", "3 inf", "--max-cost", "-1"],
 ])
 def test_cli_refuses_unreadable_numbers_in_one_line(args):
-    run = CliRunner().invoke(cli, args)
+    run = invoke(*args)
     assert run.exit_code == 2, run.output
     (line,) = run.stderr.splitlines()
     flag = next(a for a in args if a in ("--exchanges", "--trials", "--seed", "--keep-land",
@@ -331,7 +332,7 @@ def test_cli_refuses_unreadable_numbers_in_one_line(args):
 
 
 def test_plan_without_rules_says_which_option_is_missing():
-    run = CliRunner().invoke(cli, ["plan", "-d", "2 inf", "--pool", "3 inf"])
+    run = invoke("plan", "-d", "2 inf", "--pool", "3 inf")
     assert run.exit_code == 2
     assert "None" not in run.stderr
     assert run.stderr.startswith("Error: Missing option '--rules'")
@@ -364,7 +365,7 @@ def test_the_server_answers_unreadable_numbers_with_400():
 
 # ------------------------------------------------------------------ the page's command line
 
-NODE = shutil.which("node")
+NODE = helpers.NODE
 
 
 def _page_function(name: str, call: str, data) -> str:
@@ -425,7 +426,7 @@ def test_the_page_command_line_runs_as_written_with_the_page_numbers(params):
     words = shlex.split(line)
     assert words[:2] == ["battlecalc", "run"]
     assert "--dice low_luck" not in line
-    run = CliRunner().invoke(cli, [*words[1:], "--format", "json"])
+    run = invoke(*words[1:], "--format", "json")
     assert run.exit_code == 0, (line, run.output)
     kwargs, _ = web_spec.parse_params(dict(params))
     expected = json.loads(battlecalc.simulate(**kwargs).to_json())
@@ -433,3 +434,82 @@ def test_the_page_command_line_runs_as_written_with_the_page_numbers(params):
     for key in ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "defender_ipc_loss"):
         if key in expected:
             assert got[key] == pytest.approx(expected[key], abs=1e-12), (line, key)
+
+
+# ------------------------------------------------------------------ the page's requests
+
+
+@pytest.fixture(scope="module")
+def page_requests():
+    return helpers.page_requests({screen: query.removeprefix("/")
+                                  for screen, query in battles.PAGE_SCREENS.items()})
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run the page's script")
+@pytest.mark.parametrize("screen", list(battles.PAGE_SCREENS))
+def test_every_shown_option_changes_the_request(page_requests, screen):
+    """Each option the page shows, changed from the form's value as its control changes it,
+    is in the request; put back, the request is the form's again, and so are the options
+    shown: the page's own script (app.js) on the page spec (web/spec.py), before an answer
+    and after method auto answered exactly (trials and seed then neither shown nor sent).
+    (That the page shows what this script says: tests/test_browser.py, a screen of each
+    kind.)"""
+    found = page_requests[screen]
+    assert set(found) == {"before", "exact"}
+    assert "seed" in found["before"]["pristine"] and "seed" not in found["exact"]["pristine"]
+    for answered, shown in found.items():
+        assert len(shown["names"]) >= 4
+        for change in shown["changes"]:
+            name, value, body = change["name"], change["value"], change["body"]
+            assert name in body, (screen, answered, name)
+            sent = body[name]
+            if name == "waves":
+                assert sent == [value]
+            elif value is not True:
+                assert str(sent) == value or value in str(sent), (name, sent, value)
+            assert change["back"] == shown["pristine"], (screen, answered, name)
+            assert change["shown_back"] == shown["names"], (screen, answered, name)
+
+
+LAND_ONLY = ["keep_land", "aa_last", "retreat_when_only_air", "counterattack"]
+SEA = battles.PAGE_SCREENS["sea"].removeprefix("/")
+BIG_LAND = ("?rules=1942-2e&attacker=30+inf+10+art+10+tank+8+ftr+4+bmb"
+            "&defender=40+inf+8+tank+6+ftr+3+aa&trials=20000")
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run the page's script")
+def test_at_sea_the_land_only_options_are_not_shown():
+    found = helpers.page_requests({
+        "land": battles.PAGE_SCREENS["land"].removeprefix("/"), "sea": SEA,
+        "sea, exact": SEA + "&method=exact", "sea, mc": SEA + "&method=mc",
+        "big land": BIG_LAND, "revised, AA": "?rules=revised&attacker=2+inf&defender=2+inf+1+aa"})
+    land, sea = found["land"]["before"]["names"], found["sea"]["exact"]["names"]
+    for name in LAND_ONLY:
+        assert name in land, name
+    for name in [*LAND_ONLY, "target_value", "goal", "attacker_level"]:
+        assert name not in sea, name
+    assert "defender_submerge" in sea
+    # method auto solved it exactly (the server's answer the page learns): trials and seed
+    # cannot change the answer, not shown, not sent
+    assert battlecalc.simulate(rules="1942-2e", sea=True, attacker="2 sub 1 dd 1 ftr",
+                               defender="1 dd 1 cv 1 ftr").method == "exact"
+    assert "trials" not in sea and "seed" not in sea
+    # with method exact: not shown, not sent
+    exact = found["sea, exact"]["before"]
+    assert exact["pristine"]["method"] == "exact"
+    assert "trials" not in exact["pristine"] and "seed" not in exact["pristine"]
+    assert "trials" not in exact["names"] and "seed" not in exact["names"]
+    # method mc: shown and sent
+    mc = found["sea, mc"]["before"]
+    assert mc["pristine"]["method"] == "mc" and "seed" in mc["pristine"]
+    assert "trials" in mc["names"] and "seed" in mc["names"]
+    # method auto on a battle it answers by Monte Carlo: shown (and sent), as for mc
+    assert battlecalc.simulate(rules="1942-2e", attacker="30 inf 10 art 10 tank 8 ftr 4 bmb",
+                               defender="40 inf 8 tank 6 ftr 3 aa", trials=20000,
+                               seed=1).method == "mc"
+    big = found["big land"]["before"]
+    assert "trials" in big["names"] and "seed" in big["names"]
+    [seed] = [c for c in big["changes"] if c["name"] == "seed"]
+    assert seed["body"]["trials"] == "20000" and seed["body"]["seed"] == "5"
+    # Revised: AA guns are never casualties, so no "AAA last" (it would be refused)
+    assert "aa_last" not in found["revised, AA"]["before"]["names"]

@@ -18,7 +18,7 @@ import threading
 import time
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 
 from battlecalc import output
 

@@ -6,10 +6,11 @@ import itertools
 import json
 
 import pytest
-from click.testing import CliRunner
+from helpers import assert_mc_agrees, invoke
 
 import battlecalc
-from battlecalc.cli import cli
+from battlecalc import cli as cli_module
+from battlecalc import planner
 from battlecalc.planner import parse_goals, why_not_monotone
 
 COST = {"revised": {"infantry": 3, "artillery": 4, "tank": 5, "fighter": 10, "bomber": 15},
@@ -180,8 +181,8 @@ def test_monte_carlo_plans_are_reproducible_and_close_to_exact():
     for plan in mc.plans:
         exact = battlecalc.simulate(rules="revised", attacker=plan.addition, defender="2 inf",
                                     method="exact").takes_territory
-        se = (exact * (1 - exact) / 20_000) ** 0.5
-        assert abs(plan.result.takes_territory - exact) < 4 * se
+        assert_mc_agrees(plan.result, {"takes_territory": exact},
+                         probabilities=("takes_territory",), means=(), slack=0.0)
         assert plan.result.takes_territory >= 0.85
     assert "seed 3" in mc.table()
 
@@ -297,7 +298,7 @@ def test_goal_parsing():
 
 
 def cli_ok(*args):
-    result = CliRunner().invoke(cli, list(args))
+    result = invoke(*args)
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -327,7 +328,95 @@ def test_cli_plan_formats():
 def test_cli_plan_bad_input_exits_2():
     for extra, fragment in ((["--goal", "win>=1"], "unknown goal key"),
                             (["--minimize", "loss", "--maximize", "swing"], "not both")):
-        result = CliRunner().invoke(cli, PLAN_ARGS + extra)
+        result = invoke(*PLAN_ARGS, *extra)
         assert result.exit_code == 2
         assert result.stdout == ""
         assert result.stderr.startswith("Error: ") and fragment in result.stderr
+
+
+# --- progress: what a new user waits for (a plan says what it is doing) -------------------
+
+
+# the planner module's doctest: 2 infantry against 4 inf 2 tank, goal takes_territory >= 0.8
+SMALL_PLAN = dict(rules="revised", defender="2 inf", pool="4 inf 2 tank",
+                  goal="takes_territory>=0.8", method="exact")
+
+
+class Recorder:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, done, total, what="trials"):
+        self.calls.append((done, total, what))
+
+    def search(self):
+        return [(done, total) for done, total, what in self.calls
+                if what == planner.PROGRESS_STEP]
+
+
+def assert_monotone_to_completion(steps, total):
+    assert steps, "no progress reported"
+    assert {t for _, t in steps} == {total}
+    dones = [d for d, _ in steps]
+    assert dones == sorted(dones) and 0 <= dones[0]
+    assert steps[-1] == (total, total)
+
+
+@pytest.mark.parametrize("options, total", [
+    # cost: the candidates are the compositions of the pool without its line (infantry, the
+    # most copies): 0, 1 or 2 tanks
+    ({}, 3),
+    # --minimize loss: every force of the pool, (4 + 1) x (2 + 1)
+    ({"objective": "loss"}, 15),
+    # --retreat-below makes the search exhaustive: every force again
+    ({"retreat_below": 0.3}, 15),
+])
+def test_plan_reports_monotone_progress_to_completion(options, total):
+    progress = Recorder()
+    with_progress = battlecalc.plan(**SMALL_PLAN, **options, progress=progress)
+    assert_monotone_to_completion(progress.search(), total)
+    without = battlecalc.plan(**SMALL_PLAN, **options)
+    assert ([(p.addition, p.cost) for p in with_progress.plans]
+            == [(p.addition, p.cost) for p in without.plans])
+    if not options:  # the module's doctest answer
+        assert [(battlecalc.format_army(p.addition), p.cost) for p in with_progress.plans] == [
+            ("2 infantry, 1 tank", 11), ("1 infantry, 2 tank", 13)]
+
+
+def test_plan_passes_on_the_compiling_notice_and_nothing_else_of_its_battles(monkeypatch):
+    real = planner.simulate
+
+    def stub(*args, progress=None, **kwargs):
+        progress(0, 0, "compiling kernels (first run only)")
+        progress(0, 0, "exact solve")
+        progress(5, 10, "trials")
+        progress(5, 10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(planner, "simulate", stub)
+    progress = Recorder()
+    result = battlecalc.plan(**SMALL_PLAN, progress=progress)
+    assert result.solves >= 1
+    other = [c for c in progress.calls if c[2] != planner.PROGRESS_STEP]
+    assert other == [(0, 0, "compiling kernels (first run only)")] * result.solves
+    assert_monotone_to_completion(progress.search(), 3)
+
+
+def test_plan_command_draws_its_progress_on_a_terminal(monkeypatch):
+    monkeypatch.setattr(cli_module, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(cli_module, "PROGRESS_DELAY_S", 0.0)
+    monkeypatch.setattr(cli_module._Progress, "REDRAW_S", 0.0)
+    result = invoke("plan", "--rules", "revised", "-d", "2 inf", "--pool", "4 inf 2 tank",
+                    "--goal", "takes_territory>=0.8", "--method", "exact")
+    assert result.exit_code == 0, result.output
+    assert "1         11  2 infantry, 1 tank" in result.stdout
+    assert "\rplan search [" in result.stderr
+    assert "/3\x1b[K" in result.stderr
+    assert result.stderr.endswith("\r\x1b[K")  # the line is cleared at the end
+
+
+def test_plan_command_prints_no_progress_off_a_terminal():
+    result = invoke("plan", "--rules", "revised", "-d", "2 inf", "--pool", "4 inf 2 tank",
+                    "--goal", "takes_territory>=0.8", "--method", "exact")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""

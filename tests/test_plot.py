@@ -8,10 +8,9 @@ import struct
 import xml.etree.ElementTree as ET
 
 import pytest
-from click.testing import CliRunner
+from helpers import MC_TRIALS, assert_mc_agrees, invoke
 
 import battlecalc
-from battlecalc.cli import cli
 from battlecalc.plot import PANEL_TITLES, distributions
 
 BATTLE = ["run", "--rules", "revised", "-a", "2 inf 1 art", "-d", "2 inf"]
@@ -39,7 +38,7 @@ def test_laws_of_one_infantry_against_one():
 
 
 def test_monte_carlo_laws_and_formula_uses_loss_points():
-    trials = 20000
+    trials = MC_TRIALS
     r = battlecalc.simulate(rules="revised", attacker="2 inf", defender="1 inf", method="mc",
                             trials=trials, seed=2)
     exact = battlecalc.simulate(rules="revised", attacker="2 inf", defender="1 inf",
@@ -49,8 +48,8 @@ def test_monte_carlo_laws_and_formula_uses_loss_points():
     want = dict(map(tuple, distributions(exact)["tuv_swing"]))
     got = dict(map(tuple, laws["tuv_swing"]))
     assert set(got) <= set(want)
-    for value, p in want.items():
-        assert abs(got.get(value, 0.0) - p) <= 4 * (p * (1 - p) / trials) ** 0.5
+    assert_mc_agrees({v: got.get(v, 0.0) for v in want}, want, probabilities=want, means=(),
+                     slack=0.0, trials=trials)
     assert sum(p for _, p in laws["rounds"]) == pytest.approx(1)
     f = battlecalc.simulate(rules="formula", attacker="3 army", defender="2 army", exchanges=1)
     laws = distributions(f)
@@ -94,14 +93,14 @@ def png_size(path) -> tuple[int, int]:
 def test_run_plot_writes_png_and_svg(tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "odds.png"
-    result = CliRunner().invoke(cli, [*BATTLE, "--plot", str(png)])
+    result = invoke(*BATTLE, "--plot", str(png))
     assert result.exit_code == 0, result.output
     assert "attacker wins" in result.stdout  # the table is still printed
     width, height = png_size(png)
     assert width > 800 and height > 500
     svg = tmp_path / "odds.svg"
-    result = CliRunner().invoke(cli, [*BATTLE, "--method", "mc", "--trials", "20000",
-                                      "--seed", "1", "--plot", str(svg), "--format", "json"])
+    result = invoke(*BATTLE, "--method", "mc", "--trials", "20000",
+                    "--seed", "1", "--plot", str(svg), "--format", "json")
     assert result.exit_code == 0, result.output
     texts = [t.text or "" for t in ET.parse(svg).iter() if t.tag.endswith("text")]
     for title in PANEL_TITLES:
@@ -123,7 +122,7 @@ def current_umask() -> int:
 ])
 def test_bad_plot_path_exits_2_before_any_work(tmp_path, name, fragment):
     path = str(tmp_path / name) if name else ""
-    result = CliRunner().invoke(cli, [*BATTLE, "--plot", path])
+    result = invoke(*BATTLE, "--plot", path)
     assert result.exit_code == 2
     assert result.stdout == ""  # refused before the battle ran
     (line,) = result.stderr.splitlines()
@@ -133,7 +132,7 @@ def test_bad_plot_path_exits_2_before_any_work(tmp_path, name, fragment):
 
 def test_plot_into_a_folder_is_refused(tmp_path):
     (tmp_path / "dir.png").mkdir()
-    result = CliRunner().invoke(cli, [*BATTLE, "--plot", str(tmp_path / "dir.png")])
+    result = invoke(*BATTLE, "--plot", str(tmp_path / "dir.png"))
     assert result.exit_code == 2 and "is a folder" in result.stderr
 
 
@@ -147,7 +146,7 @@ def test_a_failing_write_is_one_error_line_and_leaves_nothing(tmp_path, monkeypa
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(Figure, "savefig", full)
-    result = CliRunner().invoke(cli, [*BATTLE, "--plot", str(tmp_path / "odds.png")])
+    result = invoke(*BATTLE, "--plot", str(tmp_path / "odds.png"))
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == (
         f"Error: cannot write {tmp_path / 'odds.png'}: No space left on device")

@@ -3,14 +3,11 @@ Monte Carlo within 4 standard errors of exact, analytic cases, and bad input."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
-from click.testing import CliRunner
+from helpers import MC_TRIALS, assert_mc_agrees, invoke
 from reference import exact_land
 
 import battlecalc
-from battlecalc.cli import cli
 
 A = {"infantry": 3, "artillery": 1, "tank": 1}
 D = {"infantry": 4, "tank": 1}
@@ -76,17 +73,15 @@ def test_policy_exact_matches_reference(battle):
 
 @pytest.mark.parametrize("battle", POLICY_BATTLES, ids=IDS)
 def test_policy_monte_carlo_within_four_standard_errors(battle):
-    trials = 100_000
     exact = _solve(*battle, method="exact")
-    mc = _solve(*battle, method="mc", trials=trials, seed=17)
-    for key in ("attacker_win", "defender_win", "draw", "retreat", "takes_territory"):
-        p = getattr(exact, key)
-        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
-        # + 4 / trials: a count expected below 1 (a draw of chance 6e-6) is Poisson, not
-        # normal; 4 counts of slack keep the false alarms rare there
-        assert abs(getattr(mc, key) - p) <= 4 * se + 4 / trials, key
-    for key in ("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+    mc = _solve(*battle, method="mc", trials=MC_TRIALS, seed=17)
+    # + 4 / trials: a count expected below 1 (a draw of chance 6e-6) is Poisson, not normal;
+    # 4 counts of slack keep the false alarms rare there
+    assert_mc_agrees(mc, exact, probabilities=("attacker_win", "defender_win", "draw",
+                                               "retreat", "takes_territory"), means=(),
+                     slack=4 / MC_TRIALS)
+    assert_mc_agrees(mc, exact, probabilities=(),
+                     means=("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"))
 
 
 def test_retreat_after_one_round_is_analytic():
@@ -167,15 +162,15 @@ RUN = ["run", "--rules", "1942-2e", "--method", "exact"]
     (["-a", "3 inf", "-d", "2 inf", "--attacker-submerge", "first-chance"], "sea battles only"),
 ])
 def test_bad_policy_input_exits_2(args, fragment):
-    result = CliRunner().invoke(cli, [*RUN, *args])
+    result = invoke(*RUN, *args)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("Error:") and fragment in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_revised_aa_last_is_refused():
-    result = CliRunner().invoke(cli, ["run", "--rules", "revised", "-a", "2 ftr", "-d",
-                                      "1 inf 1 aa", "--aa-last"])
+    result = invoke("run", "--rules", "revised", "-a", "2 ftr", "-d",
+                    "1 inf 1 aa", "--aa-last")
     assert result.exit_code == 2 and "never casualties" in result.stderr
 
 
@@ -211,17 +206,15 @@ def test_sea_retreat_monte_carlo_within_four_standard_errors(edition, policy):
     kwargs = dict(rules=edition, attacker="3 sub 1 dd 1 ftr", defender="1 cv 2 ftr 1 dd 1 tt",
                   sea=True, **policy)
     exact = battlecalc.simulate(method="exact", **kwargs)
-    trials = 100_000
-    mc = battlecalc.simulate(method="mc", trials=trials, seed=23, **kwargs)
+    mc = battlecalc.simulate(method="mc", trials=MC_TRIALS, seed=23, **kwargs)
     assert exact.retreat > 0.01
-    for key in ("attacker_win", "defender_win", "draw", "stalemate", "retreat"):
-        p = getattr(exact, key)
-        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
-        # + 4 / trials: a count expected below 1 (a draw of chance 6e-6) is Poisson, not
-        # normal; 4 counts of slack keep the false alarms rare there
-        assert abs(getattr(mc, key) - p) <= 4 * se + 4 / trials, key
-    for key in ("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+    # + 4 / trials: a count expected below 1 (a draw of chance 6e-6) is Poisson, not normal;
+    # 4 counts of slack keep the false alarms rare there
+    assert_mc_agrees(mc, exact, probabilities=("attacker_win", "defender_win", "draw",
+                                               "stalemate", "retreat"), means=(),
+                     slack=4 / MC_TRIALS)
+    assert_mc_agrees(mc, exact, probabilities=(),
+                     means=("attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"))
 
 
 def test_sea_retreat_counts_units_in_the_battle_not_submerged_subs():
@@ -250,11 +243,9 @@ def test_sea_retreat_below_uses_the_exact_win_probability(threshold, expected):
     result = battlecalc.simulate(method="exact", **kwargs)
     got = (result.attacker_win, result.draw, result.defender_win, result.retreat)
     assert got == pytest.approx(expected, abs=1e-12)
-    trials = 100_000
-    mc = battlecalc.simulate(method="mc", trials=trials, seed=29, **kwargs)
-    for key, p in zip(("attacker_win", "draw", "defender_win", "retreat"), expected,
-                      strict=True):
-        assert abs(getattr(mc, key) - p) <= 4 * math.sqrt(p * (1 - p) / trials) + 1e-12, key
+    mc = battlecalc.simulate(method="mc", trials=MC_TRIALS, seed=29, **kwargs)
+    keys = ("attacker_win", "draw", "defender_win", "retreat")
+    assert_mc_agrees(mc, dict(zip(keys, expected, strict=True)), probabilities=keys, means=())
 
 
 def test_partial_amphibious_retreat_by_hand():

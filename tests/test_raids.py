@@ -1,5 +1,5 @@
-"""Strategic bombing raids (battlecalc.raids) against tests/raid_reference.py, the analytic
-anchors of docs/editions.md section 5, Monte Carlo within 4 standard errors, the views, the
+"""Strategic bombing raids (battlecalc.raids) against tests/references/raid_reference.py, the
+analytic anchors of docs/editions.md section 5, Monte Carlo within 4 standard errors, the views, the
 command line and bad input.
 
 Classic, AA50 and 1940 2E had no edition file when this was written: they are the small files
@@ -13,15 +13,13 @@ carry the same raid settings.
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from helpers import MC_TRIALS, assert_mc_agrees, invoke
 from raid_reference import exact_raid
 
 import battlecalc
-from battlecalc.cli import cli
 from battlecalc.errors import BattleInputError
 from battlecalc.raids import RaidResult, air_battle_rules, make_raid, raid
 from battlecalc.results import LOW_LUCK_LINE
@@ -340,20 +338,19 @@ MC_CASES = [
 def test_monte_carlo_within_four_standard_errors(rulesets, case):
     edition, attacker, defender, options = case
     expected = exact_raid(edition, attacker, defender, **options)
-    trials = 200_000
+    trials = MC_TRIALS
     result = _run(rulesets, edition, attacker, defender, method="mc", trials=trials, seed=11,
                   **options)
     assert result.method == "mc" and result.trials == trials and result.seed == 11
+    assert_mc_agrees(result, expected, probabilities=(), means=KEYS)
     for key in KEYS:
         value, se = getattr(result, key), result.stderr[key]
-        exact = float(expected[key])
-        assert abs(value - exact) <= 4 * se + 1e-12, (key, value, exact, se)
         assert result.ci95[key] == pytest.approx((value - 1.959963984540054 * se,
                                                   value + 1.959963984540054 * se))
     law = dict(zip(result.damage_law[0].tolist(), result.damage_law[1].tolist(), strict=True))
-    for damage, p in expected["damage_distribution"].items():
-        p = float(p)
-        assert abs(law.get(damage, 0.0) - p) <= 4 * math.sqrt(p * (1 - p) / trials) + 1e-12
+    damages = expected["damage_distribution"]
+    assert_mc_agrees({d: law.get(d, 0.0) for d in damages}, damages, probabilities=damages,
+                     means=(), trials=trials)
     assert set(law) <= set(expected["damage_distribution"])
     for side in ("attacker_survivors", "defender_survivors"):
         assert set(getattr(result, side)) == set(expected[side])
@@ -670,7 +667,7 @@ def test_raid_test_files_match_the_shipped_editions(rulesets, edition):
 
 
 def _invoke(*args):
-    return CliRunner().invoke(cli, list(args))
+    return invoke(*args)
 
 
 def test_cli_table_json_csv(rulesets):
@@ -772,14 +769,7 @@ def test_cli_units_and_rules_list_the_raid_data(rulesets):
         "built_in", "facility", "True")
 
 
-def test_a_raid_without_air_battle_does_not_load_the_engine():
-    import subprocess
-    import sys
-
-    code = ("import sys, battlecalc; "
-            "r = battlecalc.raid('revised', '3 bomber', target_value=3, aa=True, method='mc', "
-            "trials=1000, seed=1); "
-            "print(r.method, 'numba' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    assert out == "mc False"
+@pytest.mark.fresh("raid_without_air_battle_loads_no_numba")
+def test_a_raid_without_air_battle_does_not_load_the_engine(fresh):
+    # (a fresh interpreter, tests/fresh_checks.py: Monte Carlo, no numba)
+    assert fresh == ["mc", False]

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from helpers import invoke
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -196,14 +197,10 @@ def _shown(text: str) -> list[str]:
 def run_shell(command: str, refusal: bool = False) -> list[str]:
     """What `command` shows on a terminal; refusal: the README shows an `Error:` line, and the
     command must exit 2 (else 0)."""
-    from click.testing import CliRunner
-
-    from battlecalc.cli import cli
-
     left, _, pipe = command.partition(" | ")
     words = shlex.split(left)
     assert words[0] == "battlecalc", command
-    result = CliRunner().invoke(cli, words[1:])
+    result = invoke(*words[1:])
     unexpected = result.exception is not None and not isinstance(result.exception, SystemExit)
     if result.exit_code != (2 if refusal else 0) or unexpected:
         raise AssertionError(f"`{command}` exited {result.exit_code}:\n{result.output}")

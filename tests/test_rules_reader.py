@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 
 import battlecalc
 from battlecalc.rules import (

@@ -1,16 +1,19 @@
-"""Sea battles: exact solver against the independent reference (tests/sea_reference.py), Monte
-Carlo against exact within 4 standard errors at a fixed seed, and the reference's pitfalls of
-section 11 with analytic values."""
+"""Sea battles: exact solver against the independent reference (tests/references/sea_reference.py),
+Monte Carlo against exact within 4 standard errors at a fixed seed, and the reference's pitfalls of
+section 11 with analytic values, and analytic values of sea battles without submarines (which the
+exact solver plays by its walk path) and of lone attacking transports (which keep the general
+round)."""
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import pytest
+from helpers import MC_TRIALS, assert_mc_agrees, compiled_tables
 from sea_reference import exact_sea
 
 import battlecalc
+from battlecalc.kernels.layout import RU_SIMPLE, SIMPLE_EXACT
 
 # (edition, attacker, defender, options)
 BATTLES = [
@@ -84,15 +87,9 @@ def test_exact_matches_reference(battle):
 
 @pytest.mark.parametrize("battle", BATTLES, ids=IDS)
 def test_monte_carlo_within_four_standard_errors(battle):
-    trials = 100_000
     exact = _solve(*battle, method="exact")
-    mc = _solve(*battle, method="mc", trials=trials, seed=11)
-    for key in OUTCOMES:
-        p = getattr(exact, key)
-        se = math.sqrt(max(p * (1 - p), 0.0) / trials)
-        assert abs(getattr(mc, key) - p) <= 4 * se + 1e-12, key
-    for key in MEANS:
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * mc.stderr[key] + 1e-12, key
+    mc = _solve(*battle, method="mc", trials=MC_TRIALS, seed=11)
+    assert_mc_agrees(mc, exact, probabilities=OUTCOMES, means=MEANS)
 
 
 def test_bomber_against_battleship_1942():
@@ -181,3 +178,75 @@ def test_exact_sea_distributions_agree_with_means():
     dist = result.defender_distribution
     assert (dist["carrier"] * dist["probability"]).sum() == pytest.approx(
         result.defender_survivors["carrier"], abs=1e-12)
+
+
+# --- sea battles without submarines: the walk path's (tests/solver/test_variants.py) --------
+
+
+def test_one_cruiser_against_one_bomber():
+    # 1942 2E: cruiser attacks at 3 (p = 1/2), a defending bomber at 1 (q = 1/6); each round
+    # resolves with probability 1 - (1 - p)(1 - q): attacker wins p(1 - q) / that, both lost
+    # pq / that
+    p, q = Fraction(1, 2), Fraction(1, 6)
+    go = 1 - (1 - p) * (1 - q)
+    result = battlecalc.simulate(rules="1942-2e", attacker={"cruiser": 1},
+                                 defender={"bomber": 1}, sea=True, method="exact")
+    assert result.attacker_win == pytest.approx(float(p * (1 - q) / go), abs=1e-14)
+    assert result.draw == pytest.approx(float(p * q / go), abs=1e-14)
+
+
+def test_two_hit_battleship_against_a_destroyer():
+    # 1942 2E: battleship (attack 4, two hits) against a destroyer (defence 2): the first
+    # hit on the battleship damages it (it fires the same), the second sinks it.  With
+    # p = 2/3, q = 1/3: from k hits taken, the attacker wins before the destroyer scores
+    # 2 - k more; P(win from k) = sum over ways, solved by the walk: W(1) = p(1-q)/g,
+    # W(0) = [p(1-q) + (1-p)q W(1)] / g, g = 1 - (1-p)(1-q)
+    p, q = Fraction(2, 3), Fraction(1, 3)
+    g = 1 - (1 - p) * (1 - q)
+    w1 = p * (1 - q) / g
+    w0 = (p * (1 - q) + p * q * 0 + (1 - p) * q * w1) / g
+    # both hit at once from 0: the destroyer is lost and the battleship damaged: a win
+    w0 += p * q / g
+    result = battlecalc.simulate(rules="1942-2e", attacker={"battleship": 1},
+                                 defender={"destroyer": 1}, sea=True, method="exact")
+    assert result.attacker_win == pytest.approx(float(w0), abs=1e-14)
+
+
+def test_lone_defending_transports_are_lost_without_dice():
+    # 1942 2E: 2 destroyers against 1 fighter and 2 transports: the transports are taken
+    # last, and once the fighter is gone they are lost without dice (an attacker win).  The
+    # fighter (defence 4, q = 2/3) and the destroyers' 2 dice at 2 (p = 1/3 each)
+    result = battlecalc.simulate(rules="1942-2e", attacker={"destroyer": 2},
+                                 defender={"fighter": 1, "transport": 2}, sea=True,
+                                 method="exact")
+    compiled = compiled_tables(dict(rules="1942-2e", attacker={"destroyer": 2},
+                                    defender={"fighter": 1, "transport": 2}, sea=True))
+    assert compiled.rules[RU_SIMPLE] == SIMPLE_EXACT
+    # P(attacker wins) by hand: states (destroyers left i, fighter alive); per round the
+    # destroyers score hits (i dice at 1/3) and the fighter one die at 2/3
+    p, q = Fraction(1, 3), Fraction(2, 3)
+
+    def win(i):
+        miss = (1 - p) ** i
+        go = 1 - miss * (1 - q)
+        # the fighter is hit (the transports then go without dice): a win unless the
+        # fighter's hit took the last destroyer
+        hit = 1 - miss
+        total = hit * (1 - q) + (hit * q if i > 1 else 0)
+        if i > 1:
+            total += miss * q * win(i - 1)
+        return total / go
+
+    assert result.attacker_win == pytest.approx(float(win(2)), abs=1e-14)
+
+
+def test_lone_attacking_transports_retreat_after_one_volley():
+    # Revised: attacking transports alone take one volley and retreat (the general round's
+    # rule, which the walk path does not play: such a battle keeps the general round).  One
+    # destroyer defending at 3 hits one of the 8-IPC transports half the time
+    battle = dict(rules="revised", attacker={"transport": 2}, defender={"destroyer": 1},
+                  sea=True)
+    assert compiled_tables(battle).rules[RU_SIMPLE] == 0
+    result = battlecalc.simulate(**battle, method="exact").to_dict()
+    assert result["retreat"] == pytest.approx(1.0, abs=1e-14)
+    assert result["attacker_ipc_loss"] == pytest.approx(8 * 0.5, abs=1e-12)

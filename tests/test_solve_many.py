@@ -2,79 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import random
-import subprocess
-import sys
 
+import battles
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 
 import battlecalc
 from battlecalc import BattleInputError, simulate, solve_many
-from battlecalc.cli import cli
 from battlecalc.kernels import jit
 
 TOLERANCE = 1e-12
 
-# A mixed batch: land (with and without AA fire), sea (subs, two-hit ships, submerging),
-# amphibious assaults (bombardment, a partial retreat), low luck, technologies, orders of
-# losses, retreats, several editions; and battles that simulate solves on their own (Monte
-# Carlo, --retreat-below, the law of rounds, a formula edition, a larger battle).
-MIXED = [
-    {"rules": "revised", "attacker": "1 inf", "defender": "1 inf"},
-    {"rules": "1942-2e", "attacker": "3 inf 1 art 2 tank", "defender": "4 inf 1 tank"},
-    {"rules": "1942-2e", "attacker": "2 inf 1 tank 2 ftr 1 bmb", "defender": "3 inf 1 aa"},
-    {"rules": "revised", "attacker": "2 inf 2 ftr", "defender": "2 inf 1 aa",
-     "attacker_ool": "fighter,infantry"},
-    {"rules": "1942-2e", "attacker": "2 sub 1 dd 1 ftr", "defender": "1 dd 2 sub 1 cv",
-     "sea": True},
-    {"rules": "1942-2e", "attacker": "1 bb 1 ca 2 sub", "defender": "2 dd 1 bb", "sea": True,
-     "attacker_submerge": "when-only-subs-left", "defender_submerge": "first-chance"},
-    {"rules": "revised", "attacker": "2 sub 1 bmb", "defender": "2 sub 1 ftr 1 tt",
-     "sea": True},
-    {"rules": "classic", "attacker": "3 inf 1 tank", "defender": "3 inf"},
-    {"rules": "1940-2e", "attacker": "2 inf 1 mech_infantry 1 tank 1 tactical_bomber",
-     "defender": "3 inf 1 art 1 aa"},
-    {"rules": "1942-2e", "attacker": "1 tank 1 ftr", "landing": "3 inf 1 art",
-     "bombard": "1 bb 1 ca", "defender": "4 inf"},
-    {"rules": "1942-2e", "attacker": "2 inf 1 ftr", "landing": "2 inf", "defender": "4 inf",
-     "retreat_when_left": 2},
-    {"rules": "revised", "landing": "3 inf", "bombard": "1 bb", "defender": "2 inf"},
-    {"rules": "1942-2e", "attacker": "4 inf 2 art", "defender": "5 inf", "dice": "low_luck"},
-    {"rules": "1942-2e", "attacker": "2 sub 2 dd", "defender": "3 dd 1 cv 1 ftr", "sea": True,
-     "dice": "low_luck"},
-    {"rules": "1942-2e", "attacker": "3 inf 2 bmb", "defender": "5 inf",
-     "attacker_tech": "heavy_bombers"},
-    {"rules": "1942-2e", "attacker": "2 sub 1 dd", "defender": "2 dd 1 tt", "sea": True,
-     "attacker_tech": ["super_subs"], "defender_ool": "transport,destroyer"},
-    {"rules": "1942-2e", "attacker": "4 inf 1 tank 1 ftr", "defender": "5 inf",
-     "retreat_after": 2},
-    {"rules": "1942-2e", "attacker": "6 inf", "defender": "6 inf", "strafe": 2},
-    {"rules": "1942-2e", "attacker": "3 inf 2 ftr", "defender": "4 inf",
-     "retreat_when_only_air": True},
-    {"rules": "1942-2e", "attacker": "3 inf 1 tank 1 ftr", "defender": "3 inf 1 aa",
-     "keep_land": 1, "aa_last": True},
-    {"rules": "revised", "attacker": "3 inf 1 art", "defender": "3 inf", "method": "auto"},
-    {"rules": "1942-2e", "attacker": {"infantry": 2, "tank": 2}, "defender": {"inf": 3}},
-    # solved on their own, as simulate solves them
-    {"rules": "1942-2e", "attacker": "3 inf 1 art", "defender": "3 inf", "method": "mc",
-     "trials": 20_000, "seed": 5},
-    {"rules": "revised", "attacker": "3 inf 1 art", "defender": "3 inf", "method": "auto",
-     "trials": 10, "seed": 3},
-    {"rules": "1942-2e", "attacker": "5 inf 2 tank", "defender": "6 inf",
-     "retreat_below": 0.3},
-    {"rules": "1942-2e", "attacker": "4 inf 1 art", "defender": "4 inf",
-     "rounds_distribution": True},
-    {"rules": "formula", "attacker": "3 army", "defender": "2 army", "method": "exact"},
-    {"rules": "1942-2e", "attacker": "60 inf 20 art 20 tank 5 ftr",
-     "defender": "80 inf 10 tank 1 aa"},  # (estimated above exact.PARALLEL_SECONDS)
-]
-ON_THEIR_OWN = range(22, len(MIXED))
+MIXED = battles.SOLVE_MANY_MIXED
+ON_THEIR_OWN = range(battles.SOLVE_MANY_BATCHED, len(MIXED))
 
 
 def expected_row(battle: dict, **options) -> dict:
@@ -241,7 +185,8 @@ def test_dataframe_input_reads_cells_as_sweep_does():
 
 
 def test_same_answer_at_one_and_two_threads():
-    battles = [dict(b) for b in MIXED[:22] if b["rules"] != "revised" or "landing" not in b]
+    battles = [dict(b) for b in MIXED[:ON_THEIR_OWN.start]
+               if b["rules"] != "revised" or "landing" not in b]
     try:
         battlecalc.set_threads(1)
         one = solve_many(battles, method="exact")
@@ -339,8 +284,8 @@ def test_cli_sweep_unchanged(tmp_path):
     source = tmp_path / "battles.csv"
     source.write_text("rules,attacker,defender,sea\nrevised,1 inf,1 inf,\n"
                       "1942-2e,1 sub 1 dd,1 dd,yes\n")
-    result = CliRunner().invoke(cli, ["sweep", str(source), "-o", str(tmp_path / "out.csv"),
-                                      "--workers", "1"])
+    result = invoke("sweep", str(source), "-o", str(tmp_path / "out.csv"),
+                    "--workers", "1")
     assert result.exit_code == 0, result.output
     out = pd.read_csv(tmp_path / "out.csv")
     want = [simulate(rules="revised", attacker="1 inf", defender="1 inf"),
@@ -364,22 +309,16 @@ def test_side_cache_is_bounded():
 
 
 @pytest.mark.slow
-def test_plain_python_kernels_give_the_same_rows():
+@pytest.mark.fresh("plain_kernels_give_answers")
+def test_plain_python_kernels_give_the_same_rows(fresh):
     """Under BATTLECALC_PLAIN_KERNELS=1 the batch loop runs as plain Python (numba never
-    imported), with the answers of the compiled one."""
-    battles = MIXED[:22]  # (the batched ones)
-    code = ("import json, sys\n"
-            "import battlecalc\n"
-            f"frame = battlecalc.solve_many({battles!r}, method='exact')\n"
-            "assert 'numba' not in sys.modules\n"
-            "print(json.dumps(frame[['attacker_win', 'defender_win', 'tuv_swing', "
-            "'mean_rounds']].values.tolist()))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, jit.PLAIN_ENV: "1"}, timeout=600)
-    assert done.returncode == 0, done.stderr
-    plain = json.loads(done.stdout)
+    imported: a fresh interpreter, tests/fresh_checks.py), with the answers of the compiled
+    one."""
+    assert not fresh["numba"]
+    plain = fresh["solve_many"]
     jit.compiled()
-    compiled = solve_many(battles, method="exact")
+    compiled = solve_many(MIXED[:battles.SOLVE_MANY_BATCHED], method="exact")
+    assert len(plain) == battles.SOLVE_MANY_BATCHED
     for i, row in enumerate(plain):
         want = compiled.iloc[i][["attacker_win", "defender_win", "tuv_swing", "mean_rounds"]]
         assert np.allclose(row, want.astype(float), rtol=0, atol=TOLERANCE), (i, row, want)
@@ -542,8 +481,9 @@ def test_bad_armies_of_a_lane_give_simulates_message():
 
 def test_sides_of_the_lane_equal_the_reference_builder():
     """Every distinct side of the random lane battles, built with every cache empty, equals
-    tests/side_reference.py's slow builder field for field (casualty walks of two-hit ships,
-    subs and aircraft as categories, submerging, AA outcomes, five editions)."""
+    tests/references/side_reference.py's slow builder field for field (casualty walks of
+    two-hit ships, subs and aircraft as categories, submerging, AA outcomes, five
+    editions)."""
     import warnings
 
     from side_reference import reference_build_side

@@ -1,5 +1,5 @@
 """Battles that start where they stand (battlecalc.starts, spec.Start): the engine from a round
-or a position inside one, against the independent reference (tests/start_reference.py) to
+or a position inside one, against the independent reference (tests/references/start_reference.py) to
 1e-12, on random battles of every edition; Monte Carlo from the same starts within its
 standard errors; the positions the engine refuses name their step."""
 
@@ -10,7 +10,7 @@ import random
 
 import pytest
 import reference
-from cli_helpers import assert_usage_error, invoke
+from helpers import MC_TRIALS, assert_mc_agrees, assert_usage_error, invoke
 from start_reference import Position as P
 from start_reference import exact_land_from, exact_sea_from
 from test_start_reference import _random_sea  # (random sea battles of every edition)
@@ -268,10 +268,10 @@ def test_start_round_1_is_the_plain_battle_to_the_last_bit():
 ])
 def test_monte_carlo_from_a_start_agrees_with_exact(battle, options):
     exact = battlecalc.simulate(**battle, **options, method="exact")
-    mc = battlecalc.simulate(**battle, **options, method="mc", trials=40_000, seed=5)
-    for key in ("attacker_win", "defender_win", "retreat", "mean_rounds", "attacker_ipc_loss"):
-        se = mc.stderr[key]
-        assert abs(getattr(mc, key) - getattr(exact, key)) <= 4 * se + 1e-9, key
+    mc = battlecalc.simulate(**battle, **options, method="mc", trials=MC_TRIALS, seed=5)
+    # (each figure within 4 of its own standard errors)
+    assert_mc_agrees(mc, exact, probabilities=(), slack=1e-9, means=(
+        "attacker_win", "defender_win", "retreat", "mean_rounds", "attacker_ipc_loss"))
 
 
 @pytest.mark.parametrize("battle, options, message", [

@@ -11,11 +11,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 
 import battlecalc
 from battlecalc import BattleInputError, simulate
-from battlecalc.cli import cli
 from battlecalc.sweeper import (
     OPTION_TYPES,
     convert,
@@ -310,9 +309,9 @@ def test_dask_client_and_cli_give_the_same_numbers(dask_cluster, tmp_path):
     source = tmp_path / "battles.csv"
     pd.DataFrame(battles).to_csv(source, index=False)
     out = tmp_path / "out.csv"
-    result = CliRunner().invoke(cli, ["sweep", str(source), "-o", str(out), "--seed", "5",
-                                      "--scheduler", dask_cluster.scheduler_address,
-                                      "--vary", vary[0], "--vary", vary[1]])
+    result = invoke("sweep", str(source), "-o", str(out), "--seed", "5",
+                    "--scheduler", dask_cluster.scheduler_address,
+                    "--vary", vary[0], "--vary", vary[1])
     assert result.exit_code == 0, result.output
     from_cli = pd.read_csv(out)
     assert list(from_cli["attacker_win"]) == list(local["attacker_win"])
@@ -427,8 +426,8 @@ def test_cli_writes_csv_and_counts_failures(tmp_path):
     source = tmp_path / "battles.csv"
     BATTLES.to_csv(source, index=False)
     out = tmp_path / "results.csv"
-    result = CliRunner().invoke(cli, ["sweep", str(source), "-o", str(out), "--seed", "2024",
-                                      "--workers", "1"])
+    result = invoke("sweep", str(source), "-o", str(out), "--seed", "2024",
+                    "--workers", "1")
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
     assert result.stderr == "2 of 7 battles failed (see the error column)\n"
@@ -440,8 +439,8 @@ def test_cli_writes_csv_and_counts_failures(tmp_path):
 def test_cli_prints_csv_without_output_and_varies(tmp_path):
     source = tmp_path / "battles.csv"
     source.write_text("rules,attacker,defender\nrevised,1 tank,2 inf\n")
-    result = CliRunner().invoke(cli, ["sweep", str(source), "-w", "1", "--vary",
-                                      "attacker.infantry=0..2"])
+    result = invoke("sweep", str(source), "-w", "1", "--vary",
+                    "attacker.infantry=0..2")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("rules,attacker,defender,attacker.infantry,method,")
@@ -460,7 +459,7 @@ def test_cli_prints_csv_without_output_and_varies(tmp_path):
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, args, message):
     source = tmp_path / "battles.csv"
     source.write_text("rules,attacker,defender\nrevised,1 inf,1 inf\n")
-    result = CliRunner().invoke(cli, ["sweep", str(source), *args])
+    result = invoke("sweep", str(source), *args)
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr == message
@@ -469,7 +468,7 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, args, message):
 def test_cli_notes_a_misspelt_column(tmp_path):
     source = tmp_path / "battles.csv"
     source.write_text("rules,attacker,defender,atacker_ool\nrevised,1 inf,1 inf,weakest\n")
-    result = CliRunner().invoke(cli, ["sweep", str(source), "-w", "1"])
+    result = invoke("sweep", str(source), "-w", "1")
     assert result.exit_code == 0
     assert "Note: column 'atacker_ool' is not an option of simulate (did you mean " \
            "'attacker_ool'?)" in result.stderr

@@ -12,12 +12,11 @@ import tracemalloc
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
+from helpers import invoke
 from limited import run_limited
 
 import battlecalc
 from battlecalc import BattleInputError, simulate
-from battlecalc.cli import cli
 from battlecalc.sweeper import MAX_ROWS, convert, parse_vary, read_battles
 
 ONE_ROW = [{"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}]
@@ -62,8 +61,8 @@ def test_the_row_count_is_the_product_of_the_value_counts():
 def test_cli_huge_range_is_a_usage_error(tmp_path):
     source = tmp_path / "battles.csv"
     pd.DataFrame(ONE_ROW).to_csv(source, index=False)
-    result = CliRunner().invoke(cli, ["sweep", str(source), "-w", "1",
-                                      "--vary", "attacker.infantry=0..1000000000000"])
+    result = invoke("sweep", str(source), "-w", "1",
+                    "--vary", "attacker.infantry=0..1000000000000")
     assert result.exit_code == 2
     assert "Error: --vary attacker.infantry: 1,000,000,000,001 values" in result.output
     assert "Traceback" not in result.output
@@ -199,7 +198,7 @@ def test_a_duplicated_column_is_named(tmp_path):
     with pytest.raises(BattleInputError,
                        match="column 'attacker' is named more than once in the header"):
         read_battles(path)
-    result = CliRunner().invoke(cli, ["sweep", str(path), "-w", "1"])
+    result = invoke("sweep", str(path), "-w", "1")
     assert result.exit_code == 2
     assert result.output.endswith("column 'attacker' is named more than once in the header\n")
     assert "cannot read army" not in result.output

@@ -23,7 +23,7 @@ from math import comb
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_mc_agrees, assert_usage_error, invoke
 
 from battlecalc import simulate
 from battlecalc.errors import BattleInputError
@@ -369,10 +369,10 @@ def test_monte_carlo_mixture_standard_errors():
     assert low < battle.result["attacker_win"] < high
     exact = read_game(LAND_COMBAT, method="exact").battles[0].result
     mc = read_game(LAND_COMBAT, method="mc", trials=20_000, seed=5).battles[0].result
-    for key in ("attacker_win", "attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
-        err = mc["stderr"][key]
-        assert err > 0, key
-        assert abs(mc[key] - exact[key]) < 4 * err, key
+    keys = ("attacker_win", "attacker_ipc_loss", "defender_ipc_loss", "mean_rounds")
+    assert all(mc["stderr"][key] > 0 for key in keys)
+    assert_mc_agrees(mc, exact, probabilities=(), means=keys, slack=0.0, trials=20_000,
+                     stderr=mc["stderr"])
 
 
 def test_low_luck_of_the_save_is_applied(monkeypatch):

@@ -99,7 +99,7 @@ def test_truncated_object_stream(tmp_path, cut):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(edits=edits)
 def test_cli_on_mutated_streams(tmp_path, edits):
-    from cli_helpers import assert_usage_error, invoke
+    from helpers import assert_usage_error, invoke
 
     path = tmp_path / "fuzzed.tsvg"
     path.write_bytes(_mutated_stream(edits))

@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 from test_triplea import FIXTURES, GLOBAL, LAND_COMBAT, START
 
 from battlecalc import simulate

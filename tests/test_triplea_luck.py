@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from cli_helpers import assert_usage_error, invoke
+from helpers import assert_usage_error, invoke
 from test_triplea import (  # noqa: F401  (javaobj: skips with them)
     CASUALTY_SELECTION,
     LAND_COMBAT,

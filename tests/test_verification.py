@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from types import MappingProxyType
 
+import battles
 import pytest
+from helpers import MC_TRIALS, mc_outside
 
 import battlecalc
 from battlecalc import rules as rules_module
 from battlecalc.rules import Ruleset, load_rules
 
-# 50,000 trials (200,000 before): the 4-SE band is twice as wide, and every planted error of the
-# mutation tests below still leaves it, in 4 to 11 battles, the worst by 50 SE or more
-TRIALS = 50_000
+# the quick tier's trials (200,000 at first, then 50,000): every planted error of the mutation
+# tests below still leaves the 4-SE band, in several battles, the worst by far
+TRIALS = MC_TRIALS
 SEED = 20_240_604
 BAND = 4.0  # standard errors
 SLACK = 1e-9
@@ -39,168 +40,10 @@ PROBABILITIES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
 MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
 
 
-def land(edition, attacker, defender, **options):
-    return dict(rules=edition, attacker=attacker, defender=defender, **options)
+BATTLES = [entry.kwargs for entry in battles.MONTE_CARLO]
 
 
-def amphibious(edition, landing, bombard, defender, attacker=None, **options):
-    return dict(rules=edition, attacker=attacker, landing=landing, bombard=bombard,
-                defender=defender, **options)
-
-
-def sea(edition, attacker, defender, **options):
-    return dict(rules=edition, attacker=attacker, defender=defender, sea=True, **options)
-
-
-BATTLES = [
-    # --- land, Revised: artillery, AA gun against several aircraft, techs, AA-only defender
-    land("revised", "3 inf 1 art 1 tank", "4 inf 1 tank"),
-    land("revised", "4 inf 2 art 2 tank", "6 inf 1 tank"),
-    land("revised", "2 ftr 2 bmb 2 inf", "3 inf 1 aa"),
-    land("revised", "4 ftr 1 bmb 1 tank", "4 inf 1 aa"),
-    land("revised", "6 ftr 2 bmb 2 tank", "6 inf 2 aa"),
-    land("revised", "3 bmb 2 inf", "4 inf 1 aa", attacker_tech="heavy_bombers"),
-    land("revised", "3 ftr 2 inf 1 tank", "4 inf 2 ftr", defender_tech="jets"),
-    land("revised", "2 ftr", "1 aa"),
-    # --- land, 1942 2E: artillery, AAA (up to 3 dice each, casualties), techs
-    land("1942-2e", "3 inf 3 art", "5 inf"),
-    land("1942-2e", "6 inf 2 art 2 tank 2 ftr", "8 inf 1 tank 1 aa"),
-    land("1942-2e", "4 inf 4 art", "4 inf 2 art 1 tank"),
-    land("1942-2e", "2 ftr 2 bmb 2 tank", "3 inf 2 aa", attacker_tech="heavy_bombers,jets"),
-    land("1942-2e", "2 bmb 1 tank", "2 inf 1 aa", attacker_tech="heavy_bombers"),
-    land("1942-2e", "5 ftr 1 tank", "3 inf 1 aa 1 ftr"),
-    land("1942-2e", "10 inf 5 art 3 tank", "12 inf 2 art 2 tank"),
-    # --- land: retreat policies (outcome "retreat") and orders of losses
-    land("revised", "5 inf 2 art 2 tank", "6 inf 1 tank", retreat_after=2),
-    land("revised", "2 inf 1 tank 2 ftr", "4 inf", retreat_when_only_air=True,
-         defender_ool="weakest"),
-    land("1942-2e", "6 inf 2 art 2 tank 2 ftr", "8 inf 1 tank 1 aa", retreat_when_left=4),
-    land("1942-2e", "3 inf 1 art 1 tank", "4 inf 1 tank", retreat_below=0.3,
-         attacker_ool="*^infantry;*^tank;1^infantry"),
-    land("1942-2e", "4 inf 2 tank 1 ftr", "5 inf", strafe=1),
-    land("1942-2e", "4 inf 2 art 2 ftr 1 bmb", "3 inf 2 aa 1 ftr", aa_last=True, keep_land=1,
-         attacker_ool="smart"),
-    # --- amphibious assaults: landing units, shore bombardment, overland support
-    amphibious("1942-2e", "2 inf 1 art", "1 bb 1 ca", "3 inf 1 aa 1 ftr", attacker="1 tank"),
-    amphibious("1942-2e", "3 inf 1 tank", "2 ca", "4 inf 1 art"),
-    amphibious("1942-2e", "2 inf", "2 bb", "3 inf 1 aa", attacker="2 ftr", attacker_tech="jets"),
-    amphibious("1942-2e", "1 inf 1 art", "1 bb", "2 inf"),
-    amphibious("revised", "2 inf 1 tank", "2 bb", "2 inf 1 tank 1 aa", attacker="1 ftr"),
-    amphibious("revised", "3 inf 1 art", "1 bb 2 dd", "4 inf 1 ftr",
-               attacker_tech="combined_bombardment"),
-    amphibious("1942-2e", "2 inf 1 art", "1 bb", "4 inf 1 aa", attacker="2 ftr 1 tank",
-               retreat_after=1),
-    # --- sea, 1942 2E: subs with and without destroyers, air against subs, two-hit
-    # battleships (healthy and damaged), carriers, transports, cruisers, stalemates, submerging
-    sea("1942-2e", "2 sub", "1 dd 1 tt"),
-    sea("1942-2e", "3 sub", "1 dd 1 cv 1 ftr 2 tt"),
-    sea("1942-2e", "2 ftr", "2 sub"),
-    sea("1942-2e", "1 dd 2 ftr", "3 sub"),
-    sea("1942-2e", "1 bb 1 dd", "1 bb 1 ca"),
-    sea("1942-2e", "1 dbb 2 dd", "1 bb 1 sub"),
-    sea("1942-2e", "1 cv 2 ftr 1 dd", "2 sub 1 dd 1 tt"),
-    sea("1942-2e", "2 sub 1 ca", "1 ca 2 tt"),
-    sea("1942-2e", "2 ca 1 ftr", "1 cv 2 ftr 1 tt"),
-    sea("1942-2e", "1 sub 1 ftr", "1 sub 1 ftr"),
-    sea("1942-2e", "2 sub", "1 ftr 1 dd"),
-    sea("1942-2e", "1 dd 1 sub", "2 tt 1 sub"),
-    sea("1942-2e", "3 sub", "1 dd 1 sub", attacker_submerge="first-chance"),
-    sea("1942-2e", "2 sub 1 bmb", "1 cv 1 ftr", attacker_submerge="when-only-subs-left"),
-    sea("1942-2e", "1 dd 1 ftr", "3 sub", defender_submerge="first-chance"),
-    sea("1942-2e", "2 sub 1 dd", "2 sub 1 tt", defender_submerge="when-only-subs-left"),
-    # --- sea, Revised
-    sea("revised", "2 ftr", "2 sub"),
-    sea("revised", "2 sub 1 dd", "1 bb 1 tt"),
-    sea("revised", "1 bb 1 cv 2 ftr", "1 dbb 2 dd 1 sub"),
-    sea("revised", "3 sub", "1 dd 2 tt", attacker_submerge="first-chance"),
-    sea("revised", "2 dd 1 ftr", "3 sub", defender_submerge="when-only-subs-left"),
-    sea("revised", "2 tt 1 sub", "1 dd 1 sub"),
-    sea("revised", "2 sub 1 bmb", "1 cv 2 ftr 1 tt"),
-    # --- low-luck dice: land with AA and artillery, sea with subs, air and destroyers
-    land("1942-2e", "3 inf 1 art 2 tank 2 ftr", "5 inf 1 tank 1 aa", dice="low_luck"),
-    land("revised", "4 inf 3 ftr 2 bmb", "4 inf 1 aa", dice="low_luck"),
-    sea("1942-2e", "2 sub 1 dd 2 ftr", "1 dd 1 cv 1 ftr 1 sub", dice="low_luck"),
-    sea("revised", "2 sub 1 bb", "1 dd 1 cv 2 sub", dice="low_luck"),
-    # --- Classic: artillery, the one-die-per-aircraft AA gun (attacker chooses, several guns
-    # still one die per aircraft), heavy bombers' 3 dice, jets on defence, bombardment without
-    # a limit whose casualties fire back, no amphibious retreat; at sea the attacker's sneak
-    # attack (cancelled by a destroyer), defending subs firing with the others, air on subs,
-    # one-hit battleships, lone transports
-    land("classic", "3 inf 1 art 1 tank", "4 inf 1 tank"),
-    land("classic", "2 ftr 1 bmb 2 inf", "3 inf 1 aa"),
-    land("classic", "4 ftr 2 bmb 1 tank", "4 inf 2 aa"),
-    land("classic", "3 bmb 1 inf", "4 inf", attacker_tech="heavy_bombers"),
-    land("classic", "4 inf 2 tank", "3 inf 2 ftr", defender_tech="jets"),
-    land("classic", "5 inf 2 art 2 tank", "6 inf 1 tank", retreat_after=2),
-    amphibious("classic", "2 inf 1 art", "2 bb", "3 inf 1 ftr", attacker="1 tank"),
-    amphibious("classic", "2 inf", "1 bb", "3 inf", attacker="1 ftr 1 tank", retreat_after=1),
-    sea("classic", "2 sub", "1 tt 1 cv"),
-    sea("classic", "2 sub 1 bb", "2 sub 1 tt"),
-    sea("classic", "1 bb 1 cv 2 ftr", "2 sub 1 dd"),
-    sea("classic", "2 sub 1 ftr", "2 sub 1 cv"),
-    sea("classic", "2 tt 1 sub", "1 dd 1 sub"),
-    sea("classic", "3 sub 1 dd", "1 bb 1 cv 1 ftr", attacker_tech="super_subs"),
-    # --- AA50: the Revised AA gun (own aircraft) with radar, improved artillery, both heavy
-    # bombers, jets on attack; the 1942 2E amphibious and sea battles with AA50's units
-    land("aa50", "3 inf 1 art 1 tank", "4 inf 1 tank"),
-    land("aa50", "2 ftr 2 bmb 2 inf", "3 inf 1 aa"),
-    land("aa50", "4 ftr 1 bmb 1 tank", "4 inf 1 aa", defender_tech="radar"),
-    land("aa50", "4 inf 2 art", "5 inf", attacker_tech="improved_artillery"),
-    land("aa50", "2 bmb 2 inf", "3 inf 1 bmb", attacker_tech="lhtr_heavy_bombers",
-         defender_tech="lhtr_heavy_bombers"),
-    land("aa50", "3 ftr 2 inf 1 tank", "4 inf 1 ftr", attacker_tech="jets"),
-    land("aa50", "4 inf 2 art 2 tank", "6 inf 1 aa", strafe=2),
-    amphibious("aa50", "2 inf 1 art", "1 bb 1 ca", "3 inf 1 aa 1 ftr", attacker="1 tank"),
-    amphibious("aa50", "2 inf", "2 bb", "3 inf", attacker="1 ftr 1 tank", retreat_after=1),
-    sea("aa50", "2 sub 1 dd", "1 bb 1 tt"),
-    sea("aa50", "1 dd 2 ftr", "3 sub"),
-    sea("aa50", "1 bb 1 cv 2 ftr", "1 dbb 2 dd 1 sub"),
-    sea("aa50", "3 sub", "1 dd 1 sub", attacker_submerge="first-chance"),
-    sea("aa50", "1 dd 1 ftr", "3 sub", defender_submerge="when-only-subs-left"),
-    # --- 1940 2E: mechanized infantry supported by artillery, tactical bombers paired with
-    # fighters and tanks, AAA, techs, orders of losses and retreats; amphibious assaults with
-    # mech infantry; at sea two-hit carriers (healthy and damaged), tactical bombers, submerging
-    land("1940-2e", "2 inf 2 mech 2 art 1 tank", "5 inf 1 tank"),
-    land("1940-2e", "3 mech 2 art", "4 inf"),
-    land("1940-2e", "2 mech 2 art 1 tank", "3 inf 1 art", attacker_tech="improved_artillery"),
-    land("1940-2e", "2 tac 1 ftr 1 tank 2 inf", "4 inf 1 aa"),
-    land("1940-2e", "3 tac 2 tank", "4 inf 1 tank"),
-    land("1940-2e", "2 tac 2 ftr", "3 inf 1 ftr"),
-    land("1940-2e", "2 ftr 1 tac 2 bmb", "3 inf 2 aa", attacker_tech="heavy_bombers,jets",
-         defender_tech="radar"),
-    land("1940-2e", "4 inf 2 mech 2 art 2 tank", "6 inf 1 aa 1 tac", aa_last=True),
-    land("1940-2e", "3 inf 1 mech 1 art 1 tac 1 ftr", "5 inf", retreat_when_left=3,
-         attacker_ool="smart"),
-    land("1940-2e", "2 inf 1 tank 2 tac", "4 inf", retreat_below=0.3),
-    amphibious("1940-2e", "2 mech 1 art", "1 bb 1 ca", "3 inf 1 aa", attacker="1 tank 1 tac"),
-    amphibious("1940-2e", "2 inf 1 mech", "1 bb", "3 inf 1 tank", attacker="2 ftr",
-               retreat_after=1),
-    sea("1940-2e", "2 bmb", "1 cv 1 dd"),
-    sea("1940-2e", "1 bb 2 dd", "2 cv 1 ftr"),
-    sea("1940-2e", "2 tac 2 ftr", "1 cv 2 ftr 1 dd"),
-    sea("1940-2e", "1 dcv 2 tac 1 dd", "2 sub 1 ca"),
-    sea("1940-2e", "3 sub 1 tac", "1 cv 1 ftr 1 tt", attacker_submerge="when-only-subs-left"),
-    sea("1940-2e", "1 dd 2 tac", "3 sub", defender_submerge="first-chance"),
-    sea("1940-2e", "2 sub 1 dd 1 ca", "1 dcv 1 dbb 1 sub 1 tt"),
-]
-
-
-def _battle_id(battle: dict) -> str:
-    def short(army):
-        return "".join((army or "").split())
-
-    kind = "sea" if battle.get("sea") else ("amph" if battle.get("landing") else "land")
-    attacker = short(battle["attacker"])
-    if battle.get("landing"):
-        attacker = "+".join(filter(None, (attacker, short(battle["landing"]))))
-        attacker += "@" + short(battle["bombard"])
-    extras = [f"{k}={v}" for k, v in battle.items()
-              if k not in ("rules", "attacker", "defender", "sea", "landing", "bombard")]
-    return (f"{battle['rules']}:{kind}:{attacker}-v-{short(battle['defender'])}"
-            + (f"[{','.join(extras)}]" if extras else ""))
-
-
-IDS = [_battle_id(b) for b in BATTLES]
+IDS = [entry.id for entry in battles.MONTE_CARLO]
 
 
 def _exact(battle: dict):
@@ -216,19 +59,7 @@ def _true_sample(index: int):
 def _outside_band(exact, mc) -> dict[str, float]:
     """{key: deviation in standard errors} for every key where mc leaves exact's 4-SE band."""
     assert mc.trials == TRIALS and mc.seed == SEED
-    out = {}
-    for key in PROBABILITIES:
-        p = getattr(exact, key)
-        se = math.sqrt(max(p * (1.0 - p), 0.0) / TRIALS)
-        deviation = abs(getattr(mc, key) - p)
-        if deviation > BAND * se + SLACK:
-            out[key] = deviation / se if se else math.inf
-    for key in MEANS:
-        se = mc.stderr[key]
-        deviation = abs(getattr(mc, key) - getattr(exact, key))
-        if deviation > BAND * se + SLACK:
-            out[key] = deviation / se if se else math.inf
-    return out
+    return mc_outside(mc, exact, k=BAND, probabilities=PROBABILITIES, means=MEANS, slack=SLACK)
 
 
 NEW_EDITIONS = ("classic", "aa50", "1940-2e")

@@ -9,10 +9,9 @@ from fractions import Fraction
 from functools import cache
 
 import pytest
-from click.testing import CliRunner
+from helpers import MC_TRIALS, assert_mc_agrees
 
 import battlecalc
-from battlecalc.cli import cli
 
 # --- an independent reference: infantry-only battles in fractions ----------------------------
 # Written from the rules, not from battlecalc: infantry attack at 1 and defend at 2, each
@@ -215,18 +214,18 @@ def test_monte_carlo_within_4_standard_errors_of_exact():
     args = dict(rules="1942-2e", attacker="3 inf 1 art 1 ftr", defender="4 inf 1 tank 1 aa",
                 waves=["2 inf 2 tank", "3 inf"], counterattack="3 inf 1 tank 1 ftr")
     exact = battlecalc.simulate(**args, method="exact")
-    mc = battlecalc.simulate(**args, method="mc", trials=100_000, seed=11)
+    trials = MC_TRIALS
+    mc = battlecalc.simulate(**args, method="mc", trials=trials, seed=11)
     assert mc.method == "mc" and exact.method == "exact"
-    for key in ("takes_territory", "holds", "defender_eliminated"):
+    keys = ("takes_territory", "holds", "defender_eliminated")
+    for key in keys:
         p = getattr(exact, key)
-        se = math.sqrt(p * (1 - p) / 100_000)
-        assert mc.stderr[key] == pytest.approx(se, rel=0.05)
-        assert abs(getattr(mc, key) - p) < 4 * se, key
+        assert mc.stderr[key] == pytest.approx(math.sqrt(p * (1 - p) / trials), rel=0.05)
+    assert_mc_agrees(mc, exact, probabilities=keys, means=(), slack=0.0)
     # every trial is continued: each wave is sent in as many trials as it is needed in
     for got, want in zip(mc.waves, exact.waves, strict=True):
-        p = want["sent"]
-        assert abs(got["sent"] - p) < 4 * math.sqrt(p * (1 - p) / 100_000) + 1e-12
-        assert got["sent"] * 100_000 == pytest.approx(round(got["sent"] * 100_000), abs=1e-6)
+        assert_mc_agrees(got, want, probabilities=("sent",), means=(), trials=trials)
+        assert got["sent"] * trials == pytest.approx(round(got["sent"] * trials), abs=1e-6)
     small = [battlecalc.simulate(**args, method="mc", trials=5_000, seed=s) for s in (11, 11, 12)]
     assert small[0].to_dict() | {"elapsed_s": 0} == small[1].to_dict() | {"elapsed_s": 0}
     assert small[2].takes_territory != small[0].takes_territory
@@ -287,24 +286,23 @@ RUN = ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf", "--wave", "1 i
        "--counterattack", "1 inf", "--method", "exact"]
 
 
-def test_cli_waves():
-    runner = CliRunner()
-    table = runner.invoke(cli, RUN)
+def test_cli_waves(invoke):
+    table = invoke(*RUN)
     assert table.exit_code == 0, table.output
     assert "takes territory           53.13%" in table.stdout
     assert "holds                     39.84%" in table.stdout  # 17/32 * 3/4
-    data = json.loads(runner.invoke(cli, [*RUN, "--format", "json"]).stdout)
+    data = json.loads(invoke(*RUN, "--format", "json").stdout)
     assert data["takes_territory"] == pytest.approx(17 / 32, abs=1e-12)
     assert data["holds"] == pytest.approx(17 / 32 * 3 / 4, abs=1e-12)
     assert [w["attacker"] for w in data["waves"]] == ["1 infantry", "1 infantry"]
-    csv_text = runner.invoke(cli, [*RUN, "--format", "csv"]).stdout
+    csv_text = invoke(*RUN, "--format", "csv").stdout
     header, row = csv_text.splitlines()
     assert "wave2.walks_in" in header.split(",") and "counterattack.holds" in header.split(",")
-    bad = runner.invoke(cli, [*RUN, "--format", "csv", "--distribution", "ipc"])
+    bad = invoke(*RUN, "--format", "csv", "--distribution", "ipc")
     assert bad.exit_code == 2 and bad.stdout == ""
     assert "not available with --wave" in bad.stderr
-    bad = runner.invoke(cli, ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
-                              "--wave", "1 battleship"])
+    bad = invoke("run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
+                 "--wave", "1 battleship")
     assert bad.exit_code == 2 and bad.stderr.startswith("Error: wave 2: battleship")
 
 

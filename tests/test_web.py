@@ -16,16 +16,16 @@ import urllib.parse
 
 import numpy as np
 import pytest
+from helpers import invoke
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from click.testing import CliRunner  # noqa: E402
 from webserver import CLIENT, get_json, request, run_query, running_server  # noqa: E402
 
 import battlecalc  # noqa: E402
-from battlecalc import api  # noqa: E402
-from battlecalc.cli import PLAN_OPTIONS, cli  # noqa: E402
+from battlecalc import api, solver  # noqa: E402
+from battlecalc.cli import PLAN_OPTIONS  # noqa: E402
 from battlecalc.options import flag_message  # noqa: E402
 from battlecalc.plot import distributions  # noqa: E402
 from battlecalc.results import wilson_interval  # noqa: E402
@@ -49,13 +49,13 @@ def base():
 
 
 def cli_json(args: list[str]) -> dict:
-    result = CliRunner().invoke(cli, ["run", *args, "--format", "json"])
+    result = invoke("run", *args, "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
 
 def cli_error(args: list[str]) -> str:
-    result = CliRunner().invoke(cli, ["run", *args])
+    result = invoke("run", *args)
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.splitlines()
     assert line.startswith("Error: ")
@@ -357,15 +357,15 @@ def test_serve_command_warns_off_loopback_and_stays_quiet_on_it(monkeypatch):
 
     monkeypatch.setattr(uvicorn.Server, "run", served)
     port = free_port()
-    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", str(port)])
+    result = invoke("serve", "--host", "0.0.0.0", "--port", str(port))
     assert result.exit_code == 0, result.output
     assert "Warning: listening on 0.0.0.0" in result.stderr
     assert calls[-1] == {"host": "0.0.0.0", "port": port, "bound": port}
     port = free_port()
-    result = CliRunner().invoke(cli, ["serve", "--port", str(port)])
+    result = invoke("serve", "--port", str(port))
     assert result.exit_code == 0 and "Warning" not in result.stderr
     assert calls[-1] == {"host": "127.0.0.1", "port": port, "bound": port}
-    result = CliRunner().invoke(cli, ["serve", "--port", "70000"])
+    result = invoke("serve", "--port", "70000")
     assert result.exit_code == 2
 
 
@@ -402,7 +402,7 @@ def test_serve_without_the_web_extra_says_how_to_install_it(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "battlecalc.web.server", None)  # import fails
-    result = CliRunner().invoke(cli, ["serve"])
+    result = invoke("serve")
     assert result.exit_code == 2
     assert "pip install 'battlecalc[web]'" in result.stderr
 
@@ -604,7 +604,7 @@ def test_serve_on_a_port_in_use_is_one_line_and_exit_2(no_warm_up):
         taken.listen()
         port = taken.getsockname()[1]
         started = time.monotonic()
-        line = one_error_line(CliRunner().invoke(cli, ["serve", "--port", str(port)]))
+        line = one_error_line(invoke("serve", "--port", str(port)))
     assert line == (f"Error: cannot listen on 127.0.0.1:{port}: the port is in use "
                     "(another server?); choose another --port")
     assert time.monotonic() - started < 5
@@ -616,7 +616,7 @@ def test_serve_on_a_port_in_use_is_one_line_and_exit_2(no_warm_up):
 ])
 def test_serve_on_an_unknown_or_foreign_host_is_one_line_and_exit_2(no_warm_up, host,
                                                                      fragment):
-    line = one_error_line(CliRunner().invoke(cli, ["serve", "--host", host]))
+    line = one_error_line(invoke("serve", "--host", host))
     assert fragment in line
 
 
@@ -624,7 +624,7 @@ def test_serve_on_an_unknown_or_foreign_host_is_one_line_and_exit_2(no_warm_up, 
 
 
 def cli_command_json(command: str, args: list[str]) -> dict:
-    result = CliRunner().invoke(cli, [command, *args, "--format", "json"])
+    result = invoke(command, *args, "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -894,7 +894,10 @@ def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
                                      "Accept": "application/x-ndjson"})
     assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in body.decode().splitlines()]
-    progress, last = lines[:-1], lines[-1]
+    # first, before any work, what will run (issue 30, friction 2: the page says it)
+    told, progress, last = lines[0], lines[1:-1], lines[-1]
+    assert told == {"progress": 0, "total": 0, "what": "trials", "method": "mc",
+                    "compiling": False, "trials": 1_000_000}
     assert progress and all(p["total"] == 1_000_000 and p["what"] == "trials" for p in progress)
     done = [p["progress"] for p in progress]
     assert done == sorted(done) and 0 < done[0] < 1_000_000
@@ -989,11 +992,15 @@ def test_an_uploaded_save_lists_its_battles_and_each_loads_as_a_run(base):
     assert battle["attacker"] == format_army(game.battles[0].attacker)
     assert battle["defender"] == format_army(game.battles[0].defender)
     assert "infantry" in battle["attacker"] and "tank" in battle["defender"]
-    # the query loads the battle: /api/run on it answers simulate's odds of those armies
+    # the query loads the battle as it stands (issue 30, friction 1: it was solved fresh):
+    # /api/run on it answers `battlecalc game`'s odds, solved from where the battle stands
     params = dict(urllib.parse.parse_qsl(battle["query"]))
+    assert params["start_step"] == "defender_fire" and params["hits_on_defender"] == "1"
     status, run = get_json(base, "/api/run?" + urllib.parse.urlencode(params))
     assert status == 200
-    assert run["attacker_win"] == battlecalc.simulate(
+    (solved,) = read_game(SAVE).battles
+    assert run["attacker_win"] == pytest.approx(solved.result["attacker_win"], abs=1e-9)
+    assert run["attacker_win"] != battlecalc.simulate(
         rules="revised", attacker=game.battles[0].attacker,
         defender=game.battles[0].defender).attacker_win
 
@@ -1019,6 +1026,125 @@ def test_an_upload_that_is_not_a_save_is_refused_without_a_server_path(base):
     assert status == 413
     status, _, _ = request(base, "GET", "/api/game")
     assert status == 405
+
+
+# --- what a new user waits for: the server answers while the kernels warm up --------------
+
+
+def test_server_answers_while_the_warm_up_is_still_running():
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    from webserver import request, run_query, running_server
+
+    from battlecalc.web.server import WARM_UP, Engine
+
+    release, reached = threading.Event(), threading.Event()
+    seen = []
+
+    def hook(battle):
+        seen.append(battle)
+        reached.set()
+        assert release.wait(120), "the test never released the warm-up"
+
+    engine = Engine(warm_up_battles=WARM_UP[:2], warm_up_hook=hook)
+    try:
+        with running_server(engine, warm=True, timeout=60) as base:
+            assert reached.wait(60), "the warm-up did not start"
+            assert not engine.warm.is_set()  # held in the hook, before its first battle
+            status, headers, body = request(base, "GET", "/")
+            assert status == 200 and b"<html" in body.lower()
+            status, _, body = request(base, "GET", "/api/spec")
+            assert status == 200 and b'"revised"' in body
+            # a battle meanwhile compiles what it needs itself: 1 infantry against 1 in
+            # Revised, won (1/6)(4/6) / (1 - (5/6)(4/6)) = 1/4 of the time
+            status, data = run_query(base, rules="revised", attacker="1 inf",
+                                     defender="1 inf", method="exact")
+            assert status == 200, data
+            assert data["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+            assert not engine.warm.is_set()
+            release.set()
+            assert engine.warm.wait(120), "the warm-up did not finish"
+            assert seen == WARM_UP[:2]
+            assert engine.warm_up_s is not None and engine.warm_up_problems == []
+            status, data = run_query(base, rules="revised", attacker="1 inf",
+                                     defender="1 inf", method="exact")
+            assert status == 200 and data["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+    finally:
+        release.set()
+
+
+# --- bounded work (issue 16, points 5 and 12): the server stops --retreat-below's table at its
+# time limit, and refuses a JSON body with a key twice -------------------------------------
+
+# a sea battle of the general round: 628,425 state pairs, its table 18-40 s of work
+BIG_TABLE = dict(rules="1942-2e", sea=True, attacker="8 sub 8 dd 4 ca 3 bb 6 ftr 2 cv",
+                 defender="6 dd 4 ca 2 cv 4 ftr 3 bb 4 sub")
+
+
+def _no_table(*_args, **_kwargs):
+    raise AssertionError("the retreat-below table was built")
+
+
+@pytest.mark.slow
+def test_the_server_stops_the_table_at_its_time_limit(monkeypatch):
+    from battlecalc.web.server import Engine, TooMuchWork
+
+    engine = Engine(workers=1, time_limit=0.3)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(TooMuchWork, match=(
+                r"stopped at the server's time limit of 0\.3 s after [\d,]+ of 628,425 "
+                r"retreat-below table")):
+            engine._simulate({**BIG_TABLE, "retreat_below": 0.5, "method": "mc", "trials": 1000,
+                              "seed": 1})
+        assert time.perf_counter() - started < 10  # the whole table: 18-40 s
+        # method=exact, where auto takes Monte Carlo: refused before the table is built
+        monkeypatch.setattr(solver, "fill_win_values", _no_table)
+        with pytest.raises(TooMuchWork, match="battle too large to solve exactly on this server"):
+            engine._simulate({**BIG_TABLE, "retreat_below": 0.5, "method": "exact"})
+    finally:
+        engine.close()
+
+
+def test_a_json_body_with_a_key_twice_is_refused():
+    with running_server() as base:
+        body = (b'{"rules": "revised", "attacker": "1 inf", "attacker": "9 inf", '
+                b'"defender": "1 inf"}')
+        status, _, answer = request(base, "POST", "/api/run", body,
+                                    {"Content-Type": "application/json"})
+        assert status == 400
+        assert json.loads(answer) == {"error": "parameter 'attacker' given more than once"}
+        once = b'{"rules": "revised", "attacker": "1 inf", "defender": "1 inf", "method": "exact"}'
+        status, _, answer = request(base, "POST", "/api/run", once,
+                                    {"Content-Type": "application/json"})
+        assert status == 200
+        assert json.loads(answer)["attacker_win"] == pytest.approx(0.25, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_the_server_stops_formula_monte_carlo_at_its_time_limit():
+    from battlecalc.web.server import Engine, TooMuchWork
+
+    engine = Engine(workers=1, time_limit=0.5)
+    try:
+        started = time.perf_counter()
+        # 300 exchanges a trial: 200,000 trials take 2-5 s on two cores, a call of one chunk
+        # a thread about 0.3 s (1000 army a side, 1000 exchanges: a call of about 1 s, the
+        # whole run 20-40 s, and as stopped; the stop costs the calls in flight)
+        with pytest.raises(TooMuchWork, match=r"time limit of 0\.5 s after [\d,]+ of 200,000 "
+                                              r"trials"):
+            engine._simulate(dict(rules="formula", attacker="300 army",
+                                  defender="300 army", exchanges=300, method="mc",
+                                  trials=200_000, seed=1))
+        assert time.perf_counter() - started < 12
+        # a formula battle within the limit still runs
+        data = engine.compute(dict(rules="formula", attacker="3 army", defender="2 army",
+                                   method="exact"), False)
+        assert data["attacker_win"] == pytest.approx(
+            battlecalc.simulate(rules="formula", attacker="3 army", defender="2 army",
+                                method="exact").attacker_win, abs=1e-15)
+    finally:
+        engine.close()
 
 
 # ---------------------------------------------------------------------------------------------

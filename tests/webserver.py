@@ -17,14 +17,17 @@ from battlecalc.web.server import Engine, create_app
 
 
 @contextlib.contextmanager
-def running_server(engine: Engine | None = None, warm: bool = False, timeout: float = 300.0):
-    """Yield the base URL (http://127.0.0.1:PORT) of a started server; stop it afterwards."""
+def running_server(engine: Engine | None = None, warm: bool = False, timeout: float = 300.0,
+                   **app_options):
+    """Yield the base URL (http://127.0.0.1:PORT) of a started server; stop it afterwards.
+    app_options: create_app's (watch, watch_interval)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = create_app(engine, warm=warm)
+    app = create_app(engine, warm=warm, **app_options)
+    # (an open board stream would hold the server's shutdown: it waits 2 s for it at most)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                            access_log=False, lifespan="on")
+                            access_log=False, lifespan="on", timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

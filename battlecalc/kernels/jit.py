@@ -153,22 +153,23 @@ def _plain_copies(modules) -> dict:
     return copies
 
 
-def kernel_sources() -> list[str]:
+def kernel_sources(folder: str = FOLDER) -> list[str]:
     """The source files of battlecalc/kernels and its subfolders (the code a kernel may
-    reach), as paths relative to the folder, sorted."""
+    reach), as paths relative to the folder, sorted (folder: another copy of it)."""
     found = []
-    for top, folders, names in os.walk(FOLDER):
+    for top, folders, names in os.walk(folder):
         folders[:] = sorted(f for f in folders if f != "__pycache__")
-        found += [os.path.relpath(os.path.join(top, n), FOLDER) for n in names
+        found += [os.path.relpath(os.path.join(top, n), folder) for n in names
                   if n.endswith(".py")]
     return sorted(found)
 
 
-def kernel_sources_digest() -> str:
-    """A digest of every source file of battlecalc/kernels, subfolders included."""
+def kernel_sources_digest(folder: str = FOLDER) -> str:
+    """A digest of every source file of battlecalc/kernels, subfolders included (folder:
+    another copy of it)."""
     digest = hashlib.sha256()
-    for name in kernel_sources():
-        with open(os.path.join(FOLDER, name), "rb") as f:
+    for name in kernel_sources(folder):
+        with open(os.path.join(folder, name), "rb") as f:
             digest.update(name.encode() + b"\0" + f.read() + b"\0")
     return digest.hexdigest()
 

@@ -79,6 +79,7 @@ SIMPLE_EXACT = 2  # (RU_SIMPLE: the exact solver's walk path, not Monte Carlo's)
 STRIKE_NEVER, STRIKE_ALWAYS, STRIKE_UNLESS_DESTROYER = 0, 1, 2
 SUBMERGE_END_OF_ROUND, SUBMERGE_BEFORE_FIRE, SUBMERGE_NEVER = 0, 1, 2
 POLICY_NEVER, POLICY_ONLY_SUBS, POLICY_FIRST_CHANCE = 0, 1, 2
+POLICY_TABLE = 3  # as RetreatTables.choices says (the optimal submerging found)
 
 # Retreat policy, int64[RETREAT_COLS] (RT_, not to be confused with the rows' R_ columns):
 # ACTIVE (0/1), AFTER (retreat after this round; 0 = no), WHEN_LEFT (with this many attacking
@@ -93,14 +94,28 @@ NO_THRESHOLD = -1.0
 FULL_RETREAT = -1
 NO_STATE = -1  # "none": no stayers' state after a retreat; a state not in a sparse list
 
+# Submerge choices of a side whose policy is POLICY_TABLE (RetreatTables.choices[a, d], bits):
+# the attacker's at the start of a round in the pair (a, d) (C_A_); the defender's there after
+# the attacker stayed (C_D_), or in the pair (a, d) the attacker's submerging led to this round
+# (C_DA_, a the attacker's state after it): _DECIDES, the side decides there; _SUBMERGES, its
+# subs submerge.  The same bits shifted by C_FIRST: at a battle's first round start, where no
+# retreat was offered before (round_model.submerge_step's `first`).
+C_A_DECIDES, C_A_SUBMERGES, C_D_DECIDES, C_D_SUBMERGES, C_DA_DECIDES, C_DA_SUBMERGES = (
+    1, 2, 4, 8, 16, 32)
+C_FIRST = 6
+NO_CHOICES = np.zeros((1, 1), dtype=np.int64)
+
+
 class RetreatTables(NamedTuple):
     """The attacker's retreat policy (rules.should_retreat), the same for both solvers
-    (compile.with_retreat builds it; CompiledBattle.retreat_tables)."""
+    (compile.with_retreat builds it; CompiledBattle.retreat_tables), and the submerge choices
+    of a side that submerges as a table says (POLICY_TABLE: solver.decide)."""
 
     policy: np.ndarray  # int64[RETREAT_COLS]: RT_* columns (NO_LIMIT: no such condition)
     below: float  # win-probability threshold of --retreat-below (NO_THRESHOLD: none)
     win_value: np.ndarray  # float64[Fa, Fd] (1 x 1 unless below): the chance if it fights on
     remainder: np.ndarray  # int64[Fa]: first state of the stayers' block, or FULL_RETREAT
+    choices: np.ndarray = NO_CHOICES  # int64[Fa, Fd] (1 x 1 unless a table): C_* bits
 
 
 class ExactSide(NamedTuple):

@@ -17,6 +17,7 @@ from .jit import kernel
 from .layout import (
     CONTINUE,
     FULL_RETREAT,
+    NO_CHOICES,
     NO_STATE,
     POLICY_NEVER,
     R_STRENGTH,
@@ -208,8 +209,8 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
     rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
     settle is skipped while both states are free (compile.Sampler).  The tables come as
     arrays (see _chunk).  retreat: layout.RetreatTables, or None where the battle has no
-    retreat policy (numba then compiles none of the retreat code: it prunes a branch on
-    `retreat is not None` while compiling for a None)."""
+    retreat policy and no table of submerge choices (numba then compiles none of the retreat
+    code: it prunes a branch on `retreat is not None` while compiling for a None)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = _walk_settle(ast, a, dst, d)
@@ -273,7 +274,12 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, st
         outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     while outcome == CONTINUE:
         if may_submerge and (timing == SUBMERGE_BEFORE_FIRE or rounds > 0):
-            a2, d2 = round_model.submerge_step(ast, a, dst, d, rules)
+            if retreat is not None:  # (None: no table of submerge choices either)
+                a2, d2 = round_model.submerge_step(ast, a, dst, d, rules, retreat.choices,
+                                                   rounds < retreat_from)
+            else:
+                a2, d2 = round_model.submerge_step(ast, a, dst, d, rules, NO_CHOICES,
+                                                   rounds < retreat_from)
             if a2 != a or d2 != d:
                 outcome, a, d = _settled(ast, a2, dst, d2, air_always)
                 if outcome != CONTINUE:

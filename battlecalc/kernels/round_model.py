@@ -19,6 +19,10 @@ import numpy as np
 from .jit import kernel
 from .layout import (
     ATTACKER_WIN,
+    C_A_SUBMERGES,
+    C_D_SUBMERGES,
+    C_DA_SUBMERGES,
+    C_FIRST,
     CONTINUE,
     DEFENDER_WIN,
     DRAW,
@@ -38,6 +42,7 @@ from .layout import (
     NO_THRESHOLD,
     POLICY_FIRST_CHANCE,
     POLICY_NEVER,
+    POLICY_TABLE,
     R_RANK,
     RETREAT,
     RT_ACTIVE,
@@ -192,21 +197,32 @@ def submerges_before_fire(rules, rounds_played):
 
 
 @kernel(refs=False)
-def submerge_step(ast, a, dst, d, rules):
-    """Submerge decisions at the start of a round, attacker first, then defender: never while
-    an enemy destroyer is present.  Returns the new states."""
+def submerge_step(ast, a, dst, d, rules, choices, first):
+    """Submerge decisions at the start of a round, attacker first, then defender (knowing the
+    attacker's): never while an enemy destroyer is present.  A side of POLICY_TABLE submerges
+    as choices says (layout.C_* bits; first: the battle's first round start, where no retreat
+    was offered).  Returns the new states."""
+    shift = C_FIRST if first else 0
     a2 = a
-    if _wants_submerge(ast, a, rules[RU_A_POLICY], dst[d, S_INFO] & I_DESTROYER):
+    says = False
+    if rules[RU_A_POLICY] == POLICY_TABLE:
+        says = ((choices[a, d] >> shift) & C_A_SUBMERGES) != 0
+    if _wants_submerge(ast, a, rules[RU_A_POLICY], dst[d, S_INFO] & I_DESTROYER, says):
         a2 = a + ast[a, S_SUBMERGE]
-    if _wants_submerge(dst, d, rules[RU_D_POLICY], ast[a, S_INFO] & I_DESTROYER):
+    if rules[RU_D_POLICY] == POLICY_TABLE:
+        bit = C_D_SUBMERGES if a2 == a else C_DA_SUBMERGES
+        says = ((choices[a2, d] >> shift) & bit) != 0
+    if _wants_submerge(dst, d, rules[RU_D_POLICY], ast[a, S_INFO] & I_DESTROYER, says):
         d += dst[d, S_SUBMERGE]
     return a2, d
 
 
 @kernel(refs=False)
-def _wants_submerge(xst, x, policy, enemy_destroyer):
+def _wants_submerge(xst, x, policy, enemy_destroyer, says):
     if policy == POLICY_NEVER or enemy_destroyer or xst[x, S_SUBMERGE] == 0:
         return False
+    if policy == POLICY_TABLE:
+        return says
     return policy == POLICY_FIRST_CHANCE or (xst[x, S_AIR] == 0 and xst[x, S_OTHER] == 0)
 
 

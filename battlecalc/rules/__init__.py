@@ -114,6 +114,21 @@ RULE_FLAGS: dict[str, tuple[tuple[Any, ...], Any, str]] = {
         "(escorts: units with air_attack that do not bomb), interceptors (defending units with "
         "air_defense) at their air_defense (1940 2E)",
     ),
+    # the defender's reactions to a sea attack, before any battle (issue 31; 1940 2E;
+    # battlecalc.reactions, docs/rules.md)
+    "scramble": (
+        (0, 3),
+        0,
+        "the most aircraft (units with can_scramble) an operative air base next to an "
+        "attacked sea zone may scramble into its battle (1940 2E: 3); 0: no scramble",
+    ),
+    "kamikaze": (
+        (0, 2),
+        0,
+        "a kamikaze token's hit value (1940 2E: 2, a hit on 1-2): each token the defender "
+        "spends strikes one of the attacker's surface warships before a sea battle in a "
+        "kamikaze zone; 0: no kamikaze",
+    ),
     "formula_flips": (
         ("A2", "A1"),
         "A2",
@@ -207,6 +222,8 @@ UNIT_FIELDS: dict[str, tuple[Any, Any]] = {
     # interceptor (0: does not fire there, and a defender without it does not intercept)
     "air_attack": (_is_int(0, 6), 0),
     "air_defense": (_is_int(0, 6), 0),
+    # may scramble from an air base into a sea battle next to it (rule flag scramble)
+    "can_scramble": (_is_bool, False),
 }
 # [facilities.<name>]: what a raid may target where the edition has facilities (1940 2E).
 FACILITY_FIELDS: dict[str, tuple[Any, Any]] = {
@@ -247,6 +264,7 @@ class Unit:
     raid_targets: tuple[str, ...] = ()
     air_attack: int = 0
     air_defense: int = 0
+    can_scramble: bool = False
 
     @property
     def is_air(self) -> bool:

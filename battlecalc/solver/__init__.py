@@ -18,13 +18,14 @@ import dataclasses
 from collections.abc import Callable
 
 from .batch import BatchLaw, batch_plan, batchable, solve_batch
+from .decide import Policy, fill_decisions
 from .exact import ExactSolve, TooBigToSolve, fill_win_values
 from .law import FinalLaw
 from .montecarlo import run_monte_carlo
 from .plan import LIMITS, ROUNDS_BINS, ExactRefused, Limits, SolvePlan, choose, exact_seconds
 
 __all__ = ["LIMITS", "ROUNDS_BINS", "BatchLaw", "ExactRefused", "ExactSolve", "FinalLaw",
-           "Limits", "SolvePlan",
+           "Limits", "Policy", "SolvePlan",
            "TooBigToSolve", "batch_plan", "batchable", "choose", "exact_seconds", "solve",
            "solve_batch"]
 
@@ -36,23 +37,35 @@ def solve(compiled, plan: SolvePlan, seed: int | Callable[[], int] | None = None
 
     seed: the Monte Carlo run's seed, or a function that gives it (called only if Monte Carlo
     runs: a compact solve past its work limit falls back to it where the plan says so);
-    progress(done, total, what): hears of compiling, of the --retreat-below table, of the
-    exact solve and of the trials done; prepared: the plan's ExactSolve kept from an earlier
-    solve of the same battle (none where the plan builds a --retreat-below table)."""
-    if plan.win_values:
+    progress(done, total, what): hears of compiling, of the --retreat-below table (or the
+    optimal retreat's), of the exact solve and of the trials done; prepared: the plan's
+    ExactSolve kept from an earlier solve of the same battle (none where the plan builds a
+    --retreat-below table).  Where the plan decides (plan.decide), the law's `policy` is the
+    optimal retreat found (solver.decide.Policy), which the exact solve and Monte Carlo
+    play."""
+    policy = None
+    if plan.win_values or plan.decide:
         if plan.method == "mc" and progress is not None:
             # Monte Carlo it is, said before the table
             progress(0, plan.trials, "trials")
-        compiled = fill_win_values(compiled, plan, progress, limits)
+        if plan.decide:
+            compiled, policy = fill_decisions(compiled, plan, progress, limits)
+        else:
+            compiled = fill_win_values(compiled, plan, progress, limits)
         prepared = None
+    law = None
     if plan.method == "exact":
         solver = prepared if prepared is not None else ExactSolve(compiled, plan, limits=limits)
         try:
-            return solver.run(progress)
+            law = solver.run(progress)
         except TooBigToSolve:
             if not plan.fallback:
                 raise
-        plan = dataclasses.replace(plan, method="mc", table=(0, 0), work_limit=0,
-                                   fallback=False, compiled=True)
-    return run_monte_carlo(compiled, plan.trials, seed() if callable(seed) else seed, progress,
-                           plan.threads)
+            plan = dataclasses.replace(plan, method="mc", table=(0, 0), work_limit=0,
+                                       fallback=False, compiled=True)
+    if law is None:
+        law = run_monte_carlo(compiled, plan.trials, seed() if callable(seed) else seed,
+                              progress, plan.threads, limits.call_seconds)
+    if policy is not None:
+        object.__setattr__(law, "policy", policy)  # (a frozen law: set once, here)
+    return law

@@ -55,7 +55,7 @@ def batchable(plan: SolvePlan, compiled, limits: Limits = LIMITS) -> bool:
     return (plan.method == "exact" and plan.seconds <= limits.parallel_seconds
             and compiled.start_rounds == 0 and compiled.retreat_from == 1
             and not plan.table[0] and not plan.budget and not plan.merge_blocks
-            and not plan.win_values and plan.rounds_bins == 1)
+            and not plan.win_values and not plan.decide and plan.rounds_bins == 1)
 
 
 class BatchLaw(NamedTuple):

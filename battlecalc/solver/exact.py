@@ -213,16 +213,13 @@ class ExactSolve:
         return exact_law(stacks, self.compiled, parallel, plan.rounds_bins, plan.joint)
 
 
-WIN_VALUE_CALL_SECONDS = 0.1  # work per kernel call of fill_win_values: how often it reports
-
-
 def fill_win_values(compiled, plan: SolvePlan, progress=None, limits: Limits = LIMITS):
     """The battle with --retreat-below's table filled in (compiled.retreat.win_value: the
     per-state win probabilities, from a backward sweep), before a plan with win_values runs.
 
-    The table is filled a range of attacker states at a time (about WIN_VALUE_CALL_SECONDS
-    each), progress(done, total, "retreat-below table") counting state pairs after each, so a
-    caller's progress hook can stop it by raising."""
+    The table is filled a range of attacker states at a time (about
+    limits.win_value_call_seconds each), progress(done, total, "retreat-below table")
+    counting state pairs after each, so a caller's progress hook can stop it by raising."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
     retreat = compiled.retreat._replace(win_value=np.zeros((n_a, n_d)))
     compiled = dataclasses.replace(compiled, retreat=retreat)
@@ -250,7 +247,7 @@ def _fill_win_values(compiled, view, plan: SolvePlan, kernels, pair_kernels, sec
     battle = exact_battle(view, dataclasses.replace(plan, merge_blocks=False, table=(0, 0),
                                                     work_limit=0))
     slowdown = 1 if plan.compiled else limits.python_slowdown
-    step = max(1, int(n_a * WIN_VALUE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
+    step = max(1, int(n_a * limits.win_value_call_seconds / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
         threads.call(kernels._win_values, battle, out, value, scratch, a_first, a_last,

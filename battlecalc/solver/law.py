@@ -63,6 +63,7 @@ class FinalLaw:
     swing_sq_sum: float
     pruned: float
     seed: int | None = None  # the Monte Carlo run's seed (None: exact)
+    policy: Any = None  # the optimal retreat played (solver.decide.Policy), where one was
 
     @classmethod
     def of_joint(cls, joint: np.ndarray | None, att_ipc: np.ndarray, dfn_ipc: np.ndarray,

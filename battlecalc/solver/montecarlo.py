@@ -17,7 +17,17 @@ import time
 import numpy as np
 
 from ..kernels import jit, montecarlo
-from ..kernels.layout import N_OUTCOMES, RT_ACTIVE, RU_SIMPLE, McBattle, McOut, McSide
+from ..kernels.layout import (
+    N_OUTCOMES,
+    POLICY_TABLE,
+    RT_ACTIVE,
+    RU_A_POLICY,
+    RU_D_POLICY,
+    RU_SIMPLE,
+    McBattle,
+    McOut,
+    McSide,
+)
 from . import threads
 from .law import FinalLaw
 from .plan import ROUNDS_BINS
@@ -43,6 +53,15 @@ def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return states, cdf
 
 
+def _retreat_acts(compiled, retreat) -> bool:
+    """Whether the kernels need the battle's retreat tables: a retreat policy, or a side
+    that submerges as a table of choices says (POLICY_TABLE).  (Without, they get None and
+    compile none of the retreat code.)"""
+    rules = compiled.rules
+    return (retreat.policy[RT_ACTIVE] == 1
+            or POLICY_TABLE in (rules[RU_A_POLICY], rules[RU_D_POLICY]))
+
+
 def _takes_outcomes(progress) -> bool:
     """Whether a progress callback names a keyword parameter `outcomes`."""
     try:
@@ -54,14 +73,16 @@ def _takes_outcomes(progress) -> bool:
 
 
 def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
-                    thread_count: int | None = None) -> FinalLaw:
+                    thread_count: int | None = None,
+                    call_seconds: float = CALL_SECONDS) -> FinalLaw:
     """Monte Carlo law of a compiled battle (compile.CompiledBattle): integer counts out of
     `trials`.
 
     progress(done, total, what) is called after every kernel call; a callback with a keyword
     parameter ``outcomes`` gets, as well, the trial counts of each outcome so far
     (outcomes[N_OUTCOMES] by outcome code, out of `done`).  thread_count: the threads of the
-    first call (default: the pool's; the answer does not depend on it).
+    first call (default: the pool's); call_seconds: the kernel calls' length aimed at (the
+    answer depends on neither).
     """
     partial = progress is not None and _takes_outcomes(progress)
     jit.compiled(everywhere=False)  # (Monte Carlo always runs compiled kernels)
@@ -69,11 +90,12 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
     simulate = (montecarlo._simulate_walk_chunks if compiled.rules[RU_SIMPLE] == 1
                 else montecarlo._simulate_chunks)
     with jit.compiling(simulate, progress):
-        return _run(compiled, simulate, trials, seed, progress, partial, thread_count)
+        return _run(compiled, simulate, trials, seed, progress, partial, thread_count,
+                    call_seconds)
 
 
 def _run(compiled, simulate, trials: int, seed: int, progress, partial: bool,
-         thread_count: int | None) -> FinalLaw:
+         thread_count: int | None, call_seconds: float) -> FinalLaw:
     """run_monte_carlo's trials by the kernel `simulate`."""
     att, dfn = compiled.attacker, compiled.defender
     bombard_cdf = np.cumsum(compiled.bombardment.pmf)
@@ -92,7 +114,7 @@ def _run(compiled, simulate, trials: int, seed: int, progress, partial: bool,
     retreat = compiled.retreat_tables()
     battle = McBattle(_side_tables(att), _side_tables(dfn), compiled.rules,
                       *_start_law(att.start), *_start_law(dfn.start), bombard_cdf,
-                      retreat if retreat.policy[RT_ACTIVE] == 1 else None, swing_offset,
+                      retreat if _retreat_acts(compiled, retreat) else None, swing_offset,
                       compiled.start_rounds, compiled.retreat_from)
     most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
@@ -107,7 +129,7 @@ def _run(compiled, simulate, trials: int, seed: int, progress, partial: bool,
                         chunk_trials[first:last], battle, McOut(*rows.values()),
                         short=n_chunks == 1)
         seconds = time.perf_counter() - call_started
-        per_call = max(1, min(most, int(CALL_SECONDS * (last - first) / max(seconds, 1e-6))))
+        per_call = max(1, min(most, int(call_seconds * (last - first) / max(seconds, 1e-6))))
         for key, value in rows.items():
             totals[key] += value.sum(axis=0)
         done += int(chunk_trials[first:last].sum())

@@ -38,6 +38,10 @@ class Limits:
     # --retreat-below's per-state win probabilities: state pairs and estimated seconds
     win_value_limit: int = 4_000_000
     max_win_value_seconds: float = 60.0
+    # the optimal retreat's table (the same sweep, within the same limits): the attacker
+    # retreats only where that is worth more than fighting on by more than this (the
+    # objective's units: IPC, or a probability), so that float noise never turns a tie
+    decision_tolerance: float = 1e-9
     # Monte Carlo trials a second on two cores, roughly (benchmarks/bench_engine.py): the land
     # fast path, the general round
     mc_rate_walk: int = 6_000_000
@@ -76,6 +80,8 @@ class Limits:
     merge_share: float = 0.5
     short_seconds: float = 0.02  # solves estimated below this run in the calling thread
     call_seconds: float = 0.25  # kernel calls of about this, so Ctrl-C ends the work soon
+    # --retreat-below's table: work per kernel call (how often it reports its progress)
+    win_value_call_seconds: float = 0.1
     # a process solves in plain Python until its plain-Python solves add up to about this
     # many seconds (python_slowdown: plain Python against compiled kernels): loading the
     # compiled kernels from numba's cache costs about that much once, and each solve is then
@@ -122,6 +128,8 @@ class SolvePlan:
     rounds_bins: int = 1  # ROUNDS_BINS: the law of rounds
     win_values: bool = False  # --retreat-below's table built first
     win_values_seconds: float = 0.0
+    decide: bool = False  # the optimal retreat's table built first (solver.decide)
+    decide_seconds: float = 0.0
     # how it runs
     compiled: bool = True  # compiled kernels (else plain Python)
     threads: int = 1
@@ -138,12 +146,13 @@ class SolvePlan:
 _spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
 
 # the exact solver's entry kernels (module, kernel): a dense table's blocks (any battle, or
-# two single walks only), a compact table, --retreat-below's table, a batch of battles
-# (solve_many)
+# two single walks only), a compact table, --retreat-below's table, the optimal retreat's
+# table, a batch of battles (solve_many)
 SOLVE_BLOCKS = ("battlecalc.kernels.exact.sweep", "_solve_blocks")
 SOLVE_WALK_BLOCKS = ("battlecalc.kernels.exact.sweep", "_solve_walk_blocks")
 SOLVE_COMPACT = ("battlecalc.kernels.exact.sweep", "_solve_compact")
 WIN_VALUES = ("battlecalc.kernels.exact.sweep", "_win_values")
+DECIDE_VALUES = ("battlecalc.kernels.exact.sweep", "_decide_values")  # the optimal retreat's
 SOLVE_BATCH = ("battlecalc.kernels.batch", "_solve_range")
 
 
@@ -177,6 +186,32 @@ def kernels_for(seconds: float, limits: Limits = LIMITS,
     if python < limits.python_budget:
         return False
     return python >= limits.python_budget_cold or all(jit.on_disk(*e) for e in entries)
+
+
+# the Monte Carlo driver's entry kernels: two single walks (land), the general round
+MC_ENTRIES = (("battlecalc.kernels.montecarlo", "_simulate_walk_chunks"),
+              ("battlecalc.kernels.montecarlo", "_simulate_chunks"))
+
+
+def compiles_first(method: str | None = None, limits: Limits = LIMITS) -> bool:
+    """Whether a solve by `method` ("mc", "exact"; None: either) in this process now compiles
+    kernels first: Monte Carlo where an entry of its is neither compiled in the process nor
+    in numba's cache (jit.loaded, jit.on_disk), the exact solver only where its solves run
+    compiled whatever their size (jit.compiled() has run, or the process has spent
+    limits.python_budget_cold in plain Python) and a dense table's entry is so.  (An
+    estimate for a notice: one battle's entry may be warm where another's is not.)"""
+    if jit.plain_kernels():
+        return False
+
+    def cold(entries) -> bool:
+        return any(not jit.loaded(*e) and not jit.on_disk(*e) for e in entries)
+
+    if method in (None, "mc") and cold(MC_ENTRIES):
+        return True
+    compiles_exact = (jit.compiled_everywhere()
+                      or _spent[0] >= limits.python_budget_cold)
+    return (method in (None, "exact") and compiles_exact
+            and cold((SOLVE_BLOCKS, SOLVE_WALK_BLOCKS)))
 
 
 def spend(plan: SolvePlan, seconds: float, limits: Limits = LIMITS) -> None:
@@ -253,15 +288,21 @@ def _refuse(pairs: int, seconds: float, limits: Limits) -> None:
 
 
 def _check_win_values(compiled, seconds: float, limits: Limits) -> None:
-    """--retreat-below's table, refused from its size and estimated work before any of it is
-    built."""
+    """--retreat-below's table (or the optimal retreat's), refused from its size and estimated
+    work before any of it is built."""
     pairs = compiled.attacker.n_states * compiled.defender.n_states
     if pairs > limits.win_value_limit or seconds > limits.max_win_value_seconds:
+        sizes = (f"{pairs:,} state pairs (about {seconds:.2g} s of work; limits "
+                 f"{limits.win_value_limit:,} pairs, {limits.max_win_value_seconds:g} s)")
+        if compiled.objective is not None:
+            raise BattleInputError(
+                f"--retreat optimal weighs retreating against fighting on at every state of "
+                f"the battle, and this battle has {sizes}: too large for the optimal retreat "
+                "(Monte Carlo plays only a policy the exact solver found); use a fixed "
+                "retreat option")
         raise BattleInputError(
             f"--retreat-below needs the exact win probability of every state, and this "
-            f"battle has {pairs:,} state pairs (about {seconds:.2g} s of work; limits "
-            f"{limits.win_value_limit:,} pairs, {limits.max_win_value_seconds:g} s); use "
-            "another retreat option")
+            f"battle has {sizes}; use another retreat option")
 
 
 def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution: bool = False,
@@ -285,8 +326,9 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
         raw = cost.solve_seconds(compiled)
         seconds = exact_seconds(compiled, limits, merge_blocks, raw)
     below = compiled.retreat_below is not None
-    table_seconds = cost.win_values_seconds(compiled) if below else 0.0
-    if below:
+    optimal = compiled.objective is not None  # the optimal retreat's table, first
+    table_seconds = cost.win_values_seconds(compiled) if below or optimal else 0.0
+    if below or optimal:
         _check_win_values(compiled, table_seconds, limits)
     if rounds_distribution and compiled.has_partial_retreat:
         raise BattleInputError(
@@ -298,7 +340,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
         method = "auto"
     variant = dict(row_sweep=row_sweep, two_phase=two_phase, sea_walk=sea_walk,
                    rounds_bins=ROUNDS_BINS if rounds_distribution else 1)
-    table = (0, 0) if below else compact_table(compiled, limits)
+    table = (0, 0) if below or optimal else compact_table(compiled, limits)
     if table[0] and method != "mc":
         # a compact table: solved within a work limit; auto takes Monte Carlo past it
         limit = limits.max_exact_seconds
@@ -327,6 +369,8 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
                          threads=threads.thread_count(), **variant)
     if below:
         plan = dataclasses.replace(plan, win_values=True, win_values_seconds=table_seconds)
+    if optimal:
+        plan = dataclasses.replace(plan, decide=True, decide_seconds=table_seconds)
     return plan
 
 
@@ -341,9 +385,12 @@ def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, 
                         budget=limits.prune_budget)
     merge = merges_blocks(compiled, raw, limits, merge_blocks)
     below = compiled.retreat_below is not None
-    entries = (exact_entry(compiled, table),)
-    kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if below else 0.0),
-                          limits, entries + ((WIN_VALUES,) if below else ()))
+    decide = compiled.objective is not None
+    entries = ((exact_entry(compiled, table),) + ((WIN_VALUES,) if below else ())
+               + ((DECIDE_VALUES,) if decide else ()))
+    kernels = kernels_for(
+        seconds + (cost.win_values_seconds(compiled) if below or decide else 0.0), limits,
+        entries)
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
         eps=limits.transition_eps, state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,

@@ -51,7 +51,8 @@ NOT_GAME_OPTIONS = frozenset({"rules", "attacker", "defender", "sea", "landing",
                               "waves", "counterattack", "progress", "rounds_distribution",
                               "start_round", "start_step", "hits_on_attacker",
                               "hits_on_defender", "bombard_hits", "attacker_waiting",
-                              "defender_waiting"})
+                              "defender_waiting", "scramble_from", "scramble", "kamikaze",
+                              "kamikaze_targets"})  # (the reactions: one sea battle's own)
 MIXED_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
               "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
 

@@ -18,7 +18,6 @@ import errno
 import json
 import os
 import sys
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ MAX_SAVE_UPLOAD = 4 * 1024 * 1024  # a TripleA save is a few hundred kB
 MAX_SAVE_INFLATED = 64 * 1024 * 1024  # decompressed, checked before the reader sees it
 MAX_ANSWER_BYTES = 8 * 1024 * 1024  # the JSON of a save's battles (a real save's: a few kB)
 MAX_TRACEBACK_BYTES = 16 * 1024  # of a failed reader's stderr, shown on the server's
-PAGE_KINDS = ("land", "sea", "amphibious")  # a save's battles the form can load
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds battlecalc/
 
 
@@ -41,39 +39,24 @@ class ChildGone(Exception):
 
 
 def game_battles(raw: bytes) -> dict[str, Any]:
-    """The battles of an uploaded TripleA save (bytes, never a server path): the game and,
-    per battle, its armies in the edition's notation and ``query``, the page's URL query that
-    loads it into the form (null for a kind the form has not: raids, air battles).
-    BattleInputError for anything that is not a save battlecalc reads."""
+    """The board of an uploaded TripleA save (bytes, never a server path), unsolved
+    (battlecalc.triplea.board.read_board): the game and, per battle, its armies in the
+    edition's notation, its start state and ``query``, the page's URL query that loads it into
+    the form as it stands (null for a kind the form has not: raids, air battles); every
+    territory with the query that loads its units as the defender; the history's dice and
+    fought battles.  BattleInputError for anything that is not a save battlecalc reads."""
     import tempfile
 
-    from ..army import format_army
-    from ..triplea.game import read_game
+    from ..triplea.board import read_board
 
     with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
         path = Path(folder) / "save.tsvg"
         path.write_bytes(raw)
         try:
             # the reader's own inflating stops a gzip bomb, at the server's lower cap
-            game = read_game(path, solve=False, max_inflated=MAX_SAVE_INFLATED)
+            return read_board(path, max_inflated=MAX_SAVE_INFLATED)
         except BattleInputError as exc:  # the message names the upload, not the server's path
             raise BattleInputError(str(exc).replace(str(path), "the save")) from None
-    battles = []
-    for b in game.battles:
-        armies = {role: format_army(getattr(b, role)) if getattr(b, role) else ""
-                  for role in ("attacker", "defender", "landing", "bombard")}
-        query = None
-        if b.kind in PAGE_KINDS:
-            params = {"rules": game.edition, **({"kind": b.kind} if b.kind != "land" else {}),
-                      **{role: text for role, text in armies.items() if text}}
-            query = urllib.parse.urlencode(params)
-        battles.append({"territory": b.territory, "kind": b.kind,
-                        "attacker_nations": b.attacker_nations,
-                        "defender_nations": b.defender_nations, **armies,
-                        "in_progress": b.in_progress is not None, "query": query})
-    return {"game": game.game, "edition": game.edition, "round": game.round,
-            "step": game.step, "player": game.player, "low_luck": game.low_luck,
-            "battles": battles}
 
 
 async def read_in_child(raw: bytes, time_limit: float, memory: int,

@@ -11,13 +11,20 @@ Routes (nothing else is served, and no path ever reaches the file system):
                              under "distributions")
     GET|POST /api/raid       a bombing raid: the arguments of battlecalc.raid; `raid`'s JSON
     GET|POST /api/plan       the planner: the arguments of battlecalc.plan; `plan`'s JSON
-    POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its battles,
-                             each with the page query that loads it (game_battles)
+    POST /api/game           a TripleA save as the body (at most MAX_SAVE_UPLOAD): its board
+                             (game_battles, solved by live.solve_board): each battle with the
+                             page query that loads it as it stands, and its odds; territories,
+                             the luck so far, the turn's summary
+    GET  /api/board          serve --watch DIR: the live board's state (battlecalc.web.live)
+    GET  /api/watch          the same, as server-sent events at each change (404 without
+                             --watch)
 
 Every path under /api/ but /api/spec answers only requests with the header
 ``X-Battlecalc-Client`` (any value; ``X-Battlecalc-Page`` counts too), which the page sends and
 a page of another origin cannot (PageOnly): 403 otherwise, before any body is read.
-Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line.
+Bad input answers 400 with ``{"error": message}``, the message of the CLI's ``Error:`` line;
+what the CLI would warn of (an input accepted but ignored, a raid's note, trials and seed with
+method exact, no edition named) comes with the answer as ``"warnings": [line, ...]``.
 Work per request is bounded: Monte Carlo trials are capped and stopped at a time limit,
 ``method=exact`` is solved only where ``auto`` would solve exactly, and battles run on a
 small thread pool (pending requests beyond a bound get 503).  Work follows the user: a
@@ -26,7 +33,9 @@ page replaces (headers ``X-Battlecalc-Page: <id>`` and ``X-Battlecalc-Request: <
 stopped at its next progress report (a Monte Carlo chunk, a planner candidate).  An uploaded
 save is read by a child process beside the pool, under a time and memory limit, killed when
 its client goes (battlecalc.web.saves); a few at once, more wait, beyond a bound 503.  With
-``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream).
+``Accept: application/x-ndjson`` an answer streams its progress, then the answer (_stream);
+a battle's first line says what will run (``"method"``) and whether kernels compile first
+(``"compiling"``), and the time limit counts from the first work done where they compile.
 ``serve --workers N`` runs N processes on the one socket; each keeps a cache of exact answers.
 """
 
@@ -59,11 +68,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import api, solver
-from ..errors import BattleInputError, quoted
+from ..errors import BattleInputError, collected_warnings, quoted
+from ..options import NO_EDITION_WARNING, ignored_options
 from ..plot import distributions
 from ..results import OUTCOME_KEYS, proportion_statistics
 from ..rules import list_editions, load_rules
 from ..waves import simulate_with  # (and the sequences solver api.simulate uses)
+from .live import solve_board
 from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server's, as before)
     MAX_SAVE_INFLATED,
     MAX_SAVE_UPLOAD,
@@ -73,6 +84,8 @@ from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server
 )
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 from .warm import WARM_UP  # (the warm-up battles: the server's, as before)
+from .work import Busy as _Busy
+from .work import Cancelled
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_TRIALS = 10_000_000
@@ -97,6 +110,8 @@ NOT_FROM_THE_PAGE = (
     "this API answers battlecalc's page and clients that send the header X-Battlecalc-Client "
     "(any value, e.g. curl -H 'X-Battlecalc-Client: 1'); a page of another site cannot send it")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+NOT_WATCHING = "this server watches no folder: start it with battlecalc serve --watch DIR"
+GRACEFUL_S = 3.0  # at Ctrl-C, requests and open board streams get this long to end
 ASSETS = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
@@ -112,16 +127,15 @@ SECURITY_HEADERS = {
     ),
 }
 
+COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.COMPILING
+
+
 class TooMuchWork(BattleInputError):
     """A request over the server's limits (HTTP 400, with a hint)."""
 
 
 class _Stop(Exception):
     """Raised from a progress callback to stop a run."""
-
-
-class Cancelled(Exception):
-    """The request's client has gone, or a newer request of its page replaced it."""
 
 
 class Latest:
@@ -179,6 +193,7 @@ class Engine:
                  game_workers: int = GAME_WORKERS, max_game_pending: int = MAX_GAME_PENDING,
                  game_memory: int = GAME_MEMORY):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
+        self.workers = workers
         # method=exact: each battle's plan refuses where auto would take Monte Carlo
         self.exact_solve = functools.partial(
             api.solve, limits=dataclasses.replace(solver.LIMITS, exact_only_where_auto=True))
@@ -251,12 +266,21 @@ class Engine:
         try:
             if cancel.is_set():
                 raise Cancelled()
-            result = self._simulate(kwargs, what, cancel, report)
+            with collected_warnings() as said:  # this thread's BattleInputWarnings
+                result = self._simulate(kwargs, what, cancel, report)
         finally:
             with self._requests_done:
                 self._requests -= 1
                 self._requests_done.notify_all()
         data = result.to_dict()
+        # what the command line warns about, as it words it (its flags as the parameters)
+        if "rules" not in kwargs and what in ("run", "raid"):  # the library's default
+            said.insert(0, NO_EDITION_WARNING)
+        said += [note for note in getattr(result, "notes", ()) if note not in said]
+        if what == "run":
+            said += ignored_options(set(kwargs), kwargs.get("method", "auto"), result)
+        if said:
+            data["warnings"] = said
         if with_laws:
             data["distributions"] = distributions(result)
         text = json.dumps(data) if data.get("method") == "exact" and not data.get("seed") \
@@ -278,7 +302,10 @@ class Engine:
                 raise Cancelled()
 
         solve = {"run": api.simulate, "raid": _raid, "plan": _plan}[kind]
-        deadline = time.monotonic() + self.time_limit
+        # the time limit counts the work, not the compiling of the kernels (a minute or two
+        # on a first run): where they are not compiled yet, it starts with the first report
+        # of work done
+        deadline = [None if api.kernels_cold() else time.monotonic() + self.time_limit]
 
         # a running estimate only of one battle (a wave's or a raid's air battle's counts are
         # not the answer's)
@@ -286,15 +313,21 @@ class Engine:
 
         def watch(done: int, total: int, what: str = "trials", *_, outcomes=None) -> None:
             stop_if_cancelled()
-            if report is not None and total:
-                if outcomes is not None and one_battle and done:
+            if report is not None:
+                if not total:  # a notice: "compiling kernels (first run only)[: kernel]"
+                    report(done, total, what, {"compiling": what.startswith(COMPILING)})
+                elif outcomes is not None and one_battle and done:
                     report(done, total, what, running_estimate(outcomes, done))
                 else:
                     report(done, total, what)
-            if time.monotonic() > deadline and done < total:
+            if deadline[0] is None and done:
+                deadline[0] = time.monotonic() + self.time_limit
+            if deadline[0] is not None and time.monotonic() > deadline[0] and done < total:
                 raise _Stop(f"{done:,} of {total:,} {what}")
 
         ruleset = load_rules(kwargs.get("rules", "revised"))
+        if report is not None and one_battle and ruleset.model == "dice":
+            self._tell_plan(kwargs, report)
         try:
             if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
                 # exact only where `auto` would solve exactly: the choice of each battle's
@@ -313,6 +346,21 @@ class Engine:
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
                 "ask for fewer trials"
             ) from None
+
+    @staticmethod
+    def _tell_plan(kwargs: dict[str, Any], report: Callable[..., None]) -> None:
+        """Tell a streaming client what will run before it runs: a progress line of no work
+        with the method the solver chooses (battlecalc.api.choose) and whether its kernels
+        compile first.  Nothing where the battle does not check (the run says why)."""
+        try:
+            battle, run, compiled = api.prepare(**kwargs)
+            method = api.choose(battle, run, compiled).method
+        except (BattleInputError, ValueError, RecursionError):
+            return
+        compiling = api.kernels_cold(method)
+        what = COMPILING if compiling else "exact solve" if method == "exact" else "trials"
+        report(0, 0, what, {"method": method, "compiling": compiling,
+                            "trials": None if method == "exact" else run.trials})
 
     async def run(self, kwargs: dict[str, Any], with_laws: bool, what: str = "run",
                   cancel: threading.Event | None = None,
@@ -399,10 +447,6 @@ class Engine:
             builder.wait()
 
 
-class _Busy(Exception):
-    pass
-
-
 def _raid(**kwargs):
     from ..raids import raid
 
@@ -468,8 +512,9 @@ def _stream(answer, request: Request, params: dict[str, Any],
     def report(done: int, total: int, what: str,
                estimate: dict[str, Any] | None = None) -> None:  # in the worker thread
         now = time.monotonic()
-        if now - last[0] >= PROGRESS_EVERY_S:
-            last[0] = now
+        if not total or now - last[0] >= PROGRESS_EVERY_S:  # a notice (total 0): always
+            if total:
+                last[0] = now
             line = {"progress": done, "total": total, "what": what, **(estimate or {})}
             loop.call_soon_threadsafe(updates.put_nowait, line)
 
@@ -648,15 +693,25 @@ class PageOnly:
 
 
 def create_app(engine: Engine | None = None, warm: bool = True,
-               host: str = "127.0.0.1") -> Starlette:
+               host: str = "127.0.0.1", watch=None,
+               watch_interval: float | None = None) -> Starlette:
     """The ASGI app.  warm: run the warm-up battles from start-up, in the background (the
     page and /api/spec answer at once; a battle asked for meanwhile compiles what it needs);
-    host: the address it is bound to (sets the Host header names it answers)."""
+    host: the address it is bound to (sets the Host header names it answers); watch: a folder
+    of TripleA saves (a path, or a battlecalc.triplea.watch.SaveFolder) whose newest save is
+    the live board (battlecalc.web.live), looked at every `watch_interval` seconds."""
+    from .live import INTERVAL_S, MAX_SUBSCRIBERS, LiveBoard
+
     engine = engine or Engine()
     static = resources.files("battlecalc.web") / "static"
     assets = {path: (static.joinpath(name).read_bytes(), media)
               for path, (name, media) in ASSETS.items()}
-    spec_body = json.dumps(page_spec(engine.limits()))
+    if watch is not None and not hasattr(watch, "poll"):
+        from ..triplea.watch import SaveFolder
+
+        watch = SaveFolder(watch)
+    spec_body = json.dumps(page_spec({**engine.limits(), "watching": None if watch is None
+                                      else watch.shown}))
 
     async def asset(request: Request) -> Response:
         body, media = assets[request.url.path]
@@ -726,6 +781,8 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         return _json(data, status)
 
     game_slots = asyncio.Semaphore(engine.game_workers)
+    live = None if watch is None else LiveBoard(
+        watch, engine, game_slots, INTERVAL_S if watch_interval is None else watch_interval)
 
     async def game(request: Request) -> Response:
         """POST /api/game: the body is a TripleA save; answers its battles (game_battles), read
@@ -757,7 +814,10 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                                            gone)
             finally:
                 game_slots.release()
-        except (ClientDisconnect, ChildGone):  # nobody reads the answer
+            stop = threading.Event()  # the client gone: the battles stop at their next report
+            gone.add_done_callback(lambda _: stop.set())
+            data = await solve_board(engine, data, stop)
+        except (ClientDisconnect, ChildGone, Cancelled):  # nobody reads the answer
             return _error("cancelled: the client has gone", 409)
         except BattleInputError as exc:
             return _error(_one_line(exc))
@@ -770,6 +830,36 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                 gone.cancel()
         return _json(data)
 
+    async def board(request: Request) -> Response:
+        """GET /api/board: the live board's state (live.LiveBoard.state)."""
+        if live is None:
+            return _error(NOT_WATCHING, 404)
+        return _json(live.state())
+
+    class WatchStream:
+        """GET /api/watch: the live board's states as server-sent events, the current one
+        first (live.LiveBoard.events); at most MAX_SUBSCRIBERS pages at once.  An ASGI app:
+        a stream still open when the server stops ends with it (uvicorn cancels it after
+        GRACEFUL_S), quietly."""
+
+        async def __call__(self, scope, receive, send):
+            from starlette.responses import StreamingResponse
+
+            if live is None:
+                response = _error(NOT_WATCHING, 404)
+            elif len(live.subscribers) >= MAX_SUBSCRIBERS:
+                response = _error("too many pages follow the board; close one and reload", 503)
+            else:
+                response = StreamingResponse(
+                    live.events(), media_type="text/event-stream",
+                    headers={**SECURITY_HEADERS, "Cache-Control": "no-store",
+                             "X-Accel-Buffering": "no"})
+            try:
+                await response(scope, receive, send)
+            except asyncio.CancelledError:  # the server stopping with the page still open
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
 
@@ -780,18 +870,25 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     async def lifespan(app):
         if warm:
             engine.start_warm_up()
+        if live is not None:
+            live.start()
         yield
+        if live is not None:
+            await live.stop()
         engine.close()
 
     routes = [Route(path, asset, methods=["GET", "HEAD"]) for path in ASSETS]
     routes += [Route("/api/spec", spec, methods=["GET", "HEAD"]),
                *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS),
-               Route("/api/game", game, methods=["POST"])]
+               Route("/api/game", game, methods=["POST"]),
+               Route("/api/board", board, methods=["GET", "HEAD"]),
+               Route("/api/watch", WatchStream(), methods=["GET"])]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(HostCheck, hosts=allowed_hosts(host)),
                                 Middleware(PageOnly, engine=engine)],
                     exception_handlers={404: not_found, 405: not_allowed})
     app.state.engine = engine
+    app.state.live = live
     return app
 
 
@@ -831,14 +928,23 @@ def worker_app() -> Starlette:
     return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"))
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
+def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
+          watch: str | None = None) -> None:
     """Run the server until Ctrl-C (the `battlecalc serve` command).  BattleInputError, before
     any work, when it cannot listen there.  workers > 1: that many processes share the one
-    socket (uvicorn's supervisor), each with its own engine, limits and cache."""
+    socket (uvicorn's supervisor), each with its own engine, limits and cache.  watch: a
+    folder of TripleA saves whose newest save is the page's live board (one process only)."""
     import uvicorn
 
     if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 64:
         raise BattleInputError(f"workers must be a whole number from 1 to 64, got {workers!r}")
+    folder = None
+    if watch is not None:
+        if workers > 1:
+            raise BattleInputError("--watch runs in one server process: leave out --workers")
+        from ..triplea.watch import SaveFolder
+
+        folder = SaveFolder(watch)  # a folder that is not one: refused before listening
     sock = listening_socket(host, port)
     if host not in LOOPBACK:
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
@@ -859,9 +965,20 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
                                     server_header=False)
             Multiprocess(config, sockets=[sock]).run()
             return
-        app = create_app(host=host)
+        if folder is not None:
+            print(f"battlecalc: watching {folder.shown} for TripleA saves (the newest complete "
+                  "one is the page's live board)", file=sys.stderr, flush=True)
+        app = create_app(host=host, watch=folder)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                access_log=False, lifespan="on", server_header=False)
-        uvicorn.Server(config).run(sockets=[sock])  # the socket checked above, no second bind
+                                access_log=False, lifespan="on", server_header=False,
+                                timeout_graceful_shutdown=GRACEFUL_S)
+
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig, frame):  # Ctrl-C: the pages' board streams end first
+                if app.state.live is not None:
+                    app.state.live.close_streams_threadsafe()
+                super().handle_exit(sig, frame)
+
+        Server(config).run(sockets=[sock])  # the socket checked above, no second bind
     finally:
         sock.close()

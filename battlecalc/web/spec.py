@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import BattleInputError, quoted
-from ..options import BY_NAME, DICE_KINDS, Option, read
+from ..options import BY_NAME, DICE_KINDS, LAND_STEPS, SEA_STEPS, Option, read
 from ..options import OPTIONS as TABLE
 from ..orders import PRESETS
 from ..raids import RAID_STEPS, raid_units
@@ -158,7 +158,13 @@ KINDS: list[dict[str, Any]] = [
      "command": "raid"},
     {"id": "plan", "label": "Plan an attack", "models": ["dice"],
      "armies": ["pool", "attacker", "defender"], "params": {}, "endpoint": "/api/plan",
-     "command": "plan"},
+     "command": "plan", "battle": "land"},
+    {"id": "plan_sea", "label": "Plan a sea attack", "models": ["dice"],
+     "armies": ["pool", "attacker", "defender"], "params": {"sea": True},
+     "endpoint": "/api/plan", "command": "plan", "battle": "sea"},
+    {"id": "plan_amphibious", "label": "Plan an amphibious assault", "models": ["dice"],
+     "armies": ["pool", "attacker", "landing", "bombard", "defender"], "params": {},
+     "endpoint": "/api/plan", "command": "plan", "battle": "amphibious"},
     {"id": "formula", "label": "Formula battle", "models": ["formula"],
      "armies": ["attacker", "defender"], "params": {}, "endpoint": "/api/run",
      "command": "run"},
@@ -172,7 +178,19 @@ ARMY_LABELS = {
 KIND_ARMY_LABELS = {
     "raid": {"attacker": "Raiders (bombers, escorts)", "defender": "Interceptors"},
     "plan": {"attacker": "Sent in any case (optional)", "defender": "Defender"},
+    "plan_sea": {"attacker": "Sent in any case (optional)", "defender": "Defender"},
+    "plan_amphibious": {"pool": "Units available to attack overland or from the air (the "
+                                "planner picks from these)",
+                        "attacker": "Sent in any case (optional)", "defender": "Defender"},
 }
+# the planner's armies when it plans a defence (the `defend` option): the pool defends
+DEFEND_ARMY_LABELS = {"pool": "Units available to add to the defence (the planner picks from "
+                              "these)",
+                      "attacker": "Attacker (the threat)",
+                      "defender": "Defending already (optional)"}
+PLAN_KINDS = ("plan", "plan_sea", "plan_amphibious")
+# the battle each planner kind plans (the kinds of the table of options)
+PLAN_BATTLES = {"plan": "land", "plan_sea": "sea", "plan_amphibious": "amphibious"}
 BATTLE_KINDS = ("land", "sea", "amphibious", "formula")
 
 # Every form field but the armies, from the table of options (battlecalc.options): its label,
@@ -192,15 +210,16 @@ def _kinds_of(option: Option) -> list[str]:
     """The page's kinds where a keyword of simulate, raid or plan applies (the planner's
     page is a land battle's: no submerge policies there)."""
     if option.name not in BY_NAME:  # raid's and plan's own
-        return [k for k, names in (("raid", RAID_PARAMETERS), ("plan", PLAN_PARAMETERS))
+        return [k for k, names in (("raid", RAID_PARAMETERS), *((p, PLAN_PARAMETERS)
+                                                                for p in PLAN_KINDS))
                 if option.name in names]
     applies = option.applies | (DICE_KINDS - {"sea"} if option.name == "counterattack" else
                                 DICE_KINDS if option.name == "waves" else set())
     kinds = [k for k in BATTLE_KINDS if k in applies]
     if option.name in RAID_PARAMETERS:
         kinds.append("raid")
-    if option.name in PLAN_PARAMETERS and not option.applies <= {"sea"}:
-        kinds.append("plan")
+    if option.name in PLAN_PARAMETERS and option.name not in ("landing", "bombard", "sea"):
+        kinds += [p for p in PLAN_KINDS if PLAN_BATTLES[p] in option.applies]
     return kinds
 
 
@@ -233,9 +252,9 @@ OPTIONS: list[dict[str, Any]] = [
     _field("rounds_distribution", "Method", kinds=["land", "sea", "amphibious"],
            when={"methods": ["auto", "exact"], "waves": False},
            help="the exact solver also computes how many rounds the battle lasts"),
-    _field("goal", "Planner", default="takes_territory>=0.9", flag="--goal",
-           help="KEY>=VALUE or KEY<=VALUE on an outcome (takes_territory, attacker_win, "
-           "tuv_swing, ...); several separated by commas"),
+    _field("goal", "Planner", default="takes_territory>=0.9", flag="--goal", kind="goal",
+           label="goal", defaults_by_kind={"plan_sea": "attacker_win>=0.9"},
+           help="choose the figure, the comparison and the value; every goal must hold"),
     _field("objective", "Planner", default="cost", label="best plan: least",
            values_flags={"cost": "--minimize cost", "loss": "--minimize loss",
                          "swing": "--maximize swing"},
@@ -263,13 +282,48 @@ OPTIONS: list[dict[str, Any]] = [
     _field("retreat_when_only_air", "Retreat"),
     _field("retreat_below", "Retreat", min=0, max=1, step=0.05),
     _field("strafe", "Retreat", min=0),
+    _field("retreat_policy", "Retreat", choices=["", "optimal"],
+           help="optimal: the attacker retreats wherever that is worth more than fighting on "
+           "(the fields above stay empty); the policy is shown with the odds"),
+    _field("optimize", "Retreat", choices=["", *BY_NAME["optimize"].choices],
+           help="what the decisions are taken for: TUV swing (the default), the chance of "
+           "winning, of taking the territory, or the TUV swing plus the territory's value"),
+    _field("territory_value", "Retreat", min=0, kinds=["land", "amphibious"],
+           help="with optimize value: the territory's IPC, counted when it is taken"),
     _field("attacker_submerge", "Submarines"),
     _field("defender_submerge", "Submarines"),
+    _field("scramble_from", "Scramble and kamikaze",
+           help="fighters and tactical bombers on an air base next to the sea zone; every "
+           "number it may scramble (up to 3) is solved"),
+    _field("scramble", "Scramble and kamikaze", suggestions=["best", "none"],
+           help="best (empty): the choice worst for the attacker; none; or the aircraft"),
+    _field("kamikaze", "Scramble and kamikaze", min=0,
+           help="kamikaze tokens spent here: each strikes a surface warship before the battle"),
+    _field("kamikaze_targets", "Scramble and kamikaze",
+           help="e.g. battleship:2, cruiser:1 (empty: the placing worst for the attacker)"),
     _field("waves", "Waves and counter-attack",
            help="each wave attacks the defender's survivors while the territory is not taken"),
     _field("counterattack", "Waves and counter-attack",
            help="the defender side's army that strikes back at the units that took the "
            "territory"),
+    _field("start_round", "Where the battle starts (a save in progress)", min=1,
+           help="the round it is in: from round 2 on, nothing that fires in round 1 only "
+           "fires"),
+    _field("start_step", "Where the battle starts (a save in progress)",
+           choices_by_kind={"land": list(LAND_STEPS), "amphibious": list(LAND_STEPS),
+                            "sea": list(SEA_STEPS), "raid": list(RAID_STEPS)},
+           help="the step to come in that round"),
+    _field("hits_on_attacker", "Where the battle starts (a save in progress)", min=0,
+           help="hits rolled at the attacker, its casualties not chosen yet"),
+    _field("hits_on_defender", "Where the battle starts (a save in progress)", min=0,
+           help="hits rolled at the defender, its casualties not chosen yet"),
+    _field("bombard_hits", "Where the battle starts (a save in progress)", min=0,
+           kinds=["amphibious"]),
+    _field("attacker_waiting", "Where the battle starts (a save in progress)",
+           help="units chosen as casualties, not yet removed (2 inf)"),
+    _field("defender_waiting", "Where the battle starts (a save in progress)",
+           help="units chosen as casualties, not yet removed; they fire back where the rules "
+           "let them"),
     _field("attacker_level", "Formula", default="1", min=1, max=10),
     _field("defender_level", "Formula", default="1", min=1, max=10),
     _field("counter", "Formula", default="0", min=0),
@@ -298,6 +352,17 @@ NUMBERS = [
     ["attacker_loss_points", "loss points, attacker"],
     ["defender_loss_points", "loss points, defender"],
     ["mean_exchanges", "exchanges (mean)"], ["undecided", "undecided"], ["capped", "capped"],
+]
+
+
+# the planner's goal builder: each figure a goal may bound (planner.GOAL_KEYS), its label and
+# whether it is a probability (shown and typed in percent, sent as a fraction)
+GOAL_FIGURES = [
+    ["takes_territory", "takes the territory", True], ["attacker_win", "attacker wins", True],
+    ["defender_win", "defender wins", True], ["draw", "draw", True],
+    ["stalemate", "stalemate", True], ["retreat", "retreat", True],
+    ["tuv_swing", "TUV swing", False], ["attacker_ipc_loss", "IPC lost, attacker", False],
+    ["defender_ipc_loss", "IPC lost, defender", False], ["mean_rounds", "rounds (mean)", False],
 ]
 
 
@@ -330,8 +395,11 @@ def _roles(ruleset) -> dict[str, dict[str, list[str]]]:
         roles["raid"] = {"attacker": [*bombers, *escorts]}
         if interceptors:
             roles["raid"]["defender"] = interceptors
-    roles["plan"] = {"pool": roles["land"]["attacker"], "attacker": roles["land"]["attacker"],
-                     "defender": roles["land"]["defender"]}
+    # the planner's kinds: the pool attacks (or, planning a defence, defends: defend_pool)
+    for plan, battle in PLAN_BATTLES.items():
+        if battle in roles:
+            roles[plan] = {**roles[battle], "pool": roles[battle]["attacker"],
+                           "defend_pool": roles[battle]["defender"]}
     return roles
 
 
@@ -355,6 +423,10 @@ def _options_of(ruleset) -> list[str]:
         leave_out.add("facility")
     if ruleset.flags["raid_aa"] != "territory_gun":
         leave_out.add("aa")
+    if not ruleset.flags["scramble"]:
+        leave_out |= {"scramble_from", "scramble"}
+    if not ruleset.flags["kamikaze"]:
+        leave_out |= {"kamikaze", "kamikaze_targets"}
     return [f["name"] for f in OPTIONS if f["name"] not in leave_out
             and set(f["when"]["kinds"]) - {"formula"}]
 
@@ -391,6 +463,8 @@ def page_spec(limits: Mapping[str, Any] | None = None) -> dict[str, Any]:
         "army_labels": ARMY_LABELS,
         "kind_army_labels": KIND_ARMY_LABELS,
         "options": OPTIONS,
+        "defend_army_labels": DEFEND_ARMY_LABELS,
+        "goal_figures": GOAL_FIGURES,
         "flags": FLAGS,
         "outcomes": OUTCOMES,
         "numbers": NUMBERS,

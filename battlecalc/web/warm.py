@@ -49,13 +49,14 @@ WARM_UP = [
 ]
 
 
+COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.COMPILING
 SAY_SECONDS = 0.5  # a warm-up battle that took longer compiled kernels: its line is printed
 EVERY_SECONDS = 5.0  # the kernel being compiled, said at most this often
 
 
 @contextlib.contextmanager
 def _one_build_at_a_time():
-    """Hold a lock file for these kernel sources and this cache (numba's cache folder as the
+    """Hold a lock file for this install and this cache (numba's cache folder as the
     environment names it) while the block runs: a second build waits, then finds the kernels on
     disk.  (No lock where the platform has no fcntl.)"""
     try:
@@ -63,10 +64,9 @@ def _one_build_at_a_time():
     except ImportError:  # not POSIX
         yield
         return
-    from ..kernels import jit
-
-    key = hashlib.sha256((jit.kernel_sources_digest() + "\0"
-                          + os.environ.get("NUMBA_CACHE_DIR", "")).encode()).hexdigest()[:16]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # (this install)
+    key = hashlib.sha256((package + "\0" + os.environ.get("NUMBA_CACHE_DIR", "")).encode()
+                         ).hexdigest()[:16]
     path = os.path.join(tempfile.gettempdir(), f"battlecalc-build-{os.getuid()}-{key}.lock")
     with open(path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -81,7 +81,6 @@ def build(battles: list[dict], out=sys.stderr) -> None:
     cache), saying how far it is on `out`.  A battle the library refuses is said, not fatal."""
     from .. import api
     from ..errors import BattleInputError
-    from ..kernels.jit import COMPILING
 
     said = [0.0]
 

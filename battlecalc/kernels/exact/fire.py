@@ -18,6 +18,7 @@ from ..layout import (
     RU_SIMPLE,
     S_AIR,
     S_INFO,
+    S_IPC,
     S_OTHER,
     S_ROW_A,
     S_ROW_N,
@@ -287,7 +288,7 @@ def _low_luck_chance(strength, die, extra):
 
 @kernel(refs=False)
 def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, closed, value,
-                scratch, eps, out, rounds):
+                scratch, eps, out, rounds, coef):
     """One round from the pair (a, d) in the general round model; returns (result, stay, w).
 
     stay: the probability that the round changes nothing.  mode SPREAD: add w * P(next pair)
@@ -295,7 +296,10 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
     is left out and w = m / (1 - stay) (the closed-form sweep), else w = m and everything moves
     (a round played on its own); a lone-transport retreat is recorded as an outcome; result:
     the mass moved.  GATHER: result = the sum over the next pairs but (a, d) itself of
-    P(pair) * value[pair] (0 for a lone-transport retreat).  bombard_pmf: hits joining the
+    P(pair) * value[pair], a lone-transport retreat counted as coef[0] x the TUV swing it ends
+    with (the optimal retreat's objective, kernels/exact/sweep._end_value; coef of another
+    length than 3: 0, as --retreat-below's chance of winning counts it).  bombard_pmf: hits
+    joining the
     attacker's fire at non-air units (`one` = [1.0] when none).  scratch: sparse lists, two
     levels per side; out: the outputs of `_finish`, rounds: the round being played.  A, D:
     each side's layout.ExactSide.  (The kernels called for each state pair take the arrays
@@ -376,6 +380,11 @@ def _transition(A, D, rules, a, d, bombard_pmf, one, mode, m, mass, a_base, clos
                         d2 = wd[3, n]
                         if d2 != skip:
                             result += pk * pd[1, n] * value[a2, d2]
+                elif coef.shape[0] == 3 and coef[0] != 0.0:
+                    # the transports withdraw after their volley: the battle ends there
+                    pk = p1 * pa[1, k] * coef[0]
+                    for n in range(n_d2):
+                        result += pk * pd[1, n] * (dst[wd[3, n], S_IPC] - ast[a2, S_IPC])
                 continue
             wk = w * p1 * pa[1, k]
             if retreats:
@@ -607,19 +616,22 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scrat
     if general_round is None:
         return 0.0, 0.0  # (never: such a battle's rounds are walks, spread above)
     moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
-                              closed, _grid(mass), scratch, eps, out, rounds)
+                              closed, _grid(mass), scratch, eps, out, rounds, one)
     return moved, w
 
 
 @kernel(refs=False)
-def _fight_on(A, D, rules, a, d, one, value, scratch, out):
-    """The attacker's chance to win if a round is fought from (a, d): the value of every pair
-    it may lead to, (a, d) itself summed in closed form."""
+def _fight_on(A, D, rules, a, d, one, value, scratch, out, coef):
+    """The value of fighting a round from (a, d): the value of every pair it may lead to,
+    (a, d) itself summed in closed form (value: the attacker's chance to win from each pair,
+    or the optimal retreat's objective; coef: how a lone-transport retreat counts, see
+    _transition)."""
     ast, ar, apmf = A.states, A.rows, A.pmf
     dst, dr, dpmf = D.states, D.rows, D.pmf
     if rules[RU_SIMPLE] == 0:
         total, stay, _ = _transition(A, D, rules, a, d, one, one, VALUES[GATHER], 0.0, value,
-                                     VALUES[0], FLAGS[1], value, scratch, 0.0, out, VALUES[0])
+                                     VALUES[0], FLAGS[1], value, scratch, 0.0, out, VALUES[0],
+                                     coef)
         return total / (1.0 - stay)
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]

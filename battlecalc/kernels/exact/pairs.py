@@ -16,9 +16,12 @@ from ..layout import (
     CONTINUE,
     FULL_RETREAT,
     NO_STATE,
+    POLICY_TABLE,
     RETREAT,
     RT_ACTIVE,
+    RU_A_POLICY,
     RU_AIR_ALWAYS,
+    RU_D_POLICY,
     S_BLOCK,
     S_HAS_LAND,
     TOTAL_TAKES,
@@ -31,7 +34,9 @@ from ..round_model import (
     submerges_before_fire,
 )
 
-MOVE, END, PLAY = 0, 1, 2  # what _enter decides
+# what _enter decides; PLAY_FROM: a round from the pair it returns, with no decision there (a
+# side submerged as its table says: the round this boundary plays, not the pair's own)
+MOVE, END, PLAY, PLAY_FROM = 0, 1, 2, 3
 SPREAD, GATHER = 0, 1  # what _transition does
 
 
@@ -46,19 +51,27 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
 
     Returns (MOVE, a2, d2, _): the mass moves on to a later pair (units lost without dice,
     subs submerged); (END, a, d, outcome) the battle ends there (RETREAT: the attacker
-    withdraws; only if check_retreat); (PLAY, a, d, _) a round is played from (a, d).
+    withdraws; only if check_retreat); (PLAY, a, d, _) a round is played from (a, d);
+    (PLAY_FROM, a2, d2, _) where a side submerges as its table says (POLICY_TABLE) and the
+    pair it leads to goes on: this round is played from (a2, d2), with no decision there.
     """
-    outcome, a2, d2 = settle(ast, a, dst, d, rules[RU_AIR_ALWAYS] == 1)
+    air_always = rules[RU_AIR_ALWAYS] == 1
+    outcome, a2, d2 = settle(ast, a, dst, d, air_always)
     if a2 != a or d2 != d:
         return MOVE, a2, d2, outcome
     if outcome != CONTINUE:
         return END, a, d, outcome
-    if check_retreat and rounds_played > 0 and retreat.policy[RT_ACTIVE] == 1 and should_retreat(
+    decided = check_retreat and rounds_played > 0
+    if decided and retreat.policy[RT_ACTIVE] == 1 and should_retreat(
             a, d, rounds_played, retreat, ast, dst):
         return END, a, d, RETREAT
     if submerges_before_fire(rules, rounds_played):
-        a2, d2 = submerge_step(ast, a, dst, d, rules)
+        a2, d2 = submerge_step(ast, a, dst, d, rules, retreat.choices, not decided)
         if a2 != a or d2 != d:
+            if rules[RU_A_POLICY] == POLICY_TABLE or rules[RU_D_POLICY] == POLICY_TABLE:
+                after, a3, d3 = settle(ast, a2, dst, d2, air_always)
+                if after == CONTINUE and a3 == a2 and d3 == d2:
+                    return PLAY_FROM, a2, d2, outcome
             return MOVE, a2, d2, outcome
     return PLAY, a, d, outcome
 

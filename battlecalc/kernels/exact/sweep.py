@@ -1,8 +1,8 @@
 """The exact solver's sweeps: a block's solve in a dense or compact table (_solve_block,
 _solve_compact, _solve_tables), the closed sweeps (_sweep_walks, _sweep_round), the entries over
-blocks (_solve_blocks; _solve_walk_blocks, for two single walks only) and the backward sweep of
---retreat-below's table (_win_values).
-njit code only."""
+blocks (_solve_blocks; _solve_walk_blocks, for two single walks only), the backward sweep of
+--retreat-below's table (_win_values) and that of the optimal retreat (_decide_values).  njit
+code only."""
 
 from __future__ import annotations
 
@@ -14,13 +14,32 @@ from ..layout import (
     B_KIND,
     B_OFFSET,
     BLOCK_STAYERS,
+    C_A_DECIDES,
+    C_A_SUBMERGES,
+    C_D_DECIDES,
+    C_DA_DECIDES,
+    C_FIRST,
+    CONTINUE,
     FULL_RETREAT,
+    I_DESTROYER,
     NO_STATE,
+    POLICY_NEVER,
+    POLICY_TABLE,
     R_HI,
     R_LO,
+    RETREAT,
+    RT_ACTIVE,
+    RU_A_POLICY,
+    RU_AIR_ALWAYS,
     RU_BOMBARD,
+    RU_D_POLICY,
     RU_SIMPLE,
+    S_HAS_LAND,
+    S_INFO,
+    S_IPC,
+    S_MAY_RETREAT,
     S_OTHER,
+    S_SUBMERGE,
     TOTAL_FULL,
     TOTAL_PRUNED,
     TOTAL_ROUNDS,
@@ -29,7 +48,11 @@ from ..layout import (
 from ..round_model import (
     FLAGS,
     VALUES,
+    lone_transports,
+    settle,
     should_retreat,
+    submerge_step,
+    submerges_before_fire,
 )
 from .fire import (
     _fight_on,
@@ -37,15 +60,18 @@ from .fire import (
     _play,
     _play_phased,
     _spread_after_strikes,
+    _transition,
 )
 from .pairs import (
     END,
     FULL,
+    GATHER,
     M_COLS,
     M_FILL,
     M_ROWS,
     MOVE,
     PLAY,
+    PLAY_FROM,
     SCAN_CELLS,
     WORK,
     _block_size,
@@ -386,6 +412,15 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
             if kind == MOVE:
                 # units lost without dice, subs submerged
                 _put(mass, merge[a2] if merged else a2 - base, d2, m)
+            elif kind == PLAY_FROM and m >= state_eps:
+                # subs submerged as a table says: this round from the pair they lead to, on its
+                # own (what it leaves unchanged meets that pair's own decisions, later)
+                kept, w = _play(A, D, rules, a2, d2, dice, one, m, target, base, merge,
+                                FLAGS[0], scratch, eps, 0.0, out, rounds_played + 1,
+                                general_round)
+                totals[TOTAL_ROUNDS] += w
+                totals[TOTAL_PRUNED] += m - kept
+                spent[0] += m - kept
             elif kind == END:
                 _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
             elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
@@ -451,9 +486,182 @@ def _win_values(battle, out, value, scratch, a_first, a_last):
             elif kind == MOVE:
                 fight = value[a2, d2]
             else:
-                fight = _fight_on(A, D, rules, a, d, one, value, scratch, out)
+                fight = _fight_on(A, D, rules, a, d, one, value, scratch, out, one)
             win_value[a, d] = fight
             value[a, d] = fight
             if kind != END and should_retreat(a, d, 1, retreat, ast, dst):
                 # a full retreat wins nothing; after a partial one the stayers fight on
                 value[a, d] = value[remainder[a], d] if remainder[a] != FULL_RETREAT else 0.0
+
+
+@kernel(inline=True)
+def _end_value(outcome, a, d, ast, dst, coef):
+    """The objective's value of a battle that ends with `outcome` in the pair (a, d):
+    coef[0] x the TUV swing (the defender's IPC lost less the attacker's) + coef[1] if the
+    attacker wins + coef[2] if it wins with a land unit left (takes the territory)."""
+    end = coef[0] * (dst[d, S_IPC] - ast[a, S_IPC])
+    if outcome == ATTACKER_WIN:
+        end += coef[1]
+        if ast[a, S_HAS_LAND] == 1:
+            end += coef[2]
+    return end
+
+
+@kernel(refs=False)
+def _after_submerging(A, D, rules, one, a, d, a2, d2, first, value, coef, scratch, out):
+    """The value of the round a boundary at (a, d) plays once the submerge choices lead to
+    (a2, d2), where a side submerges as a table says (no decision again this boundary, as
+    _enter's PLAY_FROM): nothing moved, the round from (a, d) (closed form; first, the
+    battle's first round start: on its own, what it leaves unchanged meeting (a, d)'s own
+    boundary); else units lost without dice after the submerge, or an end, as _enter takes
+    them (MOVE), or the round from (a2, d2) on its own."""
+    ast, dst = A.states, D.states
+    if a2 == a and d2 == d:
+        if first:
+            total, _, _ = _transition(A, D, rules, a, d, one, one,
+                                      VALUES[GATHER], 0.0, value, VALUES[0], FLAGS[0], value,
+                                      scratch, 0.0, out, VALUES[0], coef)
+            return total
+        return _fight_on(A, D, rules, a, d, one, value, scratch, out, coef)
+    outcome, a3, d3 = settle(ast, a2, dst, d2, rules[RU_AIR_ALWAYS] == 1)
+    if a3 != a2 or d3 != d2:
+        return value[a3, d3]
+    if outcome != CONTINUE:
+        return _end_value(outcome, a2, d2, ast, dst, coef)
+    total, _, _ = _transition(A, D, rules, a2, d2, one, one,
+                              VALUES[GATHER], 0.0, value, VALUES[0], FLAGS[0], value, scratch,
+                              0.0, out, VALUES[0], coef)
+    return total
+
+
+@kernel(refs=False)
+def _submerge_choices(A, D, rules, one, a, d, first, value, choices, coef, tolerance,
+                      scratch, out):
+    """The value of a boundary at (a, d) once the attacker presses on: the attacker's submerge
+    choice, then the defender's knowing it, each a side's own (POLICY_TABLE: the best for it,
+    the attacker maximising the objective, the defender minimising it, submerging only where
+    that is better by more than tolerance; recorded in choices, layout.C_* bits, shifted by
+    C_FIRST where first) or its fixed policy's; then _after_submerging."""
+    ast, dst = A.states, D.states
+    shift = C_FIRST if first else 0
+    a_table = rules[RU_A_POLICY] == POLICY_TABLE
+    d_table = rules[RU_D_POLICY] == POLICY_TABLE
+    a_may = (ast[a, S_SUBMERGE] != 0 and (dst[d, S_INFO] & I_DESTROYER) == 0
+             and rules[RU_A_POLICY] != POLICY_NEVER)
+    d_may = (dst[d, S_SUBMERGE] != 0 and (ast[a, S_INFO] & I_DESTROYER) == 0
+             and rules[RU_D_POLICY] != POLICY_NEVER)
+    best = 0.0
+    for attacker_submerges in range(2):
+        if attacker_submerges == 1 and not a_may:
+            break
+        a2 = a + ast[a, S_SUBMERGE] if attacker_submerges == 1 else a
+        if not a_table and a_may:
+            fixed, _ = submerge_step(ast, a, dst, d, rules, choices, first)
+            if fixed != a2:
+                continue  # the attacker's fixed policy does otherwise
+        # the defender, knowing the attacker's choice
+        stay = _after_submerging(A, D, rules, one, a, d, a2, d, first, value, coef, scratch,
+                                 out)
+        here = stay
+        if d_may:
+            d2 = d + dst[d, S_SUBMERGE]
+            if d_table:
+                down = _after_submerging(A, D, rules, one, a, d, a2, d2, first, value, coef,
+                                         scratch, out)
+                bit = C_D_DECIDES if a2 == a else C_DA_DECIDES
+                choices[a2, d] |= bit << shift
+                if down < stay - tolerance:
+                    choices[a2, d] |= (bit << 1) << shift
+                    here = down
+            else:
+                _, fixed = submerge_step(ast, a2, dst, d, rules, choices, first)
+                if fixed != d:
+                    here = _after_submerging(A, D, rules, one, a, d, a2, fixed, first, value,
+                                             coef, scratch, out)
+        if attacker_submerges == 0:
+            best = here
+        elif a_table:
+            choices[a, d] |= C_A_DECIDES << shift
+            if here > best + tolerance:
+                choices[a, d] |= C_A_SUBMERGES << shift
+                best = here
+        else:
+            best = here  # the fixed policy submerges
+    return best
+
+
+@kernel(nogil=True)
+def _decide_values(battle, out, value, press, other, choices, coef, tolerance, scratch,
+                   a_first, a_last):
+    """The optimal decisions by backward induction, for attacker states a_last-1 down to
+    a_first (the driver calls it for consecutive ranges from the top, with the same arrays
+    throughout, as _win_values): value[a, d], the objective's expected value (coef, see
+    _end_value) from the pair (a, d) where a round's end enters it (after a round: retreats
+    are decided there), each side deciding as it is best; press[a, d] where the attacker may
+    retreat, 1.0 to press on or 0.0 to retreat (elsewhere as it comes, 2.0: the retreat
+    tables' win_value with threshold 0.5 is then this policy, round_model.should_retreat),
+    and other[a, d] there the value of the option not taken; choices, the submerge choices of
+    a side that submerges optimally (_submerge_choices).  As _enter takes a pair: units lost
+    without dice first (no decision: the pair they leave decides), end checks, the attacker's
+    retreat, then the submerge choices and the round.  The attacker retreats where it may
+    (S_MAY_RETREAT; not where the lone-transport rule makes its transports take a volley
+    first) and stopping is worth more than fighting on by more than `tolerance`, or, sides
+    submerging by fixed policies, where fighting on submerges into a pair where it retreats
+    (the same value: _enter enters that pair again, and a retreat is decided once a round,
+    before the submerges).  Fighting on from a pair that does not change is summed in closed
+    form on the assumption that the same choices are made there again, which is exact: with
+    X that value, each choice made by comparing with X is the fixed point's
+    (tests/decision_reference.py's docstring)."""
+    A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
+    ast, dst = A.states, D.states
+    remainder = retreat.remainder
+    n_d = value.shape[1]
+    air_always = rules[RU_AIR_ALWAYS] == 1
+    may = retreat.policy[RT_ACTIVE] == 1
+    submerges = submerges_before_fire(rules, VALUES[1])
+    tables = rules[RU_A_POLICY] == POLICY_TABLE or rules[RU_D_POLICY] == POLICY_TABLE
+    for a in range(a_last - 1, a_first - 1, -1):
+        decides = may and ast[a, S_MAY_RETREAT] == 1 and not lone_transports(ast, a, rules)
+        for d in range(n_d - 1, -1, -1):
+            outcome, a1, d1 = settle(ast, a, dst, d, air_always)
+            if a1 != a or d1 != d:
+                value[a, d] = value[a1, d1]  # units lost without dice: decided where it goes
+                continue
+            if outcome != CONTINUE:
+                value[a, d] = _end_value(outcome, a, d, ast, dst, coef)
+                continue
+            then_retreats = False
+            if submerges and tables:
+                fight = _submerge_choices(A, D, rules, one, a, d, FLAGS[0], value, choices,
+                                          coef, tolerance, scratch, out)
+            else:
+                a2, d2 = a, d
+                if submerges:
+                    a2, d2 = submerge_step(ast, a, dst, d, rules, choices, FLAGS[0])
+                if a2 != a or d2 != d:
+                    fight = value[a2, d2]
+                    then_retreats = press[a2, d2] == 0.0
+                else:
+                    fight = _fight_on(A, D, rules, a, d, one, value, scratch, out, coef)
+            value[a, d] = fight
+            if decides:
+                stay = remainder[a]
+                stop = (_end_value(RETREAT, a, d, ast, dst, coef) if stay == FULL_RETREAT
+                        else value[stay, d])
+                if stop > fight + tolerance or (then_retreats and stop >= fight - tolerance):
+                    press[a, d] = 0.0
+                    value[a, d] = stop
+                    other[a, d] = fight
+                else:
+                    press[a, d] = 1.0
+                    other[a, d] = stop
+
+
+@kernel
+def _decide_first(battle, out, value, choices, coef, tolerance, scratch, a, d):
+    """The submerge choices at a battle's first round start in the pair (a, d) (where no
+    retreat was offered: the round on its own, what it leaves unchanged meeting the pair's
+    own boundary, value), after _decide_values has filled value; shifted by C_FIRST in
+    choices.  Returns the value of the start (a, d)."""
+    return _submerge_choices(battle.att, battle.dfn, battle.rules, battle.one, a, d,
+                             FLAGS[1], value, choices, coef, tolerance, scratch, out)

@@ -59,9 +59,16 @@
   const kind = () => spec.kinds.find((k) => k.id === state.kind);
   const kindsOf = (ed) => spec.kinds.filter((k) => k.models.includes(ed.model) && ed.roles[k.id]);
   const rolesOf = () => kind().armies.filter((role) => role in (edition().roles[state.kind] || {}));
-  const armyLabel = (role) => ((spec.kind_army_labels || {})[state.kind] || {})[role] ||
-    spec.army_labels[role] || role;
-  const optionDefault = (opt) => (opt.kind === "bool" ? false : String(opt.default ?? ""));
+  const planning = () => kind().command === "plan";
+  const defending = () => planning() && state.options.defend === true;
+  const armyLabel = (role) => (defending() && (spec.defend_army_labels || {})[role]) ||
+    ((spec.kind_army_labels || {})[state.kind] || {})[role] || spec.army_labels[role] || role;
+  // the form's value of an option for a kind (the planner at sea aims at attacker_win);
+  // a value equal to the spec's default is the library's too and is not sent
+  const defaultFor = (opt, kindId) => (opt.kind === "bool" ? false
+    : String((opt.defaults_by_kind || {})[kindId] ?? opt.default ?? ""));
+  const optionDefault = (opt) => defaultFor(opt, state.kind);
+  const libraryDefault = (opt) => (opt.kind === "bool" ? false : String(opt.default ?? ""));
 
   const hasWaves = () => kind().command === "run" &&
     ((state.options.waves || "").trim() !== "" || (state.options.counterattack || "").trim() !== "");
@@ -132,7 +139,9 @@
 
   // ------------------------------------------------------------------ URL <-> state
 
-  function readQuery(search) {
+  // the battle of a URL query; from: the save it comes from (its nations, territory, file)
+  function readQuery(search, from = null) {
+    state.from = from;
     const query = new URLSearchParams(search.replace(/^\?/, "") ? search : EXAMPLE);
     const ids = spec.editions.map((e) => e.id);
     state.rules = ids.includes(query.get("rules")) ? query.get("rules")
@@ -199,7 +208,7 @@
       if (withoutMc ? AUTO_ONLY_MC.includes(opt.name) || !applies(opt) : !shown(opt)) continue;
       const value = state.options[opt.name];
       // a form default is simulate's default too, except where the spec says it is not
-      if (value === optionDefault(opt) && !opt.send_default) continue;
+      if (value === libraryDefault(opt) && !opt.send_default) continue;
       if (value === true) params.set(opt.name, "1");
       else if (value !== false && value !== "" && value !== undefined) params.set(opt.name, value);
     }
@@ -228,11 +237,20 @@
     $("#edition-description").textContent = edition().description || "";
     $("#kinds").replaceChildren(...kindsOf(edition()).map((k) => el("label", {},
       el("input", { type: "radio", name: "kind", value: k.id, checked: k.id === state.kind,
-                    onchange: () => { state.kind = k.id; buildForm(); changed(); } }),
+                    onchange: () => { switchKind(k.id); buildForm(); changed(); } }),
       " " + k.label)));
     $("#swap").hidden = !["land", "sea", "amphibious", "formula"].includes(state.kind);
     buildArmies();
     buildOptions();
+  }
+
+  function switchKind(id) {
+    for (const opt of spec.options) {
+      if (state.options[opt.name] === defaultFor(opt, state.kind)) {
+        state.options[opt.name] = defaultFor(opt, id);
+      }
+    }
+    state.kind = id;
   }
 
   function unitLabel(unit) {
@@ -243,7 +261,8 @@
   function buildArmies() {
     const ed = edition();
     const boxes = rolesOf().map((role) => {
-      const names = ed.roles[state.kind][role] || [];
+      const offered = ed.roles[state.kind];
+      const names = (role === "pool" && defending() && offered.defend_pool) || offered[role] || [];
       const counts = state.armies[role] || (state.armies[role] = {});
       const notation = el("div", { class: "notation", id: `notation-${role}` });
       const showNotation = () => {
@@ -289,6 +308,7 @@
     const set = (v) => {
       state.options[opt.name] = v;
       if (["method", "waves", "counterattack"].includes(opt.name)) showOptions();
+      if (opt.name === "defend") buildArmies();
       changed();
     };
     if (opt.kind === "bool") {
@@ -306,10 +326,13 @@
       control = el("select", { id, name: opt.name, onchange: (e) => set(e.target.value) },
         ...choices.map((c) => el("option", { value: c, text: c === "" ? "(choose)" : c,
                                              selected: c === value })));
+    } else if (opt.kind === "goal") {
+      return goalBuilder(opt, value, set);
     } else if (opt.kind === "choice") {
+      const choices = (opt.choices_by_kind || {})[state.kind] || opt.choices;
       control = el("select", { id, name: opt.name, onchange: (e) => set(e.target.value) },
-        ...opt.choices.map((c) => el("option", { value: c, text: c === "" ? "(default)" : c,
-                                                 selected: c === value })));
+        ...choices.map((c) => el("option", { value: c, text: c === "" ? "(default)" : c,
+                                             selected: c === value })));
     } else if (opt.kind === "techs") {
       const chosen = new Set(String(value || "").split(",").map((t) => t.trim()).filter(Boolean));
       const boxes = edition().techs.map((t) => el("label", { title: t.description },
@@ -340,6 +363,55 @@
       opt.help ? el("span", { class: "help", text: opt.help }) : null);
   }
 
+  // the planner's goal: each goal a figure, a comparison and a value (probabilities in
+  // percent); written as the goal text the API reads ("attacker_win>=0.9, tuv_swing>=2")
+  const GOAL = /^\s*([a-z_]+)\s*(>=|<=)\s*([0-9.eE+-]+)\s*(%?)\s*$/;
+  function goalBuilder(opt, value, set) {
+    const figures = spec.goal_figures || [];
+    const isShare = (key) => (figures.find((f) => f[0] === key) || [])[2] === true;
+    const rows = String(value || "").split(",").map((text) => {
+      const m = GOAL.exec(text);
+      if (!m) return null;
+      const number = Number(m[3]) / (m[4] ? 100 : 1);
+      const shown = isShare(m[1]) ? Number((100 * number).toPrecision(12)) : number;
+      return { key: m[1], op: m[2], value: String(shown) };
+    }).filter(Boolean);
+    if (!rows.length) rows.push({ key: figures[0][0], op: ">=", value: "90" });
+    const box = el("div", { class: "option goal", "data-option": opt.name, title: opt.help || "" },
+      el("span", { text: opt.label }));
+    const write = () => {
+      const text = rows.map((r) => {
+        const number = Number(r.value);
+        const sent = isShare(r.key) && Number.isFinite(number)
+          ? Number((number / 100).toPrecision(12)) : r.value.trim();
+        return `${r.key}${r.op}${sent}`;
+      }).join(", ");
+      set(text);
+    };
+    const draw = () => {
+      const lines = rows.map((r, i) => el("div", { class: "goal-row", "data-goal": String(i) },
+        el("select", { "aria-label": "figure", class: "goal-key",
+                       onchange: (e) => { r.key = e.target.value; draw(); write(); } },
+          ...figures.map(([key, label]) => el("option", { value: key, text: label,
+                                                          selected: key === r.key }))),
+        el("select", { "aria-label": "comparison", class: "goal-op",
+                       onchange: (e) => { r.op = e.target.value; write(); } },
+          el("option", { value: ">=", text: "at least", selected: r.op === ">=" }),
+          el("option", { value: "<=", text: "at most", selected: r.op === "<=" })),
+        el("input", { type: "number", step: "any", class: "goal-value", value: r.value,
+                      "aria-label": "value", oninput: (e) => { r.value = e.target.value; write(); } }),
+        el("span", { class: "goal-unit", text: isShare(r.key) ? "%" : "" }),
+        rows.length > 1 ? el("button", { type: "button", text: "\u2212", "aria-label": "remove this goal",
+          onclick: () => { rows.splice(i, 1); draw(); write(); } }) : null));
+      box.replaceChildren(el("span", { text: opt.label }), ...lines,
+        el("button", { type: "button", class: "goal-add", text: "and another goal",
+          onclick: () => { rows.push({ key: "attacker_ipc_loss", op: "<=", value: "10" }); draw(); write(); } }),
+        opt.help ? el("span", { class: "help", text: opt.help }) : null);
+    };
+    draw();
+    return box;
+  }
+
   function buildOptions() {
     const groups = new Map();
     for (const opt of spec.options) {
@@ -364,6 +436,7 @@
   // ------------------------------------------------------------------ requests
 
   function changed() {
+    showStart();
     const query = pageQuery().toString();
     const url = `${location.pathname}?${query}`;
     history.replaceState(null, "", url);
@@ -372,6 +445,79 @@
     document.body.dataset.state = "pending";
     clearTimeout(timer);
     timer = setTimeout(run, DEBOUNCE_MS);
+  }
+
+  // ------------------------------------------------------------------ where a battle starts
+
+  const the = (nations, fallback) => (nations && nations.length
+    ? nations.map((n) => `the ${n}`).join(" and ") : fallback);
+  const hits = (n) => `${n} hit${n === 1 ? "" : "s"}`;
+
+  // the start state in words ("from round 1, the Russians fired 1 hit, the Germans to
+  // choose"); "" for a battle from its start.  from: the save's nations, where it comes from
+  function startWords(o = state.options, from = state.from) {
+    const round = Number(o.start_round || 1);
+    const step = o.start_step || "start";
+    const ha = Number(o.hits_on_attacker || 0);
+    const hd = Number(o.hits_on_defender || 0);
+    const hb = Number(o.bombard_hits || 0);
+    const aw = String(o.attacker_waiting || "").trim();
+    const dw = String(o.defender_waiting || "").trim();
+    if (round === 1 && step === "start" && !ha && !hd && !hb && !aw && !dw) return "";
+    const A = the(from && from.attacker_nations, "the attacker");
+    const D = the(from && from.defender_nations, "the defender");
+    const raid = state.kind === "raid";
+    const steps = {
+      start: `${round > 1 ? "" : "at its start, "}both sides to fire`,
+      air_battle: "the air battle to fight",
+      aa_fire: raid ? "the AA to fire at the bombers" : `${D}' AA to fire`,
+      aa_casualties: `the AA fired ${hits(ha)}, ${A} to choose`,
+      bombing: "the bombers over the target, the AA's casualties removed",
+      bombard_fire: "the ships to bombard",
+      bombard_casualties: `the ships bombarded ${hits(hd)}, ${D} to choose`,
+      attacker_fire: `${A} to fire`,
+      defender_fire: hd ? `${A} fired ${hits(hd)}, ${D} to choose` : `${D} to fire`,
+      general_casualties: `${D} fired ${hits(ha)}, ${A} to choose`,
+      end_of_round: "both sides fired, the casualties to remove",
+      attacker_strike: `${A}' submarines to strike first`,
+      defender_strike: hd ? `${A}' submarines struck ${hits(hd)}, ${D} to choose`
+        : `${D}' submarines to strike`,
+      strike_casualties: `${D}' submarines struck ${hits(ha)}, ${A} to choose`,
+    };
+    const parts = [raid ? `from ${steps[step] || step}` : `from round ${round}, ${steps[step] || step}`];
+    if (step === "defender_fire" && ha) parts.push(`${hits(ha)} pending on ${A}`);
+    if (hb) parts.push(`${hits(hb)} of the bombardment fire back`);
+    if (aw) parts.push(`${A}' casualties chosen: ${aw}`);
+    if (dw) parts.push(`${D}' casualties chosen: ${dw}`);
+    return parts.join("; ").replace(/([^s])' /g, "$1's ");
+  }
+
+  function showStart() {
+    const words = kind().command === "plan" || kind().id === "formula" ? "" : startWords();
+    const box = $("#start-words");
+    box.textContent = words ? `Starts where it stands: ${words}` : "";
+    box.hidden = !words;
+    const from = $("#from-save");
+    const source = state.from;
+    from.hidden = !source;
+    from.textContent = source ? `From ${source.file ? `the save ${source.file}` : "the save"}: ` +
+      `${source.territory}` + (source.stands ? ` (${source.stands})` : "") : "";
+  }
+
+  // what will run, in words: the server's first progress line names the method the solver
+  // chose and whether the kernels compile first (a first run: a minute or two)
+  function planNotice(told) {
+    if (!told) return null;
+    if (told.compiling) {
+      return "compiling kernels (first run only): the solvers compile once after installing, " +
+        `a minute or two; then the battle is solved${told.method === "exact" ? " exactly"
+          : told.method === "mc" ? " by Monte Carlo" : ""}\u2026`;
+    }
+    if (told.method === "exact") return "solving exactly\u2026";
+    if (told.method === "mc" && told.trials) {
+      return `Monte Carlo, ${Number(told.trials).toLocaleString("en")} trials\u2026`;
+    }
+    return null;
   }
 
   // a battle that takes seconds says so before it starts (Monte Carlo with many trials), and
@@ -386,7 +532,7 @@
   }
 
   // read a streamed answer: show each progress line, return the last line's text
-  async function readStream(response, controller) {
+  async function readStream(response, controller, told) {
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffered = "";
@@ -401,7 +547,12 @@
         if (!line.trim()) continue;
         if (line.startsWith('{"progress"')) {
           const p = JSON.parse(line);
-          if (controller === inflight) {
+          if (!p.total) {  // a notice: what will run, or kernels compiling
+            if (p.method) Object.assign(told, p);
+            if (p.compiling) told.compiling = true;
+            if (controller === inflight) showNotice(planNotice(told) || p.what);
+          } else if (controller === inflight) {
+            told.compiling = false;
             showNotice(`Monte Carlo: ${p.progress.toLocaleString("en")} of ` +
               `${p.total.toLocaleString("en")} ${p.what} (${Math.floor(100 * p.progress / p.total)}%)\u2026`);
             showRunning(p);
@@ -460,11 +611,12 @@
     showNotice(slowNotice(body));
     showRunning(null);
     clearTimeout(slowTimer);
+    const told = {};  // what the server said will run (planNotice)
     slowTimer = setTimeout(() => {
       if (controller !== inflight) return;
-      showNotice(slowNotice(body) || (kind().command === "plan"
+      showNotice(planNotice(told) || slowNotice(body) || (kind().command === "plan"
         ? "the planner solves every candidate force: this takes seconds\u2026"
-        : "a large battle: Monte Carlo, a few seconds\u2026"));
+        : "waiting for the server\u2026"));
     }, SLOW_NOTICE_MS);
     try {
       // Monte Carlo streams its progress (lines of JSON), the rest answers in one object
@@ -476,7 +628,7 @@
       let response = await fetch(kind().endpoint, {
         method: "POST", body: JSON.stringify(body), signal: controller.signal, cache: "no-store",
         headers });
-      let text = stream ? await readStream(response, controller) : await response.text();
+      let text = stream ? await readStream(response, controller, told) : await response.text();
       if (controller !== inflight) return;
       showRunning(null);
       if (stream) {
@@ -526,7 +678,14 @@
   // Keywords with an underscore anywhere, one-word ones where a message names them
   // ("counter must be ...", as battlecalc.options.flag_message does for flags)
   function pageMessage(message, options = spec.options) {
-    let text = message;
+    // the command line's flags (--defend, --attacker) as the fields of the form
+    let text = message.replace(/(^|[\s(])--([a-z][a-z-]*)/g, (whole, before, flag) => {
+      const name = flag.replace(/-/g, "_");
+      const option = options.find((o) => o.name === name);
+      if (option) return `${before}"${option.label}"`;
+      if (name in spec.army_labels) return `${before}"${armyLabel(name)}"`;
+      return whole;
+    });
     for (const opt of options) {
       if (!opt.label || opt.label === opt.name) continue;
       const after = opt.name.includes("_") ? "(?![\\w-])" : "(?=\\s+must\\b|:)";
@@ -536,12 +695,24 @@
     return text;
   }
 
+  // the error where the outcome was: on a phone the headline stays on top of the screen
   function showError(message) {
     lastQuery = null;
     const box = $("#error");
     box.textContent = message;
     box.hidden = false;
     $("#results").classList.add("stale");
+    $("#headline").replaceChildren(el("strong", { class: "error", text: message }));
+    $("#glance").hidden = true;
+    showWarnings([]);
+  }
+
+  // what the run did not use, as the command line warns of it ("Warning: ...")
+  function showWarnings(lines) {
+    const box = $("#warnings");
+    box.replaceChildren(...(lines || []).map((line) =>
+      el("li", { class: "warning", text: `Warning: ${pageMessage(line)}` })));
+    box.hidden = !box.childElementCount;
   }
 
   // the "same numbers" command line: each parameter as its flag (spec.flags, from the table of
@@ -571,13 +742,29 @@
 
   const army = (x) => (typeof x === "string" ? x : formatArmy(x || {})) || "nothing";
 
-  // what was fought, in words: the edition, the armies (landing, bombarding), the dice
+  // {unit: count} less another
+  function minus(counts, less) {
+    const out = { ...counts };
+    for (const [name, n] of Object.entries(less || {})) {
+      out[name] = (out[name] || 0) - n;
+      if (out[name] <= 0) delete out[name];
+    }
+    return out;
+  }
+
+  // what was fought, in words: the edition, the armies (landing, bombarding), the dice.  An
+  // amphibious assault's attacker counts its landed units: they are named once, as landing
   function battleWords(data) {
     const words = [el("strong", { text: `${data.rules}: ` })];
     const landing = data.landing && Object.keys(data.landing).length ? army(data.landing) : "";
     const bombard = data.bombard && Object.keys(data.bombard).length ? army(data.bombard) : "";
     let attacker = data.attacker;
-    if (landing) attacker += ` + landing ${landing}`;
+    if (landing) {
+      const all = typeof data.attacker === "string" ? parseArmy(data.attacker) : data.attacker;
+      const overland = all ? formatArmy(minus(all, data.landing)) : "";
+      attacker = `${overland ? `${overland} overland or by air and ` : ""}${landing} landing ` +
+        "from transports";
+    }
     if (bombard) attacker += ` (bombarding: ${bombard})`;
     words.push(`${attacker} attacking ${data.defender}${data.sea ? " at sea" : ""}`);
     if (data.dice === "low_luck") words.push(el("strong", { text: " \u2014 low luck" }));
@@ -638,6 +825,7 @@
 
   function renderAll(data, ms) {
     $("#error").hidden = true;
+    showWarnings(data.warnings);
     $("#results").classList.remove("stale");
     clearResults();
     const exact = data.method === "exact";
@@ -654,6 +842,7 @@
     headline(parts);
     renderOutcomes(data, exact);
     renderNumbers(data, exact);
+    renderDecisions(data.decisions);
     renderSurvivors(data);
     renderCumulative(data.distributions);
     renderStates(data.distributions);
@@ -692,7 +881,7 @@
       `${data.attacker} raiding${data.facility ? ` a ${data.facility} facility` : ""}` +
       `${data.target_value !== null && data.target_value !== undefined ? ` (production ${data.target_value})` : ""}` +
       `${data.defender && data.defender !== "nothing" ? `, intercepted by ${data.defender}` : ""}`,
-      data.dice === "low_luck" ? el("strong", { text: " \u2014 low luck" }) : null,
+      ...(data.dice === "low_luck" ? [el("strong", { text: " \u2014 low luck" })] : []),
       el("br"), methodWords(data, ms));
     $("#headline").replaceChildren("expected damage ",
       el("strong", { class: "attacker", text: fixed(data.expected_damage, 2) }),
@@ -711,8 +900,9 @@
     const best = data.plans[0];
     const side = data.mode === "defend" ? "defender" : "attacker";
     $("#summary").replaceChildren(el("strong", { text: `${data.rules}: ` }),
-      `${data.mode === "defend" ? "defending against" : "attacking"} ${data.opponent}, ` +
-      `from ${data.pool}; goal ${data.goal.join(", ")}, least ${data.objective}`,
+      `${data.mode === "defend" ? "defending against" : "attacking"} ${data.opponent}` +
+      `${kind().battle === "sea" ? " at sea" : ""}, from ${data.pool}; goal: ${goalWords(data.goal)}; ` +
+      `least ${data.objective}`,
       el("br"), el("span", { class: "method", id: "method", "data-value": data.method,
         text: `method: ${data.method}${data.seed_text ? `, seed ${data.seed_text}` : ""} \u2014 ` +
           `${data.solves} of ${data.forces} forces solved in ${(1000 * data.elapsed_s).toFixed(0)} ms, answered in ${ms} ms` }));
@@ -720,17 +910,56 @@
       $("#headline").replaceChildren(el("strong", { text: "no force from the pool meets the goal" }));
       $("#glance").hidden = true;
     } else {
+      const [key, label] = kind().battle === "sea" ? ["attacker_win", "attacker wins"]
+        : ["takes_territory", "takes the territory"];
       $("#headline").replaceChildren("best: ", el("strong", { class: side, text: best.addition }),
-        ` (${best.cost} IPC) \u00b7 takes the territory ${pct(best.takes_territory)}`);
+        ` (${best.cost} IPC) \u00b7 ${label} ${pct(best[key])}`);
       headlineBar(best);
     }
-    const head = ["#", "from the pool", "IPC", "wins", "takes", "IPC lost", "swing"];
+    const head = ["#", "from the pool", "IPC", "wins", "takes", "IPC lost", "swing", ""];
     $("#plans").replaceChildren(el("h2", { text: "Plans" }), el("table", { class: "plans", id: "plan-table" },
       el("tr", {}, ...head.map((h) => el("th", { text: h }))),
       ...data.plans.map((p, i) => el("tr", { "data-addition": p.addition },
         el("td", { text: String(i + 1) }), el("td", { text: p.addition }), el("td", { text: String(p.cost) }),
         el("td", { text: pct(p.attacker_win) }), el("td", { text: pct(p.takes_territory) }),
-        el("td", { text: fixed(p.attacker_ipc_loss, 2) }), el("td", { text: signed(p.tuv_swing, 2) })))));
+        el("td", { text: fixed(p.attacker_ipc_loss, 2) }), el("td", { text: signed(p.tuv_swing, 2) }),
+        el("td", {}, el("button", { type: "button", class: "load-plan", "data-plan": String(i),
+          text: "load into the form", onclick: () => loadPlan(p, data) }))))));
+  }
+
+  // the planner's goals in words ("attacker wins at least 90%")
+  function goalWords(goals) {
+    const figures = spec.goal_figures || [];
+    return goals.map((text) => {
+      const m = GOAL.exec(text);
+      const figure = m && figures.find((f) => f[0] === m[1]);
+      if (!figure) return text;
+      const number = Number(m[3]) / (m[4] ? 100 : 1);
+      const value = figure[2] ? `${Number((100 * number).toPrecision(12))}%` : String(number);
+      return `${figure[1]} ${m[2] === ">=" ? "at least" : "at most"} ${value}`;
+    }).join(" and ");
+  }
+
+  // a plan's battle in the battle form: its armies (the force chosen added), the planner's
+  // options, and its trials and seed where it was solved by Monte Carlo: the same numbers
+  function loadPlan(p, data) {
+    const battle = kind().battle || "land";
+    const landing = p.landing || {};
+    const bombard = p.bombard || {};
+    switchKind(battle);
+    state.armies = {
+      attacker: minus(parseArmy(p.attacker) || {}, landing),
+      defender: parseArmy(p.defender) || {},
+      landing: { ...landing }, bombard: { ...bombard },
+    };
+    state.raw = {};
+    state.from = null;
+    if (p.method === "mc") {
+      state.options.trials = String(p.trials);
+      state.options.seed = data.seed_text ?? String(p.seed);
+    }
+    buildForm();
+    changed();
   }
 
   function headlineBar(result) {
@@ -823,7 +1052,7 @@
       ...Object.keys(spec.army_labels), "rules", "method", "trials", "seed", "sea",
       "elapsed_s", "pruned", "stderr", "ci95", "distributions", "seed_text", "waves",
       "counterattack", "attacker_keeps_at_least", "likely_outcomes", "damage_distribution",
-      "target_value", "facility", "aa_fires", "solves"]);
+      "target_value", "facility", "aa_fires", "solves", "decisions"]);
     const short = (v) => Number(v.toPrecision(6)).toString();
     for (const [key, value] of Object.entries(data)) {
       if (shown.has(key) || known.has(key) || key.endsWith("_survivors")) continue;
@@ -845,6 +1074,31 @@
       }
     }
     $("#numbers").replaceChildren(...items);
+  }
+
+  // the decisions solved (issue 31): the optimal policy in words beside the odds, its gain
+  // over never retreating, and the defender's reactions (scramble, kamikaze), one per line
+  function renderDecisions(d) {
+    if (!d) return;
+    const items = [];
+    const add = (key, label, text) => items.push(el("dt", { text: label }),
+      el("dd", { "data-key": `decisions.${key}`, text }));
+    if (d.rule) add("rule", "optimal retreat", d.rule);
+    for (const side of ["attacker", "defender"]) {
+      if (d[`${side}_submerge`]) add(`${side}_submerge`, `${side} subs (optimal)`, d[`${side}_submerge`]);
+    }
+    const with_ = `${d.objective_text}: ${signed(d.value)}`;
+    add("value", "decisions optimize", d.never_value === null || d.never_value === undefined
+      ? with_ : `${with_} (never retreating ${signed(d.never_value)}, gain ${signed(d.gain)})`);
+    if (d.scramble_from) add("scrambled", "scrambled", `${d.scrambled} of ${d.scramble_from} (${d.reactions_chosen})`);
+    if (d.kamikaze) add("kamikaze_targets", "kamikaze", `${d.kamikaze} token(s) on ${d.kamikaze_targets} (${d.reactions_chosen})`);
+    for (const [i, r] of (d.reactions || []).entries()) {
+      const what = [d.scramble_from ? `scramble ${r.scrambled}` : "",
+                    d.kamikaze ? `kamikaze ${r.kamikaze_targets}` : ""].filter(Boolean).join(", ");
+      add(`reactions.${i}`, what, `attacker wins ${pct(r.attacker_win)}, defender wins ` +
+        `${pct(r.defender_win)}, TUV swing ${signed(r.tuv_swing)}`);
+    }
+    $("#numbers").append(...items);
   }
 
   function renderSurvivors(data) {
@@ -1030,11 +1284,11 @@
         onclick: () => { localStorage.removeItem(HISTORY_KEY); showHistory([]); } }));
   }
 
-  // a TripleA save, chosen or dropped: its battles (POST /api/game), one click loads one
+  // ------------------------------------------------------------------ the board of a save
+
+  // a TripleA save, chosen or dropped: its board (POST /api/game: every battle solved)
   async function readSave(file) {
     const status = $("#game-status");
-    const list = $("#game-battles");
-    list.replaceChildren();
     status.textContent = `reading ${file.name}\u2026`;
     let data;
     try {
@@ -1052,19 +1306,204 @@
     status.textContent = `${data.game}, round ${data.round}` +
       (data.player ? `, ${data.player} to move` : "") +
       (data.battles.length ? "" : ": no battle pending");
-    list.replaceChildren(...data.battles.map((b) => {
-      const text = `${b.territory} (${b.kind}${b.in_progress ? ", in progress" : ""}): ` +
-        `${b.attacker_nations.join(", ")} ${b.attacker} vs ${b.defender_nations.join(", ")} ${b.defender}`;
-      if (!b.query) return el("li", { text: `${text} \u2014 not a battle this form runs` });
-      return el("li", {}, el("a", { href: `${location.pathname}?${b.query}`, class: "game-battle",
-        "data-territory": b.territory, text,
-        onclick: (e) => {
-          e.preventDefault();
-          readQuery(`?${b.query}`);
-          buildForm();
-          changed();
-        } }));
-    }));
+    renderBoard(data, { file: file.name, title: `The save ${file.name}` });
+  }
+
+  // a battle of the board into the form, as it stands (its query), its nations named
+  function loadBattle(b, board, file) {
+    readQuery(`?${b.query}`, { territory: b.territory, file, stands: b.stands,
+                               attacker_nations: b.attacker_nations,
+                               defender_nations: b.defender_nations });
+    buildForm();
+    changed();
+  }
+
+  // the board: the game, the turn in one line, each pending battle by what is at stake (TUV
+  // at risk) with its odds and expected swing, what changed since the save before, the luck
+  // so far and a picker for any territory (a dropped save's board, or the live one)
+  function renderBoard(board, how = {}) {
+    const section = $("#board");
+    section.hidden = false;
+    section.dataset.file = board.file || how.file || "";
+    $("#board-title").textContent = how.title || "Live board";
+    $("#board-summary").replaceChildren(
+      el("span", { text: `${board.game} (${board.edition}), round ${board.round}, step ` +
+        `${board.step}${board.low_luck ? ", low luck" : ""}` }), el("br"),
+      el("span", { id: "turn-summary", text: board.summary || "" }));
+    const changes = board.changes || {};
+    const gone = changes.gone || [];
+    const since = changes.since;
+    const changeBox = $("#board-changes");
+    changeBox.textContent = since ? `Since the last save (${since.file || "?"}, round ${since.round}, ` +
+      `${since.step}): ${gone.length ? `${gone.join(", ")} no longer pending` : "no battle ended"}` : "";
+    changeBox.hidden = !since;
+    const byTerritory = new Map(board.battles.map((b) => [b.territory, b]));
+    const order = (board.by_stake || board.battles.map((b) => b.territory))
+      .map((t) => byTerritory.get(t)).filter(Boolean);
+    $("#game-battles").replaceChildren(...order.map((b) => battleCard(b, board, how.file || board.file)));
+    if (!order.length) $("#game-battles").append(el("li", { class: "none", text: "no battle pending" }));
+    renderLuck(board.luck);
+    renderPicker(board, how.file || board.file);
+  }
+
+  function battleCard(b, board, file) {
+    const text = `${b.territory} (${b.kind}${b.in_progress ? ", in progress" : ""})`;
+    const card = el("li", { class: `board-battle${b.change ? ` ${b.change}` : ""}`,
+                            "data-territory": b.territory, "data-stake": String(b.tuv_at_risk ?? "") });
+    const title = b.query
+      ? el("a", { href: `${location.pathname}?${b.query}`, class: "game-battle",
+                  "data-territory": b.territory, text,
+                  onclick: (e) => { e.preventDefault(); loadBattle(b, board, file); } })
+      : el("span", { class: "game-battle-off", text: `${text} \u2014 not a battle this form runs` });
+    card.append(el("div", { class: "card-head" }, title,
+      b.change ? el("span", { class: "badge", text: b.change === "new" ? "new" : "changed" }) : null,
+      el("span", { class: "stake", text: `${b.tuv_at_risk ?? 0} TUV at risk` })),
+    el("div", { class: "sides" }, el("span", { class: "attacker-side", text: `${b.attacker_nations.join(", ")}: ` +
+      [b.attacker && (b.landing ? `${b.attacker} overland or by air` : b.attacker),
+       b.landing && `${b.landing} landing from transports`].filter(Boolean).join(" and ") +
+      (b.bombard ? ` (bombarding: ${b.bombard})` : "") }),
+    " vs ", el("span", { class: "defender-side",
+      text: `${b.defender_nations.join(", ") || "nobody"}: ${b.defender || "nothing"}` })));
+    if (b.stands) card.append(el("div", { class: "stands", text: `in progress: ${b.stands}` }));
+    const odds = b.odds;
+    if (odds && odds.expected_damage !== null && odds.expected_damage !== undefined) {
+      card.append(el("div", { class: "odds" }, "expected damage ",
+        el("strong", { class: "attacker", "data-key": "expected_damage",
+                       "data-value": String(odds.expected_damage), text: `${fixed(odds.expected_damage, 2)} IPC` }),
+        ` \u00b7 bombers lost ${fixed(odds.attacker_ipc_loss, 2)} IPC \u00b7 expected swing `,
+        el("strong", { "data-key": "tuv_swing", "data-value": String(odds.tuv_swing),
+                       text: `${signed(odds.tuv_swing, 2)} TUV` }),
+        el("span", { class: "method", text: ` (${odds.method})` })));
+    } else if (odds) {
+      const bar = el("div", { class: "glance" });
+      for (const [cls, p] of [["attacker_win", odds.attacker_win],
+        ["rest", 1 - odds.attacker_win - odds.defender_win], ["defender_win", odds.defender_win]]) {
+        const cell = el("span", { class: cls });
+        cell.style.width = `${100 * Math.max(0, p)}%`;
+        bar.append(cell);
+      }
+      card.append(el("div", { class: "odds" },
+        "attacker wins ", el("strong", { class: "attacker", "data-key": "attacker_win",
+                                          "data-value": String(odds.attacker_win), text: pct(odds.attacker_win) }),
+        " \u00b7 expected swing ", el("strong", { "data-key": "tuv_swing", "data-value": String(odds.tuv_swing),
+                                                  text: `${signed(odds.tuv_swing, 2)} TUV` }),
+        el("span", { class: "method", text: ` (${odds.method})` })), bar);
+    } else if (b.query && !b.error) {
+      card.append(el("div", { class: "odds pending", text: "solving\u2026" }));
+    }
+    for (const line of b.changed || []) {
+      if (b.change === "changed") card.append(el("div", { class: "what-changed", text: line }));
+    }
+    for (const line of [b.note, b.error, ...(b.warnings || []).map((w) => `Warning: ${w}`)]) {
+      if (line) card.append(el("div", { class: "note", text: line }));
+    }
+    return card;
+  }
+
+  function renderLuck(luck) {
+    const view = $("#luck-view");
+    $("#luck").hidden = !luck;
+    if (!luck) { view.replaceChildren(); return; }
+    if (luck.error) { view.replaceChildren(el("p", { class: "note", text: luck.error })); return; }
+    const all = luck.dice || {};
+    $("#luck summary").textContent = all.dice
+      ? `Luck so far: ${all.hits} hit${all.hits === 1 ? "" : "s"} of ${all.dice} dice, ` +
+        `${fixed(all.expected_hits, 2)} expected${all.z === null ? "" : ` (z ${signed(all.z, 2)})`}`
+      : "Luck so far: no combat dice yet";
+    const row = (name, t) => el("tr", { "data-nation": name },
+      el("td", { text: name }), el("td", { text: String(t.dice) }), el("td", { text: String(t.hits) }),
+      el("td", { text: fixed(t.expected_hits, 2) }),
+      el("td", { text: t.z === null || t.z === undefined ? "" : signed(t.z, 2) }));
+    const parts = [el("div", { class: "scroll" }, el("table", { class: "luck-dice" },
+      el("tr", {}, ...["combat dice", "dice", "hits", "expected", "z"].map((h) => el("th", { text: h }))),
+      row("all", luck.dice), ...Object.entries(luck.dice_by_nation || {}).map(([n, t]) => row(n, t))))];
+    if (luck.other_rolls && luck.other_rolls.rolls) {
+      parts.push(el("p", { class: "note", text: `other rolls (technology): ${luck.other_rolls.rolls} ` +
+        `rolls, ${luck.other_rolls.dice} dice, ${luck.other_rolls.hits} hits` }));
+    }
+    const battles = luck.battles || [];
+    parts.push(battles.length ? el("ol", { class: "luck-battles" }, ...battles.map((j) => el("li", {},
+      `round ${j.round} ${j.territory}: expected swing ${signed(j.expected_tuv_swing, 2)}, actual ` +
+      `${signed(j.actual_tuv_swing, 0)}, percentile ${fixed(j.percentile, 3)}`)))
+      : el("p", { class: "note", text: (luck.pending || []).length ? "no battle judged yet"
+        : "no battle fought in the history" }));
+    for (const p of luck.pending || []) {
+      parts.push(el("p", { class: "note", text: `round ${p.round} ${p.territory}: not judged (${p.reason})` }));
+    }
+    view.replaceChildren(...parts);
+  }
+
+  // any territory or sea zone of the save: its units load as the defender of a battle of its
+  // kind (what `battlecalc game SAVE --territory T --attack A` solves, given the attack)
+  function renderPicker(board, file) {
+    const places = (board.territories || []).filter((t) => t.query);
+    const select = $("#territory");
+    $("#picker").hidden = !places.length;
+    const option = (t) => el("option", { value: t.name,
+      text: `${t.name}${t.owner ? ` (${t.owner})` : ""}: ${t.units || "empty"}` });
+    const sorted = (list) => [...list].sort((u, v) => u.name.localeCompare(v.name));
+    select.replaceChildren(el("option", { value: "", text: "(choose a territory)" }),
+      el("optgroup", { label: "Land" }, ...sorted(places.filter((t) => !t.water)).map(option)),
+      el("optgroup", { label: "Sea" }, ...sorted(places.filter((t) => t.water)).map(option)));
+    select.onchange = () => {
+      const t = places.find((p) => p.name === select.value);
+      if (!t) return;
+      readQuery(`?${t.query}`, { territory: t.name, file, defender_nations: t.nations });
+      buildForm();
+      changed();
+    };
+  }
+
+  // the live board (serve --watch): its states as server-sent events, read with the page's
+  // header; the stream ends with the server, the page follows again a moment later
+  async function follow() {
+    for (;;) {
+      try {
+        const response = await fetch("/api/watch", { headers: CLIENT_HEADER, cache: "no-store" });
+        if (response.ok) {
+          const reader = response.body.getReader();
+          const decoder = new TextDecoder();
+          let buffered = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buffered += decoder.decode(value, { stream: true });
+            const blocks = buffered.split("\n\n");
+            buffered = blocks.pop();
+            for (const block of blocks) {
+              const data = block.split("\n").filter((l) => l.startsWith("data:"))
+                .map((l) => l.slice(5).trim()).join("\n");
+              if (data) showLive(JSON.parse(data));
+            }
+          }
+        } else {
+          $("#board-status").textContent = `the board is not available (HTTP ${response.status})`;
+        }
+      } catch (error) {
+        $("#board-status").textContent = "the server is not answering; trying again\u2026";
+      }
+      await new Promise((done) => setTimeout(done, 1500));
+    }
+  }
+
+  // the first board of a page opened on no battle loads its battle most at stake
+  let loadFirst = false;
+
+  function showLive(live) {
+    const section = $("#board");
+    section.hidden = false;
+    if (live.board) renderBoard(live.board, { live: true });
+    else $("#board-title").textContent = "Live board";
+    $("#board-status").textContent = live.status + (live.notes && live.notes.length
+      ? ` \u2014 ${live.notes[live.notes.length - 1]}` : "");
+    section.dataset.version = String(live.version);
+    const board = live.board;
+    const first = board && (board.by_stake || []).map((t) => board.battles.find((b) => b.territory === t))
+      .find((b) => b && b.query && b.odds);
+    if (loadFirst && first) {
+      loadFirst = false;
+      loadBattle(first, board, board.file);
+    }
   }
 
   const SIDES = [["attacker", "defender"], ["attacker_tech", "defender_tech"],
@@ -1112,6 +1551,10 @@
     spec = await response.json();
     readQuery(location.search);
     buildForm();
+    if (spec.limits && spec.limits.watching) {
+      loadFirst = !location.search.replace(/^\?/, "");
+      follow();
+    }
     $("#rules").addEventListener("change", (e) => {
       const previous = state.armies;
       state.rules = e.target.value;

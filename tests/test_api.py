@@ -1,10 +1,14 @@
-"""simulate's fast path (issue 19: the per-call floor) gives the slow path's answer.
+"""The Python API (battlecalc.api): simulate's kept battles, prepare, choose and solve.
 
-The fast path: a call with plain-data arguments keeps its checked, compiled battle (a plan,
-api._plan) and a Result builds its laws, dicts and texts on first use (results._Pending).  The
-slow path: the battle checked (spec.simulate_spec) and compiled (fresh side tables) again and
-solved through api.solve, its Result built at once (results.LAZY_STATES = 0).  Every to_dict
-key, the table, the CSV row and the laws must be equal, on battles of every kind.
+simulate's fast path (issue 19: the per-call floor) gives the slow path's answer.  The fast
+path: a call with plain-data arguments keeps its checked, compiled battle (a kept battle,
+api._plan) and a Result builds its laws, dicts and texts on first use (results._Pending); from
+the second call on, a kept battle solved exactly by compiled kernels is solved again by its
+compiled kernel, called straight.  The slow path: the battle checked (spec.simulate_spec) and
+compiled (fresh side tables) again and solved through api.solve, its Result built at once
+(results.LAZY_STATES = 0).  Every to_dict key, the table, the CSV row and the laws must be
+equal, on battles of every kind.  A kept battle keeps no answer and no choice: each call
+chooses its plan again (under the limits it is given) and solves again.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ import numpy as np
 import pytest
 
 import battlecalc
-from battlecalc import api, results
+from battlecalc import api, results, solver
 from battlecalc.compile import build_side
 from battlecalc.errors import BattleInputWarning
-from battlecalc.kernels import exact, jit
+from battlecalc.kernels import jit
+from battlecalc.solver import exact
 
 BATTLES = [
     dict(rules="1942-2e", attacker="1 tank", defender="3 fighter 3 aa"),
@@ -103,7 +108,7 @@ def test_fast_path_gives_the_slow_paths_answer(battle, monkeypatch):
 
 def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
     # no answer is kept: the second call runs the solver again, on the kept prepared solve
-    # (kernels.exact.ExactSolve: the same tables), into outputs of its own
+    # (solver.ExactSolve: the same tables), into outputs of its own
     api.forget_compiled()
     made = []
     real = exact._outputs
@@ -128,8 +133,8 @@ COMPILED = pytest.mark.skipif(jit.plain_kernels(), reason="BATTLECALC_PLAIN_KERN
 @COMPILED
 def test_a_kept_plan_calls_its_compiled_kernel_directly():
     # from the second solve of a kept plan on, the compiled kernel's overload is called without
-    # the dispatcher (jit.overload); its answers are the dispatcher's, which the first call
-    # used, and the slow path's: every key of every battle small enough to be short
+    # the dispatcher (numba_private.overload); its answers are the dispatcher's, which the
+    # first call used, and the slow path's: every key of every battle small enough to be short
     jit.compiled()
     api.forget_compiled()
     for battle in BATTLES:
@@ -143,30 +148,31 @@ def test_a_kept_plan_calls_its_compiled_kernel_directly():
         for again in results_[1:]:
             assert _without_clock(again.to_dict()) == first
             _laws_equal(again, results_[0])
-    # a solve not kept (run_exact, a battle of a sequence) looks for no overload
-    once = exact.ExactSolve(plan.compiled)
+    # a solve not kept (a battle of a sequence) looks for no overload
+    once = solver.ExactSolve(plan.compiled, plan.exact.plan)
     once.run(), once.run()
     assert once.entry is None
 
 
-def test_a_kept_plan_follows_the_solvers_thresholds(monkeypatch):
-    # exact's pruning constants are read at each solve, kept plan or not (tests change them)
+def test_a_kept_battle_is_solved_by_the_plan_of_the_limits_it_is_given():
+    # a kept battle keeps no choice: solved under other limits (test_variants' pruning
+    # thresholds, far above the shipped ones), its plan is the one chosen under them, and
+    # simulate solves it by simulate's plan again afterwards
     api.forget_compiled()
     battle = dict(rules="revised", attacker="14 inf 5 art 5 tank", defender="18 inf 3 tank 1 ftr",
                   method="exact")
     full = battlecalc.simulate(**battle)
-    # test_exact_prune's thresholds, far above the shipped ones
-    monkeypatch.setattr(exact, "PRUNE_PAIRS", 0)
-    monkeypatch.setattr(exact, "PRUNE_BUDGET", 1e-5)
-    monkeypatch.setattr(exact, "PRUNE_STATE_EPS", 1e-7)
-    monkeypatch.setattr(exact, "PRUNE_TAIL_EPS", 1e-8)
-    pruned = battlecalc.simulate(**battle)
-    assert len(api._plans) == 1  # one plan, solved under both settings
+    [kept] = api._plans.values()
+    prepared = kept.exact
+    hard = solver.Limits(prune_pairs=0, prune_budget=1e-5, prune_state_eps=1e-7,
+                         prune_tail_eps=1e-8)
+    pruned = api.solve(kept.battle, kept.run, compiled=kept.compiled, plan=kept, limits=hard)
+    assert len(api._plans) == 1  # one kept battle, solved under both limits
+    assert kept.exact is prepared  # (simulate's prepared solve, kept for simulate)
     assert full.pruned < 1e-12 < 1e-9 < pruned.pruned <= 1e-5
     # what the budget left out, and no more, is missing from each outcome
     gap = full.attacker_win - pruned.attacker_win
     assert -1e-14 <= gap <= pruned.pruned + 1e-14
-    monkeypatch.undo()
     assert battlecalc.simulate(**battle).attacker_win == full.attacker_win
 
 
@@ -177,23 +183,6 @@ def test_one_trial_monte_carlo_reports_probabilities_as_floats():
     values = [r.attacker_win, r.defender_win, r.draw, r.attacker_ipc_loss]
     assert all(type(v) is float for v in values)
     assert r.attacker_win + r.defender_win + r.draw == 1.0
-
-
-@COMPILED
-def test_overload_is_the_dispatchers_exact_match():
-    import numba
-
-    @numba.njit
-    def twice(x, pair):
-        return 2 * x + pair[0]
-
-    assert jit.overload(twice, (1, (2, 3))) is None  # nothing compiled yet
-    assert twice(1.5, (2, 3)) == 5.0 and twice(1, (2.0, 3)) == 4.0
-    by_float, by_int = jit.overload(twice, (1.5, (2, 3))), jit.overload(twice, (1, (2.0, 3)))
-    assert by_float is not None and by_int is not None and by_float is not by_int
-    assert by_float(2.5, (1, 1)) == 6.0 and by_int(3, (0.5, 1)) == 6.5
-    assert jit.overload(twice, (np.zeros(2), (1, 1))) is None  # no array overload
-    assert jit.overload(len, ([1],)) is None  # not a dispatcher
 
 
 def test_plans_are_bounded_and_kept_only_for_plain_data(monkeypatch):
@@ -346,21 +335,26 @@ def test_a_kept_exact_plan_of_a_dict_army_is_solved_again_straight(monkeypatch):
     _laws_equal(again, second)
 
 
-def test_a_kept_plan_follows_the_methods_limits(monkeypatch):
-    # solve's choice of method reads api's limits at every call, kept plan or not
+def test_a_kept_battle_follows_the_methods_limits():
+    # a kept battle's method is chosen at each call, under the limits the call is given
     api.forget_compiled()
     battle = dict(rules="revised", attacker="2 inf 1 tank", defender="3 inf")
     for _ in range(3):
         assert battlecalc.simulate(**battle, method="exact").method == "exact"
         assert battlecalc.simulate(**battle).method == "exact"  # auto
-    monkeypatch.setattr(api, "MAX_EXACT_SECONDS", 1e-12)
+    kept = {p.run.method: p for p in api._plans.values()}
+    assert set(kept) == {"exact", "auto"}
+
+    def solve(method, limits):
+        plan = kept[method]
+        return api.solve(plan.battle, plan.run, compiled=plan.compiled, plan=plan,
+                         limits=limits).method
+
     with pytest.raises(battlecalc.errors.BattleInputError, match="too large"):
-        battlecalc.simulate(**battle, method="exact")
-    assert battlecalc.simulate(**battle).method == "mc"
-    monkeypatch.undo()
-    monkeypatch.setattr(api, "MC_RATE", {True: 1e15, False: 1e15})
-    assert battlecalc.simulate(**battle).method == "mc"
-    monkeypatch.undo()
+        solve("exact", solver.Limits(max_exact_seconds=1e-12))
+    assert solve("auto", solver.Limits(max_exact_seconds=1e-12)) == "mc"
+    assert solve("auto", solver.Limits(mc_rate_walk=10**15, mc_rate_general=10**15)) == "mc"
+    assert solve("auto", solver.LIMITS) == "exact"
     assert battlecalc.simulate(**battle).method == "exact"
 
 
@@ -377,3 +371,19 @@ def test_a_kept_plans_result_follows_the_lazy_limits(monkeypatch):
     for r in lazy:
         assert _without_clock(eager.to_dict()) == _without_clock(r.to_dict())
         _laws_equal(eager, r)
+
+
+def test_prepare_choose_and_solve_are_simulates_steps():
+    # simulate = prepare (check, compile) + choose (the plan) + solve (the plan carried out)
+    battle = dict(rules="1942-2e", attacker="3 inf 1 art 1 ftr", defender="3 inf 1 aa",
+                  method="exact")
+    spec, run, compiled = api.prepare(**battle)
+    assert run.method == "exact" and compiled.attacker.n_states > 0
+    plan = api.choose(spec, run, compiled)
+    assert plan == solver.choose(compiled, "exact", run.trials, run.rounds_distribution)
+    assert plan.method == "exact" and api.choose(spec, run) == plan  # (compiled again)
+    result = api.solve(spec, run, compiled=compiled, solve_plan=plan)
+    expected = battlecalc.simulate(**battle)
+    assert _without_clock(result.to_dict()) == _without_clock(expected.to_dict())
+    with pytest.raises(battlecalc.errors.BattleInputError, match="formula edition"):
+        api.prepare(rules="formula", attacker="3 army", defender="2 army")

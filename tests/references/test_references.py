@@ -15,6 +15,7 @@ import pytest
 import raid_reference
 import reference
 import sea_reference
+from bands import assert_mc_agrees
 from raid_reference import exact_raid, simulate_raid
 from reference import exact_land, simulate_land
 from sea_reference import exact_sea, simulate_sea
@@ -491,14 +492,10 @@ def test_raid_input_errors():
 PROBABILITIES = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
 
 
-def _check_probability(p, observed, trials):
-    p = float(p)
-    assert abs(observed - p) <= 4 * math.sqrt(p * (1 - p) / trials) + 1e-12
-
-
-def _check_mean(exact, observed, trials, spread):
-    # Popoviciu: a variable within a range of width `spread` has sd <= spread / 2.
-    assert abs(observed - float(exact)) <= 4 * spread / 2 / math.sqrt(trials) + 1e-12
+def _popoviciu(trials, **spreads) -> dict:
+    """Standard errors of means bounded by Popoviciu: a variable within a range of width
+    `spread` has sd <= spread / 2."""
+    return {key: spread / 2 / math.sqrt(trials) for key, spread in spreads.items()}
 
 
 LAND = [
@@ -527,11 +524,11 @@ def test_land_dice_agree_with_exact(battle):
     trials = 2_500
     exact = exact_land(edition, att, dfn, **options)
     dice = simulate_land(edition, att, dfn, trials=trials, seed=29, **options)
-    for key in (*PROBABILITIES, "takes_territory"):
-        _check_probability(exact[key], dice[key], trials)
     att_tuv = sum(reference.STATS[edition][u][0] * n
                   for u, n in {**att, **options.get("landing", {})}.items())
-    _check_mean(exact["attacker_ipc_loss"], dice["attacker_ipc_loss"], trials, att_tuv)
+    assert_mc_agrees(dice, exact, probabilities=(*PROBABILITIES, "takes_territory"),
+                     means=("attacker_ipc_loss",), trials=trials,
+                     stderr=_popoviciu(trials, attacker_ipc_loss=att_tuv))
 
 
 SEA = [
@@ -555,10 +552,9 @@ def test_sea_dice_agree_with_exact(battle):
     trials = 2_500
     exact = exact_sea(edition, att, dfn, **options)
     dice = simulate_sea(edition, att, dfn, trials=trials, seed=31, **options)
-    for key in PROBABILITIES:
-        _check_probability(exact[key], dice[key], trials)
     dfn_tuv = sum(sea_reference.STATS[edition][u][0] * n for u, n in dfn.items())
-    _check_mean(exact["defender_ipc_loss"], dice["defender_ipc_loss"], trials, dfn_tuv)
+    assert_mc_agrees(dice, exact, probabilities=PROBABILITIES, means=("defender_ipc_loss",),
+                     trials=trials, stderr=_popoviciu(trials, defender_ipc_loss=dfn_tuv))
 
 
 RAIDS = [
@@ -581,10 +577,12 @@ def test_raid_dice_agree_with_exact(raid):
     trials = 4_000
     exact = exact_raid(edition, att, dfn, **options)
     dice = simulate_raid(edition, att, dfn, trials=trials, seed=37, **options)
-    for damage, p in exact["damage_distribution"].items():
-        _check_probability(p, dice["damage_distribution"].get(damage, 0.0), trials)
-    assert set(dice["damage_distribution"]) <= set(exact["damage_distribution"])
+    law, drawn = exact["damage_distribution"], dice["damage_distribution"]
+    assert_mc_agrees({d: drawn.get(d, 0.0) for d in law}, law, probabilities=law, means=(),
+                     trials=trials)
+    assert set(drawn) <= set(law)
     cost = sum(raid_reference.COST[edition][u] * n for u, n in att.items())
-    _check_mean(exact["attacker_ipc_loss"], dice["attacker_ipc_loss"], trials, cost)
-    _check_mean(exact["expected_damage"], dice["expected_damage"], trials,
-                max(exact["damage_distribution"]))
+    assert_mc_agrees(dice, exact, probabilities=(),
+                     means=("attacker_ipc_loss", "expected_damage"), trials=trials,
+                     stderr=_popoviciu(trials, attacker_ipc_loss=cost,
+                                       expected_damage=max(law)))

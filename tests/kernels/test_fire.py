@@ -1,27 +1,35 @@
-"""The exact solver's fire step (exact._fire): the law of side y's state after side x fires,
-as a list of (state, probability) in the order first met.
+"""The exact solver's fire step (kernels.exact.fire._fire): the law of side y's state after
+side x fires, as a list of (state, probability) in the order first met.
 
 Checked against a plain reference written here: every combination of hit counts (sub hits,
 bombardment, air hits, general hits) in _fire's order, each one's casualties by
-rules.assign from scratch (not _fire's greedy steps, nor the single walk over ha + hg that
-exact._fire_air_general takes where air hits land wherever general hits do), the probability
+round_model.assign from scratch (not _fire's greedy steps, nor the single walk over ha + hg
+that fire._fire_air_general takes where air hits land wherever general hits do), the probability
 the same product, summed per state in the order met.  The lists must be equal to the last
 bit: the same states in the same order, the same sums (the solver's answers rest on it being
 the same sum in the same order).  General fire with and without the subs (and with
 bombardment's hits), and the subs' opening strike alone, from every state pair of both sides
 of random sea battles of five editions, and battles chosen for the walk: aircraft with
 destroyers against subs, and aircraft against a side without subs when subs make the
-aircraft a category of their own."""
+aircraft a category of their own.
+
+The incremental hit assignment of the general fire (fire._assign_counts / _assign_step) is
+checked against round_model.assign on every state of small random sides, and hits beyond
+their targets against the same hits capped (what _fire sums into one term)."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
 import pytest
-from exact_paths import SEA_EDITIONS, compiled_tables, random_army, sea_units
+from battles import SEA_EDITIONS, random_army, sea_units
+from helpers import compiled_tables
 
-from battlecalc.kernels import exact, jit, rules
+from battlecalc.kernels import jit, round_model
+from battlecalc.kernels import layout as c
+from battlecalc.kernels.exact import fire
 from battlecalc.kernels.layout import (
     NO_STATE,
     R_HI,
@@ -82,8 +90,8 @@ def _chance(pmf, row, h, hi, last):
 def _reference(xst, xr, xpmf, x, subs_fire, air_subs, extra, yst, yr, y, others_fire=True):
     """The law of y's state after x's fire (general fire, its subs too where subs_fire; the
     subs' opening strike alone without others_fire), as _fire's loops meet the hit counts,
-    each count's casualties by rules.assign."""
-    assign = _plain(rules.assign)
+    each count's casualties by round_model.assign."""
+    assign = _plain(round_model.assign)
     subs_fire = subs_fire and xst[x, S_SUBS] > 0
     s_row, a_row, n_row = xst[x, S_ROW_S], xst[x, S_ROW_A], xst[x, S_ROW_N]
     s_lo, s_hi = (xr[s_row, R_LO], xr[s_row, R_HI]) if subs_fire else (0, 0)
@@ -124,7 +132,7 @@ def test_fire_lists_equal_the_reference_to_the_last_bit(i):
         states = np.zeros(n_y, dtype=np.int64)
         probs = np.zeros(n_y)
         for x in range(len(xst)):
-            air_subs = bool(_plain(rules.air_on_subs)(xst, x, round_rules))
+            air_subs = bool(_plain(round_model.air_on_subs)(xst, x, round_rules))
             for y in range(n_y):
                 # general fire without and with the subs, the subs' strike alone (its hits
                 # on anything but aircraft: air_subs off, as _strike_lists fires it), and
@@ -133,9 +141,9 @@ def test_fire_lists_equal_the_reference_to_the_last_bit(i):
                                                       (True, False, one),
                                                       (True, True, BOMBARD)):
                     air_hits_subs = air_subs and others_fire
-                    count = exact._fire(xst, xr, xpmf, x, subs_fire, others_fire,
-                                        air_hits_subs, extra, yst, yr, y, round_rules, where,
-                                        states, probs)
+                    count = fire._fire(xst, xr, xpmf, x, subs_fire, others_fire,
+                                       air_hits_subs, extra, yst, yr, y, round_rules, where,
+                                       states, probs)
                     want_states, want_probs = _reference(xst, xr, xpmf, x, subs_fire,
                                                          air_hits_subs, extra, yst, yr, y,
                                                          others_fire)
@@ -148,3 +156,72 @@ def test_fire_lists_equal_the_reference_to_the_last_bit(i):
                     where[states[:count]] = NO_STATE
     if i < len(CHOSEN):
         assert walks > 0  # the battles chosen for it reach the walk over ha + hg
+
+
+# --- the incremental hit assignment -----------------------------------------------------------
+
+
+def _side(cats: list[int]):
+    """A side whose order of losses is the categories `cats` (0 subs, 1 air, 2 others), as the
+    rows (ranks) and a function from casualties taken (s, a, n) to its one-state table."""
+    ranks = {0: [], 1: [], 2: []}
+    for rank, cat in enumerate(cats):
+        ranks[cat].append(rank)
+    rows, first = [], {}
+    for cat in (2, 0, 1):
+        first[cat] = len(rows)
+        for rank in ranks[cat] + [c.NO_RANK]:
+            row = [0] * c.ROW_COLS
+            row[c.R_RANK] = rank
+            rows.append(row)
+
+    def state(xs, xa, xn):
+        st = np.zeros((1, c.STATE_COLS), dtype=np.int64)
+        st[0, c.S_SUBS] = len(ranks[0]) - xs
+        st[0, c.S_AIR] = len(ranks[1]) - xa
+        st[0, c.S_OTHER] = len(ranks[2]) - xn
+        st[0, c.S_ROW_S], st[0, c.S_ROW_A], st[0, c.S_ROW_N] = (
+            first[0] + xs, first[1] + xa, first[2] + xn)
+        st[0, c.S_STRIDE_S], st[0, c.S_STRIDE_A] = 100, 10
+        return st
+
+    return np.array(rows, dtype=np.int64), state, [len(ranks[k]) for k in range(3)]
+
+
+def _random_side_states(seed: int):
+    """(casualty categories, rows, state, units left per category) of every state of 40
+    random sides of up to 3 subs, 3 aircraft and 3 others."""
+    generator = random.Random(seed)
+    for _ in range(40):
+        cats = [0] * generator.randint(0, 3) + [1] * generator.randint(0, 3) + [2] * \
+            generator.randint(0, 3)
+        generator.shuffle(cats)
+        rows, state, (n_s, n_a, n_n) = _side(cats)
+        for xs, xa, xn in itertools.product(range(n_s + 1), range(n_a + 1), range(n_n + 1)):
+            yield cats, rows, state(xs, xa, xn), (n_s - xs, n_a - xa, n_n - xn)
+
+
+def test_incremental_assignment_equals_round_model_assign():
+    checked = 0
+    for cats, rows, st, left in _random_side_states(7):
+        for hs, ha, hg, air_subs in itertools.product(range(3), range(3), range(4),
+                                                      (False, True)):
+            want = round_model.assign(st, rows, 0, hs, ha, hg, air_subs)
+            got = fire._assign_counts(st, rows, 0, hs, ha, hg, air_subs)
+            assert got[0] * 100 + got[1] * 10 + got[2] == want, (cats, left, hs, ha, hg,
+                                                                  air_subs)
+            checked += 1
+    assert checked > 10_000
+
+
+@pytest.mark.slow
+def test_hits_beyond_their_targets_change_nothing():
+    # fire._fire sums the hit counts of a kind past what the enemy has for them to land on
+    # into one term: round_model.assign must give the same state for all of them
+    for _, rows, st, (s, a, n) in _random_side_states(11):
+        for hs, ha, hg, air_subs in itertools.product(range(8), range(8), range(8),
+                                                      (False, True)):
+            last = (s + n, a + n + (s if air_subs else 0), s + a + n)
+            capped = (min(hs, last[0]), min(ha, last[1]), min(hg, last[2]))
+            assert (round_model.assign(st, rows, 0, hs, ha, hg, air_subs)
+                    == round_model.assign(st, rows, 0, *capped, air_subs))

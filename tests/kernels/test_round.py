@@ -1,7 +1,8 @@
-"""The Monte Carlo kernel's tables and shortcuts against independent references: the alias
-tables reproduce each hit law, the capped greedy of rules.assign picks the casualties that the
-greedy with Hall's condition over every set of categories picks, and the seeded counts do not
-depend on the number of threads."""
+"""The round model (kernels.round_model) and the Monte Carlo kernel's tables against
+independent references: the alias tables (kernels.montecarlo.alias_tables, kept with a side by
+solver.tables.sampler) reproduce each hit law, and the capped greedy of round_model.assign
+picks the casualties that the greedy with Hall's condition over every set of categories
+picks."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from battlecalc.api import make_battle
 from battlecalc.compile import compile_battle
-from battlecalc.kernels import jit, rules
+from battlecalc.kernels import jit, round_model
 from battlecalc.kernels.layout import (
     NO_RANK,
     R_RANK,
@@ -26,6 +27,7 @@ from battlecalc.kernels.layout import (
     S_STRIDE_S,
     S_SUBS,
 )
+from battlecalc.solver import tables
 
 BATTLES = {
     "big land": dict(rules="1942-2e", attacker="30 inf 10 art 10 tank 8 ftr 4 bmb",
@@ -50,7 +52,7 @@ def test_alias_tables_give_each_hit_law(name):
     thresh / 2**32, else its alias) equals the row's hit law up to the 2**-32 rounding."""
     jit.compiled()
     for side in _sides(name):
-        sampler = side.sampler
+        sampler = tables.sampler(side)
         for r in range(side.rows.shape[0]):
             n = int(side.rows[r, R_TOP]) + 1
             keep = sampler.thresh[r, :n].astype(np.float64) / 2.0**32
@@ -103,5 +105,5 @@ def test_assign_is_the_hall_greedy(name):
                 for air_on_subs in (False, True):
                     expected = _hall_greedy(side.states, side.rows, y, h_sub, h_air, h_gen,
                                             air_on_subs)
-                    assert rules.assign(side.states, side.rows, y, h_sub, h_air, h_gen,
+                    assert round_model.assign(side.states, side.rows, y, h_sub, h_air, h_gen,
                                         air_on_subs) == expected, (y, h_sub, h_air, h_gen)

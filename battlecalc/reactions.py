@@ -1,0 +1,349 @@
+"""The defender's reactions to a sea attack, before any battle (issue 31; 1940 2E): scramble and
+kamikaze, each the defender's choice, solved by enumeration with the battle.
+
+* **Scramble** (rule flag ``scramble``: the most aircraft an air base sends, 1940 2E: 3).  The
+  defender's units with ``can_scramble`` (fighters, tactical bombers) on an operative air base
+  next to the attacked sea zone (``scramble_from``) may join the battle; every force it may
+  send (at most the flag's count) is solved, and the defender sends the one worst for the
+  attacker by the battle's objective (``optimize``; ties: the fewest aircraft, then the fewest
+  tactical bombers), or the one given (``scramble``).
+* **Kamikaze** (rule flag ``kamikaze``: a token's hit value, 1940 2E: 2).  Before the battle
+  each token the defender spends strikes one of the attacker's surface warships (its sea units
+  that are neither transports nor submarines: TripleA's default targets), all placed before any
+  die is rolled: one die a token, a hit on the flag's value or less (low luck: the tokens on a
+  unit as one group, a sure hit per full die of strength); hits sink a unit once they reach the
+  hit points it has left, else damage it (a battleship or carrier stays damaged).  Every way to
+  place the tokens on units is solved (``kamikaze_targets`` gives one), the battle fought from
+  the law of the attacker's force after the strikes (compile: the attacker's start blocks),
+  IPC counted from the force before them; strikes are not a round.
+
+Scramble, then kamikaze (TripleA's BattleDelegate.start): both are the defender's, with no die
+between them, so every combination is weighed and the worst for the attacker taken.  The
+sources and the choices made where they differ: docs/rules.md, docs/decisions-research.md.
+
+This module is the light part (choices, allocations, the strike law, reading the options, the
+battles weighed), imported by battlecalc.spec and battlecalc.compile; battlecalc.api solves
+the battles (api._reactions) and takes the defender's choice (best_row).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from math import comb
+from typing import Any
+
+from .army import format_army
+from .errors import BattleInputError, quoted
+from .options import is_bool
+
+MAX_REACTIONS = 500  # battles a reaction table may solve (scramble choices x allocations)
+TIE = 1e-9  # the defender's best: the first choice within this of the lowest objective
+
+
+def scramblers(ruleset) -> tuple[str, ...]:
+    """The units that may scramble, in the edition's order (can_scramble)."""
+    return tuple(n for n, u in ruleset.units.items() if u.can_scramble)
+
+
+def surface_warships(ruleset) -> tuple[str, ...]:
+    """What a kamikaze token may strike: sea units that are neither transports nor
+    submarines, in the edition's order."""
+    return tuple(n for n, u in ruleset.units.items()
+                 if u.domain == "sea" and not u.transport and not u.submarine
+                 and u.can_be_casualty)
+
+
+def scramble_choices(available: dict[str, int], most: int) -> list[dict[str, int]]:
+    """Every force an air base holding `available` may scramble (at most `most` aircraft),
+    fewest aircraft first, then in the edition's order of the units left out last ({} first:
+    no scramble)."""
+    names = list(available)
+    choices = [{}]
+    for name in names:
+        choices = [{**c, name: k} if k else dict(c) for c in choices
+                   for k in range(available[name] + 1)]
+    choices = [c for c in choices if sum(c.values()) <= most]
+    return sorted(choices, key=lambda c: (sum(c.values()),
+                                          [-c.get(n, 0) for n in names]))
+
+
+def _partitions(n: int, parts: int, largest: int | None = None):
+    """The ways to write n as a sum of at most `parts` positive ints, largest first."""
+    largest = n if largest is None else largest
+    if n == 0:
+        yield ()
+        return
+    if parts == 0:
+        return
+    for first in range(min(n, largest), 0, -1):
+        for rest in _partitions(n - first, parts - 1, first):
+            yield (first, *rest)
+
+
+def allocations(attacker: dict[str, int], tokens: int, targets: tuple[str, ...]) -> list[tuple]:
+    """Every way to place `tokens` strikes on the attacker's units of the types `targets`:
+    tuples of (unit, tokens on one unit of it), one pair a unit struck (the units of a type
+    being alike, a type's tokens are a partition over at most its count); every token placed."""
+    types = [(u, attacker[u]) for u in targets if attacker.get(u, 0) > 0]
+    found: list[tuple] = []
+
+    def place(i: int, left: int, chosen: list) -> None:
+        if i == len(types):
+            if left == 0:
+                found.append(tuple(chosen))
+            return
+        unit, count = types[i]
+        for k in range(left + 1):
+            for parts in _partitions(k, count):
+                place(i + 1, left - k, chosen + [(unit, t) for t in parts])
+
+    place(0, tokens, [])
+    return found
+
+
+def allocation_text(allocation: tuple) -> str:
+    """An allocation as kamikaze_targets reads it: ``"battleship:2, cruiser:1"``."""
+    return ", ".join(f"{u}:{t}" for u, t in allocation) or "none"
+
+
+def strike_law(unit, tokens: int, hit: int, die: int, low_luck: bool) -> dict[str, float]:
+    """What `tokens` strikes do to one unit: {"sunk" | "damaged" | "intact": probability}.
+    Standard dice: a die a token, a hit on `hit` or less; low luck: the tokens' strength
+    hit x tokens, a sure hit per full die and one die for the rest.  Hits sink the unit once
+    they reach its hit points (unit.hp), else damage it."""
+    p = hit / die
+    if low_luck:
+        sure, rest = divmod(hit * tokens, die)
+        hits = {sure: 1 - rest / die, sure + 1: rest / die}
+    else:
+        hits = {h: comb(tokens, h) * p**h * (1 - p) ** (tokens - h) for h in range(tokens + 1)}
+    law: dict[str, float] = {}
+    for h, ph in hits.items():
+        if ph == 0:
+            continue
+        fate = "sunk" if h >= unit.hp else "damaged" if h > 0 else "intact"
+        law[fate] = law.get(fate, 0.0) + ph
+    return law
+
+
+def after_strikes(ruleset, attacker: dict[str, int], allocation: tuple, low_luck: bool
+                  ) -> list[tuple[float, dict[str, int]]]:
+    """The law of the attacker's force after the strikes of `allocation`: [(probability,
+    {unit: count})], each force once, in the order first met."""
+    law = {tuple(attacker.items()): 1.0}
+    units, hit, die = ruleset.units, ruleset.flags["kamikaze"], ruleset.die_size
+    for name, tokens in allocation:
+        fates = strike_law(units[name], tokens, hit, die, low_luck)
+        new: dict[tuple, float] = {}
+        for force, p in law.items():
+            for fate, q in fates.items():
+                counts = dict(force)
+                if fate != "intact":
+                    counts[name] -= 1
+                if fate == "damaged":
+                    form = units[name].damaged_form
+                    counts[form] = counts.get(form, 0) + 1
+                key = tuple((n, counts[n]) for n in units if counts.get(n))
+                new[key] = new.get(key, 0.0) + p * q
+        law = new
+    return [(p, dict(force)) for force, p in law.items()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the options (battlecalc.spec.make_battle)
+
+
+@dataclasses.dataclass(frozen=True)
+class Reactions:
+    """A sea battle's reactions, checked: the aircraft on the air base (scramble_from, {}:
+    none), what is scrambled (None: the defender's best; {}: nothing), the kamikaze tokens
+    and their targets (None: the defender's best)."""
+
+    scramble_from: dict[str, int] = dataclasses.field(default_factory=dict)
+    scramble: dict[str, int] | None = None
+    kamikaze: int = 0
+    kamikaze_targets: tuple | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.scramble_from) or self.scramble is not None or self.kamikaze > 0
+
+    @property
+    def choosing(self) -> bool:
+        """Whether the defender chooses anything (else everything is given)."""
+        return ((bool(self.scramble_from) and self.scramble is None)
+                or (self.kamikaze > 0 and self.kamikaze_targets is None))
+
+
+NO_REACTIONS = Reactions()
+
+
+def check_reactions(ruleset, sea: bool, attacker: dict[str, int], scramble_from, scramble,
+                    kamikaze, kamikaze_targets, army_counts) -> Reactions:
+    """The Reactions of simulate's scramble_from, scramble, kamikaze and kamikaze_targets
+    (army_counts: spec.army_counts, which reads an army)."""
+    tokens = 0 if kamikaze is None else _tokens(kamikaze)
+    # (each value read first: a wrong type is named before what the battle allows)
+    base = {} if scramble_from is None else army_counts(scramble_from, ruleset,
+                                                         "scramble_from")
+    chosen = None
+    if isinstance(scramble, str) and scramble.strip().lower() in ("best", "none"):
+        chosen = {} if scramble.strip().lower() == "none" else None
+    elif scramble is not None:
+        chosen = army_counts(scramble, ruleset, "scramble")
+    if kamikaze_targets is not None and not (
+            isinstance(kamikaze_targets, str) or (isinstance(kamikaze_targets, (list, tuple))
+                                                  and all(isinstance(i, str)
+                                                          for i in kamikaze_targets))):
+        raise BattleInputError(f"kamikaze_targets must be text such as \"battleship:2, "
+                               f"cruiser:1\", got {quoted(kamikaze_targets)}")
+    given = [name for name, value in (("scramble_from", scramble_from), ("scramble", scramble),
+                                      ("kamikaze_targets", kamikaze_targets))
+             if value is not None] + (["kamikaze"] if tokens else [])
+    if not given:
+        return NO_REACTIONS
+    if not sea:
+        raise BattleInputError(f"{given[0]} applies to sea battles (a scramble and kamikaze "
+                               "strikes react to an attack on a sea zone)")
+    most = ruleset.flags["scramble"]
+    if (scramble_from is not None or scramble is not None) and not most:
+        raise BattleInputError(f"{ruleset.id} has no scramble (the rule flag scramble is 0)")
+    if (tokens or kamikaze_targets is not None) and not ruleset.flags["kamikaze"]:
+        raise BattleInputError(f"{ruleset.id} has no kamikaze strikes (the rule flag kamikaze "
+                               "is 0)")
+    able = scramblers(ruleset)
+    _only(base, able, "scramble_from", "cannot scramble")
+    if chosen:
+        _only(chosen, able, "scramble", "cannot scramble")
+        if sum(chosen.values()) > most:
+            raise BattleInputError(f"scramble: an air base scrambles at most {most} aircraft, "
+                                   f"got {quoted(format_army(chosen))}")
+        if base and any(n > base.get(u, 0) for u, n in chosen.items()):
+            raise BattleInputError(f"scramble: {format_army(chosen)} is more than the air base "
+                                   f"holds ({format_army(base)})")
+    targets = surface_warships(ruleset)
+    allocation = None
+    if kamikaze_targets is not None:
+        if not tokens:
+            raise BattleInputError("kamikaze_targets needs kamikaze (the tokens spent)")
+        allocation = parse_targets(kamikaze_targets, ruleset, attacker, tokens, targets)
+    elif tokens and not any(attacker.get(u) for u in targets):
+        raise BattleInputError(
+            f"kamikaze: the attacker has no surface warship to strike ({', '.join(targets)})")
+    return Reactions(base, chosen, tokens, allocation)
+
+
+MAX_TOKENS = 100
+
+
+def _tokens(value: Any) -> int:
+    """kamikaze: a whole number 0..MAX_TOKENS (an int or numpy int; not a bool)."""
+    if is_bool(value) or not isinstance(value, numbers.Integral):
+        raise BattleInputError(f"kamikaze must be a whole number, got {quoted(value)}")
+    if not 0 <= value <= MAX_TOKENS:
+        raise BattleInputError(f"kamikaze must be between 0 and {MAX_TOKENS}, got "
+                               f"{quoted(int(value))}")
+    return int(value)
+
+
+def _only(army: dict[str, int], allowed: tuple[str, ...], name: str, what: str) -> None:
+    for unit in army:
+        if unit not in allowed:
+            raise BattleInputError(f"{name}: {unit} {what}; only {', '.join(allowed)} do")
+
+
+def parse_targets(value: Any, ruleset, attacker: dict[str, int], tokens: int,
+                  targets: tuple[str, ...]) -> tuple:
+    """kamikaze_targets: ``"battleship:2, cruiser:1"`` (or a list of such items), each item a
+    unit struck and the tokens on it (a type named twice: two units of it), as an
+    allocation."""
+    from .army import resolve_unit_name
+
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise BattleInputError(f"kamikaze_targets must be text such as \"battleship:2, "
+                               f"cruiser:1\", got {quoted(value)}")
+    allocation, used = [], {}
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        name, sep, count = item.partition(":")
+        if not sep or not count.strip().isascii() or not count.strip().isdigit() \
+                or int(count) < 1:
+            raise BattleInputError(f"kamikaze_targets: {quoted(item)} is not UNIT:TOKENS "
+                                   "(e.g. battleship:2)")
+        unit = resolve_unit_name(name.strip(), ruleset)
+        if unit not in targets:
+            raise BattleInputError(f"kamikaze_targets: kamikaze strikes surface warships "
+                                   f"({', '.join(targets)}), not {unit}")
+        used[unit] = used.get(unit, 0) + 1
+        if used[unit] > attacker.get(unit, 0):
+            raise BattleInputError(f"kamikaze_targets: more {unit} struck than the attacker "
+                                   f"has ({attacker.get(unit, 0)})")
+        allocation.append((unit, int(count)))
+    if sum(t for _, t in allocation) != tokens:
+        raise BattleInputError(f"kamikaze_targets place {sum(t for _, t in allocation)} "
+                               f"tokens, not the {tokens} of kamikaze")
+    order = list(ruleset.units)
+    return tuple(sorted(allocation, key=lambda a: (order.index(a[0]), -a[1])))
+
+
+# ---------------------------------------------------------------------------------------------
+# Solving: every combination, the defender's best
+
+
+ROW_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
+            "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
+
+
+def combinations(battle) -> list[tuple[dict[str, int], tuple]]:
+    """The (scramble, allocation) pairs weighed: every force the air base may send (or the
+    one given, or none) by every allocation of the tokens (or the one given, or none)."""
+    r = battle.reactions
+    most = battle.rules.flags["scramble"]
+    if r.scramble_from:
+        scrambles = scramble_choices(r.scramble_from, most)
+        if r.scramble is not None and r.scramble not in scrambles:
+            scrambles.append(r.scramble)
+    else:
+        scrambles = [r.scramble or {}]
+    if r.kamikaze_targets is not None:
+        allocs = [r.kamikaze_targets]
+    elif r.kamikaze:
+        allocs = allocations(battle.attacker, r.kamikaze, surface_warships(battle.rules))
+    else:
+        allocs = [()]
+    pairs = [(s, a) for s in scrambles for a in allocs]
+    if len(pairs) > MAX_REACTIONS:
+        raise BattleInputError(
+            f"{len(pairs):,} scramble and kamikaze choices to weigh (at most "
+            f"{MAX_REACTIONS}); give scramble or kamikaze_targets")
+    return pairs
+
+
+def reacted(battle, scramble: dict[str, int], allocation: tuple):
+    """The battle after the reactions (scramble, allocation): the scrambled aircraft in the
+    defender's force, the strikes in the attacker's start law (Battle.kamikaze_struck)."""
+    defender = dict(battle.defender)
+    for name, n in scramble.items():
+        defender[name] = defender.get(name, 0) + n
+    units = battle.rules.units
+    defender = {n: defender[n] for n in units if defender.get(n)}
+    return dataclasses.replace(battle, defender=defender, reactions=NO_REACTIONS,
+                               kamikaze_struck=allocation)
+
+
+def row(scramble: dict[str, int], allocation: tuple, result, value: float) -> dict[str, Any]:
+    """A row of the reactions table: what was scrambled and struck, and the battle's odds."""
+    return {"scrambled": format_army(scramble), "kamikaze_targets": allocation_text(allocation),
+            **{k: getattr(result, k) for k in ROW_KEYS}, "value": value}
+
+
+def best_row(reactions: Reactions, pairs: list, rows: list[dict[str, Any]]) -> int:
+    """The row the defender takes: among the pairs it may take (every one, or those of the
+    scramble and targets given), the first within TIE of the lowest objective."""
+    given = [i for i, (s, a) in enumerate(pairs)
+             if (reactions.scramble is None or s == reactions.scramble)
+             and (reactions.kamikaze_targets is None or a == reactions.kamikaze_targets)]
+    lowest = min(rows[i]["value"] for i in given)
+    return next(i for i in given if rows[i]["value"] <= lowest + TIE)

@@ -1,0 +1,194 @@
+"""How a battle is solved, as a value (solver.plan): choose's decisions under the shipped limits
+and under Limits given as data, never a patched module constant.
+
+* The method: `auto` takes the faster of exact and Monte Carlo; `exact` refuses a battle too
+  large (its state pairs or its estimated seconds), `auto` takes Monte Carlo there.
+* --retreat-below's table (issue 16, point 5): sized and estimated before it is built, its
+  estimate counted with the solve's, refused before any of it is built (by the library and
+  at once by the command line).
+* The variant a battle takes: merged blocks (and the estimate of a merged solve), a compact
+  mass table for a big battle of the general round, pruning within a budget from
+  Limits.prune_pairs on, the sea walk for a sea battle without submarines.
+"""
+
+from __future__ import annotations
+
+import time
+
+import battles
+import pytest
+from helpers import compiled_tables
+
+import battlecalc
+from battlecalc import BattleInputError, api, solver
+from battlecalc.kernels.layout import RU_SIMPLE, SIMPLE_EXACT
+from battlecalc.solver import cost
+from battlecalc.solver.plan import compact_table, exact_view
+
+# sea battles of the general round: 126,000 and 628,425 state pairs
+MID = dict(rules="1942-2e", sea=True, attacker="6 sub 6 dd 3 ca 2 bb 4 ftr 1 cv",
+           defender="5 dd 3 ca 2 cv 3 ftr 2 bb 3 sub")
+BIG = dict(rules="1942-2e", sea=True, attacker="8 sub 8 dd 4 ca 3 bb 6 ftr 2 cv",
+           defender="6 dd 4 ca 2 cv 4 ftr 3 bb 4 sub")
+
+
+@pytest.fixture
+def no_table(monkeypatch):
+    """solver.solve's --retreat-below table made to fail the test if it is built."""
+
+    def built(*_args, **_kwargs):
+        raise AssertionError("the retreat-below table was built")
+
+    monkeypatch.setattr(solver, "fill_win_values", built)
+
+
+# --- the method -------------------------------------------------------------------------------
+
+
+def test_auto_takes_the_faster_method(plan_of):
+    battle = dict(rules="1942-2e", attacker="10 inf 3 art 3 tank", defender="12 inf 2 tank")
+    assert plan_of(battle).plan.method == "exact"
+    assert battlecalc.simulate(**battle).method == "exact"
+    # few trials: Monte Carlo would be done before the exact solve
+    fast = plan_of(dict(battle, trials=1000, seed=1), mc_rate_walk=10**15,
+                   mc_rate_general=10**15)
+    assert fast.plan.method == "mc"
+    assert fast.result().method == "mc"
+
+
+def test_exact_refuses_a_battle_too_large_and_auto_falls_back_to_monte_carlo(plan_of):
+    # the limits scaled down so that a small battle counts as too large
+    small = dict(max_exact_seconds=1e-7, mc_rate_walk=10**12, mc_rate_general=10**12)
+    battle = dict(rules="1942-2e", attacker="12 inf 4 art", defender="14 inf")
+    with pytest.raises(BattleInputError, match="too large to solve exactly.*--method mc"):
+        plan_of(dict(battle, method="exact"), **small)
+    result = plan_of(dict(battle, method="auto", trials=2_000, seed=1), **small).result()
+    assert result.method == "mc" and result.trials == 2_000
+    # (under the shipped limits: exact)
+    assert plan_of(dict(battle, method="exact")).plan.method == "exact"
+
+
+def test_a_state_limit_refuses_exact_whatever_the_estimate(plan_of):
+    battle = dict(rules="1942-2e", attacker="12 inf 4 art", defender="14 inf", method="exact")
+    pairs = compiled_tables(battle).attacker.n_states * compiled_tables(battle).defender.n_states
+    with pytest.raises(BattleInputError, match=f"{pairs:,} state pairs, limit {pairs - 1:,}"):
+        plan_of(battle, exact_state_limit=pairs - 1)
+    assert plan_of(battle, exact_state_limit=pairs).plan.method == "exact"
+
+
+# --- --retreat-below's table (issue 16, point 5) ----------------------------------------------
+
+
+def test_exact_refusal_counts_the_table_and_comes_before_it(no_table):
+    compiled = compiled_tables(dict(BIG, retreat_below=0.5, method="exact"))
+    solve, table = solver.exact_seconds(compiled), cost.win_values_seconds(compiled)
+    # refused for the table's sake
+    assert solve < solver.LIMITS.max_exact_seconds < solve + table
+    started = time.perf_counter()
+    with pytest.raises(BattleInputError, match=f"about {solve + table:.2g} s of work, limit 10 s"):
+        battlecalc.simulate(**BIG, retreat_below=0.5, method="exact")
+    assert time.perf_counter() - started < 10  # the table takes 18-40 s on two cores
+
+
+def test_the_table_is_in_the_estimate_auto_and_exact_use(plan_of, no_table):
+    compiled = compiled_tables(dict(MID, retreat_below=0.5))
+    solve, table = solver.exact_seconds(compiled), cost.win_values_seconds(compiled)
+    assert table > 0 and cost.win_values_seconds(compiled_tables(MID)) > 0
+    limit = dict(max_exact_seconds=solve + table / 2)
+    # without --retreat-below the solve alone is under the limit ...
+    assert plan_of(dict(MID, method="exact"), **limit).plan.method == "exact"
+    # ... with it, solve + table is over: exact refuses, auto (which would otherwise solve
+    # exactly: many trials make Monte Carlo the slower) runs Monte Carlo, the table first
+    with pytest.raises(BattleInputError, match="battle too large to solve exactly"):
+        plan_of(dict(MID, retreat_below=0.5, method="exact"), **limit)
+    assert plan_of(dict(MID, method="auto", trials=10**8), **limit).plan.method == "exact"
+    auto = plan_of(dict(MID, retreat_below=0.5, method="auto", trials=2000, seed=1), **limit)
+    assert auto.plan.method == "mc" and auto.plan.win_values
+    assert auto.plan.win_values_seconds == table
+
+
+@pytest.mark.parametrize("method", ["exact", "mc", "auto"])
+def test_a_table_over_its_limit_is_refused_before_it_is_built(plan_of, method, no_table):
+    table = cost.win_values_seconds(compiled_tables(dict(MID, retreat_below=0.5)))
+    with pytest.raises(BattleInputError, match=(
+            rf"--retreat-below needs the exact win probability of every state, and this "
+            rf"battle has 126,000 state pairs \(about {table:.2g} s of work; limits "
+            rf"4,000,000 pairs, {table / 2:g} s\)")):
+        plan_of(dict(MID, retreat_below=0.5, method=method, trials=1000, seed=1),
+                max_win_value_seconds=table / 2)
+
+
+def test_cli_refuses_a_table_of_minutes_at_once(invoke, no_table):
+    huge = dict(rules="1942-2e", sea=True, attacker="10 sub 10 dd 5 ca 4 bb 8 ftr 2 cv",
+                defender="8 dd 5 ca 2 cv 6 ftr 4 bb 5 sub")
+    table = cost.win_values_seconds(compiled_tables(dict(huge, retreat_below=0.5)))
+    # 2,594,592 pairs: under the pair limit
+    assert table > solver.LIMITS.max_win_value_seconds
+    started = time.perf_counter()
+    result = invoke("run", "--rules", "1942-2e", "--sea", "-a", huge["attacker"],
+                    "-d", huge["defender"], "--retreat-below", "0.5", "--method", "mc",
+                    "--trials", "1000")
+    assert result.exit_code == 2
+    assert "Error: --retreat-below needs the exact win probability of every state, and this " \
+        "battle has 2,594,592 state pairs" in " ".join(result.output.split())
+    assert time.perf_counter() - started < 10
+
+
+# --- the variant ------------------------------------------------------------------------------
+
+
+def test_estimate_counts_the_merged_table():
+    # 25 fighters against 2 AAA: 26 of the blocks' 161 states are played
+    compiled = compiled_tables(battles.LAND_MERGED["aircraft only"])
+    merged = solver.exact_seconds(compiled)
+    assert merged == pytest.approx(
+        solver.exact_seconds(compiled, merge_blocks=False) * 26 / 161, rel=1e-12)
+    assert solver.exact_seconds(compiled, merge_blocks=False) == cost.solve_seconds(compiled)
+
+
+@pytest.mark.parametrize("battle, compact", [
+    (battles.COMPACT_BIG, True),
+    (dict(battles.COMPACT_BIG, attacker="30 dd, 30 ca, 30 bb, 10 cv, 35 ftr, 15 bmb",
+          defender="40 dd, 25 ca, 30 bb, 15 cv, 40 ftr"), False),  # one walk a side
+    (dict(rules="1942-2e", sea=True, attacker="4 sub 2 ftr", defender="3 sub 2 ftr"), False),
+    (battles.PRUNE_BIG_LAND, False),  # land
+])
+def test_the_battles_that_take_a_compact_table(battle, compact):
+    compiled = api.compile_battle(api.make_battle(**battle))
+    rows, cols = compact_table(compiled)
+    assert (rows > 0) == compact
+    if compact:
+        pairs = compiled.attacker.n_states * compiled.defender.n_states
+        assert pairs > solver.LIMITS.exact_state_limit
+        assert (rows, cols) == (solver.LIMITS.table_start, solver.LIMITS.table_start)
+        plan = solver.choose(compiled, "auto", 10**6)
+        assert plan.method == "exact" and plan.table == (rows, cols)
+        assert plan.fallback and plan.work_limit > 0  # Monte Carlo past its work limit
+        # and a smaller first table where the limits say so
+        assert compact_table(compiled, solver.Limits(table_start=64)) == (64, 64)
+
+
+@pytest.mark.parametrize("name", list(battles.PRUNE_SMALL))
+def test_pruning_within_a_budget_from_its_size_on(name, plan_of):
+    battle = dict(battles.PRUNE_SMALL[name], method="exact")
+    shipped = plan_of(battle)
+    compiled = shipped.compiled
+    pairs = compiled.attacker.n_states * compiled.defender.n_states
+    assert pairs < solver.LIMITS.prune_pairs and not shipped.plan.pruned_within_budget
+    assert (shipped.plan.prune_eps, shipped.plan.tail_eps, shipped.plan.budget) == (0, 0, 0)
+    at_its_size = plan_of(battle, prune_pairs=pairs)
+    assert at_its_size.plan.pruned_within_budget
+    assert (at_its_size.plan.prune_eps, at_its_size.plan.tail_eps, at_its_size.plan.budget) == (
+        solver.LIMITS.prune_state_eps, solver.LIMITS.prune_tail_eps, solver.LIMITS.prune_budget)
+    assert not plan_of(battle, prune_pairs=pairs, pruning=False).plan.pruned_within_budget
+
+
+@pytest.mark.parametrize("battle", battles.sea_walk_random()[::5])
+def test_the_sea_walk_is_the_plans_where_the_battle_allows_it(battle, plan_of):
+    """A sea battle without submarines takes the walk path unless the plan forbids it
+    (exact_view: the battle as the exact solver takes it)."""
+    walk, general = plan_of(battle), plan_of(battle, sea_walk=False)
+    rules = walk.compiled.rules[RU_SIMPLE]
+    assert rules in (0, SIMPLE_EXACT)  # (0: lone attacking transports, tests/test_compile.py)
+    assert exact_view(walk.compiled, walk.plan).rules[RU_SIMPLE] == rules
+    assert exact_view(general.compiled, general.plan).rules[RU_SIMPLE] == 0
