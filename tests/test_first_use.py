@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -61,12 +62,14 @@ COMPILES = textwrap.dedent("""
     import battlecalc
     from battlecalc.kernels import jit
 
+    said = []
     with event.install_recorder("numba:compile") as compiles:
         r = battlecalc.simulate(rules="revised", attacker="3inf 1art 2arm 1bmb",
-                                defender="4inf 1aa", method="mc", trials=2000, seed=7)
+                                defender="4inf 1aa", method="mc", trials=2000, seed=7,
+                                progress=lambda done, total, what="trials", **_: said.append(what))
     names = [e.data["dispatcher"].py_func.__name__ for _, e in compiles.buffer
              if e.is_start and jit.in_kernels(e.data["dispatcher"].py_func.__code__.co_filename)]
-    print(json.dumps([names, r.attacker_win]))
+    print(json.dumps([names, r.attacker_win, said]))
 """)
 
 
@@ -74,18 +77,26 @@ COMPILES = textwrap.dedent("""
 def test_a_land_battle_compiles_the_land_walk_alone(tmp_path):
     """A fresh process with an empty numba cache, the README's Monte Carlo example (land, no
     retreat): the kernels numba compiles are those of the land walk, without the general
-    round's trial, the retreat step or the alias tables."""
+    round's trial, the retreat step or the alias tables; its progress says so, kernel by
+    kernel, before the trials."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     env.pop(jit.PLAIN_ENV, None)
     done = subprocess.run([sys.executable, "-c", COMPILES], capture_output=True, text=True,
                           env=env, timeout=600)
     assert done.returncode == 0, done.stderr
-    names, win = json.loads(done.stdout)
+    names, win, said = json.loads(done.stdout)
     assert "_simulate_walk_chunks" in names and "_trial_walk" in names
     for other in ("_simulate_chunks", "_chunk", "_trial", "_general_hits", "_retreat_step",
                   "should_retreat", "alias_tables"):
         assert other not in names, names
     assert 0.98 < win < 1.0
+    compiling = said[:said.index("trials")]
+    assert compiling[0] == jit.COMPILING
+    told = [re.fullmatch(rf"{re.escape(jit.COMPILING)}: (\w+) \((\d+) of at most (\d+)\)", what)
+            for what in compiling[1:]]
+    assert all(told) and [m[1] for m in told] == names
+    assert [int(m[2]) for m in told] == list(range(1, len(names) + 1))
+    assert len({m[3] for m in told}) == 1 and int(told[0][3]) >= len(names)
 
 
 # --- which kernels a solve runs ---------------------------------------------------------------

@@ -273,8 +273,8 @@ def _reachable(function) -> list:
 @contextlib.contextmanager
 def compiling(dispatcher, progress):
     """Around the first call of a kernel: where numba compiles it now (its cache cold),
-    progress(0, 0, COMPILING) at once, then progress(0, 0, f"{COMPILING}: {name} ({k}/{n})")
-    as numba starts each kernel it compiles for it (k of about n: _reachable's count),
+    progress(0, 0, COMPILING) at once, then progress(0, 0, f"{COMPILING}: {name} ({k} of at
+    most {n})") as numba starts each kernel it compiles for it (n: _reachable's count),
     from the thread that compiles it.  Nothing where progress is None or the kernel is
     loaded or on disk."""
     if progress is None or not cache_is_cold(dispatcher):
@@ -299,7 +299,7 @@ def compiling(dispatcher, progress):
                 return
             state["done"] += 1
             progress(0, 0, f"{COMPILING}: {py_func.__name__} "
-                           f"({min(state['done'], total)}/{total})")
+                           f"({min(state['done'], total)} of at most {total})")
 
         def on_end(self, ev):
             pass
