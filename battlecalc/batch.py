@@ -45,7 +45,7 @@ from .compile import build_side, compile_battle, compile_plain
 from .errors import BattleInputError, quoted
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
-from .solver.batch import batch_plan, batchable, offsets, solve_batch
+from .solver.batch import batch_seconds, offsets, solve_batch
 from .spec import PLAIN_TYPES, FormulaSpec, battle_form, check_seed, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
@@ -157,13 +157,13 @@ class _Batch:
         self.positions: list[int] = []
         self.battles: list = []
         self.compiled: list = []
-        self.plans: list = []
+        self.seconds: list = []  # (each one's estimate: solver.batch.batch_seconds)
 
-    def add(self, position: int, battle, compiled, plan) -> None:
+    def add(self, position: int, battle, compiled, seconds: float) -> None:
         self.positions.append(position)
         self.battles.append(battle)
         self.compiled.append(compiled)
-        self.plans.append(plan)
+        self.seconds.append(seconds)
 
     def append(self, item: tuple) -> None:  # (the same battle again: _run's `seen`)
         self.add(*item)
@@ -199,12 +199,10 @@ def _batched(battle, run) -> bool:
 
 def _exact_and_small(compiled, run) -> tuple[bool, Any]:
     """Whether the batch solves the compiled battle (its plan is batchable: simulate would
-    solve it exactly in one thread), and its plan (solver.batch.batch_plan)."""
-    try:
-        plan = batch_plan(compiled, run.method, run.trials)
-    except BattleInputError:
-        return False, None  # (solved on its own: simulate words the error)
-    return batchable(plan, compiled), plan
+    solve it exactly in one thread), and its estimate (solver.batch.batch_seconds: that of
+    solver.batch.batch_plan, without making the plan)."""
+    seconds = batch_seconds(compiled, run.method, run.trials)
+    return seconds is not None, seconds
 
 
 ARMIES = ("attacker", "defender")
@@ -342,10 +340,10 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                     else:
                         checked = clock()
                         timing["check"] += checked - started
-                        compiled, (small, solve_plan) = lane.compiled(battle)
+                        compiled, (small, seconds) = lane.compiled(battle)
                         timing["compile"] += clock() - checked
                         if small:
-                            batch.add(position, battle, compiled, solve_plan)
+                            batch.add(position, battle, compiled, seconds)
                             continue
                         alone.append((position, battle, run, clock() - started))
                         continue
@@ -359,12 +357,12 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
             timing["check"] += checked - started
             if not isinstance(battle, FormulaSpec) and _batched(battle, run):
                 compiled = compile_battle(battle, _side)
-                small, solve_plan = _exact_and_small(compiled, run)
+                small, seconds = _exact_and_small(compiled, run)
                 timing["compile"] += clock() - checked
                 if small:
-                    batch.add(position, battle, compiled, solve_plan)
+                    batch.add(position, battle, compiled, seconds)
                     if key is not None:
-                        seen[key] = (batch, (position, battle, compiled, solve_plan))
+                        seen[key] = (batch, (position, battle, compiled, seconds))
                     continue
             alone.append((position, battle, run, clock() - started))
             if key is not None:
@@ -469,7 +467,7 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
     descriptive columns as lists, the numbers as numpy arrays.  elapsed_s: the time spent on
     the batch's battles (checks, compiling, solving, rows), shared equally."""
     started = time.perf_counter()
-    law = solve_batch(batch.compiled, batch.plans)
+    law = solve_batch(batch.compiled, seconds=batch.seconds)
     solved = time.perf_counter()
     timing["solve"] += solved - started
     a_off, d_off = offsets(np.diff(law.a_out)[:, 0]), offsets(np.diff(law.d_out)[:, 0])

@@ -13,6 +13,12 @@ with.  Round-1 AA fire gives the attacker one block per distinct outcome (which 
 left), each with its probability; a partial amphibious retreat continues in a block of the
 units that stay.  Fire before round 1 (AA, Revised bombardment) is compiled into each side's
 distribution of start states.
+
+Two builders make the same tables, to the last bit (tests/kernels/test_builder.py): the
+compiled one (kernels/builder.py, driven by _built_side: a side in one kernel call, its hit laws
+from a law bank of the dice of one edition and role), once its kernels cost no compiling
+(jit.ready: a first use, its numba cache cold, does not wait for them), and the Python one
+(_python_side, with its caches of fire laws, casualty walks and block tables) before that.
 """
 
 from __future__ import annotations
@@ -28,9 +34,9 @@ from typing import NamedTuple
 import numpy as np
 
 from . import orders, starts
-from .dice import force_dice, hit_distribution, strength
+from .dice import _hit_distribution, force_dice, hit_distribution, strength
 from .errors import BattleInputError
-from .kernels import layout
+from .kernels import builder, jit, layout
 from .kernels.layout import (
     B_KIND,
     B_OFFSET,
@@ -597,13 +603,30 @@ def forget_tables() -> None:
         _block_bytes[0] = 0
 
 
+# the compiled builder's kernels that _built_side calls (the side, its law bank's)
+_BUILDER_KERNELS = ("build_side", "find_law", "insert_laws", "law_columns")
+
+
 @functools.lru_cache(maxsize=256)
 def build_side(spec: _SideSpec) -> Side:
-    """A side's tables from its blocks (see the module docstring).
+    """A side's tables from its blocks (see the module docstring): built by the compiled
+    builder (kernels/builder.py, _built_side) once the kernels are compiled and it costs no
+    compiling (jit.ready: compiled for every solve, or in this process or numba's cache
+    already), else (and for a spec it does not take) by the Python builder (_python_side),
+    which a first use never waits for numba to compile; the same arrays either way.
 
     Rows: every block's n-category steps first, in block order, then the s and a steps; so a
     side that is one walk per block (no s or a category) has row index = flat state index.
     """
+    if all(jit.ready(builder.__name__, name) for name in _BUILDER_KERNELS):
+        side = _built_side(spec)
+        if side is not None:
+            return side
+    return _python_side(spec)
+
+
+def _python_side(spec: _SideSpec) -> Side:
+    """build_side in Python: its blocks' tables (_block, kept), laid end to end."""
     units = spec.ruleset.units
     names = tuple(units)
     land = tuple(u.is_land for u in units.values())
@@ -684,11 +707,305 @@ def _check_size(spec: _SideSpec) -> None:
         states += more_states
         cells += more_cells
     if states > MAX_STATES or cells > MAX_TABLE_CELLS:
-        side = "attacker" if spec.role == "attack" else "defender"
-        raise BattleInputError(
-            f"battle too large: the {side}'s tables would hold {states:,} states and "
-            f"{cells:,} hit probabilities (limits {MAX_STATES:,} and {MAX_TABLE_CELLS:,}); "
-            + TOO_LARGE_HINT)
+        _too_large(spec, states, cells)
+
+
+def _too_large(spec: _SideSpec, states: int, cells: int):
+    side = "attacker" if spec.role == "attack" else "defender"
+    raise BattleInputError(
+        f"battle too large: the {side}'s tables would hold {states:,} states and "
+        f"{cells:,} hit probabilities (limits {MAX_STATES:,} and {MAX_TABLE_CELLS:,}); "
+        + TOO_LARGE_HINT)
+
+
+# ---------------------------------------------------------------------------------------------
+# The compiled builder's driver (kernels/builder.py)
+
+
+class _UnitTable(NamedTuple):
+    """An edition's units in a role as kernels/builder.py takes them: per Ruleset object (an
+    edition and its technologies) and role, made once and kept for the process, as the
+    rules are (forget_tables keeps them: they are the edition's, not a battle's)."""
+
+    ruleset: object
+    units: np.ndarray  # int64[U, builder.UNIT_COLS]
+    supports: np.ndarray  # int64[K, builder.SUP_COLS]: the attacker's (none on defence)
+    targets: np.ndarray  # int64[K, T]: each support's targets, in order (-1 padded)
+    by_rank: dict  # preset -> int64[casualty units]: the preset's base order of losses
+    kind_slot: np.ndarray  # int64[most best-of + 1]: the slot of each best-of kind
+    kinds: tuple  # the best-of kinds, in slot order (1 first)
+    index: dict  # unit -> its column
+    names: tuple  # the edition's units, in order
+
+
+_unit_tables: dict = {}  # (id(ruleset), role) -> (ruleset, _UnitTable or None)
+_tables_lock = threading.Lock()
+
+
+def _unit_table(ruleset, role: str) -> _UnitTable | None:
+    """The builder's unit table of an edition in a role, or None where the builder does not
+    take the edition (a damaged form that is not a one-hit casualty of its unit's category,
+    a support of a unit the edition does not have): the Python builder builds its sides."""
+    found = _unit_tables.get((id(ruleset), role))
+    if found is not None and found[0] is ruleset:
+        return found[1]
+    table = _make_unit_table(ruleset, role)
+    with _tables_lock:
+        if len(_unit_tables) >= 256:
+            _unit_tables.clear()
+        _unit_tables[(id(ruleset), role)] = (ruleset, table)
+    return table
+
+
+def _make_unit_table(ruleset, role: str) -> _UnitTable | None:
+    units = ruleset.units
+    names = tuple(units)
+    index = {name: i for i, name in enumerate(names)}
+    rows = []
+    for unit in units.values():
+        form = units.get(unit.damaged_form) if unit.damaged_form else None
+        if unit.damaged_form and (form is None or not form.can_be_casualty or form.hp != 1
+                                  or form.submarine != unit.submarine
+                                  or form.is_air != unit.is_air or form.name == unit.name):
+            return None
+        rows.append([unit.can_be_casualty, unit.hp, index[form.name] if form else -1, unit.cost,
+                     unit.is_land, unit.is_air, unit.submarine, unit.is_aa,
+                     unit.transport and unit.defenceless, unit.anti_sub, unit.defenceless,
+                     unit.transport, role != "attack" or unit.can_attack, unit.value(role),
+                     unit.dice(role), unit.best_die])
+    supports = ruleset.supports if role == "attack" else ()
+    if any(s.giver not in index or any(t not in index for t in s.targets) for s in supports):
+        return None
+    width = max((len(s.targets) for s in supports), default=0)
+    targets = np.full((len(supports), max(width, 1)), -1, dtype=np.int64)
+    for k, support in enumerate(supports):
+        targets[k, :len(support.targets)] = [index[t] for t in support.targets]
+    by_rank = {}
+    for preset in ("cheapest", "weakest"):
+        rank = orders._base_rank(units, role, preset == "weakest")
+        by_rank[preset] = np.array([index[n] for n in sorted(rank, key=rank.__getitem__)],
+                                   dtype=np.int64)
+    kinds = tuple(sorted({1} | {u.dice(role) for u in units.values()
+                                if u.best_die and u.dice(role) > 1}))
+    kind_slot = np.zeros(kinds[-1] + 1, dtype=np.int64)
+    kind_slot[list(kinds)] = np.arange(len(kinds))
+    return _UnitTable(ruleset, np.array(rows, dtype=np.int64).reshape(len(rows),
+                                                                        builder.UNIT_COLS),
+                      np.array([[index[s.giver], s.bonus, s.count, len(s.targets)]
+                                for s in supports], dtype=np.int64).reshape(-1, builder.SUP_COLS),
+                      targets, by_rank, kind_slot, kinds, index, names)
+
+
+MAX_BANK_LAWS = 1 << 18  # a law bank past these starts again empty
+MAX_BANK_FLOATS = 1 << 22
+
+
+class _LawBank:
+    """The hit laws of the dice of one edition's units in one role and dice model, found by
+    their dice (kernels/builder.py): a dice vector counts the dice of each slot, a hit value
+    (clamped to the die: the same chance to hit) and a best-of kind; its law is
+    dice.hit_distribution's of those dice, stored with its top count, its highest count
+    above PRUNE_EPS and its low-luck strength.  Kept for the process (at most MAX_BANK_LAWS
+    laws and MAX_BANK_FLOATS probabilities, then emptied), as dice.hit_distribution keeps the
+    laws of dice groups: a law is the same for every battle whose dice it is."""
+
+    def __init__(self, die: int, kinds: tuple, model: str):
+        self.die, self.model = die, model
+        self.slots = [(value, kind) for value in range(1, die + 1) for kind in kinds]
+        self.lock = threading.Lock()
+        self._empty()
+
+    def _empty(self) -> None:
+        n = len(self.slots)
+        # (keys, values, laws, pmf): what the kernels read, replaced as one where it grows
+        self.arrays = (np.zeros((256, n), dtype=np.int64), np.full(256, -1, dtype=np.int64),
+                       np.zeros((64, builder.LAW_COLS), dtype=np.int64), np.zeros(4096))
+        self.vectors = np.zeros((64, n), dtype=np.int64)
+        self.n_laws = self.n_floats = 0
+
+    def add(self, missing: np.ndarray) -> None:
+        """The laws of the dice vectors missing[M, S] added (those not there yet); where
+        they would take the bank past its bounds, the bank emptied instead (the builder then
+        asks for every law of its side, which an empty bank takes however many: a side's
+        laws are all there at once)."""
+        with self.lock:
+            groups = [tuple((value, kind, n) for (value, kind), n
+                            in zip(self.slots, vector.tolist(), strict=True) if n)
+                      for vector in missing]
+            found = [_hit_distribution(g, self.die, self.model) for g in groups]
+            if self.n_laws and (self.n_laws + len(found) > MAX_BANK_LAWS
+                                or self.n_floats + sum(map(len, found)) > MAX_BANK_FLOATS):
+                self._empty()
+                return
+            for vector, dice, law in zip(missing, groups, found, strict=True):
+                keys, values, _, _ = self.arrays
+                if builder.find_law(keys, values, vector) >= 0:
+                    continue
+                size = len(law)
+                self._room(size)
+                keys, values, laws, pmf = self.arrays
+                top, hi = builder.law_columns(law, PRUNE_EPS)
+                i, at = self.n_laws, self.n_floats
+                pmf[at:at + size] = law
+                laws[i] = (top, hi, sum(n * min(v + b - 1, self.die) for v, b, n in dice),
+                           size, at)
+                self.vectors[i] = vector
+                builder.insert_laws(keys, values, vector[None, :], np.array([i]))
+                self.n_laws, self.n_floats = i + 1, at + size
+
+    def _room(self, size: int) -> None:
+        """Room for one more law of `size` probabilities (arrays grown by doubling; the hash
+        table kept at most half full)."""
+        keys, values, laws, pmf = self.arrays
+        n = self.n_laws + 1
+        if n > len(laws):
+            laws = np.concatenate([laws, np.zeros_like(laws)])
+            self.vectors = np.concatenate([self.vectors, np.zeros_like(self.vectors)])
+        if self.n_floats + size > len(pmf):
+            grown = np.zeros(max(2 * len(pmf), self.n_floats + size))
+            grown[:self.n_floats] = pmf[:self.n_floats]
+            pmf = grown
+        if 2 * n > len(values):
+            keys = np.zeros((4 * len(values), keys.shape[1]), dtype=np.int64)
+            values = np.full(4 * len(values), -1, dtype=np.int64)
+            builder.insert_laws(keys, values, self.vectors[:self.n_laws],
+                                np.arange(self.n_laws, dtype=np.int64))
+        self.arrays = (keys, values, laws, pmf)
+
+
+_banks: dict = {}  # (id(ruleset), role, dice model) -> (ruleset, _LawBank)
+
+
+def _law_bank(ruleset, role: str, model: str, table: _UnitTable) -> _LawBank:
+    key = (id(ruleset), role, model)
+    found = _banks.get(key)
+    if found is not None and found[0] is ruleset:
+        return found[1]
+    bank = _LawBank(ruleset.die_size, table.kinds, model)
+    with _tables_lock:
+        if len(_banks) >= 64:
+            _banks.clear()
+        _banks[key] = (ruleset, bank)
+    return bank
+
+
+def forget_laws() -> None:
+    """Drop the compiled builder's law banks (the next side finds no law there: measured
+    cold; forget_tables keeps them, as it keeps dice.hit_distribution's laws)."""
+    with _tables_lock:
+        _banks.clear()
+
+
+_NO_STEPS = np.zeros((1, 1), dtype=np.int64)
+
+
+def _built_side(spec: _SideSpec) -> Side | None:
+    """build_side by the compiled builder (kernels/builder.py), or None where it does not
+    take the spec (its edition: _unit_table; an order of losses with casualties chosen
+    already whose steps are not each unit's hit points)."""
+    table = _unit_table(spec.ruleset, spec.role)
+    if table is None:
+        return None
+    index = table.index
+    n_blocks, n_units = len(spec.blocks), len(table.names)
+    forces = np.zeros((n_blocks, n_units), dtype=np.int64)
+    extra = np.zeros((n_blocks, n_units + 2), dtype=np.int64)  # (builder.build_side's)
+    probs = np.empty(n_blocks)
+    for b, (prob, force, ipc, left) in enumerate(spec.blocks):
+        row = forces[b]
+        for name, count in force:
+            row[index[name]] = count
+        probs[b] = prob
+        if ipc:
+            extra[b, n_units] = ipc
+        if left is not None:
+            extra[b, :n_units] = left
+            extra[b, n_units + 1] = 1
+    static = _static(spec, table)
+    if static is None:  # (casualty steps the builder takes as given)
+        static = _static(spec, table, given=True)
+        step_units, step_kinds = _given_steps(spec, table, forces)
+        if step_units is None:
+            return None
+    else:
+        step_units = step_kinds = _NO_STEPS
+    by_rank, order_row, sections, side = static
+    bank = _law_bank(spec.ruleset, spec.role, spec.dice_model, table)
+    while True:
+        keys, values, laws, pmf = bank.arrays
+        status, a, b, *tables = builder.build_side(
+            table.units, table.supports, table.targets, by_rank, order_row, sections, side,
+            table.kind_slot, forces, extra, probs, step_units, step_kinds, keys, values, laws,
+            pmf)
+        if status == builder.BUILT:
+            built = Side(*tables, table.names, spec.split)
+            if a >= 0:  # (exact: the same float whatever the order of the sums)
+                built.__dict__["mean_hit_combinations"] = a / built.n_states
+            return built
+        if status == builder.TOO_LARGE:
+            _too_large(spec, a, b)
+        bank.add(tables[0])
+
+
+_statics: dict = {}  # _static's
+
+
+def _static(spec: _SideSpec, table: _UnitTable, given: bool = False) -> tuple | None:
+    """What builder.build_side takes of a spec besides its blocks: (by_rank, order, sections,
+    side), kept per edition, role, order of losses and side options; None where the builder
+    is given the casualty steps (orders it does not work out: smart, casualties chosen
+    already) and given is False."""
+    order = spec.order
+    if not given and (order.preset == "smart" or order.chosen):
+        return None
+    key = (id(table), order.preset, order.sections, order.keep_land, order.aa_last, given,
+           spec.split, spec.submerge)
+    found = _statics.get(key)
+    if found is not None and found[0] is table:
+        return found[1]
+    units, index = spec.ruleset.units, table.index
+    sections = np.array([(index[units[name].damaged_form or name if units[name].hp > 1
+                                else name], -1 if count is None else count)
+                         for name, count in order.sections], dtype=np.int64).reshape(-1, 2)
+    by_rank = table.by_rank["weakest" if order.preset == "weakest" else "cheapest"]
+    side = np.array([spec.split[0], spec.split[1], spec.submerge, spec.ruleset.die_size,
+                     len(table.kinds), MAX_STATES, MAX_TABLE_CELLS], dtype=np.int64)
+    order_row = np.array([order.keep_land, order.aa_last, len(sections), given],
+                         dtype=np.int64)
+    static = (by_rank, order_row, sections, side)
+    with _tables_lock:
+        if len(_statics) >= 4096:
+            _statics.clear()
+        _statics[key] = (table, static)
+    return static
+
+
+def _given_steps(spec: _SideSpec, table: _UnitTable, forces: np.ndarray) -> tuple:
+    """The blocks' casualty steps (orders.casualty_steps: an order the builder does not
+    work out itself) as (units, kinds)[B, T], or (None, None) where a category's steps are
+    not its units' hit points (casualties chosen already: each lost in one step)."""
+    units, index = spec.ruleset.units, table.index
+    hp = table.units[:, builder.U_HP] * table.units[:, builder.U_CASUALTY]
+    categories = [_category(unit, spec.split) for unit in units.values()]
+    lists = []
+    for b, (_, force, _, _) in enumerate(spec.blocks):
+        steps = casualty_steps(dict(force), units, spec.order, spec.ruleset.supports)
+        counts, want = [0, 0, 0], [0, 0, 0]
+        for name, _ in steps:
+            counts[categories[index[name]]] += 1
+        for i, n in enumerate(forces[b].tolist()):
+            want[categories[i]] += n * int(hp[i])
+        if counts != want:
+            return None, None
+        lists.append(steps)
+    size = max(1, max(len(steps) for steps in lists))
+    step_units = np.zeros((len(lists), size), dtype=np.int64)
+    step_kinds = np.zeros((len(lists), size), dtype=np.int64)
+    for b, steps in enumerate(lists):
+        for t, (name, kind) in enumerate(steps):
+            step_units[b, t] = index[name]
+            step_kinds[b, t] = builder.DAMAGE if kind == "damage" else builder.KILL
+    return step_units, step_kinds
 
 
 def flat_state(side: Side, block: int, s: int, a: int, n: int) -> int:

@@ -48,6 +48,8 @@ class LossOrder:
     chosen: tuple[tuple[str, int], ...] = ()
 
     def with_enemy_subs(self, enemy_has_subs: bool) -> LossOrder:
+        if self.enemy_has_subs == enemy_has_subs:
+            return self  # (frozen: the same order)
         return replace(self, enemy_has_subs=enemy_has_subs)
 
 
@@ -63,7 +65,14 @@ def parse_loss_order(text: str | list[str] | tuple[str, ...] | None, ruleset: Ru
     raw = (text or "").strip()
     if not raw or raw.lower() in PRESETS:
         preset = raw.lower() or "cheapest"
-        return LossOrder(role, preset, (), keep_land, aa_last, text=preset)
+        key = (role, preset, keep_land, aa_last)
+        found = _PRESET_ORDERS.get(key)
+        if found is None:  # (a preset's order is a value: one object of each kept)
+            if len(_PRESET_ORDERS) >= 256:
+                _PRESET_ORDERS.clear()
+            found = _PRESET_ORDERS[key] = LossOrder(role, preset, (), keep_land, aa_last,
+                                                    text=preset)
+        return found
     sections: list[tuple[str, int | None]] = []
     if "^" in raw or ";" in raw:
         for part in raw.split(";"):
@@ -96,6 +105,7 @@ def parse_loss_order(text: str | list[str] | tuple[str, ...] | None, ruleset: Ru
     return LossOrder(role, "cheapest", tuple(sections), keep_land, aa_last, text=raw)
 
 
+_PRESET_ORDERS: dict = {}  # (role, preset, keep_land, aa_last) -> its LossOrder
 MAX_SECTION_COUNT = 10**9  # more units of a type than any battle has: the same as *
 
 

@@ -327,6 +327,12 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
                   defender_size: int) -> Retreat:
     """A Retreat from ``{after, when_left, only_air, below, strafe, optimal}`` (None:
     unset)."""
+    if type(retreat) is dict and retreat.get("after") is None \
+            and retreat.get("when_left") is None and retreat.get("only_air") is False \
+            and retreat.get("below") is None and retreat.get("strafe") is None \
+            and retreat.get("optimal") is False \
+            and len(retreat) == len(_RETREAT_FIELDS) and set(retreat) == _RETREAT_FIELDS:
+        return _NO_RETREAT  # (no policy: the common case, without the checks below)
     if isinstance(retreat, Retreat):
         retreat = asdict(retreat)
     if retreat is not None and not isinstance(retreat, Mapping):
@@ -396,7 +402,7 @@ class Battle:
 @dataclass(frozen=True)
 class Start:
     """Where a battle starts: the round it is in (1: the battle's start) and where in that
-    round, as a save in progress stands (docs/in-progress.md, tests/start_reference.py).
+    round, as a save in progress stands (docs/in-progress.md, tests/references/start_reference.py).
 
     step: the step to come (LAND_STEPS / SEA_STEPS; "start": the start of the round);
     hits_on_attacker / hits_on_defender: hits rolled at that side and not yet taken (general
@@ -476,6 +482,8 @@ _HITS_AT = {
 
 
 def _plus(army: dict[str, int], waiting: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    if not waiting:
+        return army  # (read only: the checks)
     out = dict(army)
     for name, count in waiting:
         out[name] = out.get(name, 0) + count
@@ -614,8 +622,11 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     landing_army = army_counts(landing, ruleset, "landing")
     bombard_army = army_counts(bombard, ruleset, "bombard")
     _check_amphibious(ruleset, a_rules, sea, landing_army, bombard_army)
-    a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
-              if overland.get(n, 0) + landing_army.get(n, 0)}
+    if landing_army:
+        a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
+                  if overland.get(n, 0) + landing_army.get(n, 0)}
+    else:  # (the same dict: army_counts gives units of counts > 0, in the edition's order)
+        a_army = dict(overland)
     start = check_start(ruleset, sea, bool(landing_army), start_round, start_step,
                         hits_on_attacker, hits_on_defender, bombard_hits, attacker_waiting,
                         defender_waiting)
@@ -739,6 +750,7 @@ class BattleForm:
 
 
 _NO_RETREAT = Retreat()
+_RETREAT_FIELDS = frozenset(f.name for f in fields(Retreat))
 
 
 def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
@@ -942,9 +954,13 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
                "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
                "strafe": args["strafe"],
                "optimal": check_retreat_policy(args["retreat_policy"]) == "optimal"}
-    return make_battle(ruleset, **{name: args[name] for name in ("attacker", "defender", *(
-        name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))},
-        retreat=retreat), run
+    return make_battle(ruleset, **{name: args[name] for name in _BATTLE_ARGUMENTS},
+                       retreat=retreat), run
+
+
+# make_battle's arguments among simulate's (the retreat options come as one policy)
+_BATTLE_ARGUMENTS = ("attacker", "defender", *(
+    name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))
 
 
 def check_retreat_policy(value: Any) -> str | None:

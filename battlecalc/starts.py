@@ -19,7 +19,7 @@ Units chosen as casualties and not yet removed (waiting) are compiled back into 
 force and lost first (its order of losses begins with them, LossOrder.chosen): the side's
 force at the position is its first state, the units standing the state after those losses.
 So losses count from the position, standing + waiting, as the reference does
-(tests/start_reference.py).  Positions the kernels cannot start from (a submarine strike
+(tests/references/start_reference.py).  Positions the kernels cannot start from (a submarine strike
 under way, a submerge decision already taken at a round's start) are refused, naming the
 step.  The TripleA steps each position stands for: docs/in-progress.md.
 """

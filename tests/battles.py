@@ -29,6 +29,7 @@ import argparse
 import functools
 import json
 import os
+import random
 import sys
 import time
 from dataclasses import dataclass
@@ -1152,3 +1153,109 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# The compiled side-table builder's battles (tests/kernels/test_builder.py, and the batch's
+# decision in tests/solver/test_batch_decision.py): every kind of side the builder takes
+DICE_EDITIONS = ("revised", "1942-2e", "1940-2e", "aa50", "classic")
+
+BUILDER_FIXED = [
+    dict(rules="1942-2e", attacker="3 inf 1 art", defender="3 inf"),
+    dict(rules="1942-2e", attacker="10 sub", defender="6 ftr 2 bmb 2 dd", sea=True),
+    dict(rules="1942-2e", attacker="9 bmb 8 inf 2 art 4 ftr", defender="3 aa 11 ftr"),
+    dict(rules="1942-2e", attacker="3 inf 2 art 2 tank 2 ftr 1 bmb",
+         defender="5 inf 1 aa 2 ftr", dice="low_luck"),
+    dict(rules="1942-2e", attacker="3 sub 2 dd 1 bb 2 ftr 1 bmb",
+         defender="2 sub 1 cv 2 ftr 1 ca", sea=True, attacker_submerge="first-chance",
+         defender_submerge="when-only-subs-left"),
+    dict(rules="1942-2e", attacker="1 ftr 1 tank", landing="3 inf 1 art", bombard="1 bb 1 ca",
+         defender="4 inf 1 ftr 1 aa", retreat_when_left=3),
+    dict(rules="revised", attacker="2 ftr", landing="2 inf 1 tank", bombard="2 bb",
+         defender="3 inf 1 ftr 1 aa", retreat_after=1),
+    dict(rules="aa50", attacker="2 ftr 1 bmb 2 tank", landing="2 inf", bombard="1 ca",
+         defender="3 inf 2 ftr", retreat_after=2, dice="low_luck"),
+    dict(rules="1940-2e", attacker="3 inf 1 art 1 mech 1 tank 1 tac 1 ftr",
+         defender="4 inf 1 aa 1 ftr", attacker_ool="smart", retreat_when_only_air=True),
+    dict(rules="classic", attacker="4 ftr 2 bmb 3 inf", defender="3 inf 2 aa 1 ftr",
+         defender_ool="fighter,infantry", keep_land=1),
+    dict(rules="1942-2e", attacker="6 ftr 3 bmb", defender="4 inf 3 aa 2 ftr", aa_last=True,
+         attacker_ool="*^fighter;1^bomber"),
+    dict(rules="1942-2e", attacker="2 bb 2 cv 2 ftr 1 sub", defender="1 bb 1 sub 2 dd 1 tt",
+         sea=True, attacker_tech="super_subs", retreat_after=2),
+    dict(rules="1942-2e", attacker="30 inf 10 art 6 tank 4 ftr", defender="36 inf 2 art 2 aa"),
+    dict(rules="revised", attacker="10 sub 8 dd 6 bb 6 ftr", defender="12 sub 6 dd 4 cv 8 ftr",
+         sea=True, defender_submerge="first-chance"),
+    # battles that start where they stand (casualties chosen: lost first)
+    dict(rules="1942-2e", attacker="3 inf 1 tank", defender="2 inf", start_round=2),
+    dict(rules="1942-2e", attacker="2 bb 1 dd", defender="2 dd 1 sub", sea=True,
+         start_step="general_casualties", hits_on_attacker=1, attacker_waiting="1 bb"),
+    dict(rules="1942-2e", attacker="3 inf 1 art", defender="2 inf 1 tank",
+         start_step="end_of_round", defender_waiting="1 tank", attacker_waiting="1 inf"),
+]
+
+
+def builder_random(seed: int, n: int) -> list[dict]:
+    """n random battles of the dice editions (some of them refused by the checks: left out
+    by _specs)."""
+    from battlecalc.rules import load_rules
+
+    rng = random.Random(seed)
+    battles = []
+    while len(battles) < n:
+        rules = rng.choice(DICE_EDITIONS)
+        ruleset = load_rules(rules)
+        units = ruleset.units
+        sea = rng.random() < 0.4
+        domain = ("sea", "air") if sea else ("land", "air")
+        pool = [name for name, u in units.items() if u.domain in domain]
+        attack_pool = [name for name in pool if units[name].can_attack]
+
+        def army(names, most):
+            kinds = rng.sample(names, rng.randint(1, min(4, len(names))))
+            return {name: rng.randint(1, most) for name in kinds}
+
+        most = rng.choice([2, 4, 8])
+        battle = dict(rules=rules, attacker=army(attack_pool, most),
+                      defender=army(pool, most), sea=sea)
+        if rng.random() < 0.3:
+            battle["dice"] = "low_luck"
+        if rng.random() < 0.3 and ruleset.techs:
+            battle["attacker_tech"] = rng.choice(list(ruleset.techs))
+        if rng.random() < 0.2 and ruleset.techs:
+            battle["defender_tech"] = rng.choice(list(ruleset.techs))
+        for side in ("attacker", "defender"):
+            roll = rng.random()
+            if roll < 0.2:
+                battle[f"{side}_ool"] = rng.choice(["weakest", "smart", "cheapest"])
+            elif roll < 0.35:
+                battle[f"{side}_ool"] = ",".join(rng.sample(pool, rng.randint(1, 2)))
+            elif roll < 0.45:
+                battle[f"{side}_ool"] = ";".join(
+                    f"{rng.choice(['*', '1', '2'])}^{name}"
+                    for name in rng.sample(pool, rng.randint(1, 3)))
+        if sea and rng.random() < 0.4:
+            battle["attacker_submerge"] = rng.choice(["when-only-subs-left", "first-chance"])
+            battle["defender_submerge"] = rng.choice(["never", "first-chance"])
+        if not sea:
+            if rng.random() < 0.3:
+                aa = [name for name, u in units.items() if u.is_aa]
+                if aa:
+                    battle["defender"][aa[0]] = rng.randint(1, 3)
+            if rng.random() < 0.15:
+                battle["keep_land"] = 1
+            if rng.random() < 0.15:
+                battle["aa_last"] = True
+            if rng.random() < 0.15:
+                land = [n for n, u in units.items() if u.is_land and u.can_attack]
+                ships = [n for n, u in units.items() if u.bombard]
+                battle["landing"] = {rng.choice(land): rng.randint(1, 3)}
+                if ships and rng.random() < 0.7:
+                    battle["bombard"] = {rng.choice(ships): rng.randint(1, 2)}
+        roll = rng.random()
+        if roll < 0.15:
+            battle["retreat_after"] = rng.randint(1, 3)
+        elif roll < 0.25:
+            battle["retreat_when_left"] = rng.randint(1, 4)
+        battles.append(battle)
+    return battles
+

@@ -113,8 +113,8 @@ def specs():
 
 def test_cached_build_equals_the_plain_rebuild(specs):
     api.forget_compiled()
-    cold = [compile_module.build_side.__wrapped__(s) for s in specs]  # caches filling
-    warm = [compile_module.build_side.__wrapped__(s) for s in specs]  # every block kept
+    cold = [compile_module._python_side(s) for s in specs]  # caches filling
+    warm = [compile_module._python_side(s) for s in specs]  # every block kept
     widths = []
     for spec, first, again in zip(specs, cold, warm, strict=True):
         reference = reference_build_side(spec)
@@ -122,7 +122,7 @@ def test_cached_build_equals_the_plain_rebuild(specs):
         _assert_same(first, reference)
         _assert_same(again, reference)
         api.forget_compiled()
-        _assert_same(compile_module.build_side.__wrapped__(spec), reference)  # never seen
+        _assert_same(compile_module._python_side(spec), reference)  # never seen
     # both ways of building the hit tables (from Python floats, from the arrays) were used
     assert min(widths) <= compile_module.SHORT_LAW < max(widths)
 
@@ -133,15 +133,16 @@ def test_built_tables_are_not_the_kept_ones(specs, blocks):
     writing one leaves the kept block tables, and so the next build, as they were."""
     spec = next(s for s in specs if (len(s.blocks) > 1) == (blocks == "several"))
     api.forget_compiled()
-    side = compile_module.build_side.__wrapped__(spec)
+    side = compile_module._python_side(spec)
     for name in ARRAYS:
         getattr(side, name)[...] = 0
-    _assert_same(compile_module.build_side.__wrapped__(spec), reference_build_side(spec))
+    _assert_same(compile_module._python_side(spec), reference_build_side(spec))
 
 
 def test_forget_compiled_drops_every_table_cache(specs):
     for spec in specs[:20]:
         compile_module.build_side(spec)
+        compile_module._python_side(spec)
     assert compile_module._blocks and compile_module._kept_walks.cache_info().currsize
     api.forget_compiled()
     assert not compile_module._blocks and compile_module._block_bytes[0] == 0
@@ -154,7 +155,7 @@ def test_the_block_cache_stays_within_its_bytes(specs, monkeypatch):
     monkeypatch.setattr(compile_module, "BLOCK_CACHE_BYTES", 20_000)
     api.forget_compiled()
     for spec in specs:
-        compile_module.build_side.__wrapped__(spec)
+        compile_module._python_side(spec)
         assert compile_module._block_bytes[0] <= 20_000
         assert compile_module._block_bytes[0] == sum(t.nbytes for t in
                                                      compile_module._blocks.values())

@@ -77,7 +77,8 @@ COMPILES = textwrap.dedent("""
 def test_a_land_battle_compiles_the_land_walk_alone(tmp_path):
     """A fresh process with an empty numba cache, the README's Monte Carlo example (land, no
     retreat): the kernels numba compiles are those of the land walk, without the general
-    round's trial, the retreat step or the alias tables; its progress says so, kernel by
+    round's trial, the retreat step, the alias tables or the compiled side builder (the
+    Python one builds its sides); its progress says so, kernel by
     kernel, before the trials."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     env.pop(jit.PLAIN_ENV, None)
@@ -87,7 +88,7 @@ def test_a_land_battle_compiles_the_land_walk_alone(tmp_path):
     names, win, said = json.loads(done.stdout)
     assert "_simulate_walk_chunks" in names and "_trial_walk" in names
     for other in ("_simulate_chunks", "_chunk", "_trial", "_general_hits", "_retreat_step",
-                  "should_retreat", "alias_tables"):
+                  "should_retreat", "alias_tables", "build_side", "merged_walks"):
         assert other not in names, names
     assert 0.98 < win < 1.0
     compiling = said[:said.index("trials")]
@@ -139,6 +140,23 @@ def test_kernels_compiled_in_the_process_run_from_the_first_solve(fresh_process,
     assert solver_plan.kernels_for(1e-9, entries=(solver_plan.SOLVE_BATCH,))
     monkeypatch.setattr(jit, "plain_kernels", lambda: True)  # BATTLECALC_PLAIN_KERNELS=1
     assert not solver_plan.kernels_for(1e3)
+
+
+def test_the_compiled_builder_only_where_it_costs_no_compiling(fresh_process, monkeypatch):
+    """jit.ready (compile.build_side's choice of the compiled side builder): never before
+    jit.compiled(), then where every solve runs compiled or the kernel is compiled in the
+    process or on disk; once ready, ready for the process."""
+    monkeypatch.setattr(jit, "_ready", set())
+    monkeypatch.setattr(jit, "is_compiled", lambda: False)
+    fresh_process.add(("battlecalc.kernels.builder", "build_side"))
+    assert not jit.ready("battlecalc.kernels.builder", "build_side")
+    monkeypatch.setattr(jit, "is_compiled", lambda: True)  # (a Monte Carlo run's compiled())
+    assert not jit.ready("battlecalc.kernels.builder", "merged_walks")
+    assert jit.ready("battlecalc.kernels.builder", "build_side")
+    fresh_process.clear()
+    assert jit.ready("battlecalc.kernels.builder", "build_side")
+    monkeypatch.setattr(jit, "compiled_everywhere", lambda: True)
+    assert jit.ready("battlecalc.kernels.builder", "merged_walks")
 
 
 def test_a_plain_solve_counts_its_seconds_and_a_compiled_one_does_not(fresh_process):
@@ -224,6 +242,7 @@ FRESH = textwrap.dedent("""
     import json, sys
     import battlecalc
     from battlecalc.kernels import jit
+    from battlecalc.kernels import builder
     from battlecalc.kernels.exact import sweep
 
     out = {}
@@ -238,6 +257,10 @@ FRESH = textwrap.dedent("""
     exact = battlecalc.simulate(rules="1942-2e", attacker="3 inf 1 art 1 tank",
                                 defender="4 inf")
     out["exact after mc"] = [exact.attacker_win, bool(sweep._solve_blocks.overloads)]
+    big = battlecalc.simulate(rules="1942-2e", attacker="9 inf 3 art 3 tank 2 ftr",
+                              defender="10 inf 2 art 1 aa", method="mc", trials=1000, seed=3)
+    out["builder"] = [big.attacker_win, bool(builder.build_side.overloads),
+                      bool(builder.merged_walks.overloads)]
     print(json.dumps(out))
 """)
 
@@ -248,7 +271,8 @@ def test_a_fresh_process_plans_in_plain_python_and_keeps_its_exact_solves_plain(
     plain Python cost about a second; compiling the exact solver, half a minute); a Monte
     Carlo run then compiles its own kernels, and an exact battle after it still runs in plain
     Python (the exact solver's kernels are neither compiled nor on disk): the answers of a
-    process that compiles nothing."""
+    process that compiles nothing.  Nor does it compile the side builder (kernels/builder.py)
+    for the battles after the first Monte Carlo run: the Python builder builds their sides."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     env.pop(jit.PLAIN_ENV, None)
     done = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True,
@@ -259,6 +283,7 @@ def test_a_fresh_process_plans_in_plain_python_and_keeps_its_exact_solves_plain(
     assert out["mc"][1] and 0.98 < out["mc"][0] < 1.0
     win, compiled_exact = out["exact after mc"]
     assert not compiled_exact
+    assert out["builder"][1:] == [False, False]  # (its sides by the Python builder)
     plain = subprocess.run(
         [sys.executable, "-c", "import battlecalc; print(repr(battlecalc.simulate("
          "rules='1942-2e', attacker='3 inf 1 art 1 tank', defender='4 inf').attacker_win))"],

@@ -27,13 +27,14 @@ from ..kernels.layout import (
     TOTAL_ROUNDS,
     TOTAL_TAKES,
 )
-from . import threads
+from . import cost, threads
 from .plan import (
     LIMITS,
     SOLVE_BATCH,
     Limits,
     SolvePlan,
     choose,
+    compact_table,
     exact_seconds,
     kernels_for,
     spend,
@@ -46,6 +47,33 @@ def batch_plan(compiled, method: str, trials: int, limits: Limits = LIMITS) -> S
     simulate's own plan (its blocks merged where they merge)."""
     return choose(compiled, method, trials, limits=limits, merge_blocks=False, pruning=False,
                   seconds=exact_seconds(compiled, limits))
+
+
+def batch_seconds(compiled, method: str, trials: int, limits: Limits = LIMITS) -> float | None:
+    """The estimate of a battle that the batch solves (batchable(batch_plan(...)): that
+    plan's seconds), or None where it does not (its plan is not batchable, or batch_plan
+    refuses it), without making the plan: what choose decides for the battles a batch
+    takes, read off the same estimates (tests/test_solve_many.py holds the two to each
+    other)."""
+    if (method == "mc" or compiled.retreat_below is not None or compiled.start_rounds
+            or compiled.retreat_from != 1):
+        return None  # (Monte Carlo; a --retreat-below table; a battle from where it stands)
+    seconds = exact_seconds(compiled, limits)
+    if seconds > limits.parallel_seconds or compact_table(compiled, limits)[0]:
+        return None  # (more than one thread's work; a compact table)
+    pairs = compiled.attacker.n_states * compiled.defender.n_states
+    if method == "exact" and not limits.exact_only_where_auto:
+        # (choose refuses past these: solved on its own, simulate says why)
+        return seconds if (pairs <= limits.exact_state_limit
+                           and seconds <= limits.max_exact_seconds) else None
+    # auto (or exact only where auto would solve exactly): exact where the estimate beats the
+    # Monte Carlo run and the battle is within the exact limits
+    weighed = cost.monte_carlo_seconds(compiled, trials, limits)
+    if pairs >= limits.prune_pairs:
+        weighed = max(weighed, limits.auto_big_seconds)
+    exact = (seconds <= weighed and pairs <= limits.exact_state_limit
+             and seconds <= limits.max_exact_seconds)
+    return seconds if exact else None
 
 
 def batchable(plan: SolvePlan, compiled, limits: Limits = LIMITS) -> bool:
@@ -163,14 +191,19 @@ def _range(first: int, last: int, solve, offset: int, tables, out) -> None:
     solve(offset + first, offset + last, tables, out)
 
 
-def solve_batch(compiled: list, plans: list[SolvePlan], limits: Limits = LIMITS) -> BatchLaw:
+def solve_batch(compiled: list, plans: list[SolvePlan] | None = None, limits: Limits = LIMITS,
+                seconds: list[float] | None = None) -> BatchLaw:
     """The exact laws of battles whose plans are batchable, solved by the batch kernel in
     calls of about limits.call_seconds of estimated work (so Ctrl-C ends the work soon), each
     split among the engine's threads.  Compiled kernels or plain Python are decided for the
-    whole batch, on the sum of its estimates (solver.plan.kernels_for)."""
-    seconds = [plan.seconds for plan in plans]
+    whole batch, on the sum of its estimates (solver.plan.kernels_for).  The battles' plans,
+    or (seconds) their estimates alone (batch_seconds: plans chosen under `limits`)."""
+    if seconds is None:
+        seconds = [plan.seconds for plan in plans]
+        eps, state_eps = plans[0].eps, plans[0].state_eps
+    else:
+        eps, state_eps = limits.transition_eps, limits.state_eps
     total = float(sum(seconds))
-    eps, state_eps = plans[0].eps, plans[0].state_eps
     tables, a_size, d_size, att, dfn = _tables(compiled, eps, state_eps)
     n = len(seconds)
     out = batch_kernels.BatchOut(

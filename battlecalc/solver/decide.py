@@ -59,7 +59,6 @@ from .plan import LIMITS, Limits, SolvePlan, exact_view, spend
 # the decision mask (the retreat tables' win_value): at a pair where the attacker decides,
 # PRESS_ON or RETREAT; elsewhere NO_DECISION (it fights on: nothing to decide there)
 PRESS_ON, RETREAT, NO_DECISION = 1.0, 0.0, 2.0
-DECIDE_CALL_SECONDS = 0.1  # work per kernel call of fill_decisions: how often it reports
 MAX_RULE_ROWS = 40  # a rule in words of more attacker counts than this is not written
 
 
@@ -295,7 +294,7 @@ def fill_decisions(compiled, plan: SolvePlan, progress=None,
     """The battle with its optimal retreat in its retreat tables (compiled.retreat.win_value:
     the mask, see the module docstring), and the Policy, from the backward sweep
     (kernels/exact/sweep._decide_values) over every state pair, before a plan with `decide`
-    runs.  Filled a range of attacker states at a time (about DECIDE_CALL_SECONDS each),
+    runs.  Filled a range of attacker states at a time (about limits.decide_call_seconds each),
     progress(done, total, "optimal retreat") counting state pairs after each, so a caller's
     progress hook can stop it by raising."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
@@ -333,7 +332,7 @@ def _fill_decisions(compiled, view, plan: SolvePlan, kernels, pair_kernels, choi
                                                     work_limit=0))
     coef = np.array(compiled.objective.coefficients())
     slowdown = 1 if plan.compiled else limits.python_slowdown
-    step = max(1, int(n_a * DECIDE_CALL_SECONDS / max(seconds * slowdown, 1e-9)))
+    step = max(1, int(n_a * limits.decide_call_seconds / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
         threads.call(kernels._decide_values, battle, out, value, press, other, choices, coef,

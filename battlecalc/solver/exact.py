@@ -103,7 +103,8 @@ class ExactSolve:
     one is made for each solve)."""
 
     __slots__ = ("compiled", "plan", "limits", "explicit", "n_a", "n_d", "n_blocks", "shapes",
-                 "phases", "battle", "entry", "entry_name", "kept", "table", "work")
+                 "phases", "battle", "entry", "entry_name", "kept", "table", "work",
+                 "solved")
 
     def __init__(self, compiled, plan: SolvePlan, kept: bool = False,
                  limits: Limits = LIMITS):
@@ -124,6 +125,7 @@ class ExactSolve:
         self.battle = exact_battle(compiled, plan)
         self.entry_name = exact_entry(compiled, plan.table)[1]  # (the kernel the solve calls)
         self.entry = None
+        self.solved = False  # (solved once by the compiled kernel in this thread)
         self.kept = kept  # solved again later: worth finding the compiled kernel for
         self.table = plan.table  # grown where a solve fills it up
         self.work = 0  # successor terms spread by the last solve (compact tables only)
@@ -190,10 +192,13 @@ class ExactSolve:
                              compiled=compiled)
         if (self.kept and short and not parallel and plan.compiled and self.entry is None
                 and not self.table[0]):
-            # solved in this thread by the compiled kernel: from the next solve on, that
-            # kernel is called straight, without the dispatcher's typing of every array (the
-            # dispatcher all the same where overload finds none)
-            self.entry = overload(solve_blocks, (0, n_blocks, 0, *args)) or False
+            # solved in this thread by the compiled kernel a second time (a battle asked
+            # again: finding the kernel costs a fresh battle's solve a fifth): from the next
+            # solve on, that kernel is called straight, without the dispatcher's typing of
+            # every array (the dispatcher all the same where overload finds none)
+            if self.solved:
+                self.entry = overload(solve_blocks, (0, n_blocks, 0, *args)) or False
+            self.solved = True
         if self.table[0]:  # (a dense solve writes neither: no reductions for it)
             # (a solve on a grown table counts on from the work its smaller tables did)
             self.work = spent + int(stacks.totals[:, TOTAL_WORK].sum())

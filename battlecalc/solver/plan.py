@@ -82,6 +82,8 @@ class Limits:
     call_seconds: float = 0.25  # kernel calls of about this, so Ctrl-C ends the work soon
     # --retreat-below's table: work per kernel call (how often it reports its progress)
     win_value_call_seconds: float = 0.1
+    # the optimal retreat's backward sweep (solver/decide.fill_decisions): work per kernel call
+    decide_call_seconds: float = 0.1
     # a process solves in plain Python until its plain-Python solves add up to about this
     # many seconds (python_slowdown: plain Python against compiled kernels): loading the
     # compiled kernels from numba's cache costs about that much once, and each solve is then

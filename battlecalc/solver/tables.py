@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels import jit, layout
+from ..kernels import builder, jit, layout
 from ..kernels.layout import (
     B_KIND,
     B_OFFSET,
@@ -80,6 +80,10 @@ def _build_sampler(side) -> Sampler:
 
 
 _MIX = np.random.default_rng(19).integers(1, 2**62, size=256)  # merged_walks' column hash
+# the state columns merged_walks compares: all but those that say where a state lies in its
+# own block's table and rows
+_COMPARED = np.ones(layout.STATE_COLS, dtype=bool)
+_COMPARED[list(S_PLACE)] = False
 
 
 def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
@@ -94,10 +98,14 @@ def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
     if (len(blocks) < 2 or (blocks[:, B_KIND] != BLOCK_START).any()
             or (blocks[:, B_RADIX_S] != 1).any() or (blocks[:, B_RADIX_A] != 1).any()):
         return None
+    # (the same arrays by the kernel, kernels/builder.py, where it costs no compiling)
+    if jit.ready(builder.__name__, "merged_walks"):
+        status, merge, sweep = builder.merged_walks(blocks, st, side.survivors, side.rows,
+                                                    side.pmf, side.cdf, _MIX, _COMPARED)
+        if status >= 0:
+            return (merge, sweep) if status else None
     rows = st[:, S_ROW_N]
-    same = np.ones(st.shape[1], dtype=bool)
-    # (not compared: where the state lies in its own block's table and rows)
-    same[list(S_PLACE)] = False
+    same = _COMPARED
     # (nor the rank of the next casualty: it only orders one category against another)
     ints = np.hstack([st[:, same], side.survivors, side.rows[rows][:, [R_TOP, R_LO, R_HI,
                                                                         R_STRENGTH]]])

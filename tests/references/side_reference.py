@@ -1,6 +1,6 @@
 """The side-table builder as it was before its caches (battlecalc/compile.py at the merge of
 solve_many, 2026-12-01): a plain, per-row rebuild kept as the reference that
-tests/test_side_cache.py holds the cached, vectorised compile.build_side to, table for table.
+tests/test_compile.py holds the cached, vectorised compile.build_side to, table for table.
 Nothing here is cached; only casualty_steps, force_dice, hit_distribution and strength are
 shared with the package (their values are not what the cache work changed)."""
 

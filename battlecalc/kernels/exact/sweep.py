@@ -611,7 +611,7 @@ def _decide_values(battle, out, value, press, other, choices, coef, tolerance, s
     before the submerges).  Fighting on from a pair that does not change is summed in closed
     form on the assumption that the same choices are made there again, which is exact: with
     X that value, each choice made by comparing with X is the fixed point's
-    (tests/decision_reference.py's docstring)."""
+    (tests/references/decision_reference.py's docstring)."""
     A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
     ast, dst = A.states, D.states
     remainder = retreat.remainder
