@@ -115,6 +115,26 @@ def kernels_cold(method: str | None = None) -> bool:
     return solver.plan.compiles_first(method)
 
 
+def monte_carlo_kernel(**arguments) -> tuple[str, str] | None:
+    """The kernel simulate(**arguments) would run Monte Carlo with where it is cold (neither
+    compiled in this process nor in numba's cache: solver.plan.mc_cold), as (module, name)
+    for kernel_cold; None where it is not cold, the battle is not solved by Monte Carlo (a
+    dice battle, one battle, as choose decides) or does not check (simulate says why)."""
+    try:
+        battle, run, compiled = prepare(**arguments)
+        if choose(battle, run, compiled).method != "mc":
+            return None
+    except (BattleInputError, ValueError, RecursionError):
+        return None
+    return solver.plan.mc_entry(compiled) if solver.plan.mc_cold(compiled) else None
+
+
+def kernel_cold(kernel: tuple[str, str]) -> bool:
+    """Whether a kernel of monte_carlo_kernel's is still cold (neither compiled in this
+    process nor in numba's cache)."""
+    return solver.plan.entry_cold(kernel)
+
+
 def forget_compiled() -> None:
     """Drop every kept battle (checked, compiled) and side table: the next call checks and
     compiles as for a battle never seen (tests; benchmarks of fresh battles)."""

@@ -314,3 +314,77 @@ def test_the_servers_child_leaves_the_cache_warm_for_the_next_process(tmp_path, 
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
                           env=dict(os.environ), timeout=300, check=True)
     assert done.stdout.split() == ["True", "False"]  # (a land battle: the walk's kernel)
+
+
+class _Child:
+    """A stand-in for the server's child compiling the kernels (Engine.builder): running."""
+
+    returncode = None
+
+    def poll(self):
+        return None
+
+
+def test_a_monte_carlo_request_waits_for_the_childs_kernel(monkeypatch):
+    """While the child builds the kernels, a Monte Carlo request whose kernel is cold waits
+    for the child to put it in numba's cache (says so as compiling), then runs; it waits for
+    nothing where the kernel is warm, or no child is running."""
+    pytest.importorskip("starlette")
+    from battlecalc import api
+    from battlecalc.web import server
+
+    checks = []
+    monkeypatch.setattr(server, "CHILD_POLL_S", 0.0)
+    monkeypatch.setattr(api, "monte_carlo_kernel", lambda **kw: ("some.kernels", "entry"))
+    monkeypatch.setattr(api, "kernel_cold", lambda kernel: checks.append(kernel) or
+                        len(checks) < 3)
+    engine = server.Engine(warm_up_battles=[])
+    said = []
+    battle = dict(rules="revised", attacker="3 inf", defender="2 inf", method="mc")
+    try:
+        engine._await_child(battle, lambda *args: said.append(args))  # (no child)
+        assert said == [] and checks == []
+        engine.builder = _Child()
+        engine._await_child(battle, lambda *args: said.append(args))
+        assert said == [(0, 0, server.COMPILING)] and len(checks) == 3
+        monkeypatch.setattr(api, "monte_carlo_kernel", lambda **kw: None)  # (warm; exact)
+        engine._await_child(battle, lambda *args: said.append(args))
+        assert len(said) == 1 and len(checks) == 3
+    finally:
+        engine.builder = None
+        engine.close()
+
+
+def test_the_monte_carlo_kernel_of_a_battle():
+    """api.monte_carlo_kernel: a Monte Carlo battle's own entry kernel while it is cold (the
+    land walk's, the general round's), None for an exact one or one that does not check."""
+    from battlecalc import api
+
+    if jit.plain_kernels():
+        pytest.skip("plain kernels: nothing compiles")
+    land = dict(rules="revised", attacker="3 inf 1 art", defender="3 inf", method="mc")
+    sea = dict(rules="1942-2e", sea=True, attacker="2 sub 1 dd", defender="1 dd 1 sub",
+               method="mc")
+    for battle, entry in ((land, solver_plan.MC_ENTRIES[0]), (sea, solver_plan.MC_ENTRIES[1])):
+        kernel = api.monte_carlo_kernel(**battle)
+        assert kernel in (entry, None)
+        assert (kernel is None) == (not solver_plan.entry_cold(entry))
+    assert api.monte_carlo_kernel(**{**land, "method": "exact"}) is None
+    assert api.monte_carlo_kernel(rules="revised", attacker="3 nonsense", defender="1 inf") \
+        is None
+
+
+def test_the_child_compiles_monte_carlo_first(monkeypatch):
+    """battlecalc.web.warm.build: the Monte Carlo battles first (a server's Monte Carlo
+    request waits for them), then the others, each in its order."""
+    from battlecalc import api
+    from battlecalc.web import warm
+
+    ran = []
+    monkeypatch.setattr(api, "compile_kernels", lambda: None)
+    monkeypatch.setattr(api, "simulate", lambda progress=None, **battle: ran.append(battle))
+    warm.build(warm.WARM_UP, out=open(os.devnull, "w"))  # noqa: SIM115
+    methods = [b["method"] for b in ran]
+    first_exact = methods.index("exact")
+    assert set(methods[:first_exact]) == {"mc"} and "mc" not in methods[first_exact:]
+    assert sorted(map(json.dumps, ran)) == sorted(map(json.dumps, warm.WARM_UP))

@@ -195,6 +195,26 @@ MC_ENTRIES = (("battlecalc.kernels.montecarlo", "_simulate_walk_chunks"),
               ("battlecalc.kernels.montecarlo", "_simulate_chunks"))
 
 
+def mc_entry(compiled) -> tuple[str, str]:
+    """The Monte Carlo entry kernel of a compiled battle (solver.montecarlo runs it): the two
+    single walks (land) or the general round."""
+    return MC_ENTRIES[0] if compiled.rules[RU_SIMPLE] == 1 else MC_ENTRIES[1]
+
+
+def mc_cold(compiled) -> bool:
+    """Whether a Monte Carlo run of this compiled battle now compiles its entry kernel first
+    (neither compiled in this process nor in numba's cache); False where kernels run as
+    plain Python."""
+    return entry_cold(mc_entry(compiled))
+
+
+def entry_cold(entry: tuple[str, str]) -> bool:
+    """Whether calling the kernel entry = (module, name) compiled now compiles it first
+    (neither compiled in this process nor in numba's cache); False under
+    BATTLECALC_PLAIN_KERNELS=1."""
+    return not jit.plain_kernels() and not jit.loaded(*entry) and not jit.on_disk(*entry)
+
+
 def compiles_first(method: str | None = None, limits: Limits = LIMITS) -> bool:
     """Whether a solve by `method` ("mc", "exact"; None: either) in this process now compiles
     kernels first: Monte Carlo where an entry of its is neither compiled in the process nor

@@ -128,6 +128,10 @@ SECURITY_HEADERS = {
 }
 
 COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.COMPILING
+# a Monte Carlo request whose kernel the child compiling the kernels has not reached waits
+# for it at most this long (Engine._await_child), looking every CHILD_POLL_S
+CHILD_WAIT_S = 30.0
+CHILD_POLL_S = 0.1
 
 
 class TooMuchWork(BattleInputError):
@@ -328,6 +332,8 @@ class Engine:
         ruleset = load_rules(kwargs.get("rules", "revised"))
         if report is not None and one_battle and ruleset.model == "dice":
             self._tell_plan(kwargs, report)
+        if one_battle and ruleset.model == "dice":
+            self._await_child(kwargs, watch)
         try:
             if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
                 # exact only where `auto` would solve exactly: the choice of each battle's
@@ -346,6 +352,26 @@ class Engine:
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
                 "ask for fewer trials"
             ) from None
+
+    def _await_child(self, kwargs: dict[str, Any], watch: Callable[..., None]) -> None:
+        """A Monte Carlo battle whose kernel is cold while the child (build_in_child) builds
+        the kernels: wait, at most CHILD_WAIT_S, for the child to put it in numba's cache
+        (it compiles Monte Carlo's first: battlecalc.web.warm), then load it, rather than
+        compile it here beside the child, on a core the child's compiling shares (each
+        compile the slower, and the same kernel compiled twice).  watch hears of the wait as
+        of compiling."""
+        builder = self.builder
+        if builder is None or builder.poll() is not None:
+            return
+        kernel = api.monte_carlo_kernel(**kwargs)
+        if kernel is None:
+            return
+        watch(0, 0, COMPILING)
+        give_up = time.monotonic() + CHILD_WAIT_S
+        while builder.poll() is None and time.monotonic() < give_up:
+            time.sleep(CHILD_POLL_S)
+            if not api.kernel_cold(kernel):
+                return
 
     @staticmethod
     def _tell_plan(kwargs: dict[str, Any], report: Callable[..., None]) -> None:

@@ -91,6 +91,11 @@ def build(battles: list[dict], out=sys.stderr) -> None:
             said[0] = now
             print(f"battlecalc: {what}, {now - started:.0f} s", file=out, flush=True)
 
+    # Monte Carlo's first (a few seconds each): a server's Monte Carlo request meanwhile waits
+    # for its kernel to reach the cache (server.Engine._await_child); the exact solver's
+    # small battles run in plain Python until theirs are there
+    battles = ([b for b in battles if b.get("method") == "mc"]
+               + [b for b in battles if b.get("method") != "mc"])
     with _one_build_at_a_time():
         started = time.perf_counter()
         api.compile_kernels()
