@@ -375,16 +375,15 @@ def test_the_monte_carlo_kernel_of_a_battle():
 
 
 def test_the_child_compiles_monte_carlo_first(monkeypatch):
-    """battlecalc.web.warm.build: the Monte Carlo battles first (a server's Monte Carlo
-    request waits for them), then the others, each in its order."""
+    """battlecalc.web.warm.build: the Monte Carlo battles first, before every kernel is
+    compiled (a server's Monte Carlo request waits for their kernels; the side builder's
+    compiled kernel waits), then every battle in its order."""
     from battlecalc import api
     from battlecalc.web import warm
 
     ran = []
-    monkeypatch.setattr(api, "compile_kernels", lambda: None)
+    monkeypatch.setattr(api, "compile_kernels", lambda: ran.append("compile_kernels"))
     monkeypatch.setattr(api, "simulate", lambda progress=None, **battle: ran.append(battle))
     warm.build(warm.WARM_UP, out=open(os.devnull, "w"))  # noqa: SIM115
-    methods = [b["method"] for b in ran]
-    first_exact = methods.index("exact")
-    assert set(methods[:first_exact]) == {"mc"} and "mc" not in methods[first_exact:]
-    assert sorted(map(json.dumps, ran)) == sorted(map(json.dumps, warm.WARM_UP))
+    mc = [b for b in warm.WARM_UP if b["method"] == "mc"]
+    assert ran == [*mc, "compile_kernels", *warm.WARM_UP]

@@ -91,13 +91,19 @@ def build(battles: list[dict], out=sys.stderr) -> None:
             said[0] = now
             print(f"battlecalc: {what}, {now - started:.0f} s", file=out, flush=True)
 
-    # Monte Carlo's first (a few seconds each): a server's Monte Carlo request meanwhile waits
-    # for its kernel to reach the cache (server.Engine._await_child); the exact solver's
-    # small battles run in plain Python until theirs are there
-    battles = ([b for b in battles if b.get("method") == "mc"]
-               + [b for b in battles if b.get("method") != "mc"])
+    # Monte Carlo's kernels first (a few seconds each), alone: a server's Monte Carlo request
+    # meanwhile waits for its kernel to reach the cache (server.Engine._await_child), the
+    # exact solver's small battles run in plain Python until theirs are there.  Before
+    # api.compile_kernels, a Monte Carlo run compiles its own kernel only (its sides by the
+    # Python builder: compile.build_side); then every battle, each kernel compiled or loaded
+    first = [b for b in battles if b.get("method") == "mc"]
     with _one_build_at_a_time():
         started = time.perf_counter()
+        for battle in first:
+            try:
+                api.simulate(**battle, progress=say)
+            except BattleInputError:
+                pass  # (said below)
         api.compile_kernels()
         for i, battle in enumerate(battles, 1):
             before = time.perf_counter()
