@@ -106,19 +106,33 @@ def compile_kernels() -> None:
 
 
 def kernels_cold(method: str | None = None) -> bool:
-    """Whether the main kernel of `method` ("mc", "exact"; None: either) is not in numba's
-    cache on disk (battlecalc.kernels.jit.cache_is_cold): calling it compiles it first, a
-    minute or two on a first run.  False where kernels run as plain Python."""
-    from .kernels import jit
+    """Whether running `method` ("mc", "exact"; None: either) now compiles kernels first (a
+    few seconds for Monte Carlo's, a minute or so for the exact solver's on a first run):
+    where they are neither compiled in this process nor in numba's cache on disk, and for the
+    exact solver only where this process compiles its solves now (small battles run in plain
+    Python until it has spent a while there: solver.plan.kernels_for).  False where kernels
+    run as plain Python."""
+    return solver.plan.compiles_first(method)
 
-    if jit.plain_kernels() or not jit.is_compiled():
-        return False
-    from .kernels import montecarlo
-    from .kernels.exact import sweep
 
-    kernels = {"mc": (montecarlo._simulate_chunks,), "exact": (sweep._solve_blocks,)}
-    chosen = kernels.get(method, kernels["mc"] + kernels["exact"])
-    return any(jit.cache_is_cold(kernel) for kernel in chosen)
+def monte_carlo_kernel(**arguments) -> tuple[str, str] | None:
+    """The kernel simulate(**arguments) would run Monte Carlo with where it is cold (neither
+    compiled in this process nor in numba's cache: solver.plan.mc_cold), as (module, name)
+    for kernel_cold; None where it is not cold, the battle is not solved by Monte Carlo (a
+    dice battle, one battle, as choose decides) or does not check (simulate says why)."""
+    try:
+        battle, run, compiled = prepare(**arguments)
+        if choose(battle, run, compiled).method != "mc":
+            return None
+    except (BattleInputError, ValueError, RecursionError):
+        return None
+    return solver.plan.mc_entry(compiled) if solver.plan.mc_cold(compiled) else None
+
+
+def kernel_cold(kernel: tuple[str, str]) -> bool:
+    """Whether a kernel of monte_carlo_kernel's is still cold (neither compiled in this
+    process nor in numba's cache)."""
+    return solver.plan.entry_cold(kernel)
 
 
 def forget_compiled() -> None:

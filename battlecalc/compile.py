@@ -14,9 +14,10 @@ left), each with its probability; a partial amphibious retreat continues in a bl
 units that stay.  Fire before round 1 (AA, Revised bombardment) is compiled into each side's
 distribution of start states.
 
-Two builders make the same tables, to the last bit (tests/kernels/test_builder.py): the compiled one
-(kernels/builder.py, driven by _built_side: a side in one kernel call, its hit laws from a law
-bank of the dice of one edition and role), once the kernels are compiled, and the Python one
+Two builders make the same tables, to the last bit (tests/kernels/test_builder.py): the
+compiled one (kernels/builder.py, driven by _built_side: a side in one kernel call, its hit laws
+from a law bank of the dice of one edition and role), once its kernels cost no compiling
+(jit.ready: a first use, its numba cache cold, does not wait for them), and the Python one
 (_python_side, with its caches of fire laws, casualty walks and block tables) before that.
 """
 
@@ -602,16 +603,22 @@ def forget_tables() -> None:
         _block_bytes[0] = 0
 
 
+# the compiled builder's kernels that _built_side calls (the side, its law bank's)
+_BUILDER_KERNELS = ("build_side", "find_law", "insert_laws", "law_columns")
+
+
 @functools.lru_cache(maxsize=256)
 def build_side(spec: _SideSpec) -> Side:
     """A side's tables from its blocks (see the module docstring): built by the compiled
-    builder (kernels/builder.py, _built_side) once the kernels are compiled, else (and for a
-    spec it does not take) by the Python builder (_python_side); the same arrays either way.
+    builder (kernels/builder.py, _built_side) once the kernels are compiled and it costs no
+    compiling (jit.ready: compiled for every solve, or in this process or numba's cache
+    already), else (and for a spec it does not take) by the Python builder (_python_side),
+    which a first use never waits for numba to compile; the same arrays either way.
 
     Rows: every block's n-category steps first, in block order, then the s and a steps; so a
     side that is one walk per block (no s or a category) has row index = flat state index.
     """
-    if jit.is_compiled():
+    if all(jit.ready(builder.__name__, name) for name in _BUILDER_KERNELS):
         side = _built_side(spec)
         if side is not None:
             return side

@@ -283,7 +283,8 @@ def get(port: int, path: str, params: dict | None = None,
     query = f"{path}?{urllib.parse.urlencode(params)}" if params else path
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        conn.request("GET", query)
+        # (as the page does: the server answers its API only to clients that say so)
+        conn.request("GET", query, headers={"X-Battlecalc-Client": "page"})
         response = conn.getresponse()
         body = response.read().decode(errors="replace")
         try:

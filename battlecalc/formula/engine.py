@@ -408,7 +408,7 @@ def _solve_exact(battle: FormulaBattle, limit: int | None = None) -> dict:
 def _run_monte_carlo(battle: FormulaBattle, trials: int, seed: int, progress=None) -> dict:
     """Monte Carlo counts; per-chunk streams from SeedSequence, so threads do not matter;
     progress(done, total, what) after each kernel call."""
-    jit.compiled()
+    jit.compiled(everywhere=False)
     jit.compiling_notice(kernels.simulate_chunks, progress)
     a, d = battle.a, battle.d
     n_chunks = -(-trials // CHUNK_TRIALS)

@@ -221,7 +221,8 @@ class McBattle(NamedTuple):
     d_starts: np.ndarray  # int64[L]
     d_start_cdf: np.ndarray  # float64[L]
     bombard_cdf: np.ndarray  # float64[K]: running sums of the law of bombardment hits
-    retreat: RetreatTables
+    # None where the battle has no retreat policy (its kernels then compile no retreat code)
+    retreat: RetreatTables | None
     swing_offset: int  # McOut.swing_hist bin of a TUV swing of 0
     start_rounds: int  # rounds fought before the start (ExactBattle's)
     retreat_from: int  # rounds fought from which the attacker decides to retreat

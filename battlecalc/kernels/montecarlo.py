@@ -17,19 +17,18 @@ from .jit import kernel
 from .layout import (
     CONTINUE,
     FULL_RETREAT,
+    NO_CHOICES,
     NO_STATE,
     POLICY_NEVER,
     R_STRENGTH,
     R_TOP,
     RETREAT,
-    RT_ACTIVE,
     RU_A_POLICY,
     RU_AIR_ALWAYS,
     RU_BOMBARD,
     RU_D_POLICY,
     RU_DIE,
     RU_LOW_LUCK,
-    RU_SIMPLE,
     RU_SUBMERGE,
     S_INFO,
     S_IPC,
@@ -209,14 +208,15 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
     """One battle of two single walks (land; row = state index): returns (outcome, a, d,
     rounds, random state).  A round is one 64-bit draw, a word for each side's alias table;
     settle is skipped while both states are free (compile.Sampler).  The tables come as
-    arrays (see _chunk)."""
+    arrays (see _chunk).  retreat: layout.RetreatTables, or None where the battle has no
+    retreat policy and no table of submerge choices (numba then compiles none of the retreat
+    code: it prunes a branch on `retreat is not None` while compiling for a None)."""
     a_end = a + ast[a, S_OTHER]
     d_end = d + dst[d, S_OTHER]
     outcome, a, d = _walk_settle(ast, a, dst, d)
     rounds = start_rounds
     bombard = rules[RU_BOMBARD] == 1
-    watch = retreat.policy[RT_ACTIVE] == 1
-    if outcome == CONTINUE and watch and rounds >= retreat_from:
+    if retreat is not None and outcome == CONTINUE and rounds >= retreat_from:
         # a battle that starts at the end of a round: the attacker's decision comes first
         outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat,
                                                round_model.FLAGS[0])
@@ -234,7 +234,7 @@ def _trial_walk(ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bomba
         a = min(a + d_hits, a_end)
         if afree[a] & dfree[d] == 0:
             outcome, a, d = _walk_settle(ast, a, dst, d)
-        if outcome == CONTINUE and watch:
+        if retreat is not None and outcome == CONTINUE:
             outcome, a, d, stayers = _retreat_step(ast, a, dst, d, rounds, retreat,
                                                    round_model.FLAGS[0])
             if stayers != NO_STATE:
@@ -260,7 +260,8 @@ def _retreat_step(ast, a, dst, d, rounds, retreat, air_always):
 def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, start_rounds,
            retreat_from, a, d, state):
     """One battle in the general round model (kernels/round_model.py): (outcome, a, d, rounds,
-    random state).  Arrays, not the battle's NamedTuple, as _trial_walk."""
+    random state).  Arrays, not the battle's NamedTuple, and retreat None where there is no
+    retreat policy, as _trial_walk."""
     air_always = rules[RU_AIR_ALWAYS] == 1
     none = round_model.VALUES[0]
     timing = rules[RU_SUBMERGE]
@@ -268,13 +269,17 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, st
                                                  or rules[RU_D_POLICY] != POLICY_NEVER)
     rounds = start_rounds
     outcome, a, d = _settled(ast, a, dst, d, air_always)
-    if (outcome == CONTINUE and retreat.policy[RT_ACTIVE] == 1 and rounds >= retreat_from):
+    if retreat is not None and outcome == CONTINUE and rounds >= retreat_from:
         # a battle that starts at the end of a round: the attacker's decision comes first
         outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     while outcome == CONTINUE:
         if may_submerge and (timing == SUBMERGE_BEFORE_FIRE or rounds > 0):
-            a2, d2 = round_model.submerge_step(ast, a, dst, d, rules, retreat.choices,
-                                               rounds < retreat_from)
+            if retreat is not None:  # (None: no table of submerge choices either)
+                a2, d2 = round_model.submerge_step(ast, a, dst, d, rules, retreat.choices,
+                                                   rounds < retreat_from)
+            else:
+                a2, d2 = round_model.submerge_step(ast, a, dst, d, rules, NO_CHOICES,
+                                                   rounds < retreat_from)
             if a2 != a or d2 != d:
                 outcome, a, d = _settled(ast, a2, dst, d2, air_always)
                 if outcome != CONTINUE:
@@ -308,7 +313,7 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, st
             outcome = RETREAT
             break
         outcome, a, d = _settled(ast, a, dst, d, air_always)
-        if outcome == CONTINUE and retreat.policy[RT_ACTIVE] == 1:
+        if retreat is not None and outcome == CONTINUE:
             outcome, a, d, _ = _retreat_step(ast, a, dst, d, rounds, retreat, air_always)
     return outcome, a, d, rounds, state
 
@@ -343,30 +348,53 @@ def _low_luck(strength, die, state):
     return strength // die + (1 if u * die < strength % die else 0), state
 
 
-@kernel
-def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
-           bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
-           a_final, d_final, rounds_hist, rounds_sum, swing_hist):
-    """Play `trials` battles on one splitmix64 stream (seed) into one chunk's row of the
-    outputs.  The arguments are the fields of the battle's layout.McBattle and of the chunk's
-    row of layout.McOut, passed one by one down to the trials: numba code reading them from
-    the NamedTuples in the trial loops ran 20-30% slower (big land and mid sea battles, CPU
-    time, one thread)."""
+@kernel(inline=True)
+def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
+                bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
+                a_final, d_final, rounds_hist, rounds_sum, swing_hist):
+    """Play `trials` battles of two single walks (rules[RU_SIMPLE] 1: _trial_walk) on one
+    splitmix64 stream (seed) into one chunk's row of the outputs.  The arguments are the
+    fields of the battle's layout.McBattle and of the chunk's row of layout.McOut, passed one
+    by one down to the trials: numba code reading them from the NamedTuples in the trial loops
+    ran 20-30% slower (big land and mid sea battles, CPU time, one thread).  A kernel of its
+    own, not a branch of _chunk: numba compiles every branch of a kernel, and the general
+    round's trial was most of the Monte Carlo kernels' compiling (a fresh cache: the README's
+    land example 8.8 -> 3.5 s of CPU).  Inlined into _simulate_walk_chunks (0.6 s less
+    compiling, the same trials a second; _chunk inlined so made the mid sea battle's trials
+    25% slower)."""
     state = seed
-    simple = rules[RU_SIMPLE] == 1
     ast, ar, ath, aal, afree = A
     dst, dr, dth, dal, dfree = D
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
-        if simple:
-            outcome, a, d, rounds, state = _trial_walk(
-                ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
-                start_rounds, retreat_from, a_starts[i], d_starts[j], state)
-        else:
-            outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
-                                                  bombard_cdf, retreat, start_rounds,
-                                                  retreat_from, a_starts[i], d_starts[j], state)
+        outcome, a, d, rounds, state = _trial_walk(
+            ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
+            start_rounds, retreat_from, a_starts[i], d_starts[j], state)
+        outcomes[outcome] += 1
+        if round_model.takes(outcome, a, ast):
+            taken[0] += 1
+        a_final[a] += 1
+        d_final[d] += 1
+        rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
+        rounds_sum[0] += rounds
+        swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
+
+
+@kernel
+def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
+           bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
+           a_final, d_final, rounds_hist, rounds_sum, swing_hist):
+    """_chunk_walk's trials in the general round model (_trial)."""
+    state = seed
+    ast, ar, ath, aal, _a_free = A
+    dst, dr, dth, dal, _d_free = D
+    for _ in range(trials):
+        i, state = _pick(a_start_cdf, state)
+        j, state = _pick(d_start_cdf, state)
+        outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
+                                              bombard_cdf, retreat, start_rounds,
+                                              retreat_from, a_starts[i], d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             taken[0] += 1
@@ -379,9 +407,9 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
 
 @kernel(nogil=True)
 def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
-    """Simulate chunks first..last-1 of trials of a battle (layout.McBattle), chunk c writing
-    only to row c of each output (layout.McOut); seeds[C] uint64 stream seeds, chunk_trials[C]
-    trials per chunk."""
+    """Simulate chunks first..last-1 of trials of a battle (layout.McBattle) in the general
+    round model, chunk c writing only to row c of each output (layout.McOut); seeds[C] uint64
+    stream seeds, chunk_trials[C] trials per chunk."""
     for c in range(first, last):
         _chunk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,
                battle.a_starts, battle.a_start_cdf, battle.d_starts, battle.d_start_cdf,
@@ -389,3 +417,15 @@ def _simulate_chunks(first, last, seeds, chunk_trials, battle, out):
                battle.retreat_from, out.outcomes[c],
                out.taken[c:c + 1], out.a_final[c], out.d_final[c], out.rounds_hist[c],
                out.rounds_sum[c:c + 1], out.swing_hist[c])
+
+
+@kernel(nogil=True)
+def _simulate_walk_chunks(first, last, seeds, chunk_trials, battle, out):
+    """_simulate_chunks for a battle of two single walks (rules[RU_SIMPLE] 1: land)."""
+    for c in range(first, last):
+        _chunk_walk(seeds[c], chunk_trials[c], battle.att, battle.dfn, battle.rules,
+                    battle.a_starts, battle.a_start_cdf, battle.d_starts, battle.d_start_cdf,
+                    battle.bombard_cdf, battle.retreat, battle.swing_offset,
+                    battle.start_rounds, battle.retreat_from, out.outcomes[c],
+                    out.taken[c:c + 1], out.a_final[c], out.d_final[c], out.rounds_hist[c],
+                    out.rounds_sum[c:c + 1], out.swing_hist[c])

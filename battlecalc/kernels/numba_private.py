@@ -1,10 +1,12 @@
-"""The only code of battlecalc that uses numba's private APIs, two of them, each tested
+"""The only code of battlecalc that uses numba's private APIs, three of them, each tested
 (tests/kernels/test_numba_private.py) so that a numba release that changes them fails a test
 rather than a user's run; pyproject.toml bounds numba below its next major version.
 
 * :func:`track_kernel_sources`: numba judges a cached kernel fresh by its own source file
   only; kernels inline and call kernels of the other kernel files, so their caches are stamped
   with a digest of every kernel file (numba.core.caching.CacheImpl._locator_classes).
+* :func:`cached_overloads`: the overloads numba's cache holds for a dispatcher, valid for its
+  source and this CPU (the cache's index, numba.core.caching.IndexDataCacheFile._load_index).
 * :func:`overload`: the compiled entry point a dispatcher would run for arguments of given
   types, found once per fingerprint of them (numba._dispatcher.compute_fingerprint), so that a
   caller making many calls with arguments of one set of types skips the dispatcher's typing of
@@ -45,6 +47,26 @@ def track_kernel_sources(stamp: str, in_kernels: Callable[[str], bool]) -> None:
         *(tracking(c) for c in caching.CacheImpl._locator_classes),
         *caching.CacheImpl._locator_classes]
     caching.CacheImpl._battlecalc_tracked = True
+
+
+def cached_overloads(dispatcher) -> int:
+    """How many compiled overloads numba's cache holds for a dispatcher (cache=True) that
+    are valid now (its source stamp, numba's version) and built for this CPU: 0 where the
+    first call compiles.  0 as well where the dispatcher has no cache or it cannot be read."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is None:
+        return 0
+    try:
+        index = cache_file._load_index()  # {} where absent, stale or of another numba
+        if not index:
+            return 0
+        from numba.core.registry import cpu_target
+
+        magic = cpu_target.target_context.codegen().magic_tuple()
+    except Exception:  # noqa: BLE001 - an unreadable cache is a cold one
+        return 0
+    return sum(1 for key in index if isinstance(key, tuple) and len(key) > 1
+               and key[1] == magic)
 
 
 _overloads: dict = {}  # (dispatcher, numba's fingerprint of the arguments) -> entry point

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels import batch as batch_kernels
+from ..kernels import jit
 from ..kernels.layout import (
     FULL_RETREAT,
     N_OUTCOMES,
@@ -29,6 +30,7 @@ from ..kernels.layout import (
 from . import cost, threads
 from .plan import (
     LIMITS,
+    SOLVE_BATCH,
     Limits,
     SolvePlan,
     choose,
@@ -207,7 +209,9 @@ def solve_batch(compiled: list, plans: list[SolvePlan] | None = None, limits: Li
     out = batch_kernels.BatchOut(
         np.zeros((n, N_OUTCOMES)), np.zeros((n, TOTAL_COLS)), np.zeros((n, 1)), np.zeros(a_size),
         np.zeros(d_size), np.zeros(tables.spans[-1, batch_kernels.SP_TRANSFER, 1]))
-    spend(SolvePlan("exact", total, 0.0, 1, compiled=kernels_for(total, limits)), total, limits)
+    plan = SolvePlan("exact", total, 0.0, 1, compiled=kernels_for(total, limits, (SOLVE_BATCH,)))
+    spend(plan, total, limits)
+    solve_range = jit.kernels(batch_kernels, plan.compiled)._solve_range
     work = np.cumsum(seconds)
     first = 0
     while first < n:
@@ -215,8 +219,9 @@ def solve_batch(compiled: list, plans: list[SolvePlan] | None = None, limits: Li
         last = max(first + 1, int(np.searchsorted(work, done + limits.call_seconds,
                                                   side="right")))
         last = min(last, n)
-        threads.threads(_range, last - first, batch_kernels._solve_range, first, tables, out,
-                        short=work[last - 1] - done < limits.short_seconds)
+        threads.threads(_range, last - first, solve_range, first, tables, out,
+                        short=work[last - 1] - done < limits.short_seconds,
+                        compiled=plan.compiled)
         first = last
     spans = tables.spans
     totals = out.totals

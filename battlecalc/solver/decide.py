@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels import jit
 from ..kernels.exact import pairs, sweep
 from ..kernels.layout import (
     B_KIND,
@@ -305,14 +306,28 @@ def fill_decisions(compiled, plan: SolvePlan, progress=None,
     compiled = dataclasses.replace(compiled, retreat=retreat)
     view = exact_view(compiled, plan)
     seconds = plan.decide_seconds
-    spend(plan, seconds, limits, progress, lambda: sweep._solve_blocks)
+    spend(plan, seconds, limits)
+    # its kernels, compiled (numba compiles them on the first call, or loads them from its
+    # cache) or plain Python (solver.plan.kernels_for)
+    kernels, pair_kernels = jit.kernels(sweep, plan.compiled), jit.kernels(pairs, plan.compiled)
+    with jit.compiling(kernels._decide_values, progress if plan.compiled else None):
+        return _fill_decisions(compiled, view, plan, kernels, pair_kernels, choices, tables,
+                               press, seconds, progress, limits)
+
+
+def _fill_decisions(compiled, view, plan: SolvePlan, kernels, pair_kernels, choices, tables,
+                    press, seconds: float, progress, limits: Limits):
+    """fill_decisions with its kernels (kernels/exact's sweep and pairs, compiled or plain)."""
+    n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
+    rules = compiled.rules
     total = n_a * n_d
     if progress is not None:
         progress(0, total, "optimal retreat")
     value = np.zeros((n_a, n_d))
     other = np.zeros((n_a, n_d))
-    scratch = pairs._scratch(n_a, n_d)
-    out = pairs._out(_outputs(_shapes(n_a, n_d, len(view.attacker.blocks), False, 1, 1)), 0)
+    scratch = pair_kernels._scratch(n_a, n_d)
+    shapes = _shapes(n_a, n_d, len(view.attacker.blocks), False, 1, 1)
+    out = pair_kernels._out(_outputs(shapes), 0)
     battle = exact_battle(view, dataclasses.replace(plan, merge_blocks=False, table=(0, 0),
                                                     work_limit=0))
     coef = np.array(compiled.objective.coefficients())
@@ -320,9 +335,9 @@ def fill_decisions(compiled, plan: SolvePlan, progress=None,
     step = max(1, int(n_a * limits.decide_call_seconds / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
-        threads.call(sweep._decide_values, battle, out, value, press, other, choices, coef,
+        threads.call(kernels._decide_values, battle, out, value, press, other, choices, coef,
                      limits.decision_tolerance, scratch, a_first, a_last,
-                     short=seconds < limits.short_seconds)
+                     short=seconds < limits.short_seconds, compiled=plan.compiled)
         if progress is not None:
             progress((n_a - a_first) * n_d, total, "optimal retreat")
     if tables and submerges_before_fire(rules, 0):
@@ -338,6 +353,6 @@ def fill_decisions(compiled, plan: SolvePlan, progress=None,
                         break
                     a, d = a2, d2
                 if outcome == CONTINUE:
-                    sweep._decide_first(battle, out, value, choices, coef,
+                    kernels._decide_first(battle, out, value, choices, coef,
                                         limits.decision_tolerance, scratch, a, d)
     return compiled, Policy(compiled, value, press, other, compiled.objective, choices)

@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import BattleInputError
+from ..kernels import jit
 from ..kernels.exact import pairs, sweep
 from ..kernels.layout import (
     N_OUTCOMES,
@@ -26,7 +27,7 @@ from ..kernels.layout import (
 from ..kernels.numba_private import overload
 from . import threads
 from .law import FinalLaw, exact_law
-from .plan import LIMITS, Limits, SolvePlan, exact_view, spend
+from .plan import LIMITS, Limits, SolvePlan, exact_entry, exact_view, spend
 from .tables import merged
 
 
@@ -102,7 +103,8 @@ class ExactSolve:
     one is made for each solve)."""
 
     __slots__ = ("compiled", "plan", "limits", "explicit", "n_a", "n_d", "n_blocks", "shapes",
-                 "phases", "battle", "entry", "kept", "table", "work", "solved")
+                 "phases", "battle", "entry", "entry_name", "kept", "table", "work",
+                 "solved")
 
     def __init__(self, compiled, plan: SolvePlan, kept: bool = False,
                  limits: Limits = LIMITS):
@@ -121,6 +123,7 @@ class ExactSolve:
         # the blocks of the stayers
         self.phases = range(2 if compiled.has_partial_retreat else 1)
         self.battle = exact_battle(compiled, plan)
+        self.entry_name = exact_entry(compiled, plan.table)[1]  # (the kernel the solve calls)
         self.entry = None
         self.solved = False  # (solved once by the compiled kernel in this thread)
         self.kept = kept  # solved again later: worth finding the compiled kernel for
@@ -151,8 +154,19 @@ class ExactSolve:
             stacks = self.again()
             if stacks is not None:  # solved by the compiled kernel already: the same again
                 return self.law_of(stacks)
+        plan = self.plan
+        spend(plan, plan.seconds, self.limits)
+        # the kernels the plan runs: compiled (numba compiles them on the first call, or loads
+        # them from its cache), or plain Python
+        kernels = jit.kernels(sweep, plan.compiled)
+        entry = getattr(kernels, self.entry_name)
+        with jit.compiling(entry, progress if plan.compiled else None):
+            return self._run(kernels, entry, progress, spent)
+
+    def _run(self, kernels, solve_blocks, progress, spent: int) -> FinalLaw:
+        """run with its kernels: kernels/exact/sweep's, compiled or plain, and the entry over
+        blocks of a dense table (solve_blocks: _solve_blocks or _solve_walk_blocks)."""
         plan, n_blocks = self.plan, self.n_blocks
-        spend(plan, plan.seconds, self.limits, progress, lambda: sweep._solve_blocks)
         if progress is not None:
             progress(0, 0, "exact solve")
         if self.table[0] and not spent:  # a new solve: the whole work limit again
@@ -162,17 +176,20 @@ class ExactSolve:
                                   n_blocks) if parallel else self.shapes)
         args = (self.battle, stacks, self.explicit)
         short = plan.short
+        compiled = plan.compiled
         if self.table[0]:  # a compact table: one block, one phase
-            threads.call(sweep._solve_compact, self.battle, stacks, self.explicit, short=short)
+            threads.call(kernels._solve_compact, self.battle, stacks, self.explicit, short=short,
+                         compiled=compiled)
         for phase in () if self.table[0] else self.phases:
             if parallel:  # groups of blocks of about call_seconds a call (one block: one call)
                 group = max(1, int(self.limits.call_seconds * n_blocks / plan.seconds)
                             ) * threads.thread_count()
                 for first in range(0, n_blocks, group):
                     threads.threads(_block_range, min(group, n_blocks - first),
-                                    sweep._solve_blocks, first, phase, *args)
+                                    solve_blocks, first, phase, *args, compiled=compiled)
             else:
-                threads.call(sweep._solve_blocks, 0, n_blocks, phase, *args, short=short)
+                threads.call(solve_blocks, 0, n_blocks, phase, *args, short=short,
+                             compiled=compiled)
         if (self.kept and short and not parallel and plan.compiled and self.entry is None
                 and not self.table[0]):
             # solved in this thread by the compiled kernel a second time (a battle asked
@@ -180,7 +197,7 @@ class ExactSolve:
             # solve on, that kernel is called straight, without the dispatcher's typing of
             # every array (the dispatcher all the same where overload finds none)
             if self.solved:
-                self.entry = overload(sweep._solve_blocks, (0, n_blocks, 0, *args)) or False
+                self.entry = overload(solve_blocks, (0, n_blocks, 0, *args)) or False
             self.solved = True
         if self.table[0]:  # (a dense solve writes neither: no reductions for it)
             # (a solve on a grown table counts on from the work its smaller tables did)
@@ -197,7 +214,7 @@ class ExactSolve:
                 left = max(1, plan.work_limit - self.work) if plan.work_limit else 0
                 self.battle = self.battle._replace(table_rows=self.table[0],
                                                    table_cols=self.table[1], work_limit=left)
-                return self.run(progress, self.work)
+                return self._run(kernels, solve_blocks, progress, self.work)
         return exact_law(stacks, self.compiled, parallel, plan.rounds_bins, plan.joint)
 
 
@@ -213,21 +230,33 @@ def fill_win_values(compiled, plan: SolvePlan, progress=None, limits: Limits = L
     compiled = dataclasses.replace(compiled, retreat=retreat)
     view = exact_view(compiled, plan)
     seconds = plan.win_values_seconds
-    spend(plan, seconds, limits, progress, lambda: sweep._solve_blocks)
+    spend(plan, seconds, limits)
+    kernels, pair_kernels = jit.kernels(sweep, plan.compiled), jit.kernels(pairs, plan.compiled)
     total = n_a * n_d
+    with jit.compiling(kernels._win_values, progress if plan.compiled else None):
+        return _fill_win_values(compiled, view, plan, kernels, pair_kernels, seconds, total,
+                                progress, limits)
+
+
+def _fill_win_values(compiled, view, plan: SolvePlan, kernels, pair_kernels, seconds: float,
+                     total: int, progress, limits: Limits):
+    """fill_win_values with its kernels (kernels/exact's sweep and pairs, compiled or
+    plain)."""
+    n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
     if progress is not None:
         progress(0, total, "retreat-below table")
     value = np.zeros((n_a, n_d))
-    scratch = pairs._scratch(n_a, n_d)
-    out = pairs._out(_outputs(_shapes(n_a, n_d, len(view.attacker.blocks), False, 1, 1)), 0)
+    scratch = pair_kernels._scratch(n_a, n_d)
+    shapes = _shapes(n_a, n_d, len(view.attacker.blocks), False, 1, 1)
+    out = pair_kernels._out(_outputs(shapes), 0)
     battle = exact_battle(view, dataclasses.replace(plan, merge_blocks=False, table=(0, 0),
                                                     work_limit=0))
     slowdown = 1 if plan.compiled else limits.python_slowdown
     step = max(1, int(n_a * limits.win_value_call_seconds / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
-        threads.call(sweep._win_values, battle, out, value, scratch, a_first, a_last,
-                     short=seconds < limits.short_seconds)
+        threads.call(kernels._win_values, battle, out, value, scratch, a_first, a_last,
+                     short=seconds < limits.short_seconds, compiled=plan.compiled)
         if progress is not None:
             progress((n_a - a_first) * n_d, total, "retreat-below table")
     return compiled

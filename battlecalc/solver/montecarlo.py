@@ -16,10 +16,18 @@ import time
 
 import numpy as np
 
-from ..kernels import montecarlo
-from ..kernels.jit import compiled as compile_kernels
-from ..kernels.jit import compiling_notice
-from ..kernels.layout import N_OUTCOMES, McBattle, McOut, McSide
+from ..kernels import jit, montecarlo
+from ..kernels.layout import (
+    N_OUTCOMES,
+    POLICY_TABLE,
+    RT_ACTIVE,
+    RU_A_POLICY,
+    RU_D_POLICY,
+    RU_SIMPLE,
+    McBattle,
+    McOut,
+    McSide,
+)
 from . import threads
 from .law import FinalLaw
 from .plan import ROUNDS_BINS
@@ -45,6 +53,15 @@ def _start_law(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return states, cdf
 
 
+def _retreat_acts(compiled, retreat) -> bool:
+    """Whether the kernels need the battle's retreat tables: a retreat policy, or a side
+    that submerges as a table of choices says (POLICY_TABLE).  (Without, they get None and
+    compile none of the retreat code.)"""
+    rules = compiled.rules
+    return (retreat.policy[RT_ACTIVE] == 1
+            or POLICY_TABLE in (rules[RU_A_POLICY], rules[RU_D_POLICY]))
+
+
 def _takes_outcomes(progress) -> bool:
     """Whether a progress callback names a keyword parameter `outcomes`."""
     try:
@@ -68,8 +85,18 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
     answer depends on neither).
     """
     partial = progress is not None and _takes_outcomes(progress)
-    compile_kernels()
-    compiling_notice(montecarlo._simulate_chunks, progress)
+    jit.compiled(everywhere=False)  # (Monte Carlo always runs compiled kernels)
+    # two single walks (land) or the general round: each its own kernel, compiled apart
+    simulate = (montecarlo._simulate_walk_chunks if compiled.rules[RU_SIMPLE] == 1
+                else montecarlo._simulate_chunks)
+    with jit.compiling(simulate, progress):
+        return _run(compiled, simulate, trials, seed, progress, partial, thread_count,
+                    call_seconds)
+
+
+def _run(compiled, simulate, trials: int, seed: int, progress, partial: bool,
+         thread_count: int | None, call_seconds: float) -> FinalLaw:
+    """run_monte_carlo's trials by the kernel `simulate`."""
     att, dfn = compiled.attacker, compiled.defender
     bombard_cdf = np.cumsum(compiled.bombardment.pmf)
     bombard_cdf[-1] = 1.0
@@ -84,10 +111,11 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
     chunk_trials[-1] = trials - CHUNK_TRIALS * (n_chunks - 1)
     seeds = np.random.SeedSequence(seed).generate_state(n_chunks, dtype=np.uint64)
     totals = {key: np.zeros(shape, dtype=np.int64) for key, shape in shapes.items()}
+    retreat = compiled.retreat_tables()
     battle = McBattle(_side_tables(att), _side_tables(dfn), compiled.rules,
                       *_start_law(att.start), *_start_law(dfn.start), bombard_cdf,
-                      compiled.retreat_tables(), swing_offset, compiled.start_rounds,
-                      compiled.retreat_from)
+                      retreat if _retreat_acts(compiled, retreat) else None, swing_offset,
+                      compiled.start_rounds, compiled.retreat_from)
     most = max(1, min(CHUNKS_PER_CALL, OUTPUT_BUDGET // sum(
         int(np.prod(shape)) for shape in shapes.values())))
     per_call = min(most, thread_count or threads.thread_count())
@@ -97,7 +125,7 @@ def run_monte_carlo(compiled, trials: int, seed: int, progress=None,
         rows = {key: np.zeros((last - first, *shape), dtype=np.int64)
                 for key, shape in shapes.items()}
         call_started = time.perf_counter()
-        threads.threads(montecarlo._simulate_chunks, last - first, seeds[first:last],
+        threads.threads(simulate, last - first, seeds[first:last],
                         chunk_trials[first:last], battle, McOut(*rows.values()),
                         short=n_chunks == 1)
         seconds = time.perf_counter() - call_started

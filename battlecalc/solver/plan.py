@@ -86,10 +86,14 @@ class Limits:
     decide_call_seconds: float = 0.1
     # a process solves in plain Python until its plain-Python solves add up to about this
     # many seconds (python_slowdown: plain Python against compiled kernels): loading the
-    # compiled kernels costs about that much once, and each solve is then a few hundred
-    # times faster
+    # compiled kernels from numba's cache costs about that much once, and each solve is then
+    # a few hundred times faster
     python_budget: float = 0.5
     python_slowdown: float = 300
+    # ... and where numba's cache does not hold them (a fresh install: compiling the exact
+    # solver's kernels costs about half a minute of CPU), until they add up to this: a third
+    # or so of what compiling them costs, which then serves this process and the next ones
+    python_budget_cold: float = 10.0
     # method "exact" solves only where "auto" would solve exactly, and refuses (ExactRefused)
     # where auto would take Monte Carlo (a server bounding its work: battlecalc serve)
     exact_only_where_auto: bool = False
@@ -143,27 +147,101 @@ class SolvePlan:
 
 _spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
 
+# the exact solver's entry kernels (module, kernel): a dense table's blocks (any battle, or
+# two single walks only), a compact table, --retreat-below's table, the optimal retreat's
+# table, a batch of battles (solve_many)
+SOLVE_BLOCKS = ("battlecalc.kernels.exact.sweep", "_solve_blocks")
+SOLVE_WALK_BLOCKS = ("battlecalc.kernels.exact.sweep", "_solve_walk_blocks")
+SOLVE_COMPACT = ("battlecalc.kernels.exact.sweep", "_solve_compact")
+WIN_VALUES = ("battlecalc.kernels.exact.sweep", "_win_values")
+DECIDE_VALUES = ("battlecalc.kernels.exact.sweep", "_decide_values")  # the optimal retreat's
+SOLVE_BATCH = ("battlecalc.kernels.batch", "_solve_range")
 
-def kernels_for(seconds: float, limits: Limits = LIMITS) -> bool:
-    """Whether a solve of this estimate runs compiled kernels: once they are compiled, or
-    once this process's plain-Python solves, this one's included, reach limits.python_budget
-    (never under BATTLECALC_PLAIN_KERNELS=1)."""
-    if jit.is_compiled():
+
+def exact_entry(compiled, table: tuple[int, int]) -> tuple[str, str]:
+    """The entry kernel that solves a battle as the exact solver takes it (exact_view) in a
+    table (a compact one's first size, or (0, 0)): SOLVE_COMPACT, SOLVE_WALK_BLOCKS for two
+    single walks (land, sea without submarines) without a bombardment of several hit counts
+    (their rounds are walks: the general round's kernels, most of compiling the exact solver,
+    are not compiled for them), else SOLVE_BLOCKS."""
+    if table[0]:
+        return SOLVE_COMPACT
+    rules = compiled.rules
+    if rules[RU_SIMPLE] and not (rules[RU_BOMBARD] and len(compiled.bombardment.pmf) > 1):
+        return SOLVE_WALK_BLOCKS
+    return SOLVE_BLOCKS
+
+
+def kernels_for(seconds: float, limits: Limits = LIMITS,
+                entries: tuple = (SOLVE_BLOCKS,)) -> bool:
+    """Whether a solve of this estimate runs compiled kernels (its entry kernels `entries`):
+    always once every solve does (jit.compiled()), and where they are compiled in this process
+    already; else once this process's plain-Python solves, this one's included, reach
+    limits.python_budget and numba's cache holds them (jit.on_disk: loading them costs about
+    that much), or reach limits.python_budget_cold (compiling them costs far more, and saves
+    them for the next process).  Never under BATTLECALC_PLAIN_KERNELS=1."""
+    if jit.plain_kernels():
+        return False
+    if jit.compiled_everywhere() or all(jit.loaded(*entry) for entry in entries):
         return True
-    return (_spent[0] + seconds * limits.python_slowdown >= limits.python_budget
-            and not jit.plain_kernels())
+    python = _spent[0] + seconds * limits.python_slowdown
+    if python < limits.python_budget:
+        return False
+    return python >= limits.python_budget_cold or all(jit.on_disk(*e) for e in entries)
 
 
-def spend(plan: SolvePlan, seconds: float, limits: Limits = LIMITS, progress=None,
-          notice=None) -> None:
+# the Monte Carlo driver's entry kernels: two single walks (land), the general round
+MC_ENTRIES = (("battlecalc.kernels.montecarlo", "_simulate_walk_chunks"),
+              ("battlecalc.kernels.montecarlo", "_simulate_chunks"))
+
+
+def mc_entry(compiled) -> tuple[str, str]:
+    """The Monte Carlo entry kernel of a compiled battle (solver.montecarlo runs it): the two
+    single walks (land) or the general round."""
+    return MC_ENTRIES[0] if compiled.rules[RU_SIMPLE] == 1 else MC_ENTRIES[1]
+
+
+def mc_cold(compiled) -> bool:
+    """Whether a Monte Carlo run of this compiled battle now compiles its entry kernel first
+    (neither compiled in this process nor in numba's cache); False where kernels run as
+    plain Python."""
+    return entry_cold(mc_entry(compiled))
+
+
+def entry_cold(entry: tuple[str, str]) -> bool:
+    """Whether calling the kernel entry = (module, name) compiled now compiles it first
+    (neither compiled in this process nor in numba's cache); False under
+    BATTLECALC_PLAIN_KERNELS=1."""
+    return not jit.plain_kernels() and not jit.loaded(*entry) and not jit.on_disk(*entry)
+
+
+def compiles_first(method: str | None = None, limits: Limits = LIMITS) -> bool:
+    """Whether a solve by `method` ("mc", "exact"; None: either) in this process now compiles
+    kernels first: Monte Carlo where an entry of its is neither compiled in the process nor
+    in numba's cache (jit.loaded, jit.on_disk), the exact solver only where its solves run
+    compiled whatever their size (jit.compiled() has run, or the process has spent
+    limits.python_budget_cold in plain Python) and a dense table's entry is so.  (An
+    estimate for a notice: one battle's entry may be warm where another's is not.)"""
+    if jit.plain_kernels():
+        return False
+
+    def cold(entries) -> bool:
+        return any(not jit.loaded(*e) and not jit.on_disk(*e) for e in entries)
+
+    if method in (None, "mc") and cold(MC_ENTRIES):
+        return True
+    compiles_exact = (jit.compiled_everywhere()
+                      or _spent[0] >= limits.python_budget_cold)
+    return (method in (None, "exact") and compiles_exact
+            and cold((SOLVE_BLOCKS, SOLVE_WALK_BLOCKS)))
+
+
+def spend(plan: SolvePlan, seconds: float, limits: Limits = LIMITS) -> None:
     """What running `seconds` of a plan's work costs this process before it runs: its
-    kernels compiled (jit.compiled(), with a notice where they compile now), or its
-    plain-Python seconds counted."""
+    kernels made numba dispatchers (jit.compiled(); numba compiles each on its first call:
+    jit.compiling reports it), or its plain-Python seconds counted."""
     if plan.compiled:
-        if not jit.is_compiled():
-            jit.compiled()
-            if notice is not None:
-                jit.compiling_notice(notice(), progress)
+        jit.compiled(everywhere=False)
     else:
         _spent[0] += seconds * limits.python_slowdown
 
@@ -328,9 +406,13 @@ def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, 
         settings = dict(prune_eps=limits.prune_state_eps, tail_eps=limits.prune_tail_eps,
                         budget=limits.prune_budget)
     merge = merges_blocks(compiled, raw, limits, merge_blocks)
-    first = compiled.retreat_below is not None or compiled.objective is not None
-    kernels = kernels_for(seconds + (cost.win_values_seconds(compiled) if first else 0.0),
-                          limits)
+    below = compiled.retreat_below is not None
+    decide = compiled.objective is not None
+    entries = ((exact_entry(compiled, table),) + ((WIN_VALUES,) if below else ())
+               + ((DECIDE_VALUES,) if decide else ()))
+    kernels = kernels_for(
+        seconds + (cost.win_values_seconds(compiled) if below or decide else 0.0), limits,
+        entries)
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
         eps=limits.transition_eps, state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,

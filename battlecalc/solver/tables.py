@@ -60,10 +60,19 @@ def sampler(side) -> Sampler:
     return _kept(side, "_sampler", _build_sampler)
 
 
+# hit-law cells (rows x hit counts) up to which a side's alias tables are built by the plain
+# Python kernel (about 0.8 us a cell, 80 ms at most) rather than the compiled one (compiling
+# alias_tables costs about 0.7 s of CPU in a process whose cache is cold, more than all the
+# Monte Carlo trials of a small battle)
+PLAIN_ALIAS_CELLS = 100_000
+
+
 def _build_sampler(side) -> Sampler:
     from ..kernels import montecarlo
 
-    thresh, alias = montecarlo.alias_tables(side.pmf, side.rows)
+    # (the same kernel, the same tables)
+    build = jit.kernels(montecarlo, side.pmf.size > PLAIN_ALIAS_CELLS).alias_tables
+    thresh, alias = build(side.pmf, side.rows)
     info = side.states[:, S_INFO]
     free = (((info & (layout.I_SUBS | layout.I_AIR)) == 0) & ((info & layout.I_OTHER) != 0)
             & ((info & layout.I_OTHER_FIRE) != 0))
@@ -89,7 +98,8 @@ def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
     if (len(blocks) < 2 or (blocks[:, B_KIND] != BLOCK_START).any()
             or (blocks[:, B_RADIX_S] != 1).any() or (blocks[:, B_RADIX_A] != 1).any()):
         return None
-    if jit.is_compiled():  # (the same arrays by the kernel: kernels/builder.py)
+    # (the same arrays by the kernel, kernels/builder.py, where it costs no compiling)
+    if jit.ready(builder.__name__, "merged_walks"):
         status, merge, sweep = builder.merged_walks(blocks, st, side.survivors, side.rows,
                                                     side.pmf, side.cdf, _MIX, _COMPARED)
         if status >= 0:

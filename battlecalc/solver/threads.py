@@ -151,7 +151,8 @@ def _as_plain_python(function):
     return run
 
 
-def threads(function, n_items: int, *args, short: bool = False) -> None:
+def threads(function, n_items: int, *args, short: bool = False,
+            compiled: bool | None = None) -> None:
     """Run function(first, last, *args) over contiguous ranges of range(n_items), a few ranges
     per thread of the pool (thread_count()).  Kernels run this way write only their own
     items' outputs, so the results do not depend on the number of threads.  Compiled kernels
@@ -159,11 +160,15 @@ def threads(function, n_items: int, *args, short: bool = False) -> None:
     that the calling thread keeps answering Ctrl-C, unless the caller says the call is short
     (handing it to a pool thread costs about 0.1 ms); plain Python ones run in the caller when
     there is one range.  Plain threads rather than numba's parallel loops: those cost seconds
-    of compiling each, and numba's own thread pool."""
+    of compiling each, and numba's own thread pool.  compiled: whether the kernel runs
+    compiled (default: whether the kernels are, jit.is_compiled(); a solve in plain Python
+    in a process that has compiled them says False: jit.kernels)."""
     n_threads = max(1, min(thread_count(), n_items))
-    if not jit.is_compiled():
+    if compiled is None:
+        compiled = jit.is_compiled()
+    if not compiled:
         function = _as_plain_python(function)
-    if n_threads == 1 and (short or not jit.is_compiled()):
+    if n_threads == 1 and (short or not compiled):
         function(0, n_items, *args)
         return
     # a few ranges a thread, taken in turn by whichever thread is free: a thread the system
@@ -174,12 +179,14 @@ def threads(function, n_items: int, *args, short: bool = False) -> None:
                        for i in range(n_ranges)]))
 
 
-def call(function, *args, short: bool = False):
+def call(function, *args, short: bool = False, compiled: bool | None = None):
     """function(*args) on a pool thread when kernels are compiled (a nogil kernel: the caller
     keeps answering Ctrl-C), in the calling thread when they are not or the call is short;
-    its return value."""
+    its return value.  compiled: as threads()."""
     thread_count()  # a bad BATTLECALC_THREADS is refused whichever thread runs the call
-    if not jit.is_compiled():
+    if compiled is None:
+        compiled = jit.is_compiled()
+    if not compiled:
         return _as_plain_python(function)(*args)
     if short:
         return function(*args)

@@ -49,6 +49,7 @@ import functools
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -82,6 +83,7 @@ from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server
     read_in_child,
 )
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
+from .warm import WARM_UP  # (the warm-up battles: the server's, as before)
 from .work import Busy as _Busy
 from .work import Cancelled
 
@@ -125,35 +127,11 @@ SECURITY_HEADERS = {
     ),
 }
 
-# Tiny battles of every kind, run once in the background from start-up so that every kernel is
-# compiled (or loaded from numba's cache) early; the page answers meanwhile (Engine.warm_up).
-WARM_UP = [
-    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="exact"),
-    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="mc",
-         trials=1000, seed=1),
-    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="exact",
-         rounds_distribution=True),
-    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="mc",
-         trials=1000, seed=1, retreat_after=2),
-    dict(rules="1942-2e", attacker="2 inf 1 tank", defender="3 inf", method="exact",
-         retreat_below=0.5),
-    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
-         method="exact"),
-    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
-         method="mc", trials=1000, seed=1),
-    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
-         method="exact"),
-    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
-         method="mc", trials=1000, seed=1),
-    dict(rules="1942-2e", sea=True, attacker="2 sub", defender="1 sub 1 tt", method="exact",
-         retreat_below=0.5),
-    dict(rules="formula", attacker="2 army", defender="2 army", method="exact"),
-    dict(rules="formula", attacker="2 army", defender="2 army", method="mc", trials=1000,
-         seed=1),
-]
-
-
-COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.compiling_notice's
+COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.COMPILING
+# a Monte Carlo request whose kernel the child compiling the kernels has not reached waits
+# for it at most this long (Engine._await_child), looking every CHILD_POLL_S
+CHILD_WAIT_S = 30.0
+CHILD_POLL_S = 0.1
 
 
 class TooMuchWork(BattleInputError):
@@ -233,6 +211,7 @@ class Engine:
         self.warm_up_battles = WARM_UP if warm_up_battles is None else warm_up_battles
         self.warm_up_hook = warm_up_hook  # called before each warm-up battle (tests)
         self.warm = threading.Event()  # set when the warm-up has finished
+        self.builder: subprocess.Popen | None = None  # the child filling numba's cache
         # requests running: the warm-up lets them go first (it waits until none runs before
         # each of its battles); a request compiles what it needs itself where the warm-up
         # has not reached it yet (numba compiles one function at a time)
@@ -339,8 +318,8 @@ class Engine:
         def watch(done: int, total: int, what: str = "trials", *_, outcomes=None) -> None:
             stop_if_cancelled()
             if report is not None:
-                if not total:  # a notice: "compiling kernels (first run only)"
-                    report(done, total, what, {"compiling": what == COMPILING})
+                if not total:  # a notice: "compiling kernels (first run only)[: kernel]"
+                    report(done, total, what, {"compiling": what.startswith(COMPILING)})
                 elif outcomes is not None and one_battle and done:
                     report(done, total, what, running_estimate(outcomes, done))
                 else:
@@ -353,6 +332,8 @@ class Engine:
         ruleset = load_rules(kwargs.get("rules", "revised"))
         if report is not None and one_battle and ruleset.model == "dice":
             self._tell_plan(kwargs, report)
+        if one_battle and ruleset.model == "dice":
+            self._await_child(kwargs, watch)
         try:
             if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
                 # exact only where `auto` would solve exactly: the choice of each battle's
@@ -371,6 +352,26 @@ class Engine:
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
                 "ask for fewer trials"
             ) from None
+
+    def _await_child(self, kwargs: dict[str, Any], watch: Callable[..., None]) -> None:
+        """A Monte Carlo battle whose kernel is cold while the child (build_in_child) builds
+        the kernels: wait, at most CHILD_WAIT_S, for the child to put it in numba's cache
+        (it compiles Monte Carlo's first: battlecalc.web.warm), then load it, rather than
+        compile it here beside the child, on a core the child's compiling shares (each
+        compile the slower, and the same kernel compiled twice).  watch hears of the wait as
+        of compiling."""
+        builder = self.builder
+        if builder is None or builder.poll() is not None:
+            return
+        kernel = api.monte_carlo_kernel(**kwargs)
+        if kernel is None:
+            return
+        watch(0, 0, COMPILING)
+        give_up = time.monotonic() + CHILD_WAIT_S
+        while builder.poll() is None and time.monotonic() < give_up:
+            time.sleep(CHILD_POLL_S)
+            if not api.kernel_cold(kernel):
+                return
 
     @staticmethod
     def _tell_plan(kwargs: dict[str, Any], report: Callable[..., None]) -> None:
@@ -422,16 +423,37 @@ class Engine:
         self.warm_up_s = time.perf_counter() - started
         return self.warm_up_s
 
+    def build_in_child(self) -> None:
+        """Fill numba's cache with the warm-up battles' kernels in a child process
+        (battlecalc.web.warm; its lines on this process's stderr), and wait for it: meanwhile
+        this process answers, small battles in plain Python (solver.plan.kernels_for) and
+        Monte Carlo with the kernel it compiles for itself.  A child that fails is said on
+        stderr; warm_up then compiles what is missing here."""
+        try:
+            self.builder = subprocess.Popen(
+                [sys.executable, "-m", "battlecalc.web.warm"], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, text=True)
+            self.builder.communicate(json.dumps(self.warm_up_battles))
+        except (OSError, ValueError) as exc:  # (ValueError: closed by close() meanwhile)
+            print(f"battlecalc: could not compile the kernels in a child process: {exc}",
+                  file=sys.stderr, flush=True)
+            return
+        if self.builder.returncode not in (0, -9, -15):
+            print(f"battlecalc: compiling the kernels in a child process failed (exit "
+                  f"{self.builder.returncode}); compiling them here", file=sys.stderr,
+                  flush=True)
+
     def start_warm_up(self) -> threading.Thread:
-        """Run :meth:`warm_up` in a background thread (the server answers meanwhile); say on
-        stderr when it is done, and set `warm`."""
-        # import numba and wrap the kernels here (under a second), so that no request runs
-        # while they are rebound to the compiled dispatchers
-        api.compile_kernels()
+        """Run :meth:`build_in_child`, then :meth:`warm_up` (loading what the child compiled),
+        in a background thread: the server answers meanwhile.  Say on stderr when it is done,
+        and set `warm`."""
 
         def run() -> None:
+            started = time.perf_counter()
             try:
-                seconds = self.warm_up()
+                self.build_in_child()
+                self.warm_up()
+                seconds = time.perf_counter() - started
                 print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
                       file=sys.stderr, flush=True)
             except Exception:  # a bug: say so; requests compile what they need themselves
@@ -445,6 +467,10 @@ class Engine:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+        builder = self.builder
+        if builder is not None and builder.poll() is None:
+            builder.kill()  # (the cache keeps what it finished)
+            builder.wait()
 
 
 def _raid(**kwargs):
@@ -952,7 +978,8 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
     shown = f"[{host}]" if ":" in host else host
     print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); warming up the "
           "kernels in the background (about a minute on the first run, when they compile; "
-          "battles asked for meanwhile may wait)", file=sys.stderr, flush=True)
+          "battles asked for meanwhile are answered: small ones in plain Python)",
+          file=sys.stderr, flush=True)
     try:
         if workers > 1:
             from uvicorn.supervisors import Multiprocess

@@ -591,13 +591,14 @@ def _spread_walk(mass, k, d, length, d_end, w, a_row, a_cum_row, a_lo, a_hi, d_r
 
 @kernel(refs=False)
 def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scratch, eps, tail,
-          out, rounds):
+          out, rounds, general_round):
     """Spread one round from (a, d), holding mass m, into mass (rows: attacker state - a_base;
     merge: see _spread_walk, land fast path only).
     closed: the closed-form sweep: the "nothing changes" part stays out and the rest moves
     with weight w = m / (1 - its probability); else the round is played on its own (w = m).
     tail: probability the round may leave out in the tails of both sides' hit laws (land fast
-    path; 0: none).  Returns (mass moved, w)."""
+    path; 0: none).  general_round None: the battle plays two single walks only (the walk
+    is all numba compiles; see sweep._solve_block).  Returns (mass moved, w)."""
     ast, ar, apmf, acum = A
     dst, dr, dpmf, dcum = D
     if isinstance(mass, tuple):
@@ -612,6 +613,8 @@ def _play(A, D, rules, a, d, bombard, one, m, mass, a_base, merge, closed, scrat
             return _spread_walk(mass, a - a_base, d, a + ast[a, S_OTHER] - a_base,
                                 d + dst[d, S_OTHER], w, apmf[a], acum[a], a_lo, a_hi,
                                 dpmf[d], d_lo, d_hi, eps, not closed, merge), w
+    if general_round is None:
+        return 0.0, 0.0  # (never: such a battle's rounds are walks, spread above)
     moved, _, w = _transition(A, D, rules, a, d, bombard, one, VALUES[SPREAD], m, mass, a_base,
                               closed, _grid(mass), scratch, eps, out, rounds, one)
     return moved, w

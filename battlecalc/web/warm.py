@@ -1,0 +1,123 @@
+"""The web server's warm-up battles, and numba's cache filled with their kernels by a process of
+its own.
+
+`battlecalc serve` starts ``python -m battlecalc.web.warm`` (the battles as JSON on its stdin)
+beside itself: the child compiles every kernel the battles reach into numba's cache on disk
+while the server answers, small battles in plain Python (solver.plan.kernels_for) and Monte
+Carlo with the kernel it compiles for itself; then the server loads them all from the cache
+(Engine.warm_up), in a second or two.  Compiling in the server itself instead held its requests
+up: numba compiles one function at a time, and its compiling holds the interpreter's lock
+most of the time.  One child at a time builds a given cache (a lock file): the servers of
+``serve --workers N`` share the first one's work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+
+# Tiny battles of every kind, run once in the background from start-up so that every kernel is
+# compiled (or loaded from numba's cache) early; the page answers meanwhile (Engine.warm_up).
+WARM_UP = [
+    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="exact"),
+    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="mc",
+         trials=1000, seed=1),
+    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="exact",
+         rounds_distribution=True),
+    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="mc",
+         trials=1000, seed=1, retreat_after=2),
+    dict(rules="1942-2e", attacker="2 inf 1 tank", defender="3 inf", method="exact",
+         retreat_below=0.5),
+    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
+         method="exact"),
+    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
+         method="mc", trials=1000, seed=1),
+    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
+         method="exact"),
+    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
+         method="mc", trials=1000, seed=1),
+    dict(rules="1942-2e", sea=True, attacker="2 sub", defender="1 sub 1 tt", method="exact",
+         retreat_below=0.5),
+    dict(rules="formula", attacker="2 army", defender="2 army", method="exact"),
+    dict(rules="formula", attacker="2 army", defender="2 army", method="mc", trials=1000,
+         seed=1),
+]
+
+
+COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.COMPILING
+SAY_SECONDS = 0.5  # a warm-up battle that took longer compiled kernels: its line is printed
+EVERY_SECONDS = 5.0  # the kernel being compiled, said at most this often
+
+
+@contextlib.contextmanager
+def _one_build_at_a_time():
+    """Hold a lock file for this install and this cache (numba's cache folder as the
+    environment names it) while the block runs: a second build waits, then finds the kernels on
+    disk.  (No lock where the platform has no fcntl.)"""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # (this install)
+    key = hashlib.sha256((package + "\0" + os.environ.get("NUMBA_CACHE_DIR", "")).encode()
+                         ).hexdigest()[:16]
+    path = os.path.join(tempfile.gettempdir(), f"battlecalc-build-{os.getuid()}-{key}.lock")
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def build(battles: list[dict], out=sys.stderr) -> None:
+    """Solve each battle with compiled kernels (numba compiles them, or loads them from its
+    cache), saying how far it is on `out`.  A battle the library refuses is said, not fatal."""
+    from .. import api
+    from ..errors import BattleInputError
+
+    said = [0.0]
+
+    def say(done, total, what="trials", **_):
+        """The kernel numba compiles now (jit.compiling), at most every EVERY_SECONDS."""
+        now = time.perf_counter()
+        if what.startswith(f"{COMPILING}:") and now - said[0] >= EVERY_SECONDS:
+            said[0] = now
+            print(f"battlecalc: {what}, {now - started:.0f} s", file=out, flush=True)
+
+    # Monte Carlo's kernels first (a few seconds each), alone: a server's Monte Carlo request
+    # meanwhile waits for its kernel to reach the cache (server.Engine._await_child), the
+    # exact solver's small battles run in plain Python until theirs are there.  Before
+    # api.compile_kernels, a Monte Carlo run compiles its own kernel only (its sides by the
+    # Python builder: compile.build_side); then every battle, each kernel compiled or loaded
+    first = [b for b in battles if b.get("method") == "mc"]
+    with _one_build_at_a_time():
+        started = time.perf_counter()
+        for battle in first:
+            try:
+                api.simulate(**battle, progress=say)
+            except BattleInputError:
+                pass  # (said below)
+        api.compile_kernels()
+        for i, battle in enumerate(battles, 1):
+            before = time.perf_counter()
+            try:
+                api.simulate(**battle, progress=say)
+            except BattleInputError as exc:
+                print(f"battlecalc: warm-up battle refused: {battle}: {exc}", file=out,
+                      flush=True)
+            now = time.perf_counter()
+            if now - before > SAY_SECONDS:  # (compiled, not loaded from the cache)
+                print(f"battlecalc: compiling kernels (first run only): {i} of "
+                      f"{len(battles)} warm-up battles, {now - started:.0f} s", file=out,
+                      flush=True)
+
+
+if __name__ == "__main__":
+    build(json.load(sys.stdin))
