@@ -210,38 +210,15 @@ def luck_history(objects, data, ruleset) -> dict[str, Any]:
     """The history's dice (all, per nation, other rolls) and its fought battles in the
     edition's armies, unjudged (what ``battlecalc luck`` reads before it solves each battle;
     luck.read_luck)."""
-    from .game import _army
-    from .luck import _history
-    from .save import SaveFormatError, _javaobj, _Reader
+    from .luck import fought_battles
 
-    _, beans = _javaobj()
-    try:
-        dice, by_nation, other, fought = _history(_Reader(beans), objects, list(data.techs))
-    except SaveFormatError:
-        raise
-    except (AttributeError, TypeError, ValueError, KeyError, IndexError,
-            RecursionError) as exc:
-        raise SaveFormatError(f"not a TripleA history this version of battlecalc reads "
-                              f"({type(exc).__name__})") from None
+    dice, by_nation, other, fought, pending = fought_battles(objects, data, ruleset)
     water = {t.name for t in data.territories if t.water}
-    battles, pending = [], []
-    for f in fought:
-        if f.attacker_lost_tuv is None:
-            pending.append({"territory": f.territory, "round": f.round,
-                            "reason": "no battle record yet: the battle is not over"})
-            continue
-        attacker, _, _ = _army(f.attacker, ruleset)
-        defender, _, _ = _army(f.defender, ruleset)
-        if not attacker or not defender:
-            pending.append({"territory": f.territory, "round": f.round,
-                            "reason": "a side without combat units in the history"})
-            continue
-        battles.append({"territory": f.territory, "round": f.round,
-                        "attacker_nations": f.attacker_nations,
-                        "defender_nations": f.defender_nations, "attacker": attacker,
-                        "defender": defender, "sea": f.territory in water,
-                        "attacker_lost_tuv": f.attacker_lost_tuv,
-                        "defender_lost_tuv": f.defender_lost_tuv})
+    battles = [{"territory": f.territory, "round": f.round,
+                "attacker_nations": f.attacker_nations, "defender_nations": f.defender_nations,
+                "attacker": f.attacker, "defender": f.defender, "sea": f.territory in water,
+                "attacker_lost_tuv": f.attacker_lost_tuv,
+                "defender_lost_tuv": f.defender_lost_tuv} for f in fought]
     return {"game": data.game, "edition": ruleset.id, "dice": dice.to_dict(),
             "dice_by_nation": {n: t.to_dict() for n, t in by_nation.items()},
             "other_rolls": other.to_dict(), "fought": battles, "pending": pending}

@@ -210,22 +210,45 @@ def read_luck(path, *, rules=None) -> Luck:
     """The dice and battles of the save's history, and each battle's luck."""
     from ..api import simulate
     from ..rules import load_rules
-    from .game import _army, edition_of
+    from .game import edition_of
     from .save import save_of_objects
 
     objects = _objects(path)  # read and unpacked once: the save and its history
     data = save_of_objects(objects, path)
     ruleset = load_rules(rules or edition_of(data)) if not hasattr(rules, "units") else rules
-    _, beans = _javaobj()
-    reader = _Reader(beans)
     try:
-        dice, by_nation, other, fought = _history(reader, objects, list(data.techs))
+        dice, by_nation, other, fought, pending = fought_battles(objects, data, ruleset)
     except SaveFormatError as exc:
         raise SaveFormatError(f"{path}: {exc}") from None
+    water = {t.name for t in data.territories if t.water}
+    battles = []
+    for battle in fought:
+        result = simulate(rules=ruleset, attacker=battle.attacker, defender=battle.defender,
+                          sea=battle.territory in water, method="exact")
+        battles.append(battle_luck(battle, result.swing_law, result.tuv_swing))
+    return Luck(data.game, ruleset.id, dice.to_dict(),
+                {n: t.to_dict() for n, t in by_nation.items()}, other.to_dict(), battles,
+                luck_totals(battles), pending)
+
+
+def fought_battles(objects: list, data, ruleset) -> tuple:
+    """The history of a save's objects (and its GameData `data`): its dice (all, per nation,
+    other rolls: DiceTally), its battles fought with their armies in the edition's units
+    (FoughtBattle, attacker and defender as {unit: count}), and those it cannot judge
+    ({territory, round, reason}: not over, or a side without combat units).  What read_luck
+    judges and the board shows (board.luck_history).  SaveFormatError for a history this
+    reader cannot read."""
+    from .game import _army
+
+    _, beans = _javaobj()
+    try:
+        dice, by_nation, other, fought = _history(_Reader(beans), objects, list(data.techs))
+    except SaveFormatError:
+        raise
     except (AttributeError, TypeError, ValueError, KeyError, IndexError,
             RecursionError) as exc:  # a backstop: the reader checks what it reads
-        raise SaveFormatError(f"{path}: not a TripleA history this version of battlecalc "
-                              f"reads ({type(exc).__name__})") from None
+        raise SaveFormatError(f"not a TripleA history this version of battlecalc reads "
+                              f"({type(exc).__name__})") from None
     battles, pending = [], []
     for battle in fought:
         if battle.attacker_lost_tuv is None:
@@ -238,14 +261,9 @@ def read_luck(path, *, rules=None) -> Luck:
             pending.append({"territory": battle.territory, "round": battle.round,
                             "reason": "a side without combat units in the history"})
             continue
-        result = simulate(rules=ruleset, attacker=attacker, defender=defender,
-                          sea=battle.territory in {t.name for t in data.territories if t.water},
-                          method="exact")
         battle.attacker, battle.defender = attacker, defender
-        battles.append(battle_luck(battle, result.swing_law, result.tuv_swing))
-    return Luck(data.game, ruleset.id, dice.to_dict(),
-                {n: t.to_dict() for n, t in by_nation.items()}, other.to_dict(), battles,
-                luck_totals(battles), pending)
+        battles.append(battle)
+    return dice, by_nation, other, battles, pending
 
 
 def _history(reader: _Reader, objects: list, nations: list[str]):
