@@ -106,6 +106,58 @@ def compiled_tables(battle: Mapping):
     return api.prepare(**battle)[2]
 
 
+# A side's tables (compile.Side), as the builders make them
+SIDE_ARRAYS = ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors", "ipc_lost")
+
+
+def side_specs(battles: list[dict], refused_left_out: bool = False) -> list:
+    """Every _SideSpec the battles' compilation builds (retreat, bombardment and start
+    variants included), in order, without duplicates; a battle the checks refuse raises, or
+    is left out where refused_left_out.  (The sides are built by the Python builder
+    meanwhile.)"""
+    from battlecalc import compile as compile_module
+    from battlecalc.batch import _battle_arguments
+    from battlecalc.spec import simulate_spec
+
+    seen: dict = {}
+    plain = compile_module.build_side
+
+    def record(spec):
+        seen.setdefault(spec, None)
+        return compile_module._python_side(spec)
+
+    record.cache_clear = plain.cache_clear
+    compile_module.build_side = record
+    try:
+        for given in battles:
+            given = {k: v for k, v in given.items() if k != "id"}
+            try:
+                battle, _ = simulate_spec(_battle_arguments(dict(given, method="exact")))
+                compile_module.compile_battle(battle)
+            except battlecalc.BattleInputError:
+                if not refused_left_out:
+                    raise
+    finally:
+        compile_module.build_side = plain
+    return list(seen)
+
+
+def assert_same_side(side, want) -> None:
+    """Two compile.Side equal: every table to the last bit, of the same dtype and shape, C
+    contiguous and writable (the kernels are compiled for such arrays), the same unit names
+    and split."""
+    import numpy as np
+
+    for name in SIDE_ARRAYS:
+        got, expected = getattr(side, name), getattr(want, name)
+        assert got.dtype == expected.dtype, name
+        assert got.shape == expected.shape, name
+        assert got.flags.c_contiguous and got.flags.writeable, name
+        assert np.array_equal(got, expected), name
+    assert side.unit_names == want.unit_names
+    assert side.split == want.split
+
+
 # ---------------------------------------------------------------------------------------------
 # Every number of a result, and two results compared
 

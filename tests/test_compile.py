@@ -16,23 +16,18 @@ says of itself.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from battles import BATTERY, MONTE_CARLO, sea_walk_random
-from helpers import MC_TRIALS, compiled_tables
+from helpers import MC_TRIALS, SIDE_ARRAYS, assert_same_side, compiled_tables, side_specs
 from side_reference import reference_build_side
 
 import battlecalc
 from battlecalc import api
 from battlecalc import compile as compile_module
 from battlecalc.api import make_battle
-from battlecalc.batch import _battle_arguments
 from battlecalc.compile import compile_battle
 from battlecalc.kernels.layout import RU_SIMPLE, SIMPLE_EXACT
 from battlecalc.rules import load_rules
-from battlecalc.spec import simulate_spec
-
-ARRAYS = ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors", "ipc_lost")
 
 MORE = [
     dict(rules="1942-2e", attacker="3 inf 2 art 2 tank 2 ftr 1 bmb", defender="5 inf 1 aa 2 ftr",
@@ -62,45 +57,11 @@ MORE = [
 ]
 
 
-def _specs(battles) -> list:
-    """Every _SideSpec the battles' compilation builds (retreat and bombardment variants
-    included), in order, without duplicates."""
-    seen: dict = {}
-    plain = compile_module.build_side
-
-    def record(spec):
-        seen.setdefault(spec, None)
-        return plain(spec)
-
-    record.cache_clear = plain.cache_clear
-    compile_module.build_side = record
-    try:
-        for given in battles:
-            given = {k: v for k, v in given.items() if k != "id"}
-            battle, _ = simulate_spec(_battle_arguments(dict(given, method="exact")))
-            compile_module.compile_battle(battle)
-    finally:
-        compile_module.build_side = plain
-    return list(seen)
-
-
-def _assert_same(side, reference) -> None:
-    for name in ARRAYS:
-        got, want = getattr(side, name), getattr(reference, name)
-        assert got.dtype == want.dtype, name
-        assert got.shape == want.shape, name
-        assert got.flags.c_contiguous, name  # (the kernels are compiled for C arrays)
-        assert got.flags.writeable, name  # (... and writable ones)
-        assert np.array_equal(got, want), name
-    assert side.unit_names == reference.unit_names
-    assert side.split == reference.split
-
-
 @pytest.fixture(scope="module")
 def specs():
     battles = MORE + [e.kwargs for e in MONTE_CARLO] + [b for b in BATTERY
                                                       if b["rules"] != "formula"][::3]
-    found = _specs(battles)
+    found = side_specs(battles)
     # the battery spans what the caches are keyed by
     assert any(len(s.blocks) > 1 for s in found)  # AA outcomes or partial retreats
     assert any(b[3] is not None for s in found for b in s.blocks)  # stayers' blocks
@@ -119,10 +80,10 @@ def test_cached_build_equals_the_plain_rebuild(specs):
     for spec, first, again in zip(specs, cold, warm, strict=True):
         reference = reference_build_side(spec)
         widths.append(reference.pmf.shape[1])
-        _assert_same(first, reference)
-        _assert_same(again, reference)
+        assert_same_side(first, reference)
+        assert_same_side(again, reference)
         api.forget_compiled()
-        _assert_same(compile_module._python_side(spec), reference)  # never seen
+        assert_same_side(compile_module._python_side(spec), reference)  # never seen
     # both ways of building the hit tables (from Python floats, from the arrays) were used
     assert min(widths) <= compile_module.SHORT_LAW < max(widths)
 
@@ -134,9 +95,9 @@ def test_built_tables_are_not_the_kept_ones(specs, blocks):
     spec = next(s for s in specs if (len(s.blocks) > 1) == (blocks == "several"))
     api.forget_compiled()
     side = compile_module._python_side(spec)
-    for name in ARRAYS:
+    for name in SIDE_ARRAYS:
         getattr(side, name)[...] = 0
-    _assert_same(compile_module._python_side(spec), reference_build_side(spec))
+    assert_same_side(compile_module._python_side(spec), reference_build_side(spec))
 
 
 def test_forget_compiled_drops_every_table_cache(specs):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from battles import BUILDER_FIXED, builder_random
+from helpers import assert_same_side, side_specs
 from side_reference import reference_build_side
 
 from battlecalc import BattleInputError, api
@@ -20,43 +21,13 @@ from battlecalc.batch import _battle_arguments
 from battlecalc.kernels import jit
 from battlecalc.spec import simulate_spec
 
-ARRAYS = ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors", "ipc_lost")
 EDITIONS = ("revised", "1942-2e", "1940-2e", "aa50", "classic")
-
-def _specs(battles: list[dict]) -> list:
-    """Every _SideSpec the battles' compilation builds (retreat, bombardment and start
-    variants included), without duplicates; battles the checks refuse are left out."""
-    seen: dict = {}
-    plain = compile_module.build_side
-
-    def record(spec):
-        seen.setdefault(spec, None)
-        return compile_module._python_side(spec)
-
-    record.cache_clear = plain.cache_clear
-    compile_module.build_side = record
-    try:
-        for given in battles:
-            try:
-                battle, _ = simulate_spec(_battle_arguments(dict(given, method="exact")))
-                compile_module.compile_battle(battle)
-            except BattleInputError:
-                continue
-    finally:
-        compile_module.build_side = plain
-    return list(seen)
 
 
 def _assert_same(side, want) -> None:
-    for name in ARRAYS:
-        got, expected = getattr(side, name), getattr(want, name)
-        assert got.dtype == expected.dtype, name
-        assert got.shape == expected.shape, name
-        assert got.flags.c_contiguous and got.flags.writeable, name
-        assert np.array_equal(got, expected), name
-    assert side.unit_names == want.unit_names
-    assert side.split == want.split
-    kept = side.__dict__.get("mean_hit_combinations")  # (the builder's, where exact)
+    """assert_same_side, and the hit combinations' mean the builder sums (where exact)."""
+    assert_same_side(side, want)
+    kept = side.__dict__.get("mean_hit_combinations")
     if kept is not None:
         assert kept == compile_module.Side.mean_hit_combinations.func(want)
 
@@ -64,7 +35,7 @@ def _assert_same(side, want) -> None:
 @pytest.fixture(scope="module")
 def specs():
     jit.compiled()
-    found = _specs(BUILDER_FIXED + builder_random(2026, 400))
+    found = side_specs(BUILDER_FIXED + builder_random(2026, 400), refused_left_out=True)
     # the battery spans what the builder takes
     assert any(len(s.blocks) > 1 for s in found)  # AA outcomes or partial retreats
     assert any(b[3] is not None for s in found for b in s.blocks)  # stayers' blocks
