@@ -53,7 +53,7 @@ from ..kernels.layout import (
 )
 from ..kernels.round_model import settle, submerges_before_fire
 from . import threads
-from .exact import _outputs, _shapes, exact_battle
+from .exact import backward_sweep
 from .plan import LIMITS, Limits, SolvePlan, exact_view, spend
 
 # the decision mask (the retreat tables' win_value): at a pair where the attacker decides,
@@ -325,14 +325,9 @@ def _fill_decisions(compiled, view, plan: SolvePlan, kernels, pair_kernels, choi
         progress(0, total, "optimal retreat")
     value = np.zeros((n_a, n_d))
     other = np.zeros((n_a, n_d))
-    scratch = pair_kernels._scratch(n_a, n_d)
-    shapes = _shapes(n_a, n_d, len(view.attacker.blocks), False, 1, 1)
-    out = pair_kernels._out(_outputs(shapes), 0)
-    battle = exact_battle(view, dataclasses.replace(plan, merge_blocks=False, table=(0, 0),
-                                                    work_limit=0))
+    scratch, out, battle, step = backward_sweep(view, plan, pair_kernels, n_a, n_d, seconds,
+                                                limits.decide_call_seconds, limits)
     coef = np.array(compiled.objective.coefficients())
-    slowdown = 1 if plan.compiled else limits.python_slowdown
-    step = max(1, int(n_a * limits.decide_call_seconds / max(seconds * slowdown, 1e-9)))
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
         threads.call(kernels._decide_values, battle, out, value, press, other, choices, coef,

@@ -238,6 +238,23 @@ def fill_win_values(compiled, plan: SolvePlan, progress=None, limits: Limits = L
                                 progress, limits)
 
 
+def backward_sweep(view, plan: SolvePlan, pair_kernels, n_a: int, n_d: int, seconds: float,
+                   call_seconds: float, limits: Limits) -> tuple:
+    """What a backward sweep over every state pair of n_a x n_d works with (the
+    --retreat-below table here, the optimal decisions in solver.decide): the pair kernels'
+    work arrays, one block's outputs, the kernels' battle (no merged blocks, mass table or
+    work limit) and the attacker states a kernel call takes (about call_seconds of a sweep
+    estimated at `seconds`, compiled)."""
+    scratch = pair_kernels._scratch(n_a, n_d)
+    shapes = _shapes(n_a, n_d, len(view.attacker.blocks), False, 1, 1)
+    out = pair_kernels._out(_outputs(shapes), 0)
+    battle = exact_battle(view, dataclasses.replace(plan, merge_blocks=False, table=(0, 0),
+                                                    work_limit=0))
+    slowdown = 1 if plan.compiled else limits.python_slowdown
+    step = max(1, int(n_a * call_seconds / max(seconds * slowdown, 1e-9)))
+    return scratch, out, battle, step
+
+
 def _fill_win_values(compiled, view, plan: SolvePlan, kernels, pair_kernels, seconds: float,
                      total: int, progress, limits: Limits):
     """fill_win_values with its kernels (kernels/exact's sweep and pairs, compiled or
@@ -246,13 +263,8 @@ def _fill_win_values(compiled, view, plan: SolvePlan, kernels, pair_kernels, sec
     if progress is not None:
         progress(0, total, "retreat-below table")
     value = np.zeros((n_a, n_d))
-    scratch = pair_kernels._scratch(n_a, n_d)
-    shapes = _shapes(n_a, n_d, len(view.attacker.blocks), False, 1, 1)
-    out = pair_kernels._out(_outputs(shapes), 0)
-    battle = exact_battle(view, dataclasses.replace(plan, merge_blocks=False, table=(0, 0),
-                                                    work_limit=0))
-    slowdown = 1 if plan.compiled else limits.python_slowdown
-    step = max(1, int(n_a * limits.win_value_call_seconds / max(seconds * slowdown, 1e-9)))
+    scratch, out, battle, step = backward_sweep(view, plan, pair_kernels, n_a, n_d, seconds,
+                                                limits.win_value_call_seconds, limits)
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
         threads.call(kernels._win_values, battle, out, value, scratch, a_first, a_last,
