@@ -346,7 +346,7 @@ def _reactions(battle: Battle, run: RunSpec, started: float, limits: solver.Limi
     if not isinstance(result, DecisionResult):
         result = with_decisions(result, objective, None, None, None)
     result.decisions.update({
-        "scramble_from": format_army(r.scramble_from) if r.scramble_from else None,
+        "scramble_from": "; ".join(map(format_army, r.bases)) if r.bases else None,
         "scrambled": rows[chosen]["scrambled"] if (r.scramble_from or r.scramble) else None,
         "kamikaze": r.kamikaze or None,
         "kamikaze_targets": rows[chosen]["kamikaze_targets"] if r.kamikaze else None,

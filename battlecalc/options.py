@@ -195,7 +195,8 @@ OPTIONS: tuple[Option, ...] = (
             label="air base next to the zone: aircraft",
             help="Fighters and tactical bombers on an operative air base next to the attacked "
             "sea zone (1940-2e): the defender may scramble up to 3 of them; every number is "
-            'solved, e.g. "3 ftr 1 tac".'),
+            'solved, e.g. "3 ftr 1 tac"; several bases separated by ";", each sending up to '
+            '3: "2 ftr; 1 ftr 1 tac".'),
     _option("scramble", "army", applies=frozenset({"sea"}), carried=False, label="scrambled",
             help="What the defender scrambles: best (the choice worst for the attacker by "
             '--optimize; the default), none, or the aircraft, e.g. "2 ftr".'),

@@ -3,10 +3,11 @@ kamikaze, each the defender's choice, solved by enumeration with the battle.
 
 * **Scramble** (rule flag ``scramble``: the most aircraft an air base sends, 1940 2E: 3).  The
   defender's units with ``can_scramble`` (fighters, tactical bombers) on an operative air base
-  next to the attacked sea zone (``scramble_from``) may join the battle; every force it may
-  send (at most the flag's count) is solved, and the defender sends the one worst for the
-  attacker by the battle's objective (``optimize``; ties: the fewest aircraft, then the fewest
-  tactical bombers), or the one given (``scramble``).
+  next to the attacked sea zone (``scramble_from``; a list of armies, or armies separated by
+  ``;``, for several bases, each sending at most the flag's count) may join the battle; every
+  force the bases may send is solved, and the defender sends the one worst for the attacker by
+  the battle's objective (``optimize``; ties: the fewest aircraft, then the fewest tactical
+  bombers), or the one given (``scramble``).
 * **Kamikaze** (rule flag ``kamikaze``: a token's hit value, 1940 2E: 2).  Before the battle
   each token the defender spends strikes one of the attacker's surface warships (its sea units
   that are neither transports nor submarines: TripleA's default targets), all placed before any
@@ -54,18 +55,27 @@ def surface_warships(ruleset) -> tuple[str, ...]:
                  and u.can_be_casualty)
 
 
-def scramble_choices(available: dict[str, int], most: int) -> list[dict[str, int]]:
-    """Every force an air base holding `available` may scramble (at most `most` aircraft),
-    fewest aircraft first, then in the edition's order of the units left out last ({} first:
-    no scramble)."""
-    names = list(available)
-    choices = [{}]
-    for name in names:
-        choices = [{**c, name: k} if k else dict(c) for c in choices
-                   for k in range(available[name] + 1)]
-    choices = [c for c in choices if sum(c.values()) <= most]
-    return sorted(choices, key=lambda c: (sum(c.values()),
-                                          [-c.get(n, 0) for n in names]))
+def scramble_choices(available: dict[str, int] | tuple[dict[str, int], ...], most: int,
+                     order: tuple[str, ...] = ()) -> list[dict[str, int]]:
+    """Every force an air base holding `available` (or the bases, a tuple of what each holds)
+    may scramble (at most `most` aircraft a base), fewest aircraft first, then in the order of
+    the units (`order`, the edition's, else as found) left out last ({} first: no scramble).
+    Aircraft of a type are alike: a force sent from several bases in more than one way is one
+    choice."""
+    bases = available if isinstance(available, tuple) else (available,)
+    names = list(dict.fromkeys([*order, *(n for base in bases for n in base)]))
+    forces = {(): {}}
+    for base in bases:
+        sent = [{}]
+        for name in base:
+            sent = [{**c, name: k} if k else dict(c) for c in sent
+                    for k in range(base[name] + 1)]
+        sent = [c for c in sent if sum(c.values()) <= most]
+        forces = {tuple(sorted(m.items())): m for m in (
+            {n: f.get(n, 0) + c.get(n, 0) for n in names if f.get(n, 0) + c.get(n, 0)}
+            for f in forces.values() for c in sent)}
+    return sorted(forces.values(), key=lambda c: (sum(c.values()),
+                                                  [-c.get(n, 0) for n in names]))
 
 
 def _partitions(n: int, parts: int, largest: int | None = None):
@@ -156,14 +166,15 @@ def after_strikes(ruleset, attacker: dict[str, int], allocation: tuple, low_luck
 
 @dataclasses.dataclass(frozen=True)
 class Reactions:
-    """A sea battle's reactions, checked: the aircraft on the air base (scramble_from, {}:
-    none), what is scrambled (None: the defender's best; {}: nothing), the kamikaze tokens
-    and their targets (None: the defender's best)."""
+    """A sea battle's reactions, checked: the aircraft on the air bases (scramble_from, all of
+    them, {}: none; bases, what each holds), what is scrambled (None: the defender's best; {}:
+    nothing), the kamikaze tokens and their targets (None: the defender's best)."""
 
     scramble_from: dict[str, int] = dataclasses.field(default_factory=dict)
     scramble: dict[str, int] | None = None
     kamikaze: int = 0
     kamikaze_targets: tuple | None = None
+    bases: tuple = ()  # (dict of each base's aircraft, ...): () for none
 
     def __bool__(self) -> bool:
         return bool(self.scramble_from) or self.scramble is not None or self.kamikaze > 0
@@ -184,8 +195,12 @@ def check_reactions(ruleset, sea: bool, attacker: dict[str, int], scramble_from,
     (army_counts: spec.army_counts, which reads an army)."""
     tokens = 0 if kamikaze is None else _tokens(kamikaze)
     # (each value read first: a wrong type is named before what the battle allows)
-    base = {} if scramble_from is None else army_counts(scramble_from, ruleset,
-                                                         "scramble_from")
+    bases = _bases(scramble_from, ruleset, army_counts)
+    base: dict[str, int] = {}
+    for one in bases:
+        for name, n in one.items():
+            base[name] = base.get(name, 0) + n
+    base = {n: base[n] for n in ruleset.units if n in base}
     chosen = None
     if isinstance(scramble, str) and scramble.strip().lower() in ("best", "none"):
         chosen = {} if scramble.strip().lower() == "none" else None
@@ -215,12 +230,17 @@ def check_reactions(ruleset, sea: bool, attacker: dict[str, int], scramble_from,
     _only(base, able, "scramble_from", "cannot scramble")
     if chosen:
         _only(chosen, able, "scramble", "cannot scramble")
-        if sum(chosen.values()) > most:
+        if sum(chosen.values()) > most * max(len(bases), 1):
             raise BattleInputError(f"scramble: an air base scrambles at most {most} aircraft, "
-                                   f"got {quoted(format_army(chosen))}")
+                                   f"got {quoted(format_army(chosen))}"
+                                   + (f" from {len(bases)} bases" if len(bases) > 1 else ""))
         if base and any(n > base.get(u, 0) for u, n in chosen.items()):
             raise BattleInputError(f"scramble: {format_army(chosen)} is more than the air base "
                                    f"holds ({format_army(base)})")
+        if len(bases) > 1 and chosen not in scramble_choices(bases, most, tuple(base)):
+            raise BattleInputError(f"scramble: {format_army(chosen)} cannot be sent from the "
+                                   f"bases ({'; '.join(format_army(b) for b in bases)}), "
+                                   f"each sending at most {most}")
     targets = surface_warships(ruleset)
     allocation = None
     if kamikaze_targets is not None:
@@ -230,7 +250,27 @@ def check_reactions(ruleset, sea: bool, attacker: dict[str, int], scramble_from,
     elif tokens and not any(attacker.get(u) for u in targets):
         raise BattleInputError(
             f"kamikaze: the attacker has no surface warship to strike ({', '.join(targets)})")
-    return Reactions(base, chosen, tokens, allocation)
+    return Reactions(base, chosen, tokens, allocation, bases)
+
+
+MAX_BASES = 20  # air bases within reach of one sea zone (1940 2E: 4 at most)
+
+
+def _bases(scramble_from: Any, ruleset, army_counts) -> tuple[dict[str, int], ...]:
+    """scramble_from read: an army (one base), or a list of armies or armies separated by
+    ``;`` (one a base); the bases that hold no aircraft left out."""
+    if scramble_from is None:
+        return ()
+    if isinstance(scramble_from, str) and ";" in scramble_from:
+        parts = scramble_from.split(";")
+    elif isinstance(scramble_from, list | tuple):
+        parts = list(scramble_from)
+    else:
+        parts = [scramble_from]
+    if len(parts) > MAX_BASES:
+        raise BattleInputError(f"scramble_from: {len(parts)} air bases (at most {MAX_BASES})")
+    bases = tuple(army_counts(p, ruleset, "scramble_from") for p in parts)
+    return tuple(b for b in bases if b)
 
 
 MAX_TOKENS = 100
@@ -302,7 +342,7 @@ def combinations(battle) -> list[tuple[dict[str, int], tuple]]:
     r = battle.reactions
     most = battle.rules.flags["scramble"]
     if r.scramble_from:
-        scrambles = scramble_choices(r.scramble_from, most)
+        scrambles = scramble_choices(r.bases or r.scramble_from, most, tuple(r.scramble_from))
         if r.scramble is not None and r.scramble not in scrambles:
             scrambles.append(r.scramble)
     else:

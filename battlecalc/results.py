@@ -518,7 +518,8 @@ class DecisionResult(Result):
                 d.get("attacker_submerge") or d.get("defender_submerge")):
             lines.append(f"  for the {d['objective_text']}: {d['value']:+.4f}{pm}")
         if d.get("scramble_from"):
-            lines.append(f"scrambled from the air base ({d['scramble_from']}): {d['scrambled']}"
+            bases = "air bases" if ";" in d["scramble_from"] else "air base"
+            lines.append(f"scrambled from the {bases} ({d['scramble_from']}): {d['scrambled']}"
                          f" ({d['reactions_chosen']})")
         if d.get("kamikaze"):
             lines.append(f"kamikaze: {d['kamikaze']} token(s) on {d['kamikaze_targets']} "

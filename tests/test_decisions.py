@@ -449,6 +449,57 @@ def test_scramble_and_kamikaze_are_the_reference(attacker, defender, base, token
         assert d["kamikaze_targets"] == allocation_text(expected["kamikaze_targets"])
 
 
+def random_two_base_battles(seed=3104, count=6):
+    """1940-2e sea battles with two air bases next to the zone (a sea zone between two
+    islands: each base scrambles at most 3 of its own), objective tuv (under win the
+    defender's choices are often all within reactions.TIE of 0, where battlecalc takes the
+    fewest aircraft and the reference the lowest value)."""
+    rng = random.Random(seed)
+    battles = []
+    while len(battles) < count:
+        attacker = _army(rng, rng.randint(1, 3), ["battleship", "cruiser", "destroyer",
+                                                  "submarine", "fighter"])
+        defender = _army(rng, rng.randint(1, 2), ["destroyer", "cruiser", "submarine"])
+        bases = [_army(rng, rng.randint(1, 4), ["fighter", "tactical_bomber"])
+                 for _ in range(2)]
+        if all(bases):
+            battles.append((attacker, defender, bases, "tuv"))
+    return battles
+
+
+@pytest.mark.parametrize(("attacker", "defender", "bases", "objective"),
+                         random_two_base_battles())
+def test_two_air_bases_are_the_reference(attacker, defender, bases, objective):
+    # the reference takes a list of bases (each at most 3 of its own): every force the two
+    # may send together, weighed; simulate takes them as a list or as text split by ";"
+    expected = dr.decide_sea_1940("1940-2e", attacker, defender, objective=objective,
+                                  scramble_from=bases)
+    text = "; ".join(battlecalc.format_army(b) for b in bases)
+    for given in (bases, text):
+        got = battlecalc.simulate(rules="1940-2e", attacker=attacker, defender=defender,
+                                  sea=True, method="exact", scramble_from=given,
+                                  optimize=objective)
+        _close(got, expected, SEA_KEYS)
+        d = got.decisions
+        assert len(d["reactions"]) == len(expected["table"])
+        assert d["scrambled"] == battlecalc.format_army(expected["scrambled"])
+        assert d["scramble_from"] == "; ".join(  # each base in the edition's unit order
+            battlecalc.format_army({u: b[u] for u in ("fighter", "tactical_bomber") if u in b})
+            for b in bases)
+
+
+def test_two_air_bases_refuse_a_force_they_cannot_send():
+    # 3 ftr and 1 ftr on two bases may send 4 fighters (3 + 1); 2 ftr 2 tac and 2 ftr
+    # hold 4 fighters but the first base sends at most 3 of its 4 aircraft, the second 2
+    ok = battlecalc.simulate(rules="1940-2e", attacker="2 dd", defender="1 dd", sea=True,
+                             method="exact", scramble_from="3 ftr; 1 ftr", scramble="4 ftr")
+    assert ok.decisions["scrambled"] == "4 fighter"
+    with pytest.raises(battlecalc.BattleInputError, match="cannot be sent from the bases"):
+        battlecalc.simulate(rules="1940-2e", attacker="2 dd", defender="1 dd", sea=True,
+                            method="exact", scramble_from="2 ftr 2 tac; 2 ftr",
+                            scramble="4 ftr 2 tac")
+
+
 def test_scramble_hand_case():
     # 1940-2e 1 destroyer v 1 destroyer: TUV 0, P(win) 2/5; with one fighter scrambled
     # (tests/references/test_decision_reference.py works it out): TUV -708/161, P(win) 2/161

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import BattleInputError
 from .save import BattleRecord, SaveData, TerritoryRecord, UnitRecord, read_save
+from .scramble import air_bases, scramble_open, scrambled_rows
 
 # TripleA's game name -> battlecalc edition
 EDITIONS_BY_GAME = {
@@ -78,6 +79,7 @@ class GameBattle:
     attacker_units: list[dict]  # [{nation, unit, count}] in the edition's names
     defender_units: list[dict]
     in_progress: dict | None = None
+    scramble_from: list | None = None  # the AirBases that may scramble into it (scramble.py)
     result: dict | None = None
     ipc_loss: dict[str, float] = field(default_factory=dict)  # nation -> expected IPC lost
     note: str | None = None
@@ -92,7 +94,10 @@ class GameBattle:
                 "attacker": self.attacker, "defender": self.defender,
                 "bombard": self.bombard, "landing": self.landing,
                 "attacker_units": self.attacker_units, "defender_units": self.defender_units,
-                "in_progress": self.in_progress, "ipc_loss": self.ipc_loss,
+                "in_progress": self.in_progress,
+                "scramble_from": None if self.scramble_from is None
+                else [b.to_dict() for b in self.scramble_from],
+                "ipc_loss": self.ipc_loss,
                 "note": self.note, "result": self.result}
 
 
@@ -188,6 +193,10 @@ def _battle_lines(b: GameBattle) -> str:
     if b.bombard:
         lines.append(f"  bombard   {format_army(b.bombard)}")
     lines.append(f"  defender  {side(b.defender_units) or '-'}")
+    for base in b.scramble_from or ():
+        lines.append(f"  scramble  from {base.territory}: {side(base.units)}")
+    if b.result and b.result.get("decisions", {}).get("scrambled"):
+        lines.append(f"  scrambled {b.result['decisions']['scrambled']} (the defender's best)")
     if b.note:
         lines.append(f"  note: {b.note}")
     r = b.result
@@ -536,6 +545,11 @@ def _game_battle(record: BattleRecord, place: TerritoryRecord, data: SaveData,
         _, d_rows, _ = _army([*sides.defending, *sides.defending_waiting], ruleset)
         battle.attacker_units, battle.defender_units = a_rows, d_rows
     battle.sides, battle.site, battle.record = sides, place, record
+    if kind == "sea" and sides.in_progress is None and scramble_open(record, data, ruleset):
+        bases, notes = air_bases(record, data, ruleset, edition_unit)
+        battle.scramble_from = bases or None
+        if notes:
+            battle.note = "; ".join(notes)
     return battle
 
 
@@ -590,6 +604,18 @@ def _solve(battle: GameBattle, data: SaveData, ruleset, low_luck: bool, options:
                                    f"{sides.in_progress['round']}): {exc}") from None
         battle.result = {**result.to_dict(), "from_round": sides.in_progress["round"],
                          "start": start}
+    elif battle.scramble_from:
+        # the defender's best scramble from the bases in reach (battlecalc.reactions)
+        result = simulate(**kwargs, scramble_from=[b.aircraft for b in battle.scramble_from])
+        battle.result = result.to_dict()
+        sent = result.decisions["scrambled"]
+        if sent and sent != "nothing":
+            from ..army import parse_army
+
+            rows = scrambled_rows(battle.scramble_from, parse_army(sent, ruleset))
+            battle.defender_units = battle.defender_units + rows
+            battle.defender_nations += [r["nation"] for r in rows
+                                        if r["nation"] not in battle.defender_nations]
     else:
         battle.result = simulate(**kwargs).to_dict()
     battle.ipc_loss = _ipc_by_nation(battle, ruleset)

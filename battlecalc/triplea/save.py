@@ -68,7 +68,8 @@ MAX_WRAPPERS = 8  # collections wrapping collections (an unmodifiable view of a 
 MAX_SUPERCLASSES = 16  # looked at for an object's class (TripleA's go 5 deep)
 # The rule switches battlecalc reads: TripleA reads each as a Boolean (GameProperties.get(name,
 # false) casts the value; a map's "true" or "false" becomes one when the game is loaded)
-SWITCH_PROPERTIES = ("Low Luck", "LHTR Heavy Bombers")
+SWITCH_PROPERTIES = ("Low Luck", "LHTR Heavy Bombers", "Scramble Rules In Effect",
+                     "Scramble From Island Only")
 
 # TechAttachment fields that change combat -> battlecalc's technology ids
 TECH_FIELDS = {
@@ -113,6 +114,20 @@ class UnitRecord:
     type: str
     owner: str | None
     hits: int = 0
+    damage: int = 0  # unitDamage: a facility's bombing damage (an air base past its
+    disabled: bool = False  # maxOperationalDamage is out of use, as is a disabled unit)
+    scrambled: bool = False  # wasScrambled: an aircraft scrambled this turn scrambles no more
+
+
+@dataclass(frozen=True)
+class UnitTypeRecord:
+    """What a scramble needs of a unit type (its UnitAttachment): an air base, an aircraft
+    that may scramble and how far, the damage past which a facility is out of use (-1: none)."""
+
+    air_base: bool = False
+    can_scramble: bool = False
+    scramble_distance: int = 0
+    max_operational_damage: int = -1
 
 
 @dataclass(frozen=True)
@@ -177,6 +192,10 @@ class SaveData:
     properties: dict = field(default_factory=dict)
     techs: dict = field(default_factory=dict)  # nation -> tuple of battlecalc tech ids
     alliances: dict = field(default_factory=dict)  # nation -> tuple of alliance names
+    neighbors: dict = field(default_factory=dict)  # territory -> tuple of its neighbours
+    at_war: frozenset = frozenset()  # frozensets {nation, nation} of the pairs at war
+    unit_types: dict = field(default_factory=dict)  # TripleA unit type -> UnitTypeRecord
+    scramble_pending: bool = False  # the battle phase has not yet asked for scrambles
 
 
 # ---------------------------------------------------------------- the Java object graph
@@ -368,7 +387,10 @@ class _Reader:
             unit_type = self.name_of(self.get(obj, "type"), "UnitType", null=False)
         with self.at("owner"):
             owner = self.name_of(self.get(obj, "owner"), "GamePlayer", null=False)
-        return UnitRecord(unit_type, owner, self.optional_number(obj, "hits", 0))
+        return UnitRecord(unit_type, owner, self.optional_number(obj, "hits", 0),
+                          damage=self.optional_number(obj, "unitDamage", 0),
+                          disabled=self.flag(obj, "disabled"),
+                          scrambled=self.flag(obj, "wasScrambled"))
 
     def units(self, obj) -> tuple[UnitRecord, ...]:
         units = []
@@ -590,10 +612,20 @@ def _save_data(reader: _Reader, objects: list, path: str) -> SaveData:
             techs = _techs(reader, reader.get(game_data, "playerList", "players"))
         with reader.at("alliances"):
             alliances = _alliances(reader, game_data)
+        with reader.at("map", "connections"):
+            neighbors = _connections(reader, reader.get(game_data, "map"))
+        with reader.at("relationships", "relationships"):
+            at_war = _at_war(reader, game_data)
+        with reader.at("unitTypeList", "unitTypes"):
+            unit_types = _unit_types(reader, game_data)
     places = {t.name for t in territories}
     battles = []
+    scramble_pending = False
     for state in objects:
         if _class_name(state).endswith(".BattleExtendedDelegateState"):
+            # TripleA's BattleDelegate.start scrambles once, before any battle; end() resets
+            scramble_pending = reader.flag(state, "needToScramble") or reader.flag(
+                state, "m_needToScramble")
             with reader.at("BattleExtendedDelegateState", "battleTracker", "pendingBattles"):
                 tracker = reader.get(state, "battleTracker")
                 for part, battle in reader.each(reader.get(tracker, "pendingBattles")):
@@ -607,7 +639,8 @@ def _save_data(reader: _Reader, objects: list, path: str) -> SaveData:
     return SaveData(game=game, engine_version=engine, round=round_, step=step_name,
                     step_display=display, player=player, territories=tuple(territories),
                     battles=tuple(battles), properties=properties, techs=techs,
-                    alliances=alliances)
+                    alliances=alliances, neighbors=neighbors, at_war=at_war,
+                    unit_types=unit_types, scramble_pending=scramble_pending)
 
 
 def _table(reader: _Reader, obj, name: str) -> dict:
@@ -853,6 +886,51 @@ def _alliances(reader: _Reader, game_data) -> dict:
         elif isinstance(item, str | reader.beans.JavaString) and player is not None:
             found.setdefault(player, []).append(str(item))
     return {p: tuple(a) for p, a in found.items()}
+
+
+def _connections(reader: _Reader, game_map) -> dict:
+    """{territory: its neighbours} from GameMap.connections (a map of sets)."""
+    found = {}
+    for territory, near in _table(reader, game_map, "connections").items():
+        name = reader.name_of(territory, "Territory", null=False)
+        with reader.at(f"[{quoted(name)}]"):
+            found[name] = tuple(sorted(reader.name_of(t, "Territory", null=False)
+                                       for t in reader.elements(near)))
+    return found
+
+
+def _at_war(reader: _Reader, game_data) -> frozenset:
+    """The pairs of nations at war (a relationship whose type's archeType is "war")."""
+    tracker = reader.opt(game_data, "relationships")
+    pairs = set()
+    for key, relationship in _table(reader, tracker, "relationships").items():
+        with reader.at("[...]"):
+            kind = reader.opt(reader.opt(relationship, "relationshipType"), "attachments") or {}
+            arche = reader.opt(kind.get("relationshipTypeAttachment"), "archeType")
+            if str(arche) == "war":
+                pairs.add(frozenset((reader.name_of(reader.get(key, "player1"), "GamePlayer"),
+                                     reader.name_of(reader.get(key, "player2"), "GamePlayer"))))
+    return frozenset(pairs)
+
+
+def _unit_types(reader: _Reader, game_data) -> dict:
+    """{TripleA unit type: UnitTypeRecord} from the unit attachments."""
+    found = {}
+    types = reader.opt(reader.opt(game_data, "unitTypeList"), "unitTypes") or {}
+    if not isinstance(types, dict):
+        raise reader.error(f"expected a map, found {reader.describe(types)}")
+    for name, unit_type in types.items():
+        with reader.at(f"[{quoted(str(name))}]"):
+            attachment = (_table(reader, unit_type, "attachments")).get("unitAttachment")
+            if attachment is None:
+                continue
+            found[str(name)] = UnitTypeRecord(
+                air_base=reader.flag(attachment, "isAirBase"),
+                can_scramble=reader.flag(attachment, "canScramble"),
+                scramble_distance=reader.optional_number(attachment, "maxScrambleDistance", 0),
+                max_operational_damage=reader.optional_number(attachment,
+                                                              "maxOperationalDamage", -1))
+    return found
 
 
 def unit_counts(units) -> Counter:

@@ -294,7 +294,7 @@ OPTIONS: list[dict[str, Any]] = [
     _field("defender_submerge", "Submarines"),
     _field("scramble_from", "Scramble and kamikaze",
            help="fighters and tactical bombers on an air base next to the sea zone; every "
-           "number it may scramble (up to 3) is solved"),
+           "number it may scramble (up to 3) is solved; several bases separated by ;"),
     _field("scramble", "Scramble and kamikaze", suggestions=["best", "none"],
            help="best (empty): the choice worst for the attacker; none; or the aircraft"),
     _field("kamikaze", "Scramble and kamikaze", min=0,
