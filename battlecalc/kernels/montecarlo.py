@@ -365,6 +365,10 @@ def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_st
     state = seed
     ast, ar, ath, aal, afree = A
     dst, dr, dth, dal, dfree = D
+    # the two counts a chunk, summed here and written once: 8 chunks' counts share a cache
+    # line, and a chunk a few places on runs on the other thread (false sharing)
+    n_taken = 0
+    n_rounds = 0
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
@@ -373,12 +377,14 @@ def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_st
             start_rounds, retreat_from, a_starts[i], d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
-            taken[0] += 1
+            n_taken += 1
         a_final[a] += 1
         d_final[d] += 1
         rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
-        rounds_sum[0] += rounds
+        n_rounds += rounds
         swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
+    taken[0] += n_taken
+    rounds_sum[0] += n_rounds
 
 
 @kernel
@@ -389,6 +395,8 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
     state = seed
     ast, ar, ath, aal, _a_free = A
     dst, dr, dth, dal, _d_free = D
+    n_taken = 0  # (written once: _chunk_walk)
+    n_rounds = 0
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
@@ -397,12 +405,14 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
                                               retreat_from, a_starts[i], d_starts[j], state)
         outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
-            taken[0] += 1
+            n_taken += 1
         a_final[a] += 1
         d_final[d] += 1
         rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
-        rounds_sum[0] += rounds
+        n_rounds += rounds
         swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
+    taken[0] += n_taken
+    rounds_sum[0] += n_rounds
 
 
 @kernel(nogil=True)
