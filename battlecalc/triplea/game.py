@@ -195,7 +195,7 @@ def _battle_lines(b: GameBattle) -> str:
     lines.append(f"  defender  {side(b.defender_units) or '-'}")
     for base in b.scramble_from or ():
         lines.append(f"  scramble  from {base.territory}: {side(base.units)}")
-    if b.result and b.result.get("decisions", {}).get("scrambled"):
+    if b.result and (b.result.get("decisions") or {}).get("scrambled"):
         lines.append(f"  scrambled {b.result['decisions']['scrambled']} (the defender's best)")
     if b.note:
         lines.append(f"  note: {b.note}")
