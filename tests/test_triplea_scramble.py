@@ -170,3 +170,52 @@ def test_no_scramble_where_the_save_says_none(save, change):
     assert battle.scramble_from is None
     assert battle.result.get("decisions") is None or not battle.result["decisions"].get(
         "scrambled")
+
+
+def test_kamikaze_tokens_and_zones_are_the_map_files(save, map_file):
+    # the zones: the game file's trigger sets kamikazeZone on them after the game's start
+    # ("territoryProperty kamikazeZone", its "territories")
+    trigger = next(a for a in map_file.iter("attachment")
+                   if a.get("name") == "triggerAttachment_Japanese_Recruit_Kamikaze_Pilots_alpha")
+    options = {o.get("name"): o.get("value") for o in trigger.iter("option")}
+    assert options["territoryProperty"] == "kamikazeZone"
+    assert set(save.kamikaze_zones) == set(options["territories"].split(":"))
+    assert set(save.kamikaze_zones.values()) == {"Japanese"}
+    # Japan's tokens: the game file gives it 6 SuicideAttackTokens, a strength-2 resource
+    given = [r for r in map_file.iter("resourceGiven") if r.get("resource") ==
+             "SuicideAttackTokens"]
+    assert save.kamikaze_tokens == {"Japanese": int(given[0].get("quantity"))} == {
+        "Japanese": 6}
+    assert save.kamikaze_pending
+
+
+def test_a_battle_in_a_kamikaze_zone_says_who_may_strike(save):
+    # the Americans attack 6 Sea Zone, Japan's home waters, once at war with Japan: the
+    # Japanese may strike with their 6 tokens (solved without them), and Japan's air base
+    # scrambles its 2 fighters and 2 tactical bombers, at most 3 of them
+    at_war = save.at_war | {frozenset(("Americans", "Japanese"))}
+    data = dataclasses.replace(save, at_war=at_war)
+    places = {t.name: t for t in data.territories}
+    zone = "6 Sea Zone"
+    record = BattleRecord(territory=zone, battle_type="NORMAL", attacker="Americans",
+                          defender="Japanese",
+                          attacking=(UnitRecord("battleship", "Americans"),),
+                          defending=places[zone].units)
+    battle = game_of_save(dataclasses.replace(data, battles=(record,))).battles[0]
+    assert battle.kamikaze == {"nation": "Japanese", "tokens": 6}
+    assert "up to 6 kamikaze token(s)" in battle.note
+    assert battle.result["decisions"].get("kamikaze") is None  # solved without strikes
+    assert [(b.territory, b.aircraft) for b in battle.scramble_from] == [
+        ("Japan", {"fighter": 2, "tactical_bomber": 2})]
+    # the zone's own aircraft and the scrambled ones are one row a nation and unit
+    rows = {(r["nation"], r["unit"]): r["count"] for r in battle.defender_units}
+    assert len(rows) == len(battle.defender_units)
+    sent = battle.result["decisions"]["scrambled"]
+    zone_fighters = sum(1 for u in places[zone].units if u.type == "fighter")
+    assert rows[("Japanese", "fighter")] == zone_fighters + (
+        int(sent.split(" fighter")[0].split(", ")[-1]) if "fighter" in sent else 0)
+    # not at war: no strike and no scramble; the phase past its strikes: none either
+    plain = game_of_save(dataclasses.replace(save, battles=(record,)), solve=False).battles[0]
+    assert plain.kamikaze is None and plain.scramble_from is None
+    done = dataclasses.replace(data, battles=(record,), kamikaze_pending=False)
+    assert game_of_save(done, solve=False).battles[0].kamikaze is None

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import BattleInputError
 from .save import BattleRecord, SaveData, TerritoryRecord, UnitRecord, read_save
-from .scramble import air_bases, scramble_open, scrambled_rows
+from .scramble import air_bases, kamikaze_threat, scramble_open, scrambled_rows
 
 # TripleA's game name -> battlecalc edition
 EDITIONS_BY_GAME = {
@@ -80,6 +80,7 @@ class GameBattle:
     defender_units: list[dict]
     in_progress: dict | None = None
     scramble_from: list | None = None  # the AirBases that may scramble into it (scramble.py)
+    kamikaze: dict | None = None  # {nation, tokens} that may strike it (scramble.py)
     result: dict | None = None
     ipc_loss: dict[str, float] = field(default_factory=dict)  # nation -> expected IPC lost
     note: str | None = None
@@ -97,6 +98,7 @@ class GameBattle:
                 "in_progress": self.in_progress,
                 "scramble_from": None if self.scramble_from is None
                 else [b.to_dict() for b in self.scramble_from],
+                "kamikaze": self.kamikaze,
                 "ipc_loss": self.ipc_loss,
                 "note": self.note, "result": self.result}
 
@@ -550,6 +552,13 @@ def _game_battle(record: BattleRecord, place: TerritoryRecord, data: SaveData,
         battle.scramble_from = bases or None
         if notes:
             battle.note = "; ".join(notes)
+    if kind == "sea" and sides.in_progress is None:
+        battle.kamikaze = kamikaze_threat(record, place, data, ruleset)
+        if battle.kamikaze:
+            k = battle.kamikaze
+            said = (f"the {k['nation']} may strike with up to {k['tokens']} kamikaze token(s) "
+                    "before the battle: solved without them (run --kamikaze N weighs N)")
+            battle.note = f"{battle.note}; {said}" if battle.note else said
     return battle
 
 
@@ -613,7 +622,12 @@ def _solve(battle: GameBattle, data: SaveData, ruleset, low_luck: bool, options:
             from ..army import parse_army
 
             rows = scrambled_rows(battle.scramble_from, parse_army(sent, ruleset))
-            battle.defender_units = battle.defender_units + rows
+            merged: dict[tuple[str, str], int] = {}
+            for row in battle.defender_units + rows:  # (a nation's fighters there and come)
+                key = (row["nation"], row["unit"])
+                merged[key] = merged.get(key, 0) + row["count"]
+            battle.defender_units = [{"nation": n, "unit": u, "count": c}
+                                     for (n, u), c in merged.items()]
             battle.defender_nations += [r["nation"] for r in rows
                                         if r["nation"] not in battle.defender_nations]
     else:

@@ -196,6 +196,9 @@ class SaveData:
     at_war: frozenset = frozenset()  # frozensets {nation, nation} of the pairs at war
     unit_types: dict = field(default_factory=dict)  # TripleA unit type -> UnitTypeRecord
     scramble_pending: bool = False  # the battle phase has not yet asked for scrambles
+    kamikaze_pending: bool = False  # nor for kamikaze strikes
+    kamikaze_zones: dict = field(default_factory=dict)  # sea zone -> its original owner
+    kamikaze_tokens: dict = field(default_factory=dict)  # nation -> its kamikaze tokens
 
 
 # ---------------------------------------------------------------- the Java object graph
@@ -618,14 +621,21 @@ def _save_data(reader: _Reader, objects: list, path: str) -> SaveData:
             at_war = _at_war(reader, game_data)
         with reader.at("unitTypeList", "unitTypes"):
             unit_types = _unit_types(reader, game_data)
+        with reader.at("playerList", "players"):
+            tokens = _kamikaze_tokens(reader, reader.get(game_data, "playerList", "players"))
+        with reader.at("map", "territories"):
+            zones = _kamikaze_zones(reader, reader.get(game_data, "map", "territories"))
     places = {t.name for t in territories}
     battles = []
-    scramble_pending = False
+    scramble_pending = kamikaze_pending = False
     for state in objects:
         if _class_name(state).endswith(".BattleExtendedDelegateState"):
-            # TripleA's BattleDelegate.start scrambles once, before any battle; end() resets
+            # TripleA's BattleDelegate.start scrambles, then asks for kamikaze strikes, once,
+            # before any battle; end() sets both due again
             scramble_pending = reader.flag(state, "needToScramble") or reader.flag(
                 state, "m_needToScramble")
+            kamikaze_pending = reader.flag(state, "needToKamikazeSuicideAttacks") or \
+                reader.flag(state, "m_needToKamikazeSuicideAttacks")
             with reader.at("BattleExtendedDelegateState", "battleTracker", "pendingBattles"):
                 tracker = reader.get(state, "battleTracker")
                 for part, battle in reader.each(reader.get(tracker, "pendingBattles")):
@@ -640,7 +650,9 @@ def _save_data(reader: _Reader, objects: list, path: str) -> SaveData:
                     step_display=display, player=player, territories=tuple(territories),
                     battles=tuple(battles), properties=properties, techs=techs,
                     alliances=alliances, neighbors=neighbors, at_war=at_war,
-                    unit_types=unit_types, scramble_pending=scramble_pending)
+                    unit_types=unit_types, scramble_pending=scramble_pending,
+                    kamikaze_pending=kamikaze_pending, kamikaze_zones=zones,
+                    kamikaze_tokens=tokens)
 
 
 def _table(reader: _Reader, obj, name: str) -> dict:
@@ -931,6 +943,51 @@ def _unit_types(reader: _Reader, game_data) -> dict:
                 max_operational_damage=reader.optional_number(attachment,
                                                               "maxOperationalDamage", -1))
     return found
+
+
+def _integer_map(reader: _Reader, value) -> dict:
+    """{name: count} of an IntegerMap keyed by named objects (resources)."""
+    values = reader.opt(value, "mapValues") or {}
+    if not isinstance(values, dict):
+        raise reader.error(f"expected a map, found {reader.describe(values)}", "mapValues")
+    found = {}
+    for key, count in values.items():
+        count = getattr(count, "value", count)
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise reader.error(f"expected a number, found {reader.describe(count)}",
+                               "mapValues")
+        found[reader.name_of(key, "Resource", null=False)] = count
+    return found
+
+
+def _kamikaze_tokens(reader: _Reader, players) -> dict:
+    """{nation: the tokens it holds of its player attachment's suicideAttackResources}, for the
+    nations that have such resources."""
+    tokens = {}
+    for part, player in reader.each(players, "GamePlayer"):
+        with reader.at(part):
+            attachment = _table(reader, player, "attachments").get("playerAttachment")
+            with reader.at("attachments", "['playerAttachment']", "suicideAttackResources"):
+                kinds = _integer_map(reader, reader.opt(attachment, "suicideAttackResources"))
+            if kinds:
+                with reader.at("resources", "resources"):
+                    held = _integer_map(reader, reader.opt(reader.opt(player, "resources"),
+                                                           "resources"))
+                tokens[reader.text(player, "name")] = sum(held.get(k, 0) for k in kinds)
+    return tokens
+
+
+def _kamikaze_zones(reader: _Reader, territories) -> dict:
+    """{sea zone: its original owner} of the zones whose attachment says kamikazeZone."""
+    zones = {}
+    for part, territory in reader.each(territories, "Territory"):
+        with reader.at(part, "attachments", "['territoryAttachment']"):
+            attachment = _table(reader, territory, "attachments").get("territoryAttachment")
+            if attachment is not None and reader.flag(attachment, "kamikazeZone"):
+                with reader.at("originalOwner"):
+                    zones[reader.text(territory, "name")] = reader.name_of(
+                        reader.opt(attachment, "originalOwner"), "GamePlayer")
+    return zones
 
 
 def unit_counts(units) -> Counter:

@@ -1,5 +1,8 @@
-"""The air bases that may scramble into a sea battle of a save (issue 31; 1940 2E), as TripleA's
-BattleDelegate does before the first battle of the phase (its ScrambleLogic, read for the rule):
+"""The defender's reactions a save's sea battle may still meet (issue 31; 1940 2E): the air bases
+that may scramble into it, and the kamikaze tokens that may strike in it.
+
+Scramble, as TripleA's BattleDelegate does before the first battle of the phase (its
+ScrambleLogic, read for the rule):
 
 * only while the battle phase has not yet scrambled (the battle delegate's ``needToScramble``:
   set again when a phase ends), with the save's "Scramble Rules In Effect" and an edition that
@@ -17,6 +20,15 @@ Each base sends at most the edition's count (1940 2E: 3; TripleA resets an air b
 the phase starts, so a save taken before it scrambles has its full count).  Left out: sea zones
 TripleA lets aircraft scramble into without a battle there (an amphibious assault's sea zone,
 "Scramble To Any Amphibious Assault"), and air bases at sea (none in the five editions).
+
+Kamikaze (BattleDelegate.doKamikazeSuicideAttacks): while the phase has still to ask for strikes
+(``needToKamikazeSuicideAttacks``) and "Use Kamikaze Suicide Attacks" is on, a sea battle in a
+zone whose attachment says ``kamikazeZone`` may be struck by the tokens of the zone's original
+owner ("Kamikaze Suicide Attacks Done By Current Territory Owner": its owner), if that nation is
+at war with the attacker: the tokens it holds of its ``suicideAttackResources``.  How many it
+spends, here or in its other zones' battles, is its choice at the table (a token kept has a
+value this battle does not weigh): the battle is reported with the tokens that may strike and
+solved without them (``run --kamikaze N`` weighs N).
 """
 
 from __future__ import annotations
@@ -132,3 +144,18 @@ def scrambled_rows(bases: list[AirBase], scrambled: dict[str, int]) -> list[dict
                 key = (row["nation"], row["unit"])
                 rows[key] = rows.get(key, 0) + take
     return [{"nation": n, "unit": u, "count": c} for (n, u), c in rows.items()]
+
+
+def kamikaze_threat(record: BattleRecord, place, data: SaveData, ruleset) -> dict | None:
+    """{"nation", "tokens"}: who may strike `record`'s sea battle with kamikaze tokens before
+    it, and how many it holds; None where none may."""
+    if not (data.kamikaze_pending and ruleset.flags["kamikaze"]
+            and data.properties.get("Use Kamikaze Suicide Attacks") is True
+            and record.territory in data.kamikaze_zones and record.attacker is not None):
+        return None
+    by_owner = data.properties.get("Kamikaze Suicide Attacks Done By Current Territory Owner")
+    nation = place.owner if by_owner is True else data.kamikaze_zones[record.territory]
+    tokens = data.kamikaze_tokens.get(nation, 0)
+    if tokens <= 0 or frozenset((nation, record.attacker)) not in data.at_war:
+        return None
+    return {"nation": nation, "tokens": tokens}
