@@ -219,3 +219,24 @@ def test_a_battle_in_a_kamikaze_zone_says_who_may_strike(save):
     assert plain.kamikaze is None and plain.scramble_from is None
     done = dataclasses.replace(data, battles=(record,), kamikaze_pending=False)
     assert game_of_save(done, solve=False).battles[0].kamikaze is None
+
+
+def test_the_board_loads_the_scramble_into_the_form_and_solves_as_game_does(save):
+    import urllib.parse
+
+    from battlecalc import simulate
+    from battlecalc.rules import load_rules
+    from battlecalc.triplea import board as boards
+    from battlecalc.web.spec import parse_params
+
+    data = with_battle(save, {"submarine": 2, "destroyer": 1})
+    (unsolved,) = game_of_save(data, solve=False).battles
+    entry = boards.battle_entry(unsolved, data, load_rules("1940-2e"), False)
+    query = dict(urllib.parse.parse_qsl(entry["query"]))
+    assert query["scramble_from"] == "1 fighter; 3 fighter" and query["kind"] == "sea"
+    assert [b["territory"] for b in entry["scramble_from"]] == ["Scotland", "United Kingdom"]
+    kwargs, _ = parse_params(boards.solve_params(entry["query"]))
+    page = simulate(**kwargs)
+    (game,) = game_of_save(data).battles
+    for key in ("attacker_win", "defender_win", "draw", "tuv_swing", "defender_ipc_loss"):
+        assert getattr(page, key) == pytest.approx(game.result[key], abs=1e-9), key

@@ -124,6 +124,11 @@ def battle_entry(b, data, ruleset, low_luck: bool) -> dict[str, Any]:
     entry["options"], entry["start"] = options, start
     params = {"rules": ruleset.id, **({"kind": b.kind} if b.kind != "land" else {}),
               **{role: text for role, text in armies.items() if text}, **options}
+    if b.scramble_from:  # the air bases in reach, as game solves it (scramble.air_bases)
+        params["scramble_from"] = "; ".join(format_army(a.aircraft) for a in b.scramble_from)
+        entry["scramble_from"] = [a.to_dict() for a in b.scramble_from]
+    if b.kamikaze:
+        entry["kamikaze"] = b.kamikaze
     for key, value in start.items():
         params[key] = format_army(value) if isinstance(value, Mapping) else str(value)
     entry["query"] = urllib.parse.urlencode(params)

@@ -1365,6 +1365,10 @@
     " vs ", el("span", { class: "defender-side",
       text: `${b.defender_nations.join(", ") || "nobody"}: ${b.defender || "nothing"}` })));
     if (b.stands) card.append(el("div", { class: "stands", text: `in progress: ${b.stands}` }));
+    if (b.scramble_from) {  // the air bases in reach: solved with the defender's best scramble
+      card.append(el("div", { class: "scramble", text: "may scramble: " + b.scramble_from.map((base) =>
+        `${base.territory} ${Object.entries(base.aircraft).map(([u, n]) => `${n} ${u}`).join(", ")}`).join("; ") }));
+    }
     const odds = b.odds;
     if (odds && odds.expected_damage !== null && odds.expected_damage !== undefined) {
       card.append(el("div", { class: "odds" }, "expected damage ",
