@@ -91,7 +91,10 @@ from .pairs import (
 )
 
 
-@kernel
+# (inlined into the entry kernels: a call of its own takes a reference to every array of the
+# battle and the outputs on the way in, an atomic increment and decrement each, about 0.6 us
+# of a tiny kept battle's 8)
+@kernel(inline=True)
 def _solve_block(b, phase, battle, out, explicit, general_round):
     """Solve attacker block b of a battle (layout.ExactBattle) into out (layout.ExactOut) if
     it belongs to `phase` (0: blocks a battle starts in; 1: blocks of the units that stay
