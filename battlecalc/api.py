@@ -27,6 +27,7 @@ from .spec import (  # noqa: F401  (re-exported: the public constants and spec o
     MAX_TRIALS,
     METHODS,
     SUBMERGE_POLICIES,
+    USUAL_DEFAULTS,
     Battle,
     FormulaSpec,
     Retreat,
@@ -234,14 +235,29 @@ def simulate(
     ...) and return a :class:`battlecalc.formula.FormulaResult`.
     """
     started = time.perf_counter()
-    # every parameter above but formula_options, in order (_PARAMETERS), checked in one place
+    # every parameter above but formula_options, in order (_PARAMETERS), checked in one place:
+    # first all but those of spec.USUAL_DEFAULTS, which most calls leave at their defaults
+    # (`usual`: each at its default, of the default's type), and where they are, spec_key's
+    # key leaves them out, and so does the one made here (half the time of the whole one, on
+    # the per-call floor of a kept battle)
     values = (rules, attacker, defender, sea, trials, seed, method, attacker_tech, defender_tech,
               progress, attacker_submerge, defender_submerge, landing, bombard, attacker_ool,
               defender_ool, keep_land, aa_last, retreat_after, retreat_when_left,
-              retreat_when_only_air, retreat_below, strafe, rounds_distribution, dice, waves,
-              counterattack, start_round, start_step, hits_on_attacker, hits_on_defender,
-              bombard_hits, attacker_waiting, defender_waiting, retreat_policy, optimize,
-              territory_value, scramble_from, scramble, kamikaze, kamikaze_targets)
+              retreat_when_only_air, retreat_below, strafe, rounds_distribution, dice)
+    usual = (waves is None and counterattack is None and type(start_round) is int
+             and start_round == 1 and type(start_step) is str and start_step == "start"
+             and type(hits_on_attacker) is int and hits_on_attacker == 0
+             and type(hits_on_defender) is int and hits_on_defender == 0
+             and type(bombard_hits) is int and bombard_hits == 0
+             and attacker_waiting is None and defender_waiting is None
+             and retreat_policy is None and optimize is None and territory_value is None
+             and scramble_from is None and scramble is None and kamikaze is None
+             and kamikaze_targets is None)
+    if not usual:
+        values += (waves, counterattack, start_round, start_step, hits_on_attacker,
+                   hits_on_defender, bombard_hits, attacker_waiting, defender_waiting,
+                   retreat_policy, optimize, territory_value, scramble_from, scramble, kamikaze,
+                   kamikaze_targets)
     plan = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
@@ -252,21 +268,26 @@ def simulate(
                  type(attacker_tech), type(defender_tech), type(landing), type(bombard),
                  type(attacker_ool), type(defender_ool), type(keep_land), type(aa_last),
                  type(retreat_after), type(retreat_when_left), type(retreat_when_only_air),
-                 type(retreat_below), type(strafe), type(rounds_distribution), type(waves),
-                 type(counterattack), type(start_round), type(hits_on_attacker),
-                 type(hits_on_defender), type(bombard_hits), type(attacker_waiting),
-                 type(defender_waiting), type(retreat_policy), type(optimize),
-                 type(territory_value), type(scramble_from), type(scramble), type(kamikaze),
-                 type(kamikaze_targets))
+                 type(retreat_below), type(strafe), type(rounds_distribution))
+        if not usual:
+            kinds += (type(waves), type(counterattack), type(start_round),
+                      type(hits_on_attacker), type(hits_on_defender), type(bombard_hits),
+                      type(attacker_waiting), type(defender_waiting), type(retreat_policy),
+                      type(optimize), type(territory_value), type(scramble_from),
+                      type(scramble), type(kamikaze), type(kamikaze_targets))
         try:
             plan = _plans.get((kinds, values))
         except TypeError:
             pass
         # (found: a battle that was checked, no waves)
         if plan is not None and plan.fast is not None and load_rules(rules) is plan.rules:
-            result = _solved_again(plan, started)
-            if result is not None:
-                return result
+            # (_solved_again written out: a call less on a kept battle's floor)
+            prepared, results = plan.fast
+            outputs = prepared.again()
+            if outputs is not None:
+                return results.of(outputs, started)
+    if usual:
+        values += _USUAL_VALUES  # (equal to those given, of the same types)
     found = plan
     arguments = dict(zip(_PARAMETERS, values, strict=True), formula_options=formula_options)
     waves = check_waves(waves)
@@ -360,7 +381,8 @@ def _reactions(battle: Battle, run: RunSpec, started: float, limits: solver.Limi
 
 def _solved_again(plan: _Plan, started: float) -> Result | None:
     """The Result of a kept battle solved exactly by compiled kernels (_Plan.fast), solved
-    again straight, with no Python but its outputs and Result; None where solve must."""
+    again straight, with no Python but its outputs and Result; None where solve must.
+    (simulate's look-up by its own key does the same written out.)"""
     prepared, results = plan.fast
     outputs = prepared.again()
     if outputs is not None:
@@ -371,6 +393,7 @@ def _solved_again(plan: _Plan, started: float) -> Result | None:
 # simulate's parameters in order but formula_options: what its `values` hold; their defaults
 _PARAMETERS = tuple(simulate.__code__.co_varnames[:simulate.__code__.co_argcount])
 _DEFAULTS = dict(zip(_PARAMETERS, simulate.__defaults__, strict=True))
+_USUAL_VALUES = tuple(USUAL_DEFAULTS.values())  # (the end of _PARAMETERS)
 
 
 def prepare(**arguments) -> tuple[Battle, RunSpec, object]:

@@ -1012,17 +1012,17 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
     bools, None, {unit: count} dicts, lists of names), a shipped edition's id as `rules`, no
     progress hook and no formula options (a caller may keep what simulate_spec returned for
     such a key: battlecalc.api's plans).  Each value's type is part of the key: True and 1,
-    1 and 1.0 stay apart."""
+    1 and 1.0 stay apart.  Where every argument of USUAL_DEFAULTS is at its default, they are
+    left out (a key that has them is longer: never equal to one that has not)."""
     if args["progress"] is not None or args["formula_options"]:
         return None
     rules = args["rules"]
     if type(rules) is not str or rules not in _shipped_editions():
         return None  # a path names a file that may change
-    if type(args) is dict and next(reversed(args)) == "formula_options":
-        values = list(args.values())  # simulate's arguments (locals()): it comes last
-        values.pop()
-    else:
-        values = [value for name, value in args.items() if name != "formula_options"]
+    usual = _usual(args)
+    names = tuple(name for name in args
+                  if name != "formula_options" and not (usual and name in USUAL_DEFAULTS))
+    values = [args[name] for name in names]
     kinds = tuple(map(type, values))
     if not PLAIN_TYPES.issuperset(kinds):
         for i, kind in enumerate(kinds):
@@ -1030,7 +1030,7 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
                 values[i] = _plain_key(values[i])
                 if values[i] is _UNKEYED:
                     return None
-    typed = _typed_positions(tuple(args))
+    typed = _typed_positions(names)
     return (tuple(kinds[i] for i in typed), tuple(values))
 
 
@@ -1039,11 +1039,31 @@ def spec_key(args: Mapping[str, Any]) -> tuple | None:
 UNTYPED_KEYS = frozenset({"rules", "method", "progress", "attacker_submerge",
                           "defender_submerge", "dice", "start_step"})
 
+# simulate's last arguments (its signature ends with them, in this order), which most calls
+# leave at their defaults: a sequence of battles, a battle in progress, the decisions solved
+# and the defender's reactions.  spec_key's key leaves them out where each is at its default,
+# of the default's type (start_round=True is not 1), which simulate tests in less time than
+# it takes to type and hash them (a tiny kept battle's call costs a few microseconds).
+USUAL_DEFAULTS = {name: next(o.default for o in OPTIONS if o.name == name) for name in (
+    "waves", "counterattack", "start_round", "start_step", "hits_on_attacker",
+    "hits_on_defender", "bombard_hits", "attacker_waiting", "defender_waiting",
+    "retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
+    "kamikaze_targets")}
 
-@functools.lru_cache(maxsize=8)
+
+def _usual(args: Mapping[str, Any]) -> bool:
+    """Whether every argument of USUAL_DEFAULTS is given at its default, of its type."""
+    missing = object()
+    for name, default in USUAL_DEFAULTS.items():
+        value = args.get(name, missing)
+        if type(value) is not type(default) or value != default:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=16)
 def _typed_positions(names: tuple[str, ...]) -> tuple[int, ...]:
-    return tuple(i for i, name in enumerate(n for n in names if n != "formula_options")
-                 if name not in UNTYPED_KEYS)
+    return tuple(i for i, name in enumerate(names) if name not in UNTYPED_KEYS)
 
 
 _shipped: list = []

@@ -276,23 +276,74 @@ def test_one_plan_solved_from_many_threads_at_once():
 
 def test_simulate_keys_every_parameter_in_order():
     # simulate's `values` (a kept plan's key, and the arguments it checks) name every
-    # parameter but formula_options, in the order of the signature
+    # parameter but formula_options, in the order of the signature: those but
+    # spec.USUAL_DEFAULTS, then (`values +=`, where not all of them are at their defaults)
+    # those, which end the signature
     import ast
     import inspect
     import textwrap
 
+    from battlecalc.spec import UNTYPED_KEYS, USUAL_DEFAULTS
+
     tree = ast.parse(textwrap.dedent(inspect.getsource(api.simulate)))
     assigned = {node.targets[0].id: node.value for node in ast.walk(tree)
                 if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+    added = {node.target.id: node.value for node in ast.walk(tree)
+             if isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Tuple)}
     parameters = [name for name, p in inspect.signature(api.simulate).parameters.items()
                   if p.kind is not p.VAR_KEYWORD]
-    assert [name.id for name in assigned["values"].elts] == list(api._PARAMETERS) == parameters
+    usual = parameters[-len(USUAL_DEFAULTS):]
+    assert usual == list(USUAL_DEFAULTS)
+    assert [api._DEFAULTS[name] for name in usual] == list(USUAL_DEFAULTS.values()) == list(
+        api._USUAL_VALUES)
+    assert [name.id for name in assigned["values"].elts + added["values"].elts] == list(
+        api._PARAMETERS) == parameters
+    assert [name.id for name in added["values"].elts] == usual
     # and their types, in the same order, but those of spec.UNTYPED_KEYS (text wherever a
     # plan is kept): type(attacker), type(defender), ... as spec_key's key has them
-    from battlecalc.spec import UNTYPED_KEYS
-
-    assert [(call.func.id, *(a.id for a in call.args)) for call in assigned["kinds"].elts] == [
+    assert [(call.func.id, *(a.id for a in call.args))
+            for call in assigned["kinds"].elts + added["kinds"].elts] == [
         ("type", name) for name in parameters if name not in UNTYPED_KEYS]
+    # `usual` tests each of USUAL_DEFAULTS (`is None`, or its type and value)
+    tested = {node.left.id for node in ast.walk(assigned["usual"])
+              if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name)}
+    assert tested == set(USUAL_DEFAULTS)
+
+
+@COMPILED
+def test_the_usual_key_is_spec_keys():
+    # a kept battle called with USUAL_DEFAULTS at their defaults (left out, or given) is found
+    # by simulate's short key, which is spec_key's; given other values, or the defaults as
+    # values of other types, it is another key (checked: True is not 1)
+    from battlecalc.spec import USUAL_DEFAULTS
+
+    jit.compiled()
+    api.forget_compiled()
+    battle = dict(rules="1942-2e", attacker="2 inf 1 art", defender="2 inf", method="exact")
+    first = battlecalc.simulate(**battle)
+    battlecalc.simulate(**battle)
+    [key] = api._plans
+    assert len(key[1]) == len(api._PARAMETERS) - len(USUAL_DEFAULTS)
+    assert key == api.spec_key(api._DEFAULTS | battle | dict(formula_options={}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(api, "_plan", lambda *args: pytest.fail("checked again"))
+        again = battlecalc.simulate(**battle, **USUAL_DEFAULTS)
+    assert _without_clock(again.to_dict()) == _without_clock(first.to_dict())
+    for name, value in dict(start_round=True, hits_on_attacker=False, bombard_hits=0.0,
+                            start_round_=1.0).items():
+        with pytest.raises(battlecalc.errors.BattleInputError, match=name.rstrip("_")):
+            battlecalc.simulate(**battle, **{name.rstrip("_"): value})
+    assert len(api._plans) == 1
+    # a battle in progress: the whole key, spec_key's as well
+    started = dict(start_step="general_casualties", hits_on_defender=1)
+    later = battlecalc.simulate(**battle, **started)
+    assert later.attacker_win != first.attacker_win
+    assert len(api._plans) == 2
+    battlecalc.simulate(**battle, **started)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(api, "_plan", lambda *args: pytest.fail("checked again"))
+        for _ in range(2):
+            assert battlecalc.simulate(**battle, **started).attacker_win == later.attacker_win
 
 
 @COMPILED

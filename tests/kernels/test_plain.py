@@ -205,17 +205,18 @@ def test_refs_false_compiles_without_reference_counting_and_only_when_asked():
     assert getattr(jit.kernel(f), jit._MARK) == {"inline": "never", "nogil": False}
     assert getattr(jit.kernel(refs=False)(f), jit._MARK)["_nrt"] is False
 
-    # the per-pair kernels are marked so; the kernels that make arrays (_scratch, the block
-    # drivers) or return them (_out) are not
+    # the per-pair kernels are marked so, and _solve_tables (its tables made by _tables); the
+    # kernels that make arrays (_scratch, _tables, the block drivers) or return them (_out)
+    # are not
     def options(module, name):
         function = getattr(module, name)
         return getattr(getattr(function, "py_func", function), jit._MARK)
 
     for module, name in ((pairs, "_enter"), (fire, "_fire"), (fire, "_play_phased"),
                          (fire, "_play"), (fire, "_transition"), (sweep, "_sweep_round"),
-                         (sweep, "_sweep_walks"), (fire, "_fight_on")):
+                         (sweep, "_sweep_walks"), (fire, "_fight_on"), (sweep, "_solve_tables")):
         assert options(module, name)["_nrt"] is False, name
-    for module, name in ((pairs, "_scratch"), (sweep, "_solve_block"), (sweep, "_solve_tables"),
+    for module, name in ((pairs, "_scratch"), (sweep, "_solve_block"), (sweep, "_tables"),
                          (sweep, "_solve_compact"), (pairs, "_out"), (sweep, "_solve_blocks")):
         assert "_nrt" not in options(module, name), name
 

@@ -91,7 +91,10 @@ from .pairs import (
 )
 
 
-@kernel
+# (inlined into the entry kernels: a call of its own takes a reference to every array of the
+# battle and the outputs on the way in, an atomic increment and decrement each, about 0.6 us
+# of a tiny kept battle's 8)
+@kernel(inline=True)
 def _solve_block(b, phase, battle, out, explicit, general_round):
     """Solve attacker block b of a battle (layout.ExactBattle) into out (layout.ExactOut) if
     it belongs to `phase` (0: blocks a battle starts in; 1: blocks of the units that stay
@@ -120,8 +123,11 @@ def _solve_block(b, phase, battle, out, explicit, general_round):
             walk_scratch = _walk_scratch(n_d, battle.dfn.pmf.shape[1])
     else:
         scratch = walk_scratch = _walk_scratch(n_d, battle.dfn.pmf.shape[1])
-    _solve_tables(b, phase, battle, out, explicit, np.zeros((size, n_d)), scratch,
-                  walk_scratch, general, general_round)
+    mass = np.zeros((size, n_d))
+    tables = _tables(mass, 0 if phase == 1 else explicit - battle.start_rounds,
+                     general and battle.phased and b >= 0 and not _walks(battle))
+    _solve_tables(b, phase, battle, out, explicit, mass, tables, scratch, walk_scratch,
+                  general, general_round)
 
 
 @kernel(nogil=True)
@@ -135,20 +141,54 @@ def _solve_compact(battle, stacks, explicit):
     mass = _compact_table(_block_size(battle.blocks, 0), n_d, battle.table_rows,
                           battle.table_cols)
     scratch = _scratch(n_a, n_d)
-    _solve_tables(VALUES[0], VALUES[0], battle, out, explicit, mass, scratch, scratch,
-                  FLAGS[1], FLAGS[1])
+    _solve_tables(VALUES[0], VALUES[0], battle, out, explicit, mass,
+                  _tables(mass, explicit - battle.start_rounds, battle.phased), scratch,
+                  scratch, FLAGS[1], FLAGS[1])
     maps = mass[1]
     out.totals[TOTAL_FULL] = maps[M_FILL, FULL]
     out.totals[TOTAL_WORK] = maps[M_FILL, WORK]
 
 
+@kernel(inline=True)
+def _walks(battle):
+    """Whether _solve_tables sweeps a dense table's rounds after those played one at a time
+    by _sweep_walks (two single walks, no pruning budget)."""
+    return battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep
+
+
 @kernel
-def _solve_tables(b, phase, battle, out, explicit, mass, scratch, walk_scratch, general,
-                  general_round):
+def _tables(mass, rounds, phased):
+    """The tables and the work array that _solve_tables plays in (it makes none: see its
+    comment), made as it made them before: two tables like `mass` for the `rounds` played
+    one at a time (each where that many are), one of no pairs, the table after the strikes
+    of the general round's last sweep (where it is `phased`: in two phases), and the pruning
+    budget spent.  (Not inlined: its callers inlining it four times cost 30 s of compiling.)"""
+    empty = _like(mass, True)
+    return (_like(mass, False) if rounds >= 1 else empty,
+            _like(mass, False) if rounds >= 2 else empty, empty,
+            _like(mass, False) if phased else empty, np.zeros(1))
+
+
+@kernel(inline=True)
+def _zeroed(mass):
+    """Zero every pair of a table of the rounds played one at a time, to be used again (as
+    np.zeros would give it: +0.0)."""
+    grid = _grid(mass)
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            grid[i, j] = 0.0
+
+
+# (refs=False: every array it plays in comes from its caller, the tables from _tables; a call
+# that took a reference to every array of the battle, the outputs and the tables cost about
+# 0.4 us of a tiny kept battle's kernel call of 3.5)
+@kernel(refs=False)
+def _solve_tables(b, phase, battle, out, explicit, mass, tables, scratch, walk_scratch,
+                  general, general_round):
     """_solve_block's solve of block b in the mass table `mass` (zeros: dense, or compact; see
-    M_ROWS), with the work arrays scratch (general: the general round's) and walk_scratch
-    (_sweep_walks', where it sweeps the table: _walk_scratch's); general_round: see
-    _solve_block."""
+    M_ROWS), with the tables of _tables, the work arrays scratch (general: the general
+    round's) and walk_scratch (_sweep_walks', where it sweeps the table: _walk_scratch's);
+    general_round: see _solve_block."""
     ab, transfer = battle.blocks, out.transfer
     merge = battle.merge
     base = 0 if b < 0 else ab[b, B_OFFSET]
@@ -196,29 +236,32 @@ def _solve_tables(b, phase, battle, out, explicit, mass, scratch, walk_scratch, 
     # the block's share of the pruning budget: the shares of all blocks of both phases add up
     # to at most battle.budget, whatever the threads
     budget = battle.budget * (start + (1.0 if b < 0 else 1.0 / ab.shape[0])) / 4.0
-    spent = np.zeros(1)
+    after, spare, empty, inter, spent = tables
     # (the table now: `mass` itself is never assigned, so that numba tells its kind apart)
     table = mass
+    played = 0
     while rounds_played < explicit:
-        after = _like(mass, False)
-        _count_work(mass, _grid(after).size // SCAN_CELLS)  # (a fresh table, zeroed)
+        if played >= 2:
+            _zeroed(after)  # (the table of two rounds back: its mass has moved on)
+        _count_work(mass, _grid(after).size // SCAN_CELLS)  # (a table zeroed)
         _sweep_round(battle, table, after, base, rounds_played, FLAGS[1], FLAGS[0],
                      first_round if rounds_played == 0 else one, out, scratch, spent, budget,
-                     b < 0, _like(mass, True), general_round)
+                     b < 0, empty, general_round)
         table = after
+        after, spare = spare, after
         rounds_played += 1
+        played += 1
     # every later round alike: solved in one sweep, each state's "nothing changes" part in
     # closed form, mass moving onwards within the table itself
     if isinstance(mass, tuple):
         walks = False
     else:
-        walks = battle.rules[RU_SIMPLE] != 0 and battle.budget == 0.0 and battle.row_sweep
+        walks = _walks(battle)
         if walks:
             _sweep_walks(battle, table, base, rounds_played, check_retreat, out, b < 0,
                          walk_scratch)
     if not walks:
         # (the table after the strikes, where the general round may be played in two phases)
-        inter = _like(mass, not (general and battle.phased and b >= 0))
         _sweep_round(battle, table, table, base, rounds_played, check_retreat, FLAGS[1], one,
                      out, scratch, spent, budget, b < 0, inter, general_round)
 
