@@ -365,8 +365,10 @@ def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_st
     state = seed
     ast, ar, ath, aal, afree = A
     dst, dr, dth, dal, dfree = D
-    # the two counts a chunk, summed here and written once: 8 chunks' counts share a cache
-    # line, and a chunk a few places on runs on the other thread (false sharing)
+    # the counts a chunk, summed here and written once: 8 chunks' counts share a cache line
+    # (an outcome row is 5 of 8 words), and the chunk next to it or a few places on runs on
+    # the other thread (false sharing)
+    n_outcomes = np.zeros(outcomes.shape[0], np.int64)
     n_taken = 0
     n_rounds = 0
     for _ in range(trials):
@@ -375,7 +377,7 @@ def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_st
         outcome, a, d, rounds, state = _trial_walk(
             ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
             start_rounds, retreat_from, a_starts[i], d_starts[j], state)
-        outcomes[outcome] += 1
+        n_outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             n_taken += 1
         a_final[a] += 1
@@ -383,6 +385,7 @@ def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_st
         rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
         n_rounds += rounds
         swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
+    outcomes += n_outcomes
     taken[0] += n_taken
     rounds_sum[0] += n_rounds
 
@@ -395,7 +398,8 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
     state = seed
     ast, ar, ath, aal, _a_free = A
     dst, dr, dth, dal, _d_free = D
-    n_taken = 0  # (written once: _chunk_walk)
+    n_outcomes = np.zeros(outcomes.shape[0], np.int64)  # (written once: _chunk_walk)
+    n_taken = 0
     n_rounds = 0
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
@@ -403,7 +407,7 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
         outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
                                               bombard_cdf, retreat, start_rounds,
                                               retreat_from, a_starts[i], d_starts[j], state)
-        outcomes[outcome] += 1
+        n_outcomes[outcome] += 1
         if round_model.takes(outcome, a, ast):
             n_taken += 1
         a_final[a] += 1
@@ -411,6 +415,7 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
         rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
         n_rounds += rounds
         swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
+    outcomes += n_outcomes
     taken[0] += n_taken
     rounds_sum[0] += n_rounds
 
