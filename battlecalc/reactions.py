@@ -55,14 +55,12 @@ def surface_warships(ruleset) -> tuple[str, ...]:
                  and u.can_be_casualty)
 
 
-def scramble_choices(available: dict[str, int] | tuple[dict[str, int], ...], most: int,
+def scramble_choices(bases: tuple[dict[str, int], ...], most: int,
                      order: tuple[str, ...] = ()) -> list[dict[str, int]]:
-    """Every force an air base holding `available` (or the bases, a tuple of what each holds)
-    may scramble (at most `most` aircraft a base), fewest aircraft first, then in the order of
-    the units (`order`, the edition's, else as found) left out last ({} first: no scramble).
-    Aircraft of a type are alike: a force sent from several bases in more than one way is one
-    choice."""
-    bases = available if isinstance(available, tuple) else (available,)
+    """Every force the air bases (a tuple of what each holds) may scramble (at most `most`
+    aircraft a base), fewest aircraft first, then in the order of the units (`order`, the
+    edition's, else as found) left out last ({} first: no scramble).  Aircraft of a type are
+    alike: a force sent from several bases in more than one way is one choice."""
     names = list(dict.fromkeys([*order, *(n for base in bases for n in base)]))
     forces = {(): {}}
     for base in bases:
@@ -342,7 +340,7 @@ def combinations(battle) -> list[tuple[dict[str, int], tuple]]:
     r = battle.reactions
     most = battle.rules.flags["scramble"]
     if r.scramble_from:
-        scrambles = scramble_choices(r.bases or r.scramble_from, most, tuple(r.scramble_from))
+        scrambles = scramble_choices(r.bases, most, tuple(r.scramble_from))
         if r.scramble is not None and r.scramble not in scrambles:
             scrambles.append(r.scramble)
     else:

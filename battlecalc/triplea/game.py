@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import BattleInputError
 from .save import BattleRecord, SaveData, TerritoryRecord, UnitRecord, read_save
-from .scramble import air_bases, kamikaze_threat, scramble_open, scrambled_rows
+from .scramble import air_bases, kamikaze_threat, scramble_open, with_scrambled
 
 # TripleA's game name -> battlecalc edition
 EDITIONS_BY_GAME = {
@@ -547,18 +547,17 @@ def _game_battle(record: BattleRecord, place: TerritoryRecord, data: SaveData,
         _, d_rows, _ = _army([*sides.defending, *sides.defending_waiting], ruleset)
         battle.attacker_units, battle.defender_units = a_rows, d_rows
     battle.sides, battle.site, battle.record = sides, place, record
-    if kind == "sea" and sides.in_progress is None and scramble_open(record, data, ruleset):
-        bases, notes = air_bases(record, data, ruleset, edition_unit)
-        battle.scramble_from = bases or None
-        if notes:
-            battle.note = "; ".join(notes)
-    if kind == "sea" and sides.in_progress is None:
-        battle.kamikaze = kamikaze_threat(record, place, data, ruleset)
-        if battle.kamikaze:
-            k = battle.kamikaze
-            said = (f"the {k['nation']} may strike with up to {k['tokens']} kamikaze token(s) "
-                    "before the battle: solved without them (run --kamikaze N weighs N)")
-            battle.note = f"{battle.note}; {said}" if battle.note else said
+    if kind == "sea" and sides.in_progress is None:  # (the reactions come before a battle)
+        notes = []
+        if scramble_open(record, data, ruleset):
+            bases, notes = air_bases(record, data, ruleset, edition_unit)
+            battle.scramble_from = bases or None
+        battle.kamikaze = k = kamikaze_threat(record, place, data, ruleset)
+        if k:
+            notes.append(f"the {k['nation']} may strike with up to {k['tokens']} kamikaze "
+                         "token(s) before the battle: solved without them (run --kamikaze N "
+                         "weighs N)")
+        battle.note = "; ".join(notes) or None
     return battle
 
 
@@ -621,15 +620,12 @@ def _solve(battle: GameBattle, data: SaveData, ruleset, low_luck: bool, options:
         if sent and sent != "nothing":
             from ..army import parse_army
 
-            rows = scrambled_rows(battle.scramble_from, parse_army(sent, ruleset))
-            merged: dict[tuple[str, str], int] = {}
-            for row in battle.defender_units + rows:  # (a nation's fighters there and come)
-                key = (row["nation"], row["unit"])
-                merged[key] = merged.get(key, 0) + row["count"]
-            battle.defender_units = [{"nation": n, "unit": u, "count": c}
-                                     for (n, u), c in merged.items()]
-            battle.defender_nations += [r["nation"] for r in rows
-                                        if r["nation"] not in battle.defender_nations]
+            battle.defender_units = with_scrambled(battle.defender_units,
+                                                   battle.scramble_from,
+                                                   parse_army(sent, ruleset))
+            battle.defender_nations += list(dict.fromkeys(
+                r["nation"] for r in battle.defender_units
+                if r["nation"] not in battle.defender_nations))
     else:
         battle.result = simulate(**kwargs).to_dict()
     battle.ipc_loss = _ipc_by_nation(battle, ruleset)

@@ -131,19 +131,24 @@ def _distances(start: str, neighbors: dict, reach: int) -> dict[str, int]:
     return found
 
 
-def scrambled_rows(bases: list[AirBase], scrambled: dict[str, int]) -> list[dict]:
-    """The [{nation, unit, count}] of the aircraft scrambled (`scrambled`: the edition's units
-    and counts), taken from the bases in order, each base's nations in the save's order."""
+def with_scrambled(rows: list[dict], bases: list[AirBase], scrambled: dict[str, int]
+                   ) -> list[dict]:
+    """The defender's [{nation, unit, count}] `rows` with the aircraft scrambled added
+    (`scrambled`: the edition's units and counts), taken from the bases in order, each base's
+    nations in the save's order; a nation's aircraft there and come are one row."""
     left = dict(scrambled)
-    rows: dict[tuple[str, str], int] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for row in rows:
+        key = (row["nation"], row["unit"])
+        counts[key] = counts.get(key, 0) + row["count"]
     for base in bases:
         for row in base.units:
             take = min(row["count"], left.get(row["unit"], 0))
             if take:
                 left[row["unit"]] -= take
                 key = (row["nation"], row["unit"])
-                rows[key] = rows.get(key, 0) + take
-    return [{"nation": n, "unit": u, "count": c} for (n, u), c in rows.items()]
+                counts[key] = counts.get(key, 0) + take
+    return [{"nation": n, "unit": u, "count": c} for (n, u), c in counts.items()]
 
 
 def kamikaze_threat(record: BattleRecord, place, data: SaveData, ruleset) -> dict | None:
