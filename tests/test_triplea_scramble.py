@@ -19,6 +19,8 @@ import pytest
 from test_triplea import FIXTURES, GLOBAL, SAVES, javaobj  # noqa: F401  (skips with them)
 
 from battlecalc import format_army
+from battlecalc.army import parse_army
+from battlecalc.rules import load_rules
 from battlecalc.triplea.game import game_of_save
 from battlecalc.triplea.save import BattleRecord, UnitRecord, read_save
 
@@ -210,10 +212,9 @@ def test_a_battle_in_a_kamikaze_zone_says_who_may_strike(save):
     # the zone's own aircraft and the scrambled ones are one row a nation and unit
     rows = {(r["nation"], r["unit"]): r["count"] for r in battle.defender_units}
     assert len(rows) == len(battle.defender_units)
-    sent = battle.result["decisions"]["scrambled"]
+    sent = parse_army(battle.result["decisions"]["scrambled"], load_rules("1940-2e"))
     zone_fighters = sum(1 for u in places[zone].units if u.type == "fighter")
-    assert rows[("Japanese", "fighter")] == zone_fighters + (
-        int(sent.split(" fighter")[0].split(", ")[-1]) if "fighter" in sent else 0)
+    assert rows[("Japanese", "fighter")] == zone_fighters + sent.get("fighter", 0)
     # not at war: no strike and no scramble; the phase past its strikes: none either
     plain = game_of_save(dataclasses.replace(save, battles=(record,)), solve=False).battles[0]
     assert plain.kamikaze is None and plain.scramble_from is None
@@ -225,7 +226,6 @@ def test_the_board_loads_the_scramble_into_the_form_and_solves_as_game_does(save
     import urllib.parse
 
     from battlecalc import simulate
-    from battlecalc.rules import load_rules
     from battlecalc.triplea import board as boards
     from battlecalc.web.spec import parse_params
 
