@@ -502,14 +502,20 @@ def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
 def test_a_streaming_monte_carlo_run_shows_its_running_estimate(base, page):
     page.goto(base + "/?rules=1942-2e&method=mc&trials=2000000&seed=3"
               "&attacker=6+inf+3+art+3+tank+2+ftr&defender=8+inf+3+tank+1+ftr+1+aa")
-    page.wait_for_selector("#running:not([hidden]) .running-value[data-key=attacker_win]",
-                           timeout=20_000)
-    node = page.locator("#running .running-value[data-key=attacker_win]")
-    p, lo, hi = (float(node.get_attribute(f"data-{k}")) for k in ("value", "lo", "hi"))
-    text = node.text_content()
+    # the estimate read in one step in the page, as it stands when it first shows: read in
+    # several, the run may end between them and take the estimate away (it did)
+    shown = page.wait_for_function(
+        """() => {
+             const values = [...document.querySelectorAll("#running:not([hidden]) .running-value")];
+             return values.some(v => v.dataset.key === "attacker_win") && Object.fromEntries(
+               values.map(v => [v.dataset.key, [v.dataset.value, v.dataset.lo, v.dataset.hi,
+                                                 v.textContent]]));
+           }""", timeout=20_000).json_value()
+    p, lo, hi = (float(x) for x in shown["attacker_win"][:3])
+    text = shown["attacker_win"][3]
     assert lo <= p <= hi and hi - lo < 0.05
     assert f"{100 * p:.2f}%" in text and f"{100 * lo:.2f}%" in text, text
-    assert page.locator("#running .running-value[data-key=defender_win]").count() == 1
+    assert "defender_win" in shown, shown
     settle(page)
     # the answer: the estimate gone, the final value within the interval's width of it (the
     # width is about 4 standard errors of the partial estimate, which shares its trials)
