@@ -20,6 +20,7 @@ from .layout import (
     DEFENDER_WIN,
     DRAW,
     FULL_RETREAT,
+    N_OUTCOMES,
     NO_CHOICES,
     NO_STATE,
     POLICY_NEVER,
@@ -352,6 +353,39 @@ def _low_luck(strength, die, state):
     return strength // die + (1 if u * die < strength % die else 0), state
 
 
+# A chunk's counts (each outcome in layout order, the territory taken, the rounds fought),
+# summed in scalars and written to its row once (_write_counts): 8 chunks' counts share a
+# cache line (an outcome row is 5 of 8 words), and the chunk next to it or a few places on
+# runs on the other thread (false sharing); scalars, not a local array: np.zeros compiles for
+# about 0.35 s, an eighth of a first Monte Carlo run's CPU.
+NO_COUNTS = (0, 0, 0, 0, 0, 0, 0)
+
+
+@kernel(inline=True)
+def _count_trial(counts, outcome, a, d, rounds, ast, dst, a_final, d_final, rounds_hist,
+                 swing_hist, swing_offset):
+    """The counts after one more trial that ended in (outcome, a, d) after `rounds` rounds;
+    its final states, rounds and TUV swing counted in the chunk's rows."""
+    win, lose, draw, stalemate, retreat, taken, rounds_sum = counts
+    a_final[a] += 1
+    d_final[d] += 1
+    rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
+    swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
+    return (win + (outcome == ATTACKER_WIN), lose + (outcome == DEFENDER_WIN),
+            draw + (outcome == DRAW), stalemate + (outcome == STALEMATE),
+            retreat + (outcome == RETREAT), taken + round_model.takes(outcome, a, ast),
+            rounds_sum + rounds)
+
+
+@kernel(inline=True)
+def _write_counts(counts, outcomes, taken, rounds_sum):
+    """A chunk's counts (_count_trial's) added to its row of the outputs."""
+    for k in range(N_OUTCOMES):
+        outcomes[k] += counts[k]
+    taken[0] += counts[N_OUTCOMES]
+    rounds_sum[0] += counts[N_OUTCOMES + 1]
+
+
 @kernel(inline=True)
 def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_cdf,
                 bombard_cdf, retreat, swing_offset, start_rounds, retreat_from, outcomes, taken,
@@ -369,38 +403,16 @@ def _chunk_walk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_st
     state = seed
     ast, ar, ath, aal, afree = A
     dst, dr, dth, dal, dfree = D
-    # the counts a chunk, summed here and written once: 8 chunks' counts share a cache line
-    # (an outcome row is 5 of 8 words), and the chunk next to it or a few places on runs on
-    # the other thread (false sharing); in scalars, not a local array: np.zeros compiles
-    # for about 0.35 s, an eighth of a first Monte Carlo run's CPU
-    n_win = n_lose = n_draw = n_stalemate = n_retreat = 0
-    n_taken = 0
-    n_rounds = 0
+    counts = NO_COUNTS
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
         outcome, a, d, rounds, state = _trial_walk(
             ast, ar, ath, aal, afree, dst, dr, dth, dal, dfree, rules, bombard_cdf, retreat,
             start_rounds, retreat_from, a_starts[i], d_starts[j], state)
-        n_win += outcome == ATTACKER_WIN
-        n_lose += outcome == DEFENDER_WIN
-        n_draw += outcome == DRAW
-        n_stalemate += outcome == STALEMATE
-        n_retreat += outcome == RETREAT
-        if round_model.takes(outcome, a, ast):
-            n_taken += 1
-        a_final[a] += 1
-        d_final[d] += 1
-        rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
-        n_rounds += rounds
-        swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
-    outcomes[ATTACKER_WIN] += n_win
-    outcomes[DEFENDER_WIN] += n_lose
-    outcomes[DRAW] += n_draw
-    outcomes[STALEMATE] += n_stalemate
-    outcomes[RETREAT] += n_retreat
-    taken[0] += n_taken
-    rounds_sum[0] += n_rounds
+        counts = _count_trial(counts, outcome, a, d, rounds, ast, dst, a_final, d_final,
+                              rounds_hist, swing_hist, swing_offset)
+    _write_counts(counts, outcomes, taken, rounds_sum)
 
 
 @kernel
@@ -411,34 +423,16 @@ def _chunk(seed, trials, A, D, rules, a_starts, a_start_cdf, d_starts, d_start_c
     state = seed
     ast, ar, ath, aal, _a_free = A
     dst, dr, dth, dal, _d_free = D
-    n_win = n_lose = n_draw = n_stalemate = n_retreat = 0  # (written once: _chunk_walk)
-    n_taken = 0
-    n_rounds = 0
+    counts = NO_COUNTS
     for _ in range(trials):
         i, state = _pick(a_start_cdf, state)
         j, state = _pick(d_start_cdf, state)
         outcome, a, d, rounds, state = _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules,
                                               bombard_cdf, retreat, start_rounds,
                                               retreat_from, a_starts[i], d_starts[j], state)
-        n_win += outcome == ATTACKER_WIN
-        n_lose += outcome == DEFENDER_WIN
-        n_draw += outcome == DRAW
-        n_stalemate += outcome == STALEMATE
-        n_retreat += outcome == RETREAT
-        if round_model.takes(outcome, a, ast):
-            n_taken += 1
-        a_final[a] += 1
-        d_final[d] += 1
-        rounds_hist[min(rounds, rounds_hist.shape[0] - 1)] += 1
-        n_rounds += rounds
-        swing_hist[dst[d, S_IPC] - ast[a, S_IPC] + swing_offset] += 1
-    outcomes[ATTACKER_WIN] += n_win
-    outcomes[DEFENDER_WIN] += n_lose
-    outcomes[DRAW] += n_draw
-    outcomes[STALEMATE] += n_stalemate
-    outcomes[RETREAT] += n_retreat
-    taken[0] += n_taken
-    rounds_sum[0] += n_rounds
+        counts = _count_trial(counts, outcome, a, d, rounds, ast, dst, a_final, d_final,
+                              rounds_hist, swing_hist, swing_offset)
+    _write_counts(counts, outcomes, taken, rounds_sum)
 
 
 @kernel(nogil=True)
