@@ -677,10 +677,8 @@ def merged_walks(blocks, states, survivors, rows, pmf, cdf, mix, compared):
     code = np.zeros(n_0, dtype=np.uint64)
     for f in range(n_0):
         code[f] = _code(states, survivors, rows, mix, compared, f)
-    order = np.sort(code)
-    for i in range(1, n_0):
-        if order[i] == order[i - 1]:
-            return -1, none, none
+    if _repeats(code):
+        return -1, none, none
     twin = np.zeros(n, dtype=np.int64)
     ok = np.zeros(n, dtype=np.bool_)
     last = np.zeros(n, dtype=np.bool_)
@@ -747,6 +745,29 @@ def merged_walks(blocks, states, survivors, rows, pmf, cdf, mix, compared):
             sweep[at[v]] = f
             at[v] += 1
     return 1, merge, sweep
+
+
+@kernel
+def _repeats(code):
+    """Whether two of the codes are equal: an open-addressed table of at least twice as many
+    slots as codes, each code's slot its high bits (merged_walks' codes are sums of products
+    by random weights: their high bits are mixed); np.sort cost a second of compiling."""
+    bits = 1
+    while (1 << bits) < 2 * code.shape[0]:
+        bits += 1
+    size = 1 << bits
+    slots = np.zeros(size, dtype=np.uint64)
+    used = np.zeros(size, dtype=np.bool_)
+    shift = np.uint64(64 - bits)
+    for f in range(code.shape[0]):
+        h = np.int64(code[f] >> shift)
+        while used[h]:
+            if slots[h] == code[f]:
+                return True
+            h = (h + 1) & (size - 1)
+        used[h] = True
+        slots[h] = code[f]
+    return False
 
 
 @kernel(inline=True)

@@ -132,3 +132,25 @@ def test_merged_walks_by_the_kernel_as_by_numpy(specs, monkeypatch):
             for a, b in zip(got, want, strict=True):
                 assert a.dtype == b.dtype and np.array_equal(a, b)
     assert merged >= 10
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
+def test_repeated_codes_are_found_as_a_set_finds_them(compiled):
+    """builder._repeats (merged_walks' check that block 0's codes are distinct) answers as a
+    set of the codes does: random codes, codes of few high bits (one slot: every code probes
+    past the others), one code repeated anywhere, no code."""
+    from battlecalc.kernels import builder
+
+    jit.compiled()
+    repeats = jit.kernels(builder, compiled)._repeats
+    rng = np.random.default_rng(7)
+    cases = [np.zeros(0, dtype=np.uint64), np.arange(40, dtype=np.uint64)]
+    for n in (1, 2, 3, 17, 64, 500):
+        codes = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64)
+        cases.append(codes)
+        for at in {0, n // 2, n - 1} - {0}:
+            again = codes.copy()
+            again[at] = codes[rng.integers(0, at)]
+            cases.append(again)
+    for codes in cases:
+        assert repeats(codes) == (len(set(codes.tolist())) < len(codes)), codes
