@@ -494,7 +494,9 @@ def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int
     for i, battle in enumerate(batch.battles):
         editions.setdefault(id(battle.rules), []).append(i)
     parts = []
-    army_text = _memo(format_army, lambda army: tuple(army.items()))
+    # (by the dict's identity: the batch holds every battle, and so its armies' dicts, to the
+    # end of the call, and a lane's battles share the dicts of their armies)
+    army_text = _memo(format_army, id)
     for members in map(np.asarray, editions.values()):
         units = tuple(batch.battles[members[0]].rules.units)
         columns: dict[str, Any] = _described([batch.battles[i] for i in members],

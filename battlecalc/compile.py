@@ -135,9 +135,16 @@ class Side:
     unit_names: tuple[str, ...]
     split: tuple[bool, bool] = (False, False)  # (subs, aircraft) are categories of their own
 
-    @property
+    # (cached, as the properties below: a side is shared by the battles of many calls, which
+    # read these several times each)
+    @functools.cached_property
     def n_states(self) -> int:
         return int(self.states.shape[0])
+
+    @functools.cached_property
+    def has_stayers(self) -> bool:
+        """Some block holds the units that stay after a partial retreat (BLOCK_STAYERS)."""
+        return bool((self.blocks[:, B_KIND] == layout.BLOCK_STAYERS).any())
 
     @functools.cached_property
     def mean_hit_combinations(self) -> float:
@@ -208,12 +215,12 @@ class CompiledBattle:
             return None
         return self.retreat.below
 
-    @functools.cached_property
+    @property
     def has_partial_retreat(self) -> bool:
         """Some retreat leaves units behind (an amphibious assault's landed units): the
         attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
         starts in."""
-        return bool((self.attacker.blocks[:, B_KIND] == layout.BLOCK_STAYERS).any())
+        return self.attacker.has_stayers
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1231,31 +1238,30 @@ def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> Com
     battles of one edition and options (spec.BattleForm), as battlecalc.batch does.  A side's
     tables depend on its own units, whether the enemy has submarines and (a land battle's
     attacker) the enemy's AA guns, the attacker's retreat tables on its tables and the
-    retreat policy: each distinct side is specified and built once."""
-    d_items = tuple(battle.defender.items())
-    enemy = kept.get(("defender", d_items))
+    retreat policy: each distinct side is specified and built once (an army found by its
+    dict's identity first: a lane's battles share the dicts of their armies, _kept_army)."""
+    d_army, a_army = battle.defender, battle.attacker
+    enemy = _kept_army(kept, "defender", d_army)
     if enemy is None:
         d_units = battle.defender_rules.units
-        enemy = kept[("defender", d_items)] = (
-            any(d_units[n].submarine for n in battle.defender),
-            () if battle.sea else _guns(battle.defender, d_units))
-    d_subs, guns = enemy
-    a_items = tuple(battle.attacker.items())
-    mine = kept.get(("attacker", a_items))
+        enemy = _keep_army(kept, "defender", d_army, (
+            any(d_units[n].submarine for n in d_army),
+            () if battle.sea else _guns(d_army, d_units), {}))
+    d_subs, guns, defenses = enemy
+    mine = _kept_army(kept, "attacker", a_army)
     if mine is None:
         a_units = battle.attacker_rules.units
-        mine = kept[("attacker", a_items)] = (any(a_units[n].submarine for n in battle.attacker),
-                                              _transports(battle.attacker, a_units))
-    a_subs, a_transports = mine
-    found = kept.get(("attack", a_items, d_subs, guns))
+        mine = _keep_army(kept, "attacker", a_army, (
+            any(a_units[n].submarine for n in a_army), _transports(a_army, a_units), {}))
+    a_subs, a_transports, attacks = mine
+    found = attacks.get((d_subs, guns))
     if found is None:
         a_spec = _attacker_spec(battle, (a_subs, d_subs), guns)
-        found = kept[("attack", a_items, d_subs, guns)] = (build(a_spec), a_spec)
+        found = attacks[(d_subs, guns)] = (build(a_spec), a_spec)
     attacker, a_spec = found
-    defender = kept.get(("defense", d_items, a_subs))
+    defender = defenses.get(a_subs)
     if defender is None:
-        defender = kept[("defense", d_items, a_subs)] = build(
-            _defender_spec(battle, (d_subs, a_subs)))
+        defender = defenses[a_subs] = build(_defender_spec(battle, (d_subs, a_subs)))
     simple = _simple(battle, a_subs or d_subs, a_transports)
     rules = kept.get(("rules", simple, battle.sea))
     if rules is None:
@@ -1273,6 +1279,26 @@ def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> Com
     return CompiledBattle(retreating[0], defender, rules, NO_BOMBARDMENT, retreating[1],
                           battle.sea, objective=battle.objective if battle.retreat.optimal
                           else None)
+
+
+def _kept_army(kept: dict, side: str, army: dict) -> tuple | None:
+    """compile_plain's entry of an army (what it keeps of the side), by the dict's identity
+    (a dict lookup, where its items would be hashed), else by its items (an equal army given
+    in another dict: the entry is shared, and kept by this dict's identity too); None where
+    the army is new."""
+    found = kept.get((side, id(army)))
+    if found is not None and found[0] is army:  # (the dict is kept with it: its id stays)
+        return found[1]
+    entry = kept.get((side, tuple(army.items())))
+    if entry is not None:
+        kept[(side, id(army))] = (army, entry)
+    return entry
+
+
+def _keep_army(kept: dict, side: str, army: dict, entry: tuple) -> tuple:
+    kept[(side, tuple(army.items()))] = entry
+    kept[(side, id(army))] = (army, entry)
+    return entry
 
 
 def _guns(defender: dict[str, int], d_units) -> tuple:

@@ -407,7 +407,7 @@ def test_a_form_checks_as_make_battle_does():
             refused += 1
             continue
         formed += 1
-        assert got == want, battle
+        assert got == want and vars(got) == vars(want), battle
         assert list(got.attacker) == list(want.attacker), battle  # (the edition's order)
         assert list(got.defender) == list(want.defender), battle
     assert formed > 60 and refused > 10  # (the cases reach both)
