@@ -1285,7 +1285,8 @@ def _kept_army(kept: dict, side: str, army: dict) -> tuple | None:
     """compile_plain's entry of an army (what it keeps of the side), by the dict's identity
     (a dict lookup, where its items would be hashed), else by its items (an equal army given
     in another dict: the entry is shared, and kept by this dict's identity too); None where
-    the army is new."""
+    the army is new.  An army's dict must not change while `kept` lives (a lane's are
+    BattleForm.army's, which nothing changes)."""
     found = kept.get((side, id(army)))
     if found is not None and found[0] is army:  # (the dict is kept with it: its id stays)
         return found[1]
