@@ -46,7 +46,7 @@ from .errors import BattleInputError, quoted
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
 from .solver.batch import batch_seconds, offsets, solve_batch
-from .spec import PLAIN_TYPES, FormulaSpec, battle_form, check_seed, simulate_spec
+from .spec import PLAIN_TYPES, START, FormulaSpec, battle_form, check_seed, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
 # the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
@@ -193,8 +193,11 @@ def _key(given: Any):
 
 def _batched(battle, run) -> bool:
     """Whether the battle can join the batch before it is compiled: exact or auto, none of
-    the options whose work is a solve of its own (--retreat-below, the law of rounds)."""
-    return run.method != "mc" and battle.retreat.below is None and not run.rounds_distribution
+    the options whose work is a solve of its own (--retreat-below, the law of rounds), from
+    its start (a battle that starts where it stands is solved as simulate solves it: the
+    batch's plans are of battles from their start, solver.batch.batchable)."""
+    return (run.method != "mc" and battle.retreat.below is None and not run.rounds_distribution
+            and battle.start == START)
 
 
 def _exact_and_small(compiled, run) -> tuple[bool, Any]:

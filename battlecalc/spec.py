@@ -768,7 +768,8 @@ _RETREAT_FIELDS = frozenset(f.name for f in fields(Retreat))
 
 def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
     """The BattleForm and RunSpec of simulate_spec's arguments (their attacker and defender
-    aside), or None where no form stands for them: a formula edition, an amphibious assault
+    aside), or None where no form stands for them: a formula edition, a battle that starts
+    where it stands (start_round, start_step, hits, waiting casualties), an amphibious assault
     (landing, bombard), technologies, keep_land, retreat_below, or other arguments that
     make_battle refuses (simulate_spec then raises, with its message), or decisions to solve
     (retreat_policy, optimize, territory_value, scramble, kamikaze)."""
@@ -785,6 +786,10 @@ def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
         dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
                             DICE_MODELS)
         sea = check_flag("sea", args["sea"])
+        if check_start(ruleset, sea, False, args["start_round"], args["start_step"],
+                       args["hits_on_attacker"], args["hits_on_defender"], args["bombard_hits"],
+                       args["attacker_waiting"], args["defender_waiting"]) is not START:
+            return None  # a battle from where it stands (make_battle's every check)
         if check_techs(args["attacker_tech"], "attacker") \
                 or check_techs(args["defender_tech"], "defender"):
             return None

@@ -329,7 +329,7 @@ def _form_cases() -> list[dict]:
     options a form checks once (orders of losses, AA last, submerging, low luck), some armies
     bad (unknown units, bool or negative counts, units of the wrong domain, AA attacking, no
     units), retreat policies (their thresholds clamped to the armies' sizes), and some
-    battles a form cannot stand for (retreat_below, techs)."""
+    battles a form cannot stand for (retreat_below, techs, a later round)."""
     rng = random.Random(2026_12_01)
     land = ["infantry", "artillery", "tank", "fighter", "bomber", "aa", "inf", "ftr"]
     sea = ["submarine", "destroyer", "cruiser", "battleship", "carrier", "fighter",
@@ -371,6 +371,8 @@ def _form_cases() -> list[dict]:
             battle["retreat_when_only_air"] = True  # (sea: refused)
         elif extra < 0.68:
             battle["retreat_below"] = 0.4
+        elif extra < 0.73:
+            battle["start_round"] = 2  # (a battle from where it stands: no form)
         cases.append(battle)
     return cases
 
@@ -393,8 +395,10 @@ def test_a_form_checks_as_make_battle_does():
                 want = simulate_spec(args)[0]
             except BattleInputError:
                 want = None
+        assert found is None or "start_round" not in battle, battle  # (its start: no form)
         if found is None:
-            assert set(battle) & {"retreat_below", "attacker_tech"} or want is None, battle
+            assert set(battle) & {"retreat_below", "attacker_tech", "start_round"} or (
+                want is None), battle
             continue
         form, _ = found
         try:
@@ -594,3 +598,30 @@ def test_the_table_is_the_concat_of_the_parts():
     assert len(parts) > 5
     got = batch._frame(copy.deepcopy(parts), timing)
     pd.testing.assert_frame_equal(got, reference(copy.deepcopy(parts)), check_exact=True)
+
+
+def test_battles_that_start_where_they_stand_are_solved_as_simulate_solves_them():
+    """The start arguments (a later round, a position inside a round, hits rolled, casualties
+    waiting) are part of a battle: solve_many's rows equal simulate's, the issue's round-2
+    battle included (0.803492: no AAA fire after round 1).  Before, a lane's form left them
+    out and solved each as a battle from its start (0.599643)."""
+    battles = [
+        {"attacker": "3 fighter", "defender": "2 infantry 1 aa", "start_round": 2},
+        {"attacker": "3 fighter 1 inf", "defender": "2 infantry 1 aa", "start_round": 2},
+        {"attacker": "3 fighter", "defender": "2 infantry 1 aa"},
+        {"attacker": "3 fighter", "defender": "2 infantry 1 aa", "start_step": "defender_fire"},
+        {"attacker": "2 inf 1 tank", "defender": "3 inf", "start_round": 2,
+         "start_step": "general_casualties", "hits_on_attacker": 1, "hits_on_defender": 1},
+        {"attacker": "2 inf 1 ftr", "defender": "2 inf 1 aa", "start_step": "bombard_fire",
+         "attacker_waiting": {"fighter": 1}},
+        {"attacker": "2 inf 1 tank", "defender": "3 inf", "start_round": 3},
+    ]
+    frame = solve_many(battles, rules="1942-2e", method="exact")
+    for i, battle in enumerate(battles):
+        assert_row_matches(frame.iloc[i], expected_row(battle, rules="1942-2e"), f"battle {i}")
+    assert round(frame["attacker_win"][0], 6) == 0.803492
+    assert round(frame["attacker_win"][3], 6) == 0.530378
+    rows = battlecalc.batch.solve_rows([{**b, "rules": "1942-2e", "method": "exact"}
+                                        for b in battles])  # (sweep's runner)
+    assert [round(row["attacker_win"], 12) for row, _ in rows] == [
+        round(v, 12) for v in frame["attacker_win"]]
