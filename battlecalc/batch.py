@@ -193,11 +193,12 @@ def _key(given: Any):
 
 def _batched(battle, run) -> bool:
     """Whether the battle can join the batch before it is compiled: exact or auto, none of
-    the options whose work is a solve of its own (--retreat-below, the law of rounds), from
-    its start (a battle that starts where it stands is solved as simulate solves it: the
-    batch's plans are of battles from their start, solver.batch.batchable)."""
+    the options whose work is a solve of its own (--retreat-below, the law of rounds, the
+    defender's reactions: a battle for each choice, battlecalc.reactions), from its start (a
+    battle that starts where it stands is solved as simulate solves it: the batch's plans are
+    of battles from their start, solver.batch.batchable)."""
     return (run.method != "mc" and battle.retreat.below is None and not run.rounds_distribution
-            and battle.start == START)
+            and not battle.reactions and battle.start == START)
 
 
 def _exact_and_small(compiled, run) -> tuple[bool, Any]:

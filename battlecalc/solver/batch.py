@@ -55,9 +55,11 @@ def batch_seconds(compiled, method: str, trials: int, limits: Limits = LIMITS) -
     refuses it), without making the plan: what choose decides for the battles a batch
     takes, read off the same estimates (tests/test_solve_many.py holds the two to each
     other)."""
-    if (method == "mc" or compiled.retreat_below is not None or compiled.start_rounds
-            or compiled.retreat_from != 1):
-        return None  # (Monte Carlo; a --retreat-below table; a battle from where it stands)
+    if (method == "mc" or compiled.retreat_below is not None or compiled.objective is not None
+            or compiled.start_rounds or compiled.retreat_from != 1):
+        # (Monte Carlo; a --retreat-below table; decisions solved, whose table the batch
+        # kernel has not: an optimal retreat or submerging; a battle from where it stands)
+        return None
     seconds = exact_seconds(compiled, limits)
     if seconds > limits.parallel_seconds or compact_table(compiled, limits)[0]:
         return None  # (more than one thread's work; a compact table)

@@ -1,7 +1,8 @@
 """solve_many's decision of which battles the batch kernel solves, without plans
 (solver.batch.batch_seconds), is the one its plans make (batchable(batch_plan(...)), and the
 plan's estimate): on a random battery of every dice edition, methods exact and auto, a range
-of trial counts, --retreat-below, battles that start where they stand, and other limits."""
+of trial counts, --retreat-below, decisions solved (an optimal retreat, optimal submerging),
+battles that start where they stand, and other limits."""
 
 from __future__ import annotations
 
@@ -33,7 +34,12 @@ def compiled():
     battles = BUILDER_FIXED + builder_random(11, 250) + [
         dict(rules="1942-2e", attacker="3 inf 2 tank", defender="4 inf", retreat_below=0.4),
         dict(rules="1942-2e", attacker="30 inf 10 tank 5 ftr", defender="40 inf 4 aa"),
-        dict(rules="revised", attacker="8 sub 4 dd", defender="6 dd 4 cv 8 ftr", sea=True)]
+        dict(rules="revised", attacker="8 sub 4 dd", defender="6 dd 4 cv 8 ftr", sea=True),
+        # decisions solved (their tables are not the batch's)
+        dict(rules="1942-2e", attacker="3 inf 1 tank 1 ftr", defender="4 inf",
+             retreat_policy="optimal"),
+        dict(rules="1942-2e", attacker="2 sub 1 dd", defender="2 dd", sea=True,
+             attacker_submerge="optimal")]
     for given in battles:
         try:
             battle, _ = simulate_spec(_battle_arguments(dict(given, method="exact")))
