@@ -12,8 +12,9 @@ and solved as simulate would solve it, with the same answer.  Battles whose keyw
 only in their armies and seeds (one edition and set of options: a lane) are checked through
 one spec.BattleForm (the options once, each distinct army once) and compiled by
 compile.compile_plain (each distinct side once), without simulate_spec's every check per
-battle: a lane takes battles without an amphibious assault, technologies, keep_land or
-retreat_below, whose checks never read the armies (a retreat policy reads their sizes); the
+battle: a lane takes battles from their start without an amphibious assault, technologies,
+keep_land, retreat_below, decisions or reactions, whose checks never read the armies (a
+retreat policy reads their sizes); the
 others, and a lane's battles that fail its checks (simulate_spec then words the error), are
 checked one by one.  The small exact ones (an estimated solve of at most
 solver.plan.Limits.parallel_seconds, where simulate too solves in one thread: solver.batch's
@@ -23,8 +24,8 @@ units, its technologies, its order of losses and a few options of the battle), e
 tables are laid end to end in flat arrays and one compiled loop (kernels/batch.py) solves them
 one after the other, on the engine's threads (battlecalc.set_threads); their result columns
 are computed for all of them at once.  The others (Monte Carlo, larger battles,
---retreat-below, the law of rounds, formula editions) go through simulate's own engine one by
-one.
+--retreat-below, the law of rounds, decisions solved, the defender's reactions, battles that
+start where they stand, formula editions) go through simulate's own engine one by one.
 """
 
 from __future__ import annotations
