@@ -7,6 +7,9 @@
   PRUNE_BIG_LAND).
 * Monte Carlo battles (MONTE_CARLO): the battles whose Monte Carlo answer is held to the
   exact one, each with its flags (reference: an independent reference solves it; sea; slow).
+* Any battle (any_battles(seed, n)): random battles of every kind and option, some refused,
+  which every surface (solve_many and sweep, the command line, the web API) must answer as
+  simulate does.
 
 Random lists are functions (drawn on first use, then kept), so that importing the catalogue
 builds nothing big.
@@ -48,6 +51,72 @@ SCALARS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "take
 SURVIVORS = ("attacker_survivors", "defender_survivors")
 DISTRIBUTIONS = ("attacker_distribution", "defender_distribution", "swing_distribution",
                  "rounds_distribution")
+
+
+# Every kind of battle and option simulate takes, a few at a time, each value one simulate
+# accepts somewhere (some battles are refused: both must say the same)
+ANY_LAND_OPTIONS = [
+    ("retreat_after", [1, 2]), ("retreat_when_left", [1, 2]), ("strafe", [1]),
+    ("retreat_when_only_air", [True]), ("retreat_below", [0.3, 0.6]), ("keep_land", [1]),
+    ("aa_last", [True]), ("attacker_ool", ["fighter,infantry", "bomber"]),
+    ("defender_ool", ["tank", "artillery"]), ("dice", ["low_luck"]),
+    ("attacker_tech", ["jets", "heavy_bombers", "super_subs"]), ("defender_tech", ["jets"]),
+    ("start_round", [2, 3]), ("start_step", ["attacker_fire", "defender_fire", "end_of_round"]),
+    ("rounds_distribution", [True]), ("retreat_policy", ["optimal"]),
+    ("optimize", ["tuv", "win"]), ("territory_value", [3]), ("hits_on_attacker", [1]),
+    ("hits_on_defender", [1]), ("attacker_waiting", [{"infantry": 1}]), ("seed", [5])]
+ANY_SEA_OPTIONS = [
+    ("attacker_submerge", ["first-chance", "when-only-subs-left", "optimal"]),
+    ("defender_submerge", ["first-chance", "when-only-subs-left", "optimal"]),
+    ("retreat_after", [1, 2]), ("retreat_when_left", [2]), ("retreat_below", [0.4]),
+    ("dice", ["low_luck"]), ("start_round", [2]), ("start_step", ["attacker_fire",
+                                                                  "defender_fire"]),
+    ("rounds_distribution", [True]), ("attacker_tech", ["super_subs"]),
+    ("defender_tech", ["radar", "super_subs"]), ("attacker_ool", ["submarine"]),
+    ("retreat_policy", ["optimal"]), ("scramble_from", [{"fighter": 2}]),
+    ("kamikaze", [1, 2]), ("hits_on_defender", [1]), ("defender_waiting", [{"destroyer": 1}])]
+
+
+def any_battles(seed: int, n: int) -> list[dict]:
+    """n random battles of every kind (land, sea, amphibious; five editions) with up to two
+    options each (ANY_LAND_OPTIONS / ANY_SEA_OPTIONS), method exact or auto (auto: 2,000
+    trials and a seed): battles the surfaces must answer as simulate does (some of them
+    refused, as simulate refuses them)."""
+    rng = random.Random(seed)
+    land = ["infantry", "artillery", "tank", "fighter", "bomber"]
+    sea = ["submarine", "destroyer", "cruiser", "battleship", "carrier", "fighter", "transport"]
+
+    def army(units, size):
+        picked = [rng.choice(units) for _ in range(size)]
+        return {u: picked.count(u) for u in dict.fromkeys(picked)}
+
+    out = []
+    for _ in range(n):
+        kind = rng.choice(["land", "land", "sea", "amphibious"])
+        battle = {"rules": rng.choice(["1942-2e", "revised", "1940-2e", "aa50", "classic"])}
+        if kind == "sea":
+            battle.update(sea=True, attacker=army(sea[:-1], rng.randint(1, 4)),
+                          defender=army(sea, rng.randint(1, 4)))
+        elif kind == "amphibious":
+            battle.update(landing=army(land[:3], rng.randint(1, 3)),
+                          defender=army(land[:3] + ["aa"], rng.randint(1, 4)))
+            air = army(["fighter", "bomber"], rng.randint(0, 2))
+            if air:
+                battle["attacker"] = air
+            ships = rng.choice([{"battleship": 1}, {"cruiser": 1}, None])
+            if ships:
+                battle["bombard"] = ships
+        else:
+            battle.update(attacker=army(land, rng.randint(1, 5)),
+                          defender=army(land[:3] + ["aa", "fighter"], rng.randint(1, 5)))
+        options = ANY_SEA_OPTIONS if kind == "sea" else ANY_LAND_OPTIONS
+        for name, values in rng.sample(options, rng.randint(0, 2)):
+            battle[name] = rng.choice(values)
+        battle["method"] = rng.choice(["exact", "exact", "auto"])
+        if battle["method"] == "auto":
+            battle.update(trials=2000, seed=battle.get("seed", rng.randint(1, 99)))
+        out.append(battle)
+    return out
 
 
 def land(edition, attacker, defender, **options):

@@ -8,6 +8,7 @@ import io
 import json
 import os
 
+import battles
 import pytest
 from helpers import MC_TRIALS, assert_mc_agrees, assert_usage_error, invoke
 
@@ -499,3 +500,54 @@ def test_threads_flag_of_run_plan_and_raid_changes_no_number(command):
         battlecalc.set_threads(None)
     assert outputs[0] == outputs[1]
     assert_usage_error(invoke(*command, "--threads", "0"), "--threads")
+
+
+ANSWERS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
+           "tuv_swing", "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss")
+
+
+def _run_args(battle: dict) -> list[str]:
+    """`battlecalc run`'s arguments for simulate's keywords, each by its flag (the options
+    table's), armies in notation, a flag of a bool given where it is True."""
+    from battlecalc.options import BY_NAME
+
+    args = ["run"]
+    for name, value in battle.items():
+        flag = BY_NAME[name].flag
+        if isinstance(value, bool):
+            args += [flag] if value else []
+            continue
+        if isinstance(value, dict):
+            value = " ".join(f"{count} {unit}" for unit, count in value.items())
+        args += [flag, str(value)]
+    return [*args, "--format", "json"]
+
+
+def test_run_answers_any_battle_as_simulate_does():
+    """`run` gives simulate's answer, or exit status 2 where simulate refuses the battle, for
+    random battles of every kind and option (tests/battles.py's any_battles; those with
+    the law of rounds, which has no flag, left out)."""
+    import warnings
+
+    import battlecalc
+    from battlecalc import BattleInputError
+
+    answered = 0
+    for battle in battles.any_battles(2026_12_02, 120):
+        if battle.get("rounds_distribution"):
+            continue
+        result = invoke(*_run_args(battle))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = battlecalc.simulate(**battle)
+        except BattleInputError:
+            assert result.exit_code == 2, (battle, result.output)
+            continue
+        assert result.exit_code == 0, (battle, result.output)
+        got = json.loads(result.stdout)
+        for key in ANSWERS:
+            assert got[key] == pytest.approx(getattr(want, key), abs=1e-12), (battle, key)
+        answered += 1
+    assert answered > 60
+

@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.parse
 
+import battles
 import numpy as np
 import pytest
 from helpers import invoke
@@ -1387,3 +1388,36 @@ def test_an_upload_over_its_memory_is_400(mib):
         f"the save could not be read within the server's limits ({mib} MiB, 5 s)",
         "the save took more than the server's 5 s to read; battlecalc game reads it on the "
         "command line")
+
+
+def test_the_api_answers_any_battle_as_simulate_does(base):
+    """/api/run, by query string and by JSON body, gives simulate's answer, or a 400 with
+    simulate's message, for random battles of every kind and option (tests/battles.py's
+    any_battles)."""
+    import warnings
+
+    answered = 0
+    for battle in battles.any_battles(2026_12_03, 60):
+        query = {name: (str(value).lower() if isinstance(value, bool) else
+                        " ".join(f"{c} {u}" for u, c in value.items())
+                        if isinstance(value, dict) else str(value))
+                 for name, value in battle.items()}
+        by_query = run_query(base, **query)
+        status, _, body = request(base, "POST", "/api/run", json.dumps(battle).encode(),
+                                  {"Content-Type": "application/json"})
+        by_body = (status, json.loads(body))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = battlecalc.simulate(**battle)
+        except battlecalc.BattleInputError as exc:
+            assert by_query == by_body == (400, {"error": str(exc)}), battle
+            continue
+        for status, got in (by_query, by_body):
+            assert status == 200, (battle, got)
+            for key in ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
+                        "takes_territory", "tuv_swing", "mean_rounds"):
+                assert got[key] == pytest.approx(getattr(want, key), abs=1e-12), (battle, key)
+        answered += 1
+    assert answered > 25
+
