@@ -126,15 +126,10 @@ class Sides:
     `unique`, and `index[i]` the one of element i."""
 
     def __init__(self, objects: list):
-        # (numpy's unique of the ids, in the order they first come: a third of the time of a
-        # dict's setdefault per object)
-        ids = np.fromiter(map(id, objects), np.int64, len(objects))
-        _, first, index = np.unique(ids, return_index=True, return_inverse=True)
-        order = np.argsort(first)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        self.index = rank[index.reshape(-1)]
-        self.unique = [objects[i] for i in first[order].tolist()]
+        first: dict[int, int] = {}
+        self.index = np.fromiter((first.setdefault(id(o), len(first)) for o in objects),
+                                 np.int64, len(objects))
+        self.unique = list({id(o): o for o in objects}.values())
 
     def spans(self, lengths: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         """Each element's (first, end) rows when the unique objects' rows (of the given
