@@ -509,6 +509,7 @@ ANSWERS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "take
 def _run_args(battle: dict) -> list[str]:
     """`battlecalc run`'s arguments for simulate's keywords, each by its flag (the options
     table's), armies in notation, a flag of a bool given where it is True."""
+    from battlecalc import format_army
     from battlecalc.options import BY_NAME
 
     args = ["run"]
@@ -517,9 +518,7 @@ def _run_args(battle: dict) -> list[str]:
         if isinstance(value, bool):
             args += [flag] if value else []
             continue
-        if isinstance(value, dict):
-            value = " ".join(f"{count} {unit}" for unit, count in value.items())
-        args += [flag, str(value)]
+        args += [flag, format_army(value) if isinstance(value, dict) else str(value)]
     return [*args, "--format", "json"]
 
 

@@ -1398,9 +1398,8 @@ def test_the_api_answers_any_battle_as_simulate_does(base):
 
     answered = 0
     for battle in battles.any_battles(2026_12_03, 60):
-        query = {name: (str(value).lower() if isinstance(value, bool) else
-                        " ".join(f"{c} {u}" for u, c in value.items())
-                        if isinstance(value, dict) else str(value))
+        query = {name: str(value).lower() if isinstance(value, bool) else
+                 battlecalc.format_army(value) if isinstance(value, dict) else str(value)
                  for name, value in battle.items()}
         by_query = run_query(base, **query)
         status, _, body = request(base, "POST", "/api/run", json.dumps(battle).encode(),
