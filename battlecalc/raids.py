@@ -51,11 +51,12 @@ from typing import Any
 import numpy as np
 
 from .army import format_army
-from .dice import hit_distribution
+from .dice import convolve, hit_distribution
 from .errors import BattleInputError, BattleInputWarning, collected_warnings, quoted
 from .orders import LossOrder, casualty_steps, parse_loss_order
 from .results import LOW_LUCK_LINE, Z95, ResultViews, _frame
 from .rules import Ruleset, load_rules
+from .solver.law import weighted_sum
 from .spec import (
     DEFAULT_TRIALS,
     DICE_MODELS,
@@ -392,12 +393,15 @@ def bomber_damage_law(unit, die_size: int, dice: str, cap: int | None) -> np.nda
     at most `cap`."""
     die = damage_die(die_size, dice)
     if unit.raid_best_die:
-        cdf = np.cumsum(die) ** unit.raid_dice
+        # P(best <= x) = P(one die <= x)^k, by products (numpy's power differs by CPU)
+        one, cdf = np.cumsum(die), np.ones(len(die))
+        for _ in range(unit.raid_dice):
+            cdf *= one
         law = np.diff(cdf, prepend=0.0)
     else:
         law = np.ones(1)
         for _ in range(unit.raid_dice):
-            law = np.convolve(law, die)
+            law = convolve(law, die)
     law = np.concatenate([np.zeros(unit.raid_bonus), law])
     return _capped(law, cap)
 
@@ -414,7 +418,7 @@ def _suffix_mixture(spec: RaidSpec, weights: np.ndarray) -> np.ndarray:
     total = np.zeros(1)
     for m in range(len(spec.bombers), -1, -1):
         if m < len(spec.bombers):
-            law = _capped(np.convolve(law, per_bomber[spec.bombers[m]]), spec.total_cap)
+            law = _capped(convolve(law, per_bomber[spec.bombers[m]]), spec.total_cap)
         if weights[m] > 0:
             if len(total) < len(law):
                 total = np.concatenate([total, np.zeros(len(law) - len(total))])
@@ -708,7 +712,8 @@ def _build(spec: RaidSpec, walk: _Walk, air: _AirBattle | None, joint: np.ndarra
     over_mean, over_se = _mean_se(over, joint, n)
     probability = joint / joint.sum()
     k_law, m_law = probability.sum(axis=1), probability.sum(axis=0)
-    survivors = k_law @ walk.escorts_left + m_law @ walk.bombers_left
+    survivors = (weighted_sum(k_law, walk.escorts_left)
+                 + weighted_sum(m_law, walk.bombers_left))
     if air is None:
         d_survivors, d_loss, d_se = {}, 0.0, 0.0
     else:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .army import format_army
-from .solver.law import FinalLaw, exact_odds, grouped
+from .solver.law import FinalLaw, exact_odds, grouped, weighted_sum
 
 # in the order of the outcome codes of battlecalc.kernels.layout (ATTACKER_WIN = 0, ...), the
 # order of FinalLaw.outcomes
@@ -600,8 +600,8 @@ def _present_units(army: dict[str, int], rules) -> list[str]:
 
 def _mean_stderr(counts: np.ndarray, per_state: np.ndarray, n: float) -> float:
     """Standard error of a Monte Carlo mean of per_state[s] over counts[s] of n trials."""
-    mean = (counts @ per_state) / n
-    second = (counts @ (per_state.astype(np.float64) ** 2)) / n
+    mean = weighted_sum(counts, per_state) / n
+    second = weighted_sum(counts, per_state.astype(np.float64) ** 2) / n
     return math.sqrt(max(second - mean * mean, 0.0) / n)
 
 
@@ -673,18 +673,18 @@ class _Pending:
         """The fields built from the law."""
         tables, n = self.tables, law.total
         if name in _IPC_FIELDS:
-            # an exact law is in probabilities already (n = 1.0: x / n is x); a.dot(b) is a @ b
+            # an exact law is in probabilities already (n = 1.0: x / n is x)
             a_final, d_final = ((law.a_final, law.d_final) if self.exact and n == 1.0
                                 else (law.a_final / n, law.d_final / n))
-            a_ipc = float(a_final.dot(tables.attacker.ipc_lost))
-            d_ipc = float(d_final.dot(tables.defender.ipc_lost))
+            a_ipc = float(weighted_sum(a_final, tables.attacker.ipc_lost))
+            d_ipc = float(weighted_sum(d_final, tables.defender.ipc_lost))
             into.update(attacker_ipc_loss=a_ipc, defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
         elif name in ("attacker_survivors", "defender_survivors"):
             attacker = name == "attacker_survivors"
             side = tables.attacker if attacker else tables.defender
             final = (law.a_final if attacker else law.d_final) / n
             names = list(tables.attacker.unit_names)
-            into[name] = {u: float(final @ side.survivors[:, names.index(u)])
+            into[name] = {u: float(weighted_sum(final, side.survivors[:, names.index(u)]))
                           for u in self.present()[0 if attacker else 1]}
         elif name in ("attacker_law", "defender_law"):
             attacker = name == "attacker_law"
@@ -714,7 +714,7 @@ def _statistics(values: dict[str, float], tables, law: FinalLaw | None, exact: b
         hist = law.rounds_hist
         rounds = np.arange(len(hist), dtype=np.float64)
         stderr["mean_rounds"] = math.sqrt(
-            max(float(hist @ (rounds * rounds)) / n - law.mean_rounds**2, 0.0) / n)
+            max(float(weighted_sum(hist, rounds * rounds)) / n - law.mean_rounds**2, 0.0) / n)
     return stderr, ci95
 
 

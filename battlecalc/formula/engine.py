@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..army import format_army
+from ..dice import convolve
 from ..errors import BattleInputError
 from ..kernels import formula as kernels
 from ..kernels import jit
@@ -173,7 +174,7 @@ def _side_state_counts(side: SideArrays, row_points: np.ndarray, a1: bool) -> np
         ways = np.ones(1)
         for t in side.present:
             per_type = np.ones(min(cap, int(side.face_up[t] + side.flipped[t])) + 1)
-            ways = np.convolve(ways, per_type)[:cap + 1]
+            ways = convolve(ways, per_type)[:cap + 1]
     p0 = 2 * up + flipped
     counts = np.zeros(p0 + 1)
     for n in range(1, up + 1):

@@ -29,7 +29,7 @@ from ..kernels.layout import (
     McSide,
 )
 from . import threads
-from .law import FinalLaw
+from .law import FinalLaw, weighted_sum
 from .plan import ROUNDS_BINS
 from .tables import sampler
 
@@ -146,5 +146,6 @@ def _run(compiled, simulate, trials: int, seed: int, progress, partial: bool,
         takes=int(totals["takes"]), a_final=totals["a_final"], d_final=totals["d_final"],
         mean_rounds=int(totals["rounds_sum"]) / float(trials), rounds_hist=totals["rounds_hist"],
         swing=(np.arange(len(swing_hist), dtype=np.int64) - swing_offset, swing_hist),
-        swing_sum=float(swing_hist @ swing), swing_sq_sum=float(swing_hist @ (swing * swing)),
+        swing_sum=float(weighted_sum(swing_hist, swing)),
+        swing_sq_sum=float(weighted_sum(swing_hist, swing * swing)),
         pruned=0.0, seed=seed)
