@@ -26,19 +26,24 @@ DiceGroups = Mapping[tuple[int, int], int]  # (hit value, best of) -> number of 
 # the same battle must give the same numbers, to the last bit, on any machine.
 
 
-@functools.lru_cache(maxsize=4096)
 def binomial_pmf(n: int, p: float) -> np.ndarray:
-    """pmf of Binomial(n, p) as an array of length n+1; cached, so the returned array is shared
-    and read-only.  Up to n = 200 each term is C(n, k) p^k (1 - p)^(n - k) of the exact p
-    (p.as_integer_ratio()) rounded once to the nearest float; beyond, the terms' ratios
-    from the mode outward, normalised (relative error about n x 1e-16)."""
-    if n == 0 or p <= 0.0 or p >= 1.0:
+    """pmf of Binomial(n, p), p taken at its exact value (binomial_law)."""
+    return binomial_law(n, *p.as_integer_ratio())
+
+
+@functools.lru_cache(maxsize=4096)
+def binomial_law(n: int, hit: int, whole: int) -> np.ndarray:
+    """pmf of Binomial(n, hit / whole) as an array of length n+1; cached, so the returned array
+    is shared and read-only.  Up to n = 200 each term, C(n, k) hit^k (whole - hit)^(n - k) /
+    whole^n, is computed in whole numbers and rounded once to the nearest float (a die's
+    chance, 2/6 say, in small numbers: quick); beyond, the terms' ratios from the mode
+    outward, normalised (relative error about n x 1e-16)."""
+    if n == 0 or hit <= 0 or hit >= whole:
         out = np.zeros(n + 1)
-        out[n if p >= 1.0 else 0] = 1.0
+        out[n if hit >= whole else 0] = 1.0
         out.flags.writeable = False
         return out
     if n <= 200:
-        hit, whole = p.as_integer_ratio()  # p = hit / whole exactly (whole a power of two)
         miss, total = whole - hit, whole**n
         hits, misses = [1] * (n + 1), [1] * (n + 1)
         for k in range(1, n + 1):
@@ -47,6 +52,7 @@ def binomial_pmf(n: int, p: float) -> np.ndarray:
         out = np.array([math.comb(n, k) * hits[k] * misses[n - k] / total
                         for k in range(n + 1)])
     else:
+        p = hit / whole
         odds, mode = p / (1.0 - p), min(int((n + 1) * p), n)
         terms = [0.0] * (n + 1)
         terms[mode] = 1.0
@@ -68,10 +74,19 @@ def convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                        np.asarray(b, np.longdouble)).astype(np.float64)
 
 
+def hit_ratio(value: int, best_of: int, die_size: int) -> tuple[int, int]:
+    """Chance that one unit's roll hits, exactly, as (hits, whole) in lowest terms: value/die,
+    or the best of `best_of` dice (1 - ((die - value)/die)^best_of)."""
+    whole = die_size**best_of
+    hits = whole - (die_size - min(value, die_size)) ** best_of
+    common = math.gcd(hits, whole)
+    return hits // common, whole // common
+
+
 def hit_chance(value: int, best_of: int, die_size: int) -> float:
-    """Chance that one unit's roll hits: value/die, or the best of `best_of` dice."""
-    chance = min(value, die_size) / die_size
-    return 1.0 - (1.0 - chance) ** best_of if best_of > 1 else chance
+    """Chance that one unit's roll hits (hit_ratio, rounded once)."""
+    hits, whole = hit_ratio(value, best_of, die_size)
+    return hits / whole
 
 
 def hit_distribution(dice: DiceGroups, die_size: int = 6, model: str = "standard") -> np.ndarray:
@@ -104,13 +119,13 @@ def _hit_distribution(groups: tuple[tuple[int, int, int], ...], die_size: int,
         if chance:
             pmf[sure + 1] = chance
     else:
-        by_chance: dict[float, int] = {}
+        by_chance: dict[tuple[int, int], int] = {}
         for v, b, n in groups:
-            chance = hit_chance(v, b, die_size)
+            chance = hit_ratio(v, b, die_size)
             by_chance[chance] = by_chance.get(chance, 0) + n
         pmf = np.ones(1)
-        for chance in sorted(by_chance):
-            pmf = convolve(pmf, binomial_pmf(by_chance[chance], chance))
+        for chance in sorted(by_chance, key=lambda ratio: ratio[0] / ratio[1]):
+            pmf = convolve(pmf, binomial_law(by_chance[chance], *chance))
     pmf.flags.writeable = False
     return pmf
 

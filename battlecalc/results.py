@@ -26,6 +26,10 @@ from .solver.law import FinalLaw, exact_odds, grouped, weighted_sum
 # order of FinalLaw.outcomes
 OUTCOME_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
 Z95 = 1.959963984540054
+# the text shows a pruned mass from here up: below, it is float rounding (a solve reports the
+# mass it played less the mass it passed on, which an ulp of each hit law makes 1e-16 or so)
+# as much as states skipped; `pruned` in JSON, CSV and the API keeps every bit of it
+PRUNED_SHOWN = 1e-12
 PERCENTILES = (10, 50, 90)
 LIKELY_OUTCOMES = 5  # end states listed per side
 LABEL_WIDTH = 34
@@ -464,7 +468,7 @@ class Result(ResultViews):
         lines.append(f"TUV swing  {self.tuv_swing:+.3f}{self._pm('tuv_swing')}"
                      "   (defender's loss minus attacker's; positive favours the attacker)")
         lines.append(f"rounds     {self.mean_rounds:.3f} on average")
-        if exact and self.pruned:
+        if exact and self.pruned >= PRUNED_SHOWN:
             lines.append(f"pruned probability mass: {self.pruned:.2e}")
         lines += self._law_lines()
         return "\n".join(lines)

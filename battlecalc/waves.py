@@ -60,7 +60,7 @@ from . import api
 from .army import format_army, parse_army
 from .errors import BattleInputError
 from .options import FORMULA_OPTIONS, OPTIONS
-from .results import Z95, Result, SideLaw, _frame, csv_text, proportion_statistics
+from .results import PRUNED_SHOWN, Z95, Result, SideLaw, _frame, csv_text, proportion_statistics
 from .rules import Ruleset, load_rules
 from .spec import DICE_ONLY, Battle, RunSpec, check_waves, fresh_seed, simulate_spec
 
@@ -237,7 +237,7 @@ class WavesResult:
                      + (" and the counter-attack)" if c else ")"))
         lines.append(f"TUV swing  {self.tuv_swing:+.3f}   (defender's loss minus attacker's; "
                      "positive favours the attacker)")
-        if self.pruned:
+        if self.pruned >= PRUNED_SHOWN:
             lines.append(f"pruned probability mass: {self.pruned:.2e}")
         return "\n".join(lines)
 

@@ -162,3 +162,14 @@ def test_views_without_pandas_and_frames_on_demand(fresh):
     # (a fresh interpreter, tests/fresh_checks.py: a dice and a formula result's views, then
     # a law as a DataFrame)
     assert fresh == [False, True, ["infantry", "ipc_lost", "probability"], [2, 0, 1]]
+
+
+def test_text_shows_a_pruned_mass_only_above_float_rounding():
+    # an exact result's `pruned` is the mass it played less the mass it passed on: ~1e-16 of
+    # rounding in a battle where nothing is skipped, which the text leaves out (JSON keeps it)
+    r = _exact("6 inf 2 art 2 tank 2 ftr", "8 inf 1 tank 1 aa", rules="1942-2e")
+    for pruned, shown in ((0.0, False), (3.8e-16, False), (0.99e-12, False), (1e-12, True),
+                          (5e-11, True)):
+        changed = dataclasses.replace(r, pruned=pruned)
+        assert ("pruned probability mass" in changed.table()) is shown, pruned
+        assert changed.to_dict()["pruned"] == pruned
