@@ -2,9 +2,15 @@
 
 Run:  python benchmarks/bench_revisions.py REV [--repeats 5] [--rounds 3] [--cold] [--keep]
 
-REV is checked out into a worktree (bench_ab.worktree).  Each round runs one subprocess per
-tree, alternating old and new, each warm (kernels compiled or loaded from numba's cache, then
-a warm-up of every battle), and reports per figure the best of --repeats inside the process:
+REV is checked out into a worktree (bench_ab.worktree).  First each tree's numba cache is
+filled (a process compiling every kernel, where the revision has jit.compiled, and solving a
+land, a sea and a solve_many battle with them): whether a never-seen battle's side tables are
+built by the compiled builder or in plain Python depends on what the cache holds
+(solver.plan.kernels_for), and a new worktree holds only what a warm-up compiled (at 88f8f4a
+a never-seen battle took 1.0-3.2 ms so, 0.26-0.44 ms with the cache full: "never seen" once
+read 2-4x in favour of whichever tree had the fuller cache).  Then each round runs one
+subprocess per tree, alternating old and new, each warm (a warm-up of every battle first),
+and reports per figure the best of --repeats inside the process:
 
 * exact, kept: simulate(method="exact") of the same small battle again (the per-call floor,
   microseconds a call, a mean over 200 calls);
@@ -107,6 +113,22 @@ out["solve_many new armies (battles/s)"] = max(rates)
 print(json.dumps(out))
 """
 
+PRIME = r"""
+try:
+    from battlecalc.kernels import jit
+except ImportError:  # (a revision that compiles its kernels as it imports them)
+    jit = None
+if getattr(jit, "compiled", None) is not None:
+    jit.compiled()  # (every solve of this process compiled: the builder's kernels too)
+import battlecalc
+battlecalc.simulate(rules="1942-2e", attacker="6 inf 2 art 2 tank 2 ftr",
+                    defender="8 inf 1 tank 1 aa", method="exact")
+battlecalc.simulate(rules="1942-2e", sea=True, attacker="2 sub 1 dd 1 ftr",
+                    defender="1 cv 2 ftr 1 dd 1 tt", method="exact")
+battlecalc.solve_many([dict(attacker="2 inf", defender="1 inf")] * 2, rules="1942-2e",
+                      method="exact")
+"""
+
 COLD = r"""
 import battlecalc
 battlecalc.simulate(rules="1942-2e", attacker="6 inf 2 art 2 tank 2 ftr",
@@ -171,6 +193,8 @@ def main() -> int:
     try:
         best: dict[str, dict[str, float]] = {"old": {}, "new": {}}
         payload = json.dumps([SMALL, BIG, MC, args.repeats])
+        for side in ("old", "new"):
+            child(trees[side], PRIME, [], args.threads)
         for _ in range(args.rounds):
             for side in ("old", "new"):
                 figures = json.loads(child(trees[side], CHILD, [payload],
