@@ -52,8 +52,8 @@ def binomial_law(n: int, hit: int, whole: int) -> np.ndarray:
         out = np.array([math.comb(n, k) * hits[k] * misses[n - k] / total
                         for k in range(n + 1)])
     else:
-        p = hit / whole
-        odds, mode = p / (1.0 - p), min(int((n + 1) * p), n)
+        # (the odds from the whole numbers: 1 - p in floats loses digits as p nears 1)
+        odds, mode = hit / (whole - hit), min((n + 1) * hit // whole, n)
         terms = [0.0] * (n + 1)
         terms[mode] = 1.0
         for k in range(mode, n):  # P(k + 1) / P(k) = (n - k) / (k + 1) x p / (1 - p)
@@ -69,7 +69,10 @@ def binomial_law(n: int, hit: int, whole: int) -> np.ndarray:
 def convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.convolve(a, b) of two float vectors, the same on every CPU: numpy's convolve of
     doubles adds each term with BLAS's dot, whose kernel OpenBLAS picks by CPU, and of long
-    doubles with a plain loop (its sums, in 64-bit mantissas, then rounded once)."""
+    doubles with a plain loop (its sums, in 64-bit mantissas, then rounded once).  Long double
+    is x87's 80 bits on x86-64 Linux and macOS, a plain double with MSVC (Windows) and 128
+    bits on ARM: there the last bits differ (a fixed-order sum of doubles would agree
+    everywhere, at 10-20 us a convolution against 3-6: a cold big battle 4 ms slower)."""
     return np.convolve(np.asarray(a, np.longdouble),
                        np.asarray(b, np.longdouble)).astype(np.float64)
 

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from math import comb
 from typing import Any
 
 from .army import format_army
+from .dice import binomial_law, hit_ratio
 from .errors import BattleInputError, quoted
 from .options import is_bool
 
@@ -120,12 +120,11 @@ def strike_law(unit, tokens: int, hit: int, die: int, low_luck: bool) -> dict[st
     Standard dice: a die a token, a hit on `hit` or less; low luck: the tokens' strength
     hit x tokens, a sure hit per full die and one die for the rest.  Hits sink the unit once
     they reach its hit points (unit.hp), else damage it."""
-    p = hit / die
     if low_luck:
         sure, rest = divmod(hit * tokens, die)
         hits = {sure: 1 - rest / die, sure + 1: rest / die}
     else:
-        hits = {h: comb(tokens, h) * p**h * (1 - p) ** (tokens - h) for h in range(tokens + 1)}
+        hits = dict(enumerate(binomial_law(tokens, *hit_ratio(hit, 1, die)).tolist()))
     law: dict[str, float] = {}
     for h, ph in hits.items():
         if ph == 0:

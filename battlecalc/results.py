@@ -714,11 +714,14 @@ def _statistics(values: dict[str, float], tables, law: FinalLaw | None, exact: b
         stderr["attacker_ipc_loss"] = _mean_stderr(law.a_final, tables.attacker.ipc_lost, n)
         stderr["defender_ipc_loss"] = _mean_stderr(law.d_final, tables.defender.ipc_lost, n)
         swing_mean = law.swing_sum / n
-        stderr["tuv_swing"] = math.sqrt(max(law.swing_sq_sum / n - swing_mean**2, 0.0) / n)
+        # (x * x, not x**2: a float's ** is libm's pow, whose last bit differs with FMA or not)
+        stderr["tuv_swing"] = math.sqrt(max(law.swing_sq_sum / n - swing_mean * swing_mean, 0.0)
+                                        / n)
         hist = law.rounds_hist
         rounds = np.arange(len(hist), dtype=np.float64)
         stderr["mean_rounds"] = math.sqrt(
-            max(float(weighted_sum(hist, rounds * rounds)) / n - law.mean_rounds**2, 0.0) / n)
+            max(float(weighted_sum(hist, rounds * rounds)) / n
+                - law.mean_rounds * law.mean_rounds, 0.0) / n)
     return stderr, ci95
 
 

@@ -320,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, default=1, metavar="N",
                         help="check only every Nth case (ids 0, N, 2N, ...)")
     args = parser.parse_args(argv)
+    if args.every < 1:
+        parser.error("--every must be 1 or more")
     jit.compiled()
     if args.write:
         cases = build_cases()

@@ -43,9 +43,11 @@ def test_each_binomial_term_is_the_exact_one_rounded_once(n, hit, whole):
 
 
 @pytest.mark.parametrize("n", [201, 450])
-def test_a_long_binomial_within_n_ulps(n):
-    exact = _exact_binomial(n, Fraction(1, 6))
-    for got, x in zip(binomial_law(n, 1, 6).tolist(), exact, strict=True):
+@pytest.mark.parametrize("hit, whole", [(1, 6), (5, 6), (8, 9), (215, 216)])
+def test_a_long_binomial_within_n_ulps(n, hit, whole):
+    # (p near 1 once lost digits in 1 - p: 43 terms past the bound at 5/6, n = 201)
+    exact = _exact_binomial(n, Fraction(hit, whole))
+    for got, x in zip(binomial_law(n, hit, whole).tolist(), exact, strict=True):
         if x > Fraction(1, 10**290):  # (far below, the recurrence underflows to 0 first)
             assert abs(Fraction(got) - x) <= n * Fraction(2) ** -52 * x
 
@@ -59,3 +61,14 @@ def test_a_law_of_mixed_dice_within_a_few_ulps(groups):
     assert len(got) == len(exact)
     for g, x in zip(got.tolist(), exact, strict=True):
         assert abs(Fraction(g) - x) <= 4 * Fraction(math.ulp(float(x)))
+
+
+def test_a_long_binomial_of_a_chance_that_rounds_to_one():
+    # the best of 21 dice hitting on 5: 1 - 6^-21 is 1.0 as a float (a ZeroDivisionError
+    # in 1 / (1 - p) before the odds came from whole numbers)
+    hit, whole = hit_ratio(5, 21, 6)
+    assert hit / whole == 1.0 and hit < whole
+    exact = _exact_binomial(201, Fraction(hit, whole))
+    for got, x in zip(binomial_law(201, hit, whole).tolist(), exact, strict=True):
+        if x > Fraction(1, 10**290):
+            assert abs(Fraction(got) - x) <= 201 * Fraction(2) ** -52 * x

@@ -639,7 +639,8 @@ def _build_result(battle: FormulaBattle, method: str, trials: int | None, seed: 
     stderr.update(attacker_loss_points=a_points_se, defender_loss_points=d_points_se,
                   mean_exchanges=exchanges_se)
     for i, key in enumerate(LEFT_KEYS):
-        stderr[key] = 0.0 if exact else math.sqrt(max(second[i] - left[i] ** 2, 0.0) / n)
+        # (x * x, not x ** 2: a float's ** is libm's pow, whose last bit differs with FMA or not)
+        stderr[key] = 0.0 if exact else math.sqrt(max(second[i] - left[i] * left[i], 0.0) / n)
     notes = []
     if spec.exchanges == UNTIL_DONE and capped > 0:
         notes.append(f"{capped:.2%} of battles were still undecided after the cap of "
