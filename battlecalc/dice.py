@@ -26,11 +26,6 @@ DiceGroups = Mapping[tuple[int, int], int]  # (hit value, best of) -> number of 
 # the same battle must give the same numbers, to the last bit, on any machine.
 
 
-def binomial_pmf(n: int, p: float) -> np.ndarray:
-    """pmf of Binomial(n, p), p taken at its exact value (binomial_law)."""
-    return binomial_law(n, *p.as_integer_ratio())
-
-
 @functools.lru_cache(maxsize=4096)
 def binomial_law(n: int, hit: int, whole: int) -> np.ndarray:
     """pmf of Binomial(n, hit / whole) as an array of length n+1; cached, so the returned array
