@@ -19,13 +19,16 @@ and reports per figure the best of --repeats inside the process:
 * Monte Carlo: the big land and the mid sea battle (trials a second);
 * solve_many: 2,000 battles of new armies (battles a second).
 
-The figure of a tree is its best over the rounds; the ratio is old / new for times and new /
-old for rates (above 1: the new tree is faster).  --cold adds the first compile: numba's cache
-of the tree emptied, one process solving an exact land, an exact sea and a Monte Carlo battle
-(CPU seconds, user + sys of the process), alternating, best of --rounds.  Only the public API
-is used (battlecalc.simulate, battlecalc.solve_many, battlecalc.api.forget_compiled), so any
-revision runs the same script.  The machine may be loaded: only ratios within one run mean
-something; the CPU model is printed.
+The trees take turns going first (old first in even rounds).  The figure of a tree is its best
+over the rounds; the ratio is old / new for times and new / old for rates (above 1: the new
+tree is faster), and "median" the median over the rounds of each round's ratio (less moved by
+one lucky process).  An A/A run (REV = HEAD, the working tree clean) shows the host's noise.
+--cold adds the first compile: numba's cache of the tree emptied, one process solving an exact
+land, an exact sea and a Monte Carlo battle (CPU seconds, user + sys of the process), taking
+turns, best of --rounds.  Only the public API is used (battlecalc.simulate,
+battlecalc.solve_many, battlecalc.api.forget_compiled), so any revision runs the same script.
+The machine may be loaded: only ratios within one run mean something; the CPU model is
+printed.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -166,6 +170,27 @@ def cold_cpu(tree: Path, threads: int) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _order(number: int) -> tuple[str, str]:
+    """The trees' order in round `number`: old first in even rounds, new first in odd ones
+    (with old always first, the order was part of every ratio: on an Intel Xeon, two trees of
+    the same engine code read 0.93-1.03 on the sub-millisecond sea rows)."""
+    return ("old", "new") if number % 2 == 0 else ("new", "old")
+
+
+def _ratio(key: str, old: float, new: float) -> float:
+    """Above 1: the new tree is faster (old / new for times, new / old for rates)."""
+    return new / old if "/s" in key else old / new
+
+
+def _add_round(got: dict, best: dict, rounds: dict) -> None:
+    """One round's figures of both trees: each tree's best so far, and the round's ratio."""
+    for key in got["new"]:
+        keep = max if "/s" in key else min
+        for side in ("old", "new"):
+            best[side][key] = keep(best[side].get(key, got[side][key]), got[side][key])
+        rounds.setdefault(key, []).append(_ratio(key, got["old"][key], got["new"][key]))
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -195,25 +220,25 @@ def main() -> int:
         payload = json.dumps([SMALL, BIG, MC, args.repeats])
         for side in ("old", "new"):
             child(trees[side], PRIME, [], args.threads)
-        for _ in range(args.rounds):
-            for side in ("old", "new"):
-                figures = json.loads(child(trees[side], CHILD, [payload],
-                                           args.threads).stdout.splitlines()[-1])
-                for key, value in figures.items():
-                    keep = max if "/s" in key else min
-                    best[side][key] = keep(best[side].get(key, value), value)
+        rounds: dict[str, list[float]] = {}  # each round's ratio, per figure
+        for number in range(args.rounds):
+            got = {}
+            for side in _order(number):
+                got[side] = json.loads(child(trees[side], CHILD, [payload],
+                                             args.threads).stdout.splitlines()[-1])
+            _add_round(got, best, rounds)
         if args.cold:
-            for _ in range(args.rounds):
-                for side in ("old", "new"):
-                    value = cold_cpu(trees[side], args.threads)
-                    key = "first compile, empty cache (CPU s)"
-                    best[side][key] = min(best[side].get(key, value), value)
+            key = "first compile, empty cache (CPU s)"
+            for number in range(args.rounds):
+                got = {side: {key: cold_cpu(trees[side], args.threads)}
+                       for side in _order(number)}
+                _add_round(got, best, rounds)
         width = max(len(k) for k in best["new"])
-        print(f"{'':{width}}  {'old':>12}  {'new':>12}  ratio")
+        print(f"{'':{width}}  {'old':>12}  {'new':>12}  ratio  median")
         for key in best["new"]:
             o, n = best["old"][key], best["new"][key]
-            ratio = n / o if "/s" in key else o / n
-            print(f"{key:{width}}  {o:12.4g}  {n:12.4g}  {ratio:5.3f}")
+            print(f"{key:{width}}  {o:12.4g}  {n:12.4g}  {_ratio(key, o, n):5.3f}  "
+                  f"{statistics.median(rounds[key]):6.3f}")
     finally:
         if made and not args.keep:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT)
