@@ -12,10 +12,12 @@ import time
 import urllib.parse
 
 import uvicorn
+from tiers import starts
 
 from battlecalc.web.server import Engine, create_app
 
 
+@starts("a server (webserver.running_server)")  # the slow tier (tests/tiers.py)
 @contextlib.contextmanager
 def running_server(engine: Engine | None = None, warm: bool = False, timeout: float = 300.0,
                    **app_options):
@@ -42,6 +44,11 @@ def running_server(engine: Engine | None = None, warm: bool = False, timeout: fl
         server.should_exit = True
         thread.join(15)
         sock.close()
+
+
+def without_time(data: dict) -> dict:
+    """An answer without its time (`elapsed_s`), which no two runs share."""
+    return {k: v for k, v in data.items() if k != "elapsed_s"}
 
 
 # what the page sends with its API requests, and a client must (battlecalc.web.server.PageOnly)
