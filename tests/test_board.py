@@ -395,8 +395,9 @@ def test_watch_refuses_what_it_cannot_watch_in_one_line(tmp_path):
 @needs_saves
 @pytest.mark.parametrize(("save", "place", "attacker", "defender", "nation"), [
     (LAND_BATTLE, "Germany", {"bomber": 2}, {"aa": 1}, "Germans"),
-    (triplea_fixtures() / "saves" / "wwii_global_2nd_edition_during_g1_politics.tsvg",
-     "Germany", {"bomber": 2, "fighter": 1}, {"fighter": 1}, "Germans"),
+    pytest.param(triplea_fixtures() / "saves" / "wwii_global_2nd_edition_during_g1_politics.tsvg",
+                 "Germany", {"bomber": 2, "fighter": 1}, {"fighter": 1}, "Germans",
+                 marks=pytest.mark.slow(reason="reads the Global 1940 save: about a second")),
 ])
 def test_a_bombing_raid_on_the_board_solves_as_game_does(save, place, attacker, defender,
                                                          nation):

@@ -13,6 +13,7 @@ import pytest
 import reference
 import sea_reference
 from helpers import MC_TRIALS, assert_mc_agrees
+from tiers import sampled
 
 import battlecalc
 
@@ -82,8 +83,8 @@ def _land_pair(edition, attacker, defender, options, objective, territory_value)
     return _LAND_SOLVED[key]
 
 
-@pytest.mark.parametrize(("edition", "attacker", "defender", "options"), LAND_BATTLES,
-                         ids=LAND_IDS)
+@pytest.mark.parametrize(("edition", "attacker", "defender", "options"),
+                         sampled(LAND_BATTLES, 3, LAND_IDS))
 def test_optimal_land_retreat_is_the_reference(edition, attacker, defender, options):
     for objective, territory_value in OBJECTIVES:
         expected, got = _land_pair(edition, attacker, defender, options, objective,
@@ -102,11 +103,15 @@ def _reference_key(units):
     return battlecalc.format_army(dict(units)) or "nothing"
 
 
-def test_optimal_land_policy_is_the_reference_policy():
+@pytest.mark.parametrize("battles", [
+    LAND_BATTLES[::3],  # (the battles of the quick tier's sample)
+    pytest.param(LAND_BATTLES, marks=pytest.mark.slow(reason="the whole battery"))],
+    ids=["sample", "all"])
+def test_optimal_land_policy_is_the_reference_policy(battles):
     # at every state both list (the reference names the never-lost Revised AA gun too), the
     # same choice; most of the reference's states are there
     common = total = 0
-    for edition, attacker, defender, options in LAND_BATTLES:
+    for edition, attacker, defender, options in battles:
         for objective, territory_value in OBJECTIVES:
             expected, got = _land_pair(edition, attacker, defender, options, objective,
                                        territory_value)
@@ -155,8 +160,8 @@ def _rounds_diverge(edition, attacker, defender, policies):
         for side, policy in ((attacker, policies[0]), (defender, policies[1])))
 
 
-@pytest.mark.parametrize(("edition", "attacker", "defender", "policies"), SEA_BATTLES,
-                         ids=SEA_IDS)
+@pytest.mark.parametrize(("edition", "attacker", "defender", "policies"),
+                         sampled(SEA_BATTLES, 4, SEA_IDS))
 def test_optimal_sea_retreat_is_the_reference(edition, attacker, defender, policies):
     keys = [k for k in SEA_KEYS if k != "mean_rounds"
             or not _rounds_diverge(edition, attacker, defender, policies)]
@@ -318,14 +323,14 @@ def _never_worse(edition, attacker, defender, options):
     return gains
 
 
-@pytest.mark.parametrize(("edition", "attacker", "defender", "options"), LAND_BATTLES,
-                         ids=LAND_IDS)
+@pytest.mark.parametrize(("edition", "attacker", "defender", "options"),
+                         sampled(LAND_BATTLES, 3, LAND_IDS))
 def test_optimal_land_is_never_worse_than_a_fixed_policy(edition, attacker, defender, options):
     _never_worse(edition, attacker, defender, options)
 
 
-@pytest.mark.parametrize(("edition", "attacker", "defender", "policies"), SEA_BATTLES,
-                         ids=SEA_IDS)
+@pytest.mark.parametrize(("edition", "attacker", "defender", "policies"),
+                         sampled(SEA_BATTLES, 4, SEA_IDS))
 def test_optimal_sea_is_never_worse_than_a_fixed_policy(edition, attacker, defender, policies):
     _never_worse(edition, attacker, defender, {"sea": True, "attacker_submerge": policies[0],
                                                "defender_submerge": policies[1]})
@@ -422,7 +427,8 @@ REACTION_BATTLES = random_reaction_battles()
 
 
 @pytest.mark.parametrize(("attacker", "defender", "base", "tokens", "retreat", "objective"),
-                         REACTION_BATTLES, ids=[str(i) for i in range(len(REACTION_BATTLES))])
+                         sampled(REACTION_BATTLES, 3,
+                                 [str(i) for i in range(len(REACTION_BATTLES))]))
 def test_scramble_and_kamikaze_are_the_reference(attacker, defender, base, tokens, retreat,
                                                  objective):
     from battlecalc.reactions import allocation_text
@@ -468,7 +474,7 @@ def random_two_base_battles(seed=3104, count=6):
 
 
 @pytest.mark.parametrize(("attacker", "defender", "bases", "objective"),
-                         random_two_base_battles())
+                         sampled(random_two_base_battles(), 2))
 def test_two_air_bases_are_the_reference(attacker, defender, bases, objective):
     # the reference takes a list of bases (each at most 3 of its own): every force the two
     # may send together, weighed; simulate takes them as a list or as text split by ";"
@@ -604,8 +610,8 @@ SUBMERGE_BATTLES = random_submerge_battles()
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "policies", "retreat", "objective"),
-                         SUBMERGE_BATTLES, ids=[f"{b[0]}-{i}" for i, b in
-                                                enumerate(SUBMERGE_BATTLES)])
+                         sampled(SUBMERGE_BATTLES, 4,
+                                 [f"{b[0]}-{i}" for i, b in enumerate(SUBMERGE_BATTLES)]))
 def test_optimal_submerging_is_the_reference(edition, attacker, defender, policies, retreat,
                                              objective):
     expected = dr.optimal_sea(edition, attacker, defender, objective=objective, retreat=retreat,

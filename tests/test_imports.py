@@ -26,6 +26,7 @@ never run and are left out; so are imports by computed name (``importlib.import_
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 from pathlib import Path
@@ -55,14 +56,26 @@ def _is_type_checking(node: ast.AST) -> bool:
         or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
+# the nodes an import statement can be under: statements (bodies of modules, functions,
+# classes, if, for, while, try, with), except clauses and match cases; never an expression
+_HOLDERS = (ast.Module, ast.stmt, ast.ExceptHandler, ast.match_case)
+
+
 def _imports(tree: ast.AST):
     """Every Import / ImportFrom node of a module, at any depth, outside TYPE_CHECKING."""
-    for node in ast.iter_child_nodes(tree):
-        if _is_type_checking(node):
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        yield from _imports(node)
+    stack = [tree]
+    while stack:
+        for node in ast.iter_child_nodes(stack.pop()):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                yield node
+            elif isinstance(node, _HOLDERS) and not _is_type_checking(node):
+                stack.append(node)
+
+
+@functools.cache
+def _parsed(path: Path, text: str) -> ast.Module:
+    """A module's syntax tree, parsed once a session for the graphs that read it."""
+    return ast.parse(text, str(path))
 
 
 def _lazy_names(init: Path) -> dict[str, str]:
@@ -85,7 +98,7 @@ def import_graph(root: Path, package: str, lazy_names: bool = True) -> dict[str,
     for name, path in modules.items():
         is_package = path.name == "__init__.py"
         here = name.split(".") if is_package else name.split(".")[:-1]
-        for node in _imports(ast.parse(path.read_text(), str(path))):
+        for node in _imports(_parsed(path, path.read_text())):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:

@@ -216,9 +216,11 @@ def test_same_answer_at_one_and_two_threads():
     ([{"attacker": "2 inf", "defender": "1 inf"}, "3 inf"], {},
      "battle 1: a battle must be a {keyword: value} mapping, got '3 inf'"),
     ("3 inf", {}, "battles must be a list of {keyword: value} battles or a DataFrame"),
-    # (2,001 x 2,001 states: past the dense table, and a land battle takes no compact one)
-    ([{"attacker": "1000 inf 1000 art", "defender": "1000 inf 1000 art", "method": "exact"}],
-     {}, "battle 0: battle too large"),
+    # (2,001 x 2,001 states: past the dense table, and a land battle takes no compact one; its
+    # sides cost half a second to build)
+    pytest.param([{"attacker": "1000 inf 1000 art", "defender": "1000 inf 1000 art",
+                   "method": "exact"}], {}, "battle 0: battle too large",
+                 marks=pytest.mark.slow(reason="builds two sides of 2,000 units")),
 ])
 def test_bad_input_names_the_battle_and_the_option(battles, options, message):
     with pytest.raises(BattleInputError) as caught:

@@ -415,6 +415,7 @@ def test_techs_of_the_save_are_applied(monkeypatch):
 
 # ------------------------------------------------------------ allied stacks (Global 1940)
 
+@pytest.mark.slow(reason="reads the Global 1940 save: about a second")
 def test_mixed_british_and_french_stacks():
     game = read_game(GLOBAL, solve=False)
     assert (game.game, game.edition, game.step, game.player) == (
@@ -428,6 +429,7 @@ def test_mixed_british_and_french_stacks():
     assert _as_counter(uk) == walked["United Kingdom"]
 
 
+@pytest.mark.slow(reason="reads the Global 1940 save: about a second")
 def test_attack_on_a_mixed_stack_one_side_ipc_per_nation():
     attack = "8 inf 4 tank 4 fighter 2 bomber"
     game = read_game(GLOBAL, territory="United Kingdom", attack=attack, method="mc",

@@ -27,14 +27,16 @@ MAPS = FIXTURES / "maps"
 PAIRS = [("WW2v5_1942_2nd.xml", "1942-2e"), ("ww2global40_2nd_edition.xml", "1940-2e"),
          ("classic.xml", "classic"), ("WW2v3-1941.xml", "aa50")]
 # a save's game data carries the unit attachments of its map: the same import
-SAVE_PAIRS = [(START, "revised"), (GLOBAL, "1940-2e")]
+# (the Global 1940 save in the slow tier: its reading costs about a second)
+SAVE_PAIRS = [(START, "revised"), pytest.param((GLOBAL, "1940-2e"), marks=pytest.mark.slow(
+    reason="reads the Global 1940 save: about a second"))]
 pytestmark = pytest.mark.skipif(not MAPS.is_dir(), reason=f"TripleA maps not found at {MAPS}")
 KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "takes_territory", "mean_rounds",
         "attacker_ipc_loss", "defender_ipc_loss")
 
 
 @pytest.fixture(scope="module", params=[(MAPS / f, e) for f, e in PAIRS] + SAVE_PAIRS,
-                ids=[p[1] for p in PAIRS] + [f"{e}-save" for _, e in SAVE_PAIRS])
+                ids=[p[1] for p in PAIRS] + ["revised-save", "1940-2e-save"])
 def imported(request, tmp_path_factory):
     path, edition = request.param
     result = import_edition(path)

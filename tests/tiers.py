@@ -67,6 +67,17 @@ def starts(what: str):
     return declare
 
 
+def sampled(cases, every: int, ids=None) -> list:
+    """A battery of cases (tuples of a test's arguments) as its parameters: every `every`-th case
+    (the first, then every `every`-th after it, so that each edition of a battery built edition
+    by edition keeps some) in the quick tier, the others in the slow tier: the same test on
+    more cases, where CI runs it."""
+    slow = pytest.mark.slow(reason=f"the rest of a battery whose every {every}th case is quick")
+    return [pytest.param(*case, id=None if ids is None else ids[i],
+                         marks=() if i % every == 0 else slow)
+            for i, case in enumerate(cases)]
+
+
 def _code_names(code: types.CodeType) -> set[str]:
     names = set(code.co_names)
     for const in code.co_consts:

@@ -32,10 +32,14 @@ def _assert_same(side, want) -> None:
         assert kept == compile_module.Side.mean_hit_combinations.func(want)
 
 
-@pytest.fixture(scope="module")
-def specs():
+# the random battery: 120 battles in the quick tier, the full 400 in the slow tier (every test
+# of the battery runs on both)
+@pytest.fixture(scope="module", params=[
+    120, pytest.param(400, marks=pytest.mark.slow(reason="the full random battery"))])
+def specs(request):
     jit.compiled()
-    found = side_specs(BUILDER_FIXED + builder_random(2026, 400), refused_left_out=True)
+    found = side_specs(BUILDER_FIXED + builder_random(2026, request.param),
+                       refused_left_out=True)
     # the battery spans what the builder takes
     assert any(len(s.blocks) > 1 for s in found)  # AA outcomes or partial retreats
     assert any(b[3] is not None for s in found for b in s.blocks)  # stayers' blocks
@@ -93,6 +97,7 @@ def test_law_bank_cold_warm_and_emptied(specs, monkeypatch):
 
 def test_forget_compiled_keeps_the_banks_but_builds_anew(specs):
     spec = next(s for s in specs if len(s.blocks) > 1)
+    api.forget_compiled()  # (built here, whatever an earlier test kept)
     first = compile_module.build_side(spec)
     api.forget_compiled()
     assert compile_module._banks  # (the laws of dice, as dice.hit_distribution keeps them)

@@ -12,6 +12,7 @@ import pytest
 import reference
 import sea_reference
 from reference import exact_land
+from tiers import sampled
 
 INF1 = {"infantry": 1}
 BOTH_1V1 = ((("infantry", 1),), (("infantry", 1),))
@@ -176,8 +177,9 @@ def _land_optimal(edition, attacker, defender, options, objective="tuv", territo
                      territory_value=territory_value, **options))
 
 
-@pytest.mark.parametrize(("edition", "attacker", "defender", "options"), LAND_BATTLES,
-                         ids=[f"{e}-{i}" for i, (e, *_) in enumerate(LAND_BATTLES)])
+@pytest.mark.parametrize(("edition", "attacker", "defender", "options"),
+                         sampled(LAND_BATTLES, 3, [f"{e}-{i}" for i, (e, *_) in
+                                                   enumerate(LAND_BATTLES)]))
 def test_optimal_land_is_never_worse_than_a_fixed_policy(edition, attacker, defender, options):
     fixed = _land_fixed(edition, attacker, defender, options)
     for objective, territory_value in OBJECTIVE_CASES:
@@ -190,6 +192,7 @@ def test_optimal_land_is_never_worse_than_a_fixed_policy(edition, attacker, defe
         assert dr.land_objective_of(best, objective, territory_value) == best["value"]
 
 
+@pytest.mark.slow(reason="solves the whole battery (test_decisions' medium battles: quick)")
 def test_optimal_land_is_strictly_better_on_some_battles():
     gains = []
     for edition, attacker, defender, options in LAND_BATTLES:
@@ -325,8 +328,8 @@ def _solve_sea_fixed(edition, attacker, defender, defender_policy):
     return results
 
 
-@pytest.mark.parametrize(("edition", "attacker", "defender", "policies"), SEA_BATTLES,
-                         ids=SEA_IDS)
+@pytest.mark.parametrize(("edition", "attacker", "defender", "policies"),
+                         sampled(SEA_BATTLES, 4, SEA_IDS))
 def test_optimal_sea_is_never_worse_than_a_fixed_policy(edition, attacker, defender, policies):
     for objective in ("tuv", "win"):
         fixed = _sea_fixed_values(edition, attacker, defender, policies[1], objective)
@@ -339,6 +342,7 @@ def test_optimal_sea_is_never_worse_than_a_fixed_policy(edition, attacker, defen
         assert minimax["value"] <= best["value"], objective
 
 
+@pytest.mark.slow(reason="solves the whole battery (test_decisions' medium battles: quick)")
 def test_optimal_sea_is_strictly_better_on_some_battles():
     gains = []
     for edition, attacker, defender, policies in SEA_BATTLES:

@@ -30,6 +30,7 @@ from start_reference import (
     simulate_raid_from,
     simulate_sea_from,
 )
+from tiers import sampled
 
 P = Position
 
@@ -133,17 +134,23 @@ def _random_land(rng, edition):
     return attacker, defender, options
 
 
-def test_land_start_round_1_is_exact_land_on_random_battles():
-    rng = random.Random(27)
-    for i in range(30):
-        edition = reference.EDITIONS[i % 5]
-        attacker, defender, options = _random_land(rng, edition)
-        want = reference.exact_land(edition, attacker, defender, **options)
-        assert exact_land_from(edition, attacker, defender, **options) == want
-        assert exact_land_from(edition, attacker, defender, start_round=1, **options) == want
-        for pos in (P(), P(round=1, step="aa_fire")):
-            got = exact_land_from(edition, attacker, defender, position=pos, **options)
-            assert got == want, (edition, attacker, defender, options)
+def _random_lands(seed=27, count=30):
+    """The battles the test once drew in its loop: the same stream, in the same order."""
+    rng = random.Random(seed)
+    editions = [reference.EDITIONS[i % 5] for i in range(count)]
+    return [(edition, *_random_land(rng, edition)) for edition in editions]
+
+
+@pytest.mark.parametrize(("edition", "attacker", "defender", "options"),
+                         sampled(_random_lands(), 3))
+def test_land_start_round_1_is_exact_land_on_random_battles(edition, attacker, defender,
+                                                            options):
+    want = reference.exact_land(edition, attacker, defender, **options)
+    assert exact_land_from(edition, attacker, defender, **options) == want
+    assert exact_land_from(edition, attacker, defender, start_round=1, **options) == want
+    for pos in (P(), P(round=1, step="aa_fire")):
+        got = exact_land_from(edition, attacker, defender, position=pos, **options)
+        assert got == want, (edition, attacker, defender, options)
 
 
 def _random_sea(rng, edition):
@@ -567,6 +574,11 @@ def test_sea_groups_fired_one_after_the_other_1942():
 # The die-by-die simulations agree
 # ---------------------------------------------------------------------------
 
+# the reference's die-by-die runs: 1,000 trials in the quick tier, 3,000 in the slow tier (the
+# same band of 4 standard errors, from the run's own size)
+TRIALS = [1000, pytest.param(3000, marks=pytest.mark.slow(reason="3,000 die-by-die trials"))]
+
+
 def _agree(exact, mc, trials, keys):
     for key in keys:
         p = float(exact[key])
@@ -589,12 +601,13 @@ LAND_CASES = [
 ]
 
 
+@pytest.mark.parametrize("trials", TRIALS)
 @pytest.mark.parametrize("case", LAND_CASES, ids=lambda c: f"{c[0]}-{c[3].step}")
-def test_land_simulation_agrees(case):
+def test_land_simulation_agrees(case, trials):
     edition, att, dfn, pos, options = case
     exact = exact_land_from(edition, att, dfn, position=pos, **options)
-    mc = simulate_land_from(edition, att, dfn, position=pos, trials=3000, seed=5, **options)
-    _agree(exact, mc, 3000, OUTCOMES + ("takes_territory",))
+    mc = simulate_land_from(edition, att, dfn, position=pos, trials=trials, seed=5, **options)
+    _agree(exact, mc, trials, OUTCOMES + ("takes_territory",))
 
 
 SEA_CASES = [
@@ -610,12 +623,13 @@ SEA_CASES = [
 ]
 
 
+@pytest.mark.parametrize("trials", TRIALS)
 @pytest.mark.parametrize("case", SEA_CASES, ids=lambda c: f"{c[0]}-{c[3].step}")
-def test_sea_simulation_agrees(case):
+def test_sea_simulation_agrees(case, trials):
     edition, att, dfn, pos, options = case
     exact = exact_sea_from(edition, att, dfn, position=pos, **options)
-    mc = simulate_sea_from(edition, att, dfn, position=pos, trials=3000, seed=6, **options)
-    _agree(exact, mc, 3000, OUTCOMES)
+    mc = simulate_sea_from(edition, att, dfn, position=pos, trials=trials, seed=6, **options)
+    _agree(exact, mc, trials, OUTCOMES)
 
 
 def test_raid_simulation_agrees():
