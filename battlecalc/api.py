@@ -17,7 +17,6 @@ from . import reactions, solver
 from .army import format_army
 from .compile import compile_battle, forget_tables
 from .errors import BattleInputError
-from .formula.engine import run_formula
 from .results import DecisionResult, ExactResults, Result, build_result, with_decisions
 from .rules import load_rules
 from .solver.threads import set_threads, thread_count  # noqa: F401  (re-exported)
@@ -303,6 +302,8 @@ def simulate(
         return sequences(waves, counterattack, **options, **formula_options)
     plan = _plan(arguments, found)
     if isinstance(plan.battle, FormulaSpec):
+        from .formula.engine import run_formula  # (the formula game's engine: on first use)
+
         return run_formula(plan.battle, plan.run, started)
     if plan.fast is not None and plan is not found:  # kept, found by spec_key's key
         result = _solved_again(plan, started)
