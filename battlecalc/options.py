@@ -272,6 +272,20 @@ BY_NAME: dict[str, Option] = {option.name: option for option in OPTIONS}
 FORMULA_OPTIONS = tuple(o.name for o in OPTIONS if o.formula_only)
 # the keywords that describe a dice battle, as plan and later waves take them
 BATTLE_OPTIONS = tuple(o.name for o in OPTIONS if o.battle and o.applies & DICE_KINDS)
+# run's options a TripleA game's battles take (the armies, the kind and the waves come from the
+# save; the reactions are one sea battle's own): `battlecalc game` and read_game
+NOT_GAME_OPTIONS = frozenset({"rules", "attacker", "defender", "sea", "landing", "bombard",
+                              "waves", "counterattack", "progress", "rounds_distribution",
+                              "start_round", "start_step", "hits_on_attacker",
+                              "hits_on_defender", "bombard_hits", "attacker_waiting",
+                              "defender_waiting", "scramble_from", "scramble", "kamikaze",
+                              "kamikaze_targets"})
+
+
+def game_options() -> tuple[str, ...]:
+    """The keywords of simulate that a game's battles take (the option table's dice options)."""
+    return tuple(o.name for o in OPTIONS if o.flag and o.applies & DICE_KINDS
+                 and o.name not in NOT_GAME_OPTIONS)
 
 
 def option(name: str) -> Option:

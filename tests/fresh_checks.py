@@ -51,7 +51,23 @@ def help_loads_no_engine():
 
     for args in (["--help"], ["run", "--help"], ["units", "--help"]):
         assert CliRunner().invoke(cli, args).exit_code == 0
-    return _loaded("numba", "numpy", "pandas", "battlecalc.api", "battlecalc.compile")
+    return _loaded("numba", "numpy", "pandas", "battlecalc.api", "battlecalc.compile",
+                   "battlecalc.triplea")
+
+
+@check("compiled")
+def small_run_loads_what_it_needs():
+    """`battlecalc run` of a small land battle: what it leaves unloaded (TripleA's save reader,
+    the formula game's engine, pandas, numba), and its answer."""
+    from click.testing import CliRunner
+
+    from battlecalc.cli import cli
+
+    done = CliRunner().invoke(cli, ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
+                                    "--format", "json"])
+    assert done.exit_code == 0, done.output
+    return [json.loads(done.stdout)["attacker_win"],
+            _loaded("battlecalc.triplea", "battlecalc.formula.engine", "pandas", "numba")]
 
 
 @check("compiled")

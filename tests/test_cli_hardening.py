@@ -271,6 +271,14 @@ def test_help_loads_no_engine(fresh):
     assert fresh == []
 
 
+@pytest.mark.fresh("small_run_loads_what_it_needs")
+def test_a_small_run_loads_only_what_it_needs(fresh):
+    # (a fresh interpreter: a command imports what it needs when it needs it, so that a
+    # small battle's process starts quickly; 1 inf v 1 inf in Revised: the attacker wins 1/4)
+    attacker_win, loaded = fresh
+    assert attacker_win == pytest.approx(0.25, abs=1e-12) and loaded == []
+
+
 @pytest.mark.fresh("dice_edition_tables_load_no_engine")
 def test_dice_edition_tables_load_no_engine(fresh):
     # (`battlecalc rules` without --rules still does: validating formula.toml imports

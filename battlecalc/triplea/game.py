@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BattleInputError
+from ..options import NOT_GAME_OPTIONS, game_options  # noqa: F401  (re-exported)
 from .save import BattleRecord, SaveData, TerritoryRecord, UnitRecord, read_save
 from .scramble import air_bases, kamikaze_threat, scramble_open, with_scrambled
 
@@ -47,23 +48,8 @@ SITE_UNITS = frozenset({"factory", "factory_major", "factory_minor", "factory_up
 FACILITY_KINDS = {"factory_major": "major", "factory_minor": "minor", "airfield": "airbase",
                   "harbour": "navalbase"}
 KINDS = ("land", "sea", "amphibious", "raid")
-# run's options a game's battles take (the armies, the kind and the waves come from the save)
-NOT_GAME_OPTIONS = frozenset({"rules", "attacker", "defender", "sea", "landing", "bombard",
-                              "waves", "counterattack", "progress", "rounds_distribution",
-                              "start_round", "start_step", "hits_on_attacker",
-                              "hits_on_defender", "bombard_hits", "attacker_waiting",
-                              "defender_waiting", "scramble_from", "scramble", "kamikaze",
-                              "kamikaze_targets"})  # (the reactions: one sea battle's own)
 MIXED_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
               "mean_rounds", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing")
-
-
-def game_options() -> tuple[str, ...]:
-    """The keywords of simulate that a game's battles take (the option table's dice options)."""
-    from ..options import OPTIONS
-
-    return tuple(o.name for o in OPTIONS if o.flag and o.applies & {"land", "sea", "amphibious"}
-                 and o.name not in NOT_GAME_OPTIONS)
 
 
 @dataclass
