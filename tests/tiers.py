@@ -203,11 +203,28 @@ def pytest_collection_modifyitems(config, items):
             items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
+# The garbage collector: what collection built (modules, parameters, fixtures' data) and what
+# each test module left (the engine's caches, compiled kernels) lives on, and a full pass
+# would scan it all again.  So it is moved out of the collector's reach (gc.freeze) after
+# collection and after each module, once the module's garbage is collected; and the young
+# generation is collected every 20,000 new objects instead of 700.  The quick tier's garbage
+# collection: 4.6 s of CPU -> 2.0 s (at f3b6d2d, on the EPYC).
+GC_YOUNG = 20_000
+
+
 def pytest_collection_finish(session):
-    # what collection built (modules, parameters, fixtures' data) lives to the end: moved out
-    # of reach of the garbage collector's full passes, which then scan only what tests make
     gc.collect()
     gc.freeze()
+    young, *older = gc.get_threshold()
+    gc.set_threshold(max(young, GC_YOUNG), *older)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield from _timed(item, "teardown")
+    if nextitem is None or getattr(nextitem, "module", None) is not getattr(item, "module", None):
+        gc.collect()
+        gc.freeze()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,11 +316,6 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     yield from _timed(item, "call")
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item):
-    yield from _timed(item, "teardown")
 
 
 @pytest.hookimpl(hookwrapper=True)
