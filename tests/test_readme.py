@@ -1,6 +1,9 @@
-"""Every example of README.md, run as written and compared with what the README prints.
+"""Every example of README.md and docs/*.md, run as written and compared with what the page
+prints.
 
-Three kinds of examples are found in README.md's fenced blocks:
+Three kinds of examples are found in the fenced blocks of each page (README.md and every
+docs/*.md: an example keeps being checked wherever it moves); each page runs in a working
+folder of its own:
 
 * shell: a ``$ battlecalc ...`` line and the lines under it (up to the next ``$`` line or the
   end of the block), run in-process with click's CliRunner (what a terminal shows: stdout and
@@ -17,11 +20,15 @@ Three kinds of examples are found in README.md's fenced blocks:
 Every line is compared as text, numbers included; timings (``(0.309 s)``,
 ``(0.580 s, 27 battles solved)``) and compile notices are left out of the comparison.
 
-Update mode rewrites README.md in place with what the examples print now (after a change to
+An example whose command starts processes (`sweep`, whose workers are processes; a doctest
+block calling `battlecalc.sweep`), or reads the Global 1940 save (about a second), is in the
+slow tier (tests/tiers.py).
+
+Update mode rewrites the pages in place with what the examples print now (after a change to
 the Monte Carlo random stream, say), keeping a line's timing where the rest of the line is
 unchanged, so running it twice changes nothing the second time:
 
-    python tests/test_readme.py --update     # rewrite README.md
+    python tests/test_readme.py --update     # rewrite README.md and docs/*.md
     python tests/test_readme.py              # report differences only (exit 1 if any)
 """
 
@@ -45,6 +52,8 @@ from helpers import invoke
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# every page whose examples are checked: the README and the documentation
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 # the shared TripleA files the README's `game` examples read as triplea/...: beside the
 # project (CI: ../shared) or beside a folder above it (a git worktree)
 TRIPLEA_FIXTURES = next((f / "shared" / "fixtures" / "triplea" for f in ROOT.parents
@@ -61,22 +70,23 @@ FULL_PRECISION = 13  # significant digits from which a number is compared to 1e-
 
 @dataclass
 class Example:
-    """One README example: what runs, what the README shows, and where it shows it."""
+    """One example of a page: what runs, what the page shows, and where it shows it."""
 
     kind: str  # "shell", "doctest" or "value"
-    line: int  # 1-based README line of the command
+    line: int  # 1-based line of the command in its page
     source: str  # the command line, the doctest source, or the expression
     want: list[str]  # the output lines the README shows
     start: int  # 0-based index of the first output line in the README (value: the line)
     truncated: bool = False  # the block ends with "..." after these lines
     setup: list[str] = field(default_factory=list)  # value: the statements run before
     block: int = 0  # 0-based index of the block's first line (doctests share a namespace)
+    page: str = "README.md"  # the page, relative to the project's folder
 
     @property
     def id(self) -> str:
         words = self.source.split()
         name = words[1] if self.kind == "shell" and len(words) > 1 else self.kind
-        return f"L{self.line}-{name}"
+        return f"{Path(self.page).stem}:L{self.line}-{name}"
 
 
 @dataclass
@@ -111,7 +121,8 @@ def _output_lines(body: list[str]) -> tuple[list[str], bool]:
     return body, False
 
 
-def parse_readme(text: str) -> Readme:
+def parse_readme(text: str, page: str = "README.md") -> Readme:
+    """The examples of a page (README.md or docs/NAME.md) and the files its `cat` lines show."""
     lines = text.split("\n")
     examples, files, skipped = [], {}, []
     for language, first, body in _blocks(lines):
@@ -136,6 +147,8 @@ def parse_readme(text: str) -> Readme:
             examples += _doctests(body, first)
         elif language == "python":
             examples += _value_comments(body, first)
+    for example in examples:
+        example.page = page
     return Readme(examples, files, skipped)
 
 
@@ -213,9 +226,9 @@ def run_shell(command: str, refusal: bool = False) -> list[str]:
     return _shown(output)
 
 
-def run_doctest(source: str, namespace: dict) -> list[str]:
+def run_doctest(source: str, namespace: dict, page: str = "README.md") -> list[str]:
     buffer = io.StringIO()
-    code = compile(source, "<README.md>", "single")
+    code = compile(source, f"<{page}>", "single")
     with contextlib.redirect_stdout(buffer):
         exec(code, namespace)
     return _shown(buffer.getvalue())
@@ -228,8 +241,8 @@ def run_value(example: Example, namespace: dict) -> list[str]:
 
 
 class Runner:
-    """Runs examples in a working folder (holding the README's `cat` files); the doctests of
-    one block share a namespace, with battlecalc imported."""
+    """Runs the examples of one page in a working folder (holding the page's `cat` files); the
+    doctests of one block share a namespace, with battlecalc imported."""
 
     def __init__(self, readme: Readme, folder: Path):
         self.readme = readme
@@ -257,10 +270,10 @@ class Runner:
                 for earlier in self.readme.examples:  # the block's lines before, once
                     if (earlier.kind == "doctest" and earlier.block == example.block
                             and earlier.line < example.line and earlier.line not in self.done):
-                        run_doctest(earlier.source, namespace)
+                        run_doctest(earlier.source, namespace, example.page)
                         self.done.add(earlier.line)
                 self.done.add(example.line)
-                return run_doctest(example.source, namespace)
+                return run_doctest(example.source, namespace, example.page)
             return run_value(example, {})
 
     def _namespace(self, block: int) -> dict:
@@ -302,9 +315,9 @@ def difference(example: Example, got: list[str], tolerant: bool = True) -> str |
                                        for a, b in zip(want, shown, strict=True)):
         return None
     diff = difflib.unified_diff([mask(line) for line in want], [mask(line) for line in shown],
-                                f"README.md line {example.line}", "printed now", lineterm="",
-                                n=2)
-    return (f"README.md line {example.line}: {example.source}\n" + "\n".join(diff)
+                                f"{example.page} line {example.line}", "printed now",
+                                lineterm="", n=2)
+    return (f"{example.page} line {example.line}: {example.source}\n" + "\n".join(diff)
             + "\n(regenerate with: python tests/test_readme.py --update)")
 
 
@@ -349,43 +362,123 @@ def write_atomically(path: Path, text: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # the tests
 
-README_TEXT = README.read_text()
-PARSED = parse_readme(README_TEXT)
+TEXTS = {page.relative_to(ROOT).as_posix(): page.read_text() for page in PAGES}
+PARSED = {name: parse_readme(text, name) for name, text in TEXTS.items()}
+EXAMPLES = [example for readme in PARSED.values() for example in readme.examples]
+# examples in the slow tier (tests/tiers.py): those that start processes (a sweep's workers)
+# and those that read the Global 1940 save (about a second)
+SLOW_EXAMPLES = {"starts processes": re.compile(r"^battlecalc sweep\b|\bbattlecalc\.sweep\("),
+                 "reads the Global 1940 save": re.compile(r"wwii_global_2nd_edition")}
+
+
+def slow_reason(example: Example) -> str | None:
+    """Why the example, or a doctest before it in its block (run first), is slow (or None)."""
+    for reason, pattern in SLOW_EXAMPLES.items():
+        if any(pattern.search(e.source) for e in EXAMPLES
+               if e is example or (e.kind == "doctest" == example.kind and e.page == example.page
+                                   and e.block == example.block and e.line < example.line)):
+            return reason
+    return None
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("readme")
-    return Runner(PARSED, folder)
+def runners(tmp_path_factory):
+    """A Runner a page, each in a working folder of its own, made when first asked for."""
+    made: dict[str, Runner] = {}
+
+    def runner(page: str) -> Runner:
+        if page not in made:
+            made[page] = Runner(PARSED[page], tmp_path_factory.mktemp(Path(page).stem))
+        return made[page]
+    return runner
 
 
-@pytest.mark.parametrize("example", PARSED.examples, ids=[e.id for e in PARSED.examples])
-def test_readme_example(example, runner):
-    problem = difference(example, runner.run(example))
+@pytest.mark.parametrize("example", [
+    pytest.param(e, marks=pytest.mark.slow(reason=slow_reason(e)) if slow_reason(e) else ())
+    for e in EXAMPLES], ids=[e.id for e in EXAMPLES])
+def test_readme_example(example, runners):
+    problem = difference(example, runners(example.page).run(example))
     assert problem is None, problem
 
 
-def test_every_command_line_of_the_readme_is_run():
+def test_every_page_with_examples_is_checked():
+    """The pages are README.md and every docs/*.md; the README keeps its examples."""
+    assert list(TEXTS) == ["README.md", *sorted(f"docs/{p.name}" for p in
+                                                 (ROOT / "docs").glob("*.md"))]
+    assert sum(e.page == "README.md" and e.kind == "shell" for e in EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize("page", list(TEXTS))
+def test_every_command_line_of_the_page_is_run(page):
     """No `$` line is left out, save the `cat` that shows an input file."""
-    dollar_lines = [k + 1 for k, line in enumerate(README_TEXT.split("\n"))
+    readme = PARSED[page]
+    dollar_lines = [k + 1 for k, line in enumerate(TEXTS[page].split("\n"))
                     if line.startswith("$ ")]
-    run = {e.line for e in PARSED.examples if e.kind == "shell"}
-    left_out = {line: cmd for line, cmd in PARSED.skipped}
+    run = {e.line for e in readme.examples if e.kind == "shell"}
+    left_out = {line: cmd for line, cmd in readme.skipped}
     assert sorted(run | set(left_out)) == dollar_lines
     assert all(cmd.startswith("cat ") for cmd in left_out.values()), left_out
-    assert len(run) >= 16
-    assert sum(e.kind == "doctest" for e in PARSED.examples) >= 7
-    assert sum(e.kind == "value" for e in PARSED.examples) >= 2
 
 
-def test_updating_the_readme_with_its_own_outputs_changes_nothing():
-    """The examples' spans are right: writing back what the README shows is the identity."""
-    updates = [(e, updated_lines(e, e.want)) for e in PARSED.examples]
-    assert apply_updates(README_TEXT, updates) == README_TEXT
-    shown = {e.start: e.want for e in PARSED.examples}
-    lines = README_TEXT.split("\n")
-    for start, want in shown.items():  # each span holds its lines, in the README
-        assert all(w in lines[start + k] for k, w in enumerate(want))
+def test_the_pages_hold_every_example():
+    """The examples moved out of the README are still found and run, in their pages (the
+    README held 32 commands, 9 doctests and 2 value comments before they moved)."""
+    assert sum(e.kind == "shell" for e in EXAMPLES) >= 32
+    assert sum(e.kind == "doctest" for e in EXAMPLES) >= 9
+    assert sum(e.kind == "value" for e in EXAMPLES) >= 2
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub writes it: lower case, punctuation dropped, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(text: str) -> set[str]:
+    fenced, found = False, set()
+    for line in text.split("\n"):
+        fenced ^= line.startswith("```")
+        if not fenced and line.startswith("#"):
+            found.add(slug(line.lstrip("#")))
+    return found
+
+
+@pytest.mark.parametrize("page", list(TEXTS))
+def test_every_link_of_a_page_reaches_its_file_and_heading(page):
+    """The sections moved out of the README into docs/ keep their links whole: each relative
+    link names a file that exists, and its #anchor a heading of that file."""
+    here = (ROOT / page).parent
+    broken = []
+    for target in LINK.findall(TEXTS[page]):
+        if re.match(r"[a-z]+:", target):
+            continue  # (https://...)
+        path, _, anchor = target.partition("#")
+        file = (here / path).resolve() if path else ROOT / page
+        if not file.exists():
+            broken.append(target)
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file.read_text()):
+            broken.append(target)
+    assert broken == []
+
+
+def test_a_heading_s_anchor_is_github_s():
+    assert slug("## Decisions: the optimal retreat, submerging, scramble and kamikaze"
+                .lstrip("#")) == "decisions-the-optimal-retreat-submerging-scramble-and-kamikaze"
+    assert slug(" Strategic bombing raids: `battlecalc raid`") == (
+        "strategic-bombing-raids-battlecalc-raid")
+
+
+@pytest.mark.parametrize("page", list(TEXTS))
+def test_updating_a_page_with_its_own_outputs_changes_nothing(page):
+    """The examples' spans are right: writing back what the page shows is the identity."""
+    examples = PARSED[page].examples
+    updates = [(e, updated_lines(e, e.want)) for e in examples]
+    assert apply_updates(TEXTS[page], updates) == TEXTS[page]
+    lines = TEXTS[page].split("\n")
+    for e in examples:  # each span holds its lines, in the page
+        assert all(w in lines[e.start + k] for k, w in enumerate(e.want))
 
 
 SAMPLE = """\
@@ -468,8 +561,18 @@ def test_update_rewrites_outputs_keeps_timings_and_is_idempotent():
 def main(argv: list[str]) -> int:
     update = "--update" in argv
     sys.path.insert(0, str(ROOT))  # this checkout's battlecalc
-    text = README.read_text()
-    readme = parse_readme(text)
+    status = 0
+    for path in PAGES:
+        status |= check_page(path, update)
+    return status
+
+
+def check_page(path: Path, update: bool) -> int:
+    name = path.relative_to(ROOT).as_posix()
+    text = path.read_text()
+    readme = parse_readme(text, name)
+    if not readme.examples:
+        return 0
     updates, problems, failures = [], [], 0
     with tempfile.TemporaryDirectory() as folder:
         runner = Runner(readme, Path(folder))
@@ -477,7 +580,7 @@ def main(argv: list[str]) -> int:
             try:
                 got = runner.run(example)
             except Exception as exc:  # report every example, then fail
-                problems.append(f"README.md line {example.line}: {example.source}\n  {exc}")
+                problems.append(f"{name} line {example.line}: {example.source}\n  {exc}")
                 continue
             problem = difference(example, got)
             if problem is not None:
@@ -489,14 +592,14 @@ def main(argv: list[str]) -> int:
         print(problem, file=sys.stderr)
     skipped = ", ".join(f"line {line} `{cmd}`" for line, cmd in readme.skipped)
     noise = len(updates) - failures
-    print(f"{len(readme.examples)} examples run, {failures} differ"
+    print(f"{name}: {len(readme.examples)} examples run, {failures} differ"
           + (f" ({noise} more in the last digits of a full-precision number only)"
              if noise else "")
           + (f", {len(problems)} failed to run" if problems else "")
           + (f" (not run: {skipped})" if skipped else ""))
     if update and updates:
-        write_atomically(README, apply_updates(text, updates))
-        print(f"README.md updated ({len(updates)} examples)")
+        write_atomically(path, apply_updates(text, updates))
+        print(f"{name} updated ({len(updates)} examples)")
     return 1 if problems or (failures and not update) else 0
 
 
