@@ -41,12 +41,12 @@ from typing import Any
 import numpy as np
 
 from . import api
-from .army import format_army
 from .compile import build_side, compile_battle, compile_plain
 from .errors import BattleInputError, quoted
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
-from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
-from .solver.batch import batch_seconds, offsets, solve_batch
+from .results import rows
+from .solver import choose
+from .solver.batch import batchable, offsets, solve_batch
 from .spec import PLAIN_TYPES, START, FormulaSpec, battle_form, check_seed, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
@@ -152,19 +152,20 @@ def frame_battles(frame) -> list[dict[str, Any]]:
 
 
 class _Batch:
-    """The small exact battles of a call: positions, checked battles, compiled tables."""
+    """The small exact battles of a call: positions, checked battles, compiled tables, plans
+    (solver.choose's, each batchable)."""
 
     def __init__(self):
         self.positions: list[int] = []
         self.battles: list = []
         self.compiled: list = []
-        self.seconds: list = []  # (each one's estimate: solver.batch.batch_seconds)
+        self.plans: list = []
 
-    def add(self, position: int, battle, compiled, seconds: float) -> None:
+    def add(self, position: int, battle, compiled, plan) -> None:
         self.positions.append(position)
         self.battles.append(battle)
         self.compiled.append(compiled)
-        self.seconds.append(seconds)
+        self.plans.append(plan)
 
     def append(self, item: tuple) -> None:  # (the same battle again: _run's `seen`)
         self.add(*item)
@@ -192,22 +193,13 @@ def _key(given: Any):
         return None
 
 
-def _batched(battle, run) -> bool:
-    """Whether the battle can join the batch before it is compiled: exact or auto, none of
-    the options whose work is a solve of its own (--retreat-below, the law of rounds, the
-    defender's reactions: a battle for each choice, battlecalc.reactions), from its start (a
-    battle that starts where it stands is solved as simulate solves it: the batch's plans are
-    of battles from their start, solver.batch.batchable)."""
-    return (run.method != "mc" and battle.retreat.below is None and not run.rounds_distribution
-            and not battle.reactions and battle.start == START)
-
-
-def _exact_and_small(compiled, run) -> tuple[bool, Any]:
-    """Whether the batch solves the compiled battle (its plan is batchable: simulate would
-    solve it exactly in one thread), and its estimate (solver.batch.batch_seconds: that of
-    solver.batch.batch_plan, without making the plan)."""
-    seconds = batch_seconds(compiled, run.method, run.trials)
-    return seconds is not None, seconds
+def _planned(compiled, run):
+    """The plan simulate solves a compiled battle by (solver.choose, kept with its sides), or
+    None where it refuses the battle (simulate then says why)."""
+    try:
+        return choose(compiled, run.method, run.trials, run.rounds_distribution)
+    except BattleInputError:
+        return None
 
 
 ARMIES = ("attacker", "defender")
@@ -250,7 +242,6 @@ class _Lane:
         self.form, self.run = form, run
         self.armies: dict = {}  # (side, _army_key) -> BattleForm.army
         self.kept: dict = {}  # compile_plain's
-        self.small: dict = {}  # (id of the attacker's Side, the defender's) -> _exact_and_small
 
     def army(self, value: Any, side: str):
         key = _army_key(value)
@@ -270,13 +261,9 @@ class _Lane:
         return battle, (self.run if seed is None else replace(self.run, seed=seed))
 
     def compiled(self, battle):
-        """The battle compiled, and whether it is small (_exact_and_small)."""
+        """The battle compiled, and its plan (_planned)."""
         compiled = compile_plain(battle, _side, self.kept)
-        pair = (id(compiled.attacker), id(compiled.defender))
-        small = self.small.get(pair)
-        if small is None:
-            small = self.small[pair] = _exact_and_small(compiled, self.run)
-        return compiled, small
+        return compiled, _planned(compiled, self.run)
 
 
 def _lane(given: Mapping[str, Any]) -> _Lane | None:
@@ -292,13 +279,14 @@ def _lane(given: Mapping[str, Any]) -> _Lane | None:
     return _Lane(*found)
 
 
-def _one(battle, run, started: float) -> dict[str, Any]:
-    """A battle solved on its own, as simulate solves it: its flat row."""
+def _one(battle, run, started: float, compiled=None, plan=None) -> dict[str, Any]:
+    """A battle solved on its own, as simulate solves it (compiled and planned already, where
+    it was): its flat row."""
     if isinstance(battle, FormulaSpec):
         from .formula.engine import run_formula
 
         return run_formula(battle, run, started).flat_row()
-    return api.solve(battle, run, started).flat_row()
+    return api.solve(battle, run, started, compiled, solve_plan=plan).flat_row()
 
 
 TIMING = ("check", "compile", "one_by_one", "solve", "rows")  # _run's phases
@@ -315,7 +303,9 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
     errors: dict[int, str] = {}
     parts: list[tuple[list[int], dict[str, list]]] = []
     batch = _Batch()
-    alone = []  # (position, battle, run, seconds its checks took) of those solved on their own
+    # (position, battle, run, seconds its checks took, compiled, plan) of those solved on their
+    # own (compiled and planned where they were)
+    alone = []
 
     def failed(position: int, exc: Exception) -> None:
         if strict and isinstance(exc, BattleInputError):
@@ -345,12 +335,13 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                     else:
                         checked = clock()
                         timing["check"] += checked - started
-                        compiled, (small, seconds) = lane.compiled(battle)
+                        compiled, plan = lane.compiled(battle)
                         timing["compile"] += clock() - checked
-                        if small:
-                            batch.add(position, battle, compiled, seconds)
+                        if plan is not None and batchable(plan):
+                            batch.add(position, battle, compiled, plan)
                             continue
-                        alone.append((position, battle, run, clock() - started))
+                        alone.append((position, battle, run, clock() - started, compiled,
+                                      plan))
                         continue
             key = _key(given)
             if key is not None and key in seen:
@@ -360,24 +351,26 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
             battle, run = simulate_spec(_battle_arguments(given))
             checked = clock()
             timing["check"] += checked - started
-            if not isinstance(battle, FormulaSpec) and _batched(battle, run):
+            compiled = plan = None
+            if not isinstance(battle, FormulaSpec) and not battle.reactions:
                 compiled = compile_battle(battle, _side)
-                small, seconds = _exact_and_small(compiled, run)
+                plan = _planned(compiled, run)
                 timing["compile"] += clock() - checked
-                if small:
-                    batch.add(position, battle, compiled, seconds)
+                if plan is not None and batchable(plan):
+                    batch.add(position, battle, compiled, plan)
                     if key is not None:
-                        seen[key] = (batch, (position, battle, compiled, seconds))
+                        seen[key] = (batch, (position, battle, compiled, plan))
                     continue
-            alone.append((position, battle, run, clock() - started))
+            alone.append((position, battle, run, clock() - started, compiled, plan))
             if key is not None:
                 seen[key] = (alone, alone[-1])
         except Exception as exc:  # noqa: BLE001 - one bad battle must not lose the others
             failed(position, exc)
-    for position, battle, run, checks in alone:
+    for position, battle, run, checks, compiled, plan in alone:
         solo = clock()
         try:
-            row = _one(battle, run, solo - checks)  # (elapsed_s: its checks and its solve)
+            # (elapsed_s: its checks and its solve)
+            row = _one(battle, run, solo - checks, compiled, plan)
             parts.append(([position], {k: [v] for k, v in row.items()}))
         except Exception as exc:  # noqa: BLE001
             failed(position, exc)
@@ -408,185 +401,22 @@ def _collector_paused():
             gc.enable()
 
 
-def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Sums of values[offsets[i]:offsets[i + 1]] (every segment non-empty), along axis 0."""
-    return np.add.reduceat(values, offsets[:-1], axis=0)
-
-
-def _army_text(army: dict[str, int]) -> str:
-    return format_army(army) if army else ""
-
-
-def _memo(function, key_of):
-    """function with its answers kept by key_of(*args) (for one batch: armies recur)."""
-    kept: dict = {}
-
-    def memo(*args):
-        key = key_of(*args)
-        if key not in kept:
-            kept[key] = function(*args)
-        return kept[key]
-
-    return memo
-
-
-def _described(battles: list, compiled: list, army_text) -> dict[str, list]:
-    """The leading columns of the battles' rows (Result.flat_row: the battle and its
-    policies, DESCRIBED), as simulate's exact result gives them (army_text: format_army)."""
-    n = len(battles)
-    orders = [(b.attacker_order, b.defender_order) for b in battles]
-    retreats = [b.retreat for b in battles]
-    bombardments = [c.bombardment for c in compiled]
-    columns = {
-        "rules": [b.rules.id for b in battles], "method": ["exact"] * n, "trials": [None] * n,
-        "seed": [None] * n, "attacker": [army_text(b.attacker) for b in battles],
-        "defender": [army_text(b.defender) for b in battles], "sea": [b.sea for b in battles],
-        "attacker_tech": [",".join(b.attacker_tech) for b in battles],
-        "defender_tech": [",".join(b.defender_tech) for b in battles],
-        "landing": [_army_text(b.landing) for b in battles],
-        "bombard": [_army_text(bombard.fired) for bombard in bombardments],
-        "bombard_unused": [_army_text(bombard.unused) for bombard in bombardments],
-        "attacker_submerge": [b.attacker_submerge for b in battles],
-        "defender_submerge": [b.defender_submerge for b in battles],
-        "attacker_ool": [a.text for a, _ in orders], "defender_ool": [d.text for _, d in orders],
-        "keep_land": [a.keep_land for a, _ in orders], "aa_last": [d.aa_last for _, d in orders],
-        "retreat_after": [r.after for r in retreats],
-        "retreat_when_left": [r.when_left for r in retreats],
-        "retreat_when_only_air": [r.only_air for r in retreats],
-        "retreat_below": [r.below for r in retreats], "strafe": [r.strafe for r in retreats],
-        "dice": [b.dice for b in battles]}
-    return {name: columns[name] for name in DESCRIBED}
-
-
-DESCRIBED = ("rules", "method", "trials", "seed", "attacker", "defender", "sea", "attacker_tech",
-             "defender_tech", "landing", "bombard", "bombard_unused", "attacker_submerge",
-             "defender_submerge", "attacker_ool", "defender_ool", "keep_land", "aa_last",
-             "retreat_after", "retreat_when_left", "retreat_when_only_air", "retreat_below",
-             "strafe", "dice")
-VALUES = (*OUTCOME_KEYS, "takes_territory")
-MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
-
-
 def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int], dict]]:
-    """Solve the batch and build its rows, a part per edition (their survivor columns): the
-    descriptive columns as lists, the numbers as numpy arrays.  elapsed_s: the time spent on
-    the batch's battles (checks, compiling, solving, rows), shared equally."""
+    """Solve the batch and build its rows (results.rows): parts of (positions, {column:
+    values}).  elapsed_s: the time spent on the batch's battles (checks, compiling, solving,
+    rows), shared equally (the checks of the battles solved on their own count here too: a
+    small part)."""
     started = time.perf_counter()
-    law = solve_batch(batch.compiled, seconds=batch.seconds)
+    law = solve_batch(batch.compiled, batch.plans)
     solved = time.perf_counter()
     timing["solve"] += solved - started
-    a_off, d_off = offsets(np.diff(law.a_out)[:, 0]), offsets(np.diff(law.d_out)[:, 0])
-    everyone = np.arange(len(batch.positions))
-    a_rows = _rows(everyone, law.a_states, law.a_out)
-    d_rows = _rows(everyone, law.d_states, law.d_out)
-    att, dfn = law.attackers, law.defenders
-    a_ipc_lost = np.concatenate([s.ipc_lost for s in att.unique])[a_rows[0]]
-    d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn.unique])[d_rows[0]]
-    a_ipc = _segment_sums(law.a_final * a_ipc_lost, a_off)
-    d_ipc = _segment_sums(law.d_final * d_ipc_lost, d_off)
-    numbers = {key: law.outcomes[:, i] for i, key in enumerate(OUTCOME_KEYS)}
-    numbers["takes_territory"] = law.takes
-    numbers.update(mean_rounds=law.mean_rounds, attacker_ipc_loss=a_ipc,
-                   defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
-    for side, ipc_lost, final, offs in (("attacker", a_ipc_lost, law.a_final, a_off),
-                                        ("defender", d_ipc_lost, law.d_final, d_off)):
-        for q, values in zip(PERCENTILES, ipc_percentiles_of(ipc_lost, final, offs),
-                             strict=True):
-            numbers[f"{side}_ipc_loss_percentiles.p{q}"] = values
-    numbers["pruned"] = law.pruned
-
-    editions: dict[int, list[int]] = {}  # the battles of each edition (one set of columns)
-    for i, battle in enumerate(batch.battles):
-        editions.setdefault(id(battle.rules), []).append(i)
-    parts = []
-    # (by the dict's identity: the batch holds every battle, and so its armies' dicts, to the
-    # end of the call, and a lane's battles share the dicts of their armies)
-    army_text = _memo(format_army, id)
-    for members in map(np.asarray, editions.values()):
-        units = tuple(batch.battles[members[0]].rules.units)
-        columns: dict[str, Any] = _described([batch.battles[i] for i in members],
-                                             [batch.compiled[i] for i in members], army_text)
-        for name in (*VALUES, "mean_rounds", *MEANS[:3]):
-            columns[name] = numbers[name][members]
-        for side, sides, final, states, outs in (
-                ("attacker", att, law.a_final, law.a_states, law.a_out),
-                ("defender", dfn, law.d_final, law.d_states, law.d_out)):
-            means = _survivor_means(members, sides, states, outs, final)
-            rules = "attacker_rules" if side == "attacker" else "defender_rules"
-            means *= _present_masks([getattr(batch.battles[i], side) for i in members],
-                                    [getattr(batch.battles[i], rules) for i in members], units)
-            for j, unit in enumerate(units):
-                columns[f"{side}_survivors.{unit}"] = means[:, j]
-        zero = np.zeros(len(members))
-        for name in (*VALUES, *MEANS):
-            columns[f"{name}_stderr"] = zero
-        for name in VALUES:
-            columns[f"{name}_ci95_low"] = columns[name]
-            columns[f"{name}_ci95_high"] = columns[name]
-        columns["pruned"] = numbers["pruned"][members]
-        columns["elapsed_s"] = zero  # (its place among the columns; set below)
-        for side in ("attacker", "defender"):
-            for q in PERCENTILES:
-                name = f"{side}_ipc_loss_percentiles.p{q}"
-                columns[name] = numbers[name][members]
-        parts.append(([batch.positions[i] for i in members], columns))
+    parts = rows(batch.battles, batch.compiled, law, 0.0, law.compiled)
     timing["rows"] += time.perf_counter() - solved
-    # (the checks of the battles solved on their own count here too: a small part)
     elapsed = (timing["check"] + timing["compile"] + timing["solve"]
                + timing["rows"]) / len(batch.positions)
     for _, columns in parts:
         columns["elapsed_s"] = np.full(len(columns["rules"]), elapsed)
-    return parts
-
-
-def _rows(members: np.ndarray, tables: np.ndarray, outputs: np.ndarray):
-    """(rows of the members' tables, rows of their outputs), state by state: member i's
-    states at tables[i] (rows of the distinct sides end to end) and outputs[i]."""
-    size = tables[members, 1] - tables[members, 0]
-    local = np.arange(size.sum()) - np.repeat(offsets(size)[:-1], size)
-    return (np.repeat(tables[members, 0], size) + local,
-            np.repeat(outputs[members, 0], size) + local)
-
-
-def _present_masks(armies: list[dict[str, int]], rules: list, units: tuple[str, ...]):
-    """[len(armies), U]: 1.0 for the units whose survivors Result reports for each army
-    (results._present_units: its casualties and their damaged forms), else 0.0; each
-    distinct army (its units) worked out once."""
-    index: dict = {}
-    rows = []
-    which = np.empty(len(armies), dtype=np.int64)
-    for i, (army, ruleset) in enumerate(zip(armies, rules, strict=True)):
-        key = (tuple(army), id(ruleset))
-        found = index.get(key)
-        if found is None:
-            found = index[key] = len(rows)
-            present = set(_present_units(army, ruleset))
-            rows.append([1.0 if unit in present else 0.0 for unit in units])
-        which[i] = found
-    return np.array(rows)[which]
-
-
-def _survivor_means(members: np.ndarray, sides, tables: np.ndarray,
-                    outputs: np.ndarray, final: np.ndarray) -> np.ndarray:
-    """Mean survivors of each unit type [len(members), U] of the members (battles of one
-    edition, U units)."""
-    used = np.unique(sides.index[members])
-    survivors = np.concatenate([sides.unique[u].survivors for u in used])
-    starts = offsets(sides.unique[u].n_states for u in used)
-    local = np.zeros(len(sides.unique), dtype=np.int64)
-    local[used] = starts[:-1]
-    # the members' tables as rows of `survivors`: their side's start there, not in the batch
-    spans = tables.copy()
-    spans[members, 0] = local[sides.index[members]]
-    spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
-    table_rows, out_rows = _rows(members, spans, outputs)
-    size = tables[members, 1] - tables[members, 0]
-    # (only the unit types some side has: the others' means are 0)
-    held = np.flatnonzero(survivors.any(axis=0))
-    means = np.zeros((len(members), survivors.shape[1]))
-    means[:, held] = _segment_sums(final[out_rows][:, None] * survivors[table_rows][:, held],
-                                   offsets(size))
-    return means
+    return [([batch.positions[i] for i in members], columns) for members, columns in parts]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -333,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--append", action="store_true",
                         help="record the cases that build_cases has and the fixture has not "
                              "(new ones at the end), leaving every recorded case as it is")
+    parser.add_argument("--rewrite", type=int, nargs="+", default=(), metavar="ID",
+                        help="record these cases again (an answer changed on purpose: say so "
+                             "in the commit), leaving every other as it is")
     parser.add_argument("--every", type=int, default=1, metavar="N",
                         help="check only every Nth case (ids 0, N, 2N, ...)")
     args = parser.parse_args(argv)
@@ -349,6 +352,19 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"format": FORMAT, "cases": cases}, f, indent=0, sort_keys=True)
             f.write("\n")
         print(f"{len(cases)} cases written to {FIXTURE}")
+        return 0
+    if args.rewrite:
+        with open(FIXTURE) as f:
+            recorded = json.load(f)["cases"]
+        for case in recorded:
+            if case["id"] in args.rewrite:
+                data = solve_case(case)
+                case["digest"] = digest(data)
+                case["headline"] = headline(data)
+        with open(FIXTURE, "w") as f:
+            json.dump({"format": FORMAT, "cases": recorded}, f, indent=0, sort_keys=True)
+            f.write("\n")
+        print(f"cases {sorted(args.rewrite)} recorded again in {FIXTURE}")
         return 0
     if args.append:
         with open(FIXTURE) as f:

@@ -130,9 +130,10 @@ def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
     frame = solve_many(battles, rules="1942-2e")
     # battles without techs, amphibious assaults or retreats (the first two, the last, with
     # the first again): each distinct side once (3 inf 1 tank twice); with techs: the battle
-    # once (through compile_battle); the Monte Carlo battles are not compiled for the batch
-    assert len(compiled) == 1
-    assert len(built) == 5 + 2
+    # once (through compile_battle); the Monte Carlo battle (given twice) once, then solved
+    # by simulate's engine from those tables
+    assert len(compiled) == 2
+    assert len(built) == 5 + 2 + 2
     for i, battle in enumerate(battles):
         want = simulate(**battle, rules="1942-2e").flat_row()
         assert_row_matches(frame.iloc[i], want, f"battle {i}")
@@ -694,3 +695,41 @@ def test_any_battle_is_solved_as_simulate_solves_it():
     for name in ("start_round", "retreat_policy", "scramble_from", "kamikaze", "landing",
                  "attacker_tech", "retreat_below", "rounds_distribution"):
         assert any(name in b for b in given), name
+
+
+def _same_to_the_last_bit(got: dict, want: dict) -> bool:
+    """Every column of simulate's row in the solve_many row, equal with == (floats by their
+    bits: NaN equal to NaN), elapsed_s aside."""
+    for key, value in want.items():
+        if key == "elapsed_s":
+            continue
+        have = got[key]
+        if isinstance(value, float) and isinstance(have, float):
+            if value.hex() != have.hex() and not (math.isnan(value) and math.isnan(have)):
+                return False
+        elif have != value:
+            return False
+    return set(got) - {"elapsed_s"} == set(want) - {"elapsed_s"}
+
+
+def test_rows_are_simulates_to_the_last_bit():
+    """One path: every row solve_many's runner gives, of battles of every kind (the 240 random
+    ones, whose batch once merged no blocks and added its means in another order) and of the
+    exact battery, is simulate's flat row to the last bit."""
+    import warnings
+
+    given = battles.any_battles(2026_12_02, 240) + [
+        {**battles.kwargs_of(b), "method": "exact"} for b in battles.BATTERY]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = battlecalc.batch.solve_rows(given)
+        differ = []
+        for i, (battle, (row, error)) in enumerate(zip(given, rows, strict=True)):
+            try:
+                want = simulate(**battle).flat_row()
+            except BattleInputError as exc:
+                assert row is None and error == str(exc), (i, battle)
+                continue
+            if not _same_to_the_last_bit(row, want):
+                differ.append(i)
+    assert not differ, differ
