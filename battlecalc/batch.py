@@ -46,8 +46,8 @@ from .errors import BattleInputError, quoted
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import rows
 from .solver import choose
-from .solver.batch import batchable, offsets, solve_batch
-from .spec import PLAIN_TYPES, START, FormulaSpec, battle_form, check_seed, simulate_spec
+from .solver.batch import batchable, solve_batch
+from .spec import PLAIN_TYPES, FormulaSpec, battle_form, check_seed, simulate_spec
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
 # the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no

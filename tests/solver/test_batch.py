@@ -6,7 +6,6 @@ battles into batches: tests/test_solve_many.py.)"""
 from __future__ import annotations
 
 import battles
-import numpy as np
 import pytest
 
 import battlecalc
