@@ -47,7 +47,14 @@ from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import rows
 from .solver import choose
 from .solver.batch import batchable, solve_batch
-from .spec import PLAIN_TYPES, FormulaSpec, battle_form, check_seed, simulate_spec
+from .spec import (
+    PLAIN_TYPES,
+    BattleForm,
+    FormulaSpec,
+    check_seed,
+    simulate_form,
+    simulate_spec,
+)
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
 # the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
@@ -220,63 +227,47 @@ def _form_key(given: Mapping[str, Any]) -> tuple | None:
     return tuple(key)
 
 
-def _army_key(value: Any):
-    """A hashable key of army notation or a {name: int} dict (None: of another kind)."""
-    if type(value) is str:
-        return value
-    if type(value) is dict and set(map(type, value)) == _STR \
-            and set(map(type, value.values())) == _INT:
-        return tuple(value.items())
-    return None
-
-
-_STR, _INT = {str}, {int}
-
-
 class _Lane:
-    """The battles of a call with the same keywords but their armies (_form_key), checked
-    through one spec.BattleForm (their armies each once) and compiled by
-    compile.compile_plain (each distinct side once)."""
+    """The battles of a call with the same keywords but their armies and seeds (_form_key):
+    checked through one spec.BattleForm (simulate_spec's checks of everything but the armies,
+    once; each distinct army read once) and compiled with what they share kept (_compiled)."""
 
     def __init__(self, form, run):
         self.form, self.run = form, run
-        self.armies: dict = {}  # (side, _army_key) -> BattleForm.army
         self.kept: dict = {}  # compile_plain's
-
-    def army(self, value: Any, side: str):
-        key = _army_key(value)
-        if key is None:
-            return self.form.army(value, side)
-        found = self.armies.get((side, key))
-        if found is None:
-            found = self.armies[(side, key)] = self.form.army(value, side)
-        return found
 
     def battle(self, given: Mapping[str, Any]):
         """The battle (spec.Battle) and its RunSpec (the lane's, with the battle's seed);
-        BattleInputError where it is not a battle (simulate_spec words why)."""
-        battle = self.form.battle(self.army(given.get("attacker"), "attacker"),
-                                  self.army(given.get("defender"), "defender"))
-        seed = check_seed(given.get("seed"))
+        simulate_spec's BattleInputError where it is not a battle."""
+        seed = check_seed(given.get("seed"))  # (simulate_spec checks it first)
+        battle = self.form.battle(given.get("attacker"), given.get("defender"))
         return battle, (self.run if seed is None else replace(self.run, seed=seed))
 
     def compiled(self, battle):
-        """The battle compiled, and its plan (_planned)."""
-        compiled = compile_plain(battle, _side, self.kept)
+        """The battle compiled (None: a battle for each of the defender's reactions, which
+        simulate's engine compiles), and its plan (_planned)."""
+        if battle.reactions:
+            return None, None
+        if (battle.landing or battle.start or battle.objective is not None):
+            compiled = compile_battle(battle, _side)
+        else:
+            compiled = compile_plain(battle, _side, self.kept)
         return compiled, _planned(compiled, self.run)
 
 
-def _lane(given: Mapping[str, Any]) -> _Lane | None:
-    """The lane of a battle's keywords (None: they need simulate_spec's every check, or the
-    battle is not for the batch: Monte Carlo, the law of rounds)."""
+def _lane(given: Mapping[str, Any]) -> _Lane | Exception | None:
+    """The lane of a battle's keywords: a _Lane, the error every battle of it has (its
+    options refused), or None (a formula edition, or keywords simulate does not take:
+    each battle is checked on its own, for simulate_spec's words)."""
     try:
         args = {**_battle_arguments(given), "seed": None}  # (each battle's own: _Lane.battle)
     except BattleInputError:
         return None
-    found = battle_form(args)
-    if found is None or found[1].method == "mc" or found[1].rounds_distribution:
-        return None
-    return _Lane(*found)
+    try:
+        form, run = simulate_form(args)
+    except BattleInputError as exc:
+        return exc
+    return _Lane(form, run) if isinstance(form, BattleForm) else None
 
 
 def _one(battle, run, started: float, compiled=None, plan=None) -> dict[str, Any]:
@@ -327,22 +318,19 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                 lane = lanes.get(form_key, False)
                 if lane is False:
                     lane = lanes[form_key] = _lane(given)
+                if isinstance(lane, Exception):
+                    raise lane
                 if lane is not None:
-                    try:
-                        battle, run = lane.battle(given)
-                    except BattleInputError:
-                        pass  # (checked below, for simulate_spec's message)
-                    else:
-                        checked = clock()
-                        timing["check"] += checked - started
-                        compiled, plan = lane.compiled(battle)
-                        timing["compile"] += clock() - checked
-                        if plan is not None and batchable(plan):
-                            batch.add(position, battle, compiled, plan)
-                            continue
-                        alone.append((position, battle, run, clock() - started, compiled,
-                                      plan))
+                    battle, run = lane.battle(given)
+                    checked = clock()
+                    timing["check"] += checked - started
+                    compiled, plan = lane.compiled(battle)
+                    timing["compile"] += clock() - checked
+                    if plan is not None and batchable(plan):
+                        batch.add(position, battle, compiled, plan)
                         continue
+                    alone.append((position, battle, run, clock() - started, compiled, plan))
+                    continue
             key = _key(given)
             if key is not None and key in seen:
                 where, item = seen[key]

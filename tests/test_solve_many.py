@@ -106,10 +106,8 @@ def test_random_battery_equals_simulate():
 def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
     from battlecalc import batch
 
-    compiled, built = [], []
-    compile_battle, side = batch.compile_battle, batch._side
-    monkeypatch.setattr(batch, "compile_battle",
-                        lambda *args: compiled.append(1) or compile_battle(*args))
+    built = []
+    side = batch._side
     monkeypatch.setattr(batch, "_side", lambda spec: built.append(spec) or side(spec))
     battles = [{"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
@@ -125,15 +123,13 @@ def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
     with pytest.raises(BattleInputError, match="^battle 3: attacker count of tank must be"):
         solve_many(battles, rules="1942-2e")  # (True is no count, even if 1 == True)
     del battles[3]
-    compiled.clear()
     built.clear()
     frame = solve_many(battles, rules="1942-2e")
-    # battles without techs, amphibious assaults or retreats (the first two, the last, with
-    # the first again): each distinct side once (3 inf 1 tank twice); with techs: the battle
-    # once (through compile_battle); the Monte Carlo battle (given twice) once, then solved
-    # by simulate's engine from those tables
-    assert len(compiled) == 2
-    assert len(built) == 5 + 2 + 2
+    # each side of a set of options asked for once: the first battle's two sides, the sea
+    # battle's two, the Monte Carlo battle's two (other options: asked again, found in the
+    # cache of sides), the battle with techs' two, the last battle's defender (its attacker
+    # the first battle's); a battle given again asks for nothing
+    assert len(built) == 2 + 2 + 2 + 2 + 1
     for i, battle in enumerate(battles):
         want = simulate(**battle, rules="1942-2e").flat_row()
         assert_row_matches(frame.iloc[i], want, f"battle {i}")
@@ -378,44 +374,75 @@ def _form_cases() -> list[dict]:
     return cases
 
 
-def test_a_form_checks_as_make_battle_does():
-    """spec.BattleForm (the lane's checks: the options once, each army once) makes the Battle
-    make_battle makes, field for field, and refuses what simulate_spec refuses."""
+def test_one_form_makes_each_battle_a_fresh_one_makes():
+    """A lane's spec.BattleForm (simulate's checks of the options, once; each army read once
+    and kept) makes, battle after battle, the Battle simulate_spec makes afresh, field for
+    field, and refuses what it refuses with its message."""
     import warnings
 
     from battlecalc import batch
-    from battlecalc.spec import battle_form, simulate_spec
+    from battlecalc.spec import simulate_form, simulate_spec
 
+    forms: dict = {}
     formed = refused = 0
-    for battle in _form_cases():
+    for battle in _form_cases() * 2:
         args = batch._battle_arguments(battle)
-        found = battle_form(args)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 want = simulate_spec(args)[0]
-            except BattleInputError:
-                want = None
-        assert found is None or "start_round" not in battle, battle  # (its start: no form)
-        if found is None:
-            assert set(battle) & {"retreat_below", "attacker_tech", "start_round"} or (
-                want is None), battle
-            continue
-        form, _ = found
-        try:
-            got = form.battle(form.army(battle["attacker"], "attacker"),
-                              form.army(battle["defender"], "defender"))
-        except BattleInputError:
-            got = None
-        assert (got is None) == (want is None), battle
-        if got is None:
+            except BattleInputError as exc:
+                want = str(exc)
+            key = batch._form_key(battle)
+            try:
+                if key not in forms:
+                    forms[key] = simulate_form({**args, "seed": None})[0]
+                got = forms[key].battle(battle["attacker"], battle["defender"])
+            except BattleInputError as exc:
+                got = str(exc)
+        if isinstance(want, str):
+            assert got == want, battle
             refused += 1
             continue
         formed += 1
         assert got == want and vars(got) == vars(want), battle
         assert list(got.attacker) == list(want.attacker), battle  # (the edition's order)
         assert list(got.defender) == list(want.defender), battle
-    assert formed > 60 and refused > 10  # (the cases reach both)
+    assert formed > 120 and refused > 20  # (the cases reach both)
+
+
+@pytest.mark.parametrize("battle, first", [
+    # each battle has two faults: it is refused for the one make_battle meets first (its
+    # order: the edition, dice and technologies; the armies; the landing and bombardment; the
+    # start; the armies' units (attacker, defender, then what the attacker cannot attack
+    # with); submerging; keep_land; aa_last; the orders of losses; the retreat; reactions;
+    # the decisions), however the form checked the options before the armies
+    (dict(attacker="3 zeppelin", defender="2 inf", landing="1 dragon"), "zeppelin"),
+    (dict(attacker="3 inf", defender="2 dragon", start_round=0), "dragon"),
+    (dict(attacker="3 inf", defender="2 inf", landing="2 bb", start_round=0), "landing"),
+    (dict(attacker="3 inf", defender="1 bb", start_round=0), "start_round"),
+    (dict(attacker="3 inf", defender="1 bb", attacker_submerge="first-chance"), "sea unit"),
+    (dict(attacker="1 aa", defender="2 inf", attacker_submerge="first-chance"),
+     "cannot attack"),
+    (dict(attacker="1 aa", defender="1 bb"), "sea unit"),
+    (dict(attacker="2 ftr", defender="2 inf", keep_land=1, aa_last="yes"), "keep_land 1"),
+    (dict(attacker="2 inf", defender="2 inf", keep_land=-1, aa_last="yes"), "keep_land must"),
+    (dict(attacker="2 ftr", defender="2 inf", keep_land=1, retreat_after=0), "keep_land 1"),
+    (dict(attacker="2 inf", defender="2 inf", aa_last="yes", attacker_ool="dragon"),
+     "aa_last"),
+    (dict(attacker="2 inf", defender="2 inf", attacker_ool="dragon", retreat_after=0),
+     "dragon"),
+    (dict(attacker="2 inf", defender="2 inf", retreat_after=0, optimize="win"),
+     "retreat_after"),
+    (dict(attacker="2 inf", defender="2 inf", optimize="win"), "optimize must come"),
+    (dict(attacker="1 sub", defender="1 dd", sea=True, attacker_submerge="optimal",
+          retreat_after=1, optimize="takes"), "optimal submerging is solved"),
+])
+def test_a_battle_with_two_faults_is_refused_for_the_first(battle, first):
+    with pytest.raises(BattleInputError, match=first):
+        simulate(rules="1942-2e", **battle)
+    with pytest.raises(BattleInputError, match=first):
+        solve_many([battle], rules="1942-2e")
 
 
 def test_compile_plain_builds_what_compile_battle_builds():
@@ -425,13 +452,13 @@ def test_compile_plain_builds_what_compile_battle_builds():
 
     from battlecalc import batch
     from battlecalc.compile import compile_battle, compile_plain
-    from battlecalc.spec import battle_form, simulate_spec
+    from battlecalc.spec import simulate_spec
 
     kept: dict = {}
     seen = retreats = 0
     for battle in _form_cases() * 2:
         args = batch._battle_arguments(battle)
-        if battle_form(args) is None:
+        if "start_round" in battle:  # (compile_battle's alone: starts.with_start)
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
