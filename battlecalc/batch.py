@@ -7,32 +7,25 @@
     >>> [round(p, 6) for p in rows["attacker_win"]]
     [0.25, 0.676724]
 
-Each battle is checked as :func:`battlecalc.simulate` checks its arguments (battlecalc.spec)
-and solved as simulate would solve it, with the same answer.  Battles whose keywords differ
-only in their armies and seeds (one edition and set of options: a lane) are checked through
-one spec.BattleForm (the options once, each distinct army once) and compiled by
-compile.compile_plain (each distinct side once), without simulate_spec's every check per
-battle: a lane takes battles from their start without an amphibious assault, technologies,
-keep_land, retreat_below, decisions or reactions, whose checks never read the armies (a
-retreat policy reads their sizes); the
-others, and a lane's battles that fail its checks (simulate_spec then words the error), are
-checked one by one.  The small exact ones (an estimated solve of at most
-solver.plan.Limits.parallel_seconds, where simulate too solves in one thread: solver.batch's
-batchable plans) are solved together:
-their sides' tables come from a cache of small sides (a side's tables depend only on its
-units, its technologies, its order of losses and a few options of the battle), every battle's
-tables are laid end to end in flat arrays and one compiled loop (kernels/batch.py) solves them
-one after the other, on the engine's threads (battlecalc.set_threads); their result columns
-are computed for all of them at once.  The others (Monte Carlo, larger battles,
---retreat-below, the law of rounds, decisions solved, the defender's reactions, battles that
-start where they stand, formula editions) go through simulate's own engine one by one.
+Each battle is made, compiled, planned and solved as :func:`battlecalc.simulate` makes,
+compiles, plans and solves it, with the same answer to the last bit.  Battles whose keywords
+differ only in their armies and seeds (a lane) are checked through one spec.BattleForm (every
+option once, each distinct army once) and compiled with one compile.SideCache (each distinct
+side once); their plans (solver.choose) are kept with their sides.  The battles whose plans
+the batch kernel carries out (solver.batch.batchable: exact, at most
+solver.plan.Limits.parallel_seconds of work, as simulate solves them in one thread) are
+solved together: every battle's tables laid end to end in flat arrays, one compiled loop
+(kernels/batch.py) solving them one after the other on the engine's threads
+(battlecalc.set_threads), their rows built for all of them at once (results.rows).  The
+others (Monte Carlo, larger battles, --retreat-below, the law of rounds, decisions solved,
+the defender's reactions, formula editions) go through simulate's own engine one by one,
+from the tables compiled for them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -41,10 +34,11 @@ from typing import Any
 import numpy as np
 
 from . import api
-from .compile import build_side, compile_battle, compile_plain
+from . import waves as waves_module
+from .compile import SideCache, compile_battle
 from .errors import BattleInputError, quoted
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
-from .results import rows
+from .results import SideLaw, build_result, rows
 from .solver import choose
 from .solver.batch import batchable, solve_batch
 from .spec import (
@@ -52,45 +46,19 @@ from .spec import (
     BattleForm,
     FormulaSpec,
     check_seed,
+    check_waves,
+    fresh_seed,
     simulate_form,
     simulate_spec,
 )
+from .waves import simulate_waves
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
-# the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
-# progress hook)
-NOT_HERE = tuple(o.name for o in OPTIONS if o.kind == "callable" or o.applies == {"waves"})
+# the defaults of all (no progress hook: solve_many reports none)
+NOT_HERE = tuple(o.name for o in OPTIONS if o.kind == "callable")
 DEFAULTS = {o.name: o.default for o in OPTIONS if not o.formula_only}
 KEYWORDS = tuple(o.name for o in OPTIONS if o.name not in NOT_HERE)
 ARMY_SIDES = ("attacker", "defender", "landing", "bombard")  # SIDE.UNIT columns (sweep's)
-
-# The cache of small sides' tables (compile.build_side's own cache keeps 256 sides of any
-# size): sides of at most SMALL_SIDE_STATES states, SIDE_CACHE_BYTES of arrays in all, the
-# oldest dropped first.
-SMALL_SIDE_STATES = 4096
-SIDE_CACHE_BYTES = 64 << 20
-_sides: dict = {}
-_side_bytes = [0]
-_side_lock = threading.Lock()
-
-
-def _side(spec):
-    """A side's tables (compile._SideSpec -> compile.Side), from the cache of small sides."""
-    cached = _sides.get(spec)
-    if cached is not None:
-        return cached[0]
-    side = build_side.__wrapped__(spec)  # (not through build_side's cache: no double keeping)
-    if side.n_states <= SMALL_SIDE_STATES:
-        size = sum(a.nbytes for a in (side.blocks, side.states, side.rows, side.pmf, side.cdf,
-                                      side.start, side.survivors, side.ipc_lost))
-        with _side_lock:
-            while _sides and _side_bytes[0] + size > SIDE_CACHE_BYTES:
-                _side_bytes[0] -= _sides.pop(next(iter(_sides)))[1]
-            if spec not in _sides:
-                _sides[spec] = (side, size)
-                _side_bytes[0] += size
-    return side
-
 
 # ---------------------------------------------------------------------------------------------
 # Reading the battles
@@ -234,7 +202,7 @@ class _Lane:
 
     def __init__(self, form, run):
         self.form, self.run = form, run
-        self.kept: dict = {}  # compile_plain's
+        self.sides = SideCache()
 
     def battle(self, given: Mapping[str, Any]):
         """The battle (spec.Battle) and its RunSpec (the lane's, with the battle's seed);
@@ -248,10 +216,7 @@ class _Lane:
         simulate's engine compiles), and its plan (_planned)."""
         if battle.reactions:
             return None, None
-        if (battle.landing or battle.start or battle.objective is not None):
-            compiled = compile_battle(battle, _side)
-        else:
-            compiled = compile_plain(battle, _side, self.kept)
+        compiled = compile_battle(battle, self.sides)
         return compiled, _planned(compiled, self.run)
 
 
@@ -270,6 +235,173 @@ def _lane(given: Mapping[str, Any]) -> _Lane | Exception | None:
     return _Lane(form, run) if isinstance(form, BattleForm) else None
 
 
+# ---------------------------------------------------------------------------------------------
+# Chains: waves and counter-attacks
+
+
+class _Unsolved:
+    """What a chain is given for a battle not solved yet (a pass that finds the battles its
+    chains need next: _Chains): nothing taken, no survivors."""
+
+    attacker, method = "", "exact"
+    attacker_win = defender_win = draw = stalemate = retreat = takes_territory = 0.0
+    attacker_ipc_loss = defender_ipc_loss = tuv_swing = 0.0
+    attacker_law = defender_law = SideLaw((), np.zeros((0, 0), dtype=np.int64),
+                                          np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
+_UNSOLVED = _Unsolved()
+
+
+def _battle_key(battle, run):
+    """A hashable key of a checked battle and its run spec (equal: the same battle, solved
+    the same way), or None where some part of it is not hashable."""
+    key = (id(battle.rules), id(battle.attacker_rules), id(battle.defender_rules),
+           tuple(battle.attacker.items()), tuple(battle.defender.items()), battle.sea,
+           battle.attacker_submerge, battle.defender_submerge, tuple(battle.landing.items()),
+           tuple(battle.bombard.items()), tuple(battle.overland.items()),
+           battle.attacker_order, battle.defender_order, battle.retreat, battle.dice,
+           battle.start, battle.objective, battle.kamikaze_struck,
+           # (the defender's reactions: each a battle solved by simulate's engine)
+           None if not battle.reactions else id(battle.reactions),
+           run.method, run.trials, run.seed, run.rounds_distribution)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+class _Chains:
+    """The sequences of battles of a call (waves, a counter-attack: battlecalc.waves), solved
+    as simulate solves each of them, their battles together: each sequence is played again
+    pass after pass (waves.simulate_waves), each pass finding the battles its next stage
+    needs (the next wave on each force the defender holds with, the counter-attack on each
+    force holding the territory), which are then solved together, once each however many
+    sequences share them (in the batch where their plans allow it, as solve_many solves a
+    battle); the last pass, with every battle solved, is each sequence's answer.  The
+    battles are checked through the lanes' forms (_Lane), each distinct army read once."""
+
+    def __init__(self):
+        self.results: dict = {}  # battle key -> Result, or the BattleInputError it raised
+        self.wanted: dict = {}  # battle key -> (battle, run) not solved yet
+        self.lanes: dict = {}  # _form_key -> _Lane
+        self.stages: dict = {}  # (chain, stage label) -> its battles' _Lane (or None)
+        self.chain = 0  # the chain being played
+        self.lane = None  # the lane of the battle check made last (solve's, next)
+
+    def check(self, label: str, arguments: dict, attacker, defender, trials, seed):
+        """simulate_spec's battle and run spec (waves._checked's) through the lane of the
+        stage's keywords: the same for every pass (a stage's arguments are its chain's)."""
+        lane = self.stages.get((self.chain, label), False)
+        if lane is False:
+            given = {k: v for k, v in arguments.items()
+                     if k not in ("attacker", "defender", "formula_options")}
+            key = _form_key(given)
+            lane = self.lanes.get(key) if key is not None else None
+            if lane is None:
+                lane = _lane(given)
+                if not isinstance(lane, _Lane):
+                    lane = None
+                elif key is not None:
+                    self.lanes[key] = lane
+            self.stages[(self.chain, label)] = lane
+        self.lane = lane
+        if lane is None:
+            return waves_module._checked(label, arguments, attacker, defender, trials, seed)
+        seed = check_seed(seed)
+        battle, run = lane.form.battle(attacker, defender), lane.run
+        if run.trials != trials or run.seed != seed:
+            run = replace(run, trials=trials, seed=seed)
+        return battle, run
+
+    def solve(self, battle, run, *_args, **_kwargs):
+        """The battle's Result, once it is solved; until then _UNSOLVED, the battle noted
+        (with the lane check found it in: a battle of a lane is known by its armies)."""
+        lane, self.lane = self.lane, None
+        if lane is not None:
+            key = (id(lane), tuple(battle.attacker.items()), tuple(battle.defender.items()),
+                   run.method, run.trials, run.seed)
+        else:
+            key = _battle_key(battle, run)
+        if key is None or run.progress is not None:
+            return api.solve(battle, run)
+        found = self.results.get(key)
+        if found is None:
+            self.wanted.setdefault(key, (battle, run, lane))
+            return _UNSOLVED
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def solve_wanted(self) -> None:
+        """Solve the battles the last pass found (the small exact ones together)."""
+        wanted, self.wanted = self.wanted, {}
+        batch = _Batch()
+        alone = []
+        for key, (battle, run, lane) in wanted.items():
+            try:
+                compiled = plan = None
+                if not battle.reactions:
+                    compiled = compile_battle(battle, None if lane is None else lane.sides)
+                    plan = _planned(compiled, run)
+                if plan is not None and batchable(plan):
+                    batch.add(key, battle, compiled, plan)
+                else:
+                    alone.append((key, battle, run, compiled, plan))
+            except BattleInputError as exc:
+                self.results[key] = exc
+        for key, battle, run, compiled, plan in alone:
+            try:
+                self.results[key] = api.solve(battle, run, None, compiled, solve_plan=plan)
+            except BattleInputError as exc:
+                self.results[key] = exc
+        if batch.positions:
+            started = time.perf_counter()
+            law = solve_batch(batch.compiled, batch.plans)
+            for i, key in enumerate(batch.positions):
+                self.results[key] = build_result(batch.battles[i], batch.compiled[i], "exact",
+                                                 None, None, law.law(i), started)
+
+    def play(self, chains: list) -> list:
+        """Each chain (waves, counterattack, simulate's other arguments) played to its end:
+        its WavesResult, or the exception simulate raises for it."""
+        for self.chain, (_, _, options) in enumerate(chains):  # (wave 1 is known: first)
+            try:
+                self.solve(*self.check("wave 1", options, options["attacker"],
+                                       options["defender"], options["trials"],
+                                       options["seed"]))
+            except Exception:  # noqa: BLE001, S110 - (the chain's own pass says why)
+                pass
+        self.solve_wanted()
+        while True:
+            out = []
+            for self.chain, (waves, counterattack, options) in enumerate(chains):
+                try:
+                    out.append(simulate_waves(waves, counterattack, solve=self.solve,
+                                              check=self.check, **options))
+                except Exception as exc:  # noqa: BLE001 - each chain its own answer
+                    out.append(exc)
+            if not self.wanted:
+                return out
+            self.solve_wanted()
+
+
+def _chain_arguments(given: Mapping[str, Any]):
+    """(waves, counterattack, simulate's other arguments) of a battle of solve_many, or None
+    where it is one battle (neither waves nor a counter-attack)."""
+    if not isinstance(given, Mapping) or (given.get("waves") is None
+                                         and given.get("counterattack") is None):
+        return None
+    args = _battle_arguments(given)
+    waves, counterattack = check_waves(args.pop("waves")), args.pop("counterattack")
+    if not waves and counterattack is None:
+        return None
+    if args["method"] in ("mc", "auto") and args["seed"] is None:
+        args["seed"] = fresh_seed()  # (simulate_waves' own, drawn once for every pass)
+    return waves, counterattack, {**args.pop("formula_options"), **args}
+
+
 def _one(battle, run, started: float, compiled=None, plan=None) -> dict[str, Any]:
     """A battle solved on its own, as simulate solves it (compiled and planned already, where
     it was): its flat row."""
@@ -280,7 +412,7 @@ def _one(battle, run, started: float, compiled=None, plan=None) -> dict[str, Any
     return api.solve(battle, run, started, compiled, solve_plan=plan).flat_row()
 
 
-TIMING = ("check", "compile", "one_by_one", "solve", "rows")  # _run's phases
+TIMING = ("check", "compile", "one_by_one", "solve", "rows", "chains")  # _run's phases
 
 
 def _run(battles: list, options: Mapping[str, Any], strict: bool):
@@ -308,11 +440,16 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
 
     seen: dict = {}  # a battle given again: its checks and tables once (same answer)
     lanes: dict = {}  # _form_key -> _Lane or None
+    chains: list = []  # (position, (waves, counterattack, options)) of the sequences
     for position, given in enumerate(battles):
         started = clock()
         try:
             if options and isinstance(given, Mapping):
                 given = {**options, **given}
+            chain = _chain_arguments(given)
+            if chain is not None:
+                chains.append((position, chain))
+                continue
             form_key = _form_key(given) if type(given) is dict else None
             if form_key is not None:
                 lane = lanes.get(form_key, False)
@@ -341,7 +478,7 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
             timing["check"] += checked - started
             compiled = plan = None
             if not isinstance(battle, FormulaSpec) and not battle.reactions:
-                compiled = compile_battle(battle, _side)
+                compiled = compile_battle(battle)
                 plan = _planned(compiled, run)
                 timing["compile"] += clock() - checked
                 if plan is not None and batchable(plan):
@@ -354,6 +491,15 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
                 seen[key] = (alone, alone[-1])
         except Exception as exc:  # noqa: BLE001 - one bad battle must not lose the others
             failed(position, exc)
+    if chains:
+        played = clock()
+        for (position, _), result in zip(chains, _Chains().play([c for _, c in chains]),
+                                         strict=True):
+            if isinstance(result, Exception):
+                failed(position, result)
+            else:
+                parts.append(([position], {k: [v] for k, v in result.flat_row().items()}))
+        timing["chains"] += clock() - played
     for position, battle, run, checks, compiled, plan in alone:
         solo = clock()
         try:

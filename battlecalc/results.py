@@ -264,6 +264,15 @@ class SideLaw:
     def counts(self, i: int) -> dict[str, int]:
         return {u: int(n) for u, n in zip(self.units, self.survivors[i], strict=True) if n}
 
+    @cached_property
+    def end_states(self) -> tuple[tuple[dict[str, int], float], ...]:
+        """Each end state, most likely first: ({unit: count left}, probability) (built once:
+        a sequence of battles reads them; the dicts are shared, never to be changed)."""
+        units = self.units
+        return tuple(({u: n for u, n in zip(units, row, strict=True) if n}, p)
+                     for row, p in zip(self.survivors.tolist(), self.probability.tolist(),
+                                       strict=True))
+
     def frame(self):
         return _frame({**{u: self.survivors[:, j] for j, u in enumerate(self.units)},
                        "ipc_lost": self.ipc_lost, "probability": self.probability})

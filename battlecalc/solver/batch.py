@@ -29,6 +29,7 @@ from ..kernels.layout import (
     TOTAL_TAKES,
 )
 from . import threads
+from .law import FinalLaw
 from .plan import LIMITS, SOLVE_BATCH, Limits, SolvePlan, kernels_for, spend
 from .tables import merged
 
@@ -64,6 +65,14 @@ class BatchLaw(NamedTuple):
     attackers: Sides
     defenders: Sides
     compiled: bool  # solved by compiled kernels (else plain Python)
+
+    def law(self, i: int) -> FinalLaw:
+        """Battle i's FinalLaw, as its own exact solve gives it (no joint final law: the
+        swing's law is not kept), its final laws views of the batch's."""
+        (a0, a1), (d0, d1) = self.a_out[i], self.d_out[i]
+        return FinalLaw(1.0, None, self.outcomes[i], self.takes[i], self.a_final[a0:a1],
+                        self.d_final[d0:d1], float(self.mean_rounds[i]), None, None, 0.0, 0.0,
+                        float(self.pruned[i]))
 
 
 _NO_MERGE = (NO_MERGE, NO_MERGE)
