@@ -649,7 +649,7 @@ def plan(ctx, rules, rules_file, defender, attacker, pool, goal, minimize, maxim
     """The cheapest attack (or, with --defend, defence) from a pool that meets a goal.
 
     Lists the best plans and the next best (--top), each with its outcome. Assumes that
-    adding a unit never lowers a side's chances (see README); where that does not hold
+    adding a unit never lowers a side's chances (see docs/planning.md); where that does not hold
     (--retreat-below, other goals, orders of losses that depend on the force) every force is
     solved.
     """

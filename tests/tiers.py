@@ -6,12 +6,12 @@ a test file or test named on the command line; or a `-m` expression naming `slow
 
 The rule, applied at collection (`pytest_collection_modifyitems`): a test is slow when
 
-* it, a fixture it uses (directly or through other fixtures) or a function of the tests folder
-  that either calls (followed through the tests' own helpers) starts a process, a server or a
-  browser: it uses `subprocess`, `multiprocessing`, a process pool, `os.fork`, a Dask cluster,
-  Playwright, or a helper declared with `starts(...)` below (webserver.running_server, a
-  server in a thread of the test process; the `fresh` checks; tests/limited.py's
-  memory-limited children, which use subprocess);
+* it, a fixture it uses (directly or through other fixtures), or a function of the tests'
+  own that either of them calls (followed from helper to helper, never into the package)
+  starts a process, a server or a browser: it uses `subprocess`, `multiprocessing`, a process
+  pool, `os.fork`, a Dask cluster, Playwright, or a helper declared with `starts(...)` below
+  (webserver.running_server, a server in a thread of the test process). So are the `fresh`
+  checks (two fresh interpreters) and tests/limited.py's memory-limited children;
 * it fuzzes (a Hypothesis test);
 * or it is marked `slow` by hand, for what no rule can see: a test whose package call starts
   a process (a sweep on local workers), a long statistical run (200,000 trials or more),
@@ -52,8 +52,8 @@ PROFILE_ENV = "BATTLECALC_TEST_PROFILE"
 # function) and attributes (`os.fork`, `concurrent.futures.ProcessPoolExecutor`, ...)
 PROCESS_NAMES = frozenset({
     "subprocess", "multiprocessing", "pty", "fork", "forkpty", "posix_spawn", "posix_spawnp",
-    "spawnv", "spawnve", "execv", "execve", "ProcessPoolExecutor", "LocalCluster",
-    "sync_playwright", "async_playwright",
+    "spawnv", "spawnve", "ProcessPoolExecutor", "LocalCluster", "sync_playwright",
+    "async_playwright",
 })
 _STARTS = "__tier_starts__"
 
