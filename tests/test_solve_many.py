@@ -110,7 +110,8 @@ def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
     asked, built = [], []
     ask, build = battle_module.build_side, sides._new_side
     monkeypatch.setattr(battle_module, "build_side", lambda spec: asked.append(spec) or ask(spec))
-    monkeypatch.setattr(sides, "_new_side", lambda spec: built.append(spec) or build(spec))
+    monkeypatch.setattr(sides, "_new_side",
+                        lambda spec, *state: built.append(spec) or build(spec, *state))
     battles = [{"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
                {"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},

@@ -505,7 +505,7 @@ def _bombarded_start(defender: Side, bombard: Bombardment) -> Side:
             start[flat_state(defender, 0, 0, 0, min(hits, last))] += p
     return Side(defender.blocks, defender.states, defender.rows, defender.pmf, defender.cdf,
                 start, defender.survivors, defender.ipc_lost, defender.unit_names,
-                defender.split)
+                defender.split, defender.builder)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -581,7 +581,7 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     states = att.states.copy()
     states[:, S_MAY_RETREAT] = may
     att = Side(att.blocks, states, att.rows, att.pmf, att.cdf, att.start, att.survivors,
-               att.ipc_lost, att.unit_names, att.split)
+               att.ipc_lost, att.unit_names, att.split, att.builder)
     vector, below = retreat_vector(battle.retreat)
     retreat = RetreatTables(vector, below, np.zeros((1, 1)), remainder)
     return CompiledBattle(att, compiled.defender, compiled.rules, compiled.bombardment, retreat,

@@ -14,8 +14,9 @@ with.
 Two builders make the same tables, to the last bit (tests/kernels/test_builder.py): the
 compiled one (kernels/builder.py, driven by _built_side: a side in one kernel call, its hit laws
 from a law bank of the dice of one edition and role), once its kernels cost no compiling
-(jit.ready: a first use, its numba cache cold, does not wait for them), and the Python one
-(_python_side, with its caches of fire laws, casualty walks and block tables) before that.
+(solver.KernelState.ready: a first use, its numba cache cold, does not wait for them), and the
+Python one (_python_side, with its caches of fire laws, casualty walks and block tables) before
+that.  Side.builder says which built a side; a plan shows it (SolvePlan.side_builders).
 """
 
 
@@ -32,7 +33,7 @@ import numpy as np
 from .. import orders
 from ..dice import _hit_distribution, force_dice, hit_distribution, strength
 from ..errors import BattleInputError
-from ..kernels import builder, jit, layout
+from ..kernels import builder, layout
 from ..kernels.layout import (
     B_KIND,
     B_OFFSET,
@@ -65,7 +66,7 @@ from ..kernels.layout import (
     STATE_COLS,
 )
 from ..orders import LossOrder, casualty_steps
-from ..solver.plan import LIMITS
+from ..solver.plan import LIMITS, KernelState
 from .cache import TABLES
 
 TABLES.store(orders._BASE_RANKS)  # (a base order of losses: kept with the tables)
@@ -105,6 +106,7 @@ class Side:
     ipc_lost: np.ndarray
     unit_names: tuple[str, ...]
     split: tuple[bool, bool] = (False, False)  # (subs, aircraft) are categories of their own
+    builder: str = "python"  # which builder made the tables: "compiled" or "python"
 
     # (cached, as the properties below: a side is shared by the battles of many calls, which
     # read these several times each)
@@ -504,26 +506,30 @@ def forget_tables() -> None:
 
 
 # the compiled builder's kernels that _built_side calls (the side, its law bank's)
-_BUILDER_KERNELS = ("build_side", "find_law", "insert_laws", "law_columns")
+BUILDER_KERNELS = tuple((builder.__name__, name) for name in ("build_side", "find_law",
+                                                              "insert_laws", "law_columns"))
 
 
-def build_side(spec: _SideSpec) -> Side:
+def build_side(spec: _SideSpec, kernels: KernelState | None = None) -> Side:
     """A side's tables from its blocks (see the module docstring): built by the compiled
-    builder (kernels/builder.py, _built_side) once the kernels are compiled and it costs no
-    compiling (jit.ready: compiled for every solve, or in this process or numba's cache
-    already), else (and for a spec it does not take) by the Python builder (_python_side),
-    which a first use never waits for numba to compile; the same arrays either way.
+    builder (kernels/builder.py, _built_side) where the kernels' state `kernels` (default:
+    the process's, solver.KernelState.now) has it ready (compiled for every solve, or in this
+    process or numba's cache already: KernelState.ready), else (and for a spec it does not
+    take) by the Python builder (_python_side), which a first use never waits for numba to
+    compile; the same arrays either way, Side.builder saying which.
 
     Rows: every block's n-category steps first, in block order, then the s and a steps; so a
     side that is one walk per block (no s or a category) has row index = flat state index.
     Kept (compile.cache.TABLES) by its spec.
     """
-    return TABLES.kept(("side", spec), lambda: _new_side(spec))
+    return TABLES.kept(("side", spec), lambda: _new_side(spec, kernels))
 
 
-def _new_side(spec: _SideSpec) -> Side:
+def _new_side(spec: _SideSpec, kernels: KernelState | None = None) -> Side:
     """build_side's side, built now."""
-    if all(jit.ready(builder.__name__, name) for name in _BUILDER_KERNELS):
+    if kernels is None:
+        kernels = KernelState.now(BUILDER_KERNELS)
+    if kernels.ready(BUILDER_KERNELS):
         side = _built_side(spec)
         if side is not None:
             return side
@@ -844,7 +850,7 @@ def _built_side(spec: _SideSpec) -> Side | None:
             table.kind_slot, forces, extra, probs, step_units, step_kinds, keys, values, laws,
             pmf)
         if status == builder.BUILT:
-            built = Side(*tables, table.names, spec.split)
+            built = Side(*tables, table.names, spec.split, "compiled")
             if a >= 0:  # (exact: the same float whatever the order of the sums)
                 built.__dict__["mean_hit_combinations"] = a / built.n_states
             return built
