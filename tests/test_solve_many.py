@@ -469,7 +469,7 @@ def test_a_side_cache_compiles_what_compile_battle_compiles():
     seen = retreats = 0
     for battle in _form_cases() * 2:
         args = batch._battle_arguments(battle)
-        if "start_round" in battle:  # (compile_battle's alone: starts.with_start)
+        if "start_round" in battle:  # (compile_battle alone: solver.start.with_start)
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -53,6 +53,7 @@ from ..kernels.layout import (
 from ..orders import LossOrder, casualty_steps
 from ..reactions import after_strikes
 from ..solver.plan import LIMITS
+from ..solver.start import with_start
 from ..spec import SUBMERGE_POLICIES
 from .cache import TABLES
 from .sides import (
@@ -361,7 +362,7 @@ def compile_battle(battle, sides: SideCache | None = None,
     if _decides(battle):
         compiled = replace(compiled, objective=battle.objective)
     if start:
-        compiled = starts.with_start(battle, compiled)
+        compiled = with_start(battle, compiled)
     return compiled
 
 
