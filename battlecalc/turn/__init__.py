@@ -85,10 +85,14 @@ def turn_reach(save, player: str | None = None) -> Reach:
 
 
 def _movement(save):
-    from ..triplea.movement import MovementSave
+    import os
+
+    from ..triplea.movement import MovementSave, read_movement
 
     if isinstance(save, TurnSave):
         return save.movement
     if isinstance(save, MovementSave):
         return save
-    return load(save).movement
+    if not isinstance(save, str | os.PathLike):
+        raise BattleInputError(f"save: expected the path of a TripleA save, got {quoted(save)}")
+    return read_movement(save)

@@ -11,8 +11,7 @@ with the movement that route takes (TripleA makes such units one move, one route
 Each move is checked on the board the reach was computed on; moves do not block one another in
 TripleA's combat move (a blitz takes empty territory, which other units may then pass, and
 aircraft land where they could at the start of the turn), so their order does not matter.
-Units are given to moves by a maximum flow from the classes to the moves; where escorts run
-short, the classes that need none are used first.
+Units are given to moves by a maximum flow from the classes to the moves.
 """
 
 from __future__ import annotations
@@ -113,53 +112,63 @@ def _supply(board, moves, indices, classes, problems, supplied) -> None:
                             f"{move.to}): {why}")
     feasible = [i for i in indices if any(c.unsupported is None and moves[i].to in c.targets
                                           for c in classes)]
-    capacity = {c.unit_class.key: c.unit_class.count for c in classes
-                if c.unsupported is None and not c.unit_class.committed}
-    edges = {i: sorted((c for c in classes if c.unsupported is None
-                        and moves[i].to in c.targets and not c.unit_class.committed),
-                       key=lambda c: (bool(c.targets[moves[i].to].escort),
-                                      c.unit_class.movement_left))
+    usable = [c for c in classes if c.unsupported is None and not c.unit_class.committed]
+    edges = {i: [c.unit_class.key for c in usable if moves[i].to in c.targets]
              for i in feasible}
-    flow: dict[tuple[int, str], int] = defaultdict(int)
-    for i in sorted(feasible, key=lambda i: -min(
-            (c.targets[moves[i].to].movement for c in edges[i]), default=0)):
-        for _ in range(moves[i].count):
-            if not _augment(i, edges, capacity, flow, moves, set()):
-                break
+    capacity = {c.unit_class.key: c.unit_class.count for c in usable}
+    flow = _max_flow({i: moves[i].count for i in feasible}, edges, capacity)
     for i in feasible:
-        got = {key: n for (j, key), n in flow.items() if j == i and n}
+        got = {key: n for (j, key), n in sorted(flow.items()) if j == i and n}
         supplied[i] = got
         short = moves[i].count - sum(got.values())
         if short:
-            have = sum(c.unit_class.count for c in edges[i])
+            have = sum(capacity[key] for key in edges[i])
             problems.append(f"moves[{i}] ({moves[i].count} {moves[i].unit} {moves[i].origin} "
                             f"-> {moves[i].to}): {short} more than the {have} {moves[i].unit} "
                             f"there that can reach it, the other moves served")
 
 
-def _augment(i, edges, capacity, flow, moves, visited) -> bool:
-    """One more unit for move `i`: from a class with room, or from a class that can hand one
-    of its units on another move to another class (an augmenting path)."""
-    for c in edges[i]:
-        key = c.unit_class.key
-        used = sum(n for (_, k), n in flow.items() if k == key)
-        if used < capacity[key]:
-            flow[(i, key)] += 1
-            return True
-    for c in edges[i]:
-        key = c.unit_class.key
-        if key in visited:
-            continue
-        visited.add(key)
-        for (j, k), n in list(flow.items()):
-            if k != key or n == 0 or j == i:
-                continue
-            flow[(j, k)] -= 1
-            if _augment(j, edges, capacity, flow, moves, visited):
-                flow[(i, key)] += 1
-                return True
-            flow[(j, k)] += 1
-    return False
+def _max_flow(demand: dict, edges: dict, capacity: dict) -> dict:
+    """{(move, class): units} of a maximum flow from the moves (each wanting `demand`) to the
+    classes (each holding `capacity`), along `edges` (the classes that reach a move's target):
+    augmenting paths found breadth first (Edmonds-Karp), one unit at a time."""
+    flow: dict[tuple, int] = defaultdict(int)
+    sent: dict = defaultdict(int)  # per move
+    held: dict = defaultdict(int)  # per class
+    while True:
+        start = [("move", i) for i in demand if sent[i] < demand[i]]
+        parent = {node: None for node in start}
+        queue, end = list(start), None
+        while queue and end is None:
+            node = queue.pop(0)
+            kind, name = node
+            if kind == "move":
+                for key in edges[name]:
+                    nxt = ("class", key)
+                    if nxt not in parent:
+                        parent[nxt] = node
+                        if held[key] < capacity[key]:
+                            end = nxt
+                            break
+                        queue.append(nxt)
+            else:  # a full class: a unit it gives a move may go to another class's
+                for (i, key), n in list(flow.items()):
+                    nxt = ("move", i)
+                    if key == name and n > 0 and nxt not in parent:
+                        parent[nxt] = node
+                        queue.append(nxt)
+        if end is None:
+            return flow
+        held[end[1]] += 1
+        node = end
+        while parent[node] is not None:
+            before = parent[node]
+            if node[0] == "class":
+                flow[(before[1], node[1])] += 1
+            else:
+                flow[(node[1], before[1])] -= 1
+            node = before
+        sent[node[1]] += 1
 
 
 def _why_not(board, move, classes) -> str:

@@ -59,6 +59,24 @@ def game_battles(raw: bytes) -> dict[str, Any]:
             raise BattleInputError(str(exc).replace(str(path), "the save")) from None
 
 
+def reach_of_upload(raw: bytes, player: str | None) -> dict[str, Any]:
+    """The legal attacks in an uploaded save (bytes, never a server path): battlecalc.turn's
+    Reach.to_dict, for GET|POST /api/turn/reach (battlecalc.web.turn)."""
+    import tempfile
+
+    from ..triplea.movement import read_movement
+    from ..turn import reach
+
+    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
+        path = Path(folder) / "save.tsvg"
+        path.write_bytes(raw)
+        try:
+            return reach(read_movement(path, max_inflated=MAX_SAVE_INFLATED),
+                         player or None).to_dict()
+        except BattleInputError as exc:  # the message names the upload, not the server's path
+            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
+
+
 async def read_in_child(raw: bytes, time_limit: float, memory: int,
                         gone: asyncio.Future | None = None,
                         task: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -121,8 +139,6 @@ def _main() -> None:
         if len(raw) > MAX_SAVE_UPLOAD:
             raise BattleInputError(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB")
         if sys.argv[2:3] == ["reach"]:
-            from .turn import reach_of_upload
-
             answer = json.dumps({"answer": reach_of_upload(raw, sys.argv[3] or None)})
         else:
             answer = json.dumps({"answer": game_battles(raw)})

@@ -862,7 +862,9 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         """GET|POST /api/turn/reach: a player's legal attacks (battlecalc.web.turn)."""
         from .turn import reach_answer
 
-        return await reach_answer(request, engine, live, game_slots)
+        return await reach_answer(request, engine, live, game_slots, respond=_json,
+                                  acquire=_acquire, client_gone=_client_gone,
+                                  not_watching=NOT_WATCHING)
 
     async def board(request: Request) -> Response:
         """GET /api/board: the live board's state (live.LiveBoard.state)."""

@@ -28,12 +28,19 @@ from ..errors import BattleInputError
 MAX_PLAYER_NAME = 200  # a TripleA player's name (real: a word or two)
 
 
-async def reach_answer(request, engine, live, slots: asyncio.Semaphore):
-    """The response to one request of /api/turn/reach (module documentation)."""
+async def reach_answer(request, engine, live, slots: asyncio.Semaphore, *, respond,
+                       acquire, client_gone, not_watching: str):
+    """The response to one request of /api/turn/reach (module documentation), with the
+    server's own helpers: respond(data, status) (its JSON response), acquire(slots, gone),
+    client_gone(request) and its words for a server that watches no folder."""
     from starlette.requests import ClientDisconnect
 
     from .saves import MAX_SAVE_UPLOAD, ChildGone, read_in_child
-    from .server import NOT_WATCHING, _acquire, _client_gone, _error, _json
+
+    def _error(message: str, status: int = 400):
+        return respond({"error": message}, status)
+
+    _json, _acquire, _client_gone, NOT_WATCHING = respond, acquire, client_gone, not_watching
 
     player = request.query_params.get("player")
     unknown = sorted(set(request.query_params) - {"player"})
@@ -89,21 +96,3 @@ async def reach_answer(request, engine, live, slots: asyncio.Semaphore):
         engine.game_pending -= 1
         gone.cancel()
     return _json(answer)
-
-
-def reach_of_upload(raw: bytes, player: str | None) -> dict[str, Any]:
-    """The reach of an uploaded save (bytes, never a server path): Reach.to_dict, read in the
-    child (battlecalc.web.saves)."""
-    import tempfile
-    from pathlib import Path
-
-    from ..turn import load, reach
-    from .saves import MAX_SAVE_INFLATED
-
-    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
-        path = Path(folder) / "save.tsvg"
-        path.write_bytes(raw)
-        try:
-            return reach(load(path, max_inflated=MAX_SAVE_INFLATED), player or None).to_dict()
-        except BattleInputError as exc:  # the message names the upload, not the server's path
-            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
