@@ -141,6 +141,19 @@ class Edit:
         pieces.append((at, len(s.data)))
         return s.rebuilt(pieces, s.patched(changes))
 
+    def give_units(self, territory: str, player: str) -> bytes:
+        """Every unit of `territory` made `player`'s (their owner fields pointed at it)."""
+        s = self.stream
+        target = self.player(player)
+        cuts = sorted(s.field_bytes(u, "owner") for u in self.units(territory))
+        assert all(s.data[start] == 0x71 for start, _ in cuts)
+        pieces, at = [], 0
+        for start, end in cuts:
+            pieces += [(at, start), ("ref", target)]
+            at = end
+        pieces.append((at, len(s.data)))
+        return s.rebuilt(pieces)
+
     def add_to_set(self, tracker_field: str, territory: str) -> bytes:
         """A territory added to one of the battle tracker's sets (conquered, blitzed,
         foughtBattles): a reference before the set's end, its size one more."""

@@ -133,19 +133,27 @@ def test_long_range_aircraft(tmp_path):
 
 @pytest.mark.slow
 def test_a_neutral_opened(tmp_path):
-    """Turkey passable (its isImpassable off), the neutral charge 3 PUs (the Russians hold
-    24): Caucasus's units may attack it (1 step).  With the charge 9,999,999 of the save, no
-    one may (TripleA's canPayToCrossNeutralTerritory)."""
+    """Turkey (the null player's, at war with everyone) made passable (its isImpassable off):
+    still no one may enter it while "Neutrals Are Impassable" is on ("Cannot violate
+    neutrality", TripleA 2.x), nor while the neutral charge (9,999,999 PUs in the save) is more
+    than the Russians' 24; with the switch off and a charge of 3, Caucasus's units attack it
+    (1 step)."""
     def passable(e):
         return e.primitive(e.r.get(e.territory("Turkey"), "attachments")["territoryAttachment"],
                            "isImpassable", False)
 
-    dear = turn_reach(written(tmp_path, chain(START, passable), "dear.tsvg"))
-    assert all("Turkey" not in t for t in dear.mapping().values())
-    cheap = turn_reach(written(tmp_path, chain(
-        START, passable, lambda e: e.set_property("neutralCharge", 3)), "cheap.tsvg"))
-    assert cheap.mapping()["Caucasus / infantry x3"]["Turkey"] == 1
-    assert cheap.mapping()["Caucasus / armour x1"]["Turkey"] == 1
+    def cheap(e):
+        return e.set_property("neutralCharge", 3)
+
+    def allowed(e):
+        return e.set_property("Neutrals Are Impassable", False)
+
+    for i, edits in enumerate([(passable,), (passable, cheap), (passable, allowed)]):
+        r = turn_reach(written(tmp_path, chain(START, *edits), f"{i}.tsvg"))
+        assert all("Turkey" not in t for t in r.mapping().values()), i
+    r = turn_reach(written(tmp_path, chain(START, passable, cheap, allowed), "open.tsvg"))
+    assert r.mapping()["Caucasus / infantry x3"]["Turkey"] == 1
+    assert r.mapping()["Caucasus / armour x1"]["Turkey"] == 1
 
 
 # ------------------------------------------------------------------ moments of the turn
@@ -391,6 +399,46 @@ def test_a_move_is_served_by_the_class_that_reaches_it(opening_reach):
     assert check.legal and check.supplied == ({"Karelia S.S.R. / fighter x1": 1},)
     assert not check_moves(r, [{"unit": "fighter", "count": 1, "from": "Russia",
                                 "to": "Germany"}]).legal
+
+
+def _escort_board():
+    """Global 1940 edited: Greater Southern Germany's armour moved to Western Germany (beside
+    its mechanized infantry), the units of France and Holland Belgium given to the Italians
+    (the Germans' ally) and Holland Belgium to the French: both are then enemy land with no
+    enemy unit in it, which a blitz may cross, and Normandy Bordeaux is two steps from Western
+    Germany through one of them only."""
+    return chain(GLOBAL,
+                 lambda e: e.move_units("Greater Southern Germany", "Western Germany",
+                                        keep=lambda u: e.r.name_of(e.r.get(u, "type"))
+                                        != "armour"),
+                 lambda e: e.give_units("France", "Italians"),
+                 lambda e: e.give_units("Holland Belgium", "Italians"),
+                 lambda e: e.reference_field(e.territory("Holland Belgium"), "owner",
+                                             e.player("French")))
+
+
+@pytest.mark.slow
+def test_a_mechanized_infantry_blitzes_with_an_armour_each(tmp_path):
+    """The mechanized infantry receives canBlitz when with an armour (receivesAbilityWhenWith
+    canBlitz:armour): it reaches Normandy Bordeaux (2, through France) only with one armour
+    each moving along the same route; Southern France it reaches by itself (through Northern
+    Italy, the Italians')."""
+    r = turn_reach(written(tmp_path, _escort_board()))
+    mech = _class(r, "Western Germany / mech_infantry x4")
+    assert mech.targets["Normandy Bordeaux"].escort == ("armour",)
+    assert mech.targets["Normandy Bordeaux"].route == ("Western Germany", "France",
+                                                       "Normandy Bordeaux")
+    assert mech.targets["Southern France"].escort == ()
+    move = {"unit": "mech_infantry", "count": 2, "from": "Western Germany",
+            "to": "Normandy Bordeaux"}
+    armour = {"unit": "armour", "count": 1, "from": "Western Germany",
+              "to": "Normandy Bordeaux"}
+    assert check_moves(r, [move]).problems == (
+        "moves[0] (2 mech_infantry Western Germany -> Normandy Bordeaux): 2 of the units moving "
+        "there blitz only with one armour each moving along (receivesAbilityWhenWith), and 0 "
+        "do",)
+    assert not check_moves(r, [move, armour]).legal
+    assert check_moves(r, [move, {**armour, "count": 2}]).legal
 
 
 # ------------------------------------------------------------------ the enemy's next turn

@@ -296,6 +296,18 @@ class Board:
             return True
         return self.relationship(t.owner).can_move_into_during_combat_move()
 
+    def neutrals_blitzable(self) -> bool:
+        """MoveValidator.isNeutralsBlitzable (TripleA 2.x): "Neutrals Are Blitzable" and not
+        "Neutrals Are Impassable"."""
+        return bool(self.properties.get("Neutrals Are Blitzable")) and not bool(
+            self.properties.get("Neutrals Are Impassable"))
+
+    def violates_neutrality(self, name: str) -> bool:
+        """validateBasic's "Cannot violate neutrality" (TripleA 2.x): a neutral land step under
+        "Neutrals Are Impassable" (where neutrals are not blitzable, which that implies)."""
+        return bool(self.properties.get("Neutrals Are Impassable")) \
+            and not self.neutrals_blitzable() and self.neutral_land(name)
+
     def neutrals_passable_by_air(self) -> bool:
         """AirMovementValidator.areNeutralsPassableByAir."""
         return bool(self.properties.get("Neutral Flyover Allowed")) and not bool(

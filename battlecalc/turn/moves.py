@@ -204,5 +204,5 @@ def _check_escorts(reach: Reach, moves: list[Move], supplied: list[dict],
             i = receivers[0][0]
             problems.append(
                 f"moves[{i}] ({moves[i].count} {moves[i].unit} {origin} -> {to}): {wanted} "
-                f"of the units moving there blitz only with a {' or '.join(escort)} each "
-                f"moving along, and {givers} do")
+                f"of the units moving there blitz only with one {' or '.join(escort)} each "
+                f"moving along (receivesAbilityWhenWith), and {givers} do")

@@ -1,6 +1,7 @@
 """Every legal attack of a player's units in a combat move, as TripleA's validators allow it
 (MoveValidator.validateMove in a combat move and AirMovementValidator.validateAirCanLand),
-land and air units only.
+land and air units only.  The rules are those of TripleA's releases 2.0 to 2.6 (the shared
+saves are 2.0); where its newest source differs, the released rule is kept (docs/turn.md).
 
 The player's units are grouped in classes (:class:`UnitClass`): the units of one type in one
 territory with the same movement left (and the same state: committed to a battle or not).
@@ -14,13 +15,15 @@ A route of a land unit is legal when (the TripleA checks in brackets):
 
 * every step is land the player's land units may move over (validateFirstRoute:
   canMoveLandUnitsOverOwnedLand), may enter in a combat move (validateCombat:
-  canMoveIntoDuringCombatMove), is not impassable (validateBasic), and keeps to the movement
-  restriction ("Movement By Territory Restricted", the start included);
+  canMoveIntoDuringCombatMove), is not impassable (validateBasic), is no neutral under
+  "Neutrals Are Impassable" (validateBasic: "Cannot violate neutrality"), and keeps to the
+  movement restriction ("Movement By Territory Restricted", the start included);
 * every middle step holds no enemy unit but infrastructure (validateNonEnemyUnitsOnPath), was
-  not conquered this turn without a blitz, is no neutral unless "Neutrals Are Blitzable" or
-  "Neutrals Are Impassable" (nonAirPassingThroughNeutralTerritory), and, where it is enemy or
-  conquered, is blitzable (territoryIsBlitzable: empty of enemy units, the factories and AA
-  guns included under "WW2V2" or "Blitz Through Factories And AA Restricted");
+  not conquered this turn without a blitz, is no neutral unless neutrals are blitzable
+  ("Neutrals Are Blitzable" and not "Neutrals Are Impassable":
+  nonAirPassingThroughNeutralTerritory), and, where it is enemy or conquered, is blitzable
+  (territoryIsBlitzable: empty of enemy units, the factories and AA guns included under "WW2V2"
+  or "Blitz Through Factories And AA Restricted");
 * a unit that cannot blitz (canBlitz, a technology's ability, or receivesAbilityWhenWith with
   its giver moving along) passes only friendly middle steps not fought over this turn, from a
   start not conquered this turn, and not after a battle (wasInCombat);
@@ -32,8 +35,9 @@ A route of a land unit is legal when (the TripleA checks in brackets):
   (canPayToCrossNeutralTerritory); the unit has the movement (validateBasic).
 
 An aircraft's route: every step may be flown over (canMoveAirUnitsOverOwnedLand), entered in a
-combat move, is passable and keeps to the restriction; no neutral middle step unless "Neutral
-Flyover Allowed" and not "Neutrals Are Impassable"; canals closed to its type stop it
+combat move, is passable, no neutral under "Neutrals Are Impassable", and keeps to the
+restriction; no neutral middle step unless "Neutral Flyover Allowed" and not "Neutrals Are
+Impassable"; canals closed to its type stop it
 (validateCanal); its movement, plus 1 for each end with an air base (TerritoryAttachment
 airBase), covers the way out; and where the target is no territory it may land in, the
 movement left after the way out covers the way back to one (canFindLand): land owned by the
@@ -300,14 +304,14 @@ def land_routes(board: Board, start: str, movement: int, can_blitz: bool,
         return {}  # not a blitzing unit: stays where it fought, or after its battle
     if not board.route_restriction_ok(start):
         return {}
-    neutrals_stop = not board.properties.get("Neutrals Are Blitzable") and not \
-        board.properties.get("Neutrals Are Impassable")
+    neutrals_stop = not board.neutrals_blitzable()
 
     def step_ok(name: str) -> bool:
         t = board.territories[name]
         return (not t.water and board.relationship(t.owner).can_move_land_over()
                 and board.can_move_into_during_combat_move(name)
-                and not board.impassable(name) and board.route_restriction_ok(name))
+                and not board.impassable(name) and board.route_restriction_ok(name)
+                and not board.violates_neutrality(name))
 
     def middle_ok(name: str) -> bool:
         t = board.territories[name]
@@ -343,8 +347,7 @@ def air_routes(board: Board, start: str, type_name: str, movement: int, moved: b
     for an aircraft at `start` with `movement` left (`moved`: it has moved this turn)."""
     flyover_stops = not board.properties.get("Neutral Flyover Allowed") or bool(
         board.properties.get("Neutrals Are Impassable"))
-    if flyover_stops and moved and board.neutral_land(start):
-        return {}, {}
+    del moved  # (TripleA's newest source also stops aircraft that moved from a neutral)
     if not board.route_restriction_ok(start):
         return {}, {}
 
@@ -353,7 +356,7 @@ def air_routes(board: Board, start: str, type_name: str, movement: int, moved: b
         if not t.water and not board.relationship(t.owner).can_move_air_over():
             return False
         return (board.can_move_into_during_combat_move(name) and not board.impassable(name)
-                and board.route_restriction_ok(name))
+                and board.route_restriction_ok(name) and not board.violates_neutrality(name))
 
     def middle_ok(name: str) -> bool:
         return not (flyover_stops and board.neutral_land(name))

@@ -80,12 +80,22 @@ EDITS = {  # name: (save, edits) -- each edit takes save_edits.Edit, gives the n
     "turkey passable, neutrals dear": (START, [_turkey_passable]),
     "turkey passable and cheap": (START, [_turkey_passable,
                                           lambda e: e.set_property("neutralCharge", 3)]),
+    "neutrals passable": (START, [_turkey_passable,
+                                  lambda e: e.set_property("neutralCharge", 3),
+                                  lambda e: e.set_property("Neutrals Are Impassable", False)]),
     "neutrals passable and blitzable": (START, [
         _turkey_passable, lambda e: e.set_property("neutralCharge", 3),
         lambda e: e.set_property("Neutrals Are Impassable", False),
         lambda e: e.rename_property("Neutrals Are Blitzable", "Neutrals Are Blitzable (x)"),
         lambda e: e.rename_property("Produce fighters on carriers", "Neutrals Are Blitzable")]),
     "long range aircraft": (START, [_lra]),
+    "a mechanized infantry's escort": (GLOBAL, [
+        lambda e: e.move_units("Greater Southern Germany", "Western Germany",
+                               keep=lambda u: e.r.name_of(e.r.get(u, "type")) != "armour"),
+        lambda e: e.give_units("France", "Italians"),
+        lambda e: e.give_units("Holland Belgium", "Italians"),
+        lambda e: e.reference_field(e.territory("Holland Belgium"), "owner",
+                                    e.player("French"))]),
     "long range aircraft, the battle save at the combat move": (
         LAND_COMBAT, [lambda e: e.step("russianCombatMove")]),
 }
@@ -142,13 +152,14 @@ def test_edited_boards(edited, name):
 
 def test_the_edits_change_the_answer(edited):
     """Each board edited from the opening answers otherwise than the opening (the edit does
-    something), but Turkey made passable with the save's neutral charge of 9,999,999 PUs."""
+    something), but Turkey made passable while "Neutrals Are Impassable" stays on."""
     plain = reach(START).mapping()
     for name in ("ukraine emptied", "a fighter moved", "caucasus conquered this turn",
-                 "caucasus blitzed this turn", "turkey passable and cheap",
+                 "caucasus blitzed this turn", "neutrals passable",
                  "neutrals passable and blitzable", "long range aircraft"):
         assert reach(edited[name]).mapping() != plain, name
-    assert reach(edited["turkey passable, neutrals dear"]).mapping() == plain
+    for name in ("turkey passable, neutrals dear", "turkey passable and cheap"):
+        assert reach(edited[name]).mapping() == plain, name  # "Neutrals Are Impassable"
     for name in ("a factory alone (WW2V2: no blitz through it)", "a factory alone, WW2V2 off"):
         assert reach(edited[name]).player == "Germans"
     walled = reach(edited["a factory alone (WW2V2: no blitz through it)"]).mapping()

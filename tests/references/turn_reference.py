@@ -1,7 +1,8 @@
 """Independent, slow, obviously-correct reference for the legal attacks of a combat move
 (issue 41): ``reach_reference(path, player=None, *, as_next_turn=False, owners=None)``.
 
-It imports nothing of the ``battlecalc`` package.  It reads the save with javaobj-py3 itself
+It imports nothing of the ``battlecalc`` package.  The rules are TripleA's releases 2.0 to 2.6
+(the shared saves are 2.0).  It reads the save with javaobj-py3 itself
 (its own walk of the object graph, below) and checks routes as TripleA's validators do, one
 whole route at a time, written from MoveValidator.validateMove (validateFirst, validateCombat,
 validateNonEnemyUnitsOnPath, validateBasic) and AirMovementValidator.validateAirCanLand:
@@ -710,10 +711,11 @@ def land_route_ok(g, r, route, unit, escorted=False):
         return False
     if g["types"][unit["type"]]["no_cm"]:
         return False
-    neutrals_not_blitzable = not r.prop("Neutrals Are Blitzable") and not r.prop(
+    # (TripleA 2.x: isNeutralsBlitzable = blitzable and not impassable)
+    neutrals_blitzable = r.prop("Neutrals Are Blitzable") and not r.prop(
         "Neutrals Are Impassable")
     if any(not t[x]["water"] and r.null(t[x]["owner"]) for x in middle) and \
-            neutrals_not_blitzable:
+            not neutrals_blitzable:
         return False
     enemy, all_blitzable = 0, True
     for x in middle:
@@ -744,7 +746,17 @@ def land_route_ok(g, r, route, unit, escorted=False):
         return False  # no transports
     if any(r.impassable(x) for x in steps):
         return False
-    return neutral_charge_ok(g, r, steps)
+    if not neutral_charge_ok(g, r, steps):
+        return False
+    return not violates_neutrality(r, steps)
+
+
+def violates_neutrality(r, steps):
+    """validateBasic, TripleA 2.x: "Neutrals Are Impassable", neutrals not blitzable, and a
+    neutral land step: "Cannot violate neutrality"."""
+    blitzable = r.prop("Neutrals Are Blitzable") and not r.prop("Neutrals Are Impassable")
+    return r.prop("Neutrals Are Impassable") and not blitzable and any(
+        r.neutral_land(x) for x in steps)
 
 
 def neutral_charge_ok(g, r, steps):
@@ -763,16 +775,15 @@ def air_out_ok(g, r, route, unit):
             return False
     if not all(r.into_combat(x) for x in steps):
         return False
-    if (not r.prop("Neutral Flyover Allowed") or r.prop("Neutrals Are Impassable")) and (
-            any(r.neutral_land(x) for x in middle)
-            or (r.neutral_land(start) and unit["moved"] > 0)):
-        return False
+    if (not r.prop("Neutral Flyover Allowed") or r.prop("Neutrals Are Impassable")) and \
+            any(r.neutral_land(x) for x in middle):
+        return False  # (TripleA 2.x: the middle steps only)
     left = movement_left(g, unit) + r.air_base(start) + r.air_base(route[-1])
     if left < 0 or left < len(steps):
         return False
     if any(r.impassable(x) for x in steps):
         return False
-    if not neutral_charge_ok(g, r, steps):
+    if not neutral_charge_ok(g, r, steps) or violates_neutrality(r, steps):
         return False
     return r.canal_fails(route, unit["type"]) is None
 
