@@ -613,9 +613,7 @@ def _with_bonus_movement(board: Board) -> Board:
             bonus = _bonus(board, name, u) if give else None
             units.append(dataclasses.replace(u, bonus=0 if bonus is None else bonus))
         territories[name] = dataclasses.replace(t, units=tuple(units))
-    board.territories.clear()
-    board.territories.update(territories)
-    return board
+    return dataclasses.replace(board, territories=territories)
 
 
 def _bonus(board: Board, name: str, unit: Unit) -> int | None:
