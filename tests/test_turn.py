@@ -162,14 +162,14 @@ def test_a_neutral_opened(tmp_path):
 def test_the_save_in_battle_is_refused_naming_the_step(invoke):
     result = invoke("turn", str(LAND_COMBAT), "--reach")
     assert result.exit_code == 2 and result.stdout == ""
-    assert "the save is at step russianBattle (the Russians' battle)" in result.stderr
+    assert "the save is at step russianBattle (battle of the Russians)" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_another_players_step_before_its_combat_move_is_refused(opening):
     """At russianTech the Germans' combat move comes after the Russians' own."""
     with pytest.raises(BattleInputError, match="step russianCombatMove .* comes before the "
-                       "Germans' combat move"):
+                       "combat move of the Germans"):
         reach(opening, "Germans")
 
 

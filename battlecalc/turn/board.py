@@ -44,7 +44,8 @@ MOVE_DELEGATE = "MoveDelegate"
 # trigger changes that can move, add, remove or re-rule what movement reads
 BOARD_TRIGGER_KINDS = frozenset({"placement", "removeUnits", "changeOwnership", "unitProperty",
                                  "territoryProperty", "relationshipTypeProperty",
-                                 "territoryEffectProperty", "tech", "playerProperty"})
+                                 "territoryEffectProperty", "tech", "playerProperty",
+                                 "activateTrigger"})  # (fires other triggers, whenever theirs)
 # MoveDelegate.start fires a player's triggers that have no "when" of these kinds
 START_TRIGGER_KINDS = frozenset({"playerProperty", "relationshipTypeProperty",
                                  "territoryProperty", "territoryEffectProperty", "removeUnits",
@@ -79,12 +80,8 @@ def gives_bonus_movement(step) -> bool:
     return step.name.endswith("CombatMove") and not step.name.endswith("NonCombatMove")
 
 
-def possessive(player: str) -> str:
-    return f"{player}'" if player.endswith("s") else f"{player}'s"
-
-
 def _describe(step) -> str:
-    """A step for a message: its name, and whose what it is ("the Russians' battle")."""
+    """A step for a message: its name, and what it is of whom ("battle of the Russians")."""
     kind = step.display
     if not kind and is_combat_move(step):
         kind = "combat move"
@@ -93,8 +90,9 @@ def _describe(step) -> str:
     if not kind:
         words = re.findall(r"[A-Z][a-z]*|[a-z]+", step.delegate.removesuffix("Delegate"))
         kind = " ".join(w.lower() for w in words) or step.delegate
-    who = f"the {possessive(step.player)} " if step.player else ""
-    return f"{step.name} ({who}{kind[0].lower() + kind[1:] if kind else kind})"
+    what = kind
+    return f"{step.name} ({what} of the {step.player})" if step.player else \
+        f"{step.name} ({what})"
 
 
 @dataclass(frozen=True)
@@ -505,8 +503,7 @@ def _planning_step(save, player: str) -> tuple[int, bool]:
     if here.delegate not in BOARD_NEUTRAL_DELEGATES:
         raise TurnInputError(
             f"the save is at step {_describe(here)}: turn --reach plans from a save before "
-            f"the {possessive(player)} combat move (technology, purchase, politics) or during "
-            "it")
+            f"the combat move of the {player} (technology, purchase, politics) or during it")
     for index in _steps_from(save, save.step_index):
         step = save.steps[index]
         if is_combat_move(step) and step.player == player:
@@ -516,7 +513,7 @@ def _planning_step(save, player: str) -> tuple[int, bool]:
         if step.delegate not in BOARD_NEUTRAL_DELEGATES:
             raise TurnInputError(
                 f"the save is at step {_describe(here)}, and step {_describe(step)} comes "
-                f"before the {possessive(player)} combat move: turn --reach plans from a save "
+                f"before the combat move of the {player}: turn --reach plans from a save "
                 "before it (technology, purchase, politics) or during it")
     raise TurnInputError(f"{player} has no combat move in the game's sequence")
 
@@ -556,9 +553,9 @@ def _check_triggers(save, player: str, combat: int) -> None:
             kinds |= {"relationshipChange"}
         if kinds:
             raise TurnInputError(
-                f"trigger {trigger.name} may change the board before the "
-                f"{possessive(player)} combat move ({', '.join(sorted(kinds))}; its conditions "
-                "are not evaluated): not modelled")
+                f"trigger {trigger.name} may change the board before the combat move of the "
+                f"{player} ({', '.join(sorted(kinds))}; its conditions are not evaluated): not "
+                "modelled")
 
 
 def _check_features(board: Board, save) -> None:
@@ -591,7 +588,7 @@ def _check_features(board: Board, save) -> None:
         limit is not None and limit < 2**31 - 1 for limit in (
             board.unit_type(name).movement_limit, board.unit_type(name).attacking_limit))]
     if limited or save.player_info[player].stacking_limits:
-        what = limited[0] if limited else f"the {player}' playerAttachment"
+        what = limited[0] if limited else f"the playerAttachment of the {player}"
         raise TurnInputError(f"stacking limits on movement ({what}: movementLimit or "
                              "attackingLimit) are not modelled")
     if board.neutrals_passable_by_air() and save.properties.get("neutralCharge", 0):

@@ -554,7 +554,7 @@ def _triggers(g, player, order, target):
         after.append(g["steps"][i]["name"])
     moving = {"placement", "removeUnits", "changeOwnership", "unitProperty",
               "territoryProperty", "relationshipTypeProperty", "territoryEffectProperty",
-              "tech", "playerProperty"}
+              "tech", "playerProperty", "activateTrigger"}
     at_start = {"playerProperty", "relationshipTypeProperty", "territoryProperty",
                 "territoryEffectProperty", "removeUnits", "changeOwnership", "placement"}
     for owner, info in g["players"].items():
