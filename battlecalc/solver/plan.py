@@ -52,8 +52,11 @@ class Limits:
     # 0.35-0.45 s): Monte Carlo's trials slow down with a battle's size
     prune_pairs: int = 200_000
     auto_big_seconds: float = 1.0
-    # exact to these at every size: transitions moving less probability are skipped, states
-    # holding less are not played on (mass reported as pruned)
+    # exact to these at every size: hit counts less likely than hit_eps are cut from a side's
+    # tables when they are built (compile: each hit law's R_HI), transitions moving less
+    # probability than transition_eps are skipped, states holding less than state_eps are
+    # not played on (mass reported as pruned)
+    hit_eps: float = 1e-16
     transition_eps: float = 1e-18
     state_eps: float = 1e-16
     # within the budget (probability, reported as pruned): states below prune_state_eps are
@@ -121,6 +124,7 @@ class SolvePlan:
     two_phase: bool = True  # the general round's strikes, then general fire, in two phases
     sea_walk: bool = True  # a sea battle without submarines by the walk path
     table: tuple[int, int] = (0, 0)  # a compact mass table's first rows, columns; (0, 0) dense
+    hit_eps: float = LIMITS.hit_eps  # hit counts cut from the tables (the compiled battle's)
     eps: float = LIMITS.transition_eps
     state_eps: float = LIMITS.state_eps
     prune_eps: float = 0.0  # pruning within a budget (0.0: none)
@@ -439,6 +443,9 @@ def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limit
     caller has it (exact_seconds of the same battle and limits).  BattleInputError where the
     battle cannot be solved by the method asked for (too big for exact, --retreat-below's
     table too big, the law of rounds with a partial amphibious retreat)."""
+    if compiled.hit_eps != limits.hit_eps:
+        raise ValueError(f"the battle's tables were cut at hit_eps {compiled.hit_eps!r}, the "
+                         f"limits say {limits.hit_eps!r}: compile it with the limits' hit_eps")
     if not sea_walk:
         compiled = without_sea_walk(compiled)
     att, dfn = compiled.attacker, compiled.defender
@@ -488,7 +495,7 @@ def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limit
                            pruning, merge_blocks, (0, 0), 0, False, kernels)
     else:
         plan = SolvePlan("mc", seconds, mc_seconds, trials, compiled=True,
-                         threads=threads.thread_count(), **variant)
+                         threads=threads.thread_count(), hit_eps=compiled.hit_eps, **variant)
     if below:
         plan = dataclasses.replace(plan, win_values=True, win_values_seconds=table_seconds)
     if optimal:
@@ -516,7 +523,8 @@ def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, 
         entries, kernels)
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
-        eps=limits.transition_eps, state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,
+        hit_eps=compiled.hit_eps, eps=limits.transition_eps, state_eps=limits.state_eps,
+        joint=pairs <= limits.joint_limit,
         compiled=kernels, threads=threads.thread_count(),
         per_block_rows=(kernels and len(att.blocks) > 1 and seconds > limits.parallel_seconds
                         and not merge),

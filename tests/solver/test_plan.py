@@ -21,7 +21,7 @@ from helpers import compiled_tables
 
 import battlecalc
 from battlecalc import BattleInputError, api, solver
-from battlecalc.kernels.layout import RU_SIMPLE, SIMPLE_EXACT
+from battlecalc.kernels.layout import R_HI, RU_SIMPLE, SIMPLE_EXACT
 from battlecalc.solver import cost
 from battlecalc.solver.plan import compact_table, exact_view
 
@@ -192,3 +192,32 @@ def test_the_sea_walk_is_the_plans_where_the_battle_allows_it(battle, plan_of):
     assert rules in (0, SIMPLE_EXACT)  # (0: lone attacking transports, tests/test_compile.py)
     assert exact_view(walk.compiled, walk.plan).rules[RU_SIMPLE] == rules
     assert exact_view(general.compiled, general.plan).rules[RU_SIMPLE] == 0
+
+
+def test_the_tables_hit_cut_is_a_limit_the_plan_shows(plan_of):
+    """Hit counts less likely than Limits.hit_eps are cut from a side's tables when they are
+    built: the compiled battle records the cut, its plan shows it (repr), and a coarser cut
+    gives a battle whose answer moves by no more than the mass cut (the exact solver reports
+    it as pruned)."""
+    import dataclasses
+
+    battle = dict(rules="1942-2e", attacker="12 inf 4 art 4 tank 3 ftr",
+                  defender="14 inf 3 art 2 tank 1 ftr", method="exact")
+    fine = plan_of(battle)
+    assert fine.compiled.hit_eps == solver.LIMITS.hit_eps == fine.plan.hit_eps
+    assert f"hit_eps={solver.LIMITS.hit_eps!r}" in repr(fine.plan)
+    coarse_limits = dataclasses.replace(solver.LIMITS, hit_eps=1e-6)
+    b, run, _ = api.prepare(**battle)
+    coarse_compiled = battlecalc.compile.compile_battle(b, hit_eps=1e-6)
+    coarse = solver.choose(coarse_compiled, run.method, run.trials, limits=coarse_limits)
+    assert coarse.hit_eps == 1e-6
+    rows = coarse_compiled.attacker.rows, fine.compiled.attacker.rows
+    assert (rows[0][:, R_HI] <= rows[1][:, R_HI]).all()
+    assert (rows[0][:, R_HI] < rows[1][:, R_HI]).any()
+    result = api.solve(b, run, compiled=coarse_compiled, solve_plan=coarse,
+                       limits=coarse_limits)
+    exact = fine.result()
+    assert result.pruned > exact.pruned
+    assert abs(result.attacker_win - exact.attacker_win) <= result.pruned + 1e-12
+    with pytest.raises(ValueError, match="hit_eps"):
+        solver.choose(coarse_compiled, run.method, run.trials)  # (the default limits' cut)
