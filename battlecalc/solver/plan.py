@@ -22,6 +22,7 @@ from ..errors import BattleInputError
 from ..kernels import jit
 from ..kernels.layout import RU_BOMBARD, RU_SIMPLE, SIMPLE_EXACT
 from . import cost, threads
+from .state import _EVERYWHERE, _PLAIN, KernelState, _spent  # noqa: F401  (re-exported)
 from .tables import merged
 
 ROUNDS_BINS = 101  # law of rounds: 0..99 and "100 or more" (both solvers)
@@ -52,8 +53,11 @@ class Limits:
     # 0.35-0.45 s): Monte Carlo's trials slow down with a battle's size
     prune_pairs: int = 200_000
     auto_big_seconds: float = 1.0
-    # exact to these at every size: transitions moving less probability are skipped, states
-    # holding less are not played on (mass reported as pruned)
+    # exact to these at every size: hit counts less likely than hit_eps are cut from a side's
+    # tables when they are built (compile: each hit law's R_HI), transitions moving less
+    # probability than transition_eps are skipped, states holding less than state_eps are
+    # not played on (mass reported as pruned)
+    hit_eps: float = 1e-16
     transition_eps: float = 1e-18
     state_eps: float = 1e-16
     # within the budget (probability, reported as pruned): states below prune_state_eps are
@@ -121,6 +125,10 @@ class SolvePlan:
     two_phase: bool = True  # the general round's strikes, then general fire, in two phases
     sea_walk: bool = True  # a sea battle without submarines by the walk path
     table: tuple[int, int] = (0, 0)  # a compact mass table's first rows, columns; (0, 0) dense
+    hit_eps: float = LIMITS.hit_eps  # hit counts cut from the tables (the compiled battle's)
+    # which builder made each side's tables (compile.sides: "compiled" or "python"; the same
+    # arrays either way)
+    side_builders: tuple[str, str] = ("python", "python")
     eps: float = LIMITS.transition_eps
     state_eps: float = LIMITS.state_eps
     prune_eps: float = 0.0  # pruning within a budget (0.0: none)
@@ -145,7 +153,6 @@ class SolvePlan:
         return self.budget > 0.0
 
 
-_spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
 
 # the exact solver's entry kernels (module, kernel): a dense table's blocks (any battle, or
 # two single walks only), a compact table, --retreat-below's table, the optimal retreat's
@@ -170,55 +177,6 @@ def exact_entry(compiled, table: tuple[int, int]) -> tuple[str, str]:
     if rules[RU_SIMPLE] and not (rules[RU_BOMBARD] and len(compiled.bombardment.pmf) > 1):
         return SOLVE_WALK_BLOCKS
     return SOLVE_BLOCKS
-
-
-@dataclass(frozen=True)
-class KernelState:
-    """What a process has of the compiled kernels, as a value: the choice of compiled kernels
-    or plain Python (kernels_for) reads this and nothing else.  plain: every kernel stays
-    plain Python (BATTLECALC_PLAIN_KERNELS=1); everywhere: every solve runs compiled kernels
-    (jit.compiled() has run); loaded / on_disk: the entry kernels (module, name) compiled in
-    this process / held by numba's cache; spent: the seconds this process has spent in
-    plain-Python solves.  KernelState.now() reads the process's; a test builds one."""
-
-    plain: bool = False
-    everywhere: bool = False
-    loaded: frozenset = frozenset()
-    on_disk: frozenset = frozenset()
-    spent: float = 0.0
-
-    @classmethod
-    def now(cls, entries: tuple = ()) -> KernelState:
-        """The process's state now, of the entry kernels `entries`."""
-        if jit.plain_kernels():
-            return _PLAIN
-        if jit.compiled_everywhere():
-            return _EVERYWHERE
-        loaded = frozenset(e for e in entries if jit.loaded(*e))
-        if len(loaded) == len(entries):
-            return cls(loaded=loaded, spent=_spent[0])
-        return cls(loaded=loaded, on_disk=frozenset(e for e in entries if jit.on_disk(*e)),
-                   spent=_spent[0])
-
-    def compiles(self, seconds: float, limits: Limits, entries: tuple) -> bool:
-        """Whether a solve of this estimate runs compiled kernels (its entry kernels
-        `entries`): always once every solve does, and where they are compiled in this process
-        already; else once this process's plain-Python solves, this one's included, reach
-        limits.python_budget and numba's cache holds them (loading them costs about that
-        much), or reach limits.python_budget_cold (compiling them costs far more, and saves
-        them for the next process).  Never where every kernel stays plain."""
-        if self.plain:
-            return False
-        if self.everywhere or self.loaded.issuperset(entries):
-            return True
-        python = self.spent + seconds * limits.python_slowdown
-        if python < limits.python_budget:
-            return False
-        return python >= limits.python_budget_cold or self.on_disk.issuperset(entries)
-
-
-_PLAIN = KernelState(plain=True)
-_EVERYWHERE = KernelState(everywhere=True)
 
 
 def kernels_for(seconds: float, limits: Limits = LIMITS, entries: tuple = (SOLVE_BLOCKS,),
@@ -439,6 +397,9 @@ def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limit
     caller has it (exact_seconds of the same battle and limits).  BattleInputError where the
     battle cannot be solved by the method asked for (too big for exact, --retreat-below's
     table too big, the law of rounds with a partial amphibious retreat)."""
+    if compiled.hit_eps != limits.hit_eps:
+        raise ValueError(f"the battle's tables were cut at hit_eps {compiled.hit_eps!r}, the "
+                         f"limits say {limits.hit_eps!r}: compile it with the limits' hit_eps")
     if not sea_walk:
         compiled = without_sea_walk(compiled)
     att, dfn = compiled.attacker, compiled.defender
@@ -488,7 +449,8 @@ def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limit
                            pruning, merge_blocks, (0, 0), 0, False, kernels)
     else:
         plan = SolvePlan("mc", seconds, mc_seconds, trials, compiled=True,
-                         threads=threads.thread_count(), **variant)
+                         threads=threads.thread_count(), hit_eps=compiled.hit_eps,
+                         side_builders=(att.builder, dfn.builder), **variant)
     if below:
         plan = dataclasses.replace(plan, win_values=True, win_values_seconds=table_seconds)
     if optimal:
@@ -516,7 +478,9 @@ def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, 
         entries, kernels)
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
-        eps=limits.transition_eps, state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,
+        hit_eps=compiled.hit_eps, side_builders=(att.builder, dfn.builder),
+        eps=limits.transition_eps, state_eps=limits.state_eps,
+        joint=pairs <= limits.joint_limit,
         compiled=kernels, threads=threads.thread_count(),
         per_block_rows=(kernels and len(att.blocks) > 1 and seconds > limits.parallel_seconds
                         and not merge),
