@@ -56,21 +56,6 @@ def help_loads_no_engine():
 
 
 @check("compiled")
-def small_run_loads_what_it_needs():
-    """`battlecalc run` of a small land battle: what it leaves unloaded (TripleA's save reader,
-    the formula game's engine, pandas, numba), and its answer."""
-    from click.testing import CliRunner
-
-    from battlecalc.cli import cli
-
-    done = CliRunner().invoke(cli, ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
-                                    "--format", "json"])
-    assert done.exit_code == 0, done.output
-    return [json.loads(done.stdout)["attacker_win"],
-            _loaded("battlecalc.triplea", "battlecalc.formula.engine", "pandas", "numba")]
-
-
-@check("compiled")
 def dice_edition_tables_load_no_engine():
     """`battlecalc rules --rules 1942-2e`, `units --rules revised`."""
     from click.testing import CliRunner
@@ -122,6 +107,21 @@ def raid_without_air_battle_loads_no_numba():
     r = battlecalc.raid("revised", "3 bomber", target_value=3, aa=True, method="mc",
                         trials=1000, seed=1)
     return [r.method, "numba" in sys.modules]
+
+
+@check("compiled")
+def small_run_loads_what_it_needs():
+    """`battlecalc run` of a small land battle: what it leaves unloaded (TripleA's save reader,
+    the formula game's engine, pandas, numba), and its answer."""
+    from click.testing import CliRunner
+
+    from battlecalc.cli import cli
+
+    done = CliRunner().invoke(cli, ["run", "--rules", "revised", "-a", "1 inf", "-d", "1 inf",
+                                    "--format", "json"])
+    assert done.exit_code == 0, done.output
+    return [json.loads(done.stdout)["attacker_win"],
+            _loaded("battlecalc.triplea", "battlecalc.formula.engine", "pandas", "numba")]
 
 
 @check("compiled")
