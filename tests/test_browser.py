@@ -30,7 +30,7 @@ import battles  # noqa: E402
 import helpers  # noqa: E402
 from webserver import running_server  # noqa: E402
 
-pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py)
+# (the slow tier: every test uses the browser and a server, tests/tiers.py)
 
 INSTALL_HINT = ("no browser for the browser tests: install Debian's chromium "
                 "(apt-get install chromium) and Playwright (pip install -e '.[dev]'); "

@@ -74,7 +74,6 @@ AS_FROM_A_SHELL = ("import runpy, signal, sys; "
                    "runpy.run_module('battlecalc', run_name='__main__')")
 
 
-@pytest.mark.slow
 def test_sigint_to_a_long_monte_carlo_run():
     # a real Ctrl-C: SIGINT to a run of 10 billion trials of a large sea battle once its
     # progress bar shows on the terminal (stderr is a pseudo-terminal); kernel calls of about

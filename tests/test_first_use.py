@@ -73,7 +73,6 @@ COMPILES = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow
 def test_a_land_battle_compiles_the_land_walk_alone(tmp_path):
     """A fresh process with an empty numba cache, the README's Monte Carlo example (land, no
     retreat): the kernels numba compiles are those of the land walk, without the general
@@ -162,7 +161,6 @@ WALK = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow
 def test_an_exact_land_battle_compiles_the_walks_alone(tmp_path):
     """A fresh process with an empty numba cache compiles, for the exact solve of a land
     battle (with AA: several blocks), the walk's entry and none of the general round (about
@@ -207,7 +205,6 @@ FRESH = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow
 def test_a_fresh_process_plans_in_plain_python_and_keeps_its_exact_solves_plain(tmp_path):
     """An empty numba cache: the README's plan compiles nothing (its 195 small battles in
     plain Python cost about a second; compiling the exact solver, half a minute); a Monte
@@ -233,7 +230,6 @@ def test_a_fresh_process_plans_in_plain_python_and_keeps_its_exact_solves_plain(
     assert win == float(plain.stdout)  # (plain Python both: the same sums)
 
 
-@pytest.mark.slow
 def test_the_servers_child_leaves_the_cache_warm_for_the_next_process(tmp_path, monkeypatch):
     """Engine.build_in_child compiles the warm-up battles' kernels in a child process, into
     numba's cache: a new process finds them on disk (and loads, not compiles, them)."""

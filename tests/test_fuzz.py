@@ -177,7 +177,6 @@ SMALL = {(edition, sea, attacking): _small_armies(edition, sea, attacking)
 # --- army strings through the command line -----------------------------------------------------
 
 
-@pytest.mark.slow
 @FUZZ
 @given(data=st.data(), edition=st.sampled_from(EDITIONS), sea=st.booleans())
 def test_cli_army_strings(data, edition, sea):
@@ -237,7 +236,6 @@ DICE_FLAGS = ["--aa-last", "--retreat-when-only-air"]
 FORMULA_FLAGS = ["--hatred"]
 
 
-@pytest.mark.slow
 @FUZZ
 @given(data=st.data(), edition=st.sampled_from(EDITIONS), sea=st.booleans())
 def test_cli_option_values(data, edition, sea):
@@ -323,7 +321,6 @@ RULES_VALUES = st.sampled_from(
      *unless_gap("rules of the wrong type", [["revised"], ("1942-2e",)])])
 
 
-@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_api_mappings_and_options(data):
@@ -416,7 +413,6 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
-@pytest.mark.slow
 @FUZZ
 @given(content=RULES_FILE_BYTES)
 def test_rules_files(tmp_path_factory, content):

@@ -56,7 +56,6 @@ NO_FMA = "glibc.cpu.hwcaps=" + ",".join(
     f"-{name}{suffix}" for name in ("AVX2", "FMA", "FMA4", "AVX512F") for suffix in ("", "_Usable"))
 
 
-@pytest.mark.slow
 def test_answers_are_the_same_whatever_code_numpy_picks_for_the_cpu():
     """Every third case of the golden again, in a process where numpy runs its baseline code
     (no AVX2 or AVX-512 exp/log/power), OpenBLAS its plainest kernel and glibc its maths

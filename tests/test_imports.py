@@ -292,7 +292,6 @@ def test_the_graph_finds_a_circle_through_a_function_level_import(tmp_path):
     assert find_cycle(import_graph(pkg, "pkg")) is None
 
 
-@pytest.mark.slow
 @pytest.mark.fresh("waves_load_no_pandas")
 def test_waves_and_counterattacks_load_no_pandas(fresh):
     """Two waves and a counter-attack, exact and Monte Carlo, with their dict, JSON, CSV and

@@ -332,7 +332,6 @@ def test_symlink_to_a_character_device_is_written_through(tmp_path):
     assert (tmp_path / "link").is_symlink()
 
 
-@pytest.mark.slow
 def test_dev_stdout_prints():
     # standard output is a pipe here: /dev/stdout resolves to it and is written through
     assert os.path.islink("/dev/stdout") or stat.S_ISCHR(os.lstat("/dev/stdout").st_mode)
@@ -347,7 +346,6 @@ def test_dev_stdout_prints():
     assert os.lstat("/dev/stdout").st_mode == kind_before
 
 
-@pytest.mark.slow
 def test_dev_stdout_redirected_to_a_file_is_appended_to(tmp_path):
     # `battlecalc ... -o /dev/stdout >> log`: the log is written at its end, not replaced
     log = tmp_path / "log"

@@ -317,7 +317,6 @@ def test_the_sides_of_a_batch_are_kept_within_the_tables_budget():
     assert 0 < TABLES.nbytes <= TABLES.max_bytes
 
 
-@pytest.mark.slow
 @pytest.mark.fresh("plain_kernels_give_answers")
 def test_plain_python_kernels_give_the_same_rows(fresh):
     """Under BATTLECALC_PLAIN_KERNELS=1 the batch loop runs as plain Python (numba never

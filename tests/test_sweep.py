@@ -287,7 +287,6 @@ def dask_cluster():
         yield cluster
 
 
-@pytest.mark.slow
 def test_dask_cluster_gives_the_same_table(dask_cluster, local_table):
     by_address = battlecalc.sweep(BATTLES, seed=2024, scheduler=dask_cluster.scheduler_address,
                                   chunk_size=3)
@@ -295,7 +294,6 @@ def test_dask_cluster_gives_the_same_table(dask_cluster, local_table):
                                   check_exact=True)
 
 
-@pytest.mark.slow
 def test_dask_client_and_cli_give_the_same_numbers(dask_cluster, tmp_path):
     from distributed import Client
 
@@ -533,7 +531,6 @@ def test_a_dead_worker_process_marks_its_rows(monkeypatch):
     check_lost_chunk(table, "worker process died")
 
 
-@pytest.mark.slow
 def test_a_failed_cluster_task_marks_its_rows(dask_cluster, monkeypatch):
     monkeypatch.setattr(sys.modules["battlecalc.sweeper"], "run_chunk", failing_chunk)
     table = battlecalc.sweep(SIX, scheduler=dask_cluster.scheduler_address, chunk_size=2)

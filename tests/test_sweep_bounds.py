@@ -316,7 +316,6 @@ HOSTILE_FILES = {  # (how the file is made, its name, the message after "cannot 
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("make", "name", "message"), HOSTILE_FILES.values(), ids=HOSTILE_FILES)
 def test_sweep_of_a_hostile_file_is_one_line_exit_2_in_bounded_memory(tmp_path, make, name,
                                                                         message):

@@ -13,8 +13,6 @@ import pytest
 
 from battlecalc import simulate
 
-pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py)
-
 REPO = Path(__file__).resolve().parent.parent
 
 SCRIPT = """\

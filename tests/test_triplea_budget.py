@@ -173,7 +173,6 @@ def test_long_strings_and_blocks(tmp_path):
     assert_refused(cli_limited("game", str(block)), "a string or block of 2,147,483,647 bytes")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("flood", ["objects", "strings", "nulls in a list"])
 def test_nested_floods_stop_at_the_budget(tmp_path, flood):
     """A flood inside a list (not at the top) is read until the budget's objects or items run

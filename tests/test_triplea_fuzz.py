@@ -14,8 +14,8 @@ from test_triplea import GLOBAL, LAND_COMBAT, SAVES, javaobj  # noqa: F401  (ski
 from battlecalc.errors import BattleInputError
 from battlecalc.triplea import read_game
 
-pytestmark = [pytest.mark.skipif(not SAVES.is_dir(), reason="TripleA fixtures not found"),
-              pytest.mark.slow]
+# (the slow tier: every test fuzzes, tests/tiers.py)
+pytestmark = pytest.mark.skipif(not SAVES.is_dir(), reason="TripleA fixtures not found")
 
 RAW = LAND_COMBAT.read_bytes() if SAVES.is_dir() else b""
 STREAM = gzip.decompress(RAW) if RAW else b""

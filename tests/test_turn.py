@@ -265,7 +265,6 @@ def test_a_malformed_movement_field_is_refused_with_its_path(tmp_path, invoke):
            "text 'two'" in result.stderr
 
 
-@pytest.mark.slow
 def test_the_read_budget_holds(tmp_path):
     """The issue-29 save (Global 1940 and 20,000,000 empty strings after it) is refused by
     turn --reach as by game: one line, quickly, in bounded memory."""
@@ -476,7 +475,6 @@ def test_the_next_turn_equals_planning_from_that_turn(tmp_path, opening):
 # ------------------------------------------------------------------ /api/turn/reach
 
 
-@pytest.mark.slow
 def test_the_web_api_answers_for_an_uploaded_save():
     pytest.importorskip("uvicorn")
     from webserver import request, running_server
@@ -503,7 +501,6 @@ def test_the_web_api_answers_for_an_uploaded_save():
         assert status == 403  # a page of another origin may not ask
 
 
-@pytest.mark.slow
 def test_the_web_api_answers_for_the_watched_save(tmp_path):
     pytest.importorskip("uvicorn")
     import shutil

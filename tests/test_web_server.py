@@ -293,7 +293,6 @@ def test_spec_is_built_from_the_edition_data(base):
                                 aa_last=True)  # not refused
 
 
-@pytest.mark.slow
 def test_concurrent_requests_each_get_their_own_battle(base):
     battles = [
         {"rules": "revised", "attacker": f"{n} inf 1 art", "defender": f"{n} inf",
@@ -614,7 +613,6 @@ def _chunk_seconds() -> float:
     return times[0] - started
 
 
-@pytest.mark.slow
 def test_a_dropped_request_frees_the_server():
     engine = Engine()
     with running_server(engine) as url:
@@ -639,7 +637,6 @@ def test_a_dropped_request_frees_the_server():
         assert engine._requests == 0  # every dropped one has stopped, not only yielded
 
 
-@pytest.mark.slow
 def test_a_newer_request_of_the_same_page_cancels_the_older():
     with running_server() as url:
         run_query(url, rules="1942-2e", attacker="1 inf", defender="1 inf", method="mc",
@@ -680,7 +677,6 @@ def test_a_repeated_exact_battle_is_answered_from_the_cache():
         assert len(engine.cache) == 1
 
 
-@pytest.mark.slow
 def test_serve_with_workers_runs_processes_behind_one_port(tmp_path):
     import subprocess
     import sys
@@ -716,7 +712,6 @@ def test_serve_with_workers_runs_processes_behind_one_port(tmp_path):
         server.wait(30)
 
 
-@pytest.mark.slow
 def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
     battle = {"rules": "1942-2e", "attacker": "6 inf 3 art 3 tank 2 ftr",
               "defender": "8 inf 3 tank 1 ftr 1 aa", "method": "mc", "trials": 1_000_000,
@@ -758,7 +753,6 @@ def test_a_streamed_answer_reports_progress_then_the_plain_answer(base):
     assert json.loads(line)["status"] == 400 and "infanty" in json.loads(line)["error"]
 
 
-@pytest.mark.slow
 def test_a_dropped_stream_stops_its_run():
     engine = Engine()
     with running_server(engine) as url:
@@ -1013,7 +1007,6 @@ def _until(condition, seconds: float) -> float:
     return time.monotonic() - started
 
 
-@pytest.mark.slow
 def test_abandoned_uploads_do_not_hold_up_a_small_battle(slow_save):
     # the issue: four abandoned 45 kB uploads made 1 inf v 1 inf wait 12.8 s
     from webserver import server_process
@@ -1048,7 +1041,6 @@ def test_abandoned_uploads_do_not_hold_up_a_small_battle(slow_save):
           f"{stopped:.2f} s), {waited_beside:.3f} s beside 2 readers")
 
 
-@pytest.mark.slow
 def test_an_upload_is_stopped_at_its_time_limit(slow_save):
     from webserver import server_process
 
@@ -1063,7 +1055,6 @@ def test_an_upload_is_stopped_at_its_time_limit(slow_save):
         assert _readers(pid) == []
 
 
-@pytest.mark.slow
 def test_the_server_never_holds_the_objects_of_an_upload(held_save):
     # the issue: one 85 kB upload held the server at 4.9 GB, still resident after the answer
     import hostile_saves
@@ -1087,7 +1078,6 @@ def test_the_server_never_holds_the_objects_of_an_upload(held_save):
           f"memory grew by {grown / 1024:.1f} MB")
 
 
-@pytest.mark.slow
 def test_uploads_beyond_the_pending_bound_are_refused_unread(slow_save):
     from webserver import server_process
 

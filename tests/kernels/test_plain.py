@@ -61,7 +61,6 @@ def _close(plain, compiled, tolerance: float, where: str) -> None:
         assert plain == compiled, (where, plain, compiled)
 
 
-@pytest.mark.slow
 @pytest.mark.fresh("plain_kernels_give_answers")
 @pytest.mark.parametrize("name", battles.PLAIN_KERNELS)
 @pytest.mark.parametrize("method", ["exact", "mc"])
@@ -86,7 +85,6 @@ def test_the_switch_keeps_kernels_plain_even_when_asked_to_compile(fresh):
     assert fresh == [False, False, "function"]
 
 
-@pytest.mark.slow
 @pytest.mark.fresh("small_exact_solve_loads_no_numba")
 def test_a_small_exact_solve_loads_no_numba(fresh):
     # a fresh interpreter: the first README example solves in plain Python
@@ -100,7 +98,6 @@ def test_a_small_exact_solve_loads_no_numba(fresh):
 # --- compiling --------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 @pytest.mark.fresh("compiling_from_threads_compiles_once")
 def test_compiling_from_several_threads_at_once_compiles_once(fresh):
     # four first requests at once: one compiles and rebinds, the others wait for it

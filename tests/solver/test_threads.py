@@ -94,7 +94,6 @@ def test_a_bad_battlecalc_threads_is_refused(value, monkeypatch, threads_restore
                                f"1024), got {value!r}")
 
 
-@pytest.mark.slow
 @pytest.mark.fresh("threads_env_refused_by_the_first_solve")
 def test_a_bad_battlecalc_threads_is_refused_by_the_first_solve(fresh):
     # a fresh process: the count is read when a kernel first runs, here a small exact solve
@@ -152,7 +151,6 @@ def test_an_error_in_one_range_reaches_the_caller_and_the_pool_goes_on(threads_r
     assert (out == 2.0).all()
 
 
-@pytest.mark.slow
 @pytest.mark.fresh("numba_thread_pool_never_started")
 def test_numba_thread_pool_is_never_started(fresh):
     # numba.get_num_threads() would start numba's OpenMP/workqueue pool; no kernel uses it
@@ -160,7 +158,6 @@ def test_numba_thread_pool_is_never_started(fresh):
     assert fresh == "not started"
 
 
-@pytest.mark.slow
 @pytest.mark.fresh("forked_child_has_a_pool_of_its_own")
 def test_a_forked_child_starts_a_pool_of_its_own(fresh):
     # the parent's pool threads do not exist in a forked child: it must not wait for them
