@@ -37,6 +37,7 @@ from . import api
 from . import waves as waves_module
 from .compile import SideCache, compile_battle
 from .errors import BattleInputError, quoted
+from .kernels import jit
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import SideLaw, build_result, rows
 from .solver import choose
@@ -168,6 +169,28 @@ def _key(given: Any):
         return None
 
 
+def _kept_plan(compiled, run):
+    """_planned, kept with the attacker's side where every solve runs compiled kernels (the
+    plan depends then on nothing but the battle and the run: a process that solves the same
+    armies again, a server's or a planner's, chooses once): the attacker Side's "_plans",
+    {(id of the defender's Side, the round rules, the objective, method, trials, law of
+    rounds): (that Side, plan)} (a battle of the kept path: its sides, rules and objective
+    are all the plan reads of it)."""
+    if not jit.compiled_everywhere() or jit.plain_kernels():
+        return _planned(compiled, run)
+    kept = compiled.attacker.__dict__.setdefault("_plans", {})
+    key = (id(compiled.defender), compiled.rules.tobytes(), compiled.objective, run.method,
+           run.trials, run.rounds_distribution)
+    found = kept.get(key)
+    if found is not None and found[0] is compiled.defender:
+        return found[1]
+    plan = _planned(compiled, run)
+    if len(kept) >= 1024:
+        kept.clear()
+    kept[key] = (compiled.defender, plan)
+    return plan
+
+
 def _planned(compiled, run):
     """The plan simulate solves a compiled battle by (solver.choose, kept with its sides), or
     None where it refuses the battle (simulate then says why)."""
@@ -203,6 +226,7 @@ class _Lane:
     def __init__(self, form, run):
         self.form, self.run = form, run
         self.sides = SideCache()
+        self.plans: dict = {}  # (id of the attacker's Side, the defender's) -> _planned
 
     def battle(self, given: Mapping[str, Any]):
         """The battle (spec.Battle) and its RunSpec (the lane's, with the battle's seed);
@@ -217,7 +241,15 @@ class _Lane:
         if battle.reactions:
             return None, None
         compiled = compile_battle(battle, self.sides)
-        return compiled, _planned(compiled, self.run)
+        if battle.start or battle.landing or battle.bombard:  # (sides of other battles too)
+            return compiled, _planned(compiled, self.run)
+        # (a pair of sides is one battle of the lane: its plan once; the sides live as long as
+        # the lane's SideCache)
+        pair = (id(compiled.attacker), id(compiled.defender))
+        plan = self.plans.get(pair, False)
+        if plan is False:
+            plan = self.plans[pair] = _kept_plan(compiled, self.run)
+        return compiled, plan
 
 
 def _lane(given: Mapping[str, Any]) -> _Lane | Exception | None:
@@ -444,12 +476,13 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
     for position, given in enumerate(battles):
         started = clock()
         try:
-            if options and isinstance(given, Mapping):
+            if options and (type(given) is dict or isinstance(given, Mapping)):
                 given = {**options, **given}
-            chain = _chain_arguments(given)
-            if chain is not None:
-                chains.append((position, chain))
-                continue
+            if type(given) is not dict or "waves" in given or "counterattack" in given:
+                chain = _chain_arguments(given)
+                if chain is not None:
+                    chains.append((position, chain))
+                    continue
             form_key = _form_key(given) if type(given) is dict else None
             if form_key is not None:
                 lane = lanes.get(form_key, False)

@@ -940,7 +940,12 @@ def _described(battles: list, tables: list, army_text) -> dict[str, list]:
         "defender": [army_text(b.defender) for b in battles], "sea": [b.sea for b in battles],
         "attacker_tech": [",".join(b.attacker_tech) for b in battles],
         "defender_tech": [",".join(b.defender_tech) for b in battles]}
-    policies = [_policies(b, t) for b, t in zip(battles, tables, strict=True)]
+    # (each distinct set of policies once: a lane's battles share them, by identity, while
+    # the caller holds the battles)
+    policies_of = _memo(_policies, lambda b, t: (
+        id(b.landing), id(t.bombardment), b.attacker_submerge, b.defender_submerge,
+        id(b.attacker_order), id(b.defender_order), id(b.retreat), b.dice))
+    policies = [policies_of(b, t) for b, t in zip(battles, tables, strict=True)]
     for key in policies[0]:
         values = [p[key] for p in policies]
         if isinstance(values[0], dict):  # (armies: notation, as flat_row writes them)

@@ -251,6 +251,8 @@ class Retreat:
     optimal: bool = False
 
     def __bool__(self) -> bool:
+        if self is _NO_RETREAT:  # (the common case: a battle with no policy)
+            return False
         return self.optimal or any(
             v is not None and v is not False
             for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
@@ -423,7 +425,7 @@ class Start:
 
     def __bool__(self) -> bool:
         """Whether the battle starts anywhere but at its very start."""
-        return self != START
+        return self is not START and self != START
 
     @property
     def in_round_one(self) -> bool:
