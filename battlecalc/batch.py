@@ -37,7 +37,6 @@ from . import api
 from . import waves as waves_module
 from .compile import SideCache, compile_battle
 from .errors import BattleInputError, quoted
-from .kernels import jit
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
 from .results import build_result, rows
 from .solver import choose
@@ -169,14 +168,12 @@ def _key(given: Any):
 
 
 def _kept_plan(compiled, run):
-    """_planned, kept with the attacker's side where every solve runs compiled kernels (the
-    plan depends then on nothing but the battle and the run: a process that solves the same
-    armies again, a server's or a planner's, chooses once): the attacker Side's "_plans",
-    {(id of the defender's Side, the round rules, the objective, method, trials, law of
-    rounds): (that Side, plan)} (a battle of the kept path: its sides, rules and objective
-    are all the plan reads of it)."""
-    if not jit.compiled_everywhere() or jit.plain_kernels():
-        return _planned(compiled, run)
+    """_planned, a batchable plan kept with the attacker's side (a process that solves the
+    same armies again, a server's or a planner's, chooses once): the attacker Side's
+    "_plans", {(id of the defender's Side, the round rules, the objective, method, trials,
+    law of rounds): (that Side, plan)} (a battle of the kept path: its sides, rules and
+    objective are all the plan reads of it, but for the kernels' state, which only the
+    plan's `compiled` reads: the batch decides that for itself, solve_batch)."""
     kept = compiled.attacker.__dict__.setdefault("_plans", {})
     key = (id(compiled.defender), compiled.rules.tobytes(), compiled.objective, run.method,
            run.trials, run.rounds_distribution)
@@ -184,9 +181,10 @@ def _kept_plan(compiled, run):
     if found is not None and found[0] is compiled.defender:
         return found[1]
     plan = _planned(compiled, run)
-    if len(kept) >= 1024:
-        kept.clear()
-    kept[key] = (compiled.defender, plan)
+    if plan is not None and batchable(plan):
+        if len(kept) >= 1024:
+            kept.clear()
+        kept[key] = (compiled.defender, plan)
     return plan
 
 
