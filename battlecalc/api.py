@@ -261,7 +261,7 @@ def simulate(
     kept = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
-        # plain (a dict or a list among them is not hashable: spec_key's key, made by _plan);
+        # plain (a dict or a list among them is not hashable: spec_key's key, made by _kept_battle);
         # each type(value) written out, which costs less than tuple(map(type, values)), but
         # for spec.UNTYPED_KEYS (text wherever a plan is kept: no other type matches it)
         kinds = (type(attacker), type(defender), type(sea), type(trials), type(seed),

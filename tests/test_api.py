@@ -1,8 +1,8 @@
 """The Python API (battlecalc.api): simulate's kept battles, prepare, choose and solve.
 
 simulate's fast path (issue 19: the per-call floor) gives the slow path's answer.  The fast
-path: a call with plain-data arguments keeps its checked, compiled battle (a kept battle,
-api._kept_battle) and a Result builds its laws, dicts and texts on first use (results._Pending); from
+path: a call with plain-data arguments keeps its checked, compiled battle (api.KeptBattle)
+and a Result builds its laws, dicts and texts on first use (results._Pending); from
 the second call on, a kept battle solved exactly by compiled kernels is solved again by its
 compiled kernel, called straight.  The slow path: the battle checked (spec.simulate_spec) and
 compiled (fresh side tables) again and solved through api.solve, its Result built at once
