@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 
 from . import api
+from . import options as options_module
 from . import waves as waves_module
 from .compile import SideCache, compile_battle
 from .errors import BattleInputError, quoted
-from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
+from .options import OPTIONS, is_empty, read
 from .results import build_result, rows
 from .solver import choose
 from .solver.batch import batchable, solve_batch
@@ -74,10 +75,10 @@ def _battle_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
         _check_keyword(name, value)
         if name in NOT_HERE:
             continue
-        if name in FORMULA_OPTIONS:
-            formula[name] = value
-        else:
+        if name in args:
             args[name] = value
+        else:  # (the formula model's, and options the table has that simulate names not)
+            formula[name] = value
     args["formula_options"] = formula
     return args
 
@@ -106,7 +107,7 @@ def frame_battles(frame) -> list[dict[str, Any]]:
             f"solve_many reads armies from the attacker/defender/landing/bombard columns; "
             f"{units[0]!r} (SIDE.UNIT) is a column of battlecalc.sweep, which expands them")
     readable = [c for c, n in zip(frame.columns, names, strict=True)
-                if n in KEYWORDS or n in NOT_HERE]
+                if n in options_module.BY_NAME]
     battles = []
     for i, row in enumerate(frame[readable].to_dict("records") if readable else
                             [{}] * len(frame)):
@@ -114,7 +115,7 @@ def frame_battles(frame) -> list[dict[str, Any]]:
         for column, value in row.items():
             if _cell(value):
                 try:
-                    battle[str(column)] = read(BY_NAME[str(column)], value)
+                    battle[str(column)] = read(options_module.BY_NAME[str(column)], value)
                 except BattleInputError as exc:
                     raise BattleInputError(f"battle {i}: {exc}") from None
         battles.append(battle)
@@ -647,7 +648,7 @@ def _check_keyword(name: str, value: Any) -> None:
             raise BattleInputError(
                 f"{name} is not an option of solve_many (one battle each: use simulate for "
                 f"{name})")
-    elif name not in KEYWORDS:
+    elif name not in options_module.BY_NAME:  # (the table now: an option added is one)
         raise BattleInputError(
             f"{quoted(name)} is not an option of simulate (options: {', '.join(KEYWORDS)})")
 
