@@ -6,8 +6,6 @@ every other option.  The fixture adds a dummy option, as a developer adding one 
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 import battlecalc
