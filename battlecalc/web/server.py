@@ -84,6 +84,7 @@ from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server
 )
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 from .warm import WARM_UP  # (the warm-up battles: the server's, as before)
+from .warm import solve as _warm_solve
 from .work import Busy as _Busy
 from .work import Cancelled
 
@@ -415,7 +416,7 @@ class Engine:
             with self._requests_done:
                 self._requests_done.wait_for(lambda: self._requests == 0)
             try:
-                api.simulate(**battle)
+                _warm_solve(battle)
             except BattleInputError as exc:
                 self.warm_up_problems.append(f"{battle}: {_one_line(exc)}")
                 print(f"battlecalc: warm-up battle refused: {self.warm_up_problems[-1]}",
@@ -450,11 +451,13 @@ class Engine:
 
         def run() -> None:
             started = time.perf_counter()
+            cpu = _cpu_seconds()
             try:
                 self.build_in_child()
                 self.warm_up()
                 seconds = time.perf_counter() - started
-                print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
+                print(f"battlecalc: kernels warm in {seconds:.1f} s ({_cpu_seconds() - cpu:.1f}"
+                      " s of CPU, the child's included); battles run concurrently",
                       file=sys.stderr, flush=True)
             except Exception:  # a bug: say so; requests compile what they need themselves
                 traceback.print_exc(file=sys.stderr)
@@ -471,6 +474,17 @@ class Engine:
         if builder is not None and builder.poll() is None:
             builder.kill()  # (the cache keeps what it finished)
             builder.wait()
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU seconds and those of its children waited for (the warm-up's)."""
+    try:
+        import resource
+    except ImportError:  # (not POSIX)
+        return 0.0
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _raid(**kwargs):
@@ -949,6 +963,21 @@ def listening_socket(host: str, port: int) -> socket.socket:
 HOST_VARIABLE = "BATTLECALC_SERVE_HOST"  # the address, for each worker process's app
 
 
+def warm_up_words(estimate: float | None = None) -> str:
+    """The start line's words on the warm-up: how long it takes, from what numba's cache
+    holds (warm.estimate_seconds: seconds of one core's work, about its wall time on a quiet
+    machine)."""
+    from .warm import START_SECONDS, estimate_seconds
+
+    seconds = estimate_seconds() if estimate is None else estimate
+    if seconds <= START_SECONDS:
+        return "loading the kernels in the background (a few seconds)"
+    about = f"about {10 * round(seconds / 10):.0f} s" if seconds < 150 else \
+        f"about {seconds / 60:.0f} minutes"
+    return (f"compiling the kernels in the background, first run only ({about} on one core); "
+            "battles asked for meanwhile are answered: small ones in plain Python")
+
+
 def worker_app() -> Starlette:
     """The app of one worker process of ``serve --workers N`` (uvicorn's factory)."""
     return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"))
@@ -976,9 +1005,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
               "it can run battles here (there is no login).", file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
-    print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); warming up the "
-          "kernels in the background (about a minute on the first run, when they compile; "
-          "battles asked for meanwhile are answered: small ones in plain Python)",
+    print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); {warm_up_words()}",
           file=sys.stderr, flush=True)
     try:
         if workers > 1:
