@@ -815,6 +815,8 @@ def serve(host, port, workers, watch):
         serve_page(host, port, workers, watch=watch)
     except BattleInputError as exc:
         _fail(exc)
+    except KeyboardInterrupt:  # Ctrl-C, the way a server stops: no "Aborted."
+        _say("battlecalc: stopped")
 
 
 @cli.command()

@@ -233,6 +233,12 @@ class Engine:
         # (PageOnly), and requests let through to work, by endpoint (run, raid, plan, game)
         self.refused = 0
         self.started: Counter[str] = Counter()
+        # the server stopping (Ctrl-C, SIGTERM): every request's work stops at its next
+        # progress report or wait, so that the graceful shutdown ends within its time
+        self.stopping = threading.Event()
+        self._running: set[threading.Event] = set()
+        self._running_lock = threading.Lock()
+        self._stop_future: asyncio.Future | None = None  # (_stopped)
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
@@ -258,8 +264,32 @@ class Engine:
         asked.  Cancelled when `cancel` is set (before it starts, or at its next progress
         report)."""
         cancel = cancel or threading.Event()
-        if cancel.is_set():
+        if cancel.is_set() or self.stopping.is_set():
             raise Cancelled()
+        with self._running_lock:
+            self._running.add(cancel)
+        try:
+            return self._compute(kwargs, with_laws, what, cancel, report)
+        finally:
+            with self._running_lock:
+                self._running.discard(cancel)
+
+    def stop_all(self) -> None:
+        """The server stops: every request running stops at its next progress report or wait
+        (thread-safe: from a signal handler)."""
+        self.stopping.set()
+        with self._running_lock:
+            running = list(self._running)
+            future = self._stop_future
+        for cancel in running:
+            cancel.set()
+        if future is not None and not future.get_loop().is_closed():
+            future.get_loop().call_soon_threadsafe(
+                lambda: future.done() or future.set_result(None))
+
+    def _compute(self, kwargs: dict[str, Any], with_laws: bool, what: str,
+                 cancel: threading.Event,
+                 report: Callable[..., None] | None) -> dict[str, Any]:
         key = json.dumps([what, with_laws, kwargs], sort_keys=True, default=repr)
         with self.cache_lock:
             if key in self.cache:
@@ -334,7 +364,7 @@ class Engine:
         if report is not None and one_battle and ruleset.model == "dice":
             self._tell_plan(kwargs, report)
         if one_battle and ruleset.model == "dice":
-            self._await_child(kwargs, watch)
+            self._await_child(kwargs, watch, cancel)
         try:
             if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
                 # exact only where `auto` would solve exactly: the choice of each battle's
@@ -354,7 +384,8 @@ class Engine:
                 "ask for fewer trials"
             ) from None
 
-    def _await_child(self, kwargs: dict[str, Any], watch: Callable[..., None]) -> None:
+    def _await_child(self, kwargs: dict[str, Any], watch: Callable[..., None],
+                     cancel: threading.Event | None = None) -> None:
         """A Monte Carlo battle whose kernel is cold while the child (build_in_child) builds
         the kernels: wait, at most CHILD_WAIT_S, for the child to put it in numba's cache
         (it compiles Monte Carlo's first: battlecalc.web.warm), then load it, rather than
@@ -370,7 +401,10 @@ class Engine:
         watch(0, 0, COMPILING)
         give_up = time.monotonic() + CHILD_WAIT_S
         while builder.poll() is None and time.monotonic() < give_up:
-            time.sleep(CHILD_POLL_S)
+            if cancel is not None and cancel.wait(CHILD_POLL_S):
+                raise Cancelled()  # (the client gone, a newer request, the server stopping)
+            if cancel is None:
+                time.sleep(CHILD_POLL_S)
             if not api.kernel_cold(kernel):
                 return
 
@@ -398,10 +432,29 @@ class Engine:
         self.pending += 1
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self.pool, self.compute, kwargs, with_laws,
-                                              what, cancel, report)
+            work = loop.run_in_executor(self.pool, self.compute, kwargs, with_laws, what,
+                                        cancel, report)
+            stopped = self._stopped(loop)
+            await asyncio.wait({work, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if work.done():
+                return work.result()
+            # the server stops: the answer ends now (the work stops at its next report; a
+            # kernel numba compiles meanwhile finishes in its thread), so that the graceful
+            # shutdown is not cut short with a traceback
+            work.add_done_callback(lambda done: done.cancelled() or done.exception())
+            raise Cancelled()
         finally:
             self.pending -= 1
+
+    def _stopped(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future:
+        """A future of `loop` done when the server stops (stop_all)."""
+        with self._running_lock:
+            future = self._stop_future
+            if future is None or future.get_loop() is not loop:
+                future = self._stop_future = loop.create_future()
+                if self.stopping.is_set():
+                    future.set_result(None)
+        return future
 
     def warm_up(self) -> float:
         """Run the warm-up battles once (compiles or loads every kernel); returns the seconds
@@ -439,7 +492,8 @@ class Engine:
             print(f"battlecalc: could not compile the kernels in a child process: {exc}",
                   file=sys.stderr, flush=True)
             return
-        if self.builder.returncode not in (0, -9, -15):
+        # (killed, or stopped by Ctrl-C with the server: nothing to say)
+        if self.builder.returncode not in (0, -2, -9, -15, 130) and not self.stopping.is_set():
             print(f"battlecalc: compiling the kernels in a child process failed (exit "
                   f"{self.builder.returncode}); compiling them here", file=sys.stderr,
                   flush=True)
@@ -469,6 +523,7 @@ class Engine:
         return thread
 
     def close(self) -> None:
+        self.stop_all()
         self.pool.shutdown(wait=False, cancel_futures=True)
         builder = self.builder
         if builder is not None and builder.poll() is None:
@@ -1030,6 +1085,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             def handle_exit(self, sig, frame):  # Ctrl-C: the pages' board streams end first
                 if app.state.live is not None:
                     app.state.live.close_streams_threadsafe()
+                app.state.engine.stop_all()  # and the requests' work, at its next report
                 super().handle_exit(sig, frame)
 
         Server(config).run(sockets=[sock])  # the socket checked above, no second bind

@@ -196,4 +196,7 @@ def build(battles: list[dict], out=sys.stderr) -> None:
 
 
 if __name__ == "__main__":
-    build(json.load(sys.stdin))
+    try:
+        build(json.load(sys.stdin))
+    except KeyboardInterrupt:  # Ctrl-C in the server's terminal: the server stops it too
+        sys.exit(130)
