@@ -700,6 +700,11 @@ def test_the_live_board_follows_the_watched_folder_without_a_reload(page, tmp_pa
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(ARTIFACTS / "live-board-400.png"))
         assert page_width(page)[0] <= 400
+        page.emulate_media(color_scheme="dark")  # (and dark, as a dark system shows it)
+        page.screenshot(path=str(ARTIFACTS / "live-board-400-dark.png"))
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.screenshot(path=str(ARTIFACTS / "live-board-1400-dark.png"))
+        page.emulate_media(color_scheme="light")
         # a newer save: the board follows, the battle gone is said, the page never reloaded
         shutil.copy(START_SAVE, tmp_path / "autosave_round_odd.tsvg")
         page.wait_for_selector("#board-changes:has-text('West Russia no longer pending')",
