@@ -299,7 +299,7 @@ def plain_kernels_give_answers():
     import numpy as np
 
     import battlecalc
-    from battlecalc import compile as compile_module
+    from battlecalc.compile import sides as compile_module
     from battlecalc.kernels import jit
     from battlecalc.solver import tables
 

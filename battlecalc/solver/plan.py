@@ -172,22 +172,61 @@ def exact_entry(compiled, table: tuple[int, int]) -> tuple[str, str]:
     return SOLVE_BLOCKS
 
 
-def kernels_for(seconds: float, limits: Limits = LIMITS,
-                entries: tuple = (SOLVE_BLOCKS,)) -> bool:
-    """Whether a solve of this estimate runs compiled kernels (its entry kernels `entries`):
-    always once every solve does (jit.compiled()), and where they are compiled in this process
-    already; else once this process's plain-Python solves, this one's included, reach
-    limits.python_budget and numba's cache holds them (jit.on_disk: loading them costs about
-    that much), or reach limits.python_budget_cold (compiling them costs far more, and saves
-    them for the next process).  Never under BATTLECALC_PLAIN_KERNELS=1."""
-    if jit.plain_kernels():
-        return False
-    if jit.compiled_everywhere() or all(jit.loaded(*entry) for entry in entries):
-        return True
-    python = _spent[0] + seconds * limits.python_slowdown
-    if python < limits.python_budget:
-        return False
-    return python >= limits.python_budget_cold or all(jit.on_disk(*e) for e in entries)
+@dataclass(frozen=True)
+class KernelState:
+    """What a process has of the compiled kernels, as a value: the choice of compiled kernels
+    or plain Python (kernels_for) reads this and nothing else.  plain: every kernel stays
+    plain Python (BATTLECALC_PLAIN_KERNELS=1); everywhere: every solve runs compiled kernels
+    (jit.compiled() has run); loaded / on_disk: the entry kernels (module, name) compiled in
+    this process / held by numba's cache; spent: the seconds this process has spent in
+    plain-Python solves.  KernelState.now() reads the process's; a test builds one."""
+
+    plain: bool = False
+    everywhere: bool = False
+    loaded: frozenset = frozenset()
+    on_disk: frozenset = frozenset()
+    spent: float = 0.0
+
+    @classmethod
+    def now(cls, entries: tuple = ()) -> KernelState:
+        """The process's state now, of the entry kernels `entries`."""
+        if jit.plain_kernels():
+            return _PLAIN
+        if jit.compiled_everywhere():
+            return _EVERYWHERE
+        loaded = frozenset(e for e in entries if jit.loaded(*e))
+        if len(loaded) == len(entries):
+            return cls(loaded=loaded, spent=_spent[0])
+        return cls(loaded=loaded, on_disk=frozenset(e for e in entries if jit.on_disk(*e)),
+                   spent=_spent[0])
+
+    def compiles(self, seconds: float, limits: Limits, entries: tuple) -> bool:
+        """Whether a solve of this estimate runs compiled kernels (its entry kernels
+        `entries`): always once every solve does, and where they are compiled in this process
+        already; else once this process's plain-Python solves, this one's included, reach
+        limits.python_budget and numba's cache holds them (loading them costs about that
+        much), or reach limits.python_budget_cold (compiling them costs far more, and saves
+        them for the next process).  Never where every kernel stays plain."""
+        if self.plain:
+            return False
+        if self.everywhere or self.loaded.issuperset(entries):
+            return True
+        python = self.spent + seconds * limits.python_slowdown
+        if python < limits.python_budget:
+            return False
+        return python >= limits.python_budget_cold or self.on_disk.issuperset(entries)
+
+
+_PLAIN = KernelState(plain=True)
+_EVERYWHERE = KernelState(everywhere=True)
+
+
+def kernels_for(seconds: float, limits: Limits = LIMITS, entries: tuple = (SOLVE_BLOCKS,),
+                kernels: KernelState | None = None) -> bool:
+    """Whether a solve of this estimate runs compiled kernels (KernelState.compiles), by the
+    state `kernels` (default: the process's now)."""
+    state = KernelState.now(entries) if kernels is None else kernels
+    return state.compiles(seconds, limits, entries)
 
 
 # the Monte Carlo driver's entry kernels: two single walks (land), the general round
@@ -330,7 +369,68 @@ def _check_win_values(compiled, seconds: float, limits: Limits) -> None:
 def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution: bool = False,
            limits: Limits = LIMITS, *, row_sweep: bool = True, merge_blocks: bool = True,
            two_phase: bool = True, sea_walk: bool = True, pruning: bool = True,
-           seconds: float | None = None) -> SolvePlan:
+           seconds: float | None = None, kernels: KernelState | None = None) -> SolvePlan:
+    """The plan of a compiled battle (compile.CompiledBattle): see _choose.  A plan chosen
+    with no variant keyword is kept with the battle's attacker side, by what the choice
+    reads of the battle (the defender side, the round rules, the bombardment's law, the
+    retreat threshold and the objective, the start) and the arguments: the next battle of
+    the same sides and arguments (solve_many's battles share sides) gets it back at the cost
+    of a dict look-up, with the kernels (compiled or plain) decided again by `kernels`."""
+    if not (row_sweep and merge_blocks and two_phase and sea_walk and pruning
+            and seconds is None):
+        return _choose(compiled, method, trials, rounds_distribution, limits, kernels,
+                       row_sweep=row_sweep, merge_blocks=merge_blocks, two_phase=two_phase,
+                       sea_walk=sea_walk, pruning=pruning, seconds=seconds)
+    att, dfn = compiled.attacker, compiled.defender
+    key = (id(dfn), compiled.rules.tobytes(), len(compiled.bombardment.pmf),
+           compiled.retreat_below, compiled.objective, compiled.start_rounds,
+           compiled.retreat_from, method, trials, rounds_distribution, id(limits),
+           threads.thread_count())
+    kept = att.__dict__.get("_plans")
+    if kept is None:
+        kept = att.__dict__["_plans"] = {}
+    found = kept.get(key)
+    if found is not None and found[0] is dfn and found[1] is limits:
+        plan, entries, work = found[2:]
+        if plan.method != "exact":
+            return plan
+        compiles = kernels_for(work, limits, entries, kernels)
+        if compiles == plan.compiled:
+            return plan
+        plan = _with_kernels(plan, compiles, len(att.blocks), limits)
+    else:
+        plan = _choose(compiled, method, trials, rounds_distribution, limits, kernels)
+        if len(kept) >= MAX_KEPT_PLANS:
+            kept.clear()
+    kept[key] = (dfn, limits, plan, *_kernel_entries(compiled, plan))
+    return plan
+
+
+# plans kept with a side (choose), at most: a side meets many defenders in a batch
+MAX_KEPT_PLANS = 4096
+
+
+def _kernel_entries(compiled, plan: SolvePlan) -> tuple[tuple, float]:
+    """The entry kernels of an exact plan and the work their choice (kernels_for) weighs."""
+    below = compiled.retreat_below is not None
+    decide = compiled.objective is not None
+    entries = ((exact_entry(compiled, plan.table),) + ((WIN_VALUES,) if below else ())
+               + ((DECIDE_VALUES,) if decide else ()))
+    return entries, plan.seconds + (plan.win_values_seconds or plan.decide_seconds)
+
+
+def _with_kernels(plan: SolvePlan, compiles: bool, n_blocks: int, limits: Limits) -> SolvePlan:
+    """An exact plan with its kernels compiled or plain, and what follows from that."""
+    return dataclasses.replace(
+        plan, compiled=compiles,
+        per_block_rows=(compiles and n_blocks > 1 and plan.seconds > limits.parallel_seconds
+                        and not plan.merge_blocks))
+
+
+def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limits: Limits,
+            kernels: KernelState | None, *, row_sweep: bool = True, merge_blocks: bool = True,
+            two_phase: bool = True, sea_walk: bool = True, pruning: bool = True,
+            seconds: float | None = None) -> SolvePlan:
     """The plan of a compiled battle (compile.CompiledBattle): method "exact", "mc" or "auto"
     (the faster of the two; exact where the battle is small enough), the Monte Carlo run's
     trials, the law of rounds; the variant keywords allow a variant (row_sweep, merge_blocks,
@@ -370,7 +470,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
             limit = max(limits.auto_compact_seconds, mc_seconds)
         return _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
                            pruning, merge_blocks, table, int(limit * limits.work_rate),
-                           method == "auto" and not strict)
+                           method == "auto" and not strict, kernels)
     if method == "auto":
         weighed = mc_seconds
         if pairs >= limits.prune_pairs:
@@ -385,7 +485,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
     if method == "exact":
         _refuse(pairs, seconds + table_seconds, limits)
         plan = _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
-                           pruning, merge_blocks, (0, 0), 0, False)
+                           pruning, merge_blocks, (0, 0), 0, False, kernels)
     else:
         plan = SolvePlan("mc", seconds, mc_seconds, trials, compiled=True,
                          threads=threads.thread_count(), **variant)
@@ -398,7 +498,8 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
 
 def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, trials: int,
                 limits: Limits, variant: dict, pruning: bool, merge_blocks: bool,
-                table: tuple[int, int], work_limit: int, fallback: bool) -> SolvePlan:
+                table: tuple[int, int], work_limit: int, fallback: bool,
+                kernels: KernelState | None) -> SolvePlan:
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
     settings = {}
@@ -412,7 +513,7 @@ def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, 
                + ((DECIDE_VALUES,) if decide else ()))
     kernels = kernels_for(
         seconds + (cost.win_values_seconds(compiled) if below or decide else 0.0), limits,
-        entries)
+        entries, kernels)
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
         eps=limits.transition_eps, state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,

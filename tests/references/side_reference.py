@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from battlecalc.compile import CAT_A, CAT_N, CAT_S, PRUNE_EPS, Side, _category
+from battlecalc.compile.sides import CAT_A, CAT_N, CAT_S, PRUNE_EPS, Side, _category
 from battlecalc.dice import force_dice, hit_distribution, strength
 from battlecalc.kernels import layout
 from battlecalc.kernels.layout import (
