@@ -237,7 +237,7 @@ class Engine:
         # progress report or wait, so that the graceful shutdown ends within its time
         self.stopping = threading.Event()
         self._running: set[threading.Event] = set()
-        self._running_lock = threading.Lock()
+        self._running_lock = threading.RLock()  # (stop_all may run in a signal handler)
         self._stop_future: asyncio.Future | None = None  # (_stopped)
 
     def limits(self) -> dict[str, Any]:
