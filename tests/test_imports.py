@@ -130,7 +130,8 @@ LAYERS = {
         "battlecalc.output", "battlecalc.formula"),
     3: ("battlecalc.api",),
     4: ("battlecalc.waves", "battlecalc.planner", "battlecalc.batch", "battlecalc.raids",
-        "battlecalc.sweeper", "battlecalc._sweep_server", "battlecalc.triplea"),
+        "battlecalc.sweeper", "battlecalc._sweep_server", "battlecalc.triplea",
+        "battlecalc.turn"),
     5: ("battlecalc.cli", "battlecalc.web", "battlecalc.__main__"),
 }
 PACKAGE_LAYER = 5  # battlecalc itself (its __init__: the lazy names of the public API)

@@ -110,7 +110,8 @@ def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
     asked, built = [], []
     ask, build = battle_module.build_side, sides._new_side
     monkeypatch.setattr(battle_module, "build_side", lambda spec: asked.append(spec) or ask(spec))
-    monkeypatch.setattr(sides, "_new_side", lambda spec: built.append(spec) or build(spec))
+    monkeypatch.setattr(sides, "_new_side",
+                        lambda spec, *state: built.append(spec) or build(spec, *state))
     battles = [{"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
                {"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
@@ -468,7 +469,7 @@ def test_a_side_cache_compiles_what_compile_battle_compiles():
     seen = retreats = 0
     for battle in _form_cases() * 2:
         args = batch._battle_arguments(battle)
-        if "start_round" in battle:  # (compile_battle's alone: starts.with_start)
+        if "start_round" in battle:  # (compile_battle alone: solver.start.with_start)
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -12,6 +12,7 @@ of start states.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, replace
@@ -52,6 +53,8 @@ from ..kernels.layout import (
 )
 from ..orders import LossOrder, casualty_steps
 from ..reactions import after_strikes
+from ..solver.plan import LIMITS
+from ..solver.start import with_start
 from ..spec import SUBMERGE_POLICIES
 from .cache import TABLES
 from .sides import (
@@ -99,6 +102,8 @@ class CompiledBattle:
     # backward induction finds (solver.decide.fill_decisions), read with threshold
     # OPTIMAL_MASK
     objective: object | None = None
+    # hit counts less likely than this were cut from the sides' tables (solver.Limits.hit_eps)
+    hit_eps: float = LIMITS.hit_eps
 
     def retreat_tables(self) -> RetreatTables:
         """The retreat policy as the kernels take it ("never" where the battle has none)."""
@@ -296,22 +301,27 @@ class SideCache:
     of a solve_many lane: spec.BattleForm), kept for the run's next battle: whether the army
     has submarines, AA guns, transports, and its side's tables against each kind of enemy,
     found by the army's dict before its items are hashed (a form's battles share the dicts of
-    their armies).  The armies' dicts must not change while the cache lives."""
+    their armies), of tables cut at hit_eps.  The armies' dicts must not change while the
+    cache lives."""
 
-    __slots__ = ("kept",)
+    __slots__ = ("kept", "hit_eps")
 
-    def __init__(self):
+    def __init__(self, hit_eps: float = LIMITS.hit_eps):
         self.kept: dict = {}
+        self.hit_eps = hit_eps
 
 
-def compile_battle(battle, sides: SideCache | None = None) -> CompiledBattle:
+def compile_battle(battle, sides: SideCache | None = None,
+                   hit_eps: float = LIMITS.hit_eps) -> CompiledBattle:
     """Both sides' tables for a validated battle (spec.Battle), each side built once
-    (build_side: kept in compile.cache.TABLES).  sides: the SideCache of a run of battles of
-    one form, for those from their start without an amphibious assault or kamikaze strikes
-    (each army's sides found by its dict: _compile_kept)."""
-    if sides is not None and not (battle.landing or battle.bombard or battle.start
-                                  or battle.kamikaze_struck):
-        return _compile_kept(battle, sides.kept)
+    (build_side: kept in compile.cache.TABLES), hit counts less likely than hit_eps cut
+    (solver.Limits.hit_eps; recorded on the compiled battle).  sides: the SideCache of a run
+    of battles of one form (its hit_eps), for those from their start without an amphibious
+    assault or kamikaze strikes (each army's sides found by its dict: _compile_kept)."""
+    if sides is not None:
+        hit_eps = sides.hit_eps
+        if not (battle.landing or battle.bombard or battle.start or battle.kamikaze_struck):
+            return _compile_kept(battle, sides.kept, hit_eps)
     start = battle.start
     if start:  # (the units chosen as casualties back in, lost first: starts.start_view)
         battle = starts.start_view(battle)
@@ -333,8 +343,8 @@ def compile_battle(battle, sides: SideCache | None = None) -> CompiledBattle:
     a_split = (a_subs, d_subs)
     d_split = (d_subs, a_subs)
     guns = () if battle.sea or not starts.aa_to_come(start) else _guns(battle.defender, d_units)
-    a_spec = _attacker_spec(battle, a_split, guns)
-    d_spec = _defender_spec(battle, d_split)
+    a_spec = _attacker_spec(battle, a_split, guns, hit_eps)
+    d_spec = _defender_spec(battle, d_split, hit_eps)
     attacker, defender = build_side(a_spec), build_side(d_spec)
     if bombarding and not d_split[1] and not _ground_first(defender, d_units,
                                                            len(bombard.pmf) - 1):
@@ -346,17 +356,18 @@ def compile_battle(battle, sides: SideCache | None = None) -> CompiledBattle:
     simple = _simple(battle, any(a_split) or any(d_split), _transports(battle.attacker, a_units))
     rules = round_rules(flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
                         bombarding and bombard.return_fire, simple, dice_model, die_size)
-    compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
+    compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea,
+                              hit_eps=hit_eps)
     if battle.retreat:
         compiled = with_retreat(battle, compiled, a_spec)
     if _decides(battle):
         compiled = replace(compiled, objective=battle.objective)
     if start:
-        compiled = starts.with_start(battle, compiled)
+        compiled = with_start(battle, compiled)
     return compiled
 
 
-def _compile_kept(battle, kept: dict) -> CompiledBattle:
+def _compile_kept(battle, kept: dict, hit_eps: float) -> CompiledBattle:
     """compile_battle of a battle from its start without an amphibious assault or kamikaze
     strikes, with what it computes of one side kept in `kept` (a SideCache's) for the next
     battle of the form.  A side's tables depend on its own units, whether the enemy has
@@ -379,12 +390,13 @@ def _compile_kept(battle, kept: dict) -> CompiledBattle:
     a_subs, a_transports, attacks = mine
     found = attacks.get((d_subs, guns))
     if found is None:
-        a_spec = _attacker_spec(battle, (a_subs, d_subs), guns)
+        a_spec = _attacker_spec(battle, (a_subs, d_subs), guns, hit_eps)
         found = attacks[(d_subs, guns)] = (build_side(a_spec), a_spec)
     attacker, a_spec = found
     defender = defenses.get(a_subs)
     if defender is None:
-        defender = defenses[a_subs] = build_side(_defender_spec(battle, (d_subs, a_subs)))
+        defender = defenses[a_subs] = build_side(_defender_spec(battle, (d_subs, a_subs),
+                                                                hit_eps))
     simple = _simple(battle, a_subs or d_subs, a_transports)
     rules = kept.get(("rules", simple, battle.sea))
     if rules is None:
@@ -393,8 +405,13 @@ def _compile_kept(battle, kept: dict) -> CompiledBattle:
             False, simple, battle.dice, battle.rules.die_size)
     objective = battle.objective if _decides(battle) else None
     if not battle.retreat:
-        return CompiledBattle(attacker, defender, rules, NO_BOMBARDMENT, None, battle.sea,
-                              objective=objective)
+        # (CompiledBattle(attacker, defender, rules, sea=battle.sea, objective=objective,
+        # hit_eps=hit_eps) without the frozen dataclass's __init__: a lane's every battle)
+        compiled = object.__new__(CompiledBattle)
+        vars(compiled).update(_COMPILED_DEFAULTS, attacker=attacker, defender=defender,
+                              rules=rules, sea=battle.sea, objective=objective,
+                              hit_eps=hit_eps)
+        return compiled
     key = ("retreat", id(attacker), battle.retreat)  # (the attacker is kept: its id stays)
     retreating = kept.get(key)
     if retreating is None:  # (with_retreat reads the defender of no battle)
@@ -402,7 +419,11 @@ def _compile_kept(battle, kept: dict) -> CompiledBattle:
                                                        NO_BOMBARDMENT, None, battle.sea), a_spec)
         retreating = kept[key] = (compiled.attacker, compiled.retreat)
     return CompiledBattle(retreating[0], defender, rules, NO_BOMBARDMENT, retreating[1],
-                          battle.sea, objective=objective)
+                          battle.sea, objective=objective, hit_eps=hit_eps)
+
+
+_COMPILED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(CompiledBattle)
+                      if f.default is not dataclasses.MISSING}
 
 
 def _decides(battle) -> bool:
@@ -445,7 +466,7 @@ def _submerges(battle, policy: str) -> bool:
             and policy != "never")
 
 
-def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
+def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple, hit_eps: float) -> _SideSpec:
     """The attacker's _SideSpec: its blocks are its forces after round-1 AA fire (land) from
     the defender's guns (unit, count items)."""
     a_rules = battle.attacker_rules
@@ -466,13 +487,14 @@ def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
          None)
         for prob, force in blocks)
     return _SideSpec(a_rules, "attack", battle.attacker_order, split,
-                     _submerges(battle, battle.attacker_submerge), a_blocks, battle.dice)
+                     _submerges(battle, battle.attacker_submerge), a_blocks, battle.dice,
+                     hit_eps)
 
 
-def _defender_spec(battle, split: tuple[bool, bool]) -> _SideSpec:
+def _defender_spec(battle, split: tuple[bool, bool], hit_eps: float) -> _SideSpec:
     return _SideSpec(battle.defender_rules, "defense", battle.defender_order, split,
                      _submerges(battle, battle.defender_submerge),
-                     ((1.0, _force_key(battle.defender), 0, None),), battle.dice)
+                     ((1.0, _force_key(battle.defender), 0, None),), battle.dice, hit_eps)
 
 
 def _ground_first(side: Side, units, hits: int) -> bool:
@@ -494,7 +516,7 @@ def _bombarded_start(defender: Side, bombard: Bombardment) -> Side:
             start[flat_state(defender, 0, 0, 0, min(hits, last))] += p
     return Side(defender.blocks, defender.states, defender.rows, defender.pmf, defender.cdf,
                 start, defender.survivors, defender.ipc_lost, defender.unit_names,
-                defender.split)
+                defender.split, defender.builder)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,7 +582,7 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     if extra:
         spec = _SideSpec(a_spec.ruleset, a_spec.role, a_spec.order, a_spec.split,
                          a_spec.submerge, a_spec.blocks + tuple(b for _, b in extra),
-                         a_spec.dice_model)
+                         a_spec.dice_model, a_spec.hit_eps)
         att = build_side(spec)
         for k, (f, _) in enumerate(extra):
             remainder[f] = att.blocks[len(a_spec.blocks) + k, B_OFFSET]
@@ -570,8 +592,8 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
     states = att.states.copy()
     states[:, S_MAY_RETREAT] = may
     att = Side(att.blocks, states, att.rows, att.pmf, att.cdf, att.start, att.survivors,
-               att.ipc_lost, att.unit_names, att.split)
+               att.ipc_lost, att.unit_names, att.split, att.builder)
     vector, below = retreat_vector(battle.retreat)
     retreat = RetreatTables(vector, below, np.zeros((1, 1)), remainder)
     return CompiledBattle(att, compiled.defender, compiled.rules, compiled.bombardment, retreat,
-                          compiled.sea)
+                          compiled.sea, hit_eps=compiled.hit_eps)

@@ -14,8 +14,9 @@ with.
 Two builders make the same tables, to the last bit (tests/kernels/test_builder.py): the
 compiled one (kernels/builder.py, driven by _built_side: a side in one kernel call, its hit laws
 from a law bank of the dice of one edition and role), once its kernels cost no compiling
-(jit.ready: a first use, its numba cache cold, does not wait for them), and the Python one
-(_python_side, with its caches of fire laws, casualty walks and block tables) before that.
+(solver.KernelState.ready: a first use, its numba cache cold, does not wait for them), and the
+Python one (_python_side, with its caches of fire laws, casualty walks and block tables) before
+that.  Side.builder says which built a side; a plan shows it (SolvePlan.side_builders).
 """
 
 
@@ -32,7 +33,7 @@ import numpy as np
 from .. import orders
 from ..dice import _hit_distribution, force_dice, hit_distribution, strength
 from ..errors import BattleInputError
-from ..kernels import builder, jit, layout
+from ..kernels import builder, layout
 from ..kernels.layout import (
     B_KIND,
     B_OFFSET,
@@ -65,6 +66,7 @@ from ..kernels.layout import (
     STATE_COLS,
 )
 from ..orders import LossOrder, casualty_steps
+from ..solver.plan import LIMITS, KernelState
 from .cache import TABLES
 
 TABLES.store(orders._BASE_RANKS)  # (a base order of losses: kept with the tables)
@@ -79,7 +81,6 @@ MAX_TABLE_CELLS = 8_000_000
 MAX_AA_OUTCOMES = 20_000
 TOO_LARGE_HINT = ("battlecalc's tables hold about a thousand units a side (fewer at sea, where "
                   "submarines, aircraft and ships are counted apart); split the battle")
-PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
 
 
 SMALL_SIDE = 256  # sides of at most this many states: Side.mean_hit_combinations in Python
@@ -105,6 +106,7 @@ class Side:
     ipc_lost: np.ndarray
     unit_names: tuple[str, ...]
     split: tuple[bool, bool] = (False, False)  # (subs, aircraft) are categories of their own
+    builder: str = "python"  # which builder made the tables: "compiled" or "python"
 
     # (cached, as the properties below: a side is shared by the battles of many calls, which
     # read these several times each)
@@ -246,11 +248,12 @@ class _SideSpec:
     submerge: bool  # its submarines may submerge
     blocks: tuple  # (probability, force items, ipc already lost, withdrawn survivor counts)
     dice_model: str = "standard"
+    hit_eps: float = LIMITS.hit_eps  # hit counts less likely than this are cut (R_HI)
 
 
 class _Fire(NamedTuple):
     """A force's fire law as the tables hold it: pmf, cdf (running sums, exactly 1
-    from `top` on), top (most hits), hi (most hits more likely than PRUNE_EPS; the least, R_LO,
+    from `top` on), top (most hits), hi (most hits more likely than hit_eps; the least, R_LO,
     is always 0), low-luck strength, I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
     (kernels/layout.py) and the number of dice."""
 
@@ -282,7 +285,7 @@ def _unit_fire(ruleset, role: str) -> tuple[dict, frozenset]:
 
 
 @TABLES.memo(CACHE_ENTRIES)
-def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
+def _fire_law(ruleset, role: str, force: tuple, dice_model: str, hit_eps: float) -> _Fire:
     """The fire law of a force given as (unit, count) items, counts > 0."""
     table, givers = _unit_fire(ruleset, role)
     anti_sub, defenceless, transports = False, bool(force), bool(force)
@@ -307,14 +310,14 @@ def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
     if len(pmf) > SHORT_LAW:  # (its tables are built from the array: _hit_tables)
         positive = np.flatnonzero(pmf > 0.0)
         top = int(positive[-1]) if len(positive) else len(pmf) - 1
-        kept = np.flatnonzero(pmf[1:] > PRUNE_EPS)
+        kept = np.flatnonzero(pmf[1:] > hit_eps)
         hi = int(kept[-1]) + 1 if len(kept) else 0
         return _Fire(None, None, top, hi, power, flags, n_dice, pmf)
     law = pmf.tolist()
     top = hi = len(law) - 1
     while top > 0 and not law[top] > 0.0:
         top -= 1
-    while hi > 0 and not law[hi] > PRUNE_EPS:
+    while hi > 0 and not law[hi] > hit_eps:
         hi -= 1
     # (accumulate: the same sums, in the same order, as np.cumsum)
     cdf = (*itertools.accumulate(law[:top]), *(1.0,) * (len(law) - top))
@@ -359,7 +362,8 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
     flat order (s, a, n).  An empty category's one part is all zeros; a block of one category
     is that table."""
     walks = _walks(force, spec.ruleset, spec.order, spec.split)
-    laws = [[_fire_law(spec.ruleset, spec.role, f, spec.dice_model) for f in walk.forces]
+    laws = [[_fire_law(spec.ruleset, spec.role, f, spec.dice_model, spec.hit_eps)
+             for f in walk.forces]
             for walk in walks]
     n_sub, n_air, n_other = (len(w.forces) - 1 for w in walks)
     copies = 2 if spec.submerge and n_sub else 1
@@ -487,7 +491,7 @@ def _block(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTa
     """_block_tables, kept (compile.cache.TABLES) where the block has at most
     BLOCK_CACHE_STATES states."""
     key = ("block", force, spec.ruleset, spec.role, spec.order, spec.split, spec.submerge,
-           spec.dice_model)
+           spec.dice_model, spec.hit_eps)
     return TABLES.kept(key, lambda: _block_tables(force, spec, names, land),
                        keep=_block_size(force, spec.ruleset, spec.role, spec.split,
                                         spec.submerge)[0] <= BLOCK_CACHE_STATES)
@@ -502,26 +506,30 @@ def forget_tables() -> None:
 
 
 # the compiled builder's kernels that _built_side calls (the side, its law bank's)
-_BUILDER_KERNELS = ("build_side", "find_law", "insert_laws", "law_columns")
+BUILDER_KERNELS = tuple((builder.__name__, name) for name in ("build_side", "find_law",
+                                                              "insert_laws", "law_columns"))
 
 
-def build_side(spec: _SideSpec) -> Side:
+def build_side(spec: _SideSpec, kernels: KernelState | None = None) -> Side:
     """A side's tables from its blocks (see the module docstring): built by the compiled
-    builder (kernels/builder.py, _built_side) once the kernels are compiled and it costs no
-    compiling (jit.ready: compiled for every solve, or in this process or numba's cache
-    already), else (and for a spec it does not take) by the Python builder (_python_side),
-    which a first use never waits for numba to compile; the same arrays either way.
+    builder (kernels/builder.py, _built_side) where the kernels' state `kernels` (default:
+    the process's, solver.KernelState.now) has it ready (compiled for every solve, or in this
+    process or numba's cache already: KernelState.ready), else (and for a spec it does not
+    take) by the Python builder (_python_side), which a first use never waits for numba to
+    compile; the same arrays either way, Side.builder saying which.
 
     Rows: every block's n-category steps first, in block order, then the s and a steps; so a
     side that is one walk per block (no s or a category) has row index = flat state index.
     Kept (compile.cache.TABLES) by its spec.
     """
-    return TABLES.kept(("side", spec), lambda: _new_side(spec))
+    return TABLES.kept(("side", spec), lambda: _new_side(spec, kernels))
 
 
-def _new_side(spec: _SideSpec) -> Side:
+def _new_side(spec: _SideSpec, kernels: KernelState | None = None) -> Side:
     """build_side's side, built now."""
-    if all(jit.ready(builder.__name__, name) for name in _BUILDER_KERNELS):
+    if kernels is None:
+        kernels = KernelState.now(BUILDER_KERNELS)
+    if kernels.ready(BUILDER_KERNELS):
         side = _built_side(spec)
         if side is not None:
             return side
@@ -709,12 +717,12 @@ class _LawBank:
     their dice (kernels/builder.py): a dice vector counts the dice of each slot, a hit value
     (clamped to the die: the same chance to hit) and a best-of kind; its law is
     dice.hit_distribution's of those dice, stored with its top count, its highest count
-    above PRUNE_EPS and its low-luck strength.  Kept for the process (at most MAX_BANK_LAWS
+    above hit_eps and its low-luck strength.  Kept for the process (at most MAX_BANK_LAWS
     laws and MAX_BANK_FLOATS probabilities, then emptied), as dice.hit_distribution keeps the
     laws of dice groups: a law is the same for every battle whose dice it is."""
 
-    def __init__(self, die: int, kinds: tuple, model: str):
-        self.die, self.model = die, model
+    def __init__(self, die: int, kinds: tuple, model: str, hit_eps: float):
+        self.die, self.model, self.hit_eps = die, model, hit_eps
         self.slots = [(value, kind) for value in range(1, die + 1) for kind in kinds]
         self.lock = threading.Lock()
         self._empty()
@@ -748,7 +756,7 @@ class _LawBank:
                 size = len(law)
                 self._room(size)
                 keys, values, laws, pmf = self.arrays
-                top, hi = builder.law_columns(law, PRUNE_EPS)
+                top, hi = builder.law_columns(law, self.hit_eps)
                 i, at = self.n_laws, self.n_floats
                 pmf[at:at + size] = law
                 laws[i] = (top, hi, sum(n * min(v + b - 1, self.die) for v, b, n in dice),
@@ -780,12 +788,12 @@ class _LawBank:
 _banks: dict = TABLES.edition("law banks")  # (id(ruleset), role, dice model) -> (ruleset, _LawBank)
 
 
-def _law_bank(ruleset, role: str, model: str, table: _UnitTable) -> _LawBank:
-    key = (id(ruleset), role, model)
+def _law_bank(ruleset, role: str, model: str, table: _UnitTable, hit_eps: float) -> _LawBank:
+    key = (id(ruleset), role, model, hit_eps)
     found = _banks.get(key)
     if found is not None and found[0] is ruleset:
         return found[1]
-    bank = _LawBank(ruleset.die_size, table.kinds, model)
+    bank = _LawBank(ruleset.die_size, table.kinds, model, hit_eps)
     with _tables_lock:
         if len(_banks) >= 64:
             _banks.clear()
@@ -834,7 +842,7 @@ def _built_side(spec: _SideSpec) -> Side | None:
     else:
         step_units = step_kinds = _NO_STEPS
     by_rank, order_row, sections, side = static
-    bank = _law_bank(spec.ruleset, spec.role, spec.dice_model, table)
+    bank = _law_bank(spec.ruleset, spec.role, spec.dice_model, table, spec.hit_eps)
     while True:
         keys, values, laws, pmf = bank.arrays
         status, a, b, *tables = builder.build_side(
@@ -842,7 +850,7 @@ def _built_side(spec: _SideSpec) -> Side | None:
             table.kind_slot, forces, extra, probs, step_units, step_kinds, keys, values, laws,
             pmf)
         if status == builder.BUILT:
-            built = Side(*tables, table.names, spec.split)
+            built = Side(*tables, table.names, spec.split, "compiled")
             if a >= 0:  # (exact: the same float whatever the order of the sums)
                 built.__dict__["mean_hit_combinations"] = a / built.n_states
             return built

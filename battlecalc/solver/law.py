@@ -24,18 +24,12 @@ def weighted_sum(weights: np.ndarray, values: np.ndarray) -> Any:
 def segment_sums(values: np.ndarray, offsets: np.ndarray, compiled: bool = True) -> np.ndarray:
     """out[i, j] = weighted_sum's sum of values[offsets[i]:offsets[i + 1], j] (values a matrix
     [rows, columns]; each segment added as np.add.reduce adds a vector, to the last bit): the
-    sums of many battles at once (results.rows), each equal to the battle's own.  compiled:
-    by the compiled kernel (kernels/batch._segment_sums), else numpy a segment at a time."""
-    out = np.zeros((len(offsets) - 1, values.shape[1]))
-    if compiled:
-        from ..kernels import batch, jit
+    sums of many battles at once (results.rows), each equal to the battle's own: by the
+    kernel kernels/batch._segment_sums, compiled or plain Python."""
+    from ..kernels import batch, jit
 
-        jit.kernels(batch)._segment_sums(values, offsets, out)
-        return out
-    for i, (first, last) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist(),
-                                          strict=True)):
-        for j in range(values.shape[1]):
-            out[i, j] = np.add.reduce(values[first:last, j].copy())
+    out = np.zeros((len(offsets) - 1, values.shape[1]))
+    jit.kernels(batch, compiled)._segment_sums(values, offsets, out)
     return out
 
 
