@@ -53,6 +53,12 @@ SUPPORTED_EXTENSIONS = (".csv", ".parquet", ".pq")
 MAX_ROWS = 1_000_000  # after grid expansion: a typo like 1..1000000 x 1..1000 stops early
 MAX_TABLE_BYTES = 64 * 1024 * 1024  # a battles file: MAX_ROWS rows of 64 bytes
 MAX_CHUNK = 32  # battles per task: small enough to balance, big enough to hide task overhead
+# a sweep of at most this many battles runs in this process unless workers are asked for:
+# starting worker processes costs more than such a sweep saves (the fork server loads every
+# kernel first: minutes of compiling on a first run, where this process solves small battles
+# in plain Python and compiles only what its battles need, as `run` does)
+SMALL_SWEEP = 64
+COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.COMPILING
 CONNECT_TIMEOUT_S = 10  # to reach a Dask scheduler
 
 _RANGE = re.compile(r"^\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*(?::\s*(\d+)\s*)?$")
@@ -321,11 +327,55 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _run_local(chunks, workers: int, on_done) -> None:
-    if workers == 1 or len(chunks) == 1:
-        for chunk in chunks:
-            on_done(chunk, run_chunk(chunk), None)
+@contextlib.contextmanager
+def _saying_compiles(progress):
+    """While the block runs in this process: progress(0, 0, "compiling kernels (first run
+    only): NAME") as numba compiles each kernel of battlecalc's (a cache miss: not when it
+    loads one from its cache), at most once a second, as `run` says it.  Nothing without
+    progress, or where kernels stay plain Python."""
+    from .kernels import jit
+
+    if progress is None or jit.plain_kernels():
+        yield
         return
+    from numba.core import event
+
+    said = [0.0]
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            function = getattr(ev.data["dispatcher"], "py_func", None)
+            now = time.monotonic()
+            if function is None or not jit.in_kernels(function.__code__.co_filename) \
+                    or now - said[0] < 1.0:
+                return
+            said[0] = now
+            progress(0, 0, f"{COMPILING}: {function.__name__}")
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Listener()):
+        yield
+
+
+def _pool_compiles() -> bool:
+    """Whether worker processes would compile kernels before their first battle (the fork
+    server loads every kernel: battlecalc/_sweep_server.py)."""
+    from .api import kernels_cold
+    from .kernels import jit
+
+    return not jit.plain_kernels() and kernels_cold()
+
+
+def _run_local(chunks, workers: int, on_done, progress=None) -> None:
+    if workers == 1 or len(chunks) == 1:
+        with _saying_compiles(progress):
+            for chunk in chunks:
+                on_done(chunk, run_chunk(chunk), None)
+        return
+    if progress is not None and _pool_compiles():
+        progress(0, 0, COMPILING)
     broken = _run_pool(chunks, workers, on_done)
     # a worker that dies breaks its whole pool: the chunks it took down with it run again,
     # each in a pool of its own, so only the chunk that kills its worker is lost
@@ -626,9 +676,11 @@ def sweep(
     ``{"attacker.infantry": range(1, 21)}``; each input row becomes one row per combination
     (the last key varying fastest).  seed: the sweep seed from which rows without a seed get
     :func:`derived_seed` (default: random, in ``frame.attrs["seed"]``).  workers: local worker
-    processes (default: the CPU count; 1 runs in this process).  scheduler: a Dask scheduler
+    processes (default: the CPU count, or this process alone for at most SMALL_SWEEP battles;
+    1 runs in this process).  scheduler: a Dask scheduler
     address or ``distributed.Client``, instead of local workers.  chunk_size: battles per task.
-    progress: called as progress(done, total, "battles") after each chunk.
+    progress: called as progress(done, total, "battles") after each chunk, and as
+    progress(0, 0, "compiling kernels (first run only)[: kernel]") while kernels compile.
 
     Returns the input columns (option cells typed; for a battle that ran, the result's value,
     e.g. the army spelled out, the method used, the seed used), the result columns of
@@ -688,7 +740,9 @@ def sweep(
             client, own_client = _dask_client(scheduler)
             slots = max(1, sum(client.nthreads().values()))
         else:
-            workers = int(workers) if workers is not None else _cpu_count()
+            if workers is None:  # a small sweep: in this process (SMALL_SWEEP)
+                workers = 1 if len(jobs) <= SMALL_SWEEP else _cpu_count()
+            workers = int(workers)
             slots = workers
         size = int(chunk_size) if chunk_size else max(1, min(MAX_CHUNK, -(-len(jobs) // (
             4 * slots))))
@@ -710,7 +764,7 @@ def sweep(
                 progress(done, total, "battles")
 
         if client is None:
-            _run_local(chunks, workers, on_done)
+            _run_local(chunks, workers, on_done, progress)
         else:
             try:
                 _run_dask(chunks, client, on_done)
