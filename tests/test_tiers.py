@@ -2,6 +2,8 @@
 process (pytester): what the rule puts in the slow tier, the quick test that starts a process
 failing, and the quick test over its CPU budget failing only when BATTLECALC_FAIL_SLOW asks."""
 
+import sys
+
 import pytest
 import tiers
 
@@ -140,6 +142,23 @@ def test_the_rule_puts_what_starts_a_server_a_child_or_fuzzes_in_the_slow_tier(s
                           "test_fuzzes", "test_marked_by_hand"}
     both = suite.inline_run("-p", "tiers", "-p", "no:cacheprovider", "--slow")
     both.assertoutcome(passed=6)
+
+
+def test_a_helper_module_imported_inside_a_fixture_is_followed(suite):
+    """A fixture that imports a helper of the tests inside itself (as conftest's `fresh` imports
+    fresh_checks), the helper not yet imported by anything: the rule imports and reads it."""
+    suite.makepyfile(tiers_probe_helper="import subprocess\n\n\ndef run():\n"
+                                        "    return subprocess.run\n")
+    suite.makeconftest("import pytest\n\n\n@pytest.fixture\ndef probe():\n"
+                       "    import tiers_probe_helper\n\n    return tiers_probe_helper.run()\n")
+    suite.makepyfile(test_probe="def test_uses_the_probe(probe):\n    pass\n\n\n"
+                                "def test_quick():\n    pass\n")
+    assert "tiers_probe_helper" not in sys.modules
+    items, _ = suite.inline_genitems("-p", "tiers", "-p", "no:cacheprovider", "--slow")
+    reasons = {item.name: tiers.why_slow(item) for item in items}
+    assert reasons == {"test_uses_the_probe": "fixture probe: run uses subprocess",
+                       "test_quick": None}
+    sys.modules.pop("tiers_probe_helper", None)
 
 
 def test_why_slow_names_the_fixture_or_the_helper(suite):

@@ -32,7 +32,9 @@ and teardown) to FILE at the end of the session.
 
 from __future__ import annotations
 
+import dis
 import gc
+import importlib.util
 import inspect
 import os
 import resource
@@ -86,6 +88,30 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
+def _imported(code: types.CodeType) -> set[str]:
+    """The modules a function imports inside itself (``import fresh_checks`` in a fixture)."""
+    found = {i.argval for i in dis.get_instructions(code) if i.opname == "IMPORT_NAME"}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _imported(const)
+    return found
+
+
+def _test_module(name: str, folders: tuple[str, ...]):
+    """The tests' own module `name` (a helper such as fresh_checks or limited), imported if it
+    is not yet; None for any other module."""
+    module = sys.modules.get(name)
+    if module is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        if spec is None or not (spec.origin or "").startswith(folders):
+            return None
+        module = importlib.import_module(name)
+    return module if _in_tests(module, folders) else None
+
+
 def _in_tests(thing, folders: tuple[str, ...]) -> bool:
     """Whether a function or a module is the tests' own (in `folders`; this file aside)."""
     code = getattr(thing, "__code__", None)
@@ -119,8 +145,11 @@ def what_it_starts(function, folders: tuple[str, ...], seen: set | None = None) 
         except ValueError:  # an empty cell
             pass
     values = closure
+    imported = _imported(function.__code__)
     for name in sorted(names):
-        value = function.__globals__.get(name, sys.modules.get(name))
+        value = function.__globals__.get(name)
+        if value is None and name in imported:  # imported inside the function
+            value = _test_module(name, folders)
         if isinstance(value, types.ModuleType):  # a helper module of the tests: what it uses
             if _in_tests(value, folders):
                 values += [getattr(value, attr, None) for attr in sorted(names)]
