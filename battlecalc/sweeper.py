@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import options as options_module
 from .api import simulate
 from .army import format_army, parse_army
 from .batch import solve_rows
@@ -48,6 +49,15 @@ from .spec import MAX_SEED, check_int, check_progress, fresh_seed
 # of value battlecalc.options reads from a cell (a row is one battle: no waves, no progress).
 OPTION_TYPES: dict[str, str] = {o.name: o.kind for o in OPTIONS
                                 if o.kind not in ("callable", "armies") and o.applies != {"waves"}}
+
+
+def _option_types() -> dict[str, str]:
+    """OPTION_TYPES of the table now (an option added to it is a column too)."""
+    table = options_module.OPTIONS
+    if table is OPTIONS:
+        return OPTION_TYPES
+    return {o.name: o.kind for o in table
+            if o.kind not in ("callable", "armies") and o.applies != {"waves"}}
 ARMY_SIDES = ("attacker", "defender", "landing", "bombard")
 SUPPORTED_EXTENSIONS = (".csv", ".parquet", ".pq")
 MAX_ROWS = 1_000_000  # after grid expansion: a typo like 1..1000000 x 1..1000 stops early
@@ -124,10 +134,10 @@ def _vary_key(key: str) -> str:
     if match:
         return f"{match.group(1)}.{match.group(2).lower()}"
     name = key.replace("-", "_").lower()
-    if name in OPTION_TYPES:
+    if name in _option_types():
         return name
     raise BattleInputError(
-        f"--vary {key!r}: expected an option of simulate ({', '.join(OPTION_TYPES)}) "
+        f"--vary {key!r}: expected an option of simulate ({', '.join(_option_types())}) "
         f"or SIDE.UNIT with SIDE one of {', '.join(ARMY_SIDES)}, e.g. attacker.infantry"
     )
 
@@ -174,7 +184,7 @@ def _check_count(column: str, count: int) -> None:
 def _typed_values(where: str, column: str, items: Sequence[Any]) -> list[Any]:
     """Each item read as the column's type (convert; a unit count for SIDE.UNIT)."""
     try:
-        if column in OPTION_TYPES:
+        if column in _option_types():
             return [convert(column, item) for item in items]
         return [_count(column, item) for item in items]
     except BattleInputError as exc:
@@ -245,7 +255,7 @@ def _prepare(row: dict[str, Any], index: int, sweep_seed: int,
     typed values (None = default), SIDE.UNIT cells are applied to the armies."""
     kwargs: dict[str, Any] = {}
     errors = []
-    for name in OPTION_TYPES:
+    for name in _option_types():
         if name in row:
             try:
                 row[name] = convert(name, row[name])
@@ -780,7 +790,7 @@ def sweep(
     columns = input_columns + [c for c in result_columns if c not in input_columns]
     # an input that is an earlier output: a row that fails now keeps no earlier result
     stale = dict.fromkeys(c for c in result_columns if c in input_columns
-                          and c not in OPTION_TYPES)
+                          and c not in _option_types())
     merged = [{**row, **flat} if flat is not None else {**row, **stale} if stale else row
               for row, flat in zip(rows, results, strict=True)]
     out = pd.DataFrame(merged, columns=columns, dtype=object)
@@ -799,9 +809,9 @@ def option_lookalikes(columns: Iterable[str]) -> list[str]:
     notes = []
     for column in columns:
         name = str(column)
-        if name in OPTION_TYPES or _UNIT_COLUMN.match(name):
+        if name in _option_types() or _UNIT_COLUMN.match(name):
             continue
-        close = difflib.get_close_matches(name.replace("-", "_").lower(), list(OPTION_TYPES),
+        close = difflib.get_close_matches(name.replace("-", "_").lower(), list(_option_types()),
                                           n=1, cutoff=0.85)
         if close:
             notes.append(f"column {name!r} is not an option of simulate (did you mean "

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .. import options as options_module
 from ..errors import BattleInputError, quoted
 from ..options import BY_NAME, DICE_KINDS, LAND_STEPS, SEA_STEPS, Option, read
 from ..options import OPTIONS as TABLE
@@ -95,8 +96,13 @@ _OWN_READERS["facility"] = _facility
 
 
 def simulate_parameters() -> dict[str, Callable[[str, Any], Any]]:
-    """Every argument of :func:`battlecalc.simulate` a request may set, with its reader."""
-    return dict(READERS)
+    """Every argument of :func:`battlecalc.simulate` a request may set, with its reader (the
+    table's now: an option added to it is one)."""
+    table = options_module.OPTIONS
+    if table is TABLE:
+        return dict(READERS)
+    return {**READERS, **{o.name: _reader(o) for o in table
+                          if o.name not in READERS and o.name not in NOT_PARAMETERS}}
 
 
 def raid_parameters() -> dict[str, Callable[[str, Any], Any]]:
