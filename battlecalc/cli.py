@@ -1000,7 +1000,10 @@ def watch(folder, once, interval, pattern, fmt):
         saves.close()
 
 
-TURN_FORMATS = ("text", "json")
+TURN_FORMATS = ("text", "json", "moves")
+# the planner's options (its defaults: battlecalc.turn.plan.plan_turn's)
+TURN_PLAN_OPTIONS = ("objective", "min_win", "counter", "territory_values", "only", "exclude",
+                     "keep", "top", "time_budget")
 
 
 @cli.command()
@@ -1011,32 +1014,93 @@ TURN_FORMATS = ("text", "json")
               "and the movement that takes (docs/turn.md).")
 @click.option("--player", default=None, metavar="NAME",
               help="The player (TripleA's name; default: the save's player to move).")
+@click.option("--objective", type=click.Choice(("value", "swing", "hold")), default="value",
+              show_default=True, help="What the plan maximises: value (E[TUV swing] + "
+              "production x P(take), summed over its battles), swing (E[TUV swing]), hold "
+              "(with the counter-attack: the swing of both battles + production x P(take "
+              "and hold)).")
+@click.option("--min-win", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+              metavar="P", help="Every territory the plan attacks is taken with at least "
+              "this probability.")
+@click.option("--counter", type=click.Choice(("none", "max", "alive")), default=None,
+              help="The enemy's counter-attack on each territory taken: none (the attacks "
+              "alone), max (every enemy unit that can reach it in its next turn), alive (as "
+              "max, less the units the plan destroys with P >= --min-win). Default: none, "
+              "max under --objective hold.")
+@click.option("--territory-values", default=None, metavar="FILE",
+              help='A JSON file {"territory": IPC} counted when a territory is taken, '
+              "instead of its production.")
+@click.option("--only", default=None, metavar="T,..", help="Attack only these territories.")
+@click.option("--exclude", default=None, metavar="T,..", help="Never attack these.")
+@click.option("--keep", multiple=True, metavar='"N UNIT@TERRITORY"',
+              help='Units that stay home, e.g. "3 infantry@Russia" (repeatable).')
+@click.option("--top", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="Also show the next best plans.")
+@click.option("--time-budget", type=click.FloatRange(0, 3600, min_open=True), default=30.0,
+              show_default=True, metavar="S",
+              help="Seconds for the search; the best plan found is kept, and said proven "
+              "optimal or not.")
 @click.option("--format", "fmt", type=click.Choice(TURN_FORMATS), default="text",
-              show_default=True, help='Output format (json: {"TERRITORY / TYPE xN": '
-              '{target: movement needed}}; the classes not modelled are noted on stderr).')
+              show_default=True, help='Output format: text, json ({"value", "battles": '
+              '[{"target", "attackers", "p_win", "p_take", "swing", "value", ...}], ...}) or '
+              'moves ([{"unit", "count", "from", "to"}] in TripleA\'s names). With --reach: '
+              'text or json ({"TERRITORY / TYPE xN": {target: movement needed}}).')
 @output_option
-def turn(save, show_reach, player, fmt, output):
-    """A player's turn in a TripleA save (.tsvg): with --reach, its legal attacks."""
-    if not show_reach:
-        raise click.UsageError("turn plans a whole turn in a later version: give --reach to "
-                               "list the player's legal attacks")
-    destination = _destination(output, [save])
+def turn(save, show_reach, player, objective, min_win, counter, territory_values, only,
+         exclude, keep, top, time_budget, fmt, output):
+    """A player's combat move in a TripleA save (.tsvg): the plan worth the most, every
+    battle solved exactly (docs/turn.md); with --reach, its legal attacks."""
+    ctx = click.get_current_context()
+    if show_reach:
+        given = [f"--{name.replace('_', '-')}" for name in TURN_PLAN_OPTIONS
+                 if _given(ctx, name)]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: the plan's options, not --reach's")
+        if fmt == "moves":
+            raise click.UsageError("--format moves is the plan's: --reach lists attacks as "
+                                   "text or json")
+    destination = _destination(output, [save] + ([territory_values] if territory_values
+                                                 else []))
 
     from .errors import BattleInputError
-    from .turn import turn_reach
 
+    if show_reach:
+        from .turn import turn_reach
+
+        try:
+            result = turn_reach(save, player=player)
+        except BattleInputError as exc:
+            _fail(exc)
+        if fmt == "json":
+            for key, why in result.unsupported():
+                _say(f"Note: unsupported: {key}: {why}")
+            for note in result.board.notes:
+                _say(f"Note: {note}")
+            _emit(result.to_json(), destination, "json")
+        else:
+            _emit(result.table(), destination, "table")
+        return
+
+    from .turn import plan_turn
+
+    progress = _Progress()
     try:
-        result = turn_reach(save, player=player)
+        plan = plan_turn(save, player, objective=objective, min_win=min_win, counter=counter,
+                         territory_values=territory_values, only=only, exclude=exclude,
+                         keep=list(keep) or None, top=top, time_budget=time_budget,
+                         progress=lambda text: progress(0, 0, text))
     except BattleInputError as exc:
         _fail(exc)
+    finally:
+        progress.close()
     if fmt == "json":
-        for key, why in result.unsupported():
-            _say(f"Note: unsupported: {key}: {why}")
-        for note in result.board.notes:
+        _emit(plan.to_json(), destination, "json")
+    elif fmt == "moves":
+        for note in plan.notes:
             _say(f"Note: {note}")
-        _emit(result.to_json(), destination, "json")
+        _emit(plan.moves_json(), destination, "json")
     else:
-        _emit(result.table(), destination, "table")
+        _emit(plan.table(), destination, "table")
 
 
 @cli.group()

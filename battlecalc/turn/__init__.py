@@ -30,8 +30,8 @@ from .moves import Move, MoveCheck, check_moves, parse_moves
 from .reach import ClassReach, Reach, Target, UnitClass, reach_of
 
 __all__ = ["Board", "ClassReach", "Move", "MoveCheck", "Reach", "Target", "TurnInputError",
-           "TurnSave", "UnitClass", "board_for", "check_moves", "load", "parse_moves",
-           "reach", "turn_reach"]
+           "TurnPlan", "TurnSave", "UnitClass", "board_for", "check_moves", "load",
+           "parse_moves", "plan_turn", "reach", "turn_reach"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,22 @@ def turn_reach(save, player: str | None = None) -> Reach:
     if player is not None and not isinstance(player, str):
         raise BattleInputError(f"player: expected a player's name, got {quoted(player)}")
     return reach(save, player)
+
+
+def plan_turn(save, player: str | None = None, **options):
+    """The combat move worth the most (battlecalc.turn.plan.plan_turn: its options and
+    model); ``battlecalc.plan_turn``."""
+    from .plan import plan_turn as planned
+
+    return planned(save, player, **options)
+
+
+def __getattr__(name: str):
+    if name == "TurnPlan":
+        from .plan import TurnPlan
+
+        return TurnPlan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _movement(save):
