@@ -440,3 +440,61 @@ def test_global_1940_germans_beat_the_greedy_baseline():
     from turn_reference import moves_problems
 
     assert moves_problems(GLOBAL, plan.moves) == []
+
+
+# ------------------------------------------------------------------ /api/turn/plan
+
+
+@pytest.mark.slow
+def test_the_web_api_plans_an_uploaded_save_and_the_watched_one(tmp_path, opening_plan):
+    """POST: the plan of the save in the body, as plan_turn makes it, each battle with the
+    page's query that loads it into the form; with Accept: application/x-ndjson its progress
+    first; GET: the watched save's; the options checked before any child starts."""
+    pytest.importorskip("uvicorn")
+    import shutil
+    import time
+    import urllib.parse
+
+    from webserver import get_json, request, running_server
+
+    with running_server(watch=tmp_path, watch_interval=0.05) as base:
+        status, _, body = request(base, "POST", "/api/turn/plan?counter=none",
+                                  START.read_bytes())
+        assert status == 200, body
+        answer = json.loads(body)
+        assert answer["value"] == pytest.approx(RUSSIAN_OPENING, abs=1e-6)
+        assert answer["moves"] == opening_plan.moves
+        for b, mine in zip(answer["battles"], opening_plan.battles, strict=True):
+            query = dict(urllib.parse.parse_qsl(b["query"]))
+            assert query == {"rules": "revised", "attacker": battlecalc.format_army(
+                mine.attackers), "defender": battlecalc.format_army(mine.defenders),
+                "method": "exact"}
+        status, headers, body = request(base, "POST", "/api/turn/plan?counter=max&min_win=0.7",
+                                        START.read_bytes(),
+                                        headers={"Accept": "application/x-ndjson"})
+        lines = [json.loads(line) for line in body.decode().splitlines()]
+        assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
+        assert lines[0] == {"progress": "reading the save"}
+        assert lines[-1]["status"] == 200 and lines[-1]["result"]["counter"] == "max"
+        assert all(b["counter"] for b in lines[-1]["result"]["battles"])
+        assert lines[-1]["result"]["min_win"] == 0.7
+        for query, error in (("?counter=most", "counter: expected one of"),
+                             ("?min_win=x", "min_win: expected a probability"),
+                             ("?objective=hold&counter=none", "counter: none with objective"),
+                             ("?top=2", "takes no parameter top")):
+            status, _, body = request(base, "POST", "/api/turn/plan" + query,
+                                      START.read_bytes())
+            assert status == 400 and error in json.loads(body)["error"], query
+        status, _, body = request(base, "POST", "/api/turn/plan", LAND_COMBAT.read_bytes())
+        assert status == 400 and "step russianBattle" in json.loads(body)["error"]
+        status, _, body = request(base, "GET", "/api/turn/plan")
+        assert status == 409 and "no save of the watched folder" in json.loads(body)["error"]
+        status, _, _ = request(base, "POST", "/api/turn/plan", START.read_bytes(), client=False)
+        assert status == 403
+        shutil.copy(START, tmp_path / "autosave.tsvg")
+        deadline = time.monotonic() + 20
+        while not (get_json(base, "/api/board")[1].get("board") or {}).get("summary"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        status, _, body = request(base, "GET", "/api/turn/plan?counter=none")
+        assert status == 200 and json.loads(body)["value"] == answer["value"]

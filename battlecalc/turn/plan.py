@@ -83,6 +83,7 @@ class PlannedBattle:
     counter: dict | None
     counter_from: dict | None  # {territory: {TripleA type: n}}
     battle: bool  # a battle is fought (False: an empty territory walked into)
+    run: dict | None  # simulate's arguments of the battle (with its counter-attack)
     command: str | None  # the battlecalc run command that solves it
 
     def to_dict(self) -> dict:
@@ -93,7 +94,7 @@ class PlannedBattle:
                 "p_win": self.p_win, "p_take": self.p_take, "p_hold": self.p_hold,
                 "swing": self.swing, "swing_with_counter": self.swing_with_counter,
                 "value": self.value, "counter": self.counter, "counter_from": self.counter_from,
-                "battle": self.battle, "command": self.command}
+                "battle": self.battle, "run": self.run, "command": self.command}
 
 
 @dataclass
@@ -610,8 +611,9 @@ class _Planner:
                 value=self.value_of(front, leaf if self.objective == "hold" else plain),
                 counter=counter or ({} if counter is not None else None),
                 counter_from=sources, battle=not front.empty,
-                command=_command(theatre, front, army, counter,
-                                 self._counter_owners(t))))
+                run=(run := _run_arguments(theatre, front, army, counter,
+                                           self._counter_owners(t))),
+                command=run_command(run)))
         unused = []
         for s in theatre.supplies:
             left = s.count - used[s.index]
@@ -627,34 +629,52 @@ class _Planner:
             greedy=None)
 
 
-def _command(theatre, front, army: dict, counter: dict | None, owners: tuple) -> str | None:
-    """The ``battlecalc run`` command that solves a planned battle (with its counter-attack),
-    or None where no battle is fought."""
+def _run_arguments(theatre, front, army: dict, counter: dict | None,
+                   owners: tuple) -> dict | None:
+    """simulate's arguments of a planned battle (with its counter-attack; for an empty
+    territory with a counter model: the counter-attack on the units that walked in), or None
+    where no battle is fought."""
     from ..army import format_army
     from .leaves import _counter_tech, _land
 
     options = theatre.battle_options(front)
-    words = ["battlecalc", "run", "--rules", theatre.ruleset.id]
+    run = {"rules": theatre.ruleset.id}
     if not front.empty:
-        words += ["-a", format_army(army), "-d", format_army(front.defender)]
+        run.update(attacker=format_army(army), defender=format_army(front.defender))
         if counter:
-            words += ["--counterattack", format_army(counter)]
+            run["counterattack"] = format_army(counter)
             tech = _counter_tech(theatre, front, owners)
             if tech:
                 options["defender_tech"] = list(tech)
         attacker_tech = options.get("attacker_tech")
         defender_tech = options.get("defender_tech")
     elif counter and _land(theatre, army):
-        words += ["-a", format_army(counter), "-d", format_army(_land(theatre, army))]
+        run.update(attacker=format_army(counter), defender=format_army(_land(theatre, army)))
         attacker_tech = list(_counter_tech(theatre, front, owners)) or None
         defender_tech = list(theatre.attacker_tech) or None
     else:
         return None
     if options.get("dice"):
-        words += ["--dice", options["dice"].replace("_", "-")]
+        run["dice"] = options["dice"]
     if attacker_tech:
-        words += ["--attacker-tech", ",".join(attacker_tech)]
+        run["attacker_tech"] = list(attacker_tech)
     if defender_tech:
-        words += ["--defender-tech", ",".join(defender_tech)]
-    words += ["-m", "exact"]
+        run["defender_tech"] = list(defender_tech)
+    run["method"] = "exact"
+    return run
+
+
+RUN_FLAGS = {"attacker": "-a", "defender": "-d", "method": "-m"}
+
+
+def run_command(run: dict | None) -> str | None:
+    """The ``battlecalc run`` command of simulate's arguments (run_arguments')."""
+    if run is None:
+        return None
+    words = ["battlecalc", "run"]
+    for key, value in run.items():
+        flag = RUN_FLAGS.get(key, "--" + key.replace("_", "-"))
+        if isinstance(value, list):
+            value = ",".join(value)
+        words += [flag, str(value).replace("_", "-") if key == "dice" else str(value)]
     return " ".join(shlex.quote(w) for w in words)

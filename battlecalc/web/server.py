@@ -18,6 +18,9 @@ Routes (nothing else is served, and no path ever reaches the file system):
     GET  /api/board          serve --watch DIR: the live board's state (battlecalc.web.live)
     GET|POST /api/turn/reach a player's legal attacks in the watched (GET) or uploaded (POST)
                              save (battlecalc.web.turn)
+    GET|POST /api/turn/plan  the plan of the turn in the watched (GET) or uploaded (POST) save,
+                             its progress streamed with Accept: application/x-ndjson
+                             (battlecalc.web.turn)
     GET  /api/watch          the same, as server-sent events at each change (404 without
                              --watch)
 
@@ -866,6 +869,15 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                                   acquire=_acquire, client_gone=_client_gone,
                                   not_watching=NOT_WATCHING)
 
+    async def turn_plan(request: Request) -> Response:
+        """GET|POST /api/turn/plan: the plan of the turn (battlecalc.web.turn)."""
+        from .turn import plan_answer
+
+        return await plan_answer(request, engine, live, game_slots, respond=_json,
+                                 acquire=_acquire, client_gone=_client_gone,
+                                 not_watching=NOT_WATCHING, stream_type=STREAM_TYPE,
+                                 headers=SECURITY_HEADERS)
+
     async def board(request: Request) -> Response:
         """GET /api/board: the live board's state (live.LiveBoard.state)."""
         if live is None:
@@ -919,6 +931,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                Route("/api/game", game, methods=["POST"]),
                Route("/api/board", board, methods=["GET", "HEAD"]),
                Route("/api/turn/reach", turn_reach, methods=["GET", "POST"]),
+               Route("/api/turn/plan", turn_plan, methods=["GET", "POST"]),
                Route("/api/watch", WatchStream(), methods=["GET"])]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(HostCheck, hosts=allowed_hosts(host)),
