@@ -166,9 +166,9 @@ class TurnPlan:
             for b in plan.battles:
                 lines += [""] + _battle_lines(b, self.counter != "none")
             if i == 0 and self.alternatives:
-                lines += ["", "moves: " + _moves_words(plan.moves)]
+                lines += ["", *_moves_lines(plan.moves)]
         if not self.alternatives:
-            lines += ["", "moves: " + _moves_words(self.moves)]
+            lines += ["", *_moves_lines(self.moves)]
         if self.unused:
             lines += ["", "unused: " + "; ".join(
                 f"{u['from']} / {u['unit']} x{u['count']}" for u in self.unused)]
@@ -183,7 +183,7 @@ def _summary(plan: TurnPlan) -> str:
         how += f", gap at most {plan.gap:.6f}"
     greedy = "" if plan.greedy is None else f"; the greedy baseline: {plan.greedy:.6f}"
     return (f"plan worth {plan.value:.6f} IPC, {how}; {plan.forces:,} forces, "
-            f"{plan.battles_solved:,} battles solved in {plan.seconds:.1f} s{greedy}")
+            f"{plan.battles_solved:,} battles solved ({plan.seconds:.1f} s){greedy}")
 
 
 def _battle_lines(b: PlannedBattle, counter: bool) -> list[str]:
@@ -223,10 +223,10 @@ def _battle_lines(b: PlannedBattle, counter: bool) -> list[str]:
     return lines
 
 
-def _moves_words(moves: list) -> str:
+def _moves_lines(moves: list) -> list[str]:
     if not moves:
-        return "none"
-    return "; ".join(f"{m['count']} {m['unit']} {m['from']} -> {m['to']}" for m in moves)
+        return ["moves: none"]
+    return ["moves:", *(f"  {m['count']} {m['unit']} {m['from']} -> {m['to']}" for m in moves)]
 
 
 # ---------------------------------------------------------------- checking the arguments

@@ -33,7 +33,8 @@ import numpy as np
 GREEDY_TAKE = 0.9  # the greedy baseline's P(take)
 ENUMERATE_FRONT = 6_000  # a front with at most this many forces is enumerated ...
 ENUMERATE_TOTAL = 24_000  # ... while the enumerated fronts' forces add up to at most this
-BATCH = 3_000  # leaves solved in one solve_many call (the time budget is checked between)
+BATCH = 1_000  # leaves solved in one solve_many call (the time budget is checked between)
+STARTS = 2  # climbs a searched front starts in each pricing round (its best priced forces)
 
 
 def enumerate_forces(theatre, front, need_land: bool):
@@ -122,7 +123,7 @@ def price_and_climb(theatre, leaves, combination, columns: dict, searched: list,
         for t in searched:
             ranked = sorted(columns.get(t, {}).items(), key=lambda item: -relaxation.reduced(
                 t, item[0], item[1]))
-            starts += [(t, force) for force, _ in ranked[:2]]
+            starts += [(t, force) for force, _ in ranked[:STARTS]]
         found = _climb(theatre, leaves, columns, starts, relaxation, leaf_key, value_of,
                        feasible, deadline)
         if progress is not None:
