@@ -82,7 +82,7 @@ class CounterForces:
 
     def _find(self, front: str) -> tuple[CounterSource, ...]:
         from ..triplea.game import edition_unit
-        from . import reach
+        from .loading import reach
 
         theatre = self.theatre
         board = theatre.board

@@ -288,10 +288,10 @@ def plan_turn(save, player: str | None = None, *, objective: str = "value",
 class _Planner:
     def __init__(self, save, player, *, objective, min_win, counter, territory_values, only,
                  exclude, keep, top, time_budget, progress, started):
-        from . import TurnSave, load
         from .combine import Combination
         from .counter import CounterForces
         from .leaves import Leaves
+        from .loading import TurnSave, load
         from .theatre import theatre_of
 
         self.started = started
@@ -417,8 +417,8 @@ class _Planner:
         # the greedy baseline: its forces are candidates
         self.say("the greedy baseline")
         threshold = max(GREEDY_TAKE, self.min_win)
-        base = greedy(theatre, self.leaves, self.search_key, self.value_of, threshold,
-                      deadline=self.search_deadline)
+        # (not cut by the time budget: the plan is never worth less than the baseline)
+        base = greedy(theatre, self.leaves, self.search_key, self.value_of, threshold)
         for name, force in base.chosen.items():
             self._add(columns, theatre.fronts[name], force)
         if self.searched:
@@ -462,7 +462,9 @@ class _Planner:
             player=board.player, moment=board.moment, objective=self.objective,
             min_win=self.min_win, counter=self.counter, value=best.value,
             battles=best.battles, moves=best.moves, unused=best.unused,
-            proven_optimal=proven, gap=0.0 if proven else solutions[0].gap, why=why,
+            proven_optimal=proven, gap=0.0 if proven else (
+                None if self.searched or self.cut_short or not fixed else solutions[0].gap),
+            why=why,
             solves=self.leaves.solves, battles_solved=self.leaves.battles, seconds=seconds,
             forces=sum(f.forces() for f in theatre.fronts.values()),
             candidates=sum(len(c) for c in columns.values()), greedy=greedy_value,
@@ -562,7 +564,7 @@ class _Planner:
 
     # ------------------------------------------------------------ the plan's words
     def _plan(self, solution) -> TurnPlan:
-        from . import check_moves
+        from .moves import check_moves
 
         theatre = self.theatre
         value, shown = self._evaluate(solution.chosen)

@@ -249,7 +249,7 @@ def theatre_of(turn_save, player: str | None = None, *, territory_values=None, o
                exclude=None, keep=None) -> Theatre:
     """The planning problem of `player` (default: the player to move) in a TurnSave."""
     from ..triplea.game import edition_unit
-    from . import reach as reach_of_save
+    from .loading import reach as reach_of_save
 
     data = turn_save.save
     ruleset = edition_of_save(data)
