@@ -1883,7 +1883,7 @@
   let planSource = null;  // { file } (a dropped save) or { live: key } (the watched one)
   let planRequest = null;
 
-  function planParams() {
+  function turnPlanParams() {
     const params = new URLSearchParams();
     const counter = $("#plan-counter").value;
     const objective = $("#plan-objective").value;
@@ -1905,7 +1905,7 @@
     const progress = $("#plan-progress");
     const started = Date.now();
     progress.textContent = "planning\u2026";
-    const url = `/api/turn/plan?${planParams()}`;
+    const url = `/api/turn/plan?${turnPlanParams()}`;
     const init = { signal: controller.signal, cache: "no-store",
                    headers: { ...CLIENT_HEADER, Accept: "application/x-ndjson" } };
     if (source.file) Object.assign(init, { method: "POST", body: source.file,
@@ -1949,11 +1949,11 @@
       $("#plan-moves").replaceChildren();
       return;
     }
-    renderPlan(last.result, source.file ? source.file.name : null);
+    renderTurnPlan(last.result, source.file ? source.file.name : null);
     section.dataset.state = "done";
   }
 
-  function renderPlan(plan, file) {
+  function renderTurnPlan(plan, file) {
     $("#plan-title").textContent = `Plan this turn: the ${plan.player}`;
     $("#plan-progress").textContent = `${plan.battles_solved} battles solved in ` +
       `${plan.seconds.toFixed(1)} s`;
@@ -1965,7 +1965,7 @@
         `${plan.min_win}; counter-attack ${plan.counter}) \u2014 ` +
         (plan.proven_optimal ? "proven optimal" : `not proven optimal: ${plan.why}`) +
         (plan.greedy === null ? "" : `; the greedy baseline: ${fixed(plan.greedy, 3)}`) }));
-    const cards = plan.battles.map((b) => planCard(b, plan, file));
+    const cards = plan.battles.map((b) => turnPlanCard(b, plan, file));
     $("#plan-battles").replaceChildren(...cards);
     if (!cards.length) {
       $("#plan-battles").append(el("li", { class: "none", text: "no attack is worth making" }));
@@ -1976,7 +1976,7 @@
       : [el("li", { class: "none", text: "none" })]));
   }
 
-  function planCard(b, plan, file) {
+  function turnPlanCard(b, plan, file) {
     const army = (counts) => Object.entries(counts).map(([u, n]) => `${n} ${u}`).join(", ");
     const card = el("li", { class: "board-battle plan-battle", "data-territory": b.target,
                             "data-value": String(b.value) });
