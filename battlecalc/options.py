@@ -35,6 +35,9 @@ DEFAULT_TRIALS = 1_000_000
 SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance", "optimal")
 RETREAT_POLICIES = ("optimal",)  # retreat_policy (None: the fixed retreat options, if any)
 OBJECTIVES = ("tuv", "win", "takes", "value")  # optimize: what the decisions are taken for
+# territory_value: the IPC a territory is worth to the attacker (a whole map holds a few
+# hundred); bounded so that it stays a float's whole number (10**400 was an OverflowError)
+MAX_TERRITORY_VALUE = 1_000_000
 DICE_MODELS = ("standard", "low_luck")  # battlecalc.dice
 FLIP_RULES = ("A2", "A1")
 UNTIL_DONE = "until-done"
@@ -186,7 +189,8 @@ OPTIONS: tuple[Option, ...] = (
             help="What the decisions are taken for, from the attacker's side: tuv (expected "
             "TUV swing, the default), win (chance of winning), takes (chance of taking the "
             "territory), value (TUV swing + --territory-value when taken)."),
-    _option("territory_value", "int", applies=LAND_KINDS, lo=0, label="territory value (IPC)",
+    _option("territory_value", "int", applies=LAND_KINDS, lo=0, hi=MAX_TERRITORY_VALUE,
+            label="territory value (IPC)",
             help="With --optimize value: the IPC the territory is worth to the attacker, "
             "counted when it is taken."),
     # the defender's reactions to a sea attack, 1940-2e (battlecalc.reactions): the first

@@ -26,6 +26,7 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     FLIP_RULES,
     FORMULA_OPTIONS,
     LAND_STEPS,
+    MAX_TERRITORY_VALUE,
     METHODS,
     OBJECTIVES,
     OPTIONS,
@@ -302,7 +303,8 @@ def check_objective(optimize: Any, territory_value: Any, sea: bool,
     where a decision is solved), or None where the battle decides nothing (decides False: no
     optimal retreat, submerging, scramble or kamikaze); BattleInputError where they cannot
     apply."""
-    value = 0 if territory_value is None else check_int("territory_value", territory_value, 0)
+    value = 0 if territory_value is None else check_int("territory_value", territory_value, 0,
+                                                        MAX_TERRITORY_VALUE)
     if optimize is not None:
         check_choice("optimize", optimize, OBJECTIVES)
     if not decides:

@@ -708,6 +708,16 @@ def test_retreat_below_as_a_400_digit_json_integer_is_400(base):
                                              "(at most 1,000)"})
 
 
+def test_territory_value_beyond_a_float_with_the_decision_it_needs_is_400(base):
+    """Issue 42 item 6: with retreat_policy optimal and optimize value (what territory_value
+    needs to count at all) a 400-digit territory_value was an HTTP 500 (OverflowError)."""
+    fields = {**ENDPOINT_BASES["/api/run"], "retreat_policy": "optimal", "optimize": "value",
+              "territory_value": "HUGE"}
+    body = json.dumps(fields).replace('"HUGE"', "9" * 400)
+    assert _post_raw(base, "/api/run", body) == (400, {
+        "error": "territory_value must be between 0 and 1,000,000, got a 1329-bit integer"})
+
+
 @pytest.mark.parametrize("path", ENDPOINT_BASES)
 def test_every_parameter_as_a_huge_json_integer_is_400_or_an_answer(base, path):
     readers = {"/api/run": simulate_parameters(), "/api/raid": raid_parameters(),
