@@ -17,7 +17,7 @@ from click.core import ParameterSource
 
 from . import list_editions  # the library's API (battlecalc.list_editions): no engine code
 from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no engine code
-from .output import OutputError, json_safe, open_destination, printable
+from .output import OutputError, json_safe, one_line, open_destination, printable
 
 FORMATS = ("table", "json", "csv")
 DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing", "policy", "reactions")
@@ -280,8 +280,9 @@ def _for_reader(text: str, fmt: str | None) -> str:
 
 
 def _say(line: str) -> None:
-    """One line on stderr (an error, a warning, a note), its control characters escaped."""
-    click.echo(printable(line), err=True)
+    """One line on stderr (an error, a warning, a note), its control characters escaped
+    (newlines too: a name read from a file makes no second line)."""
+    click.echo(one_line(line), err=True)
 
 
 def _emit(text: str, destination, fmt: str | None) -> None:
@@ -954,16 +955,26 @@ def watch(folder, once, interval, pattern, fmt):
     except BattleInputError as exc:
         _fail(exc)
     progress = _Progress()
-    previous, noted = None, 0
+    previous, noted, unreadable = None, 0, None
     try:
         if not once:
             _say(f"watching {saves.shown} for TripleA saves (Ctrl-C stops)")
         deadline = time.monotonic() + SETTLE_S + 2 * interval
         while True:
-            found = saves.poll()
-            for note in saves.notes[noted:]:
+            try:
+                found = saves.poll()
+            except OSError as exc:  # the folder gone, or no longer listed: say so, look again
+                problem = f"cannot read {saves.shown}: {exc.strerror or exc}"
+                if once:
+                    raise BattleInputError(problem) from None
+                if problem != unreadable:
+                    _say(f"Note: {problem}; looking again every {interval:g} s")
+                found, unreadable = None, problem
+            else:
+                unreadable = None
+            for note in saves.notes_since(noted):
                 _say(f"Note: {note}")
-            noted = len(saves.notes)
+            noted = saves.said
             if found is None:
                 if once and time.monotonic() > deadline:
                     named = "" if pattern == "*" else f" named {pattern}"
@@ -984,10 +995,11 @@ def watch(folder, once, interval, pattern, fmt):
             progress.close()
             board["changes"] = changes(previous, board)
             previous = board
-            if fmt == "json":
-                click.echo(json.dumps(board, indent=2 if once else None, ensure_ascii=False))
-            else:
-                click.echo(board_table(board) + ("" if once else "\n"), nl=False)
+            if fmt == "json":  # (names from the save: DEL and C1 escaped, as run's JSON)
+                click.echo(json_safe(json.dumps(board, indent=2 if once else None,
+                                                ensure_ascii=False)))
+            else:  # (each line of the table escaped: board_table)
+                click.echo(printable(board_table(board)) + ("" if once else "\n"), nl=False)
             if once:
                 return
             sys.stdout.flush()

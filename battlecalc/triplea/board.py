@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import BattleInputError
+from ..output import one_line
 
 FORM_KINDS = ("land", "sea", "amphibious", "raid")  # the battle kinds the page's form runs
 ODDS_KEYS = ("method", "attacker_win", "defender_win", "draw", "takes_territory", "tuv_swing",
@@ -340,7 +341,8 @@ def changes(previous: Mapping[str, Any] | None, current: dict[str, Any]) -> dict
 
 def board_table(board: Mapping[str, Any]) -> str:
     """The board as text (battlecalc watch): the game, the turn's summary, each battle by
-    stake with its odds, what changed, the luck so far."""
+    stake with its odds, what changed, the luck so far; every line with its control
+    characters escaped (output.one_line)."""
     lines = [f"{board['game']} (edition {board['edition']}), round {board['round']}, step "
              f"{board['step']}" + (f", {board['player']} to move" if board.get("player") else "")
              + (", low luck" if board.get("low_luck") else "")
@@ -396,4 +398,5 @@ def board_table(board: Mapping[str, Any]) -> str:
                          f"percentile {j['percentile']:.3f}")
         for j in luck.get("pending", []):
             lines.append(f"  round {j['round']} {j['territory']}: not judged ({j['reason']})")
-    return "\n".join(lines) + "\n"
+    # (each line one line: a name read from the save with a newline or ESC in it is escaped)
+    return "\n".join(map(one_line, lines)) + "\n"

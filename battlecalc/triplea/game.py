@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BattleInputError
+from ..output import one_line
 from .save import BattleRecord, SaveData, TerritoryRecord, UnitRecord, read_save
 from .scramble import air_bases, kamikaze_threat, scramble_open, with_scrambled
 
@@ -172,11 +173,12 @@ class Game:
         if not self.battles:
             lines.append("no battle pending")
         for b in self.battles:
-            lines.extend(["", _battle_lines(b)])
-        return "\n".join(lines) + "\n"
+            lines.extend(["", *_battle_lines(b)])
+        # (each line one line: names read from the save with a newline in them are escaped)
+        return "\n".join(map(one_line, lines)) + "\n"
 
 
-def _battle_lines(b: GameBattle) -> str:
+def _battle_lines(b: GameBattle) -> list[str]:
     from ..army import format_army
 
     def side(units):
@@ -220,7 +222,7 @@ def _battle_lines(b: GameBattle) -> str:
                      f"{r['defender_ipc_loss']:.2f}")
     elif r is not None:  # a result of another kind: every kind says it has one
         lines.append(f"  result: {r.get('method', 'solved')} (see --format json)")
-    return "\n".join(lines)
+    return lines
 
 
 # ---------------------------------------------------------------- mapping

@@ -168,7 +168,7 @@ class LiveBoard:
 
     def state(self) -> dict[str, Any]:
         return {"watching": self.folder.shown, "status": self.status,
-                "notes": self.folder.notes[self.notes_from:][-10:], "version": self.version,
+                "notes": self.folder.notes_since(self.notes_from)[-10:], "version": self.version,
                 "board": self.board}
 
     def publish(self, status: str | None = None) -> None:
@@ -217,9 +217,9 @@ class LiveBoard:
                 except Exception:  # a bug: say so, keep watching
                     traceback.print_exc(file=sys.stderr)
                     self.publish(f"{found.name}: internal error (see the server's output)")
-            elif len(self.folder.notes) != notes:
+            elif self.folder.said != notes:
                 self.publish()
-            notes = len(self.folder.notes)
+            notes = self.folder.said
             await asyncio.sleep(self.interval)
 
     async def read(self, found) -> None:
@@ -243,7 +243,7 @@ class LiveBoard:
         from ..triplea.board import changes
 
         before = self.board
-        self.notes_from = len(self.folder.notes)  # (what was skipped before it: said then)
+        self.notes_from = self.folder.said  # (what was skipped before it: said then)
         board["file"], board["modified"] = found.name, modified
         for battle in board["battles"]:
             battle["odds"] = None
@@ -302,7 +302,7 @@ def solve_here(board: dict[str, Any], progress=None) -> dict[str, Any]:
         solve_params,
         turn_summary,
     )
-    from ..waves import simulate
+    from ..waves import simulate_with  # noqa: F401  (loaded: api.simulate solves waves)
     from .spec import parse_params, raid_parameters
 
     for battle in board.get("battles", []):
@@ -313,7 +313,7 @@ def solve_here(board: dict[str, Any], progress=None) -> dict[str, Any]:
             raids = endpoint_of(battle) == "raid"
             kwargs, _ = parse_params(solve_params(battle["query"]),
                                      raid_parameters() if raids else None)
-            solve = raid if raids else simulate
+            solve = raid if raids else api.simulate  # (looked up now, as the CLI's run)
             battle["odds"] = odds_of(solve(**kwargs, progress=progress).to_dict())
         except BattleInputError as exc:
             battle["error"] = " ".join(str(exc).split())
