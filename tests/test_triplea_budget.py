@@ -252,3 +252,20 @@ def test_an_encoding_the_parser_lacks_is_one_line(tmp_path):
     assert_refused(cli_limited("edition", "import", str(path)),
                    f"{path} is not a TripleA game file: XML error (multi-byte encodings are "
                    "not supported)")
+
+
+@pytest.mark.slow  # (about 3 s of CPU in a child process)
+def test_long_strings_stop_at_the_clock(tmp_path):
+    """Issue 42 item 9: the clock was looked at every 4,096 reads, and 63 strings of 1 MiB
+    (javaobj decodes each in about half a second) are 63 reads: they parsed for 25-55 s under
+    a budget of 2 s.  Now every read of 4 KiB or more looks at the clock: refused within one
+    string's decoding of the budget."""
+    string = b"\x7c" + struct.pack(">q", 1 << 20) + b"a" * (1 << 20)  # TC_LONGSTRING
+    path = _save(tmp_path, _stream(LAND_COMBAT) + string * 63)
+    import json
+
+    done = python_limited(PROBE, str(path), json.dumps({"seconds": 2.0}), memory_mb=1024,
+                          timeout=30)
+    assert done.exit_code == 0, done.stderr[-2000:]
+    assert "not read in 2 s" in done.json()["error"]
+    assert done.seconds < 6, done.seconds
