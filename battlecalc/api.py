@@ -356,14 +356,14 @@ def _reactions(battle: Battle, run: RunSpec, started: float, limits: solver.Limi
     combination (its outcome probabilities, IPC losses, TUV swing and the objective's
     value)."""
     r, objective = battle.reactions, battle.objective
-    pairs = reactions.combinations(battle)
-    rows, results = [], []
-    for scramble, allocation in pairs:
+    pairs = reactions.combinations(battle)  # (counted first: refused past its cap)
+    reactions.check_tables(battle, pairs, compile_battle)
+    best = reactions.Best(r, pairs)  # (only the results that may be the defender's kept)
+    for done, (scramble, allocation) in enumerate(pairs):
+        reactions.report(run.progress, done, len(pairs))
         result = solve(reactions.reacted(battle, scramble, allocation), run, limits=limits)
-        rows.append(reactions.row(scramble, allocation, result, objective.of(result)))
-        results.append(result)
-    chosen = reactions.best_row(r, pairs, rows)
-    result = results[chosen]
+        best.add(reactions.row(scramble, allocation, result, objective.of(result)), result)
+    rows, (chosen, result) = best.rows, best.chosen()
     if not isinstance(result, DecisionResult):
         result = with_decisions(result, objective, None, None, None)
     result.decisions.update({

@@ -64,6 +64,11 @@ from .results import PRUNED_SHOWN, Z95, Result, SideLaw, _frame, csv_text, propo
 from .rules import Ruleset, load_rules
 from .spec import DICE_ONLY, Battle, RunSpec, check_waves, fresh_seed, simulate_spec
 
+MAX_WAVES = 100  # waves after the first (a real attack: a few)
+# battles a sequence may solve, estimated before any is: each later wave fights from each
+# force the defender may hold with (at most the first battle's defender states), the
+# counter-attack from each force the waves may take the territory with
+MAX_WAVE_BATTLES = 20_000
 WAVE_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "attacker_ipc_loss", "defender_ipc_loss")
 WEIGHT_EPS = 1e-15  # start states less likely than this are not played on (mass reported)
@@ -271,6 +276,8 @@ def _check(waves, counterattack, options: dict[str, Any]):
                                "counter-attack")
     if isinstance(waves, (str, Mapping)):
         waves = [waves]
+    if len(waves or ()) > MAX_WAVES:
+        raise BattleInputError(f"{len(waves):,} waves after the first (at most {MAX_WAVES})")
     wave_armies = [_army(w, ruleset, f"wave {i}") for i, w in enumerate(waves or (), 2)]
     counter = None
     if counterattack is not None:
@@ -303,6 +310,8 @@ class _Solver:
     counts_mode: bool  # Monte Carlo: a later battle gets the trials that reach its start
     solves: int = 0
     methods: set[str] = field(default_factory=set)
+    progress: Callable[..., None] | None = None  # the caller's: every battle reports to it
+    estimate: int = 1  # the battles the sequence may solve (_estimate)
 
     def __call__(self, label: str, stage: int, index: int, weight: float,
                  arguments: dict[str, Any]) -> Result | None:
@@ -315,10 +324,13 @@ class _Solver:
             trials = int(round(weight * self.trials))
             if trials == 0:
                 return None
+        if self.progress is not None:  # (a cancel point between battles, however small)
+            self.progress(self.solves, max(self.estimate, self.solves + 1),
+                          "battles of the waves")
         self.solves += 1
         try:
             battle, run = simulate_spec({**arguments, "trials": trials, "seed": seed,
-                                         "formula_options": {}})
+                                         "progress": self.progress, "formula_options": {}})
             r = self.solve(battle, run)
         except BattleInputError as exc:  # (of its own kind: ExactRefused stays one)
             raise type(exc)(f"{label}: {exc}") from None
@@ -389,6 +401,29 @@ class _Chain:
                 "counter-attack cannot follow it")
         for land, p in land_rows:
             _add(self.taken, self.key(land), weight * p)
+
+
+def _estimate(options: dict[str, Any], wave_armies: list, counter) -> int:
+    """The battles the sequence may solve, counted before any is solved: the first, then for
+    each later wave one from each force the defender may hold with (at most the first
+    battle's defender states, compiled), and the counter-attack one from each force a wave
+    may take the territory with (at most its land units' states: each wave's land units plus
+    one).  BattleInputError past MAX_WAVE_BATTLES."""
+    first = {k: v for k, v in options.items() if k not in ("waves", "counterattack")}
+    battle, _, compiled = api.prepare(**first)
+    held = compiled.defender.n_states
+    estimate = 1 + len(wave_armies) * held
+    if counter is not None:
+        units = battle.rules.units
+        estimate += sum(1 + sum(n for u, n in army.items() if units[u].domain == "land")
+                        for army in [{**battle.attacker, **(battle.landing or {})},
+                                     *wave_armies])
+    if estimate > MAX_WAVE_BATTLES:
+        raise BattleInputError(
+            f"the waves may solve some {estimate:,} battles (each later wave one for each of "
+            f"the {held:,} forces the defender may hold with; at most {MAX_WAVE_BATTLES:,}); "
+            "send fewer waves or smaller armies")
+    return estimate
 
 
 def _new_stats() -> dict[str, float]:
@@ -484,9 +519,11 @@ def simulate_waves(waves: Iterable | str | None, counterattack, *,
     if method in ("mc", "auto") and options.get("seed") is None:
         options["seed"] = fresh_seed()
     trials, seed = options.get("trials"), options.get("seed")
-    solver = _Solver(solve, trials, seed, counts_mode=method == "mc")
+    solver = _Solver(solve, trials, seed, counts_mode=method == "mc",
+                     progress=options.get("progress"))
     if options.get("defender") is None:
         raise BattleInputError("the defender has no units")
+    solver.estimate = _estimate(options, wave_armies, counter)
     first_defender = _army(options["defender"], ruleset, "defender")
     chain = _Chain(ruleset, {n: k for n, k in first_defender.items()
                              if not ruleset.units[n].can_be_casualty},
