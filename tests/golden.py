@@ -319,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the fixture")
     parser.add_argument("--every", type=int, default=1, metavar="N",
                         help="check only every Nth case (ids 0, N, 2N, ...)")
+    parser.add_argument("--update", metavar="IDS", default=None,
+                        help="record again only the cases of these ids (comma-separated: "
+                        "those whose answers change on purpose), the others as they are")
     args = parser.parse_args(argv)
     if args.every < 1:
         parser.error("--every must be 1 or more")
@@ -333,6 +336,20 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"format": FORMAT, "cases": cases}, f, indent=0, sort_keys=True)
             f.write("\n")
         print(f"{len(cases)} cases written to {FIXTURE}")
+        return 0
+    if args.update is not None:
+        ids = {int(i) for i in args.update.split(",") if i.strip()}
+        with open(FIXTURE) as f:
+            fixture = json.load(f)
+        for case in fixture["cases"]:
+            if case["id"] in ids:
+                data = solve_case(case)
+                case["digest"] = digest(data)
+                case["headline"] = headline(data)
+        with open(FIXTURE, "w") as f:
+            json.dump(fixture, f, indent=0, sort_keys=True)
+            f.write("\n")
+        print(f"{len(ids)} cases recorded again in {FIXTURE}")
         return 0
     with open(FIXTURE) as f:
         cases = json.load(f)["cases"][::args.every]
