@@ -802,7 +802,11 @@ def rules_command(edition, rules_file, fmt):
               help="A folder of TripleA saves (TripleA's autosave folder): the newest complete "
               "save is the page's live board, every pending battle solved, pushed to each "
               "open page as TripleA writes it.")
-def serve(host, port, workers, watch):
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests that name the server NAME (Host header; repeatable): "
+              "it answers its loopback names, its address and, on 0.0.0.0, this machine's "
+              "names and addresses.")
+def serve(host, port, workers, watch, allow_hosts):
     """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
     try:
         from .web.server import serve as serve_page
@@ -813,7 +817,7 @@ def serve(host, port, workers, watch):
 
     try:
         # checks that it can listen there, and the folder, before the warm-up
-        serve_page(host, port, workers, watch=watch)
+        serve_page(host, port, workers, watch=watch, allow_hosts=allow_hosts)
     except BattleInputError as exc:
         _fail(exc)
 

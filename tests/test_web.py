@@ -258,6 +258,57 @@ def test_another_host_header_is_refused(base):
     assert status == 200
 
 
+def test_a_server_on_every_address_keeps_its_host_check():
+    """Issue 42 item 3: bound to 0.0.0.0 (or ::) the Host check was off (allowed_hosts gave
+    None): a DNS-rebinding page, its own name resolving to this machine, read /api/board and
+    ran battles.  Now the loopback names, this machine's names and addresses and the names
+    given with --allow-host are answered, any other name refused before any work."""
+    hostname = socket.gethostname()
+    cases = (("attacker.example:8000", 400), ("rebind.attacker.example", 400),
+             ("203.0.113.7:8000", 400), ("[2001:db8::1]:8000", 400), ("localhost:8000", 200),
+             ("127.0.0.1", 200), ("[::1]:8000", 200), ("127.0.0.2:8000", 200),
+             (f"{hostname}:8000", 200))
+    with running_server(host="0.0.0.0") as url:
+        for host, status in cases:
+            for path in ("/api/run?rules=revised&attacker=1+inf&defender=1+inf&method=exact",
+                         "/api/board"):
+                got, _, body = request(url, "GET", path, headers={"Host": host})
+                if status == 400:
+                    assert (got, json.loads(body)) == (400, {"error": "unknown Host header"}), \
+                        (host, path)
+                else:  # (no folder watched: the board answers 404)
+                    assert got == (200 if path.startswith("/api/run") else 404), (host, path)
+    with running_server(host="0.0.0.0", allow_hosts=("mypc.example",)) as url:
+        for host, status in (*cases, ("MyPC.example:8000", 200)):
+            got, _, _ = request(url, "GET", "/", headers={"Host": host})
+            assert got == status, (host, got)
+    # a named address keeps its own name and the loopback names, and what is allowed
+    with running_server(host="192.0.2.10", allow_hosts=("board.example",)) as url:
+        for host, status in (("192.0.2.10:8000", 200), ("board.example", 200),
+                             (f"{hostname}:8000", 400 if hostname.lower() not in
+                              ("localhost", "board.example") else 200)):
+            got, _, _ = request(url, "GET", "/", headers={"Host": host})
+            assert got == status, (host, got)
+
+
+def test_serve_allow_host_is_checked_and_named_in_the_warning(monkeypatch):
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    result = invoke("serve", "--host", "0.0.0.0", "--port", str(free_port()),
+                    "--allow-host", "mypc.local", "--allow-host", "[fd00::5]")
+    assert result.exit_code == 0, result.output
+    named = result.stderr.split("It answers requests that name it as ")[1].split(
+        " or any address of this machine; give other names with --allow-host NAME")[0]
+    assert set(named.split(", ")) == {"::1", "127.0.0.1", "fd00::5", "localhost",
+                                      "mypc.local", *web_server.machine_names()}
+    result = invoke("serve", "--port", str(free_port()), "--allow-host", "evil.example:80/x")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "Error: --allow-host: 'evil.example:80/x' is not a host name or an address (give it "
+        "without a port, e.g. --allow-host mypc.local)"]
+
+
 def test_spec_is_built_from_the_edition_data(base):
     status, spec = get_json(base, "/api/spec")
     assert status == 200

@@ -661,36 +661,82 @@ async def _request_params(request: Request) -> dict[str, Any] | Response:
     return params
 
 
-def _host_allowed(header: str, allowed: set[str] | None) -> bool:
-    """Host header check (a defence against DNS rebinding); None allows every host."""
-    if allowed is None:
-        return True
+WILDCARDS = ("0.0.0.0", "::", "")  # bound to every address of the machine
+
+
+def _host_of(header: str) -> str:
+    """The host of a Host header, without its port and brackets, in lower case."""
     host = header.strip().lower()
     if host.startswith("["):  # [::1]:8000
-        host = host[1:].split("]")[0]
-    elif host.count(":") == 1:
-        host = host.split(":")[0]
-    return host in allowed
+        return host[1:].split("]")[0]
+    if host.count(":") == 1:
+        return host.split(":")[0]
+    return host
 
 
-def allowed_hosts(host: str) -> set[str] | None:
-    """Host names the server answers to when bound to `host` (None: any)."""
-    if host in ("0.0.0.0", "::", ""):
-        return None
-    return {*LOOPBACK, host.strip("[]").lower()}
+@functools.lru_cache(maxsize=256)
+def is_local_address(host: str) -> bool:
+    """Whether `host` is an IP address of this machine (a socket binds to it: the system
+    says so, for every interface, without listing them)."""
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return False
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except OSError:
+        return False
+    return True
+
+
+def _host_allowed(header: str, allowed: set[str] | None, local: bool = False) -> bool:
+    """Host header check (a defence against DNS rebinding: a page of another site whose
+    name resolves to this machine sends its own name); None allows every host (tests).
+    local: any IP address of this machine is allowed too (a server on every address: a page
+    sent with an address as its Host is of this machine, not another site)."""
+    if allowed is None:
+        return True
+    host = _host_of(header)
+    return host in allowed or (local and is_local_address(host))
+
+
+def machine_names() -> set[str]:
+    """This machine's own names: its host name and fully qualified name (lower case)."""
+    names = set()
+    for name in (socket.gethostname(), socket.getfqdn()):
+        if name:
+            names.add(name.lower().rstrip("."))
+    return names
+
+
+def allowed_hosts(host: str, allow: tuple[str, ...] = ()) -> set[str]:
+    """Host names the server answers to when bound to `host`: the loopback names, the
+    address it is bound to, the names given (`serve --allow-host NAME`), and where it is
+    bound to every address (0.0.0.0, ::) this machine's own names (and, HostCheck, any of
+    its addresses).  Never every host: a rebinding page's name is none of these."""
+    names = {*LOOPBACK, *(_host_of(name) for name in allow if name.strip())}
+    if host in WILDCARDS:
+        return names | machine_names()
+    return names | {host.strip("[]").lower()}
 
 
 class HostCheck:
-    """ASGI middleware: answer 400 to requests whose Host header names another server."""
+    """ASGI middleware: answer 400 to requests whose Host header names another server
+    (allowed_hosts; `local`: any IP address of this machine too)."""
 
-    def __init__(self, app, hosts: set[str] | None):
+    def __init__(self, app, hosts: set[str] | None, local: bool = False):
         self.app = app
         self.hosts = hosts
+        self.local = local
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-            if not _host_allowed(header, self.hosts):
+            if not _host_allowed(header, self.hosts, self.local):
                 await _error("unknown Host header", 400)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -720,10 +766,12 @@ class PageOnly:
 
 def create_app(engine: Engine | None = None, warm: bool = True,
                host: str = "127.0.0.1", watch=None,
-               watch_interval: float | None = None) -> Starlette:
+               watch_interval: float | None = None, allow_hosts: tuple[str, ...] = ()
+               ) -> Starlette:
     """The ASGI app.  warm: run the warm-up battles from start-up, in the background (the
     page and /api/spec answer at once; a battle asked for meanwhile compiles what it needs);
-    host: the address it is bound to (sets the Host header names it answers); watch: a folder
+    host: the address it is bound to (with allow_hosts, the names of `serve --allow-host`,
+    sets the Host header names it answers: allowed_hosts); watch: a folder
     of TripleA saves (a path, or a battlecalc.triplea.watch.SaveFolder) whose newest save is
     the live board (battlecalc.web.live), looked at every `watch_interval` seconds."""
     from .live import INTERVAL_S, MAX_SUBSCRIBERS, LiveBoard
@@ -910,7 +958,8 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                Route("/api/board", board, methods=["GET", "HEAD"]),
                Route("/api/watch", WatchStream(), methods=["GET"])]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host)),
+                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host, allow_hosts),
+                                           local=host in WILDCARDS),
                                 Middleware(PageOnly, engine=engine)],
                     exception_handlers={404: not_found, 405: not_allowed})
     app.state.engine = engine
@@ -947,15 +996,33 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 
 HOST_VARIABLE = "BATTLECALC_SERVE_HOST"  # the address, for each worker process's app
+ALLOW_VARIABLE = "BATTLECALC_SERVE_ALLOW_HOSTS"  # --allow-host names, separated by spaces
 
 
 def worker_app() -> Starlette:
     """The app of one worker process of ``serve --workers N`` (uvicorn's factory)."""
-    return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"))
+    return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"),
+                      allow_hosts=tuple(os.environ.get(ALLOW_VARIABLE, "").split()))
+
+
+def check_allow_hosts(names) -> tuple[str, ...]:
+    """serve's --allow-host names: host names or addresses (letters, digits, '.', '-', ':',
+    '[]'), no port; BattleInputError otherwise."""
+    import re
+
+    checked = []
+    for name in names or ():
+        text = str(name).strip()
+        if not re.fullmatch(r"[A-Za-z0-9.\-]+|\[?[0-9A-Fa-f:.]+\]?", text) or len(text) > 253:
+            raise BattleInputError(f"--allow-host: {quoted(name)} is not a host name or an "
+                                   "address (give it without a port, e.g. --allow-host "
+                                   "mypc.local)")
+        checked.append(text.strip("[]").lower())
+    return tuple(checked)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
-          watch: str | None = None) -> None:
+          watch: str | None = None, allow_hosts: tuple[str, ...] = ()) -> None:
     """Run the server until Ctrl-C (the `battlecalc serve` command).  BattleInputError, before
     any work, when it cannot listen there.  workers > 1: that many processes share the one
     socket (uvicorn's supervisor), each with its own engine, limits and cache.  watch: a
@@ -964,6 +1031,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
 
     if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 64:
         raise BattleInputError(f"workers must be a whole number from 1 to 64, got {workers!r}")
+    allow_hosts = check_allow_hosts(allow_hosts)
     folder = None
     if watch is not None:
         if workers > 1:
@@ -973,8 +1041,12 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
         folder = SaveFolder(watch)  # a folder that is not one: refused before listening
     sock = listening_socket(host, port)
     if host not in LOOPBACK:
+        names = sorted(allowed_hosts(host, allow_hosts))
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
-              "it can run battles here (there is no login).", file=sys.stderr, flush=True)
+              "it can run battles here (there is no login).  It answers requests that name "
+              f"it as {', '.join(names)}"
+              + (" or any address of this machine" if host in WILDCARDS else "")
+              + "; give other names with --allow-host NAME.", file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
     print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); warming up the "
           "kernels in the background (about a minute on the first run, when they compile; "
@@ -985,6 +1057,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             from uvicorn.supervisors import Multiprocess
 
             os.environ[HOST_VARIABLE] = host
+            os.environ[ALLOW_VARIABLE] = " ".join(allow_hosts)
             config = uvicorn.Config("battlecalc.web.server:worker_app", factory=True,
                                     host=host, port=port, workers=workers,
                                     log_level="warning", access_log=False, lifespan="on",
@@ -994,7 +1067,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
         if folder is not None:
             print(f"battlecalc: watching {folder.shown} for TripleA saves (the newest complete "
                   "one is the page's live board)", file=sys.stderr, flush=True)
-        app = create_app(host=host, watch=folder)
+        app = create_app(host=host, watch=folder, allow_hosts=allow_hosts)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 access_log=False, lifespan="on", server_header=False,
                                 timeout_graceful_shutdown=GRACEFUL_S)
