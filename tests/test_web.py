@@ -1418,9 +1418,12 @@ def test_the_server_never_holds_the_objects_of_an_upload(held_save):
 def test_uploads_beyond_the_pending_bound_are_refused_unread(slow_save):
     from webserver import server_process
 
+    # one read, two waiting (max_game_pending: the waiting ones; before issue 42 it counted
+    # those read too, and the README's "two at once, up to eight waiting" were 8 in all)
     with server_process(game_workers=1, max_game_pending=2) as (url, pid):
-        held = [_upload(url, slow_save) for _ in range(2)]
+        held = [_upload(url, slow_save) for _ in range(3)]
         _until(lambda: len(_readers(pid)) == 1, 10)
+        time.sleep(0.3)  # (the third received, waiting)
         started = time.monotonic()
         status, _, body = request(url, "POST", "/api/game", slow_save)
         assert (status, json.loads(body)) == (503, {

@@ -98,7 +98,14 @@ MAX_CACHED_BYTES = 256 * 1024  # larger answers (big laws, long plans) are not k
 MAX_PAGES = 4096  # pages whose latest request is remembered (to cancel the one it replaces)
 GAME_TIME_LIMIT_S = 20.0  # reading one uploaded save (a real one: under a second)
 GAME_WORKERS = 2  # uploads read at once, each in a process of its own (saves.read_in_child)
-MAX_GAME_PENDING = 8  # uploads held (each at most MAX_SAVE_UPLOAD); beyond: 503
+MAX_GAME_PENDING = 8  # uploads received and waiting for a reader besides those read; beyond: 503
+# upload bodies arriving at once (each held as it comes, at most MAX_SAVE_UPLOAD); beyond: 503,
+# unread.  As many as may be read and wait, so that uploads sent together are all taken; each
+# must arrive within GAME_BODY_S and never stall GAME_BODY_IDLE_S (else 408): 8 stalled bodies
+# kept every upload out with 503 for as long as they stayed open
+MAX_GAME_RECEIVING = GAME_WORKERS + MAX_GAME_PENDING
+GAME_BODY_S = 20.0  # a real save arrives in milliseconds (a few hundred kB, local)
+GAME_BODY_IDLE_S = 5.0
 GAME_MEMORY = 1024 * 1024 * 1024  # the address space of the process reading one upload
 # The API's costly endpoints answer requests that carry one of these headers: the page sends
 # X-Battlecalc-Client (and X-Battlecalc-Page with its runs).  A page of another origin cannot
@@ -195,7 +202,8 @@ class Engine:
                  warm_up_hook: Callable[[dict[str, Any]], None] | None = None,
                  cache_size: int = CACHE_SIZE, game_time_limit: float = GAME_TIME_LIMIT_S,
                  game_workers: int = GAME_WORKERS, max_game_pending: int = MAX_GAME_PENDING,
-                 game_memory: int = GAME_MEMORY):
+                 game_memory: int = GAME_MEMORY, max_game_receiving: int = MAX_GAME_RECEIVING,
+                 game_body_s: float = GAME_BODY_S, game_body_idle_s: float = GAME_BODY_IDLE_S):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
         self.workers = workers
         # method=exact: each battle's plan refuses where auto would take Monte Carlo
@@ -227,7 +235,10 @@ class Engine:
         self.game_workers = game_workers
         self.max_game_pending = max_game_pending
         self.game_memory = game_memory
-        self.game_pending = 0
+        self.game_pending = 0  # uploads received: read, or waiting for a reader
+        self.max_game_receiving = max_game_receiving
+        self.game_body_s, self.game_body_idle_s = game_body_s, game_body_idle_s
+        self.game_receiving = 0  # upload bodies arriving
         # what came in (the event loop counts): requests refused for want of the page's header
         # (PageOnly), and requests let through to work, by endpoint (run, raid, plan, game)
         self.refused = 0
@@ -236,7 +247,10 @@ class Engine:
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
                 "time_limit_s": self.time_limit, "max_body_bytes": MAX_BODY_BYTES,
-                "max_save_bytes": MAX_SAVE_UPLOAD, "game_time_limit_s": self.game_time_limit}
+                "max_save_bytes": MAX_SAVE_UPLOAD, "game_time_limit_s": self.game_time_limit,
+                "game_readers": self.game_workers, "max_game_waiting": self.max_game_pending,
+                "max_game_receiving": self.max_game_receiving,
+                "game_body_s": self.game_body_s, "game_body_idle_s": self.game_body_idle_s}
 
     def check(self, kwargs: dict[str, Any]) -> None:
         """Refuse, before any work, what is over the limits."""
@@ -565,6 +579,32 @@ def _stream(answer, request: Request, params: dict[str, Any],
                              headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
 
 
+class _TooLarge(Exception):
+    pass
+
+
+async def _upload_body(request: Request, seconds: float, idle: float) -> bytearray:
+    """An upload's body: _TooLarge past MAX_SAVE_UPLOAD, TimeoutError (its message the 408's)
+    where it has not all arrived within `seconds`, or no part of it for `idle` seconds."""
+    raw = bytearray()
+    deadline = time.monotonic() + seconds
+    chunks = request.stream().__aiter__()
+    while True:
+        wait = min(idle, deadline - time.monotonic())
+        try:
+            chunk = await asyncio.wait_for(chunks.__anext__(), max(wait, 0.0))
+        except StopAsyncIteration:
+            return raw
+        except TimeoutError:
+            whole = time.monotonic() >= deadline
+            raise TimeoutError(
+                f"the save did not arrive within {seconds:g} s" if whole else
+                f"the save stopped arriving for {idle:g} s; send it again") from None
+        raw += chunk
+        if len(raw) > MAX_SAVE_UPLOAD:
+            raise _TooLarge()
+
+
 async def _client_gone(request: Request) -> None:
     """Return when the client closes its connection (the body is read by then)."""
     while (await request.receive())["type"] != "http.disconnect":
@@ -861,24 +901,36 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     async def game(request: Request) -> Response:
         """POST /api/game: the body is a TripleA save; answers its battles (game_battles), read
         by a child process under the server's limits (saves.read_in_child): stopped at the
-        time limit or when the client goes away; beyond engine.game_workers at once an upload
-        waits, beyond engine.max_game_pending it is refused (503) unread."""
+        time limit or when the client goes away.  At most engine.max_game_receiving bodies
+        arrive at once, each within engine.game_body_s and never stalled for
+        engine.game_body_idle_s (408); once received, beyond engine.game_workers at once an
+        upload waits, beyond engine.max_game_pending waiting it is refused (503) unread."""
         declared = request.headers.get("content-length")
         too_large = f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB"
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
             return _error(too_large, 413)
-        if engine.game_pending >= engine.max_game_pending:
-            return _error("the server is busy reading saves; try again in a moment", 503)
+        busy = _error("the server is busy reading saves; try again in a moment", 503)
+        if engine.game_receiving >= engine.max_game_receiving \
+                or engine.game_pending >= engine.game_workers + engine.max_game_pending:
+            return busy
+        engine.game_receiving += 1
+        try:
+            raw = await _upload_body(request, engine.game_body_s, engine.game_body_idle_s)
+        except _TooLarge:
+            return _error(too_large, 413)
+        except TimeoutError as late:
+            return _error(str(late), 408)
+        except ClientDisconnect:
+            return _error("cancelled: the client has gone", 409)
+        finally:
+            engine.game_receiving -= 1
+        if not raw:
+            return _error("send the TripleA save (.tsvg) as the request body")
+        if engine.game_pending >= engine.game_workers + engine.max_game_pending:
+            return busy
         engine.game_pending += 1
         gone = None
         try:
-            raw = bytearray()
-            async for chunk in request.stream():
-                raw += chunk
-                if len(raw) > MAX_SAVE_UPLOAD:
-                    return _error(too_large, 413)
-            if not raw:
-                return _error("send the TripleA save (.tsvg) as the request body")
             gone = asyncio.ensure_future(_client_gone(request))
             if not await _acquire(game_slots, gone):
                 raise ChildGone()
@@ -908,7 +960,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         """GET /api/board: the live board's state (live.LiveBoard.state)."""
         if live is None:
             return _error(NOT_WATCHING, 404)
-        return _json(live.state())
+        return _json(live.state())  # (its board bounded: live.MAX_BOARD_BYTES)
 
     class WatchStream:
         """GET /api/watch: the live board's states as server-sent events, the current one
@@ -919,13 +971,15 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         async def __call__(self, scope, receive, send):
             from starlette.responses import StreamingResponse
 
+            wake = None
             if live is None:
                 response = _error(NOT_WATCHING, 404)
             elif len(live.subscribers) >= MAX_SUBSCRIBERS:
                 response = _error("too many pages follow the board; close one and reload", 503)
-            else:
+            else:  # (its place taken now, before the response starts: the cap holds)
+                wake = live.subscribe()
                 response = StreamingResponse(
-                    live.events(), media_type="text/event-stream",
+                    live.events(wake), media_type="text/event-stream",
                     headers={**SECURITY_HEADERS, "Cache-Control": "no-store",
                              "X-Accel-Buffering": "no"})
             try:
@@ -933,6 +987,9 @@ def create_app(engine: Engine | None = None, warm: bool = True,
             except asyncio.CancelledError:  # the server stopping with the page still open
                 with contextlib.suppress(Exception):
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
+            finally:
+                if wake is not None:  # (the stream never started: its place is freed)
+                    live.unsubscribe(wake)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
