@@ -1484,3 +1484,21 @@ def test_the_api_answers_any_battle_as_simulate_does(base):
         answered += 1
     assert answered > 25
 
+
+
+_DOC_SIZES = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def test_the_server_limits_in_the_docs_are_the_code_s():
+    """docs/server.md's tables name the constant of each limit: each value is the code's."""
+    import importlib
+    import re
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
+                        "server.md")
+    rows = re.findall(r"^\| [^|]+ \| ([0-9,]+)(?: (bytes|KiB|MiB|GiB))? \| `(\w+)\.(\w+)` \|$",
+                      open(path).read(), re.M)
+    assert len(rows) >= 20, rows
+    for number, unit, module, name in rows:
+        value = getattr(importlib.import_module(f"battlecalc.web.{module}"), name)
+        assert int(number.replace(",", "")) * _DOC_SIZES.get(unit, 1) == value, (name, value)

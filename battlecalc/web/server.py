@@ -362,10 +362,12 @@ class Engine:
             # formula battles too: their Monte Carlo reports progress like the dice kernel's
             return solve(**kwargs, progress=watch)
         except _Stop as stop:
+            # (a run of trials: fewer of them; choices, waves, a plan, a table: less work)
+            hint = ("ask for fewer trials" if str(stop).endswith(" trials") else
+                    "ask for less (fewer choices, waves or units), or use the command line")
             raise TooMuchWork(
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
-                "ask for fewer trials"
-            ) from None
+                f"{hint}") from None
 
     def _await_child(self, kwargs: dict[str, Any], watch: Callable[..., None]) -> None:
         """A Monte Carlo battle whose kernel is cold while the child (build_in_child) builds
