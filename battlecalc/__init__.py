@@ -30,6 +30,7 @@ _PUBLIC = {
     "plan": "planner",
     "sweep": "sweeper",
     "read_game": "triplea",
+    "turn_reach": "turn",
 }
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "solve_many",
     "sweep",
     "thread_count",
+    "turn_reach",
 ]
 __version__ = "0.1.0"
 
@@ -66,6 +68,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .rules import RULE_FLAGS, list_editions, load_rules, load_rules_file
     from .sweeper import sweep
     from .triplea import read_game
+    from .turn import turn_reach
     from .waves import simulate
 
 

@@ -335,7 +335,7 @@ def _decided(battle: Battle, run: RunSpec, started: float, compiled,
         never_run = dataclasses.replace(run, seed=law.seed if law.seed is not None
                                         else run.seed)
         if "optimal" in (battle.attacker_submerge, battle.defender_submerge):
-            never_compiled = compile_battle(never_battle)
+            never_compiled = compile_battle(never_battle, hit_eps=limits.hit_eps)
             never = _decided(never_battle, never_run, time.perf_counter(), never_compiled,
                              solver.choose(never_compiled, run.method, run.trials,
                                            run.rounds_distribution, limits),
@@ -431,7 +431,7 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     started = time.perf_counter() if started is None else started
     if battle.reactions:  # scramble, kamikaze: a battle for each choice (battlecalc.reactions)
         return _reactions(battle, run, started, limits)
-    compiled = compile_battle(battle) if compiled is None else compiled
+    compiled = compile_battle(battle, hit_eps=limits.hit_eps) if compiled is None else compiled
     prepared = None if plan is None else plan.exact
     if solve_plan is None:
         solve_plan = solver.choose(

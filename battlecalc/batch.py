@@ -7,32 +7,25 @@
     >>> [round(p, 6) for p in rows["attacker_win"]]
     [0.25, 0.676724]
 
-Each battle is checked as :func:`battlecalc.simulate` checks its arguments (battlecalc.spec)
-and solved as simulate would solve it, with the same answer.  Battles whose keywords differ
-only in their armies and seeds (one edition and set of options: a lane) are checked through
-one spec.BattleForm (the options once, each distinct army once) and compiled by
-compile.compile_plain (each distinct side once), without simulate_spec's every check per
-battle: a lane takes battles from their start without an amphibious assault, technologies,
-keep_land, retreat_below, decisions or reactions, whose checks never read the armies (a
-retreat policy reads their sizes); the
-others, and a lane's battles that fail its checks (simulate_spec then words the error), are
-checked one by one.  The small exact ones (an estimated solve of at most
-solver.plan.Limits.parallel_seconds, where simulate too solves in one thread: solver.batch's
-batchable plans) are solved together:
-their sides' tables come from a cache of small sides (a side's tables depend only on its
-units, its technologies, its order of losses and a few options of the battle), every battle's
-tables are laid end to end in flat arrays and one compiled loop (kernels/batch.py) solves them
-one after the other, on the engine's threads (battlecalc.set_threads); their result columns
-are computed for all of them at once.  The others (Monte Carlo, larger battles,
---retreat-below, the law of rounds, decisions solved, the defender's reactions, battles that
-start where they stand, formula editions) go through simulate's own engine one by one.
+Each battle is made, compiled, planned and solved as :func:`battlecalc.simulate` makes,
+compiles, plans and solves it, with the same answer to the last bit.  Battles whose keywords
+differ only in their armies and seeds (a lane) are checked through one spec.BattleForm (every
+option once, each distinct army once) and compiled with one compile.SideCache (each distinct
+side once); their plans (solver.choose) are kept with their sides.  The battles whose plans
+the batch kernel carries out (solver.batch.batchable: exact, at most
+solver.plan.Limits.parallel_seconds of work, as simulate solves them in one thread) are
+solved together: every battle's tables laid end to end in flat arrays, one compiled loop
+(kernels/batch.py) solving them one after the other on the engine's threads
+(battlecalc.set_threads), their rows built for all of them at once (results.rows).  The
+others (Monte Carlo, larger battles, --retreat-below, the law of rounds, decisions solved,
+the defender's reactions, formula editions) go through simulate's own engine one by one,
+from the tables compiled for them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -41,49 +34,31 @@ from typing import Any
 import numpy as np
 
 from . import api
-from .army import format_army
-from .compile import build_side, compile_battle, compile_plain
+from . import waves as waves_module
+from .compile import SideCache, compile_battle
 from .errors import BattleInputError, quoted
 from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
-from .results import OUTCOME_KEYS, PERCENTILES, _present_units, ipc_percentiles_of
-from .solver.batch import batch_seconds, offsets, solve_batch
-from .spec import PLAIN_TYPES, START, FormulaSpec, battle_form, check_seed, simulate_spec
+from .results import SideLaw, build_result, rows
+from .solver import choose
+from .solver.batch import batchable, solve_batch
+from .spec import (
+    PLAIN_TYPES,
+    BattleForm,
+    FormulaSpec,
+    check_seed,
+    check_waves,
+    fresh_seed,
+    simulate_form,
+    simulate_spec,
+)
+from .waves import simulate_waves
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
-# the defaults of all (a battle of solve_many is one battle: no waves, no counter-attack, no
-# progress hook)
-NOT_HERE = tuple(o.name for o in OPTIONS if o.kind == "callable" or o.applies == {"waves"})
+# the defaults of all (no progress hook: solve_many reports none)
+NOT_HERE = tuple(o.name for o in OPTIONS if o.kind == "callable")
 DEFAULTS = {o.name: o.default for o in OPTIONS if not o.formula_only}
 KEYWORDS = tuple(o.name for o in OPTIONS if o.name not in NOT_HERE)
 ARMY_SIDES = ("attacker", "defender", "landing", "bombard")  # SIDE.UNIT columns (sweep's)
-
-# The cache of small sides' tables (compile.build_side's own cache keeps 256 sides of any
-# size): sides of at most SMALL_SIDE_STATES states, SIDE_CACHE_BYTES of arrays in all, the
-# oldest dropped first.
-SMALL_SIDE_STATES = 4096
-SIDE_CACHE_BYTES = 64 << 20
-_sides: dict = {}
-_side_bytes = [0]
-_side_lock = threading.Lock()
-
-
-def _side(spec):
-    """A side's tables (compile._SideSpec -> compile.Side), from the cache of small sides."""
-    cached = _sides.get(spec)
-    if cached is not None:
-        return cached[0]
-    side = build_side.__wrapped__(spec)  # (not through build_side's cache: no double keeping)
-    if side.n_states <= SMALL_SIDE_STATES:
-        size = sum(a.nbytes for a in (side.blocks, side.states, side.rows, side.pmf, side.cdf,
-                                      side.start, side.survivors, side.ipc_lost))
-        with _side_lock:
-            while _sides and _side_bytes[0] + size > SIDE_CACHE_BYTES:
-                _side_bytes[0] -= _sides.pop(next(iter(_sides)))[1]
-            if spec not in _sides:
-                _sides[spec] = (side, size)
-                _side_bytes[0] += size
-    return side
-
 
 # ---------------------------------------------------------------------------------------------
 # Reading the battles
@@ -152,19 +127,20 @@ def frame_battles(frame) -> list[dict[str, Any]]:
 
 
 class _Batch:
-    """The small exact battles of a call: positions, checked battles, compiled tables."""
+    """The small exact battles of a call: positions, checked battles, compiled tables, plans
+    (solver.choose's, each batchable)."""
 
     def __init__(self):
         self.positions: list[int] = []
         self.battles: list = []
         self.compiled: list = []
-        self.seconds: list = []  # (each one's estimate: solver.batch.batch_seconds)
+        self.plans: list = []
 
-    def add(self, position: int, battle, compiled, seconds: float) -> None:
+    def add(self, position: int, battle, compiled, plan) -> None:
         self.positions.append(position)
         self.battles.append(battle)
         self.compiled.append(compiled)
-        self.seconds.append(seconds)
+        self.plans.append(plan)
 
     def append(self, item: tuple) -> None:  # (the same battle again: _run's `seen`)
         self.add(*item)
@@ -192,22 +168,13 @@ def _key(given: Any):
         return None
 
 
-def _batched(battle, run) -> bool:
-    """Whether the battle can join the batch before it is compiled: exact or auto, none of
-    the options whose work is a solve of its own (--retreat-below, the law of rounds, the
-    defender's reactions: a battle for each choice, battlecalc.reactions), from its start (a
-    battle that starts where it stands is solved as simulate solves it: the batch's plans are
-    of battles from their start, solver.batch.batchable)."""
-    return (run.method != "mc" and battle.retreat.below is None and not run.rounds_distribution
-            and not battle.reactions and battle.start == START)
-
-
-def _exact_and_small(compiled, run) -> tuple[bool, Any]:
-    """Whether the batch solves the compiled battle (its plan is batchable: simulate would
-    solve it exactly in one thread), and its estimate (solver.batch.batch_seconds: that of
-    solver.batch.batch_plan, without making the plan)."""
-    seconds = batch_seconds(compiled, run.method, run.trials)
-    return seconds is not None, seconds
+def _planned(compiled, run):
+    """The plan simulate solves a compiled battle by (solver.choose, kept with its sides), or
+    None where it refuses the battle (simulate then says why)."""
+    try:
+        return choose(compiled, run.method, run.trials, run.rounds_distribution)
+    except BattleInputError:
+        return None
 
 
 ARMIES = ("attacker", "defender")
@@ -228,80 +195,224 @@ def _form_key(given: Mapping[str, Any]) -> tuple | None:
     return tuple(key)
 
 
-def _army_key(value: Any):
-    """A hashable key of army notation or a {name: int} dict (None: of another kind)."""
-    if type(value) is str:
-        return value
-    if type(value) is dict and set(map(type, value)) == _STR \
-            and set(map(type, value.values())) == _INT:
-        return tuple(value.items())
-    return None
-
-
-_STR, _INT = {str}, {int}
-
-
 class _Lane:
-    """The battles of a call with the same keywords but their armies (_form_key), checked
-    through one spec.BattleForm (their armies each once) and compiled by
-    compile.compile_plain (each distinct side once)."""
+    """The battles of a call with the same keywords but their armies and seeds (_form_key):
+    checked through one spec.BattleForm (simulate_spec's checks of everything but the armies,
+    once; each distinct army read once) and compiled with what they share kept (_compiled)."""
 
     def __init__(self, form, run):
         self.form, self.run = form, run
-        self.armies: dict = {}  # (side, _army_key) -> BattleForm.army
-        self.kept: dict = {}  # compile_plain's
-        self.small: dict = {}  # (id of the attacker's Side, the defender's) -> _exact_and_small
-
-    def army(self, value: Any, side: str):
-        key = _army_key(value)
-        if key is None:
-            return self.form.army(value, side)
-        found = self.armies.get((side, key))
-        if found is None:
-            found = self.armies[(side, key)] = self.form.army(value, side)
-        return found
+        self.sides = SideCache()
 
     def battle(self, given: Mapping[str, Any]):
         """The battle (spec.Battle) and its RunSpec (the lane's, with the battle's seed);
-        BattleInputError where it is not a battle (simulate_spec words why)."""
-        battle = self.form.battle(self.army(given.get("attacker"), "attacker"),
-                                  self.army(given.get("defender"), "defender"))
-        seed = check_seed(given.get("seed"))
+        simulate_spec's BattleInputError where it is not a battle."""
+        seed = check_seed(given.get("seed"))  # (simulate_spec checks it first)
+        battle = self.form.battle(given.get("attacker"), given.get("defender"))
         return battle, (self.run if seed is None else replace(self.run, seed=seed))
 
     def compiled(self, battle):
-        """The battle compiled, and whether it is small (_exact_and_small)."""
-        compiled = compile_plain(battle, _side, self.kept)
-        pair = (id(compiled.attacker), id(compiled.defender))
-        small = self.small.get(pair)
-        if small is None:
-            small = self.small[pair] = _exact_and_small(compiled, self.run)
-        return compiled, small
+        """The battle compiled (None: a battle for each of the defender's reactions, which
+        simulate's engine compiles), and its plan (_planned)."""
+        if battle.reactions:
+            return None, None
+        compiled = compile_battle(battle, self.sides)
+        return compiled, _planned(compiled, self.run)
 
 
-def _lane(given: Mapping[str, Any]) -> _Lane | None:
-    """The lane of a battle's keywords (None: they need simulate_spec's every check, or the
-    battle is not for the batch: Monte Carlo, the law of rounds)."""
+def _lane(given: Mapping[str, Any]) -> _Lane | Exception | None:
+    """The lane of a battle's keywords: a _Lane, the error every battle of it has (its
+    options refused), or None (a formula edition, or keywords simulate does not take:
+    each battle is checked on its own, for simulate_spec's words)."""
     try:
         args = {**_battle_arguments(given), "seed": None}  # (each battle's own: _Lane.battle)
     except BattleInputError:
         return None
-    found = battle_form(args)
-    if found is None or found[1].method == "mc" or found[1].rounds_distribution:
+    try:
+        form, run = simulate_form(args)
+    except BattleInputError as exc:
+        return exc
+    return _Lane(form, run) if isinstance(form, BattleForm) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Chains: waves and counter-attacks
+
+
+class _Unsolved:
+    """What a chain is given for a battle not solved yet (a pass that finds the battles its
+    chains need next: _Chains): nothing taken, no survivors."""
+
+    attacker, method = "", "exact"
+    attacker_win = defender_win = draw = stalemate = retreat = takes_territory = 0.0
+    attacker_ipc_loss = defender_ipc_loss = tuv_swing = 0.0
+    attacker_law = defender_law = SideLaw((), np.zeros((0, 0), dtype=np.int64),
+                                          np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
+_UNSOLVED = _Unsolved()
+
+
+def _battle_key(battle, run):
+    """A hashable key of a checked battle and its run spec (equal: the same battle, solved
+    the same way), or None where some part of it is not hashable."""
+    key = (id(battle.rules), id(battle.attacker_rules), id(battle.defender_rules),
+           tuple(battle.attacker.items()), tuple(battle.defender.items()), battle.sea,
+           battle.attacker_submerge, battle.defender_submerge, tuple(battle.landing.items()),
+           tuple(battle.bombard.items()), tuple(battle.overland.items()),
+           battle.attacker_order, battle.defender_order, battle.retreat, battle.dice,
+           battle.start, battle.objective, battle.kamikaze_struck,
+           # (the defender's reactions: each a battle solved by simulate's engine)
+           None if not battle.reactions else id(battle.reactions),
+           run.method, run.trials, run.seed, run.rounds_distribution)
+    try:
+        hash(key)
+    except TypeError:
         return None
-    return _Lane(*found)
+    return key
 
 
-def _one(battle, run, started: float) -> dict[str, Any]:
-    """A battle solved on its own, as simulate solves it: its flat row."""
+class _Chains:
+    """The sequences of battles of a call (waves, a counter-attack: battlecalc.waves), solved
+    as simulate solves each of them, their battles together: each sequence is played again
+    pass after pass (waves.simulate_waves), each pass finding the battles its next stage
+    needs (the next wave on each force the defender holds with, the counter-attack on each
+    force holding the territory), which are then solved together, once each however many
+    sequences share them (in the batch where their plans allow it, as solve_many solves a
+    battle); the last pass, with every battle solved, is each sequence's answer.  The
+    battles are checked through the lanes' forms (_Lane), each distinct army read once."""
+
+    def __init__(self):
+        self.results: dict = {}  # battle key -> Result, or the BattleInputError it raised
+        self.wanted: dict = {}  # battle key -> (battle, run) not solved yet
+        self.lanes: dict = {}  # _form_key -> _Lane
+        self.stages: dict = {}  # (chain, stage label) -> its battles' _Lane (or None)
+        self.chain = 0  # the chain being played
+        self.lane = None  # the lane of the battle check made last (solve's, next)
+
+    def check(self, label: str, arguments: dict, attacker, defender, trials, seed):
+        """simulate_spec's battle and run spec (waves._checked's) through the lane of the
+        stage's keywords: the same for every pass (a stage's arguments are its chain's)."""
+        lane = self.stages.get((self.chain, label), False)
+        if lane is False:
+            given = {k: v for k, v in arguments.items()
+                     if k not in ("attacker", "defender", "formula_options")}
+            key = _form_key(given)
+            lane = self.lanes.get(key) if key is not None else None
+            if lane is None:
+                lane = _lane(given)
+                if not isinstance(lane, _Lane):
+                    lane = None
+                elif key is not None:
+                    self.lanes[key] = lane
+            self.stages[(self.chain, label)] = lane
+        self.lane = lane
+        if lane is None:
+            return waves_module._checked(label, arguments, attacker, defender, trials, seed)
+        seed = check_seed(seed)
+        battle, run = lane.form.battle(attacker, defender), lane.run
+        if run.trials != trials or run.seed != seed:
+            run = replace(run, trials=trials, seed=seed)
+        return battle, run
+
+    def solve(self, battle, run, *_args, **_kwargs):
+        """The battle's Result, once it is solved; until then _UNSOLVED, the battle noted
+        (with the lane check found it in: a battle of a lane is known by its armies)."""
+        lane, self.lane = self.lane, None
+        if lane is not None:
+            key = (id(lane), tuple(battle.attacker.items()), tuple(battle.defender.items()),
+                   run.method, run.trials, run.seed)
+        else:
+            key = _battle_key(battle, run)
+        if key is None or run.progress is not None:
+            return api.solve(battle, run)
+        found = self.results.get(key)
+        if found is None:
+            self.wanted.setdefault(key, (battle, run, lane))
+            return _UNSOLVED
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def solve_wanted(self) -> None:
+        """Solve the battles the last pass found (the small exact ones together)."""
+        wanted, self.wanted = self.wanted, {}
+        batch = _Batch()
+        alone = []
+        for key, (battle, run, lane) in wanted.items():
+            try:
+                compiled = plan = None
+                if not battle.reactions:
+                    compiled = compile_battle(battle, None if lane is None else lane.sides)
+                    plan = _planned(compiled, run)
+                if plan is not None and batchable(plan):
+                    batch.add(key, battle, compiled, plan)
+                else:
+                    alone.append((key, battle, run, compiled, plan))
+            except BattleInputError as exc:
+                self.results[key] = exc
+        for key, battle, run, compiled, plan in alone:
+            try:
+                self.results[key] = api.solve(battle, run, None, compiled, solve_plan=plan)
+            except BattleInputError as exc:
+                self.results[key] = exc
+        if batch.positions:
+            started = time.perf_counter()
+            law = solve_batch(batch.compiled, batch.plans)
+            for i, key in enumerate(batch.positions):
+                self.results[key] = build_result(batch.battles[i], batch.compiled[i], "exact",
+                                                 None, None, law.law(i), started)
+
+    def play(self, chains: list) -> list:
+        """Each chain (waves, counterattack, simulate's other arguments) played to its end:
+        its WavesResult, or the exception simulate raises for it."""
+        for self.chain, (_, _, options) in enumerate(chains):  # (wave 1 is known: first)
+            try:
+                self.solve(*self.check("wave 1", options, options["attacker"],
+                                       options["defender"], options["trials"],
+                                       options["seed"]))
+            except Exception:  # noqa: BLE001, S110 - (the chain's own pass says why)
+                pass
+        self.solve_wanted()
+        while True:
+            out = []
+            for self.chain, (waves, counterattack, options) in enumerate(chains):
+                try:
+                    out.append(simulate_waves(waves, counterattack, solve=self.solve,
+                                              check=self.check, **options))
+                except Exception as exc:  # noqa: BLE001 - each chain its own answer
+                    out.append(exc)
+            if not self.wanted:
+                return out
+            self.solve_wanted()
+
+
+def _chain_arguments(given: Mapping[str, Any]):
+    """(waves, counterattack, simulate's other arguments) of a battle of solve_many, or None
+    where it is one battle (neither waves nor a counter-attack)."""
+    if not isinstance(given, Mapping) or (given.get("waves") is None
+                                         and given.get("counterattack") is None):
+        return None
+    args = _battle_arguments(given)
+    waves, counterattack = check_waves(args.pop("waves")), args.pop("counterattack")
+    if not waves and counterattack is None:
+        return None
+    if args["method"] in ("mc", "auto") and args["seed"] is None:
+        args["seed"] = fresh_seed()  # (simulate_waves' own, drawn once for every pass)
+    return waves, counterattack, {**args.pop("formula_options"), **args}
+
+
+def _one(battle, run, started: float, compiled=None, plan=None) -> dict[str, Any]:
+    """A battle solved on its own, as simulate solves it (compiled and planned already, where
+    it was): its flat row."""
     if isinstance(battle, FormulaSpec):
         from .formula.engine import run_formula
 
         return run_formula(battle, run, started).flat_row()
-    return api.solve(battle, run, started).flat_row()
+    return api.solve(battle, run, started, compiled, solve_plan=plan).flat_row()
 
 
-TIMING = ("check", "compile", "one_by_one", "solve", "rows")  # _run's phases
+TIMING = ("check", "compile", "one_by_one", "solve", "rows", "chains")  # _run's phases
 
 
 def _run(battles: list, options: Mapping[str, Any], strict: bool):
@@ -315,7 +426,9 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
     errors: dict[int, str] = {}
     parts: list[tuple[list[int], dict[str, list]]] = []
     batch = _Batch()
-    alone = []  # (position, battle, run, seconds its checks took) of those solved on their own
+    # (position, battle, run, seconds its checks took, compiled, plan) of those solved on their
+    # own (compiled and planned where they were)
+    alone = []
 
     def failed(position: int, exc: Exception) -> None:
         if strict and isinstance(exc, BattleInputError):
@@ -327,31 +440,34 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
 
     seen: dict = {}  # a battle given again: its checks and tables once (same answer)
     lanes: dict = {}  # _form_key -> _Lane or None
+    chains: list = []  # (position, (waves, counterattack, options)) of the sequences
     for position, given in enumerate(battles):
         started = clock()
         try:
             if options and isinstance(given, Mapping):
                 given = {**options, **given}
+            chain = _chain_arguments(given)
+            if chain is not None:
+                chains.append((position, chain))
+                continue
             form_key = _form_key(given) if type(given) is dict else None
             if form_key is not None:
                 lane = lanes.get(form_key, False)
                 if lane is False:
                     lane = lanes[form_key] = _lane(given)
+                if isinstance(lane, Exception):
+                    raise lane
                 if lane is not None:
-                    try:
-                        battle, run = lane.battle(given)
-                    except BattleInputError:
-                        pass  # (checked below, for simulate_spec's message)
-                    else:
-                        checked = clock()
-                        timing["check"] += checked - started
-                        compiled, (small, seconds) = lane.compiled(battle)
-                        timing["compile"] += clock() - checked
-                        if small:
-                            batch.add(position, battle, compiled, seconds)
-                            continue
-                        alone.append((position, battle, run, clock() - started))
+                    battle, run = lane.battle(given)
+                    checked = clock()
+                    timing["check"] += checked - started
+                    compiled, plan = lane.compiled(battle)
+                    timing["compile"] += clock() - checked
+                    if plan is not None and batchable(plan):
+                        batch.add(position, battle, compiled, plan)
                         continue
+                    alone.append((position, battle, run, clock() - started, compiled, plan))
+                    continue
             key = _key(given)
             if key is not None and key in seen:
                 where, item = seen[key]
@@ -360,24 +476,35 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
             battle, run = simulate_spec(_battle_arguments(given))
             checked = clock()
             timing["check"] += checked - started
-            if not isinstance(battle, FormulaSpec) and _batched(battle, run):
-                compiled = compile_battle(battle, _side)
-                small, seconds = _exact_and_small(compiled, run)
+            compiled = plan = None
+            if not isinstance(battle, FormulaSpec) and not battle.reactions:
+                compiled = compile_battle(battle)
+                plan = _planned(compiled, run)
                 timing["compile"] += clock() - checked
-                if small:
-                    batch.add(position, battle, compiled, seconds)
+                if plan is not None and batchable(plan):
+                    batch.add(position, battle, compiled, plan)
                     if key is not None:
-                        seen[key] = (batch, (position, battle, compiled, seconds))
+                        seen[key] = (batch, (position, battle, compiled, plan))
                     continue
-            alone.append((position, battle, run, clock() - started))
+            alone.append((position, battle, run, clock() - started, compiled, plan))
             if key is not None:
                 seen[key] = (alone, alone[-1])
         except Exception as exc:  # noqa: BLE001 - one bad battle must not lose the others
             failed(position, exc)
-    for position, battle, run, checks in alone:
+    if chains:
+        played = clock()
+        for (position, _), result in zip(chains, _Chains().play([c for _, c in chains]),
+                                         strict=True):
+            if isinstance(result, Exception):
+                failed(position, result)
+            else:
+                parts.append(([position], {k: [v] for k, v in result.flat_row().items()}))
+        timing["chains"] += clock() - played
+    for position, battle, run, checks, compiled, plan in alone:
         solo = clock()
         try:
-            row = _one(battle, run, solo - checks)  # (elapsed_s: its checks and its solve)
+            # (elapsed_s: its checks and its solve)
+            row = _one(battle, run, solo - checks, compiled, plan)
             parts.append(([position], {k: [v] for k, v in row.items()}))
         except Exception as exc:  # noqa: BLE001
             failed(position, exc)
@@ -408,185 +535,22 @@ def _collector_paused():
             gc.enable()
 
 
-def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Sums of values[offsets[i]:offsets[i + 1]] (every segment non-empty), along axis 0."""
-    return np.add.reduceat(values, offsets[:-1], axis=0)
-
-
-def _army_text(army: dict[str, int]) -> str:
-    return format_army(army) if army else ""
-
-
-def _memo(function, key_of):
-    """function with its answers kept by key_of(*args) (for one batch: armies recur)."""
-    kept: dict = {}
-
-    def memo(*args):
-        key = key_of(*args)
-        if key not in kept:
-            kept[key] = function(*args)
-        return kept[key]
-
-    return memo
-
-
-def _described(battles: list, compiled: list, army_text) -> dict[str, list]:
-    """The leading columns of the battles' rows (Result.flat_row: the battle and its
-    policies, DESCRIBED), as simulate's exact result gives them (army_text: format_army)."""
-    n = len(battles)
-    orders = [(b.attacker_order, b.defender_order) for b in battles]
-    retreats = [b.retreat for b in battles]
-    bombardments = [c.bombardment for c in compiled]
-    columns = {
-        "rules": [b.rules.id for b in battles], "method": ["exact"] * n, "trials": [None] * n,
-        "seed": [None] * n, "attacker": [army_text(b.attacker) for b in battles],
-        "defender": [army_text(b.defender) for b in battles], "sea": [b.sea for b in battles],
-        "attacker_tech": [",".join(b.attacker_tech) for b in battles],
-        "defender_tech": [",".join(b.defender_tech) for b in battles],
-        "landing": [_army_text(b.landing) for b in battles],
-        "bombard": [_army_text(bombard.fired) for bombard in bombardments],
-        "bombard_unused": [_army_text(bombard.unused) for bombard in bombardments],
-        "attacker_submerge": [b.attacker_submerge for b in battles],
-        "defender_submerge": [b.defender_submerge for b in battles],
-        "attacker_ool": [a.text for a, _ in orders], "defender_ool": [d.text for _, d in orders],
-        "keep_land": [a.keep_land for a, _ in orders], "aa_last": [d.aa_last for _, d in orders],
-        "retreat_after": [r.after for r in retreats],
-        "retreat_when_left": [r.when_left for r in retreats],
-        "retreat_when_only_air": [r.only_air for r in retreats],
-        "retreat_below": [r.below for r in retreats], "strafe": [r.strafe for r in retreats],
-        "dice": [b.dice for b in battles]}
-    return {name: columns[name] for name in DESCRIBED}
-
-
-DESCRIBED = ("rules", "method", "trials", "seed", "attacker", "defender", "sea", "attacker_tech",
-             "defender_tech", "landing", "bombard", "bombard_unused", "attacker_submerge",
-             "defender_submerge", "attacker_ool", "defender_ool", "keep_land", "aa_last",
-             "retreat_after", "retreat_when_left", "retreat_when_only_air", "retreat_below",
-             "strafe", "dice")
-VALUES = (*OUTCOME_KEYS, "takes_territory")
-MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
-
-
 def _solve_batch(batch: _Batch, timing: dict[str, float]) -> list[tuple[list[int], dict]]:
-    """Solve the batch and build its rows, a part per edition (their survivor columns): the
-    descriptive columns as lists, the numbers as numpy arrays.  elapsed_s: the time spent on
-    the batch's battles (checks, compiling, solving, rows), shared equally."""
+    """Solve the batch and build its rows (results.rows): parts of (positions, {column:
+    values}).  elapsed_s: the time spent on the batch's battles (checks, compiling, solving,
+    rows), shared equally (the checks of the battles solved on their own count here too: a
+    small part)."""
     started = time.perf_counter()
-    law = solve_batch(batch.compiled, seconds=batch.seconds)
+    law = solve_batch(batch.compiled, batch.plans)
     solved = time.perf_counter()
     timing["solve"] += solved - started
-    a_off, d_off = offsets(np.diff(law.a_out)[:, 0]), offsets(np.diff(law.d_out)[:, 0])
-    everyone = np.arange(len(batch.positions))
-    a_rows = _rows(everyone, law.a_states, law.a_out)
-    d_rows = _rows(everyone, law.d_states, law.d_out)
-    att, dfn = law.attackers, law.defenders
-    a_ipc_lost = np.concatenate([s.ipc_lost for s in att.unique])[a_rows[0]]
-    d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn.unique])[d_rows[0]]
-    a_ipc = _segment_sums(law.a_final * a_ipc_lost, a_off)
-    d_ipc = _segment_sums(law.d_final * d_ipc_lost, d_off)
-    numbers = {key: law.outcomes[:, i] for i, key in enumerate(OUTCOME_KEYS)}
-    numbers["takes_territory"] = law.takes
-    numbers.update(mean_rounds=law.mean_rounds, attacker_ipc_loss=a_ipc,
-                   defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
-    for side, ipc_lost, final, offs in (("attacker", a_ipc_lost, law.a_final, a_off),
-                                        ("defender", d_ipc_lost, law.d_final, d_off)):
-        for q, values in zip(PERCENTILES, ipc_percentiles_of(ipc_lost, final, offs),
-                             strict=True):
-            numbers[f"{side}_ipc_loss_percentiles.p{q}"] = values
-    numbers["pruned"] = law.pruned
-
-    editions: dict[int, list[int]] = {}  # the battles of each edition (one set of columns)
-    for i, battle in enumerate(batch.battles):
-        editions.setdefault(id(battle.rules), []).append(i)
-    parts = []
-    # (by the dict's identity: the batch holds every battle, and so its armies' dicts, to the
-    # end of the call, and a lane's battles share the dicts of their armies)
-    army_text = _memo(format_army, id)
-    for members in map(np.asarray, editions.values()):
-        units = tuple(batch.battles[members[0]].rules.units)
-        columns: dict[str, Any] = _described([batch.battles[i] for i in members],
-                                             [batch.compiled[i] for i in members], army_text)
-        for name in (*VALUES, "mean_rounds", *MEANS[:3]):
-            columns[name] = numbers[name][members]
-        for side, sides, final, states, outs in (
-                ("attacker", att, law.a_final, law.a_states, law.a_out),
-                ("defender", dfn, law.d_final, law.d_states, law.d_out)):
-            means = _survivor_means(members, sides, states, outs, final)
-            rules = "attacker_rules" if side == "attacker" else "defender_rules"
-            means *= _present_masks([getattr(batch.battles[i], side) for i in members],
-                                    [getattr(batch.battles[i], rules) for i in members], units)
-            for j, unit in enumerate(units):
-                columns[f"{side}_survivors.{unit}"] = means[:, j]
-        zero = np.zeros(len(members))
-        for name in (*VALUES, *MEANS):
-            columns[f"{name}_stderr"] = zero
-        for name in VALUES:
-            columns[f"{name}_ci95_low"] = columns[name]
-            columns[f"{name}_ci95_high"] = columns[name]
-        columns["pruned"] = numbers["pruned"][members]
-        columns["elapsed_s"] = zero  # (its place among the columns; set below)
-        for side in ("attacker", "defender"):
-            for q in PERCENTILES:
-                name = f"{side}_ipc_loss_percentiles.p{q}"
-                columns[name] = numbers[name][members]
-        parts.append(([batch.positions[i] for i in members], columns))
+    parts = rows(batch.battles, batch.compiled, law, 0.0, law.compiled)
     timing["rows"] += time.perf_counter() - solved
-    # (the checks of the battles solved on their own count here too: a small part)
     elapsed = (timing["check"] + timing["compile"] + timing["solve"]
                + timing["rows"]) / len(batch.positions)
     for _, columns in parts:
         columns["elapsed_s"] = np.full(len(columns["rules"]), elapsed)
-    return parts
-
-
-def _rows(members: np.ndarray, tables: np.ndarray, outputs: np.ndarray):
-    """(rows of the members' tables, rows of their outputs), state by state: member i's
-    states at tables[i] (rows of the distinct sides end to end) and outputs[i]."""
-    size = tables[members, 1] - tables[members, 0]
-    local = np.arange(size.sum()) - np.repeat(offsets(size)[:-1], size)
-    return (np.repeat(tables[members, 0], size) + local,
-            np.repeat(outputs[members, 0], size) + local)
-
-
-def _present_masks(armies: list[dict[str, int]], rules: list, units: tuple[str, ...]):
-    """[len(armies), U]: 1.0 for the units whose survivors Result reports for each army
-    (results._present_units: its casualties and their damaged forms), else 0.0; each
-    distinct army (its units) worked out once."""
-    index: dict = {}
-    rows = []
-    which = np.empty(len(armies), dtype=np.int64)
-    for i, (army, ruleset) in enumerate(zip(armies, rules, strict=True)):
-        key = (tuple(army), id(ruleset))
-        found = index.get(key)
-        if found is None:
-            found = index[key] = len(rows)
-            present = set(_present_units(army, ruleset))
-            rows.append([1.0 if unit in present else 0.0 for unit in units])
-        which[i] = found
-    return np.array(rows)[which]
-
-
-def _survivor_means(members: np.ndarray, sides, tables: np.ndarray,
-                    outputs: np.ndarray, final: np.ndarray) -> np.ndarray:
-    """Mean survivors of each unit type [len(members), U] of the members (battles of one
-    edition, U units)."""
-    used = np.unique(sides.index[members])
-    survivors = np.concatenate([sides.unique[u].survivors for u in used])
-    starts = offsets(sides.unique[u].n_states for u in used)
-    local = np.zeros(len(sides.unique), dtype=np.int64)
-    local[used] = starts[:-1]
-    # the members' tables as rows of `survivors`: their side's start there, not in the batch
-    spans = tables.copy()
-    spans[members, 0] = local[sides.index[members]]
-    spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
-    table_rows, out_rows = _rows(members, spans, outputs)
-    size = tables[members, 1] - tables[members, 0]
-    # (only the unit types some side has: the others' means are 0)
-    held = np.flatnonzero(survivors.any(axis=0))
-    means = np.zeros((len(members), survivors.shape[1]))
-    means[:, held] = _segment_sums(final[out_rows][:, None] * survivors[table_rows][:, held],
-                                   offsets(size))
-    return means
+    return [([batch.positions[i] for i in members], columns) for members, columns in parts]
 
 
 # ---------------------------------------------------------------------------------------------

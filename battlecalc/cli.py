@@ -1016,6 +1016,45 @@ def watch(folder, once, interval, pattern, fmt):
         saves.close()
 
 
+TURN_FORMATS = ("text", "json")
+
+
+@cli.command()
+@click.argument("save")
+@click.option("--reach", "show_reach", is_flag=True,
+              help="List every legal attack of the player's units in its combat move: per "
+              "class of units (territory, type, movement left), each territory it may attack "
+              "and the movement that takes (docs/turn.md).")
+@click.option("--player", default=None, metavar="NAME",
+              help="The player (TripleA's name; default: the save's player to move).")
+@click.option("--format", "fmt", type=click.Choice(TURN_FORMATS), default="text",
+              show_default=True, help='Output format (json: {"TERRITORY / TYPE xN": '
+              '{target: movement needed}}; the classes not modelled are noted on stderr).')
+@output_option
+def turn(save, show_reach, player, fmt, output):
+    """A player's turn in a TripleA save (.tsvg): with --reach, its legal attacks."""
+    if not show_reach:
+        raise click.UsageError("turn plans a whole turn in a later version: give --reach to "
+                               "list the player's legal attacks")
+    destination = _destination(output, [save])
+
+    from .errors import BattleInputError
+    from .turn import turn_reach
+
+    try:
+        result = turn_reach(save, player=player)
+    except BattleInputError as exc:
+        _fail(exc)
+    if fmt == "json":
+        for key, why in result.unsupported():
+            _say(f"Note: unsupported: {key}: {why}")
+        for note in result.board.notes:
+            _say(f"Note: {note}")
+        _emit(result.to_json(), destination, "json")
+    else:
+        _emit(result.table(), destination, "table")
+
+
 @cli.group()
 def edition():
     """Edition files from elsewhere: `battlecalc edition import GAME.xml -o FILE.toml`."""

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .army import format_army
-from .solver.law import FinalLaw, exact_odds, grouped, weighted_sum
+from .solver.law import FinalLaw, exact_odds, grouped, segment_sums, weighted_sum
 
 # in the order of the outcome codes of battlecalc.kernels.layout (ATTACKER_WIN = 0, ...), the
 # order of FinalLaw.outcomes
@@ -263,6 +263,15 @@ class SideLaw:
 
     def counts(self, i: int) -> dict[str, int]:
         return {u: int(n) for u, n in zip(self.units, self.survivors[i], strict=True) if n}
+
+    @cached_property
+    def end_states(self) -> tuple[tuple[dict[str, int], float], ...]:
+        """Each end state, most likely first: ({unit: count left}, probability) (built once:
+        a sequence of battles reads them; the dicts are shared, never to be changed)."""
+        units = self.units
+        return tuple(({u: n for u, n in zip(units, row, strict=True) if n}, p)
+                     for row, p in zip(self.survivors.tolist(), self.probability.tolist(),
+                                       strict=True))
 
     def frame(self):
         return _frame({**{u: self.survivors[:, j] for j, u in enumerate(self.units)},
@@ -822,3 +831,169 @@ def _build_all(result: Result) -> None:
     for name in _LAZY_FIELDS:
         getattr(result, name)
     del result.__dict__["_pending"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows of many exact battles at once (solve_many, sweep)
+
+VALUES = (*OUTCOME_KEYS, "takes_territory")
+MEANS = ("attacker_ipc_loss", "defender_ipc_loss", "tuv_swing", "mean_rounds")
+
+
+def rows(battles: list, tables: list, law, elapsed: float, compiled: bool = True
+         ) -> list[tuple[np.ndarray, dict[str, Any]]]:
+    """The flat rows (Result.flat_row's columns, in its order, with its values to the last
+    bit) of n battles solved exactly together: their checked battles, compiled tables and
+    law (solver.batch.BatchLaw), elapsed_s each; compiled: the kernels that add the sums
+    (solver.law.segment_sums).  A part per edition and kind of start (their columns): (the
+    members' indices, {column: values}), the descriptive columns as lists, the numbers as
+    numpy arrays."""
+    a_off = _offsets(np.diff(law.a_out)[:, 0])
+    d_off = _offsets(np.diff(law.d_out)[:, 0])
+    everyone = np.arange(len(battles))
+    a_rows = _state_rows(everyone, law.a_states, law.a_out)
+    d_rows = _state_rows(everyone, law.d_states, law.d_out)
+    att, dfn = law.attackers, law.defenders
+    a_ipc_lost = np.concatenate([s.ipc_lost for s in att.unique])[a_rows[0]]
+    d_ipc_lost = np.concatenate([s.ipc_lost for s in dfn.unique])[d_rows[0]]
+    a_ipc = segment_sums((law.a_final * a_ipc_lost)[:, None], a_off, compiled)[:, 0]
+    d_ipc = segment_sums((law.d_final * d_ipc_lost)[:, None], d_off, compiled)[:, 0]
+    numbers = {key: law.outcomes[:, i] for i, key in enumerate(OUTCOME_KEYS)}
+    numbers["takes_territory"] = law.takes
+    numbers.update(mean_rounds=law.mean_rounds, attacker_ipc_loss=a_ipc,
+                   defender_ipc_loss=d_ipc, tuv_swing=d_ipc - a_ipc)
+    for side, ipc_lost, final, offs in (("attacker", a_ipc_lost, law.a_final, a_off),
+                                        ("defender", d_ipc_lost, law.d_final, d_off)):
+        for q, values in zip(PERCENTILES, ipc_percentiles_of(ipc_lost, final, offs),
+                             strict=True):
+            numbers[f"{side}_ipc_loss_percentiles.p{q}"] = values
+    numbers["pruned"] = law.pruned
+
+    kinds: dict[tuple, list[int]] = {}  # the battles of each edition and kind of start
+    for i, battle in enumerate(battles):
+        kinds.setdefault((id(battle.rules), bool(battle.start)), []).append(i)
+    parts = []
+    # (by the dict's identity: the caller holds every battle, and so its armies' dicts, while
+    # the rows are built, and a lane's battles share the dicts of their armies)
+    army_text = _memo(format_army, id)
+    for members in map(np.asarray, kinds.values()):
+        units = tuple(battles[members[0]].rules.units)
+        columns: dict[str, Any] = _described([battles[i] for i in members],
+                                             [tables[i] for i in members], army_text)
+        for name in (*VALUES, *MEANS[3:], *MEANS[:3]):
+            columns[name] = numbers[name][members]
+        for side, sides, final, states, outs in (
+                ("attacker", att, law.a_final, law.a_states, law.a_out),
+                ("defender", dfn, law.d_final, law.d_states, law.d_out)):
+            means = _survivor_means(members, sides, states, outs, final, compiled)
+            ruleset = "attacker_rules" if side == "attacker" else "defender_rules"
+            means *= _present_masks([getattr(battles[i], side) for i in members],
+                                    [getattr(battles[i], ruleset) for i in members], units)
+            for j, unit in enumerate(units):
+                columns[f"{side}_survivors.{unit}"] = means[:, j]
+        zero = np.zeros(len(members))
+        for name in (*VALUES, *MEANS):
+            columns[f"{name}_stderr"] = zero
+        for name in VALUES:
+            columns[f"{name}_ci95_low"] = columns[name]
+            columns[f"{name}_ci95_high"] = columns[name]
+        columns["pruned"] = numbers["pruned"][members]
+        columns["elapsed_s"] = np.full(len(members), elapsed)
+        for side in ("attacker", "defender"):
+            for q in PERCENTILES:
+                name = f"{side}_ipc_loss_percentiles.p{q}"
+                columns[name] = numbers[name][members]
+        if battles[members[0]].start:  # (as flat_row spreads to_dict's "start")
+            columns["start"] = [format_army(battles[i].start.keywords()) for i in members]
+        parts.append((members, columns))
+    return parts
+
+
+def _offsets(lengths) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(np.fromiter(lengths, dtype=np.int64))])
+
+
+def _army_text(army: dict[str, int]) -> str:
+    return format_army(army) if army else ""
+
+
+def _memo(function, key_of):
+    """function with its answers kept by key_of(*args) (for one call: armies recur)."""
+    kept: dict = {}
+
+    def memo(*args):
+        key = key_of(*args)
+        if key not in kept:
+            kept[key] = function(*args)
+        return kept[key]
+
+    return memo
+
+
+def _described(battles: list, tables: list, army_text) -> dict[str, list]:
+    """The leading columns of exact battles' rows (flat_row's: the battle and its policies,
+    _policies' keys in order), army_text: format_army."""
+    n = len(battles)
+    columns = {
+        "rules": [b.rules.id for b in battles], "method": ["exact"] * n, "trials": [None] * n,
+        "seed": [None] * n, "attacker": [army_text(b.attacker) for b in battles],
+        "defender": [army_text(b.defender) for b in battles], "sea": [b.sea for b in battles],
+        "attacker_tech": [",".join(b.attacker_tech) for b in battles],
+        "defender_tech": [",".join(b.defender_tech) for b in battles]}
+    policies = [_policies(b, t) for b, t in zip(battles, tables, strict=True)]
+    for key in policies[0]:
+        values = [p[key] for p in policies]
+        if isinstance(values[0], dict):  # (armies: notation, as flat_row writes them)
+            values = [_army_text(v) for v in values]
+        columns[key] = values
+    return columns
+
+
+def _state_rows(members: np.ndarray, tables: np.ndarray, outputs: np.ndarray):
+    """(rows of the members' tables, rows of their outputs), state by state: member i's
+    states at tables[i] (rows of the distinct sides end to end) and outputs[i]."""
+    size = tables[members, 1] - tables[members, 0]
+    local = np.arange(size.sum()) - np.repeat(_offsets(size)[:-1], size)
+    return (np.repeat(tables[members, 0], size) + local,
+            np.repeat(outputs[members, 0], size) + local)
+
+
+def _present_masks(armies: list[dict[str, int]], rules: list, units: tuple[str, ...]):
+    """[len(armies), U]: 1.0 for the units whose survivors Result reports for each army
+    (_present_units: its casualties and their damaged forms), else 0.0; each distinct army
+    (its units) worked out once."""
+    index: dict = {}
+    masks = []
+    which = np.empty(len(armies), dtype=np.int64)
+    for i, (army, ruleset) in enumerate(zip(armies, rules, strict=True)):
+        key = (tuple(army), id(ruleset))
+        found = index.get(key)
+        if found is None:
+            found = index[key] = len(masks)
+            present = set(_present_units(army, ruleset))
+            masks.append([1.0 if unit in present else 0.0 for unit in units])
+        which[i] = found
+    return np.array(masks)[which]
+
+
+def _survivor_means(members: np.ndarray, sides, tables: np.ndarray, outputs: np.ndarray,
+                    final: np.ndarray, compiled: bool) -> np.ndarray:
+    """Mean survivors of each unit type [len(members), U] of the members (battles of one
+    edition, U units), each added as Result adds it (segment_sums)."""
+    used = np.unique(sides.index[members])
+    survivors = np.concatenate([sides.unique[u].survivors for u in used])
+    starts = _offsets(sides.unique[u].n_states for u in used)
+    local = np.zeros(len(sides.unique), dtype=np.int64)
+    local[used] = starts[:-1]
+    # the members' tables as rows of `survivors`: their side's start there, not in the batch
+    spans = tables.copy()
+    spans[members, 0] = local[sides.index[members]]
+    spans[members, 1] = spans[members, 0] + tables[members, 1] - tables[members, 0]
+    table_rows, out_rows = _state_rows(members, spans, outputs)
+    size = tables[members, 1] - tables[members, 0]
+    # (only the unit types some side has: the others' means are 0)
+    held = np.flatnonzero(survivors.any(axis=0))
+    means = np.zeros((len(members), survivors.shape[1]))
+    means[:, held] = segment_sums(final[out_rows][:, None] * survivors[table_rows][:, held],
+                                  _offsets(size), compiled)
+    return means

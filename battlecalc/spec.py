@@ -16,7 +16,7 @@ import numbers
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
 from .errors import QUOTE_LIMIT, BattleInputError, quoted, warn_input
@@ -611,115 +611,240 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
     land battle with `landing` (land units from transports, on top of the overland `attacker`)
     and optionally `bombard` (ships bombarding in round 1).  dice: "standard" or "low_luck"
     ("low-luck" too).  start_round .. defender_waiting: where the battle starts (Start).
+    (The options checked once into a BattleForm, then the armies: BattleForm.battle.)
     """
-    ruleset = load_rules(rules)
-    dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
-                        DICE_MODELS)
-    sea = check_flag("sea", sea)
-    a_tech = check_techs(attacker_tech, "attacker")
-    d_tech = check_techs(defender_tech, "defender")
-    a_rules, d_rules = ruleset.with_techs(a_tech), ruleset.with_techs(d_tech)
-    overland = army_counts(attacker, ruleset, "attacker")
-    d_army = army_counts(defender, ruleset, "defender")
-    landing_army = army_counts(landing, ruleset, "landing")
-    bombard_army = army_counts(bombard, ruleset, "bombard")
-    _check_amphibious(ruleset, a_rules, sea, landing_army, bombard_army)
-    if landing_army:
-        a_army = {n: overland.get(n, 0) + landing_army.get(n, 0) for n in ruleset.units
-                  if overland.get(n, 0) + landing_army.get(n, 0)}
-    else:  # (the same dict: army_counts gives units of counts > 0, in the edition's order)
-        a_army = dict(overland)
-    start = check_start(ruleset, sea, bool(landing_army), start_round, start_step,
-                        hits_on_attacker, hits_on_defender, bombard_hits, attacker_waiting,
-                        defender_waiting)
-    # (the units in the battle: standing, and chosen as casualties where it starts in a round)
-    _check_domains(ruleset, a_rules, sea, _plus(a_army, start.attacker_waiting),
-                   _plus(d_army, start.defender_waiting))
-    a_submerge = check_choice("attacker_submerge", attacker_submerge, SUBMERGE_POLICIES)
-    d_submerge = check_choice("defender_submerge", defender_submerge, SUBMERGE_POLICIES)
-    if not sea and (a_submerge != "never" or d_submerge != "never"):
-        raise BattleInputError("submerge policies apply to sea battles only (--sea)")
-    if (a_submerge != "never" or d_submerge != "never") \
-            and ruleset.flags["submerge_timing"] == "never":
-        raise BattleInputError(f"submarines never submerge in {ruleset.id}: "
-                               "use the submerge policy never")
-    keep_land = check_int("keep_land", keep_land, 0)
-    if keep_land:
-        land_units = sum(n for u, n in a_army.items() if ruleset.units[u].is_land)
-        if sea:
-            raise BattleInputError("keep_land applies to land battles, not to sea battles")
-        if keep_land > land_units:
-            raise BattleInputError(
-                f"keep_land {quoted(keep_land)} is more than the attacker's {land_units} land "
-                "units")
-    if check_flag("aa_last", aa_last):
-        if not any(u.is_aa and u.can_be_casualty for u in ruleset.units.values()):
-            raise BattleInputError(f"aa_last: AA guns are never casualties in {ruleset.id}")
-        if sea:
-            raise BattleInputError("aa_last applies to land battles")
-    subs = {side: any(ruleset.units[u].submarine for u in army)
-            for side, army in (("attacker", a_army), ("defender", d_army))}
-    attacker_order = parse_loss_order(check_order(attacker_ool, "attacker_ool"), ruleset,
-                                      "attack", keep_land=keep_land)
-    defender_order = parse_loss_order(check_order(defender_ool, "defender_ool"), ruleset,
-                                      "defense", aa_last=bool(aa_last))
-    retreat = check_retreat(retreat, sea, sum(a_army.values()), sum(d_army.values()))
-    reactions = check_reactions(ruleset, sea, a_army, scramble_from, scramble, kamikaze,
-                                kamikaze_targets, army_counts)
-    submerging = "optimal" in (a_submerge, d_submerge)
-    if submerging and retreat and not retreat.optimal:
-        raise BattleInputError(
-            "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
-            "optimal) or none: it cannot be combined with retreat_after, retreat_when_left, "
-            "retreat_below or strafe")
-    goal = check_objective(optimize, territory_value, sea,
-                           retreat.optimal or submerging or bool(reactions))
-    if retreat and landing_army and not _may_withdraw(ruleset, a_army, overland):
-        _warn(_NO_AMPHIBIOUS_RETREAT[ruleset.flags["amphibious_retreat"]].format(
-            edition=ruleset.id))
-        if not retreat.optimal:  # (an optimal one finds no decision: fought to the end)
-            retreat = Retreat()  # it can never happen: the battle is fought to the end
-    for side, techs, army, role in (("attacker", a_tech, {**a_army, **bombard_army}, "attack"),
-                                    ("defender", d_tech, d_army, "defense")):
-        for tech in techs:
-            if not tech_affects(ruleset, tech, army, role):
-                _warn(f"{side} technology {tech} changes nothing here: it changes no unit "
-                      f"the {side} has, in its role")
-    if start and retreat.after is not None and retreat.after < start.round:
-        # (a battle that starts in round N fights round N before its first retreat point)
-        _warn(f"retreat_after {retreat.after}: the battle starts in round {start.round}, so "
-              f"the attacker retreats at the end of round {start.round}")
-    return Battle(ruleset, a_rules, d_rules, a_army, d_army, sea, a_tech, d_tech,
-                  a_submerge, d_submerge, landing_army, bombard_army, overland,
-                  attacker_order.with_enemy_subs(subs["defender"]),
-                  defender_order.with_enemy_subs(subs["attacker"]), retreat, dice, start,
-                  goal, reactions)
+    return BattleForm.of(
+        rules, sea, attacker_tech, defender_tech, attacker_submerge, defender_submerge, landing,
+        bombard, attacker_ool, defender_ool, keep_land, aa_last, retreat, dice, start_round,
+        start_step, hits_on_attacker, hits_on_defender, bombard_hits, attacker_waiting,
+        defender_waiting, optimize, territory_value, scramble_from, scramble, kamikaze,
+        kamikaze_targets).battle(attacker, defender)
+
+
+# make_battle's checks, in order: those before the armies are read, then these (a check of the
+# options that fails after ARMIES is raised where make_battle would meet it: BattleForm.deferred)
+ARMIES, DOMAINS, KEEP_LAND, REACTIONS = 6, 12, 14, 19
+
+
+class _Army(NamedTuple):
+    """A side's army as a form reads it: its counts (the attacker's with the landing),
+    whether it has submarines, the errors of its checks (its units' domain, and the
+    attacker's units that cannot attack: raised in make_battle's order by BattleForm.battle,
+    of its units in the battle, standing and chosen as casualties) and its land units
+    (keep_land's)."""
+
+    counts: dict[str, int]
+    subs: bool
+    domain_error: BattleInputError | None
+    attack_error: BattleInputError | None
+    land_units: int
 
 
 @dataclass(frozen=True, eq=False)
 class BattleForm:
-    """What make_battle checks of a battle apart from its armies: the battles of a batch
-    (battlecalc.batch) that differ only in their armies are checked through one form, each
-    battle's armies alone.  Only for battles without an amphibious assault, technologies,
-    keep_land or retreat_below, whose other checks never read the armies (battle_form; a
-    retreat policy reads only the armies' sizes)."""
+    """Everything make_battle checks of a battle but its two armies, checked once: every
+    battle is made through a form (make_battle: BattleForm.of(...).battle(attacker,
+    defender)), and the battles of a batch that differ only in their armies share one
+    (battlecalc.batch), each distinct army read once (army).  `deferred`: the first check
+    of the options that failed after make_battle reads the armies ((its place in make_battle's
+    order, the error)), raised by battle where make_battle raises it, so that a battle with two
+    faults is refused for the one make_battle meets first."""
 
     rules: Ruleset
+    attacker_rules: Ruleset
+    defender_rules: Ruleset
     sea: bool
-    attacker_submerge: str
-    defender_submerge: str
-    attacker_order: LossOrder  # (before with_enemy_subs: battle() sets it)
-    defender_order: LossOrder
+    attacker_tech: tuple[str, ...]
+    defender_tech: tuple[str, ...]
     dice: str
-    retreat: Mapping | None = None  # check_retreat's policy (checked), None: no retreat
+    deferred: tuple[int, BattleInputError] | None = None
+    landing: dict[str, int] = field(default_factory=dict)
+    bombard: dict[str, int] = field(default_factory=dict)
+    start: Start = START
+    attacker_submerge: str = "never"
+    defender_submerge: str = "never"
+    keep_land: int = 0
+    aa_last: bool = False
+    attacker_order: LossOrder | None = None  # (before with_enemy_subs: battle() sets it)
+    defender_order: LossOrder | None = None
+    retreat: Mapping | None = None  # check_retreat's policy, checked (None: no retreat)
+    optimal_retreat: bool = False
+    # the reactions' arguments (reactions.check_reactions reads the attacker's army), or None
+    reaction_args: tuple | None = None
+    objective: Objective | None = None  # (where no reaction is given: found once here)
+    optimize: Any = None
+    territory_value: Any = None
 
     def __post_init__(self):
-        orders = {(role, subs): order.with_enemy_subs(subs)
-                  for role, order in (("attack", self.attacker_order),
-                                      ("defense", self.defender_order))
-                  for subs in (False, True)}
-        object.__setattr__(self, "_orders", orders)
+        object.__setattr__(self, "_orders", {})  # (role, enemy subs) -> LossOrder
         object.__setattr__(self, "_retreats", {})  # (attacker size, defender size) -> Retreat
+        object.__setattr__(self, "_armies", {})  # (side, army key) -> _Army
+
+    @classmethod
+    def of(cls, rules, sea=False, attacker_tech=None, defender_tech=None,
+           attacker_submerge="never", defender_submerge="never", landing=None, bombard=None,
+           attacker_ool=None, defender_ool=None, keep_land=0, aa_last=False, retreat=None,
+           dice="standard", start_round=1, start_step="start", hits_on_attacker=0,
+           hits_on_defender=0, bombard_hits=0, attacker_waiting=None, defender_waiting=None,
+           optimize=None, territory_value=None, scramble_from=None, scramble=None,
+           kamikaze=None, kamikaze_targets=None) -> BattleForm:
+        """The form of make_battle's arguments but the armies (make_battle's)."""
+        ruleset = load_rules(rules)
+        dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
+                            DICE_MODELS)
+        sea = check_flag("sea", sea)
+        a_tech = check_techs(attacker_tech, "attacker")
+        d_tech = check_techs(defender_tech, "defender")
+        a_rules, d_rules = ruleset.with_techs(a_tech), ruleset.with_techs(d_tech)
+        form = dict(rules=ruleset, attacker_rules=a_rules, defender_rules=d_rules, sea=sea,
+                    attacker_tech=a_tech, defender_tech=d_tech, dice=dice)
+        step = 8
+        try:
+            landing_army = army_counts(landing, ruleset, "landing")
+            bombard_army = army_counts(bombard, ruleset, "bombard")
+            step = 9
+            _check_amphibious(ruleset, a_rules, sea, landing_army, bombard_army)
+            form.update(landing=landing_army, bombard=bombard_army)
+            step = 11
+            start = check_start(ruleset, sea, bool(landing_army), start_round, start_step,
+                                hits_on_attacker, hits_on_defender, bombard_hits,
+                                attacker_waiting, defender_waiting)
+            form["start"] = start
+            step = 13
+            a_submerge = check_choice("attacker_submerge", attacker_submerge,
+                                      SUBMERGE_POLICIES)
+            d_submerge = check_choice("defender_submerge", defender_submerge,
+                                      SUBMERGE_POLICIES)
+            if not sea and (a_submerge != "never" or d_submerge != "never"):
+                raise BattleInputError("submerge policies apply to sea battles only (--sea)")
+            if (a_submerge != "never" or d_submerge != "never") \
+                    and ruleset.flags["submerge_timing"] == "never":
+                raise BattleInputError(f"submarines never submerge in {ruleset.id}: "
+                                       "use the submerge policy never")
+            form.update(attacker_submerge=a_submerge, defender_submerge=d_submerge)
+            step = KEEP_LAND
+            keep_land = check_int("keep_land", keep_land, 0)
+            if keep_land and sea:
+                raise BattleInputError("keep_land applies to land battles, not to sea battles")
+            form["keep_land"] = keep_land
+            step = 15  # (keep_land against the attacker's land units: battle())
+            if check_flag("aa_last", aa_last):
+                if not any(u.is_aa and u.can_be_casualty for u in ruleset.units.values()):
+                    raise BattleInputError(f"aa_last: AA guns are never casualties in "
+                                           f"{ruleset.id}")
+                if sea:
+                    raise BattleInputError("aa_last applies to land battles")
+            form["aa_last"] = bool(aa_last)
+            step = 17
+            form["attacker_order"] = parse_loss_order(
+                check_order(attacker_ool, "attacker_ool"), ruleset, "attack",
+                keep_land=keep_land)
+            form["defender_order"] = parse_loss_order(
+                check_order(defender_ool, "defender_ool"), ruleset, "defense",
+                aa_last=bool(aa_last))
+            step = 18
+            policy = check_retreat(retreat, sea, 0, 0)  # (its checks; sizes only clamp it)
+            if policy:  # (clamped to the armies' sizes by battle())
+                form.update(retreat=asdict(retreat) if isinstance(retreat, Retreat)
+                            else dict(retreat), optimal_retreat=policy.optimal)
+            step = REACTIONS
+            given = (scramble_from, scramble, kamikaze, kamikaze_targets)
+            if any(value is not None for value in given):
+                form.update(reaction_args=given, optimize=optimize,
+                            territory_value=territory_value)
+            else:  # (no reactions: what follows them checked here, once)
+                step = 20
+                form["objective"] = _objective(policy, a_submerge, d_submerge, NO_REACTIONS,
+                                               optimize, territory_value, sea)
+        except BattleInputError as exc:
+            return cls(**form, deferred=(step, exc))
+        return cls(**form)
+
+    def army(self, value: Army, side: str) -> _Army:
+        """A side's army read as make_battle reads it (army_counts: its errors raised), and
+        what the battle checks of it; each distinct army (notation or {unit: int}) once."""
+        key = _army_key(value)
+        found = None if key is None else self._armies.get((side, key))
+        if found is None:
+            found = self._read_army(value, side)
+            if key is not None:
+                self._armies[(side, key)] = found
+        return found
+
+    def _read_army(self, value: Army, side: str) -> _Army:
+        ruleset = self.rules
+        counts = army_counts(value, ruleset, side)
+        attacker = side == "attacker"
+        if attacker and self.landing:
+            counts = {n: counts.get(n, 0) + self.landing.get(n, 0) for n in ruleset.units
+                      if counts.get(n, 0) + self.landing.get(n, 0)}
+        units = ruleset.units
+        # (the units in the battle: standing, and chosen as casualties where it starts in a
+        # round)
+        present = _plus(counts, self.start.attacker_waiting if attacker
+                        else self.start.defender_waiting)
+        domain_error = attack_error = None
+        try:
+            _check_domain(ruleset, self.sea, side, present)
+        except BattleInputError as exc:
+            domain_error = exc
+        if attacker:
+            try:
+                _check_attacks(self.attacker_rules, present)
+            except BattleInputError as exc:
+                attack_error = exc
+        land = sum(n for u, n in counts.items() if units[u].is_land) if attacker else 0
+        return _Army(counts, any(units[name].submarine for name in counts), domain_error,
+                     attack_error, land)
+
+    def battle(self, attacker: Army, defender: Army) -> Battle:
+        """The Battle make_battle makes of the form's arguments and these armies, or its
+        error (in make_battle's order)."""
+        a, d = self.army(attacker, "attacker"), self.army(defender, "defender")
+        deferred = self.deferred
+        if deferred is not None and deferred[0] < DOMAINS:
+            raise deferred[1]
+        for error in (a.domain_error, d.domain_error, a.attack_error):
+            if error is not None:
+                raise error
+        if deferred is not None and deferred[0] <= KEEP_LAND:
+            raise deferred[1]
+        a_army, d_army = a.counts, d.counts
+        if self.keep_land > a.land_units:
+            raise BattleInputError(
+                f"keep_land {quoted(self.keep_land)} is more than the attacker's {a.land_units} "
+                "land units")
+        if deferred is not None:
+            raise deferred[1]
+        retreat = self._retreat(a_army, d_army)
+        reactions, objective = NO_REACTIONS, self.objective
+        if self.reaction_args is not None:
+            reactions = check_reactions(self.rules, self.sea, a_army, *self.reaction_args,
+                                        army_counts)
+            objective = _objective(retreat, self.attacker_submerge, self.defender_submerge,
+                                   reactions, self.optimize, self.territory_value, self.sea)
+        if self.landing or self.attacker_tech or self.defender_tech or self.start:
+            retreat = self._warnings(a_army, d_army, retreat)
+        return _battle_of((self.rules, self.attacker_rules, self.defender_rules, a_army, d_army,
+                           self.sea, self.attacker_tech, self.defender_tech,
+                           self.attacker_submerge, self.defender_submerge, self.landing,
+                           self.bombard, self._overland(a_army),
+                           self._order("attack", d.subs), self._order("defense", a.subs),
+                           retreat, self.dice, self.start, objective, reactions, ()))
+
+    def _overland(self, a_army: dict[str, int]) -> dict[str, int]:
+        """The attacker's units that came overland (its army less the landing)."""
+        if not self.landing:
+            return a_army
+        return {n: c - self.landing.get(n, 0) for n, c in a_army.items()
+                if c - self.landing.get(n, 0)}
+
+    def _order(self, role: str, enemy_subs: bool) -> LossOrder:
+        found = self._orders.get((role, enemy_subs))
+        if found is None:
+            order = self.attacker_order if role == "attack" else self.defender_order
+            found = self._orders[(role, enemy_subs)] = order.with_enemy_subs(enemy_subs)
+        return found
 
     def _retreat(self, a_army: dict[str, int], d_army: dict[str, int]) -> Retreat:
         if self.retreat is None:
@@ -730,28 +855,58 @@ class BattleForm:
             found = self._retreats[sizes] = check_retreat(self.retreat, self.sea, *sizes)
         return found
 
-    def army(self, value: Army, side: str) -> tuple[dict[str, int], bool]:
-        """A side's army as make_battle checks it (army_counts, then _check_domains' checks
-        of that side), and whether it has submarines."""
-        counts = army_counts(value, self.rules, side)
-        _check_domain(self.rules, self.sea, side, counts)
-        if side == "attacker":
-            _check_attacks(self.rules, counts)
-        units = self.rules.units
-        return counts, any(units[name].submarine for name in counts)
+    def _warnings(self, a_army: dict[str, int], d_army: dict[str, int],
+                  retreat: Retreat) -> Retreat:
+        """make_battle's warnings (BattleInputWarning) of a battle with an amphibious
+        assault, technologies or a start, and its retreat (none where it can never be
+        taken: an amphibious assault no attacker may withdraw from)."""
+        ruleset = self.rules
+        if retreat and self.landing and not _may_withdraw(ruleset, a_army,
+                                                          self._overland(a_army)):
+            _warn(_NO_AMPHIBIOUS_RETREAT[ruleset.flags["amphibious_retreat"]].format(
+                edition=ruleset.id))
+            if not retreat.optimal:  # (an optimal one finds no decision: fought to the end)
+                retreat = _NO_RETREAT  # it can never happen: the battle is fought to the end
+        for side, techs, army, role in (("attacker", self.attacker_tech,
+                                         {**a_army, **self.bombard}, "attack"),
+                                        ("defender", self.defender_tech, d_army, "defense")):
+            for tech in techs:
+                if not tech_affects(ruleset, tech, army, role):
+                    _warn(f"{side} technology {tech} changes nothing here: it changes no unit "
+                          f"the {side} has, in its role")
+        start = self.start
+        if start and retreat.after is not None and retreat.after < start.round:
+            # (a battle that starts in round N fights round N before its first retreat point)
+            _warn(f"retreat_after {retreat.after}: the battle starts in round {start.round}, "
+                  f"so the attacker retreats at the end of round {start.round}")
+        return retreat
 
-    def battle(self, attacker: tuple[dict[str, int], bool],
-               defender: tuple[dict[str, int], bool]) -> Battle:
-        """The Battle make_battle makes of the form's arguments and these armies (each as
-        army() gives it): equal to it in every field."""
-        (a_army, a_subs), (d_army, d_subs) = attacker, defender
-        return _battle_of((self.rules, self.rules, self.rules, a_army, d_army, self.sea, (), (),
-                           self.attacker_submerge, self.defender_submerge, {}, {}, a_army,
-                           self._orders["attack", d_subs], self._orders["defense", a_subs],
-                           self._retreat(a_army, d_army), self.dice, START, None, NO_REACTIONS,
-                           ()))
+
+def _objective(retreat: Retreat, a_submerge: str, d_submerge: str, reactions,
+               optimize: Any, territory_value: Any, sea: bool) -> Objective | None:
+    """The battle's Objective (check_objective), after the check of the decisions it
+    solves together."""
+    submerging = "optimal" in (a_submerge, d_submerge)
+    if submerging and retreat and not retreat.optimal:
+        raise BattleInputError(
+            "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
+            "optimal) or none: it cannot be combined with retreat_after, retreat_when_left, "
+            "retreat_below or strafe")
+    return check_objective(optimize, territory_value, sea,
+                           retreat.optimal or submerging or bool(reactions))
 
 
+def _army_key(value: Any):
+    """A hashable key of army notation or a {name: int} dict (None: of another kind)."""
+    if type(value) is str:
+        return value
+    if type(value) is dict and set(map(type, value)) == _STR \
+            and set(map(type, value.values())) == _INT:
+        return tuple(value.items())
+    return None
+
+
+_STR, _INT = {str}, {int}
 _BATTLE_FIELDS = tuple(f.name for f in fields(Battle))
 
 
@@ -766,68 +921,6 @@ def _battle_of(values: tuple) -> Battle:
 
 _NO_RETREAT = Retreat()
 _RETREAT_FIELDS = frozenset(f.name for f in fields(Retreat))
-
-
-def battle_form(args: Mapping[str, Any]) -> tuple[BattleForm, RunSpec] | None:
-    """The BattleForm and RunSpec of simulate_spec's arguments (their attacker and defender
-    aside), or None where no form stands for them: a formula edition, a battle that starts
-    where it stands (start_round, start_step, hits, waiting casualties), an amphibious assault
-    (landing, bombard), technologies, keep_land, retreat_below, or other arguments that
-    make_battle refuses (simulate_spec then raises, with its message), or decisions to solve
-    (retreat_policy, optimize, territory_value, scramble, kamikaze)."""
-    try:
-        if args["formula_options"]:
-            return None
-        run = make_run(args["method"], args["trials"], args["seed"], args["progress"],
-                       args["rounds_distribution"])
-        ruleset = load_rules(args["rules"])
-        if ruleset.model == "formula" or args["landing"] is not None \
-                or args["bombard"] is not None:
-            return None
-        dice = args["dice"]
-        dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
-                            DICE_MODELS)
-        sea = check_flag("sea", args["sea"])
-        if check_start(ruleset, sea, False, args["start_round"], args["start_step"],
-                       args["hits_on_attacker"], args["hits_on_defender"], args["bombard_hits"],
-                       args["attacker_waiting"], args["defender_waiting"]) is not START:
-            return None  # a battle from where it stands (make_battle's every check)
-        if check_techs(args["attacker_tech"], "attacker") \
-                or check_techs(args["defender_tech"], "defender"):
-            return None
-        a_submerge = check_choice("attacker_submerge", args["attacker_submerge"],
-                                  SUBMERGE_POLICIES)
-        d_submerge = check_choice("defender_submerge", args["defender_submerge"],
-                                  SUBMERGE_POLICIES)
-        if (a_submerge != "never" or d_submerge != "never") and (
-                not sea or ruleset.flags["submerge_timing"] == "never"):
-            return None
-        if "optimal" in (a_submerge, d_submerge):
-            return None  # decisions solved
-        if check_int("keep_land", args["keep_land"], 0):
-            return None
-        aa_last = check_flag("aa_last", args["aa_last"])
-        if aa_last and (sea or not any(u.is_aa and u.can_be_casualty
-                                       for u in ruleset.units.values())):
-            return None
-        policy = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
-                  "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
-                  "strafe": args["strafe"]}
-        retreat = check_retreat(policy, sea, 0, 0)  # (its checks; sizes only clamp it)
-        if retreat.below is not None:
-            return None
-        if any(args[name] is not None for name in (
-                "retreat_policy", "optimize", "territory_value", "scramble_from", "scramble",
-                "kamikaze", "kamikaze_targets")):
-            return None  # decisions solved: make_battle checks them, api.solve solves them
-        attacker_order = parse_loss_order(check_order(args["attacker_ool"], "attacker_ool"),
-                                          ruleset, "attack", keep_land=0)
-        defender_order = parse_loss_order(check_order(args["defender_ool"], "defender_ool"),
-                                          ruleset, "defense", aa_last=aa_last)
-    except BattleInputError:
-        return None
-    return BattleForm(ruleset, sea, a_submerge, d_submerge, attacker_order, defender_order,
-                      dice, policy if retreat else None), run
 
 
 _warnings_issued = [0]  # BattleInputWarnings make_battle has issued (see spec_key)
@@ -970,6 +1063,18 @@ def _spelled(args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpec]:
     """Check every argument of :func:`battlecalc.simulate`, given as {parameter: value} (its
     extra keyword arguments under ``formula_options``): the battle, and how to compute it."""
+    form, run = simulate_form(args)
+    if isinstance(form, BattleForm):
+        return form.battle(args["attacker"], args["defender"]), run
+    options = form
+    return make_formula_spec(args["attacker"], args["defender"], rules=args["rules"],
+                             **{k: v for k, v in options.items() if v is not None}), run
+
+
+def simulate_form(args: Mapping[str, Any]) -> tuple[BattleForm | dict, RunSpec]:
+    """simulate_spec's checks of every argument but the armies (attacker, defender): the
+    BattleForm that makes the battle of any armies, and the RunSpec; for a formula edition,
+    its options checked so far (simulate_spec reads the rest with the armies)."""
     options = args["formula_options"]
     if not options.keys().isdisjoint(KEYWORD_SPELLINGS):
         args, options = _spelled(args)
@@ -984,8 +1089,7 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
         if used:
             raise BattleInputError(
                 f"{', '.join(used)} do not apply to the {ruleset.id} edition (formula combat)")
-        return make_formula_spec(args["attacker"], args["defender"], rules=ruleset,
-                                 **{k: v for k, v in options.items() if v is not None}), run
+        return options, run
     given = [k for k, v in options.items() if v is not None]
     if given:
         raise BattleInputError(
@@ -994,13 +1098,14 @@ def simulate_spec(args: Mapping[str, Any]) -> tuple[Battle | FormulaSpec, RunSpe
                "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
                "strafe": args["strafe"],
                "optimal": check_retreat_policy(args["retreat_policy"]) == "optimal"}
-    return make_battle(ruleset, **{name: args[name] for name in _BATTLE_ARGUMENTS},
-                       retreat=retreat), run
+    return BattleForm.of(ruleset, **{name: args[name] for name in _FORM_ARGUMENTS},
+                         retreat=retreat), run
 
 
-# make_battle's arguments among simulate's (the retreat options come as one policy)
-_BATTLE_ARGUMENTS = ("attacker", "defender", *(
-    name for name in DICE_ONLY if name.split("_")[0] not in ("retreat", "strafe")))
+# BattleForm.of's arguments among simulate's (the armies aside; the retreat options come as
+# one policy)
+_FORM_ARGUMENTS = tuple(name for name in DICE_ONLY
+                        if name.split("_")[0] not in ("retreat", "strafe"))
 
 
 def check_retreat_policy(value: Any) -> str | None:

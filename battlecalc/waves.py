@@ -50,7 +50,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +87,7 @@ COUNTER_KEYS = ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "de
 Force = tuple[tuple[str, int], ...]
 
 
-def _key(counts: Mapping[str, int], order: list[str]) -> Force:
+def _key(counts: Mapping[str, int], order: Iterable[str]) -> Force:
     return tuple((name, int(counts[name])) for name in order if counts.get(name))
 
 
@@ -132,6 +132,25 @@ class WavesResult:
     pruned: float
     elapsed_s: float
     all_units: tuple[str, ...] = field(default=(), repr=False)
+    # the laws the sequence chains on: the attacker's forces in the territory once its waves
+    # are done (what a counter-attack fights) and the defender's forces still holding it,
+    # each {((unit, count), ...): probability} (occupiers, defenders_left read them)
+    taken_law: dict = field(default_factory=dict, repr=False)
+    holding_law: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def occupiers(self) -> list[tuple[dict[str, int], float]]:
+        """The law of the attacker's land forces in the territory after its waves (the
+        survivors a counter-attack fights, with the captured AA guns where the rules keep
+        them): [({unit: count}, probability)], most likely first; they sum to
+        takes_territory."""
+        return _law_list(self.taken_law)
+
+    @property
+    def defenders_left(self) -> list[tuple[dict[str, int], float]]:
+        """The law of the defender's forces still holding the territory after the waves:
+        [({unit: count}, probability)], most likely first."""
+        return _law_list(self.holding_law)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (the JSON object of ``run --wave ... --format json``)."""
@@ -247,6 +266,10 @@ class WavesResult:
         return "\n".join(lines)
 
 
+def _law_list(law: dict) -> list[tuple[dict[str, int], float]]:
+    return [(dict(force), p) for force, p in sorted(law.items(), key=lambda kv: -kv[1])]
+
+
 def _army(value, ruleset, label: str) -> dict[str, int]:
     if isinstance(value, Mapping):
         if any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0
@@ -288,10 +311,9 @@ def _check(waves, counterattack, options: dict[str, Any]):
     return ruleset, wave_armies, counter
 
 
-def _end_states(law: SideLaw) -> Iterator[tuple[dict[str, int], float]]:
+def _end_states(law: SideLaw) -> Iterable[tuple[dict[str, int], float]]:
     """Each end state of one side's law, most likely first: {unit: count left}, probability."""
-    for i in range(len(law.probability)):
-        yield law.counts(i), float(law.probability[i])
+    return law.end_states
 
 
 def _add(states: dict[Force, float], force: Force, weight: float) -> None:
@@ -308,15 +330,23 @@ class _Solver:
     trials: int
     seed: int | None
     counts_mode: bool  # Monte Carlo: a later battle gets the trials that reach its start
+    # check(label, arguments, attacker, defender, trials, seed): simulate_spec's battle and run
+    # spec (_checked), or the same by other means (solve_many's lanes)
+    check: Callable[..., tuple[Battle, RunSpec]] = None
     solves: int = 0
     methods: set[str] = field(default_factory=set)
     progress: Callable[..., None] | None = None  # the caller's: every battle reports to it
     estimate: int = 1  # the battles the sequence may solve (_estimate)
 
+    def __post_init__(self):
+        if self.check is None:
+            self.check = _checked
+
     def __call__(self, label: str, stage: int, index: int, weight: float,
-                 arguments: dict[str, Any]) -> Result | None:
-        """The `index`-th battle of `stage`, reached with probability `weight`; None when no
-        Monte Carlo trial reaches it."""
+                 arguments: dict[str, Any], attacker, defender) -> Result | None:
+        """The `index`-th battle of `stage`, reached with probability `weight`: `attacker`
+        against `defender`, with the stage's arguments (the same dict for every battle of
+        it); None when no Monte Carlo trial reaches it."""
         trials, seed = self.trials, self.seed
         if stage > 1 and seed is not None:
             seed = _child_seed(seed, stage, index)
@@ -329,8 +359,9 @@ class _Solver:
                           "battles of the waves")
         self.solves += 1
         try:
-            battle, run = simulate_spec({**arguments, "trials": trials, "seed": seed,
-                                         "progress": self.progress, "formula_options": {}})
+            if self.progress is not None:  # (each battle's own reports: cancel points too)
+                arguments = {**arguments, "progress": self.progress}
+            battle, run = self.check(label, arguments, attacker, defender, trials, seed)
             r = self.solve(battle, run)
         except BattleInputError as exc:  # (of its own kind: ExactRefused stays one)
             raise type(exc)(f"{label}: {exc}") from None
@@ -354,7 +385,8 @@ class _Chain:
     pruned: float = 0.0
 
     def key(self, counts: Mapping[str, int]) -> Force:
-        return _key({**counts, **self.permanent}, list(self.ruleset.units))
+        return _key({**counts, **self.permanent} if self.permanent else counts,
+                    self.ruleset.units)
 
     def land(self, army: Mapping[str, int]) -> dict[str, int]:
         return {n: k for n, k in army.items() if self.ruleset.units[n].domain == "land"}
@@ -426,6 +458,12 @@ def _estimate(options: dict[str, Any], wave_armies: list, counter) -> int:
     return estimate
 
 
+def _checked(label: str, arguments: dict[str, Any], attacker, defender, trials, seed):
+    """_Solver's check: simulate_spec's battle and run spec of a battle of a sequence."""
+    return simulate_spec({**arguments, "attacker": attacker, "defender": defender,
+                          "trials": trials, "seed": seed, "formula_options": {}})
+
+
 def _new_stats() -> dict[str, float]:
     return dict.fromkeys(("sent", "fights", "walks_in", *WAVE_KEYS), 0.0)
 
@@ -433,7 +471,7 @@ def _new_stats() -> dict[str, float]:
 def _first_wave(chain: _Chain, solver: _Solver, arguments: dict[str, Any]) -> dict[str, Any]:
     """Wave 1: the ordinary battle, with every option given."""
     stats, next_states = _new_stats(), {}
-    r = solver("wave 1", 1, 0, 1.0, arguments)
+    r = solver("wave 1", 1, 0, 1.0, arguments, arguments["attacker"], arguments["defender"])
     chain.fought(stats, next_states, r, 1.0, "wave 1")
     chain.open_states = next_states
     return {"attacker": r.attacker, **stats, "taken_after": chain.taken_total}
@@ -444,15 +482,14 @@ def _later_wave(chain: _Chain, solver: _Solver, stage: int, army: dict[str, int]
     """Wave `stage` (2, 3, ...) against each force the defender still holds with."""
     stats, next_states = _new_stats(), {}
     keep_land = min(arguments.get("keep_land", 0) or 0, sum(chain.land(army).values()))
+    arguments = {**arguments, "keep_land": keep_land}
     for index, (force, weight) in enumerate(sorted(chain.open_states.items())):
         if weight <= WEIGHT_EPS:
             chain.pruned += weight
         elif not force:
             chain.walk_in(stats, next_states, force, weight, army)
         else:
-            r = solver(f"wave {stage}", stage, index, weight,
-                       {**arguments, "attacker": army, "defender": dict(force),
-                        "keep_land": keep_land})
+            r = solver(f"wave {stage}", stage, index, weight, arguments, army, dict(force))
             if r is not None:
                 chain.fought(stats, next_states, r, weight, f"wave {stage}")
     chain.open_states = next_states
@@ -467,8 +504,7 @@ def _counterattack(chain: _Chain, solver: _Solver, stage: int, army: dict[str, i
         if weight <= WEIGHT_EPS:
             chain.pruned += weight
             continue
-        r = solver("counter-attack", stage, index, weight,
-                   {**arguments, "attacker": army, "defender": dict(force)})
+        r = solver("counter-attack", stage, index, weight, arguments, army, dict(force))
         if r is None:
             continue
         stats["fights"] += weight
@@ -509,21 +545,26 @@ def simulate_with(solve: Callable, *args, **kwargs):
 
 def simulate_waves(waves: Iterable | str | None, counterattack, *,
                    solve: Callable[[Battle, RunSpec], Result] = api.solve,
+                   check: Callable[..., tuple[Battle, RunSpec]] | None = None,
                    **options) -> WavesResult:
     """:func:`battlecalc.simulate` with ``waves`` and/or ``counterattack`` (module docstring);
     `options` are simulate's other arguments, `solve` the engine that solves one checked
-    battle (default :func:`battlecalc.api.solve`). Returns a :class:`WavesResult`."""
+    battle (default :func:`battlecalc.api.solve`), `check` what checks each battle's
+    arguments (check(label, stage arguments, attacker, defender, trials, seed); default:
+    :func:`battlecalc.spec.simulate_spec`'s, or what makes the same battles: battlecalc.batch's
+    chains). Returns a :class:`WavesResult`."""
     started = time.perf_counter()
     ruleset, wave_armies, counter = _check(waves, counterattack, options)
     method = options.get("method", "auto")
     if method in ("mc", "auto") and options.get("seed") is None:
         options["seed"] = fresh_seed()
     trials, seed = options.get("trials"), options.get("seed")
-    solver = _Solver(solve, trials, seed, counts_mode=method == "mc",
+    solver = _Solver(solve, trials, seed, counts_mode=method == "mc", check=check,
                      progress=options.get("progress"))
     if options.get("defender") is None:
         raise BattleInputError("the defender has no units")
-    solver.estimate = _estimate(options, wave_armies, counter)
+    if check is None:  # (simulate's: solve_many's lanes play their sequences pass by pass)
+        solver.estimate = _estimate(options, wave_armies, counter)
     first_defender = _army(options["defender"], ruleset, "defender")
     chain = _Chain(ruleset, {n: k for n, k in first_defender.items()
                              if not ruleset.units[n].can_be_casualty},
@@ -563,7 +604,7 @@ def simulate_waves(waves: Iterable | str | None, counterattack, *,
                                              "defender_eliminated": eliminated,
                                              "holds": holds}),
         solves=solver.solves, pruned=chain.pruned, elapsed_s=time.perf_counter() - started,
-        all_units=tuple(ruleset.units),
+        all_units=tuple(ruleset.units), taken_law=chain.taken, holding_law=chain.open_states,
     )
 
 

@@ -71,7 +71,7 @@ def measure() -> dict:
     def forget():
         if hasattr(api, "forget_compiled"):
             api.forget_compiled()
-        else:
+        else:  # (a tree before api.forget_compiled)
             compile_module.build_side.cache_clear()
 
     out = {}

@@ -21,7 +21,7 @@ from timing import best_of
 import battlecalc
 from battlecalc import solver
 from battlecalc.api import make_battle
-from battlecalc.compile import build_side, compile_battle
+from battlecalc.compile import TABLES, compile_battle
 from battlecalc.kernels import jit
 from battlecalc.rules import list_editions
 from battlecalc.solver.montecarlo import run_monte_carlo
@@ -56,7 +56,7 @@ def exact_times(battle: dict, repeats: int) -> tuple[float, float, float]:
     end_to_end = best_of(repeats, lambda: battlecalc.simulate(**battle, method="exact"))[0]
 
     def uncached():
-        build_side.cache_clear()
+        TABLES.forget("side")
         battlecalc.simulate(**battle, method="exact")
 
     fresh = best_of(repeats, uncached)[0]

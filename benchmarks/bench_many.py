@@ -78,6 +78,13 @@ def forget_sides(every: bool) -> None:
     a tree without it drops build_side's and the AA outcomes' caches)."""
     from battlecalc import compile as compile_module
 
+    tables = getattr(compile_module, "TABLES", None)
+    if tables is not None:  # (one store of every kept table: compile.cache)
+        if every:
+            compile_module.forget_tables()
+        else:
+            tables.forget("side")
+        return
     batch._sides.clear()
     batch._side_bytes[0] = 0
     if every and hasattr(compile_module, "forget_tables"):

@@ -14,7 +14,10 @@ with ``==``.  The cases:
   one, pruning hard or none);
 * 30 fixed-seed Monte Carlo runs (dice battles, the formula model, raids);
 * solve_many over the battery;
-* the README's waves and plan examples.
+* the README's waves and plan examples;
+* solve_many's runner (batch.solve_rows) over the 240 random battles of every kind of
+  tests/test_solve_many.py (battles.any_battles: lanes, the batch, battles solved alone and
+  battles refused; each row, or its error).
 
 Recorded with the kernels compiled (jit.compiled() first), on the default thread count.
 Regenerate only where an answer changes on purpose, and say so in the commit.
@@ -216,6 +219,8 @@ def build_cases() -> list[dict]:
                   "args": {"battles": [{**battles.kwargs_of(b), "method": "exact"}
                                        for b in battles.BATTERY]}})
     cases += _example_cases()
+    cases.append({"kind": "solve_rows", "group": "lane", "variant": "default",
+                  "args": {"battles": battles.any_battles(2026_12_02, 240)}})
     for i, case in enumerate(cases):
         case["id"] = i
     return cases
@@ -276,6 +281,14 @@ def answer(case: dict):
                      "rows": [[None if (isinstance(v, float) and math.isnan(v)) or v is None
                                or (not isinstance(v, str | list | dict) and _isna(v)) else v
                                for v in row] for row in frame.itertuples(index=False)]})
+    if case["kind"] == "solve_rows":
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = battlecalc.batch.solve_rows(args["battles"])
+        return _hex({"rows": [[{k: v for k, v in row.items() if not k.endswith("_s")}
+                               if row is not None else None, error] for row, error in rows]})
     raise ValueError(case["kind"])
 
 
@@ -317,11 +330,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="record the fixture")
     parser.add_argument("--check", action="store_true", help="compare with the fixture")
+    parser.add_argument("--append", action="store_true",
+                        help="record the cases that build_cases has and the fixture has not "
+                             "(new ones at the end), leaving every recorded case as it is")
+    parser.add_argument("--rewrite", type=int, nargs="+", default=(), metavar="ID",
+                        help="record these cases again (an answer changed on purpose: say so "
+                             "in the commit), leaving every other as it is")
     parser.add_argument("--every", type=int, default=1, metavar="N",
                         help="check only every Nth case (ids 0, N, 2N, ...)")
-    parser.add_argument("--update", metavar="IDS", default=None,
-                        help="record again only the cases of these ids (comma-separated: "
-                        "those whose answers change on purpose), the others as they are")
     args = parser.parse_args(argv)
     if args.every < 1:
         parser.error("--every must be 1 or more")
@@ -337,19 +353,31 @@ def main(argv: list[str] | None = None) -> int:
             f.write("\n")
         print(f"{len(cases)} cases written to {FIXTURE}")
         return 0
-    if args.update is not None:
-        ids = {int(i) for i in args.update.split(",") if i.strip()}
+    if args.rewrite:
         with open(FIXTURE) as f:
-            fixture = json.load(f)
-        for case in fixture["cases"]:
-            if case["id"] in ids:
+            recorded = json.load(f)["cases"]
+        for case in recorded:
+            if case["id"] in args.rewrite:
                 data = solve_case(case)
                 case["digest"] = digest(data)
                 case["headline"] = headline(data)
         with open(FIXTURE, "w") as f:
-            json.dump(fixture, f, indent=0, sort_keys=True)
+            json.dump({"format": FORMAT, "cases": recorded}, f, indent=0, sort_keys=True)
             f.write("\n")
-        print(f"{len(ids)} cases recorded again in {FIXTURE}")
+        print(f"cases {sorted(args.rewrite)} recorded again in {FIXTURE}")
+        return 0
+    if args.append:
+        with open(FIXTURE) as f:
+            recorded = json.load(f)["cases"]
+        new = build_cases()[len(recorded):]
+        for case in new:
+            data = solve_case(case)
+            case["digest"] = digest(data)
+            case["headline"] = headline(data)
+        with open(FIXTURE, "w") as f:
+            json.dump({"format": FORMAT, "cases": recorded + new}, f, indent=0, sort_keys=True)
+            f.write("\n")
+        print(f"{len(new)} cases added to {FIXTURE}")
         return 0
     with open(FIXTURE) as f:
         cases = json.load(f)["cases"][::args.every]

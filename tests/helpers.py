@@ -115,8 +115,9 @@ def side_specs(battles: list[dict], refused_left_out: bool = False) -> list:
     variants included), in order, without duplicates; a battle the checks refuse raises, or
     is left out where refused_left_out.  (The sides are built by the Python builder
     meanwhile.)"""
-    from battlecalc import compile as compile_module
     from battlecalc.batch import _battle_arguments
+    from battlecalc.compile import battle as compile_module
+    from battlecalc.compile import sides
     from battlecalc.spec import simulate_spec
 
     seen: dict = {}
@@ -124,9 +125,8 @@ def side_specs(battles: list[dict], refused_left_out: bool = False) -> list:
 
     def record(spec):
         seen.setdefault(spec, None)
-        return compile_module._python_side(spec)
+        return sides._python_side(spec)
 
-    record.cache_clear = plain.cache_clear
     compile_module.build_side = record
     try:
         for given in battles:

@@ -46,11 +46,27 @@ class Stream:
 
         self.data = data
         spans, handles, refs = [], [], []
+        fields: dict[int, list[tuple[int, int]]] = {}  # id(object) -> its field values' spans
+        reading: list[list[tuple[int, int]]] = []
 
         class Recorder(JavaStreamParser):
             def __init__(self, fd):
                 super().__init__(fd, [DefaultObjectTransformer()])
                 self.fd, self.depth = fd, 0
+
+            def _read_class_data(self, instance):
+                reading.append([])
+                try:
+                    super()._read_class_data(instance)
+                finally:
+                    fields[id(instance)] = reading.pop()
+
+            def _read_field_value(self, field_type):
+                start = self.fd.tell()
+                value = super()._read_field_value(field_type)
+                if reading:
+                    reading[-1].append((start, self.fd.tell()))
+                return value
 
             def _read_content(self, type_code, block_data, class_desc=None):
                 start = self.fd.tell() - 1  # its type code was read just before
@@ -74,6 +90,7 @@ class Stream:
         self.contents = Recorder(io.BytesIO(data)).run()
         self.spans = sorted(spans, key=lambda s: (s.start, s.depth))
         self.handles, self.refs = handles, refs
+        self._field_spans = fields
 
     @classmethod
     def of_save(cls, path) -> Stream:
@@ -118,6 +135,90 @@ class Stream:
 
     def replace(self, span: Span, new: bytes, new_handles: int = 0) -> bytes:
         return self.edit(span.start, span.end, new, new_handles)
+
+
+    def field_bytes(self, obj, name: str) -> tuple[int, int]:
+        """The byte span [start, end) of `obj`'s field `name` (a primitive's value, or an
+        object field's content) where `obj` is written out; the field of the class nearest
+        `obj` where its hierarchy has two of that name."""
+        from javaobj.v2.beans import ClassDataType
+
+        classes: list = []
+        obj.classdesc.get_hierarchy(classes)
+        names = [(cd.name, field.name) for cd in classes
+                 if cd.data_type in (ClassDataType.NOWRCLASS, ClassDataType.WRCLASS)
+                 for field in cd.fields]
+        spans = self._field_spans[id(obj)]
+        if len(spans) != len(names):
+            raise ValueError(f"{obj.classdesc.name}: {len(spans)} field values read, "
+                             f"{len(names)} fields declared")
+        found = [span for (_, field), span in zip(names, spans, strict=True) if field == name]
+        if not found:
+            raise KeyError(f"{obj.classdesc.name} has no field {name!r}")
+        return found[-1]
+
+    def patched(self, changes: list[tuple[int, bytes]]) -> bytes:
+        """The stream with bytes overwritten in place (same length each: primitive values),
+        `changes` as (position, bytes)."""
+        out = bytearray(self.data)
+        for position, new in changes:
+            out[position:position + len(new)] = new
+        return bytes(out)
+
+    def rebuilt(self, pieces: list, source: bytes | None = None) -> bytes:
+        """A new stream made of `pieces`, in order: (start, end) ranges of this stream (moved
+        or kept whole; their bytes taken from `source`, this stream with values patched in
+        place, where given), bytes that define nothing, or ("ref", obj) for a reference to one
+        of its objects.  Every handle is numbered anew by where it is now defined and every
+        reference follows its object, so objects may move; a reference to an object that is no
+        longer defined, or defined only after it, is an error."""
+        source = self.data if source is None else source
+        assert len(source) == len(self.data)
+        layout = []  # (new position, old start, old end) of the ranges kept
+        out = bytearray()
+        refs_wanted = []  # (new position, obj)
+        for piece in pieces:
+            if isinstance(piece, bytes):
+                out += piece
+            elif isinstance(piece, tuple) and piece and piece[0] == "ref":
+                refs_wanted.append((len(out) + 1, piece[1]))
+                out += bytes([TC_REFERENCE]) + bytes(4)
+            elif isinstance(piece, tuple) and piece and piece[0] == "same":
+                # ("same", start, end, new): [start, end) written anew, defining the same
+                # handles (a string renamed) and referring to none
+                _, start, end, new = piece
+                assert not any(start <= p < end for p in self.refs)
+                layout.append((len(out), start, end))
+                out += new
+            else:
+                start, end = piece
+                layout.append((len(out), start, end))
+                out += source[start:end]
+
+        def moved(position: int) -> int | None:
+            for new, start, end in layout:
+                if start <= position < end:
+                    return new + min(position - start, len(out) - new - 1)
+            return None
+
+        defined = sorted((moved(p), h) for p, h in self.handles if moved(p) is not None)
+        number = {h: BASE_HANDLE + i for i, (_, h) in enumerate(defined)}
+        where = {h: p for p, h in defined}
+        for position in self.refs:
+            new = moved(position)
+            if new is None:
+                continue
+            (handle,) = struct.unpack(">i", self.data[position:position + 4])
+            if handle not in number or where[handle] > new:
+                raise ValueError(f"a reference at {position} to handle {handle:#x}, which the "
+                                 "new stream does not define before it")
+            out[new:new + 4] = struct.pack(">i", number[handle])
+        for new, obj in refs_wanted:
+            handle = obj.handle
+            if handle not in number or where[handle] > new:
+                raise ValueError(f"a reference to {obj}, not defined before it")
+            out[new:new + 4] = struct.pack(">i", number[handle])
+        return bytes(out)
 
 
 def save_bytes(stream: bytes) -> bytes:

@@ -21,7 +21,7 @@ import pytest
 
 import battlecalc
 from battlecalc import api, results, solver
-from battlecalc.compile import build_side
+from battlecalc.compile import forget_tables
 from battlecalc.errors import BattleInputWarning
 from battlecalc.kernels import jit
 from battlecalc.solver import exact
@@ -52,7 +52,7 @@ IDS = [f"{b['rules']}:{b['attacker']}-v-{b['defender']}" for b in BATTLES]
 def _slow(battle: dict, monkeypatch) -> battlecalc.Result:
     """The battle checked, compiled from fresh tables and solved again, built at once."""
     arguments = _defaults() | battle
-    build_side.cache_clear()
+    forget_tables()
     with monkeypatch.context() as patch:
         patch.setattr(results, "LAZY_STATES", 0)
         spec, run = api.simulate_spec(arguments)

@@ -23,9 +23,10 @@ from side_reference import reference_build_side
 
 import battlecalc
 from battlecalc import api
-from battlecalc import compile as compile_module
 from battlecalc.api import make_battle
-from battlecalc.compile import compile_battle
+from battlecalc.compile import TABLES, TableCache, compile_battle
+from battlecalc.compile import battle as battle_module
+from battlecalc.compile import sides as compile_module
 from battlecalc.kernels.layout import RU_SIMPLE, SIMPLE_EXACT
 from battlecalc.rules import load_rules
 
@@ -104,23 +105,28 @@ def test_forget_compiled_drops_every_table_cache(specs):
     for spec in specs[:20]:
         compile_module.build_side(spec)
         compile_module._python_side(spec)
-    assert compile_module._blocks and compile_module._kept_walks.cache_info().currsize
+    assert len(TABLES) and compile_module._kept_walks.cache_info().currsize
     api.forget_compiled()
-    assert not compile_module._blocks and compile_module._block_bytes[0] == 0
-    for cache in (compile_module.build_side, compile_module._kept_walks, compile_module._fire_law,
-                  compile_module._block_size, compile_module._aa_outcomes):
+    assert len(TABLES) == 0 and TABLES.nbytes == 0
+    for cache in (compile_module._kept_walks, compile_module._fire_law,
+                  compile_module._block_size, battle_module._aa_outcomes):
         assert cache.cache_info().currsize == 0
 
 
-def test_the_block_cache_stays_within_its_bytes(specs, monkeypatch):
-    monkeypatch.setattr(compile_module, "BLOCK_CACHE_BYTES", 20_000)
-    api.forget_compiled()
+def test_the_table_cache_stays_within_its_bytes(specs, monkeypatch):
+    """Sides and blocks share one byte budget, the least recently used dropped first; an
+    entry larger than entry_bytes is built each time, not kept."""
+    small = TableCache(max_bytes=20_000, entry_bytes=8_000)
+    monkeypatch.setattr(compile_module, "TABLES", small)
     for spec in specs:
         compile_module._python_side(spec)
-        assert compile_module._block_bytes[0] <= 20_000
-        assert compile_module._block_bytes[0] == sum(t.nbytes for t in
-                                                     compile_module._blocks.values())
-    api.forget_compiled()
+        compile_module.build_side(spec)
+        assert small.nbytes <= 20_000
+        assert small.nbytes == sum(size for _, size in small._tables.values())
+        assert all(size <= 8_000 for _, size in small._tables.values())
+    assert len(small)
+    side = compile_module.build_side(specs[0])
+    assert compile_module.build_side(specs[0]) is side or side.nbytes > 8_000
 
 
 # --- too large --------------------------------------------------------------------------------
@@ -205,7 +211,7 @@ def test_bombardment_needs_no_aircraft_category_when_ground_units_are_lost_first
     plain = fast.result()
     # (compiled again with the aircraft a category of their own, as if bombardment might
     # reach them)
-    monkeypatch.setattr(compile_module, "_ground_first", lambda *args: False)
+    monkeypatch.setattr(battle_module, "_ground_first", lambda *args: False)
     split = plan_of(battle)
     assert split.compiled.rules[RU_SIMPLE] == 0
     categorised = split.result()

@@ -103,69 +103,6 @@ def test_a_land_battle_compiles_the_land_walk_alone(tmp_path):
 # --- which kernels a solve runs ---------------------------------------------------------------
 
 
-@pytest.fixture
-def fresh_process(monkeypatch):
-    """kernels_for's view of a process that has compiled nothing and spent nothing in plain
-    Python, with the cache's answer set by the test (disk: the entries on disk)."""
-    disk = set()
-    monkeypatch.setattr(jit, "compiled_everywhere", lambda: False)
-    monkeypatch.setattr(jit, "loaded", lambda module, name: False)
-    monkeypatch.setattr(jit, "on_disk", lambda module, name: (module, name) in disk)
-    monkeypatch.setattr(jit, "plain_kernels", lambda: False)
-    monkeypatch.setattr(solver_plan, "_spent", [0.0])
-    return disk
-
-
-def test_kernels_are_loaded_from_the_cache_soon_and_compiled_only_when_worth_it(fresh_process):
-    limits = solver_plan.LIMITS
-    slowdown = limits.python_slowdown
-    small = 0.1 * limits.python_budget / slowdown  # a tenth of the budget in plain Python
-    mid = 2 * limits.python_budget / slowdown
-    assert not solver_plan.kernels_for(small)
-    # past the budget: compiled where the cache holds the entry, plain Python where not...
-    assert not solver_plan.kernels_for(mid)
-    fresh_process.add(solver_plan.SOLVE_BLOCKS)
-    assert solver_plan.kernels_for(mid)
-    assert not solver_plan.kernels_for(mid, entries=(solver_plan.SOLVE_COMPACT,))
-    # ... until the process's plain Python passes the cold budget
-    solver_plan._spent[0] = limits.python_budget_cold
-    assert solver_plan.kernels_for(small, entries=(solver_plan.SOLVE_COMPACT,))
-
-
-def test_kernels_compiled_in_the_process_run_from_the_first_solve(fresh_process, monkeypatch):
-    monkeypatch.setattr(jit, "loaded", lambda module, name: name == "_solve_blocks")
-    assert solver_plan.kernels_for(1e-9)
-    assert not solver_plan.kernels_for(1e-9, entries=(solver_plan.SOLVE_BATCH,))
-    monkeypatch.setattr(jit, "compiled_everywhere", lambda: True)  # (jit.compiled())
-    assert solver_plan.kernels_for(1e-9, entries=(solver_plan.SOLVE_BATCH,))
-    monkeypatch.setattr(jit, "plain_kernels", lambda: True)  # BATTLECALC_PLAIN_KERNELS=1
-    assert not solver_plan.kernels_for(1e3)
-
-
-def test_the_compiled_builder_only_where_it_costs_no_compiling(fresh_process, monkeypatch):
-    """jit.ready (compile.build_side's choice of the compiled side builder): never before
-    jit.compiled(), then where every solve runs compiled or the kernel is compiled in the
-    process or on disk; once ready, ready for the process."""
-    monkeypatch.setattr(jit, "_ready", set())
-    monkeypatch.setattr(jit, "is_compiled", lambda: False)
-    fresh_process.add(("battlecalc.kernels.builder", "build_side"))
-    assert not jit.ready("battlecalc.kernels.builder", "build_side")
-    monkeypatch.setattr(jit, "is_compiled", lambda: True)  # (a Monte Carlo run's compiled())
-    assert not jit.ready("battlecalc.kernels.builder", "merged_walks")
-    assert jit.ready("battlecalc.kernels.builder", "build_side")
-    fresh_process.clear()
-    assert jit.ready("battlecalc.kernels.builder", "build_side")
-    monkeypatch.setattr(jit, "compiled_everywhere", lambda: True)
-    assert jit.ready("battlecalc.kernels.builder", "merged_walks")
-
-
-def test_a_plain_solve_counts_its_seconds_and_a_compiled_one_does_not(fresh_process):
-    seconds = 1e-4
-    plain = solver_plan.SolvePlan("exact", seconds, 0.0, 1, compiled=False)
-    solver_plan.spend(plain, seconds)
-    assert solver_plan._spent[0] == pytest.approx(seconds * solver_plan.LIMITS.python_slowdown)
-
-
 def test_the_plain_kernels_call_plain_kernels_once_compiled():
     jit.compiled()
     if jit.plain_kernels():

@@ -12,7 +12,7 @@ import pytest
 from helpers import invoke
 
 import battlecalc
-from battlecalc import BattleInputError, simulate, solve_many
+from battlecalc import BattleInputError, api, simulate, solve_many
 from battlecalc.kernels import jit
 
 TOLERANCE = 1e-12
@@ -104,13 +104,14 @@ def test_random_battery_equals_simulate():
 
 
 def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
-    from battlecalc import batch
+    from battlecalc.compile import battle as battle_module
+    from battlecalc.compile import sides
 
-    compiled, built = [], []
-    compile_battle, side = batch.compile_battle, batch._side
-    monkeypatch.setattr(batch, "compile_battle",
-                        lambda *args: compiled.append(1) or compile_battle(*args))
-    monkeypatch.setattr(batch, "_side", lambda spec: built.append(spec) or side(spec))
+    asked, built = [], []
+    ask, build = battle_module.build_side, sides._new_side
+    monkeypatch.setattr(battle_module, "build_side", lambda spec: asked.append(spec) or ask(spec))
+    monkeypatch.setattr(sides, "_new_side",
+                        lambda spec, *state: built.append(spec) or build(spec, *state))
     battles = [{"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
                {"attacker": "2 sub 1 dd", "defender": "2 dd", "sea": True},
                {"attacker": {"infantry": 3, "tank": 1}, "defender": "3 inf"},
@@ -125,14 +126,18 @@ def test_a_battle_given_again_is_checked_and_compiled_once(monkeypatch):
     with pytest.raises(BattleInputError, match="^battle 3: attacker count of tank must be"):
         solve_many(battles, rules="1942-2e")  # (True is no count, even if 1 == True)
     del battles[3]
-    compiled.clear()
+    api.forget_compiled()
+    asked.clear()
     built.clear()
     frame = solve_many(battles, rules="1942-2e")
-    # battles without techs, amphibious assaults or retreats (the first two, the last, with
-    # the first again): each distinct side once (3 inf 1 tank twice); with techs: the battle
-    # once (through compile_battle); the Monte Carlo battles are not compiled for the batch
-    assert len(compiled) == 1
-    assert len(built) == 5 + 2
+    # each side of a set of options asked for once: the first battle's two sides, the sea
+    # battle's two, the Monte Carlo battle's two (other options: asked again), the battle
+    # with techs' two, the last battle's defender (its attacker the first battle's); a battle
+    # given again asks for nothing; and each distinct side built once (the Monte Carlo
+    # battle's found in the tables kept, and the battle with techs' defender, 3 inf, the first
+    # battle's)
+    assert len(asked) == 2 + 2 + 2 + 2 + 1
+    assert len(built) == len(set(built)) == 2 + 2 + 1 + 1
     for i, battle in enumerate(battles):
         want = simulate(**battle, rules="1942-2e").flat_row()
         assert_row_matches(frame.iloc[i], want, f"battle {i}")
@@ -205,8 +210,10 @@ def test_same_answer_at_one_and_two_threads():
     ([{"atacker": "2 inf", "defender": "2 inf"}], {},
      "battle 0: 'atacker' is not an option of simulate"),
     ([{"attacker": "2 inf", "defender": "2 infanty"}], {}, "battle 0: "),
-    ([{"attacker": "2 inf", "defender": "2 inf", "waves": ["3 inf"]}], {},
-     "battle 0: waves is not an option of solve_many"),
+    ([{"attacker": "2 inf", "defender": "2 inf", "waves": ["3 zeppelin"]}], {},
+     "battle 0: unknown unit 'zeppelin'"),
+    ([{"attacker": "2 inf", "defender": "2 inf", "counterattack": "2 inf", "sea": True}], {},
+     "battle 0: a counter-attack retakes a territory"),
     ([{"attacker": "2 inf", "defender": "2 inf"}], {"keep_land": -1},
      "battle 0: keep_land must be 0 or more, got -1"),
     ([{"attacker": "2 inf", "defender": "2 inf"}], {"retreat_aftr": 2},
@@ -296,16 +303,16 @@ def test_cli_sweep_unchanged(tmp_path):
     assert math.isclose(out["attacker_win"][0], 0.25, abs_tol=TOLERANCE)
 
 
-def test_side_cache_is_bounded():
-    from battlecalc import batch
+def test_the_sides_of_a_batch_are_kept_within_the_tables_budget():
+    from battlecalc.compile import TABLES
 
+    api.forget_compiled()
     solve_many([{"attacker": f"{n} inf", "defender": "2 inf"} for n in range(1, 8)],
                rules="1942-2e", method="exact")
-    assert batch._sides
-    assert batch._side_bytes[0] == sum(size for _, size in batch._sides.values())
-    assert batch._side_bytes[0] <= batch.SIDE_CACHE_BYTES
-    assert all(side.n_states <= batch.SMALL_SIDE_STATES for side, _ in batch._sides.values())
-    assert np.isfinite(batch._side_bytes[0])
+    sides = [key for key in TABLES._tables if key[0] == "side"]
+    assert len(sides) == 7 + 1  # (each attacker, and the defender)
+    assert TABLES.nbytes == sum(size for _, size in TABLES._tables.values())
+    assert 0 < TABLES.nbytes <= TABLES.max_bytes
 
 
 @pytest.mark.slow
@@ -377,60 +384,92 @@ def _form_cases() -> list[dict]:
     return cases
 
 
-def test_a_form_checks_as_make_battle_does():
-    """spec.BattleForm (the lane's checks: the options once, each army once) makes the Battle
-    make_battle makes, field for field, and refuses what simulate_spec refuses."""
+def test_one_form_makes_each_battle_a_fresh_one_makes():
+    """A lane's spec.BattleForm (simulate's checks of the options, once; each army read once
+    and kept) makes, battle after battle, the Battle simulate_spec makes afresh, field for
+    field, and refuses what it refuses with its message."""
     import warnings
 
     from battlecalc import batch
-    from battlecalc.spec import battle_form, simulate_spec
+    from battlecalc.spec import simulate_form, simulate_spec
 
+    forms: dict = {}
     formed = refused = 0
-    for battle in _form_cases():
+    for battle in _form_cases() * 2:
         args = batch._battle_arguments(battle)
-        found = battle_form(args)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 want = simulate_spec(args)[0]
-            except BattleInputError:
-                want = None
-        assert found is None or "start_round" not in battle, battle  # (its start: no form)
-        if found is None:
-            assert set(battle) & {"retreat_below", "attacker_tech", "start_round"} or (
-                want is None), battle
-            continue
-        form, _ = found
-        try:
-            got = form.battle(form.army(battle["attacker"], "attacker"),
-                              form.army(battle["defender"], "defender"))
-        except BattleInputError:
-            got = None
-        assert (got is None) == (want is None), battle
-        if got is None:
+            except BattleInputError as exc:
+                want = str(exc)
+            key = batch._form_key(battle)
+            try:
+                if key not in forms:
+                    forms[key] = simulate_form({**args, "seed": None})[0]
+                got = forms[key].battle(battle["attacker"], battle["defender"])
+            except BattleInputError as exc:
+                got = str(exc)
+        if isinstance(want, str):
+            assert got == want, battle
             refused += 1
             continue
         formed += 1
         assert got == want and vars(got) == vars(want), battle
         assert list(got.attacker) == list(want.attacker), battle  # (the edition's order)
         assert list(got.defender) == list(want.defender), battle
-    assert formed > 60 and refused > 10  # (the cases reach both)
+    assert formed > 120 and refused > 20  # (the cases reach both)
 
 
-def test_compile_plain_builds_what_compile_battle_builds():
-    """compile.compile_plain (each distinct side once) gives every table compile_battle gives,
-    retreat tables too, for battles of one form in any order."""
+@pytest.mark.parametrize("battle, first", [
+    # each battle has two faults: it is refused for the one make_battle meets first (its
+    # order: the edition, dice and technologies; the armies; the landing and bombardment; the
+    # start; the armies' units (attacker, defender, then what the attacker cannot attack
+    # with); submerging; keep_land; aa_last; the orders of losses; the retreat; reactions;
+    # the decisions), however the form checked the options before the armies
+    (dict(attacker="3 zeppelin", defender="2 inf", landing="1 dragon"), "zeppelin"),
+    (dict(attacker="3 inf", defender="2 dragon", start_round=0), "dragon"),
+    (dict(attacker="3 inf", defender="2 inf", landing="2 bb", start_round=0), "landing"),
+    (dict(attacker="3 inf", defender="1 bb", start_round=0), "start_round"),
+    (dict(attacker="3 inf", defender="1 bb", attacker_submerge="first-chance"), "sea unit"),
+    (dict(attacker="1 aa", defender="2 inf", attacker_submerge="first-chance"),
+     "cannot attack"),
+    (dict(attacker="1 aa", defender="1 bb"), "sea unit"),
+    (dict(attacker="2 ftr", defender="2 inf", keep_land=1, aa_last="yes"), "keep_land 1"),
+    (dict(attacker="2 inf", defender="2 inf", keep_land=-1, aa_last="yes"), "keep_land must"),
+    (dict(attacker="2 ftr", defender="2 inf", keep_land=1, retreat_after=0), "keep_land 1"),
+    (dict(attacker="2 inf", defender="2 inf", aa_last="yes", attacker_ool="dragon"),
+     "aa_last"),
+    (dict(attacker="2 inf", defender="2 inf", attacker_ool="dragon", retreat_after=0),
+     "dragon"),
+    (dict(attacker="2 inf", defender="2 inf", retreat_after=0, optimize="win"),
+     "retreat_after"),
+    (dict(attacker="2 inf", defender="2 inf", optimize="win"), "optimize must come"),
+    (dict(attacker="1 sub", defender="1 dd", sea=True, attacker_submerge="optimal",
+          retreat_after=1, optimize="takes"), "optimal submerging is solved"),
+])
+def test_a_battle_with_two_faults_is_refused_for_the_first(battle, first):
+    with pytest.raises(BattleInputError, match=first):
+        simulate(rules="1942-2e", **battle)
+    with pytest.raises(BattleInputError, match=first):
+        solve_many([battle], rules="1942-2e")
+
+
+def test_a_side_cache_compiles_what_compile_battle_compiles():
+    """compile_battle with a form's SideCache (each distinct army's sides worked out once,
+    found by its dict) gives every table compile_battle gives alone, retreat tables too, for
+    battles of one form in any order."""
     import warnings
 
     from battlecalc import batch
-    from battlecalc.compile import compile_battle, compile_plain
-    from battlecalc.spec import battle_form, simulate_spec
+    from battlecalc.compile import SideCache, compile_battle
+    from battlecalc.spec import simulate_spec
 
     kept: dict = {}
     seen = retreats = 0
     for battle in _form_cases() * 2:
         args = batch._battle_arguments(battle)
-        if battle_form(args) is None:
+        if "start_round" in battle:  # (compile_battle alone: solver.start.with_start)
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -440,7 +479,7 @@ def test_compile_plain_builds_what_compile_battle_builds():
                 continue
         key = (battle["rules"], battle["sea"], *sorted(
             (k, str(v)) for k, v in battle.items() if k not in batch.ARMIES))
-        got = compile_plain(checked, batch._side, kept.setdefault(key, {}))
+        got = compile_battle(checked, kept.setdefault(key, SideCache()))
         want = compile_battle(checked)
         seen += 1
         for name in ("attacker", "defender"):
@@ -493,25 +532,29 @@ def test_sides_of_the_lane_equal_the_reference_builder():
     from side_reference import reference_build_side
 
     from battlecalc import api, batch
-    from battlecalc import compile as compile_module
+    from battlecalc.compile import SideCache
+    from battlecalc.compile import battle as battle_module
+    from battlecalc.compile import sides as compile_module
     from battlecalc.kernels.layout import R_HI, R_LO, S_ROW_A, S_ROW_N, S_ROW_S, S_SUBS
     from battlecalc.spec import simulate_spec
 
     specs: dict = {}
-    for battle in _form_cases():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                checked = simulate_spec(batch._battle_arguments(battle))[0]
-            except BattleInputError:
-                continue
-        compile_module.compile_plain(checked, lambda spec: specs.setdefault(
-            spec, compile_module.build_side.__wrapped__(spec)), {})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(battle_module, "build_side",
+                      lambda spec: specs.setdefault(spec, compile_module._new_side(spec)))
+        for battle in _form_cases():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    checked = simulate_spec(batch._battle_arguments(battle))[0]
+                except BattleInputError:
+                    continue
+            battle_module.compile_battle(checked, SideCache())
     assert len(specs) > 150 and any(s.submerge for s in specs)
     assert any(all(s.split) for s in specs) and any(len(s.blocks) > 1 for s in specs)
     api.forget_compiled()
     for spec in specs:
-        side, want = compile_module.build_side.__wrapped__(spec), reference_build_side(spec)
+        side, want = compile_module._new_side(spec), reference_build_side(spec)
         for name in ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors",
                      "ipc_lost"):
             got = getattr(side, name)
@@ -694,3 +737,104 @@ def test_any_battle_is_solved_as_simulate_solves_it():
     for name in ("start_round", "retreat_policy", "scramble_from", "kamikaze", "landing",
                  "attacker_tech", "retreat_below", "rounds_distribution"):
         assert any(name in b for b in given), name
+
+
+def _same_to_the_last_bit(got: dict, want: dict) -> bool:
+    """Every column of simulate's row in the solve_many row, equal with == (floats by their
+    bits: NaN equal to NaN), elapsed_s aside."""
+    for key, value in want.items():
+        if key == "elapsed_s":
+            continue
+        have = got[key]
+        if isinstance(value, float) and isinstance(have, float):
+            if value.hex() != have.hex() and not (math.isnan(value) and math.isnan(have)):
+                return False
+        elif have != value:
+            return False
+    return set(got) - {"elapsed_s"} == set(want) - {"elapsed_s"}
+
+
+def test_rows_are_simulates_to_the_last_bit():
+    """One path: every row solve_many's runner gives, of battles of every kind (the 240 random
+    ones, whose batch once merged no blocks and added its means in another order) and of the
+    exact battery, is simulate's flat row to the last bit."""
+    import warnings
+
+    given = battles.any_battles(2026_12_02, 240) + [
+        {**battles.kwargs_of(b), "method": "exact"} for b in battles.BATTERY]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = battlecalc.batch.solve_rows(given)
+        differ = []
+        for i, (battle, (row, error)) in enumerate(zip(given, rows, strict=True)):
+            try:
+                want = simulate(**battle).flat_row()
+            except BattleInputError as exc:
+                assert row is None and error == str(exc), (i, battle)
+                continue
+            if not _same_to_the_last_bit(row, want):
+                differ.append(i)
+    assert not differ, differ
+
+
+# --- sequences of battles: waves and counter-attacks ----------------------------------------
+
+
+def _chains(seed: int, n: int) -> list[dict]:
+    """n random sequences of 1942 2E battles: a counter-attack on most, a second wave on some,
+    AA guns, an order of losses, Monte Carlo with a seed on a few, and a sea battle in waves."""
+    rng = random.Random(seed)
+
+    def army(units, lo, hi):
+        picked = {u: rng.randint(0, 2) for u in units}
+        picked[units[0]] = rng.randint(lo, hi)
+        return {u: c for u, c in picked.items() if c}
+
+    out = []
+    for i in range(n):
+        battle = {"rules": "1942-2e", "method": "exact",
+                  "attacker": army(["infantry", "artillery", "tank", "fighter"], 1, 6),
+                  "defender": army(["infantry", "artillery", "tank", "aa"], 1, 5)}
+        if i % 5:
+            battle["counterattack"] = army(["infantry", "tank", "artillery"], 1, 5)
+        if i % 3 == 0:
+            battle["waves"] = [army(["infantry", "tank"], 1, 3)]
+        if i % 7 == 0:
+            battle.update(attacker_ool="fighter,infantry")
+        if i % 11 == 0:
+            battle.update(method="mc", trials=3000, seed=rng.randint(1, 99))
+        out.append(battle)
+    out.append({"rules": "1942-2e", "sea": True, "attacker": "2 sub 1 dd", "defender": "2 dd",
+                "waves": ["1 dd 1 ca"], "method": "exact"})
+    return out
+
+
+def test_sequences_are_simulates_to_the_last_bit():
+    """solve_many takes battles with waves and a counter-attack, each chained as simulate
+    chains it (its battles solved together with every sequence's): each row simulate's
+    WavesResult row, every number equal to the last bit."""
+    given = _chains(2026_12_07, 60)
+    rows = battlecalc.batch.solve_rows(given)
+    assert sum("counterattack" in b for b in given) > 40 and sum("waves" in b for b in given) > 15
+    for i, (battle, (row, error)) in enumerate(zip(given, rows, strict=True)):
+        assert error is None, (i, error)
+        assert _same_to_the_last_bit(row, simulate(**battle).flat_row()), (i, battle)
+    frame = solve_many(given[:5] + [{"rules": "1942-2e", "attacker": "3 inf", "defender": "2 inf"}])
+    assert frame["holds"].notna().sum() == sum("counterattack" in b for b in given[:5])
+    assert frame["wave1.sent"].isna().tolist() == [False] * 5 + [True]
+
+
+def test_the_law_a_counter_attack_fights_is_the_occupiers():
+    """A sequence's occupiers (the law of the attacker's forces holding the territory) sum to
+    takes_territory, and the counter-attack on each of them, solved on its own, gives the
+    sequence's holds: takes - sum of P(force) x P(the counter-attack takes it)."""
+    battle = dict(rules="1942-2e", attacker="4 inf 1 art 1 tank 1 ftr", defender="4 inf 1 tank",
+                  counterattack="3 inf 1 tank", method="exact")
+    result = simulate(**battle)
+    occupiers = result.occupiers
+    assert math.isclose(sum(p for _, p in occupiers), result.takes_territory, abs_tol=1e-12)
+    retaken = sum(p * simulate(rules="1942-2e", attacker="3 inf 1 tank", defender=force,
+                               method="exact").takes_territory for force, p in occupiers)
+    assert math.isclose(result.holds, result.takes_territory - retaken, abs_tol=1e-12)
+    assert all("fighter" not in force for force, _ in occupiers)  # (aircraft have left)
+    assert sum(p for _, p in result.defenders_left) <= 1 - result.takes_territory + 1e-12

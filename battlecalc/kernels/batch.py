@@ -12,9 +12,10 @@ outputs per battle, blocks solved in turn).
 
 The entry point of kernels/exact used here: the kernel ``sweep._solve_blocks`` (with the
 NamedTuples of kernels/layout.py that it takes).  Fields added to those NamedTuples after the
-ones set here take their declared defaults: a batch's plans (solver.batch) are the plans of
-those defaults (no pruning budget, blocks one by one, the row sweep and the two-phase round,
-a dense table).
+ones set here take their declared defaults: a batch's plans (solver.batch.batchable) are the
+plans of those defaults (no pruning budget, the row sweep and the two-phase round, a dense
+table), each battle's attacker blocks one by one or merged (its merge and sweep rows: an
+empty span, one by one) and from where it starts (its start_rounds and retreat_from).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from .layout import ExactBattle, ExactOut, ExactSide, RetreatTables
 # a_pmf, a_cdf / d_...), attacker blocks and bombardment law; and its own rows of the
 # outputs (BatchOut.a_final, d_final, transfer)
 (SP_A_STATES, SP_A_ROWS, SP_D_STATES, SP_D_ROWS, SP_BLOCKS, SP_BOMBARD, SP_A_OUT, SP_D_OUT,
- SP_TRANSFER) = range(9)
-SPAN_COLS = 9
+ SP_TRANSFER, SP_MERGE, SP_SWEEP) = range(11)
+SPAN_COLS = 11
 
 
 def _later_defaults(table, given: int) -> tuple:
@@ -44,7 +45,9 @@ def _later_defaults(table, given: int) -> tuple:
 
 SIDE_REST = _later_defaults(ExactSide, 4)
 RETREAT_REST = _later_defaults(RetreatTables, 4)
-BATTLE_REST = _later_defaults(ExactBattle, 11)
+# (after merge and sweep: the row sweep, two phases, a dense table, no work limit; the last
+# two, start_rounds and retreat_from, are each battle's)
+BATTLE_REST = _later_defaults(ExactBattle, 16)[:-2]
 OUT_REST = _later_defaults(ExactOut, 7)
 
 
@@ -71,6 +74,10 @@ class BatchTables(NamedTuple):
     below: np.ndarray  # float64[n]: RetreatTables.below (NO_THRESHOLD: none)
     explicit: np.ndarray  # int64[n]: rounds played one at a time (exact.run_exact)
     phases: np.ndarray  # int64[n]: 2 where a partial retreat leaves a stayers' block, else 1
+    merge: np.ndarray  # int64[M]: ExactBattle.merge of each battle whose blocks merge
+    sweep: np.ndarray  # int64[S]: ExactBattle.sweep of each
+    start_rounds: np.ndarray  # int64[n]: ExactBattle.start_rounds
+    retreat_from: np.ndarray  # int64[n]: ExactBattle.retreat_from
     eps: float  # Limits.transition_eps
     state_eps: float  # Limits.state_eps
 
@@ -102,6 +109,8 @@ def _solve_range(first, last, t, out):
         k0, k1 = sp[i, SP_BOMBARD, 0], sp[i, SP_BOMBARD, 1]
         fa, fd = sp[i, SP_A_OUT, 0], sp[i, SP_D_OUT, 0]
         t0, t1 = sp[i, SP_TRANSFER, 0], sp[i, SP_TRANSFER, 1]
+        m0, m1 = sp[i, SP_MERGE, 0], sp[i, SP_MERGE, 1]
+        w0, w1 = sp[i, SP_SWEEP, 0], sp[i, SP_SWEEP, 1]
         att = ExactSide(t.a_states[a0:a1], t.a_rows[ar0:ar1], t.a_pmf[ar0:ar1],
                         t.a_cdf[ar0:ar1], *SIDE_REST)
         dfn = ExactSide(t.d_states[d0:d1], t.d_rows[dr0:dr1], t.d_pmf[dr0:dr1],
@@ -110,10 +119,61 @@ def _solve_range(first, last, t, out):
                                 *RETREAT_REST)
         battle = ExactBattle(att, dfn, t.blocks[b0:b1], t.rules[i], t.a_start[a0:a1],
                              t.d_start[d0:d1], t.bombard[k0:k1], one, retreat, t.eps,
-                             t.state_eps, *BATTLE_REST)
+                             t.state_eps, 0.0, 0.0, 0.0, t.merge[m0:m1], t.sweep[w0:w1],
+                             *BATTLE_REST, t.start_rounds[i], t.retreat_from[i])
         stacks = ExactOut(out.outcomes[i:i + 1], out.a_final[fa:fa + a1 - a0],
                           out.d_final[fd:fd + d1 - d0].reshape((1, d1 - d0)), no_joint,
                           out.totals[i:i + 1], out.rounds_hist[i:i + 1],
                           out.transfer[t0:t1].reshape((b1 - b0, d1 - d0)), *OUT_REST)
         for phase in range(t.phases[i]):
             sweep._solve_blocks(0, b1 - b0, phase, battle, stacks, t.explicit[i])
+
+
+@kernel
+def _pairwise(values, first, n, column):
+    """The sum of values[first:first + n, column] added as numpy adds a float vector
+    (np.add.reduce: pairwise, blocks of at most 128 summed with 8 accumulators, from -0.0),
+    so that a batch's sums equal a battle's own (solver.law.weighted_sum) to the last bit."""
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += values[first + i, column]
+        return res
+    if n <= 128:
+        r0 = values[first, column]
+        r1 = values[first + 1, column]
+        r2 = values[first + 2, column]
+        r3 = values[first + 3, column]
+        r4 = values[first + 4, column]
+        r5 = values[first + 5, column]
+        r6 = values[first + 6, column]
+        r7 = values[first + 7, column]
+        i = 8
+        while i < n - n % 8:
+            r0 += values[first + i, column]
+            r1 += values[first + i + 1, column]
+            r2 += values[first + i + 2, column]
+            r3 += values[first + i + 3, column]
+            r4 += values[first + i + 4, column]
+            r5 += values[first + i + 5, column]
+            r6 += values[first + i + 6, column]
+            r7 += values[first + i + 7, column]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += values[first + i, column]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return (_pairwise(values, first, half, column)
+            + _pairwise(values, first + half, n - half, column))
+
+
+@kernel(nogil=True)
+def _segment_sums(values, offsets, out):
+    """out[i, j] = the sum of values[offsets[i]:offsets[i + 1], j], each added as
+    _pairwise adds it."""
+    for i in range(offsets.shape[0] - 1):
+        for j in range(values.shape[1]):
+            out[i, j] = _pairwise(values, offsets[i], offsets[i + 1] - offsets[i], j)

@@ -16,7 +16,7 @@ side's blocks laid end to end.
 Hit laws come from a bank (compile._LawBank): the law of each distinct set of dice (a count
 per dice slot: hit value clamped to the die, and best-of), computed by dice.hit_distribution
 (numpy's sums: a law is the same bits however its force was reached) and kept with its top
-count, its highest count above compile.PRUNE_EPS and its low-luck strength.  A kernel finds a
+count, its highest count above solver.Limits.hit_eps and its low-luck strength.  A kernel finds a
 force's law by its dice in the bank's hash table; where some are not there yet, it answers
 LAWS_MISSING with their dice, the driver adds their laws and calls again.
 
@@ -81,7 +81,7 @@ ORDER_COLS = 4
 # kinds), most states, most table cells
 (SD_SPLIT_S, SD_SPLIT_A, SD_SUBMERGE, SD_DIE, SD_KINDS, SD_MAX_STATES, SD_MAX_CELLS) = range(7)
 SIDE_COLS = 7
-# the bank's law columns: top count, highest count above PRUNE_EPS, low-luck strength, length,
+# the bank's law columns: top count, highest count above hit_eps, low-luck strength, length,
 # first entry in the bank's pmf
 L_TOP, L_HI, L_STRENGTH, L_LEN, L_AT = range(5)
 LAW_COLS = 5

@@ -211,28 +211,6 @@ def loaded(module_name: str, name: str) -> bool:
     return bool(getattr(getattr(importlib.import_module(module_name), name), "overloads", None))
 
 
-_ready: set = set()  # (module name, kernel name) found ready by ready()
-
-
-def ready(module_name: str, name: str) -> bool:
-    """Whether calling the compiled kernel module_name.name now costs no compiling: compiled()
-    has run and every solve runs compiled kernels (the kernels are compiled or loaded for
-    them: a server warmed up, a test), or the kernel is compiled in this process already or
-    in numba's cache (loading it: a fraction of a second).  For a kernel that has a plain
-    Python twin (compile.py's side builder): a process that has compiled some kernels (Monte
-    Carlo) keeps to the Python one while this one's cache is cold.  (Once ready, ready for
-    the process.)"""
-    if not is_compiled():
-        return False
-    key = (module_name, name)
-    if key in _ready:
-        return True
-    if compiled_everywhere() or loaded(module_name, name) or on_disk(module_name, name):
-        _ready.add(key)
-        return True
-    return False
-
-
 _disk_checks: dict = {}  # (module name, kernel name) -> a dispatcher that only reads its cache
 
 

@@ -17,15 +17,24 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from .batch import BatchLaw, batch_plan, batch_seconds, batchable, solve_batch
+from .batch import BatchLaw, batchable, solve_batch
 from .decide import Policy, fill_decisions
 from .exact import ExactSolve, TooBigToSolve, fill_win_values
 from .law import FinalLaw
 from .montecarlo import run_monte_carlo
-from .plan import LIMITS, ROUNDS_BINS, ExactRefused, Limits, SolvePlan, choose, exact_seconds
+from .plan import (
+    LIMITS,
+    ROUNDS_BINS,
+    ExactRefused,
+    KernelState,
+    Limits,
+    SolvePlan,
+    choose,
+    exact_seconds,
+)
 
 __all__ = ["LIMITS", "ROUNDS_BINS", "BatchLaw", "ExactRefused", "ExactSolve", "FinalLaw",
-           "Limits", "Policy", "SolvePlan", "TooBigToSolve", "batch_plan", "batch_seconds",
+           "KernelState", "Limits", "Policy", "SolvePlan", "TooBigToSolve",
            "batchable", "choose", "exact_seconds", "solve", "solve_batch"]
 
 

@@ -2,9 +2,9 @@
 laid end to end in flat arrays (a side several battles share, once), one compiled loop over
 them on the engine's threads, each battle writing only its own rows.  The results do not
 depend on how the battles are split among threads, and each is the sum its plan's solve alone
-computes, in the same order.  A batch's plans are of the variant the batch kernel carries
-out (batchable): exact, a dense table, no pruning budget, its blocks one by one, short enough
-for one thread, no --retreat-below table, no law of rounds.
+computes, in the same order.  A batch's plans are those the batch kernel carries out
+(batchable): exact, a dense table, no pruning budget, short enough for one thread, no
+--retreat-below or decision table, no law of rounds.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ..kernels import jit
 from ..kernels.layout import (
     FULL_RETREAT,
     N_OUTCOMES,
+    NO_MERGE,
     NO_THRESHOLD,
     RETREAT_COLS,
     RT_AFTER,
@@ -27,65 +28,22 @@ from ..kernels.layout import (
     TOTAL_ROUNDS,
     TOTAL_TAKES,
 )
-from . import cost, threads
-from .plan import (
-    LIMITS,
-    SOLVE_BATCH,
-    Limits,
-    SolvePlan,
-    choose,
-    compact_table,
-    exact_seconds,
-    kernels_for,
-    spend,
-)
+from . import threads
+from .law import FinalLaw
+from .plan import LIMITS, SOLVE_BATCH, Limits, SolvePlan, kernels_for, spend
+from .tables import merged
 
 
-def batch_plan(compiled, method: str, trials: int, limits: Limits = LIMITS) -> SolvePlan:
-    """The plan of a battle offered to a batch (solve_many): as simulate chooses, its blocks
-    one by one and no pruning budget (what the batch kernel does), weighed on the estimate of
-    simulate's own plan (its blocks merged where they merge)."""
-    return choose(compiled, method, trials, limits=limits, merge_blocks=False, pruning=False,
-                  seconds=exact_seconds(compiled, limits))
-
-
-def batch_seconds(compiled, method: str, trials: int, limits: Limits = LIMITS) -> float | None:
-    """The estimate of a battle that the batch solves (batchable(batch_plan(...)): that
-    plan's seconds), or None where it does not (its plan is not batchable, or batch_plan
-    refuses it), without making the plan: what choose decides for the battles a batch
-    takes, read off the same estimates (tests/test_solve_many.py holds the two to each
-    other)."""
-    if (method == "mc" or compiled.retreat_below is not None or compiled.objective is not None
-            or compiled.start_rounds or compiled.retreat_from != 1):
-        # (Monte Carlo; a --retreat-below table; decisions solved, whose table the batch
-        # kernel has not: an optimal retreat or submerging; a battle from where it stands)
-        return None
-    seconds = exact_seconds(compiled, limits)
-    if seconds > limits.parallel_seconds or compact_table(compiled, limits)[0]:
-        return None  # (more than one thread's work; a compact table)
-    pairs = compiled.attacker.n_states * compiled.defender.n_states
-    if method == "exact" and not limits.exact_only_where_auto:
-        # (choose refuses past these: solved on its own, simulate says why)
-        return seconds if (pairs <= limits.exact_state_limit
-                           and seconds <= limits.max_exact_seconds) else None
-    # auto (or exact only where auto would solve exactly): exact where the estimate beats the
-    # Monte Carlo run and the battle is within the exact limits
-    weighed = cost.monte_carlo_seconds(compiled, trials, limits)
-    if pairs >= limits.prune_pairs:
-        weighed = max(weighed, limits.auto_big_seconds)
-    exact = (seconds <= weighed and pairs <= limits.exact_state_limit
-             and seconds <= limits.max_exact_seconds)
-    return seconds if exact else None
-
-
-def batchable(plan: SolvePlan, compiled, limits: Limits = LIMITS) -> bool:
-    """Whether the batch kernel carries out the plan of a compiled battle: exact, dense, no
-    budget, blocks one by one, one thread (an estimate of at most limits.parallel_seconds),
-    no --retreat-below table, no law of rounds, a battle from its start."""
+def batchable(plan: SolvePlan, limits: Limits = LIMITS) -> bool:
+    """Whether the batch kernel carries out the plan (the plan simulate solves the battle by,
+    solver.choose): exact, an estimate of at most limits.parallel_seconds (one thread's work,
+    in one row of outputs), a dense table, no pruning budget, the row sweep and the two-phase
+    round, no --retreat-below or decision table, no law of rounds.  Its blocks one by one or
+    merged, from its start or from where it stands, as the plan and the battle say."""
     return (plan.method == "exact" and plan.seconds <= limits.parallel_seconds
-            and compiled.start_rounds == 0 and compiled.retreat_from == 1
-            and not plan.table[0] and not plan.budget and not plan.merge_blocks
-            and not plan.win_values and not plan.decide and plan.rounds_bins == 1)
+            and not plan.per_block_rows and not plan.table[0] and not plan.budget
+            and not plan.win_values and not plan.decide and plan.rounds_bins == 1
+            and plan.row_sweep and plan.two_phase and plan.sea_walk)
 
 
 class BatchLaw(NamedTuple):
@@ -106,6 +64,18 @@ class BatchLaw(NamedTuple):
     d_states: np.ndarray
     attackers: Sides
     defenders: Sides
+    compiled: bool  # solved by compiled kernels (else plain Python)
+
+    def law(self, i: int) -> FinalLaw:
+        """Battle i's FinalLaw, as its own exact solve gives it (no joint final law: the
+        swing's law is not kept), its final laws views of the batch's."""
+        (a0, a1), (d0, d1) = self.a_out[i], self.d_out[i]
+        return FinalLaw(1.0, None, self.outcomes[i], self.takes[i], self.a_final[a0:a1],
+                        self.d_final[d0:d1], float(self.mean_rounds[i]), None, None, 0.0, 0.0,
+                        float(self.pruned[i]))
+
+
+_NO_MERGE = (NO_MERGE, NO_MERGE)
 
 
 def offsets(lengths: Iterable[int]) -> np.ndarray:
@@ -138,13 +108,16 @@ class Sides:
         return np.stack([starts[self.index], starts[self.index + 1]], axis=1), starts
 
 
-def _tables(compiled: list, eps: float, state_eps: float
+def _tables(compiled: list, plans: list[SolvePlan]
             ) -> tuple[batch_kernels.BatchTables, int, int, Sides, Sides]:
     """The batch's tables end to end (kernels/batch.py), the sizes of its outputs a_final and
     d_final, and its distinct attacker and defender sides."""
     n = len(compiled)
     att, dfn = Sides([c.attacker for c in compiled]), Sides([c.defender for c in compiled])
     laws = Sides([c.bombardment.pmf for c in compiled])
+    # (each merged side's merge and sweep rows once; a battle whose blocks go one by one: none)
+    merges = Sides([merged(c.attacker) or _NO_MERGE if p.merge_blocks else _NO_MERGE
+                    for c, p in zip(compiled, plans, strict=True)])
     spans = np.zeros((n, batch_kernels.SPAN_COLS, 2), dtype=np.int64)
     spans[:, batch_kernels.SP_A_STATES], a_starts = att.spans(s.n_states for s in att.unique)
     spans[:, batch_kernels.SP_A_ROWS], _ = att.spans(s.rows.shape[0] for s in att.unique)
@@ -152,6 +125,8 @@ def _tables(compiled: list, eps: float, state_eps: float
     spans[:, batch_kernels.SP_D_STATES], _ = dfn.spans(s.n_states for s in dfn.unique)
     spans[:, batch_kernels.SP_D_ROWS], _ = dfn.spans(s.rows.shape[0] for s in dfn.unique)
     spans[:, batch_kernels.SP_BOMBARD], _ = laws.spans(p.shape[0] for p in laws.unique)
+    spans[:, batch_kernels.SP_MERGE], _ = merges.spans(m[0].shape[0] for m in merges.unique)
+    spans[:, batch_kernels.SP_SWEEP], _ = merges.spans(m[1].shape[0] for m in merges.unique)
     sizes = np.diff(spans, axis=2)[:, :, 0]
     outputs = ((batch_kernels.SP_A_OUT, sizes[:, batch_kernels.SP_A_STATES]),
                (batch_kernels.SP_D_OUT, sizes[:, batch_kernels.SP_D_STATES]),
@@ -165,6 +140,8 @@ def _tables(compiled: list, eps: float, state_eps: float
     below = np.full(n, NO_THRESHOLD)
     remainder = np.full(a_starts[-1], FULL_RETREAT, dtype=np.int64)
     phases = np.ones(n, dtype=np.int64)
+    start_rounds = np.fromiter((c.start_rounds for c in compiled), np.int64, n)
+    retreat_from = np.fromiter((c.retreat_from for c in compiled), np.int64, n)
     for i, c in enumerate(compiled):
         if c.retreat is not None:  # (its attacker's tables are its own: compile.with_retreat)
             policy[i], below[i] = c.retreat.policy, c.retreat.below
@@ -184,7 +161,11 @@ def _tables(compiled: list, eps: float, state_eps: float
         np.concatenate([s.start for s in dfn.unique]),
         np.concatenate([s.blocks for s in att.unique]), np.concatenate(laws.unique),
         np.stack([c.rules for c in compiled]), policy, below,
-        np.maximum(policy[:, RT_AFTER], 1), phases, eps, state_eps)
+        # (the rounds played one at a time: as solver.exact.ExactSolve's explicit)
+        np.maximum(np.maximum(policy[:, RT_AFTER], 1), retreat_from), phases,
+        np.concatenate([m[0] for m in merges.unique]),
+        np.concatenate([m[1] for m in merges.unique]), start_rounds, retreat_from,
+        plans[0].eps, plans[0].state_eps)
     return (tables, int(spans[-1, batch_kernels.SP_A_OUT, 1]),
             int(spans[-1, batch_kernels.SP_D_OUT, 1]), att, dfn)
 
@@ -193,20 +174,14 @@ def _range(first: int, last: int, solve, offset: int, tables, out) -> None:
     solve(offset + first, offset + last, tables, out)
 
 
-def solve_batch(compiled: list, plans: list[SolvePlan] | None = None, limits: Limits = LIMITS,
-                seconds: list[float] | None = None) -> BatchLaw:
+def solve_batch(compiled: list, plans: list[SolvePlan], limits: Limits = LIMITS) -> BatchLaw:
     """The exact laws of battles whose plans are batchable, solved by the batch kernel in
     calls of about limits.call_seconds of estimated work (so Ctrl-C ends the work soon), each
     split among the engine's threads.  Compiled kernels or plain Python are decided for the
-    whole batch, on the sum of its estimates (solver.plan.kernels_for).  The battles' plans,
-    or (seconds) their estimates alone (batch_seconds: plans chosen under `limits`)."""
-    if seconds is None:
-        seconds = [plan.seconds for plan in plans]
-        eps, state_eps = plans[0].eps, plans[0].state_eps
-    else:
-        eps, state_eps = limits.transition_eps, limits.state_eps
+    whole batch, on the sum of its estimates (solver.plan.kernels_for)."""
+    seconds = [plan.seconds for plan in plans]
     total = float(sum(seconds))
-    tables, a_size, d_size, att, dfn = _tables(compiled, eps, state_eps)
+    tables, a_size, d_size, att, dfn = _tables(compiled, plans)
     n = len(seconds)
     out = batch_kernels.BatchOut(
         np.zeros((n, N_OUTCOMES)), np.zeros((n, TOTAL_COLS)), np.zeros((n, 1)), np.zeros(a_size),
@@ -227,8 +202,9 @@ def solve_batch(compiled: list, plans: list[SolvePlan] | None = None, limits: Li
         first = last
     spans = tables.spans
     totals = out.totals
-    return BatchLaw(out.outcomes, totals[:, TOTAL_TAKES], totals[:, TOTAL_ROUNDS],
+    return BatchLaw(out.outcomes, totals[:, TOTAL_TAKES],
+                    totals[:, TOTAL_ROUNDS] + tables.start_rounds,
                     np.maximum(0.0, totals[:, TOTAL_PRUNED]), out.a_final, out.d_final,
                     spans[:, batch_kernels.SP_A_OUT], spans[:, batch_kernels.SP_D_OUT],
                     spans[:, batch_kernels.SP_A_STATES], spans[:, batch_kernels.SP_D_STATES],
-                    att, dfn)
+                    att, dfn, plan.compiled)

@@ -21,6 +21,18 @@ def weighted_sum(weights: np.ndarray, values: np.ndarray) -> Any:
                          else weights * values, axis=0)
 
 
+def segment_sums(values: np.ndarray, offsets: np.ndarray, compiled: bool = True) -> np.ndarray:
+    """out[i, j] = weighted_sum's sum of values[offsets[i]:offsets[i + 1], j] (values a matrix
+    [rows, columns]; each segment added as np.add.reduce adds a vector, to the last bit): the
+    sums of many battles at once (results.rows), each equal to the battle's own: by the
+    kernel kernels/batch._segment_sums, compiled or plain Python."""
+    from ..kernels import batch, jit
+
+    out = np.zeros((len(offsets) - 1, values.shape[1]))
+    jit.kernels(batch, compiled)._segment_sums(values, offsets, out)
+    return out
+
+
 def grouped(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys (values, or rows of a 2-D array) ascending, and each one's weight."""
     if keys.ndim == 1:

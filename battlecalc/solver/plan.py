@@ -22,6 +22,7 @@ from ..errors import BattleInputError
 from ..kernels import jit
 from ..kernels.layout import RU_BOMBARD, RU_SIMPLE, SIMPLE_EXACT
 from . import cost, threads
+from .state import _EVERYWHERE, _PLAIN, KernelState, _spent  # noqa: F401  (re-exported)
 from .tables import merged
 
 ROUNDS_BINS = 101  # law of rounds: 0..99 and "100 or more" (both solvers)
@@ -52,8 +53,11 @@ class Limits:
     # 0.35-0.45 s): Monte Carlo's trials slow down with a battle's size
     prune_pairs: int = 200_000
     auto_big_seconds: float = 1.0
-    # exact to these at every size: transitions moving less probability are skipped, states
-    # holding less are not played on (mass reported as pruned)
+    # exact to these at every size: hit counts less likely than hit_eps are cut from a side's
+    # tables when they are built (compile: each hit law's R_HI), transitions moving less
+    # probability than transition_eps are skipped, states holding less than state_eps are
+    # not played on (mass reported as pruned)
+    hit_eps: float = 1e-16
     transition_eps: float = 1e-18
     state_eps: float = 1e-16
     # within the budget (probability, reported as pruned): states below prune_state_eps are
@@ -121,6 +125,10 @@ class SolvePlan:
     two_phase: bool = True  # the general round's strikes, then general fire, in two phases
     sea_walk: bool = True  # a sea battle without submarines by the walk path
     table: tuple[int, int] = (0, 0)  # a compact mass table's first rows, columns; (0, 0) dense
+    hit_eps: float = LIMITS.hit_eps  # hit counts cut from the tables (the compiled battle's)
+    # which builder made each side's tables (compile.sides: "compiled" or "python"; the same
+    # arrays either way)
+    side_builders: tuple[str, str] = ("python", "python")
     eps: float = LIMITS.transition_eps
     state_eps: float = LIMITS.state_eps
     prune_eps: float = 0.0  # pruning within a budget (0.0: none)
@@ -145,7 +153,6 @@ class SolvePlan:
         return self.budget > 0.0
 
 
-_spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
 
 # the exact solver's entry kernels (module, kernel): a dense table's blocks (any battle, or
 # two single walks only), a compact table, --retreat-below's table, the optimal retreat's
@@ -172,22 +179,12 @@ def exact_entry(compiled, table: tuple[int, int]) -> tuple[str, str]:
     return SOLVE_BLOCKS
 
 
-def kernels_for(seconds: float, limits: Limits = LIMITS,
-                entries: tuple = (SOLVE_BLOCKS,)) -> bool:
-    """Whether a solve of this estimate runs compiled kernels (its entry kernels `entries`):
-    always once every solve does (jit.compiled()), and where they are compiled in this process
-    already; else once this process's plain-Python solves, this one's included, reach
-    limits.python_budget and numba's cache holds them (jit.on_disk: loading them costs about
-    that much), or reach limits.python_budget_cold (compiling them costs far more, and saves
-    them for the next process).  Never under BATTLECALC_PLAIN_KERNELS=1."""
-    if jit.plain_kernels():
-        return False
-    if jit.compiled_everywhere() or all(jit.loaded(*entry) for entry in entries):
-        return True
-    python = _spent[0] + seconds * limits.python_slowdown
-    if python < limits.python_budget:
-        return False
-    return python >= limits.python_budget_cold or all(jit.on_disk(*e) for e in entries)
+def kernels_for(seconds: float, limits: Limits = LIMITS, entries: tuple = (SOLVE_BLOCKS,),
+                kernels: KernelState | None = None) -> bool:
+    """Whether a solve of this estimate runs compiled kernels (KernelState.compiles), by the
+    state `kernels` (default: the process's now)."""
+    state = KernelState.now(entries) if kernels is None else kernels
+    return state.compiles(seconds, limits, entries)
 
 
 # the Monte Carlo driver's entry kernels: two single walks (land), the general round
@@ -330,7 +327,68 @@ def _check_win_values(compiled, seconds: float, limits: Limits) -> None:
 def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution: bool = False,
            limits: Limits = LIMITS, *, row_sweep: bool = True, merge_blocks: bool = True,
            two_phase: bool = True, sea_walk: bool = True, pruning: bool = True,
-           seconds: float | None = None) -> SolvePlan:
+           seconds: float | None = None, kernels: KernelState | None = None) -> SolvePlan:
+    """The plan of a compiled battle (compile.CompiledBattle): see _choose.  A plan chosen
+    with no variant keyword is kept with the battle's attacker side, by what the choice
+    reads of the battle (the defender side, the round rules, the bombardment's law, the
+    retreat threshold and the objective, the start) and the arguments: the next battle of
+    the same sides and arguments (solve_many's battles share sides) gets it back at the cost
+    of a dict look-up, with the kernels (compiled or plain) decided again by `kernels`."""
+    if not (row_sweep and merge_blocks and two_phase and sea_walk and pruning
+            and seconds is None):
+        return _choose(compiled, method, trials, rounds_distribution, limits, kernels,
+                       row_sweep=row_sweep, merge_blocks=merge_blocks, two_phase=two_phase,
+                       sea_walk=sea_walk, pruning=pruning, seconds=seconds)
+    att, dfn = compiled.attacker, compiled.defender
+    key = (id(dfn), compiled.rules.tobytes(), len(compiled.bombardment.pmf),
+           compiled.retreat_below, compiled.objective, compiled.start_rounds,
+           compiled.retreat_from, method, trials, rounds_distribution, id(limits),
+           threads.thread_count())
+    kept = att.__dict__.get("_plans")
+    if kept is None:
+        kept = att.__dict__["_plans"] = {}
+    found = kept.get(key)
+    if found is not None and found[0] is dfn and found[1] is limits:
+        plan, entries, work = found[2:]
+        if plan.method != "exact":
+            return plan
+        compiles = kernels_for(work, limits, entries, kernels)
+        if compiles == plan.compiled:
+            return plan
+        plan = _with_kernels(plan, compiles, len(att.blocks), limits)
+    else:
+        plan = _choose(compiled, method, trials, rounds_distribution, limits, kernels)
+        if len(kept) >= MAX_KEPT_PLANS:
+            kept.clear()
+    kept[key] = (dfn, limits, plan, *_kernel_entries(compiled, plan))
+    return plan
+
+
+# plans kept with a side (choose), at most: a side meets many defenders in a batch
+MAX_KEPT_PLANS = 4096
+
+
+def _kernel_entries(compiled, plan: SolvePlan) -> tuple[tuple, float]:
+    """The entry kernels of an exact plan and the work their choice (kernels_for) weighs."""
+    below = compiled.retreat_below is not None
+    decide = compiled.objective is not None
+    entries = ((exact_entry(compiled, plan.table),) + ((WIN_VALUES,) if below else ())
+               + ((DECIDE_VALUES,) if decide else ()))
+    return entries, plan.seconds + (plan.win_values_seconds or plan.decide_seconds)
+
+
+def _with_kernels(plan: SolvePlan, compiles: bool, n_blocks: int, limits: Limits) -> SolvePlan:
+    """An exact plan with its kernels compiled or plain, and what follows from that."""
+    return dataclasses.replace(
+        plan, compiled=compiles,
+        per_block_rows=(compiles and n_blocks > 1 and plan.seconds > limits.parallel_seconds
+                        and not plan.merge_blocks))
+
+
+def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limits: Limits,
+            kernels: KernelState | None, *, row_sweep: bool = True, merge_blocks: bool = True,
+            two_phase: bool = True, sea_walk: bool = True, pruning: bool = True,
+            seconds: float | None = None) -> SolvePlan:
     """The plan of a compiled battle (compile.CompiledBattle): method "exact", "mc" or "auto"
     (the faster of the two; exact where the battle is small enough), the Monte Carlo run's
     trials, the law of rounds; the variant keywords allow a variant (row_sweep, merge_blocks,
@@ -339,6 +397,9 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
     caller has it (exact_seconds of the same battle and limits).  BattleInputError where the
     battle cannot be solved by the method asked for (too big for exact, --retreat-below's
     table too big, the law of rounds with a partial amphibious retreat)."""
+    if compiled.hit_eps != limits.hit_eps:
+        raise ValueError(f"the battle's tables were cut at hit_eps {compiled.hit_eps!r}, the "
+                         f"limits say {limits.hit_eps!r}: compile it with the limits' hit_eps")
     if not sea_walk:
         compiled = without_sea_walk(compiled)
     att, dfn = compiled.attacker, compiled.defender
@@ -370,7 +431,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
             limit = max(limits.auto_compact_seconds, mc_seconds)
         return _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
                            pruning, merge_blocks, table, int(limit * limits.work_rate),
-                           method == "auto" and not strict)
+                           method == "auto" and not strict, kernels)
     if method == "auto":
         weighed = mc_seconds
         if pairs >= limits.prune_pairs:
@@ -385,10 +446,11 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
     if method == "exact":
         _refuse(pairs, seconds + table_seconds, limits)
         plan = _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
-                           pruning, merge_blocks, (0, 0), 0, False)
+                           pruning, merge_blocks, (0, 0), 0, False, kernels)
     else:
         plan = SolvePlan("mc", seconds, mc_seconds, trials, compiled=True,
-                         threads=threads.thread_count(), **variant)
+                         threads=threads.thread_count(), hit_eps=compiled.hit_eps,
+                         side_builders=(att.builder, dfn.builder), **variant)
     if below:
         plan = dataclasses.replace(plan, win_values=True, win_values_seconds=table_seconds)
     if optimal:
@@ -398,7 +460,8 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
 
 def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, trials: int,
                 limits: Limits, variant: dict, pruning: bool, merge_blocks: bool,
-                table: tuple[int, int], work_limit: int, fallback: bool) -> SolvePlan:
+                table: tuple[int, int], work_limit: int, fallback: bool,
+                kernels: KernelState | None) -> SolvePlan:
     att, dfn = compiled.attacker, compiled.defender
     pairs = att.n_states * dfn.n_states
     settings = {}
@@ -412,10 +475,12 @@ def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, 
                + ((DECIDE_VALUES,) if decide else ()))
     kernels = kernels_for(
         seconds + (cost.win_values_seconds(compiled) if below or decide else 0.0), limits,
-        entries)
+        entries, kernels)
     return SolvePlan(
         "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
-        eps=limits.transition_eps, state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,
+        hit_eps=compiled.hit_eps, side_builders=(att.builder, dfn.builder),
+        eps=limits.transition_eps, state_eps=limits.state_eps,
+        joint=pairs <= limits.joint_limit,
         compiled=kernels, threads=threads.thread_count(),
         per_block_rows=(kernels and len(att.blocks) > 1 and seconds > limits.parallel_seconds
                         and not merge),

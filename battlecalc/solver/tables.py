@@ -26,6 +26,7 @@ from ..kernels.layout import (
     S_PLACE,
     S_ROW_N,
 )
+from .state import KernelState
 
 
 def _kept(side, name: str, build):
@@ -35,6 +36,9 @@ def _kept(side, name: str, build):
     if found is None and name not in side.__dict__:
         found = side.__dict__[name] = build(side)
     return found
+
+
+MERGED_WALKS = ((builder.__name__, "merged_walks"),)  # merged_walks' kernel
 
 
 def merged(side) -> tuple[np.ndarray, np.ndarray] | None:
@@ -86,20 +90,21 @@ _COMPARED = np.ones(layout.STATE_COLS, dtype=bool)
 _COMPARED[list(S_PLACE)] = False
 
 
-def merged_walks(side) -> tuple[np.ndarray, np.ndarray] | None:
+def merged_walks(side, kernels=None) -> tuple[np.ndarray, np.ndarray] | None:
     """(merge, sweep) of a side of several blocks of single walks (land, after round-1 AA
     fire): merge[a] is a itself or the state of block 0 that a equals (the same units, fire,
     columns and everything after it: block b, its aircraft shot down, often reaches a state
     of block 0 after a few casualties, or at once when its casualties are aircraft first);
     sweep, the states that are their own, most casualty steps left first (so every state
     comes after each state that can reach it).  None: nothing merges, or not such a side.
-    compile.Side.merged_walks keeps it with the side."""
+    merged keeps it with the side.  kernels: the kernels' state (solver.KernelState, default
+    the process's) that says whether the kernel makes it (ready) or numpy."""
     blocks, st = side.blocks, side.states
     if (len(blocks) < 2 or (blocks[:, B_KIND] != BLOCK_START).any()
             or (blocks[:, B_RADIX_S] != 1).any() or (blocks[:, B_RADIX_A] != 1).any()):
         return None
     # (the same arrays by the kernel, kernels/builder.py, where it costs no compiling)
-    if jit.ready(builder.__name__, "merged_walks"):
+    if (kernels or KernelState.now(MERGED_WALKS)).ready(MERGED_WALKS):
         status, merge, sweep = builder.merged_walks(blocks, st, side.survivors, side.rows,
                                                     side.pmf, side.cdf, _MIX, _COMPARED)
         if status >= 0:

@@ -167,6 +167,7 @@ class LiveBoard:
         self.slots = slots
         self.interval = interval
         self.board: dict[str, Any] | None = None
+        self.raw: bytes | None = None  # the save behind the board (GET /api/turn/reach)
         self.status = f"watching {folder.shown} for TripleA saves"
         self.version = 0
         self.subscribers: set[asyncio.Event] = set()
@@ -279,6 +280,7 @@ class LiveBoard:
         from ..triplea.board import changes
 
         before = self.board
+        self.raw = found.raw
         self.notes_from = self.folder.said  # (what was skipped before it: said then)
         board["file"], board["modified"] = found.name, modified
         for battle in board["battles"]:

@@ -59,17 +59,37 @@ def game_battles(raw: bytes) -> dict[str, Any]:
             raise BattleInputError(str(exc).replace(str(path), "the save")) from None
 
 
+def reach_of_upload(raw: bytes, player: str | None) -> dict[str, Any]:
+    """The legal attacks in an uploaded save (bytes, never a server path): battlecalc.turn's
+    Reach.to_dict, for GET|POST /api/turn/reach (battlecalc.web.turn)."""
+    import tempfile
+
+    from ..triplea.movement import read_movement
+    from ..turn import reach
+
+    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
+        path = Path(folder) / "save.tsvg"
+        path.write_bytes(raw)
+        try:
+            return reach(read_movement(path, max_inflated=MAX_SAVE_INFLATED),
+                         player or None).to_dict()
+        except BattleInputError as exc:  # the message names the upload, not the server's path
+            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
+
+
 async def read_in_child(raw: bytes, time_limit: float, memory: int,
-                        gone: asyncio.Future | None = None) -> dict[str, Any]:
+                        gone: asyncio.Future | None = None,
+                        task: tuple[str, ...] = ()) -> dict[str, Any]:
     """game_battles(raw) in a child process whose address space is capped at `memory` bytes,
     killed after `time_limit` seconds (SaveTooCostly) or once `gone` is done (ChildGone).
     BattleInputError with the reader's message for what is not a save; RuntimeError for a
-    failure of the child itself (a bug: its traceback is on the server's stderr)."""
+    failure of the child itself (a bug: its traceback is on the server's stderr).  task:
+    ("reach", player) for the save's legal attacks instead (battlecalc.web.turn)."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1",  # (numpy's buffers: address space)
            "PYTHONPATH": os.pathsep.join(
                [PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])}
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", __name__, str(memory), stdin=asyncio.subprocess.PIPE,
+        sys.executable, "-m", __name__, str(memory), *task, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
     talk = asyncio.ensure_future(child.communicate(raw))
     try:
@@ -118,7 +138,10 @@ def _main() -> None:
     try:
         if len(raw) > MAX_SAVE_UPLOAD:
             raise BattleInputError(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB")
-        answer = json.dumps({"answer": game_battles(raw)})
+        if sys.argv[2:3] == ["reach"]:
+            answer = json.dumps({"answer": reach_of_upload(raw, sys.argv[3] or None)})
+        else:
+            answer = json.dumps({"answer": game_battles(raw)})
         if len(answer) > MAX_ANSWER_BYTES:
             raise BattleInputError(f"the save's battles are more than the page lists "
                                    f"({MAX_ANSWER_BYTES >> 20} MiB of JSON)")

@@ -16,6 +16,8 @@ Routes (nothing else is served, and no path ever reaches the file system):
                              page query that loads it as it stands, and its odds; territories,
                              the luck so far, the turn's summary
     GET  /api/board          serve --watch DIR: the live board's state (battlecalc.web.live)
+    GET|POST /api/turn/reach a player's legal attacks in the watched (GET) or uploaded (POST)
+                             save (battlecalc.web.turn)
     GET  /api/watch          the same, as server-sent events at each change (404 without
                              --watch)
 
@@ -958,6 +960,14 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                 gone.cancel()
         return _json(data)
 
+    async def turn_reach(request: Request) -> Response:
+        """GET|POST /api/turn/reach: a player's legal attacks (battlecalc.web.turn)."""
+        from .turn import reach_answer
+
+        return await reach_answer(request, engine, live, game_slots, respond=_json,
+                                  acquire=_acquire, client_gone=_client_gone,
+                                  not_watching=NOT_WATCHING)
+
     async def board(request: Request) -> Response:
         """GET /api/board: the live board's state (live.LiveBoard.state)."""
         if live is None:
@@ -1015,6 +1025,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                *(Route(f"/api/{what}", run, methods=["GET", "POST"]) for what in ENDPOINTS),
                Route("/api/game", game, methods=["POST"]),
                Route("/api/board", board, methods=["GET", "HEAD"]),
+               Route("/api/turn/reach", turn_reach, methods=["GET", "POST"]),
                Route("/api/watch", WatchStream(), methods=["GET"])]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(HostCheck, hosts=allowed_hosts(host, allow_hosts),

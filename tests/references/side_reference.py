@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from battlecalc.compile import CAT_A, CAT_N, CAT_S, PRUNE_EPS, Side, _category
+from battlecalc.compile.sides import CAT_A, CAT_N, CAT_S, Side, _category
 from battlecalc.dice import force_dice, hit_distribution, strength
 from battlecalc.kernels import layout
 from battlecalc.kernels.layout import (
@@ -97,14 +97,16 @@ def _row(force: dict[str, int], spec) -> tuple[np.ndarray, int, int]:
     return pmf, strength(dice, spec.ruleset.die_size), flags
 
 
-def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int], strengths: list[int]):
-    """rows[R, ROW_COLS], pmf[R, W] and cdf[R, W] of a side's category steps."""
+def _hit_table(pmf_rows: list[np.ndarray], ranks: list[int], strengths: list[int],
+               hit_eps: float):
+    """rows[R, ROW_COLS], pmf[R, W] and cdf[R, W] of a side's category steps (hit counts less
+    likely than hit_eps cut: R_HI)."""
     width = max(len(p) for p in pmf_rows)
     pmf = np.zeros((len(pmf_rows), width))
     for i, row in enumerate(pmf_rows):
         pmf[i, : len(row)] = row
     rows = np.zeros((len(pmf_rows), ROW_COLS), dtype=np.int64)
-    keep = pmf > PRUNE_EPS
+    keep = pmf > hit_eps
     keep[:, 0] = True  # the no-hit entry feeds the self-loop; always exact
     rows[:, R_TOP] = width - 1 - np.argmax((pmf > 0)[:, ::-1], axis=1)
     rows[:, R_RANK] = ranks
@@ -146,7 +148,7 @@ def reference_build_side(spec) -> Side:
                     strengths.append(power)
                     row_flags.append(flags)
                     ranks.append(block_walks[cat].ranks[k])
-    rows, pmf, cdf = _hit_table(pmf_rows, ranks, strengths)
+    rows, pmf, cdf = _hit_table(pmf_rows, ranks, strengths, spec.hit_eps)
     row_flags = np.array(row_flags, dtype=np.int64)
     fires = rows[:, R_TOP] > 0
     block_rows, state_parts, surv_parts = [], [], []

@@ -6,29 +6,35 @@ battles into batches: tests/test_solve_many.py.)"""
 from __future__ import annotations
 
 import battles
-import numpy as np
 import pytest
 
 import battlecalc
 from battlecalc import api, solver
 from battlecalc.kernels import jit
 
-# small battles of the battery, land and sea, both editions, AA blocks, bombardment,
-# retreats (the batch's kind)
-SMALL = [battles.kwargs_of(b) for b in battles.BATTERY[::9]][:48]
+# small battles of the battery, land and sea, both editions, AA blocks (merged by simulate's
+# plans), bombardment, retreats, and battles that start where they stand (the batch's kind)
+SMALL = [battles.kwargs_of(b) for b in battles.BATTERY[::9]][:48] + [
+    dict(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf 1 art", start_round=2),
+    dict(rules="1942-2e", attacker="4 inf 1 tank", defender="4 inf", start_round=1,
+         start_step="defender_fire", hits_on_defender=1, retreat_after=2),
+    dict(rules="revised", attacker="2 inf 2 ftr", defender="3 inf 1 aa")]
 
 
 @pytest.fixture(scope="module")
 def batch():
-    """The batchable battles of SMALL: compiled, with the plans solve_many gives them."""
+    """The batchable battles of SMALL: compiled, with the plans simulate and solve_many give
+    them."""
     compiled, plans = [], []
     for battle in SMALL:
         _, run, c = api.prepare(**battle, method="exact")
-        plan = solver.batch_plan(c, run.method, run.trials)
-        if solver.batchable(plan, c):
+        plan = solver.choose(c, run.method, run.trials)
+        if solver.batchable(plan):
             compiled.append(c)
             plans.append(plan)
     assert len(plans) >= 30
+    assert any(plan.merge_blocks for plan in plans)
+    assert any(c.start_rounds or c.retreat_from != 1 for c in compiled)
     return compiled, plans
 
 
@@ -80,26 +86,24 @@ def test_a_battle_shared_by_battles_is_laid_out_once(batch):
     (dict(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf", method="mc"),
      "Monte Carlo"),
     (battles.SOLVE_MANY_MIXED[-1], "more than one thread's work"),
-    (dict(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf", start_round=2),
-     "a battle from round 2"),
+    (dict(rules="1942-2e", attacker="3 inf 1 tank 1 ftr", defender="4 inf",
+          retreat_policy="optimal"), "the optimal retreat's table"),
 ])
 def test_what_a_batch_does_not_carry_out(battle, why):
-    # (the plan as a batch would take it: blocks one by one, unpruned)
     _, run, compiled = api.prepare(**battle)
-    plan = solver.choose(compiled, run.method, run.trials, run.rounds_distribution,
-                         merge_blocks=False, pruning=False)
-    assert not solver.batchable(plan, compiled), why
+    plan = solver.choose(compiled, run.method, run.trials, run.rounds_distribution)
+    assert not solver.batchable(plan), why
     # and a plan of the batch's kind, where the battle allows one, is
     small = dict(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf")
     _, run, compiled = api.prepare(**small)
-    assert solver.batchable(solver.batch_plan(compiled, run.method, run.trials), compiled)
+    assert solver.batchable(solver.choose(compiled, run.method, run.trials))
 
 
-def test_a_batch_plan_solves_its_blocks_one_by_one_and_unpruned():
-    _, run, compiled = api.prepare(**battles.LAND_MERGED["aircraft only"])
-    plan = solver.batch_plan(compiled, "exact", 1)
-    simulates = solver.choose(compiled, "exact", 1)
-    assert simulates.merge_blocks and not plan.merge_blocks
-    assert plan.budget == 0.0
-    assert plan.seconds == simulates.seconds  # weighed on simulate's estimate
-    assert np.isclose(plan.seconds, solver.exact_seconds(compiled))
+def test_a_batch_carries_out_simulates_own_plan_merged_blocks_included():
+    _, run, compiled = api.prepare(**battles.LAND_MERGED["aircraft only"], method="exact")
+    plan = solver.choose(compiled, run.method, run.trials)
+    assert plan.merge_blocks and solver.batchable(plan)
+    law = solver.solve_batch([compiled], [plan])
+    alone = solver.solve(compiled, plan)
+    assert _law_of(law, 0) == (alone.outcomes.tolist(), alone.takes, alone.mean_rounds,
+                               alone.pruned, alone.a_final.tolist(), alone.d_final.tolist())

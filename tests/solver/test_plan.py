@@ -13,6 +13,7 @@ and under Limits given as data, never a patched module constant.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import battles
@@ -21,7 +22,7 @@ from helpers import compiled_tables
 
 import battlecalc
 from battlecalc import BattleInputError, api, solver
-from battlecalc.kernels.layout import RU_SIMPLE, SIMPLE_EXACT
+from battlecalc.kernels.layout import R_HI, RU_SIMPLE, SIMPLE_EXACT
 from battlecalc.solver import cost
 from battlecalc.solver.plan import compact_table, exact_view
 
@@ -192,3 +193,122 @@ def test_the_sea_walk_is_the_plans_where_the_battle_allows_it(battle, plan_of):
     assert rules in (0, SIMPLE_EXACT)  # (0: lone attacking transports, tests/test_compile.py)
     assert exact_view(walk.compiled, walk.plan).rules[RU_SIMPLE] == rules
     assert exact_view(general.compiled, general.plan).rules[RU_SIMPLE] == 0
+
+
+def test_the_tables_hit_cut_is_a_limit_the_plan_shows(plan_of):
+    """Hit counts less likely than Limits.hit_eps are cut from a side's tables when they are
+    built: the compiled battle records the cut, its plan shows it (repr), and a coarser cut
+    gives a battle whose answer moves by no more than the mass cut (the exact solver reports
+    it as pruned)."""
+    import dataclasses
+
+    battle = dict(rules="1942-2e", attacker="12 inf 4 art 4 tank 3 ftr",
+                  defender="14 inf 3 art 2 tank 1 ftr", method="exact")
+    fine = plan_of(battle)
+    assert fine.compiled.hit_eps == solver.LIMITS.hit_eps == fine.plan.hit_eps
+    assert f"hit_eps={solver.LIMITS.hit_eps!r}" in repr(fine.plan)
+    coarse_limits = dataclasses.replace(solver.LIMITS, hit_eps=1e-6)
+    b, run, _ = api.prepare(**battle)
+    coarse_compiled = battlecalc.compile.compile_battle(b, hit_eps=1e-6)
+    coarse = solver.choose(coarse_compiled, run.method, run.trials, limits=coarse_limits)
+    assert coarse.hit_eps == 1e-6
+    rows = coarse_compiled.attacker.rows, fine.compiled.attacker.rows
+    assert (rows[0][:, R_HI] <= rows[1][:, R_HI]).all()
+    assert (rows[0][:, R_HI] < rows[1][:, R_HI]).any()
+    result = api.solve(b, run, compiled=coarse_compiled, solve_plan=coarse,
+                       limits=coarse_limits)
+    exact = fine.result()
+    assert result.pruned > exact.pruned
+    assert abs(result.attacker_win - exact.attacker_win) <= result.pruned + 1e-12
+    with pytest.raises(ValueError, match="hit_eps"):
+        solver.choose(coarse_compiled, run.method, run.trials)  # (the default limits' cut)
+
+
+# --- which kernels a solve runs: the kernels' state as a value (solver.KernelState) ----------
+
+
+def test_kernels_are_loaded_from_the_cache_soon_and_compiled_only_when_worth_it():
+    limits = solver.LIMITS
+    fresh = solver.KernelState()  # nothing compiled, nothing spent in plain Python
+    slowdown = limits.python_slowdown
+    small = 0.1 * limits.python_budget / slowdown  # a tenth of the budget in plain Python
+    mid = 2 * limits.python_budget / slowdown
+    blocks, compact = solver.plan.SOLVE_BLOCKS, solver.plan.SOLVE_COMPACT
+    assert not fresh.compiles(small, limits, (blocks,))
+    # past the budget: compiled where the cache holds the entry, plain Python where not...
+    assert not fresh.compiles(mid, limits, (blocks,))
+    on_disk = solver.KernelState(on_disk=frozenset({blocks}))
+    assert on_disk.compiles(mid, limits, (blocks,))
+    assert not on_disk.compiles(mid, limits, (compact,))
+    # ... until the process's plain Python passes the cold budget
+    spent = solver.KernelState(on_disk=frozenset({blocks}), spent=limits.python_budget_cold)
+    assert spent.compiles(small, limits, (compact,))
+
+
+def test_kernels_compiled_in_the_process_run_from_the_first_solve():
+    limits = solver.LIMITS
+    blocks, batch = solver.plan.SOLVE_BLOCKS, solver.plan.SOLVE_BATCH
+    loaded = solver.KernelState(loaded=frozenset({blocks}))
+    assert loaded.compiles(1e-9, limits, (blocks,))
+    assert not loaded.compiles(1e-9, limits, (batch,))
+    assert solver.KernelState(everywhere=True).compiles(1e-9, limits, (batch,))  # jit.compiled()
+    assert not solver.KernelState(plain=True).compiles(1e3, limits, (blocks,))  # PLAIN_KERNELS
+
+
+def test_choose_runs_the_kernels_its_state_says(plan_of):
+    """choose(c, kernels=...) decides compiled kernels or plain Python from the state it is
+    given (the plan says which), the same battle otherwise planned alike."""
+    _, run, compiled = api.prepare(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf")
+    plain = solver.choose(compiled, "exact", 1, kernels=solver.KernelState())
+    fast = solver.choose(compiled, "exact", 1, kernels=solver.KernelState(everywhere=True))
+    assert not plain.compiled and fast.compiled
+    assert dataclasses.replace(plain, compiled=True) == fast
+
+
+def test_the_compiled_builder_only_where_it_costs_no_compiling():
+    """KernelState.ready (the choice of the compiled side builder and of the merged walks'
+    kernel, which have Python twins): never before jit.compiled(), then where every solve
+    runs compiled or the kernels are compiled in the process or on disk."""
+    entries = battlecalc.compile.sides.BUILDER_KERNELS
+    assert not solver.KernelState(on_disk=frozenset(entries)).ready(entries)  # not compiled()
+    started = solver.KernelState(compiled=True)  # (a Monte Carlo run's compiled())
+    assert not started.ready(entries)
+    assert solver.KernelState(compiled=True, on_disk=frozenset(entries)).ready(entries)
+    assert solver.KernelState(compiled=True, loaded=frozenset(entries)).ready(entries)
+    assert solver.KernelState(everywhere=True).ready(entries)
+    assert not solver.KernelState(plain=True).ready(entries)
+
+
+def test_the_side_builder_is_the_states_and_the_plan_says_which():
+    """build_side builds by the compiled builder where the kernels' state has it ready, by the
+    Python builder where not: the same arrays, Side.builder and the plan saying which."""
+    import numpy as np
+
+    from battlecalc.compile import sides
+    from battlecalc.compile.battle import _attacker_spec
+    from battlecalc.kernels import jit
+
+    jit.compiled()
+    battle, run, _ = api.prepare(rules="1942-2e", attacker="4 inf 2 art 1 tank 1 ftr",
+                                 defender="3 inf 1 aa")
+    spec = _attacker_spec(battle, (False, False), (("aa", 1),), solver.LIMITS.hit_eps)
+    python = sides._new_side(spec, solver.KernelState())
+    built = sides._new_side(spec, solver.KernelState(everywhere=True))
+    assert (python.builder, built.builder) == ("python", "compiled")
+    for name in ("blocks", "states", "rows", "pmf", "cdf", "start", "survivors", "ipc_lost"):
+        assert np.array_equal(getattr(python, name), getattr(built, name)), name
+    compiled = battlecalc.compile.compile_battle(battle)
+    plan = solver.choose(compiled, run.method, run.trials)
+    assert plan.side_builders == (compiled.attacker.builder, compiled.defender.builder)
+    assert "side_builders=" in repr(plan)
+
+
+def test_a_plain_solve_counts_its_seconds_and_a_compiled_one_does_not():
+    seconds = 1e-4
+    before = solver.plan._spent[0]  # (the process's plain-Python seconds: KernelState.spent)
+    plain = solver.SolvePlan("exact", seconds, 0.0, 1, compiled=False)
+    solver.plan.spend(plain, seconds)
+    spent = solver.plan._spent[0] - before
+    assert spent == pytest.approx(seconds * solver.LIMITS.python_slowdown)
+    solver.plan.spend(dataclasses.replace(plain, compiled=True), seconds)
+    assert solver.plan._spent[0] - before == pytest.approx(spent)

@@ -18,13 +18,12 @@ The general (sea) closed sweep plays a round where subs strike in two phases (_p
 the strikes move each pair's mass into a table of the pairs after the strikes, and general
 fire is played once from each pair of that table, not once per strike outcome of every pair.
 
-Pruning: hit counts less likely than compile.PRUNE_EPS are skipped (rows R_LO..R_HI),
-transitions moving less than `eps` probability are skipped, and states holding less than
-`state_eps` are not played on; a big battle (PRUNE_PAIRS state pairs or more) is also pruned
-within a budget (PRUNE_BUDGET, shared out among its blocks): states below PRUNE_STATE_EPS,
-and tails of the hit laws of up to PRUNE_TAIL_EPS a round (land fast path).  All of it is
-reported as pruned mass.
-"""
+Pruning: hit counts less likely than solver.Limits.hit_eps are cut from the tables (rows
+R_LO..R_HI), transitions moving less than `eps` probability are skipped, and states holding
+less than `state_eps` are not played on; a big battle (PRUNE_PAIRS state pairs or more) is also
+pruned within a budget (PRUNE_BUDGET, shared out among its blocks): states below
+PRUNE_STATE_EPS, and tails of the hit laws of up to PRUNE_TAIL_EPS a round (land fast path).
+All of it is reported as pruned mass. """
 
 # njit code only, in three modules: pairs (entering and finishing a pair, the mass tables),
 # fire (one round from a pair) and sweep (the sweeps and the entries over blocks).  The drivers,

@@ -1,5 +1,5 @@
-"""Compile a validated battle into the flat tables the exact solver and the Monte Carlo kernel
-share (kernels/layout.py documents their columns).
+"""A side's tables (kernels/layout.py documents their columns): the casualty walks of its
+blocks, the hit laws of what is left at each step, its states, survivors and IPC lost.
 
 The side model: a side is up to three loss categories, each a casualty walk in the side's
 order of losses restricted to the category: ``s`` submarines, ``a`` aircraft, ``n`` every other
@@ -9,70 +9,49 @@ only land units), so a land battle is one walk, the fast path.  For each step of
 tables hold the hit distribution of what is left of that category, the rank of its next
 casualty in the whole order of losses (hits are assigned by rank), and the survivors and IPC
 lost.  A side's state is one step per category, within a block: the force it began the battle
-with.  Round-1 AA fire gives the attacker one block per distinct outcome (which aircraft are
-left), each with its probability; a partial amphibious retreat continues in a block of the
-units that stay.  Fire before round 1 (AA, Revised bombardment) is compiled into each side's
-distribution of start states.
+with.
 
 Two builders make the same tables, to the last bit (tests/kernels/test_builder.py): the
 compiled one (kernels/builder.py, driven by _built_side: a side in one kernel call, its hit laws
 from a law bank of the dice of one edition and role), once its kernels cost no compiling
-(jit.ready: a first use, its numba cache cold, does not wait for them), and the Python one
-(_python_side, with its caches of fire laws, casualty walks and block tables) before that.
+(solver.KernelState.ready: a first use, its numba cache cold, does not wait for them), and the
+Python one (_python_side, with its caches of fire laws, casualty walks and block tables) before
+that.  Side.builder says which built a side; a plan shows it (SolvePlan.side_builders).
 """
+
 
 from __future__ import annotations
 
 import functools
 import itertools
-import math
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from . import orders, starts
-from .dice import _hit_distribution, force_dice, hit_distribution, strength
-from .errors import BattleInputError
-from .kernels import builder, jit, layout
-from .kernels.layout import (
+from .. import orders
+from ..dice import _hit_distribution, force_dice, hit_distribution, strength
+from ..errors import BattleInputError
+from ..kernels import builder, layout
+from ..kernels.layout import (
     B_KIND,
     B_OFFSET,
     B_RADIX_A,
     B_RADIX_N,
-    FULL_RETREAT,
-    NO_LIMIT,
     NO_RANK,
-    NO_THRESHOLD,
     R_HI,
     R_LO,
     R_RANK,
     R_STRENGTH,
     R_TOP,
-    RETREAT_COLS,
     ROW_COLS,
-    RU_A_POLICY,
-    RU_A_STRIKE,
-    RU_AIR_ALWAYS,
-    RU_BOMBARD,
-    RU_D_POLICY,
-    RU_D_STRIKE,
-    RU_DIE,
-    RU_LONE_RETREAT,
-    RU_LOW_LUCK,
-    RU_SIMPLE,
-    RU_STRIKE_RETURN,
-    RU_SUBMERGE,
-    RULE_COLS,
     S_A,
     S_AIR,
     S_BLOCK,
     S_HAS_LAND,
     S_INFO,
     S_IPC,
-    S_MAY_RETREAT,
     S_N,
     S_OTHER,
     S_ROW_A,
@@ -84,16 +63,13 @@ from .kernels.layout import (
     S_SUBMERGE,
     S_SUBS,
     S_UNITS,
-    SIMPLE_EXACT,
     STATE_COLS,
-    STRIKE_ALWAYS,
-    STRIKE_NEVER,
-    STRIKE_UNLESS_DESTROYER,
-    RetreatTables,
 )
-from .orders import LossOrder, casualty_steps
-from .reactions import after_strikes
-from .spec import SUBMERGE_POLICIES
+from ..orders import LossOrder, casualty_steps
+from ..solver.plan import LIMITS, KernelState
+from .cache import TABLES
+
+TABLES.store(orders._BASE_RANKS)  # (a base order of losses: kept with the tables)
 
 CAT_S, CAT_A, CAT_N = 0, 1, 2
 ROW_COLUMN = (S_ROW_S, S_ROW_A, S_ROW_N)  # a state's row column of each category
@@ -105,10 +81,6 @@ MAX_TABLE_CELLS = 8_000_000
 MAX_AA_OUTCOMES = 20_000
 TOO_LARGE_HINT = ("battlecalc's tables hold about a thousand units a side (fewer at sea, where "
                   "submarines, aircraft and ships are counted apart); split the battle")
-PRUNE_EPS = 1e-16  # hit counts less likely than this are skipped by the exact solver
-# an optimal retreat's threshold on its retreat tables' win_value, which holds the policy found
-# (1.0: press on, 0.0: retreat; kernels/round_model.should_retreat retreats below it)
-OPTIMAL_MASK = 0.5
 
 
 SMALL_SIDE = 256  # sides of at most this many states: Side.mean_hit_combinations in Python
@@ -134,12 +106,19 @@ class Side:
     ipc_lost: np.ndarray
     unit_names: tuple[str, ...]
     split: tuple[bool, bool] = (False, False)  # (subs, aircraft) are categories of their own
+    builder: str = "python"  # which builder made the tables: "compiled" or "python"
 
     # (cached, as the properties below: a side is shared by the battles of many calls, which
     # read these several times each)
     @functools.cached_property
     def n_states(self) -> int:
         return int(self.states.shape[0])
+
+    @functools.cached_property
+    def nbytes(self) -> int:
+        """The bytes of its arrays (what compile.cache.TABLES counts)."""
+        return sum(a.nbytes for a in (self.blocks, self.states, self.rows, self.pmf, self.cdf,
+                                      self.start, self.survivors, self.ipc_lost))
 
     @functools.cached_property
     def has_stayers(self) -> bool:
@@ -161,68 +140,6 @@ class Side:
                       * widths[st[:, S_ROW_A]] * widths[st[:, S_ROW_N]]).mean())
 
 
-@dataclass(frozen=True)
-class Bombardment:
-    """Shore bombardment of an amphibious assault: pmf[B] law of its hits, fired / unused
-    ships (beyond one per landing unit), and whether its casualties fire back (else the hits
-    are taken before round 1)."""
-
-    pmf: np.ndarray
-    return_fire: bool
-    fired: dict[str, int]
-    unused: dict[str, int]
-
-
-NO_BOMBARDMENT = Bombardment(np.ones(1), True, {}, {})
-
-
-@dataclass(frozen=True)
-class CompiledBattle:
-    attacker: Side
-    defender: Side
-    rules: np.ndarray  # int64[RULE_COLS]
-    bombardment: Bombardment = NO_BOMBARDMENT
-    retreat: RetreatTables | None = None  # the attacker's retreat policy as kernel arrays
-    sea: bool = False
-    # a battle that starts where it stands (with_start): rounds fought before its start, and
-    # the rounds fought from which the attacker takes its retreat decisions
-    start_rounds: int = 0
-    retreat_from: int = 1
-    # the attacker retreats optimally by this objective (spec.Objective; None: its retreat
-    # policy, if any, is the fixed one): its retreat tables' win_value becomes the policy the
-    # backward induction finds (solver.decide.fill_decisions), read with threshold
-    # OPTIMAL_MASK
-    objective: object | None = None
-
-    def retreat_tables(self) -> RetreatTables:
-        """The retreat policy as the kernels take it ("never" where the battle has none)."""
-        return self.retreat or self._never_retreat
-
-    @functools.cached_property
-    def _never_retreat(self) -> RetreatTables:
-        # built once per battle: no kernel writes these (only fill_win_values writes a
-        # win_value, that of a --retreat-below policy)
-        return RetreatTables(
-            np.zeros(RETREAT_COLS, dtype=np.int64), NO_THRESHOLD, np.zeros((1, 1)),
-            np.full(self.attacker.n_states, FULL_RETREAT, dtype=np.int64))
-
-    @property
-    def retreat_below(self) -> float | None:
-        """--retreat-below's win-probability threshold; None when the policy has none (an
-        optimal retreat's threshold reads its policy, not a chance of winning)."""
-        if (self.retreat is None or self.retreat.below == NO_THRESHOLD
-                or self.objective is not None):
-            return None
-        return self.retreat.below
-
-    @property
-    def has_partial_retreat(self) -> bool:
-        """Some retreat leaves units behind (an amphibious assault's landed units): the
-        attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
-        starts in."""
-        return self.attacker.has_stayers
-
-
 # ---------------------------------------------------------------------------------------------
 # Walks and blocks
 
@@ -235,20 +152,20 @@ def _category(unit, split: tuple[bool, bool]) -> int:
     return CAT_N
 
 
-# What recurs across sides is kept (bounded, least recently used first out; all dropped by
-# forget_tables, which api.forget_compiled calls): a force's fire law (_fire_law, ~1 KB an
-# entry for small forces, a long law's array being the dice cache's own: at most ~70 MB), a
-# block force's casualty walks (_kept_walks, forces of at most KEPT_WALK_UNITS units, ~2.5 KB
-# an entry for 3-6 units: at most ~40 MB), a block's size check (_block_size, ~0.5 KB, at
-# most ~8 MB) and the tables of a block (_block, BLOCK_CACHE_BYTES).  Measured: 6,000 fresh
-# 3-6-unit battles leave 1,801 laws, 2,678 walks and 2,678 blocks (10 MB), 25 MB in all.  A
-# new army's walks pass through forces other armies had; a battle's retreat and bombardment
-# variants rebuild the same blocks; round-1 AA outcomes recur across defenders.
+# What recurs across sides is kept (compile.cache.TABLES; all dropped by forget_tables, which
+# api.forget_compiled calls): a force's fire law (_fire_law, ~1 KB an entry for small forces, a
+# long law's array being the dice cache's own: at most ~70 MB), a block force's casualty walks
+# (_kept_walks, forces of at most KEPT_WALK_UNITS units, ~2.5 KB an entry for 3-6 units: at
+# most ~40 MB), a block's size check (_block_size, ~0.5 KB, at most ~8 MB), the tables of a
+# block (_block, blocks of at most BLOCK_CACHE_STATES states) and of a side (build_side), the
+# last two within the tables' byte budget.  Measured: 6,000 fresh 3-6-unit battles leave 1,801
+# laws, 2,678 walks and 2,678 blocks (10 MB), 25 MB in all.  A new army's walks pass through
+# forces other armies had; a battle's retreat and bombardment variants rebuild the same
+# blocks; round-1 AA outcomes recur across defenders.
 CACHE_ENTRIES = 65_536
 WALK_ENTRIES = 16_384
 KEPT_WALK_UNITS = 64
 SHORT_LAW = 32  # laws of at most this many entries: tables built from their Python floats
-BLOCK_CACHE_BYTES = 32 << 20
 BLOCK_CACHE_STATES = 4096  # blocks larger than this are built each time (not kept)
 
 
@@ -317,7 +234,7 @@ def _build_walks(force: tuple, ruleset, order: LossOrder, split) -> tuple[_Walk,
                  for c in range(3))
 
 
-_kept_walks = functools.lru_cache(maxsize=WALK_ENTRIES)(_build_walks)
+_kept_walks = TABLES.memo(WALK_ENTRIES)(_build_walks)
 
 
 @dataclass(frozen=True)
@@ -331,11 +248,12 @@ class _SideSpec:
     submerge: bool  # its submarines may submerge
     blocks: tuple  # (probability, force items, ipc already lost, withdrawn survivor counts)
     dice_model: str = "standard"
+    hit_eps: float = LIMITS.hit_eps  # hit counts less likely than this are cut (R_HI)
 
 
 class _Fire(NamedTuple):
     """A force's fire law as the tables hold it: pmf, cdf (running sums, exactly 1
-    from `top` on), top (most hits), hi (most hits more likely than PRUNE_EPS; the least, R_LO,
+    from `top` on), top (most hits), hi (most hits more likely than hit_eps; the least, R_LO,
     is always 0), low-luck strength, I_DESTROYER / I_DEFENCELESS / I_TRANSPORTS flags
     (kernels/layout.py) and the number of dice."""
 
@@ -349,7 +267,7 @@ class _Fire(NamedTuple):
     pmf: np.ndarray  # (hit_distribution's own, read-only)
 
 
-@functools.lru_cache(maxsize=256)
+@TABLES.memo(256)
 def _unit_fire(ruleset, role: str) -> tuple[dict, frozenset]:
     """Per unit type of an edition in a role: its dice group as dice.add_dice makes it
     ((value, best of), dice a unit) or None, and its I_DESTROYER / I_DEFENCELESS /
@@ -366,8 +284,8 @@ def _unit_fire(ruleset, role: str) -> tuple[dict, frozenset]:
     return table, givers
 
 
-@functools.lru_cache(maxsize=CACHE_ENTRIES)
-def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
+@TABLES.memo(CACHE_ENTRIES)
+def _fire_law(ruleset, role: str, force: tuple, dice_model: str, hit_eps: float) -> _Fire:
     """The fire law of a force given as (unit, count) items, counts > 0."""
     table, givers = _unit_fire(ruleset, role)
     anti_sub, defenceless, transports = False, bool(force), bool(force)
@@ -392,14 +310,14 @@ def _fire_law(ruleset, role: str, force: tuple, dice_model: str) -> _Fire:
     if len(pmf) > SHORT_LAW:  # (its tables are built from the array: _hit_tables)
         positive = np.flatnonzero(pmf > 0.0)
         top = int(positive[-1]) if len(positive) else len(pmf) - 1
-        kept = np.flatnonzero(pmf[1:] > PRUNE_EPS)
+        kept = np.flatnonzero(pmf[1:] > hit_eps)
         hi = int(kept[-1]) + 1 if len(kept) else 0
         return _Fire(None, None, top, hi, power, flags, n_dice, pmf)
     law = pmf.tolist()
     top = hi = len(law) - 1
     while top > 0 and not law[top] > 0.0:
         top -= 1
-    while hi > 0 and not law[hi] > PRUNE_EPS:
+    while hi > 0 and not law[hi] > hit_eps:
         hi -= 1
     # (accumulate: the same sums, in the same order, as np.cumsum)
     cdf = (*itertools.accumulate(law[:top]), *(1.0,) * (len(law) - top))
@@ -444,7 +362,8 @@ def _block_tables(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _
     flat order (s, a, n).  An empty category's one part is all zeros; a block of one category
     is that table."""
     walks = _walks(force, spec.ruleset, spec.order, spec.split)
-    laws = [[_fire_law(spec.ruleset, spec.role, f, spec.dice_model) for f in walk.forces]
+    laws = [[_fire_law(spec.ruleset, spec.role, f, spec.dice_model, spec.hit_eps)
+             for f in walk.forces]
             for walk in walks]
     n_sub, n_air, n_other = (len(w.forces) - 1 for w in walks)
     copies = 2 if spec.submerge and n_sub else 1
@@ -568,64 +487,49 @@ def _hit_tables(laws: list) -> tuple[np.ndarray, np.ndarray]:
     return _frozen(pmf), _frozen(cdf)
 
 
-_blocks: dict = {}  # (block force, what else a block's tables depend on) -> _BlockTables
-_block_bytes = [0]
-_block_lock = threading.Lock()
-
-
 def _block(force: tuple, spec: _SideSpec, names: tuple, land: tuple) -> _BlockTables:
-    """_block_tables, kept (BLOCK_CACHE_BYTES in all, the least recently used dropped)."""
-    key = (force, spec.ruleset, spec.role, spec.order, spec.split, spec.submerge,
-           spec.dice_model)
-    with _block_lock:
-        found = _blocks.pop(key, None)
-        if found is not None:
-            _blocks[key] = found  # (now the most recently used)
-            return found
-    tables = _block_tables(force, spec, names, land)
-    size = tables.nbytes
-    if tables.states.shape[0] <= BLOCK_CACHE_STATES and size <= BLOCK_CACHE_BYTES:
-        with _block_lock:
-            while _blocks and _block_bytes[0] + size > BLOCK_CACHE_BYTES:
-                _block_bytes[0] -= _blocks.pop(next(iter(_blocks))).nbytes
-            if key not in _blocks:
-                _blocks[key] = tables
-                _block_bytes[0] += size
-    return tables
+    """_block_tables, kept (compile.cache.TABLES) where the block has at most
+    BLOCK_CACHE_STATES states."""
+    key = ("block", force, spec.ruleset, spec.role, spec.order, spec.split, spec.submerge,
+           spec.dice_model, spec.hit_eps)
+    return TABLES.kept(key, lambda: _block_tables(force, spec, names, land),
+                       keep=_block_size(force, spec.ruleset, spec.role, spec.split,
+                                        spec.submerge)[0] <= BLOCK_CACHE_STATES)
 
 
 def forget_tables() -> None:
     """Drop every kept side table and what they are built from (fire laws, casualty walks,
     block tables, round-1 AA outcomes, base orders of losses): the next build is as for a
-    battle never seen (the laws of dice groups, battlecalc.dice, are kept)."""
-    build_side.cache_clear()
-    _kept_walks.cache_clear()
-    _fire_law.cache_clear()
-    _block_size.cache_clear()
-    _aa_outcomes.cache_clear()
-    _unit_fire.cache_clear()
-    orders._BASE_RANKS.clear()
-    with _block_lock:
-        _blocks.clear()
-        _block_bytes[0] = 0
+    battle never seen (the laws of dice groups, battlecalc.dice, are kept, and the compiled
+    builder's edition tables and law banks)."""
+    TABLES.clear()
 
 
 # the compiled builder's kernels that _built_side calls (the side, its law bank's)
-_BUILDER_KERNELS = ("build_side", "find_law", "insert_laws", "law_columns")
+BUILDER_KERNELS = tuple((builder.__name__, name) for name in ("build_side", "find_law",
+                                                              "insert_laws", "law_columns"))
 
 
-@functools.lru_cache(maxsize=256)
-def build_side(spec: _SideSpec) -> Side:
+def build_side(spec: _SideSpec, kernels: KernelState | None = None) -> Side:
     """A side's tables from its blocks (see the module docstring): built by the compiled
-    builder (kernels/builder.py, _built_side) once the kernels are compiled and it costs no
-    compiling (jit.ready: compiled for every solve, or in this process or numba's cache
-    already), else (and for a spec it does not take) by the Python builder (_python_side),
-    which a first use never waits for numba to compile; the same arrays either way.
+    builder (kernels/builder.py, _built_side) where the kernels' state `kernels` (default:
+    the process's, solver.KernelState.now) has it ready (compiled for every solve, or in this
+    process or numba's cache already: KernelState.ready), else (and for a spec it does not
+    take) by the Python builder (_python_side), which a first use never waits for numba to
+    compile; the same arrays either way, Side.builder saying which.
 
     Rows: every block's n-category steps first, in block order, then the s and a steps; so a
     side that is one walk per block (no s or a category) has row index = flat state index.
+    Kept (compile.cache.TABLES) by its spec.
     """
-    if all(jit.ready(builder.__name__, name) for name in _BUILDER_KERNELS):
+    return TABLES.kept(("side", spec), lambda: _new_side(spec, kernels))
+
+
+def _new_side(spec: _SideSpec, kernels: KernelState | None = None) -> Side:
+    """build_side's side, built now."""
+    if kernels is None:
+        kernels = KernelState.now(BUILDER_KERNELS)
+    if kernels.ready(BUILDER_KERNELS):
         side = _built_side(spec)
         if side is not None:
             return side
@@ -690,7 +594,7 @@ def _python_side(spec: _SideSpec) -> Side:
                 states[:, S_IPC].copy(), names, spec.split)
 
 
-@functools.lru_cache(maxsize=CACHE_ENTRIES)
+@TABLES.memo(CACHE_ENTRIES)
 def _block_size(force: tuple, ruleset, role: str, split, submerge: bool) -> tuple[int, int]:
     """(states, hit probabilities) of a block's tables, from its force: steps per loss
     category, and dice."""
@@ -745,7 +649,8 @@ class _UnitTable(NamedTuple):
     names: tuple  # the edition's units, in order
 
 
-_unit_tables: dict = {}  # (id(ruleset), role) -> (ruleset, _UnitTable or None)
+# (id(ruleset), role) -> (ruleset, _UnitTable or None)
+_unit_tables: dict = TABLES.edition("unit tables")
 _tables_lock = threading.Lock()
 
 
@@ -812,12 +717,12 @@ class _LawBank:
     their dice (kernels/builder.py): a dice vector counts the dice of each slot, a hit value
     (clamped to the die: the same chance to hit) and a best-of kind; its law is
     dice.hit_distribution's of those dice, stored with its top count, its highest count
-    above PRUNE_EPS and its low-luck strength.  Kept for the process (at most MAX_BANK_LAWS
+    above hit_eps and its low-luck strength.  Kept for the process (at most MAX_BANK_LAWS
     laws and MAX_BANK_FLOATS probabilities, then emptied), as dice.hit_distribution keeps the
     laws of dice groups: a law is the same for every battle whose dice it is."""
 
-    def __init__(self, die: int, kinds: tuple, model: str):
-        self.die, self.model = die, model
+    def __init__(self, die: int, kinds: tuple, model: str, hit_eps: float):
+        self.die, self.model, self.hit_eps = die, model, hit_eps
         self.slots = [(value, kind) for value in range(1, die + 1) for kind in kinds]
         self.lock = threading.Lock()
         self._empty()
@@ -851,7 +756,7 @@ class _LawBank:
                 size = len(law)
                 self._room(size)
                 keys, values, laws, pmf = self.arrays
-                top, hi = builder.law_columns(law, PRUNE_EPS)
+                top, hi = builder.law_columns(law, self.hit_eps)
                 i, at = self.n_laws, self.n_floats
                 pmf[at:at + size] = law
                 laws[i] = (top, hi, sum(n * min(v + b - 1, self.die) for v, b, n in dice),
@@ -880,15 +785,15 @@ class _LawBank:
         self.arrays = (keys, values, laws, pmf)
 
 
-_banks: dict = {}  # (id(ruleset), role, dice model) -> (ruleset, _LawBank)
+_banks: dict = TABLES.edition("law banks")  # (id(ruleset), role, dice model) -> (ruleset, _LawBank)
 
 
-def _law_bank(ruleset, role: str, model: str, table: _UnitTable) -> _LawBank:
-    key = (id(ruleset), role, model)
+def _law_bank(ruleset, role: str, model: str, table: _UnitTable, hit_eps: float) -> _LawBank:
+    key = (id(ruleset), role, model, hit_eps)
     found = _banks.get(key)
     if found is not None and found[0] is ruleset:
         return found[1]
-    bank = _LawBank(ruleset.die_size, table.kinds, model)
+    bank = _LawBank(ruleset.die_size, table.kinds, model, hit_eps)
     with _tables_lock:
         if len(_banks) >= 64:
             _banks.clear()
@@ -937,7 +842,7 @@ def _built_side(spec: _SideSpec) -> Side | None:
     else:
         step_units = step_kinds = _NO_STEPS
     by_rank, order_row, sections, side = static
-    bank = _law_bank(spec.ruleset, spec.role, spec.dice_model, table)
+    bank = _law_bank(spec.ruleset, spec.role, spec.dice_model, table, spec.hit_eps)
     while True:
         keys, values, laws, pmf = bank.arrays
         status, a, b, *tables = builder.build_side(
@@ -945,7 +850,7 @@ def _built_side(spec: _SideSpec) -> Side | None:
             table.kind_slot, forces, extra, probs, step_units, step_kinds, keys, values, laws,
             pmf)
         if status == builder.BUILT:
-            built = Side(*tables, table.names, spec.split)
+            built = Side(*tables, table.names, spec.split, "compiled")
             if a >= 0:  # (exact: the same float whatever the order of the sums)
                 built.__dict__["mean_hit_combinations"] = a / built.n_states
             return built
@@ -954,7 +859,7 @@ def _built_side(spec: _SideSpec) -> Side | None:
         bank.add(tables[0])
 
 
-_statics: dict = {}  # _static's
+_statics: dict = TABLES.edition("side statics")  # _static's
 
 
 def _static(spec: _SideSpec, table: _UnitTable, given: bool = False) -> tuple | None:
@@ -1019,428 +924,3 @@ def flat_state(side: Side, block: int, s: int, a: int, n: int) -> int:
     b = side.blocks[block]
     return int(b[B_OFFSET] + (s * b[B_RADIX_A] + a) * b[B_RADIX_N] + n)
 
-
-# ---------------------------------------------------------------------------------------------
-# Fire before round 1
-
-
-def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_units, flags,
-              attacker_order: LossOrder, dice_model: str = "standard",
-              die_size: int = 6) -> list[tuple[float, dict[str, int]]]:
-    """The attacker's possible forces after round-1 AA fire, with their probabilities.
-
-    Dice: one per attacking aircraft (`aa_dice = per_aircraft`) or min(aa_shots x guns,
-    aircraft) (`per_gun`); each hits on the gun's aa_value (low luck: one group of that
-    strength).  Losses: the attacker's order of losses restricted to aircraft (`aa_casualties =
-    attacker_chooses`), or each die at its own aircraft, i.e. a uniformly random set of the
-    aircraft shot at (`own_aircraft`; low luck: TripleA's rule, a sure hit on every full group
-    of die / value aircraft of one type, the rest at random among the aircraft left over).
-    """
-    a_units = a_rules.units
-    guns = {n: c for n, c in defender.items() if c and d_units[n].is_aa}
-    aircraft = {n: c for n, c in attacker.items() if c and a_units[n].is_air}
-    if not guns or not aircraft:
-        return [(1.0, dict(attacker))]
-    n_aircraft = sum(aircraft.values())
-    outcomes_bound = (n_aircraft + 1 if flags["aa_casualties"] == "attacker_chooses"
-                      else math.prod(c + 1 for c in aircraft.values()))
-    if outcomes_bound > MAX_AA_OUTCOMES:
-        raise BattleInputError(
-            f"battle too large: {n_aircraft} aircraft against AA fire have up to "
-            f"{outcomes_bound:,} outcomes (limit {MAX_AA_OUTCOMES:,}); " + TOO_LARGE_HINT)
-    hit_value = max(d_units[n].aa_value for n in guns)
-    if flags["aa_dice"] == "per_aircraft":
-        n_dice = n_aircraft
-    else:
-        n_dice = min(n_aircraft, sum(c * d_units[n].aa_shots for n, c in guns.items()))
-    hit_chances = hit_distribution({(hit_value, 1): n_dice}, die_size, dice_model)
-    outcomes: dict[tuple, float] = {}
-    air_order = [n for n, kind in casualty_steps(attacker, a_units, attacker_order,
-                                                 a_rules.supports)
-                 if kind == "kill" and n in aircraft]
-    names = list(aircraft)
-    for hits, p_hits in enumerate(hit_chances):
-        if p_hits == 0.0:
-            continue
-        if flags["aa_casualties"] == "attacker_chooses":
-            lost: dict[str, int] = {}
-            for name in air_order[:hits]:
-                lost[name] = lost.get(name, 0) + 1
-            key = tuple(sorted(lost.items()))
-            outcomes[key] = outcomes.get(key, 0.0) + p_hits
-            continue
-        sure = dict.fromkeys(names, 0)
-        pool = dict(aircraft)
-        if dice_model == "low_luck" and die_size % hit_value == 0:
-            group = die_size // hit_value
-            sure = {n: c // group for n, c in aircraft.items()}
-            pool = {n: c % group for n, c in aircraft.items()}
-        # the other hits fall on a uniformly random subset of the pool (multivariate
-        # hypergeometric over types)
-        rest = min(hits - sum(sure.values()), sum(pool.values()))
-        total = math.comb(sum(pool.values()), rest)
-        for lost_counts in _compositions(rest, [pool[n] for n in names]):
-            pairs = [(n, sure[n] + k) for n, k in zip(names, lost_counts, strict=True)]
-            ways = math.prod(math.comb(pool[n], k) for n, k in zip(names, lost_counts,
-                                                                   strict=True))
-            key = tuple(sorted(pairs))
-            outcomes[key] = outcomes.get(key, 0.0) + p_hits * ways / total
-    return [(prob, {n: c - dict(key).get(n, 0) for n, c in attacker.items()})
-            for key, prob in outcomes.items()]
-
-
-@functools.lru_cache(maxsize=4096)
-def _aa_outcomes(attacker: tuple, guns: tuple, a_rules, d_rules, ruleset, attacker_order,
-                 dice_model: str, die_size: int) -> tuple:
-    """aa_blocks of a battle, kept for the next battle with the same aircraft and guns
-    (battles in bulk: battlecalc.batch): the attacker and the defender's AA guns as (unit,
-    count) items in the edition's order, the outcomes as (probability, force items)."""
-    return tuple((prob, tuple(force.items())) for prob, force in aa_blocks(
-        dict(attacker), dict(guns), a_rules, d_rules.units, ruleset.flags, attacker_order,
-        dice_model, die_size))
-
-
-def _compositions(total: int, caps: list[int]):
-    """All ways to write `total` as a sum of len(caps) parts with 0 <= part_i <= caps[i]."""
-    if not caps:
-        if total == 0:
-            yield ()
-        return
-    for first in range(min(total, caps[0]) + 1):
-        for rest in _compositions(total - first, caps[1:]):
-            yield (first, *rest)
-
-
-def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags,
-                dice_model: str = "standard", die_size: int = 6) -> Bombardment:
-    """Which ships fire (strongest first where one ship per landing unit is the limit) and the
-    law of their hits (one fire step: low luck sums their strength)."""
-    ships = sorted(((a_units[n].bombard, n) for n, c in bombard.items() for _ in range(c)),
-                   reverse=True)
-    limit = landing_units if flags["bombard_per_landing_unit"] else len(ships)
-    fired: dict[str, int] = {}
-    unused: dict[str, int] = {}
-    dice: dict[tuple[int, int], int] = {}
-    for i, (value, name) in enumerate(ships):
-        if i < limit:
-            fired[name] = fired.get(name, 0) + 1
-            dice[(value, 1)] = dice.get((value, 1), 0) + 1
-        else:
-            unused[name] = unused.get(name, 0) + 1
-    return Bombardment(np.array(hit_distribution(dice, die_size, dice_model)),
-                       bool(flags["bombard_return_fire"]), fired, unused)
-
-
-# ---------------------------------------------------------------------------------------------
-# The battle
-
-
-def round_rules(flags, sea: bool, attacker_submerge: str, defender_submerge: str,
-                bombard_in_round: bool, simple: int, dice_model: str = "standard",
-                die_size: int = 6) -> np.ndarray:
-    """The round-rule vector of the kernels (kernels/layout.py) from an edition's flags."""
-    strike = {"never": STRIKE_NEVER, "always": STRIKE_ALWAYS,
-              "unless_enemy_destroyer": STRIKE_UNLESS_DESTROYER}
-    rules = np.zeros(RULE_COLS, dtype=np.int64)
-    if sea:
-        rules[RU_A_STRIKE] = strike[flags["attacker_sub_first_strike"]]
-        rules[RU_D_STRIKE] = strike[flags["defender_sub_first_strike"]]
-    rules[RU_STRIKE_RETURN] = flags["strike_casualties_fire_back"] == "with_own_destroyer"
-    rules[RU_AIR_ALWAYS] = flags["air_hits_subs"] == "always"
-    rules[RU_SUBMERGE] = {"end_of_round": 0, "before_fire": 1, "never": 2}[
-        flags["submerge_timing"] if sea else "never"]
-    rules[RU_LONE_RETREAT] = flags["lone_attacking_transports"] == "one_volley_then_retreat"
-    rules[RU_A_POLICY] = SUBMERGE_POLICIES.index(attacker_submerge)
-    rules[RU_D_POLICY] = SUBMERGE_POLICIES.index(defender_submerge)
-    rules[RU_BOMBARD] = bombard_in_round
-    rules[RU_SIMPLE] = simple  # (compile._simple)
-    rules[RU_LOW_LUCK] = dice_model == "low_luck"
-    rules[RU_DIE] = die_size
-    return rules
-
-
-def _simple(battle, split: bool, a_transports: bool) -> int:
-    """RU_SIMPLE of a battle: 1 a land battle whose sides are single walks (split: a side has
-    a category, subs or aircraft hit apart); SIMPLE_EXACT a sea battle without submarines
-    (two single casualty walks as well: every hit may land on any unit, rules.assign takes
-    the next step of the side's one walk; the exact solver may play them by its walk path,
-    solver.plan.SolvePlan.sea_walk), unless the attacker has transports an edition makes
-    retreat when left alone (RU_LONE_RETREAT: only the general round plays that); else 0."""
-    if split:
-        return 0
-    if not battle.sea:
-        return 1
-    lone = battle.rules.flags["lone_attacking_transports"] == "one_volley_then_retreat"
-    return SIMPLE_EXACT if not (lone and a_transports) else 0
-
-
-def _transports(force: dict[str, int], units) -> bool:
-    return any(count and units[n].transport for n, count in force.items())
-
-
-def _force_key(force: dict[str, int]) -> tuple:
-    return tuple(sorted((n, c) for n, c in force.items() if c))
-
-
-def compile_battle(battle, build: Callable[[_SideSpec], Side] | None = None) -> CompiledBattle:
-    """Both sides' tables for a validated battle (api.Battle).  build: what builds (or finds)
-    a side's tables from its _SideSpec (default build_side and its cache; battlecalc.batch
-    passes a larger cache of small sides)."""
-    build = build or build_side
-    start = battle.start
-    if start:  # (the units chosen as casualties back in, lost first: starts.start_view)
-        battle = starts.start_view(battle)
-    a_rules, d_rules = battle.attacker_rules, battle.defender_rules
-    a_units, d_units = a_rules.units, d_rules.units
-    flags = battle.rules.flags
-    a_subs = any(a_units[n].submarine for n in battle.attacker)
-    d_subs = any(d_units[n].submarine for n in battle.defender)
-    dice_model, die_size = battle.dice, battle.rules.die_size
-    bombard = NO_BOMBARDMENT
-    if battle.bombard:
-        bombard = bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
-                              dice_model, die_size)
-        if start:  # its hits to come, rolled (a law of one count), or none left
-            bombard = starts.bombardment_left(start, bombard) or NO_BOMBARDMENT
-    bombarding = bombard is not NO_BOMBARDMENT
-    # aircraft are a category of their own where enemy subs make hits on them special (and a
-    # defender's where bombardment might reach them: below)
-    a_split = (a_subs, d_subs)
-    d_split = (d_subs, a_subs)
-    guns = () if battle.sea or not starts.aa_to_come(start) else _guns(battle.defender, d_units)
-    a_spec = _attacker_spec(battle, a_split, guns)
-    d_spec = _defender_spec(battle, d_split)
-    attacker, defender = build(a_spec), build(d_spec)
-    if bombarding and not d_split[1] and not _ground_first(defender, d_units,
-                                                           len(bombard.pmf) - 1):
-        d_split = (d_subs, True)
-        d_spec = replace(d_spec, split=d_split)
-        defender = build(d_spec)
-    if bombarding and not bombard.return_fire:
-        defender = _bombarded_start(defender, bombard)
-    simple = _simple(battle, any(a_split) or any(d_split), _transports(battle.attacker, a_units))
-    rules = round_rules(flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
-                        bombarding and bombard.return_fire, simple, dice_model, die_size)
-    compiled = CompiledBattle(attacker, defender, rules, bombard, None, battle.sea)
-    if battle.retreat:
-        compiled = with_retreat(battle, compiled, a_spec)
-    if battle.retreat.optimal or "optimal" in (battle.attacker_submerge,
-                                               battle.defender_submerge):
-        compiled = replace(compiled, objective=battle.objective)
-    if start:
-        compiled = starts.with_start(battle, compiled)
-    return compiled
-
-
-def compile_plain(battle, build: Callable[[_SideSpec], Side], kept: dict) -> CompiledBattle:
-    """compile_battle(battle, build) of a battle without an amphibious assault, with what it
-    computes of one side kept in `kept` for the next battle: a dict its caller holds for
-    battles of one edition and options (spec.BattleForm), as battlecalc.batch does.  A side's
-    tables depend on its own units, whether the enemy has submarines and (a land battle's
-    attacker) the enemy's AA guns, the attacker's retreat tables on its tables and the
-    retreat policy: each distinct side is specified and built once (an army found by its
-    dict's identity first: a lane's battles share the dicts of their armies, _kept_army)."""
-    d_army, a_army = battle.defender, battle.attacker
-    enemy = _kept_army(kept, "defender", d_army)
-    if enemy is None:
-        d_units = battle.defender_rules.units
-        enemy = _keep_army(kept, "defender", d_army, (
-            any(d_units[n].submarine for n in d_army),
-            () if battle.sea else _guns(d_army, d_units), {}))
-    d_subs, guns, defenses = enemy
-    mine = _kept_army(kept, "attacker", a_army)
-    if mine is None:
-        a_units = battle.attacker_rules.units
-        mine = _keep_army(kept, "attacker", a_army, (
-            any(a_units[n].submarine for n in a_army), _transports(a_army, a_units), {}))
-    a_subs, a_transports, attacks = mine
-    found = attacks.get((d_subs, guns))
-    if found is None:
-        a_spec = _attacker_spec(battle, (a_subs, d_subs), guns)
-        found = attacks[(d_subs, guns)] = (build(a_spec), a_spec)
-    attacker, a_spec = found
-    defender = defenses.get(a_subs)
-    if defender is None:
-        defender = defenses[a_subs] = build(_defender_spec(battle, (d_subs, a_subs)))
-    simple = _simple(battle, a_subs or d_subs, a_transports)
-    rules = kept.get(("rules", simple, battle.sea))
-    if rules is None:
-        rules = kept[("rules", simple, battle.sea)] = round_rules(
-            battle.rules.flags, battle.sea, battle.attacker_submerge, battle.defender_submerge,
-            False, simple, battle.dice, battle.rules.die_size)
-    if not battle.retreat:
-        return CompiledBattle(attacker, defender, rules, NO_BOMBARDMENT, None, battle.sea)
-    key = ("retreat", id(attacker), battle.retreat)  # (the attacker is kept: its id stays)
-    retreating = kept.get(key)
-    if retreating is None:  # (with_retreat reads the defender of no battle)
-        compiled = with_retreat(battle, CompiledBattle(attacker, defender, rules,
-                                                       NO_BOMBARDMENT, None, battle.sea), a_spec)
-        retreating = kept[key] = (compiled.attacker, compiled.retreat)
-    return CompiledBattle(retreating[0], defender, rules, NO_BOMBARDMENT, retreating[1],
-                          battle.sea, objective=battle.objective if battle.retreat.optimal
-                          else None)
-
-
-def _kept_army(kept: dict, side: str, army: dict) -> tuple | None:
-    """compile_plain's entry of an army (what it keeps of the side), by the dict's identity
-    (a dict lookup, where its items would be hashed), else by its items (an equal army given
-    in another dict: the entry is shared, and kept by this dict's identity too); None where
-    the army is new.  An army's dict must not change while `kept` lives (a lane's are
-    BattleForm.army's, which nothing changes)."""
-    found = kept.get((side, id(army)))
-    if found is not None and found[0] is army:  # (the dict is kept with it: its id stays)
-        return found[1]
-    entry = kept.get((side, tuple(army.items())))
-    if entry is not None:
-        kept[(side, id(army))] = (army, entry)
-    return entry
-
-
-def _keep_army(kept: dict, side: str, army: dict, entry: tuple) -> tuple:
-    kept[(side, tuple(army.items()))] = entry
-    kept[(side, id(army))] = (army, entry)
-    return entry
-
-
-def _guns(defender: dict[str, int], d_units) -> tuple:
-    """A land defender's AA guns as (unit, count) items."""
-    return tuple((n, c) for n, c in defender.items() if d_units[n].is_aa)
-
-
-def _submerges(battle, policy: str) -> bool:
-    """Whether a side's submarines may submerge (its policy, in a sea battle of an edition
-    where they may)."""
-    return (battle.sea and battle.rules.flags["submerge_timing"] != "never"
-            and policy != "never")
-
-
-def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple) -> _SideSpec:
-    """The attacker's _SideSpec: its blocks are its forces after round-1 AA fire (land) from
-    the defender's guns (unit, count items)."""
-    a_rules = battle.attacker_rules
-    a_units = a_rules.units
-    blocks = [(1.0, battle.attacker)]
-    if battle.kamikaze_struck:  # the law of its force after kamikaze strikes (reactions)
-        blocks = after_strikes(a_rules, battle.attacker, battle.kamikaze_struck,
-                               battle.dice == "low_luck")
-    if not battle.sea:
-        blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
-            tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
-            battle.attacker_order, battle.dice, battle.rules.die_size)]
-        if battle.start.step == "aa_casualties":  # its hits rolled: the forces they leave
-            blocks = starts.aa_hits_taken(battle, blocks)
-    cost = sum(n * a_units[name].cost for name, n in battle.attacker.items())
-    a_blocks = tuple(
-        (prob, _force_key(force), cost - sum(n * a_units[name].cost for name, n in force.items()),
-         None)
-        for prob, force in blocks)
-    return _SideSpec(a_rules, "attack", battle.attacker_order, split,
-                     _submerges(battle, battle.attacker_submerge), a_blocks, battle.dice)
-
-
-def _defender_spec(battle, split: tuple[bool, bool]) -> _SideSpec:
-    return _SideSpec(battle.defender_rules, "defense", battle.defender_order, split,
-                     _submerges(battle, battle.defender_submerge),
-                     ((1.0, _force_key(battle.defender), 0, None),), battle.dice)
-
-
-def _ground_first(side: Side, units, hits: int) -> bool:
-    """Whether the first `hits` casualty steps of a side without categories take no aircraft:
-    then bombardment hits (never on aircraft) land where the walk puts them, and the side
-    needs no aircraft category (the fast path stays open)."""
-    air = np.array([units[name].is_air for name in side.unit_names])
-    steps = side.survivors[:hits + 1]  # one block: state k has taken k steps
-    return not ((steps[:-1] - steps[1:])[:, air] > 0).any()
-
-
-def _bombarded_start(defender: Side, bombard: Bombardment) -> Side:
-    """Bombardment before round 1 (no return fire): the defender starts with the hits taken
-    by its land units (category n), in its order of losses."""
-    start = np.zeros(defender.n_states)
-    last = int(defender.blocks[0, B_RADIX_N]) - 1
-    for hits, p in enumerate(bombard.pmf):
-        if p > 0.0:
-            start[flat_state(defender, 0, 0, 0, min(hits, last))] += p
-    return Side(defender.blocks, defender.states, defender.rows, defender.pmf, defender.cdf,
-                start, defender.survivors, defender.ipc_lost, defender.unit_names,
-                defender.split)
-
-
-# ---------------------------------------------------------------------------------------------
-# Retreats
-
-
-def _may_withdraw(battle, side: Side) -> np.ndarray:
-    """Units of each type that may withdraw at each attacker state [F, U].
-
-    All of them, except in an amphibious assault: landed units never retreat (a type's
-    casualties are counted against its landed units first), and with amphibious_retreat =
-    "air_only" (Revised) only aircraft do.
-    """
-    survivors = side.survivors
-    if not battle.landing:
-        return survivors.copy()
-    flag = battle.rules.flags["amphibious_retreat"]
-    allowed = np.zeros_like(survivors)
-    for i, name in enumerate(side.unit_names):
-        unit = battle.attacker_rules.units[name]
-        if unit.is_air and flag != "none":
-            allowed[:, i] = survivors[:, i]
-        elif flag == "air_and_overland":
-            allowed[:, i] = np.minimum(survivors[:, i], battle.overland.get(name, 0))
-    return allowed
-
-
-def retreat_vector(policy) -> tuple[np.ndarray, float]:
-    """The retreat vector and win-probability threshold of kernels.round_model.should_retreat, from
-    a spec.Retreat."""
-    vector = np.array([
-        1 if policy else 0,
-        policy.after or 0,
-        NO_LIMIT if policy.when_left is None else policy.when_left,
-        1 if policy.only_air else 0,
-        NO_LIMIT if policy.strafe is None else policy.strafe,
-    ], dtype=np.int64)
-    below = NO_THRESHOLD if policy.below is None else float(policy.below)
-    if policy.optimal:  # the policy found: win_value 1.0 where it presses on, 0.0 retreats
-        below = OPTIMAL_MASK
-    return vector, below
-
-
-def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> CompiledBattle:
-    """The battle with its retreat policy as kernel arrays.  A retreat at a state where some
-    but not all units may withdraw (an amphibious assault) goes on in a block of its own: the
-    units that stay, with the withdrawn ones as survivors and the IPC lost carried along."""
-    att = compiled.attacker
-    leaving = np.minimum(_may_withdraw(battle, att), att.survivors)
-    staying = att.survivors - leaving
-    n_main = att.n_states
-    remainder = np.full(n_main, FULL_RETREAT, dtype=np.int64)
-    may = (att.states[:, S_INFO] & layout.I_IN_BATTLE) != 0
-    extra = []
-    names = att.unit_names
-    for f in np.flatnonzero(may & staying.any(axis=1)):
-        if not leaving[f].any():
-            may[f] = False  # nothing may withdraw
-            continue
-        force = {names[i]: int(c) for i, c in enumerate(staying[f]) if c}
-        extra.append((f, (0.0, _force_key(force), int(att.ipc_lost[f]),
-                          tuple(int(c) for c in leaving[f]))))
-    if extra:
-        spec = _SideSpec(a_spec.ruleset, a_spec.role, a_spec.order, a_spec.split,
-                         a_spec.submerge, a_spec.blocks + tuple(b for _, b in extra),
-                         a_spec.dice_model)
-        att = build_side(spec)
-        for k, (f, _) in enumerate(extra):
-            remainder[f] = att.blocks[len(a_spec.blocks) + k, B_OFFSET]
-    remainder = np.concatenate([remainder, np.full(att.n_states - n_main, FULL_RETREAT,
-                                                   dtype=np.int64)])
-    may = np.concatenate([may, np.zeros(att.n_states - n_main, dtype=bool)])
-    states = att.states.copy()
-    states[:, S_MAY_RETREAT] = may
-    att = Side(att.blocks, states, att.rows, att.pmf, att.cdf, att.start, att.survivors,
-               att.ipc_lost, att.unit_names, att.split)
-    vector, below = retreat_vector(battle.retreat)
-    retreat = RetreatTables(vector, below, np.zeros((1, 1)), remainder)
-    return CompiledBattle(att, compiled.defender, compiled.rules, compiled.bombardment, retreat,
-                          compiled.sea)
