@@ -43,17 +43,17 @@ from .spec import (  # noqa: F401  (re-exported: the public constants and spec o
 # simulate with the same arguments again solves it again from the same tables (no answer is
 # kept).  One solved exactly by compiled kernels is solved again straight (_solved_again: its
 # compiled kernel into fresh outputs, a Result read from them; about 9 us a call on a tiny
-# battle, 4 of them the kernel).  At most MAX_PLANS (the oldest go first), each of at most
-# PLAN_STATES states (both sides: a larger battle's solve dwarfs checking and compiling it, and
+# battle, 4 of them the kernel).  At most MAX_KEPT (the oldest go first), each of at most
+# KEPT_STATES states (both sides: a larger battle's solve dwarfs checking and compiling it, and
 # its tables are large: the kept battles hold at most a few hundred MB of tables, usually far
 # less).
-MAX_PLANS = 256
-PLAN_STATES = 2_000
-_plans: dict = {}
-_plans_lock = threading.Lock()
+MAX_KEPT = 256
+KEPT_STATES = 2_000
+_kept: dict = {}
+_kept_lock = threading.Lock()
 
 
-class _Plan:
+class KeptBattle:
     """A checked battle, its run spec and its compiled tables (None: a formula battle), and
     once it is solved exactly (solve), the prepared solve (solver.ExactSolve) of its plan,
     which the next call runs again if the battle is kept; `fast`: (that solve, its
@@ -64,16 +64,16 @@ class _Plan:
     def __init__(self, rules, battle, run, compiled):
         self.rules, self.battle, self.run, self.compiled = rules, battle, run, compiled
         self.exact = self.fast = None
-        self.kept = False  # in _plans
+        self.kept = False  # in _kept
 
 
-def _plan(arguments: dict, found: _Plan | None = None) -> _Plan:
+def _kept_battle(arguments: dict, found: KeptBattle | None = None) -> KeptBattle:
     """The kept battle of simulate's arguments: kept (found: the one simulate found already),
     or checked (and for a dice battle compiled) now."""
     key = None
     if found is None:
         key = spec_key(arguments)
-        found = None if key is None else _plans.get(key)
+        found = None if key is None else _kept.get(key)
     # valid while the edition id names the same Ruleset (tests put other rules in its place)
     if found is not None and load_rules(arguments["rules"]) is found.rules:
         return found
@@ -84,17 +84,17 @@ def _plan(arguments: dict, found: _Plan | None = None) -> _Plan:
     formula = isinstance(battle, FormulaSpec)
     # (a battle with reactions is a battle for each choice: battlecalc.reactions compiles them)
     compiled = None if formula or battle.reactions else compile_battle(battle)
-    plan = _Plan(battle.ruleset if formula else battle.rules, battle, run, compiled)
+    kept = KeptBattle(battle.ruleset if formula else battle.rules, battle, run, compiled)
     # kept only where checking warned of nothing (a kept battle would not warn again)
     if key is not None and warnings_issued() == warned and (
             compiled is None
-            or compiled.attacker.n_states + compiled.defender.n_states <= PLAN_STATES):
-        with _plans_lock:
-            while len(_plans) >= MAX_PLANS:
-                del _plans[next(iter(_plans))]
-            _plans[key] = plan
-            plan.kept = True
-    return plan
+            or compiled.attacker.n_states + compiled.defender.n_states <= KEPT_STATES):
+        with _kept_lock:
+            while len(_kept) >= MAX_KEPT:
+                del _kept[next(iter(_kept))]
+            _kept[key] = kept
+            kept.kept = True
+    return kept
 
 
 def compile_kernels() -> None:
@@ -139,8 +139,8 @@ def kernel_cold(kernel: tuple[str, str]) -> bool:
 def forget_compiled() -> None:
     """Drop every kept battle (checked, compiled) and side table: the next call checks and
     compiles as for a battle never seen (tests; benchmarks of fresh battles)."""
-    with _plans_lock:
-        _plans.clear()
+    with _kept_lock:
+        _kept.clear()
     forget_tables()
 
 
@@ -258,10 +258,10 @@ def simulate(
                    hits_on_defender, bombard_hits, attacker_waiting, defender_waiting,
                    retreat_policy, optimize, territory_value, scramble_from, scramble, kamikaze,
                    kamikaze_targets)
-    plan = None
+    kept = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
-        # plain (a dict or a list among them is not hashable: spec_key's key, made by _plan);
+        # plain (a dict or a list among them is not hashable: spec_key's key, made by _kept_battle);
         # each type(value) written out, which costs less than tuple(map(type, values)), but
         # for spec.UNTYPED_KEYS (text wherever a plan is kept: no other type matches it)
         kinds = (type(attacker), type(defender), type(sea), type(trials), type(seed),
@@ -276,19 +276,19 @@ def simulate(
                       type(optimize), type(territory_value), type(scramble_from),
                       type(scramble), type(kamikaze), type(kamikaze_targets))
         try:
-            plan = _plans.get((kinds, values))
+            kept = _kept.get((kinds, values))
         except TypeError:
             pass
         # (found: a battle that was checked, no waves)
-        if plan is not None and plan.fast is not None and load_rules(rules) is plan.rules:
+        if kept is not None and kept.fast is not None and load_rules(rules) is kept.rules:
             # (_solved_again written out: a call less on a kept battle's floor)
-            prepared, results = plan.fast
+            prepared, results = kept.fast
             outputs = prepared.again()
             if outputs is not None:
                 return results.of(outputs, started)
     if usual:
         values += _USUAL_VALUES  # (equal to those given, of the same types)
-    found = plan
+    found = kept
     arguments = dict(zip(_PARAMETERS, values, strict=True), formula_options=formula_options)
     waves = check_waves(waves)
     if waves or counterattack is not None:
@@ -301,14 +301,14 @@ def simulate(
         options = {k: v for k, v in arguments.items()
                    if k not in ("waves", "counterattack", "formula_options")}
         return sequences(waves, counterattack, **options, **formula_options)
-    plan = _plan(arguments, found)
-    if isinstance(plan.battle, FormulaSpec):
-        return run_formula(plan.battle, plan.run, started)
-    if plan.fast is not None and plan is not found:  # kept, found by spec_key's key
-        result = _solved_again(plan, started)
+    kept = _kept_battle(arguments, found)
+    if isinstance(kept.battle, FormulaSpec):
+        return run_formula(kept.battle, kept.run, started)
+    if kept.fast is not None and kept is not found:  # kept, found by spec_key's key
+        result = _solved_again(kept, started)
         if result is not None:
             return result
-    return solve(plan.battle, plan.run, started, plan.compiled, plan)
+    return solve(kept.battle, kept.run, started, kept.compiled, kept)
 
 
 # the solver of sequences of battles (waves, a counter-attack): battlecalc.waves registers its
@@ -379,11 +379,11 @@ def _reactions(battle: Battle, run: RunSpec, started: float, limits: solver.Limi
     return result
 
 
-def _solved_again(plan: _Plan, started: float) -> Result | None:
-    """The Result of a kept battle solved exactly by compiled kernels (_Plan.fast), solved
+def _solved_again(kept: KeptBattle, started: float) -> Result | None:
+    """The Result of a kept battle solved exactly by compiled kernels (KeptBattle.fast), solved
     again straight, with no Python but its outputs and Result; None where solve must.
     (simulate's look-up by its own key does the same written out.)"""
-    prepared, results = plan.fast
+    prepared, results = kept.fast
     outputs = prepared.again()
     if outputs is not None:
         return results.of(outputs, started)
@@ -416,15 +416,15 @@ def choose(battle: Battle, run: RunSpec, compiled=None) -> solver.SolvePlan:
 
 
 def solve(battle: Battle, run: RunSpec, started: float | None = None,
-          compiled=None, plan: _Plan | None = None,
+          compiled=None, kept: KeptBattle | None = None,
           solve_plan: solver.SolvePlan | None = None,
           limits: solver.Limits = solver.LIMITS) -> Result:
     """The engine under :func:`simulate`: compile a checked dice battle, choose how to solve
     it (solver.choose), solve it (solver.solve) and build its :class:`Result`.  (battlecalc
     .waves solves each battle of a sequence through it.)  `started`:
     the clock (time.perf_counter) that the result's elapsed_s counts from (default: now);
-    compiled: the battle's tables when the caller has them (compile_battle(battle)); plan:
-    simulate's kept battle, which keeps its prepared exact solve for the next call;
+    compiled: the battle's tables when the caller has them (compile_battle(battle)); kept:
+    simulate's KeptBattle, which keeps its prepared exact solve for the next call;
     solve_plan: the plan to carry out where the caller chose it (choose); limits: the limits
     the plan is chosen (or was chosen) and carried out under.
 """
@@ -432,7 +432,7 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
     if battle.reactions:  # scramble, kamikaze: a battle for each choice (battlecalc.reactions)
         return _reactions(battle, run, started, limits)
     compiled = compile_battle(battle, hit_eps=limits.hit_eps) if compiled is None else compiled
-    prepared = None if plan is None else plan.exact
+    prepared = None if kept is None else kept.exact
     if solve_plan is None:
         solve_plan = solver.choose(
             compiled, run.method, run.trials, run.rounds_distribution, limits,
@@ -443,14 +443,14 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
         return _decided(battle, run, started, compiled, solve_plan, limits)
     # (a kept battle keeps the prepared solve of simulate's plans only: under other limits it
     # is solved as any battle, and its next simulate call solves by simulate's plan again)
-    if (plan is not None and plan.kept and limits is solver.LIMITS
+    if (kept is not None and kept.kept and limits is solver.LIMITS
             and solve_plan.method == "exact" and not solve_plan.win_values
             and not solve_plan.table[0]):
         if prepared is None or prepared.plan != solve_plan:
-            prepared = plan.exact = solver.ExactSolve(compiled, solve_plan, kept=True)
+            prepared = kept.exact = solver.ExactSolve(compiled, solve_plan, kept=True)
         law = solver.solve(compiled, solve_plan, progress=run.progress, prepared=prepared)
-        if plan.fast is None or plan.fast[0] is not prepared:
-            plan.fast = (prepared, ExactResults(battle, compiled, prepared.law_of))
+        if kept.fast is None or kept.fast[0] is not prepared:
+            kept.fast = (prepared, ExactResults(battle, compiled, prepared.law_of))
         return build_result(battle, compiled, "exact", None, None, law, started)
     law = solver.solve(compiled, solve_plan, seed=run.mc_seed, progress=run.progress,
                        limits=limits)

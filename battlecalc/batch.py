@@ -34,11 +34,12 @@ from typing import Any
 import numpy as np
 
 from . import api
+from . import options as options_module
 from . import waves as waves_module
 from .compile import SideCache, compile_battle
 from .errors import BattleInputError, quoted
-from .options import BY_NAME, FORMULA_OPTIONS, OPTIONS, is_empty, read
-from .results import SideLaw, build_result, rows
+from .options import OPTIONS, is_empty, read
+from .results import build_result, rows
 from .solver import choose
 from .solver.batch import batchable, solve_batch
 from .spec import (
@@ -51,7 +52,6 @@ from .spec import (
     simulate_form,
     simulate_spec,
 )
-from .waves import simulate_waves
 
 # simulate's keywords (the table of options, battlecalc.options): those a battle may set, and
 # the defaults of all (no progress hook: solve_many reports none)
@@ -75,10 +75,10 @@ def _battle_arguments(given: Mapping[str, Any]) -> dict[str, Any]:
         _check_keyword(name, value)
         if name in NOT_HERE:
             continue
-        if name in FORMULA_OPTIONS:
-            formula[name] = value
-        else:
+        if name in args:
             args[name] = value
+        else:  # (the formula model's, and options the table has that simulate names not)
+            formula[name] = value
     args["formula_options"] = formula
     return args
 
@@ -107,7 +107,7 @@ def frame_battles(frame) -> list[dict[str, Any]]:
             f"solve_many reads armies from the attacker/defender/landing/bombard columns; "
             f"{units[0]!r} (SIDE.UNIT) is a column of battlecalc.sweep, which expands them")
     readable = [c for c, n in zip(frame.columns, names, strict=True)
-                if n in KEYWORDS or n in NOT_HERE]
+                if n in options_module.BY_NAME]
     battles = []
     for i, row in enumerate(frame[readable].to_dict("records") if readable else
                             [{}] * len(frame)):
@@ -115,7 +115,7 @@ def frame_battles(frame) -> list[dict[str, Any]]:
         for column, value in row.items():
             if _cell(value):
                 try:
-                    battle[str(column)] = read(BY_NAME[str(column)], value)
+                    battle[str(column)] = read(options_module.BY_NAME[str(column)], value)
                 except BattleInputError as exc:
                     raise BattleInputError(f"battle {i}: {exc}") from None
         battles.append(battle)
@@ -168,6 +168,27 @@ def _key(given: Any):
         return None
 
 
+def _kept_plan(compiled, run):
+    """_planned, a batchable plan kept with the attacker's side (a process that solves the
+    same armies again, a server's or a planner's, chooses once): the attacker Side's
+    "_plans", {(id of the defender's Side, the round rules, the objective, method, trials,
+    law of rounds): (that Side, plan)} (a battle of the kept path: its sides, rules and
+    objective are all the plan reads of it, but for the kernels' state, which only the
+    plan's `compiled` reads: the batch decides that for itself, solve_batch)."""
+    kept = compiled.attacker.__dict__.setdefault("_plans", {})
+    key = (id(compiled.defender), compiled.rules.tobytes(), compiled.objective, run.method,
+           run.trials, run.rounds_distribution)
+    found = kept.get(key)
+    if found is not None and found[0] is compiled.defender:
+        return found[1]
+    plan = _planned(compiled, run)
+    if plan is not None and batchable(plan):
+        if len(kept) >= 1024:
+            kept.clear()
+        kept[key] = (compiled.defender, plan)
+    return plan
+
+
 def _planned(compiled, run):
     """The plan simulate solves a compiled battle by (solver.choose, kept with its sides), or
     None where it refuses the battle (simulate then says why)."""
@@ -203,6 +224,7 @@ class _Lane:
     def __init__(self, form, run):
         self.form, self.run = form, run
         self.sides = SideCache()
+        self.plans: dict = {}  # (id of the attacker's Side, the defender's) -> _planned
 
     def battle(self, given: Mapping[str, Any]):
         """The battle (spec.Battle) and its RunSpec (the lane's, with the battle's seed);
@@ -217,7 +239,15 @@ class _Lane:
         if battle.reactions:
             return None, None
         compiled = compile_battle(battle, self.sides)
-        return compiled, _planned(compiled, self.run)
+        if battle.start or battle.landing or battle.bombard:  # (sides of other battles too)
+            return compiled, _planned(compiled, self.run)
+        # (a pair of sides is one battle of the lane: its plan once; the sides live as long as
+        # the lane's SideCache)
+        pair = (id(compiled.attacker), id(compiled.defender))
+        plan = self.plans.get(pair, False)
+        if plan is False:
+            plan = self.plans[pair] = _kept_plan(compiled, self.run)
+        return compiled, plan
 
 
 def _lane(given: Mapping[str, Any]) -> _Lane | Exception | None:
@@ -237,20 +267,6 @@ def _lane(given: Mapping[str, Any]) -> _Lane | Exception | None:
 
 # ---------------------------------------------------------------------------------------------
 # Chains: waves and counter-attacks
-
-
-class _Unsolved:
-    """What a chain is given for a battle not solved yet (a pass that finds the battles its
-    chains need next: _Chains): nothing taken, no survivors."""
-
-    attacker, method = "", "exact"
-    attacker_win = defender_win = draw = stalemate = retreat = takes_territory = 0.0
-    attacker_ipc_loss = defender_ipc_loss = tuv_swing = 0.0
-    attacker_law = defender_law = SideLaw((), np.zeros((0, 0), dtype=np.int64),
-                                          np.zeros(0, dtype=np.int64), np.zeros(0))
-
-
-_UNSOLVED = _Unsolved()
 
 
 def _battle_key(battle, run):
@@ -273,118 +289,130 @@ def _battle_key(battle, run):
 
 
 class _Chains:
-    """The sequences of battles of a call (waves, a counter-attack: battlecalc.waves), solved
-    as simulate solves each of them, their battles together: each sequence is played again
-    pass after pass (waves.simulate_waves), each pass finding the battles its next stage
-    needs (the next wave on each force the defender holds with, the counter-attack on each
-    force holding the territory), which are then solved together, once each however many
-    sequences share them (in the batch where their plans allow it, as solve_many solves a
-    battle); the last pass, with every battle solved, is each sequence's answer.  The
-    battles are checked through the lanes' forms (_Lane), each distinct army read once."""
+    """The sequences of battles of a call (waves, a counter-attack: battlecalc.waves), each
+    played as simulate plays it (waves' _sequence: the same code, which yields the battles
+    each stage needs together), every sequence's stage at once: the battles all of them need
+    next (the first waves, then the next wave on each force the defender holds with, the
+    counter-attack on each force holding the territory) are checked through the lanes' forms
+    (each stage's once, each distinct army read once) and solved together, once each however
+    many sequences share them (the small exact ones in the batch), then sent back."""
 
     def __init__(self):
-        self.results: dict = {}  # battle key -> Result, or the BattleInputError it raised
-        self.wanted: dict = {}  # battle key -> (battle, run) not solved yet
+        self.stages: dict = {}  # id of a stage's arguments -> (them, their _Lane or None)
         self.lanes: dict = {}  # _form_key -> _Lane
-        self.stages: dict = {}  # (chain, stage label) -> its battles' _Lane (or None)
-        self.chain = 0  # the chain being played
-        self.lane = None  # the lane of the battle check made last (solve's, next)
 
-    def check(self, label: str, arguments: dict, attacker, defender, trials, seed):
-        """simulate_spec's battle and run spec (waves._checked's) through the lane of the
-        stage's keywords: the same for every pass (a stage's arguments are its chain's)."""
-        lane = self.stages.get((self.chain, label), False)
-        if lane is False:
-            given = {k: v for k, v in arguments.items()
-                     if k not in ("attacker", "defender", "formula_options")}
-            key = _form_key(given)
-            lane = self.lanes.get(key) if key is not None else None
-            if lane is None:
-                lane = _lane(given)
-                if not isinstance(lane, _Lane):
-                    lane = None
-                elif key is not None:
-                    self.lanes[key] = lane
-            self.stages[(self.chain, label)] = lane
-        self.lane = lane
+    def _lane_of(self, arguments: dict):
+        """The lane of a stage's battles (its arguments but the armies), or None (checked one
+        by one)."""
+        found = self.stages.get(id(arguments))
+        if found is not None and found[0] is arguments:
+            return found[1]
+        given = {k: v for k, v in arguments.items()
+                 if k not in ("attacker", "defender", "formula_options")}
+        key = _form_key(given)
+        lane = self.lanes.get(key) if key is not None else None
         if lane is None:
-            return waves_module._checked(label, arguments, attacker, defender, trials, seed)
-        seed = check_seed(seed)
-        battle, run = lane.form.battle(attacker, defender), lane.run
-        if run.trials != trials or run.seed != seed:
-            run = replace(run, trials=trials, seed=seed)
-        return battle, run
+            lane = _lane(given)
+            if not isinstance(lane, _Lane):
+                lane = None
+            elif key is not None:
+                self.lanes[key] = lane
+        self.stages[id(arguments)] = (arguments, lane)
+        return lane
 
-    def solve(self, battle, run, *_args, **_kwargs):
-        """The battle's Result, once it is solved; until then _UNSOLVED, the battle noted
-        (with the lane check found it in: a battle of a lane is known by its armies)."""
-        lane, self.lane = self.lane, None
-        if lane is not None:
-            key = (id(lane), tuple(battle.attacker.items()), tuple(battle.defender.items()),
-                   run.method, run.trials, run.seed)
-        else:
-            key = _battle_key(battle, run)
-        if key is None or run.progress is not None:
-            return api.solve(battle, run)
-        found = self.results.get(key)
-        if found is None:
-            self.wanted.setdefault(key, (battle, run, lane))
-            return _UNSOLVED
-        if isinstance(found, Exception):
-            raise found
-        return found
+    def _checked(self, q):
+        """A request's battle, run spec and lane (spec.simulate_spec's battle and run)."""
+        lane = self._lane_of(q.arguments)
+        if lane is None:
+            battle, run = waves_module._checked(q.label, q.arguments, q.attacker, q.defender,
+                                                q.trials, q.seed)
+            return battle, run, None
+        seed = check_seed(q.seed)
+        battle, run = lane.form.battle(q.attacker, q.defender), lane.run
+        if run.trials != q.trials or run.seed != seed:
+            run = replace(run, trials=q.trials, seed=seed)
+        return battle, run, lane
 
-    def solve_wanted(self) -> None:
-        """Solve the battles the last pass found (the small exact ones together)."""
-        wanted, self.wanted = self.wanted, {}
-        batch = _Batch()
-        alone = []
-        for key, (battle, run, lane) in wanted.items():
+    def resolve(self, requests: list) -> dict:
+        """{id of a request: its Result, or its error (named by its battle)}: each distinct
+        battle solved once, the small exact ones together."""
+        results, wanted = {}, {}
+        for q in requests:
+            try:
+                battle, run, lane = self._checked(q)
+            except BattleInputError as exc:
+                results[id(q)] = type(exc)(f"{q.label}: {exc}")
+                continue
+            key = ((id(lane), tuple(battle.attacker.items()), tuple(battle.defender.items()),
+                    run.method, run.trials, run.seed) if lane is not None
+                   else _battle_key(battle, run))
+            if key is None:
+                key = ("alone", id(q))
+            found = wanted.get(key)
+            if found is None:
+                found = wanted[key] = (battle, run, lane, [])
+            found[3].append(q)
+        batch, alone = _Batch(), []
+        for battle, run, lane, asked in wanted.values():
             try:
                 compiled = plan = None
                 if not battle.reactions:
                     compiled = compile_battle(battle, None if lane is None else lane.sides)
                     plan = _planned(compiled, run)
                 if plan is not None and batchable(plan):
-                    batch.add(key, battle, compiled, plan)
+                    batch.add(asked, battle, compiled, plan)
                 else:
-                    alone.append((key, battle, run, compiled, plan))
+                    alone.append((asked, battle, run, compiled, plan))
             except BattleInputError as exc:
-                self.results[key] = exc
-        for key, battle, run, compiled, plan in alone:
+                for q in asked:
+                    results[id(q)] = type(exc)(f"{q.label}: {exc}")
+        for asked, battle, run, compiled, plan in alone:
             try:
-                self.results[key] = api.solve(battle, run, None, compiled, solve_plan=plan)
+                result = api.solve(battle, run, None, compiled, solve_plan=plan)
             except BattleInputError as exc:
-                self.results[key] = exc
+                result = exc
+            for q in asked:
+                results[id(q)] = (type(result)(f"{q.label}: {result}")
+                                  if isinstance(result, BattleInputError) else result)
         if batch.positions:
             started = time.perf_counter()
             law = solve_batch(batch.compiled, batch.plans)
-            for i, key in enumerate(batch.positions):
-                self.results[key] = build_result(batch.battles[i], batch.compiled[i], "exact",
-                                                 None, None, law.law(i), started)
+            for i, asked in enumerate(batch.positions):
+                result = build_result(batch.battles[i], batch.compiled[i], "exact", None, None,
+                                      law.law(i), started)
+                for q in asked:
+                    results[id(q)] = result
+        return results
 
     def play(self, chains: list) -> list:
         """Each chain (waves, counterattack, simulate's other arguments) played to its end:
         its WavesResult, or the exception simulate raises for it."""
-        for self.chain, (_, _, options) in enumerate(chains):  # (wave 1 is known: first)
+        out: list = [None] * len(chains)
+        active = []  # (chain, its sequence, the battles it waits for)
+        for k, (waves, counterattack, options) in enumerate(chains):
             try:
-                self.solve(*self.check("wave 1", options, options["attacker"],
-                                       options["defender"], options["trials"],
-                                       options["seed"]))
-            except Exception:  # noqa: BLE001, S110 - (the chain's own pass says why)
-                pass
-        self.solve_wanted()
-        while True:
-            out = []
-            for self.chain, (waves, counterattack, options) in enumerate(chains):
+                sequence = waves_module._sequence(waves, counterattack, api.solve, None,
+                                                  dict(options))
+                next(sequence)  # (its solver)
+                active.append((k, sequence, next(sequence)))
+            except StopIteration as done:
+                out[k] = done.value
+            except Exception as exc:  # noqa: BLE001 - each chain its own answer
+                out[k] = exc
+        while active:
+            results = self.resolve([q for _, _, asked in active for q in asked
+                                    if q is not None])
+            waiting = []
+            for k, sequence, asked in active:
                 try:
-                    out.append(simulate_waves(waves, counterattack, solve=self.solve,
-                                              check=self.check, **options))
-                except Exception as exc:  # noqa: BLE001 - each chain its own answer
-                    out.append(exc)
-            if not self.wanted:
-                return out
-            self.solve_wanted()
+                    waiting.append((k, sequence, sequence.send(
+                        [None if q is None else results[id(q)] for q in asked])))
+                except StopIteration as done:
+                    out[k] = done.value
+                except Exception as exc:  # noqa: BLE001
+                    out[k] = exc
+            active = waiting
+        return out
 
 
 def _chain_arguments(given: Mapping[str, Any]):
@@ -444,12 +472,13 @@ def _run(battles: list, options: Mapping[str, Any], strict: bool):
     for position, given in enumerate(battles):
         started = clock()
         try:
-            if options and isinstance(given, Mapping):
+            if options and (type(given) is dict or isinstance(given, Mapping)):
                 given = {**options, **given}
-            chain = _chain_arguments(given)
-            if chain is not None:
-                chains.append((position, chain))
-                continue
+            if type(given) is not dict or "waves" in given or "counterattack" in given:
+                chain = _chain_arguments(given)
+                if chain is not None:
+                    chains.append((position, chain))
+                    continue
             form_key = _form_key(given) if type(given) is dict else None
             if form_key is not None:
                 lane = lanes.get(form_key, False)
@@ -619,7 +648,7 @@ def _check_keyword(name: str, value: Any) -> None:
             raise BattleInputError(
                 f"{name} is not an option of solve_many (one battle each: use simulate for "
                 f"{name})")
-    elif name not in KEYWORDS:
+    elif name not in options_module.BY_NAME:  # (the table now: an option added is one)
         raise BattleInputError(
             f"{quoted(name)} is not an option of simulate (options: {', '.join(KEYWORDS)})")
 

@@ -749,6 +749,8 @@ def _policies(battle, tables) -> dict[str, Any]:
         "retreat_after": retreat.after, "retreat_when_left": retreat.when_left,
         "retreat_when_only_air": retreat.only_air, "retreat_below": retreat.below,
         "strafe": retreat.strafe, "dice": battle.dice,
+        # (the table's options no check reads, as given: spec.Battle.extras)
+        **dict(getattr(battle, "extras", ())),
     }
 
 
@@ -869,9 +871,11 @@ def rows(battles: list, tables: list, law, elapsed: float, compiled: bool = True
             numbers[f"{side}_ipc_loss_percentiles.p{q}"] = values
     numbers["pruned"] = law.pruned
 
-    kinds: dict[tuple, list[int]] = {}  # the battles of each edition and kind of start
+    # the battles of each edition, kind of start and set of the table's unread options
+    kinds: dict[tuple, list[int]] = {}
     for i, battle in enumerate(battles):
-        kinds.setdefault((id(battle.rules), bool(battle.start)), []).append(i)
+        kinds.setdefault((id(battle.rules), bool(battle.start), battle.extras),
+                         []).append(i)
     parts = []
     # (by the dict's identity: the caller holds every battle, and so its armies' dicts, while
     # the rows are built, and a lane's battles share the dicts of their armies)
@@ -940,7 +944,12 @@ def _described(battles: list, tables: list, army_text) -> dict[str, list]:
         "defender": [army_text(b.defender) for b in battles], "sea": [b.sea for b in battles],
         "attacker_tech": [",".join(b.attacker_tech) for b in battles],
         "defender_tech": [",".join(b.defender_tech) for b in battles]}
-    policies = [_policies(b, t) for b, t in zip(battles, tables, strict=True)]
+    # (each distinct set of policies once: a lane's battles share them, by identity, while
+    # the caller holds the battles)
+    policies_of = _memo(_policies, lambda b, t: (
+        id(b.landing), id(t.bombardment), b.attacker_submerge, b.defender_submerge,
+        id(b.attacker_order), id(b.defender_order), id(b.retreat), b.dice, b.extras))
+    policies = [policies_of(b, t) for b, t in zip(battles, tables, strict=True)]
     for key in policies[0]:
         values = [p[key] for p in policies]
         if isinstance(values[0], dict):  # (armies: notation, as flat_row writes them)

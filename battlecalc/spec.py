@@ -9,6 +9,7 @@ and are clamped to it (``retreat_when_left=10**20``: retreat at the end of round
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, NamedTuple
 
+from . import options as options_module
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
 from .errors import QUOTE_LIMIT, BattleInputError, quoted, warn_input
 from .options import (  # noqa: F401  (re-exported: the public constants)
@@ -252,6 +254,8 @@ class Retreat:
     optimal: bool = False
 
     def __bool__(self) -> bool:
+        if self is _NO_RETREAT:  # (the common case: a battle with no policy)
+            return False
         return self.optimal or any(
             v is not None and v is not False
             for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
@@ -399,6 +403,9 @@ class Battle:
     # solves them), and the kamikaze strikes of a battle after them (the attacker's start law)
     reactions: Reactions = NO_REACTIONS
     kamikaze_struck: tuple = ()
+    # options of the table that no check reads (spec.check_option's), carried to the result:
+    # ((name, value), ...)
+    extras: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -425,7 +432,7 @@ class Start:
 
     def __bool__(self) -> bool:
         """Whether the battle starts anywhere but at its very start."""
-        return self != START
+        return self is not START and self != START
 
     @property
     def in_round_one(self) -> bool:
@@ -674,6 +681,7 @@ class BattleForm:
     objective: Objective | None = None  # (where no reaction is given: found once here)
     optimize: Any = None
     territory_value: Any = None
+    extras: tuple = ()  # Battle.extras
 
     def __post_init__(self):
         object.__setattr__(self, "_orders", {})  # (role, enemy subs) -> LossOrder
@@ -830,7 +838,8 @@ class BattleForm:
                            self.attacker_submerge, self.defender_submerge, self.landing,
                            self.bombard, self._overland(a_army),
                            self._order("attack", d.subs), self._order("defense", a.subs),
-                           retreat, self.dice, self.start, objective, reactions, ()))
+                           retreat, self.dice, self.start, objective, reactions, (),
+                           self.extras))
 
     def _overland(self, a_army: dict[str, int]) -> dict[str, int]:
         """The attacker's units that came overland (its army less the landing)."""
@@ -1078,9 +1087,15 @@ def simulate_form(args: Mapping[str, Any]) -> tuple[BattleForm | dict, RunSpec]:
     options = args["formula_options"]
     if not options.keys().isdisjoint(KEYWORD_SPELLINGS):
         args, options = _spelled(args)
-    unknown = set(options) - set(FORMULA_OPTIONS)
+    added = _added_options()
+    unknown = set(options) - set(FORMULA_OPTIONS) - added.keys()
     if unknown:
         raise TypeError(f"simulate() got unexpected keyword arguments: {sorted(unknown)}")
+    extras = ()
+    if added:  # (options the table has that no check here reads: carried to the result)
+        extras = tuple((name, check_option(option, args.get(name, options.get(name))))
+                       for name, option in added.items())
+        options = {k: v for k, v in options.items() if k not in added}
     run = make_run(args["method"], args["trials"], args["seed"], args["progress"],
                    args["rounds_distribution"])
     ruleset = load_rules(args["rules"])
@@ -1098,8 +1113,49 @@ def simulate_form(args: Mapping[str, Any]) -> tuple[BattleForm | dict, RunSpec]:
                "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
                "strafe": args["strafe"],
                "optimal": check_retreat_policy(args["retreat_policy"]) == "optimal"}
-    return BattleForm.of(ruleset, **{name: args[name] for name in _FORM_ARGUMENTS},
-                         retreat=retreat), run
+    form = BattleForm.of(ruleset, **{name: args[name] for name in _FORM_ARGUMENTS},
+                         retreat=retreat)
+    if extras:
+        form = dataclasses.replace(form, extras=extras)
+    return form, run
+
+
+# the options this module checks and reads (the table's at import): an option added to the
+# table after it (battlecalc.options.OPTIONS) is one nothing here reads, checked by its
+# kind and bounds (check_option) and carried to the result as it is (Battle.extras)
+_READ_OPTIONS = frozenset(o.name for o in OPTIONS)
+
+
+def _added_options() -> dict:
+    """The options of the table (options.OPTIONS, now) that this module does not read, by
+    name."""
+    table = options_module.OPTIONS
+    if len(table) == len(_READ_OPTIONS):
+        return {}
+    return {o.name: o for o in table if o.name not in _READ_OPTIONS}
+
+
+def check_option(option, value: Any) -> Any:
+    """A value of an option by what the table says of it (its default where None): a whole
+    number within lo..hi, a flag, a finite number, one of its choices, or text; the
+    BattleInputError naming it otherwise."""
+    if value is None:
+        return option.default
+    kind, name = option.kind, option.name
+    if kind in ("int", "trials"):
+        return check_int(name, value, option.lo if option.lo is not None else -2**63,
+                         option.hi)
+    if kind == "bool":
+        return check_flag(name, value)
+    if kind == "float":
+        if is_bool(value) or not isinstance(value, numbers.Real) or not is_finite(value):
+            raise BattleInputError(f"{name} must be a finite number, got {quoted(value)}")
+        return float(value)
+    if kind == "choice":
+        return check_choice(name, value, option.choices)
+    if not isinstance(value, str):
+        raise BattleInputError(f"{name} must be text, got {quoted(value)}")
+    return value
 
 
 # BattleForm.of's arguments among simulate's (the armies aside; the retreat options come as

@@ -47,6 +47,7 @@ Submarines that submerged are still in the zone for the next wave.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import time
@@ -320,33 +321,53 @@ def _add(states: dict[Force, float], force: Force, weight: float) -> None:
     states[force] = states.get(force, 0.0) + weight
 
 
+@dataclass(frozen=True)
+class Request:
+    """A battle a sequence needs: the `index`-th of `stage` (1: wave 1), reached with
+    probability `weight`, `attacker` against `defender` with the stage's `arguments` (the same
+    dict for every battle of the stage), its Monte Carlo trials and seed; `label` names it in
+    an error ("wave 2", "counter-attack")."""
+
+    label: str
+    stage: int
+    index: int
+    weight: float
+    arguments: dict
+    attacker: Any
+    defender: Any
+    trials: int
+    seed: int | None
+
+
 @dataclass
 class _Solver:
-    """Solves the battles of one sequence through `solve` (:func:`battlecalc.api.solve`):
-    checks each one's arguments as simulate does, derives its seed and trials, names the battle
-    in its errors and counts the battles and the methods used."""
+    """The battles of one sequence: derives each one's seed and trials (request) and counts
+    the battles and the methods used (used).  The sequence (_sequence) yields the battles each
+    stage needs together, and is sent their Results (or the error each raised): `resolve`
+    solves them one by one (simulate's) through `check` (spec.simulate_spec's battle and run
+    spec) and `solve` (api.solve); battlecalc.batch resolves the stages of many sequences
+    together."""
 
     solve: Callable[[Battle, RunSpec], Result]
     trials: int
     seed: int | None
     counts_mode: bool  # Monte Carlo: a later battle gets the trials that reach its start
     # check(label, arguments, attacker, defender, trials, seed): simulate_spec's battle and run
-    # spec (_checked), or the same by other means (solve_many's lanes)
+    # spec (_checked), or the same by other means
     check: Callable[..., tuple[Battle, RunSpec]] = None
     solves: int = 0
     methods: set[str] = field(default_factory=set)
     progress: Callable[..., None] | None = None  # the caller's: every battle reports to it
     estimate: int = 1  # the battles the sequence may solve (_estimate)
+    reported: int = 0  # battles reported to progress so far
 
     def __post_init__(self):
         if self.check is None:
             self.check = _checked
 
-    def __call__(self, label: str, stage: int, index: int, weight: float,
-                 arguments: dict[str, Any], attacker, defender) -> Result | None:
-        """The `index`-th battle of `stage`, reached with probability `weight`: `attacker`
-        against `defender`, with the stage's arguments (the same dict for every battle of
-        it); None when no Monte Carlo trial reaches it."""
+    def request(self, label: str, stage: int, index: int, weight: float,
+                arguments: dict[str, Any], attacker, defender) -> Request | None:
+        """The `index`-th battle of `stage`, or None when no Monte Carlo trial reaches it."""
         trials, seed = self.trials, self.seed
         if stage > 1 and seed is not None:
             seed = _child_seed(seed, stage, index)
@@ -354,19 +375,45 @@ class _Solver:
             trials = int(round(weight * self.trials))
             if trials == 0:
                 return None
-        if self.progress is not None:  # (a cancel point between battles, however small)
-            self.progress(self.solves, max(self.estimate, self.solves + 1),
-                          "battles of the waves")
+        return Request(label, stage, index, weight, arguments, attacker, defender, trials, seed)
+
+    def resolve(self, requests: list) -> list:
+        """simulate's: each battle checked and solved in turn, the first error raised (named
+        by its battle).  With the caller's progress, each is a cancel point: progress hears of
+        it before it is solved ("battles of the waves", out of the estimate), and of the
+        battle's own steps (later waves had no progress: a server could neither cancel nor
+        time them out)."""
+        results = []
+        for q in requests:
+            if q is not None and self.progress is not None:
+                self.progress(self.reported, max(self.estimate, self.reported + 1),
+                              "battles of the waves")
+                self.reported += 1
+                q = dataclasses.replace(q, arguments={**q.arguments, "progress": self.progress})
+            results.append(None if q is None else solved(q, self.check, self.solve))
+        return results
+
+    def used(self, request: Request | None, result) -> Result | None:
+        """A request's result as the sequence reads it: counted, its method noted; an error
+        raised, named by its battle."""
+        if request is None:
+            return None
         self.solves += 1
-        try:
-            if self.progress is not None:  # (each battle's own reports: cancel points too)
-                arguments = {**arguments, "progress": self.progress}
-            battle, run = self.check(label, arguments, attacker, defender, trials, seed)
-            r = self.solve(battle, run)
-        except BattleInputError as exc:  # (of its own kind: ExactRefused stays one)
-            raise type(exc)(f"{label}: {exc}") from None
-        self.methods.add(r.method)
-        return r
+        if isinstance(result, BaseException):
+            raise result
+        self.methods.add(result.method)
+        return result
+
+
+def solved(request: Request, check: Callable, solve: Callable):
+    """A request checked (check's battle and run spec) and solved (solve); a BattleInputError
+    raised named by its battle (of its own kind: ExactRefused stays one)."""
+    try:
+        battle, run = check(request.label, request.arguments, request.attacker,
+                            request.defender, request.trials, request.seed)
+        return solve(battle, run)
+    except BattleInputError as exc:
+        raise type(exc)(f"{request.label}: {exc}") from None
 
 
 @dataclass
@@ -468,28 +515,37 @@ def _new_stats() -> dict[str, float]:
     return dict.fromkeys(("sent", "fights", "walks_in", *WAVE_KEYS), 0.0)
 
 
-def _first_wave(chain: _Chain, solver: _Solver, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Wave 1: the ordinary battle, with every option given."""
+def _first_wave(chain: _Chain, solver: _Solver, arguments: dict[str, Any]):
+    """Wave 1: the ordinary battle, with every option given (a stage: yields its battle)."""
     stats, next_states = _new_stats(), {}
-    r = solver("wave 1", 1, 0, 1.0, arguments, arguments["attacker"], arguments["defender"])
+    request = solver.request("wave 1", 1, 0, 1.0, arguments, arguments["attacker"],
+                             arguments["defender"])
+    [r] = yield [request]
+    r = solver.used(request, r)
     chain.fought(stats, next_states, r, 1.0, "wave 1")
     chain.open_states = next_states
     return {"attacker": r.attacker, **stats, "taken_after": chain.taken_total}
 
 
 def _later_wave(chain: _Chain, solver: _Solver, stage: int, army: dict[str, int],
-                arguments: dict[str, Any]) -> dict[str, Any]:
-    """Wave `stage` (2, 3, ...) against each force the defender still holds with."""
+                arguments: dict[str, Any]):
+    """Wave `stage` (2, 3, ...) against each force the defender still holds with (a stage:
+    yields its battles together, then plays each force in turn)."""
     stats, next_states = _new_stats(), {}
     keep_land = min(arguments.get("keep_land", 0) or 0, sum(chain.land(army).values()))
     arguments = {**arguments, "keep_land": keep_land}
-    for index, (force, weight) in enumerate(sorted(chain.open_states.items())):
+    forces = list(enumerate(sorted(chain.open_states.items())))
+    requests = [solver.request(f"wave {stage}", stage, index, weight, arguments, army,
+                               dict(force))
+                for index, (force, weight) in forces if weight > WEIGHT_EPS and force]
+    results = iter(zip(requests, (yield requests), strict=True))
+    for _, (force, weight) in forces:
         if weight <= WEIGHT_EPS:
             chain.pruned += weight
         elif not force:
             chain.walk_in(stats, next_states, force, weight, army)
         else:
-            r = solver(f"wave {stage}", stage, index, weight, arguments, army, dict(force))
+            r = solver.used(*next(results))
             if r is not None:
                 chain.fought(stats, next_states, r, weight, f"wave {stage}")
     chain.open_states = next_states
@@ -497,14 +553,20 @@ def _later_wave(chain: _Chain, solver: _Solver, stage: int, army: dict[str, int]
 
 
 def _counterattack(chain: _Chain, solver: _Solver, stage: int, army: dict[str, int],
-                   arguments: dict[str, Any]) -> dict[str, Any]:
-    """The counter-attack by `army` on each force the attacker holds the territory with."""
+                   arguments: dict[str, Any]):
+    """The counter-attack by `army` on each force the attacker holds the territory with (a
+    stage: yields its battles together, then plays each force in turn)."""
     stats = dict.fromkeys(("fights", "retakes", *COUNTER_KEYS), 0.0)
-    for index, (force, weight) in enumerate(sorted(chain.taken.items())):
+    forces = sorted(chain.taken.items())
+    requests = [solver.request("counter-attack", stage, index, weight, arguments, army,
+                               dict(force))
+                for index, (force, weight) in enumerate(forces) if weight > WEIGHT_EPS]
+    results = iter(zip(requests, (yield requests), strict=True))
+    for _, weight in forces:
         if weight <= WEIGHT_EPS:
             chain.pruned += weight
             continue
-        r = solver("counter-attack", stage, index, weight, arguments, army, dict(force))
+        r = solver.used(*next(results))
         if r is None:
             continue
         stats["fights"] += weight
@@ -551,8 +613,28 @@ def simulate_waves(waves: Iterable | str | None, counterattack, *,
     `options` are simulate's other arguments, `solve` the engine that solves one checked
     battle (default :func:`battlecalc.api.solve`), `check` what checks each battle's
     arguments (check(label, stage arguments, attacker, defender, trials, seed); default:
-    :func:`battlecalc.spec.simulate_spec`'s, or what makes the same battles: battlecalc.batch's
-    chains). Returns a :class:`WavesResult`."""
+    :func:`battlecalc.spec.simulate_spec`'s). Returns a :class:`WavesResult`."""
+    sequence = _sequence(waves, counterattack, solve, check, options)
+    solver = next(sequence)
+    return play(sequence, solver.resolve)
+
+
+def play(sequence, resolve: Callable[[list], list]) -> WavesResult:
+    """A sequence (_sequence, past its solver) played to its end: each list of battles it
+    yields resolved (resolve(requests) -> their Results, one by one or together) and sent
+    back."""
+    try:
+        requests = next(sequence)
+        while True:
+            requests = sequence.send(resolve(requests) if requests else [])
+    except StopIteration as done:
+        return done.value
+
+
+def _sequence(waves, counterattack, solve, check, options: dict):
+    """simulate_waves as a generator: first its _Solver, then each stage's battles (a list of
+    Requests, None for one no Monte Carlo trial reaches) as it needs them, sent their Results
+    (or errors) in the same order; returns the WavesResult."""
     started = time.perf_counter()
     ruleset, wave_armies, counter = _check(waves, counterattack, options)
     method = options.get("method", "auto")
@@ -563,17 +645,18 @@ def simulate_waves(waves: Iterable | str | None, counterattack, *,
                      progress=options.get("progress"))
     if options.get("defender") is None:
         raise BattleInputError("the defender has no units")
-    if check is None:  # (simulate's: solve_many's lanes play their sequences pass by pass)
+    if check is None:  # (simulate's; solve_many's lanes check each battle by their forms)
         solver.estimate = _estimate(options, wave_armies, counter)
     first_defender = _army(options["defender"], ruleset, "defender")
     chain = _Chain(ruleset, {n: k for n, k in first_defender.items()
                              if not ruleset.units[n].can_be_casualty},
                    sea=bool(options.get("sea")), strict=counter is not None)
+    yield solver
 
-    wave_stats = [_first_wave(chain, solver, options)]
+    wave_stats = [(yield from _first_wave(chain, solver, options))]
     later = {**options, **_FIRST_WAVE_ONLY}
     for stage, army in enumerate(wave_armies, 2):
-        wave_stats.append(_later_wave(chain, solver, stage, army, later))
+        wave_stats.append((yield from _later_wave(chain, solver, stage, army, later)))
     attacker_loss = defender_loss = 0.0
     for stats in wave_stats:
         attacker_loss += stats["attacker_ipc_loss"]
@@ -581,7 +664,7 @@ def simulate_waves(waves: Iterable | str | None, counterattack, *,
     counter_stats = holds = None
     if counter is not None:
         # the defender side's technologies attack; default orders of losses, no retreat
-        counter_stats = _counterattack(chain, solver, len(wave_armies) + 2, counter, {
+        counter_stats = yield from _counterattack(chain, solver, len(wave_armies) + 2, counter, {
             **later, **_COUNTER_DEFAULTS, "attacker_tech": options.get("defender_tech"),
             "defender_tech": options.get("attacker_tech")})
         holds = counter_stats["holds"]

@@ -1,8 +1,8 @@
 """The Python API (battlecalc.api): simulate's kept battles, prepare, choose and solve.
 
 simulate's fast path (issue 19: the per-call floor) gives the slow path's answer.  The fast
-path: a call with plain-data arguments keeps its checked, compiled battle (a kept battle,
-api._plan) and a Result builds its laws, dicts and texts on first use (results._Pending); from
+path: a call with plain-data arguments keeps its checked, compiled battle (api.KeptBattle)
+and a Result builds its laws, dicts and texts on first use (results._Pending); from
 the second call on, a kept battle solved exactly by compiled kernels is solved again by its
 compiled kernel, called straight.  The slow path: the battle checked (spec.simulate_spec) and
 compiled (fresh side tables) again and solved through api.solve, its Result built at once
@@ -115,7 +115,7 @@ def test_a_kept_plan_is_solved_again_every_call(monkeypatch):
     monkeypatch.setattr(exact, "_outputs", lambda shapes: made.append(real(shapes)) or made[-1])
     battle = dict(rules="revised", attacker="2 inf", defender="1 inf", method="exact")
     r1 = battlecalc.simulate(**battle)
-    [plan] = api._plans.values()
+    [plan] = api._kept.values()
     prepared = plan.exact
     r2 = battlecalc.simulate(**battle)
     assert plan.exact is prepared is not None  # the same prepared solve
@@ -139,7 +139,7 @@ def test_a_kept_plan_calls_its_compiled_kernel_directly():
     api.forget_compiled()
     for battle in BATTLES:
         results_ = [battlecalc.simulate(**battle) for _ in range(3)]
-        plan = api._plans[next(reversed(api._plans))]
+        plan = api._kept[next(reversed(api._kept))]
         if results_[0].method != "exact" or battle.get("retreat_below") is not None:
             assert plan.exact is None  # Monte Carlo, or a table of the call's own
             continue
@@ -162,12 +162,12 @@ def test_a_kept_battle_is_solved_by_the_plan_of_the_limits_it_is_given():
     battle = dict(rules="revised", attacker="14 inf 5 art 5 tank", defender="18 inf 3 tank 1 ftr",
                   method="exact")
     full = battlecalc.simulate(**battle)
-    [kept] = api._plans.values()
+    [kept] = api._kept.values()
     prepared = kept.exact
     hard = solver.Limits(prune_pairs=0, prune_budget=1e-5, prune_state_eps=1e-7,
                          prune_tail_eps=1e-8)
-    pruned = api.solve(kept.battle, kept.run, compiled=kept.compiled, plan=kept, limits=hard)
-    assert len(api._plans) == 1  # one kept battle, solved under both limits
+    pruned = api.solve(kept.battle, kept.run, compiled=kept.compiled, kept=kept, limits=hard)
+    assert len(api._kept) == 1  # one kept battle, solved under both limits
     assert kept.exact is prepared  # (simulate's prepared solve, kept for simulate)
     assert full.pruned < 1e-12 < 1e-9 < pruned.pruned <= 1e-5
     # what the budget left out, and no more, is missing from each outcome
@@ -187,17 +187,17 @@ def test_one_trial_monte_carlo_reports_probabilities_as_floats():
 
 def test_plans_are_bounded_and_kept_only_for_plain_data(monkeypatch):
     api.forget_compiled()
-    monkeypatch.setattr(api, "MAX_PLANS", 3)
+    monkeypatch.setattr(api, "MAX_KEPT", 3)
     for n in range(1, 6):
         battlecalc.simulate(rules="revised", attacker=f"{n} inf", defender="1 inf",
                             method="exact")
-    assert len(api._plans) == 3
+    assert len(api._kept) == 3
     api.forget_compiled()
     battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="exact",
                         progress=lambda *a: None)
     battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf", method="exact",
                         seed=np.int64(3))
-    assert len(api._plans) == 0
+    assert len(api._kept) == 0
 
 
 def test_a_battle_that_warns_warns_on_every_call():
@@ -207,7 +207,7 @@ def test_a_battle_that_warns_warns_on_every_call():
     for _ in range(2):
         with pytest.warns(BattleInputWarning, match="jets changes nothing"):
             battlecalc.simulate(**battle)
-    assert len(api._plans) == 0
+    assert len(api._kept) == 0
 
 
 def test_true_and_one_are_different_keys():
@@ -269,7 +269,7 @@ def test_one_plan_solved_from_many_threads_at_once():
     serial = [_without_clock(battlecalc.simulate(**b).to_dict()) for b in battles]
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(lambda i: battlecalc.simulate(**battles[i % 2]), range(400)))
-    assert all(api._plans[k].exact.entry for k in api._plans)
+    assert all(api._kept[k].exact.entry for k in api._kept)
     for i, r in enumerate(answers):
         assert _without_clock(r.to_dict()) == serial[i % 2]
 
@@ -322,26 +322,26 @@ def test_the_usual_key_is_spec_keys():
     battle = dict(rules="1942-2e", attacker="2 inf 1 art", defender="2 inf", method="exact")
     first = battlecalc.simulate(**battle)
     battlecalc.simulate(**battle)
-    [key] = api._plans
+    [key] = api._kept
     assert len(key[1]) == len(api._PARAMETERS) - len(USUAL_DEFAULTS)
     assert key == api.spec_key(api._DEFAULTS | battle | dict(formula_options={}))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(api, "_plan", lambda *args: pytest.fail("checked again"))
+        patch.setattr(api, "_kept_battle", lambda *args: pytest.fail("checked again"))
         again = battlecalc.simulate(**battle, **USUAL_DEFAULTS)
     assert _without_clock(again.to_dict()) == _without_clock(first.to_dict())
     for name, value in dict(start_round=True, hits_on_attacker=False, bombard_hits=0.0,
                             start_round_=1.0).items():
         with pytest.raises(battlecalc.errors.BattleInputError, match=name.rstrip("_")):
             battlecalc.simulate(**battle, **{name.rstrip("_"): value})
-    assert len(api._plans) == 1
+    assert len(api._kept) == 1
     # a battle in progress: the whole key, spec_key's as well
     started = dict(start_step="general_casualties", hits_on_defender=1)
     later = battlecalc.simulate(**battle, **started)
     assert later.attacker_win != first.attacker_win
-    assert len(api._plans) == 2
+    assert len(api._kept) == 2
     battlecalc.simulate(**battle, **started)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(api, "_plan", lambda *args: pytest.fail("checked again"))
+        patch.setattr(api, "_kept_battle", lambda *args: pytest.fail("checked again"))
         for _ in range(2):
             assert battlecalc.simulate(**battle, **started).attacker_win == later.attacker_win
 
@@ -358,7 +358,7 @@ def test_a_kept_exact_plan_is_solved_without_checking_again(monkeypatch):
     def refused(*args, **kwargs):
         raise AssertionError("checked again")
 
-    monkeypatch.setattr(api, "_plan", refused)
+    monkeypatch.setattr(api, "_kept_battle", refused)
     monkeypatch.setattr(api, "solve", refused)
     for again in (battlecalc.simulate(**battle), battlecalc.simulate(**dict(reversed(
             battle.items())))):
@@ -393,12 +393,12 @@ def test_a_kept_battle_follows_the_methods_limits():
     for _ in range(3):
         assert battlecalc.simulate(**battle, method="exact").method == "exact"
         assert battlecalc.simulate(**battle).method == "exact"  # auto
-    kept = {p.run.method: p for p in api._plans.values()}
+    kept = {p.run.method: p for p in api._kept.values()}
     assert set(kept) == {"exact", "auto"}
 
     def solve(method, limits):
         plan = kept[method]
-        return api.solve(plan.battle, plan.run, compiled=plan.compiled, plan=plan,
+        return api.solve(plan.battle, plan.run, compiled=plan.compiled, kept=plan,
                          limits=limits).method
 
     with pytest.raises(battlecalc.errors.BattleInputError, match="too large"):

@@ -12,6 +12,7 @@ of start states.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, replace
@@ -404,8 +405,13 @@ def _compile_kept(battle, kept: dict, hit_eps: float) -> CompiledBattle:
             False, simple, battle.dice, battle.rules.die_size)
     objective = battle.objective if _decides(battle) else None
     if not battle.retreat:
-        return CompiledBattle(attacker, defender, rules, NO_BOMBARDMENT, None, battle.sea,
-                              objective=objective, hit_eps=hit_eps)
+        # (CompiledBattle(attacker, defender, rules, sea=battle.sea, objective=objective,
+        # hit_eps=hit_eps) without the frozen dataclass's __init__: a lane's every battle)
+        compiled = object.__new__(CompiledBattle)
+        vars(compiled).update(_COMPILED_DEFAULTS, attacker=attacker, defender=defender,
+                              rules=rules, sea=battle.sea, objective=objective,
+                              hit_eps=hit_eps)
+        return compiled
     key = ("retreat", id(attacker), battle.retreat)  # (the attacker is kept: its id stays)
     retreating = kept.get(key)
     if retreating is None:  # (with_retreat reads the defender of no battle)
@@ -414,6 +420,10 @@ def _compile_kept(battle, kept: dict, hit_eps: float) -> CompiledBattle:
         retreating = kept[key] = (compiled.attacker, compiled.retreat)
     return CompiledBattle(retreating[0], defender, rules, NO_BOMBARDMENT, retreating[1],
                           battle.sea, objective=objective, hit_eps=hit_eps)
+
+
+_COMPILED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(CompiledBattle)
+                      if f.default is not dataclasses.MISSING}
 
 
 def _decides(battle) -> bool:

@@ -88,8 +88,13 @@ if hasattr(os, "register_at_fork"):
 
 
 def plain_kernels() -> bool:
-    """BATTLECALC_PLAIN_KERNELS=1: kernels are never compiled (slow; for tests and coverage)."""
-    return os.environ.get(PLAIN_ENV, "").strip() == "1"
+    """BATTLECALC_PLAIN_KERNELS=1: kernels are never compiled (slow; for tests and coverage).
+    Read from the environment once a process (as numba reads its own: a process runs with
+    it or without it; os.environ's look-up cost a small battle's choice a third)."""
+    plain = _state.get("plain")
+    if plain is None:
+        plain = _state["plain"] = os.environ.get(PLAIN_ENV, "").strip() == "1"
+    return plain
 
 
 def is_compiled() -> bool:

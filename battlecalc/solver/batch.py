@@ -117,7 +117,8 @@ def _tables(compiled: list, plans: list[SolvePlan]
     laws = Sides([c.bombardment.pmf for c in compiled])
     # (each merged side's merge and sweep rows once; a battle whose blocks go one by one: none)
     merges = Sides([merged(c.attacker) or _NO_MERGE if p.merge_blocks else _NO_MERGE
-                    for c, p in zip(compiled, plans, strict=True)])
+                    for c, p in zip(compiled, plans, strict=True)]
+                   if any(p.merge_blocks for p in plans) else [_NO_MERGE] * n)
     spans = np.zeros((n, batch_kernels.SPAN_COLS, 2), dtype=np.int64)
     spans[:, batch_kernels.SP_A_STATES], a_starts = att.spans(s.n_states for s in att.unique)
     spans[:, batch_kernels.SP_A_ROWS], _ = att.spans(s.rows.shape[0] for s in att.unique)
@@ -140,9 +141,11 @@ def _tables(compiled: list, plans: list[SolvePlan]
     below = np.full(n, NO_THRESHOLD)
     remainder = np.full(a_starts[-1], FULL_RETREAT, dtype=np.int64)
     phases = np.ones(n, dtype=np.int64)
-    start_rounds = np.fromiter((c.start_rounds for c in compiled), np.int64, n)
-    retreat_from = np.fromiter((c.retreat_from for c in compiled), np.int64, n)
+    start_rounds = np.zeros(n, dtype=np.int64)
+    retreat_from = np.ones(n, dtype=np.int64)
     for i, c in enumerate(compiled):
+        if c.start_rounds or c.retreat_from != 1:  # (a battle that starts where it stands)
+            start_rounds[i], retreat_from[i] = c.start_rounds, c.retreat_from
         if c.retreat is not None:  # (its attacker's tables are its own: compile.with_retreat)
             policy[i], below[i] = c.retreat.policy, c.retreat.below
             first = a_starts[att.index[i]]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..errors import BattleInputError
 from ..kernels import jit
-from ..kernels.layout import RU_BOMBARD, RU_SIMPLE, SIMPLE_EXACT
+from ..kernels.layout import NO_THRESHOLD, RU_BOMBARD, RU_SIMPLE, SIMPLE_EXACT
 from . import cost, threads
 from .state import _EVERYWHERE, _PLAIN, KernelState, _spent  # noqa: F401  (re-exported)
 from .tables import merged
@@ -148,6 +148,19 @@ class SolvePlan:
     work_limit: int = 0  # a compact table's work (successor terms) before it stops (0: none)
     fallback: bool = False  # Monte Carlo where a compact solve passes its work limit
 
+    @classmethod
+    def of(cls, method: str, seconds: float, mc_seconds: float, trials: int,
+           **fields) -> SolvePlan:
+        """SolvePlan(method, seconds, mc_seconds, trials, **fields) without the frozen
+        dataclass's __init__, which sets a field at a time (a third of a small battle's
+        choice in solve_many): the same object, field for field."""
+        values = _PLAN_DEFAULTS.copy()
+        values.update(fields, method=method, seconds=seconds, mc_seconds=mc_seconds,
+                      trials=trials)
+        plan = object.__new__(cls)
+        object.__setattr__(plan, "__dict__", values)  # (its own dict, made here)
+        return plan
+
     @property
     def pruned_within_budget(self) -> bool:
         return self.budget > 0.0
@@ -163,6 +176,10 @@ SOLVE_COMPACT = ("battlecalc.kernels.exact.sweep", "_solve_compact")
 WIN_VALUES = ("battlecalc.kernels.exact.sweep", "_win_values")
 DECIDE_VALUES = ("battlecalc.kernels.exact.sweep", "_decide_values")  # the optimal retreat's
 SOLVE_BATCH = ("battlecalc.kernels.batch", "_solve_range")
+
+
+_PLAN_DEFAULTS = {f.name: f.default for f in dataclasses.fields(SolvePlan)
+                  if f.default is not dataclasses.MISSING}
 
 
 def exact_entry(compiled, table: tuple[int, int]) -> tuple[str, str]:
@@ -328,92 +345,41 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
            limits: Limits = LIMITS, *, row_sweep: bool = True, merge_blocks: bool = True,
            two_phase: bool = True, sea_walk: bool = True, pruning: bool = True,
            seconds: float | None = None, kernels: KernelState | None = None) -> SolvePlan:
-    """The plan of a compiled battle (compile.CompiledBattle): see _choose.  A plan chosen
-    with no variant keyword is kept with the battle's attacker side, by what the choice
-    reads of the battle (the defender side, the round rules, the bombardment's law, the
-    retreat threshold and the objective, the start) and the arguments: the next battle of
-    the same sides and arguments (solve_many's battles share sides) gets it back at the cost
-    of a dict look-up, with the kernels (compiled or plain) decided again by `kernels`."""
-    if not (row_sweep and merge_blocks and two_phase and sea_walk and pruning
-            and seconds is None):
-        return _choose(compiled, method, trials, rounds_distribution, limits, kernels,
-                       row_sweep=row_sweep, merge_blocks=merge_blocks, two_phase=two_phase,
-                       sea_walk=sea_walk, pruning=pruning, seconds=seconds)
-    att, dfn = compiled.attacker, compiled.defender
-    key = (id(dfn), compiled.rules.tobytes(), len(compiled.bombardment.pmf),
-           compiled.retreat_below, compiled.objective, compiled.start_rounds,
-           compiled.retreat_from, method, trials, rounds_distribution, id(limits),
-           threads.thread_count())
-    kept = att.__dict__.get("_plans")
-    if kept is None:
-        kept = att.__dict__["_plans"] = {}
-    found = kept.get(key)
-    if found is not None and found[0] is dfn and found[1] is limits:
-        plan, entries, work = found[2:]
-        if plan.method != "exact":
-            return plan
-        compiles = kernels_for(work, limits, entries, kernels)
-        if compiles == plan.compiled:
-            return plan
-        plan = _with_kernels(plan, compiles, len(att.blocks), limits)
-    else:
-        plan = _choose(compiled, method, trials, rounds_distribution, limits, kernels)
-        if len(kept) >= MAX_KEPT_PLANS:
-            kept.clear()
-    kept[key] = (dfn, limits, plan, *_kernel_entries(compiled, plan))
-    return plan
-
-
-# plans kept with a side (choose), at most: a side meets many defenders in a batch
-MAX_KEPT_PLANS = 4096
-
-
-def _kernel_entries(compiled, plan: SolvePlan) -> tuple[tuple, float]:
-    """The entry kernels of an exact plan and the work their choice (kernels_for) weighs."""
-    below = compiled.retreat_below is not None
-    decide = compiled.objective is not None
-    entries = ((exact_entry(compiled, plan.table),) + ((WIN_VALUES,) if below else ())
-               + ((DECIDE_VALUES,) if decide else ()))
-    return entries, plan.seconds + (plan.win_values_seconds or plan.decide_seconds)
-
-
-def _with_kernels(plan: SolvePlan, compiles: bool, n_blocks: int, limits: Limits) -> SolvePlan:
-    """An exact plan with its kernels compiled or plain, and what follows from that."""
-    return dataclasses.replace(
-        plan, compiled=compiles,
-        per_block_rows=(compiles and n_blocks > 1 and plan.seconds > limits.parallel_seconds
-                        and not plan.merge_blocks))
-
-
-def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limits: Limits,
-            kernels: KernelState | None, *, row_sweep: bool = True, merge_blocks: bool = True,
-            two_phase: bool = True, sea_walk: bool = True, pruning: bool = True,
-            seconds: float | None = None) -> SolvePlan:
     """The plan of a compiled battle (compile.CompiledBattle): method "exact", "mc" or "auto"
     (the faster of the two; exact where the battle is small enough), the Monte Carlo run's
     trials, the law of rounds; the variant keywords allow a variant (row_sweep, merge_blocks,
     two_phase, sea_walk, pruning within a budget: each where the battle takes it) or forbid
     it (tests compare each against the general path); seconds: the exact estimate where the
-    caller has it (exact_seconds of the same battle and limits).  BattleInputError where the
-    battle cannot be solved by the method asked for (too big for exact, --retreat-below's
-    table too big, the law of rounds with a partial amphibious retreat)."""
+    caller has it (exact_seconds of the same battle and limits); kernels: the kernels' state
+    the choice of compiled kernels or plain Python reads (default: the process's,
+    KernelState.now).  A function of its arguments only, cheap enough for every battle of a
+    batch (a few microseconds; solve_many keeps each pair of sides' plan for its call).
+    BattleInputError where the battle cannot be solved by the method asked for (too big for
+    exact, --retreat-below's table too big, the law of rounds with a partial amphibious
+    retreat)."""
     if compiled.hit_eps != limits.hit_eps:
         raise ValueError(f"the battle's tables were cut at hit_eps {compiled.hit_eps!r}, the "
                          f"limits say {limits.hit_eps!r}: compile it with the limits' hit_eps")
     if not sea_walk:
         compiled = without_sea_walk(compiled)
     att, dfn = compiled.attacker, compiled.defender
-    pairs = att.n_states * dfn.n_states
-    raw = None  # cost.solve_seconds: blocks one by one (what a merge is weighed on)
-    if seconds is None:
-        raw = cost.solve_seconds(compiled)
-        seconds = exact_seconds(compiled, limits, merge_blocks, raw)
-    below = compiled.retreat_below is not None
-    optimal = compiled.objective is not None  # the optimal retreat's table, first
-    table_seconds = cost.win_values_seconds(compiled) if below or optimal else 0.0
-    if below or optimal:
+    n_a = att.n_states
+    pairs = n_a * dfn.n_states
+    rules = _rule_flags(compiled.rules)
+    raw = merge = None  # cost.solve_seconds: blocks one by one (what a merge is weighed on)
+    if seconds is None:  # (exact_seconds, its merge kept for the plan)
+        raw = seconds = cost.solve_seconds(compiled)
+        merge = merges_blocks(compiled, raw, limits, merge_blocks)
+        if merge:
+            seconds = raw * len(merged(att)[1]) / n_a
+    retreat, optimal = compiled.retreat, compiled.objective is not None
+    below = (retreat is not None and retreat.below != NO_THRESHOLD
+             and not optimal)  # (compiled.retreat_below is not None)
+    table_seconds = 0.0
+    if below or optimal:  # the optimal retreat's table (or --retreat-below's), first
+        table_seconds = cost.win_values_seconds(compiled)
         _check_win_values(compiled, table_seconds, limits)
-    if rounds_distribution and compiled.has_partial_retreat:
+    if rounds_distribution and att.has_stayers:  # (compiled.has_partial_retreat)
         raise BattleInputError(
             "the exact law of rounds is not available with partial amphibious retreats; "
             "use --method mc")
@@ -421,18 +387,17 @@ def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limit
     strict = method == "exact" and limits.exact_only_where_auto
     if strict:
         method = "auto"
-    variant = dict(row_sweep=row_sweep, two_phase=two_phase, sea_walk=sea_walk,
-                   rounds_bins=ROUNDS_BINS if rounds_distribution else 1)
+    rounds_bins = ROUNDS_BINS if rounds_distribution else 1
     table = (0, 0) if below or optimal else compact_table(compiled, limits)
+    work_limit, fallback = 0, False
     if table[0] and method != "mc":
         # a compact table: solved within a work limit; auto takes Monte Carlo past it
         limit = limits.max_exact_seconds
         if method == "auto":
             limit = max(limits.auto_compact_seconds, mc_seconds)
-        return _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
-                           pruning, merge_blocks, table, int(limit * limits.work_rate),
-                           method == "auto" and not strict, kernels)
-    if method == "auto":
+        work_limit, fallback = int(limit * limits.work_rate), method == "auto" and not strict
+        method = "exact"
+    elif method == "auto":
         weighed = mc_seconds
         if pairs >= limits.prune_pairs:
             # a big battle: Monte Carlo's trials slow down with its size (the rates are a
@@ -443,49 +408,61 @@ def _choose(compiled, method: str, trials: int, rounds_distribution: bool, limit
         if strict and method == "mc":
             raise ExactRefused("battle too large to solve exactly here (method auto would use "
                                "Monte Carlo); use method mc or auto")
+    fields = _PLAN_DEFAULTS.copy()
+    fields.update(method=method, seconds=seconds, mc_seconds=mc_seconds, trials=trials,
+                  hit_eps=compiled.hit_eps, side_builders=(att.builder, dfn.builder),
+                  threads=threads.thread_count(), row_sweep=row_sweep, two_phase=two_phase,
+                  sea_walk=sea_walk, rounds_bins=rounds_bins)
     if method == "exact":
-        _refuse(pairs, seconds + table_seconds, limits)
-        plan = _exact_plan(compiled, seconds, raw, mc_seconds, trials, limits, variant,
-                           pruning, merge_blocks, (0, 0), 0, False, kernels)
+        if not table[0]:
+            _refuse(pairs, seconds + table_seconds, limits)
+        if pruning and pairs >= limits.prune_pairs:  # pruning within a budget
+            fields.update(prune_eps=limits.prune_state_eps, tail_eps=limits.prune_tail_eps,
+                          budget=limits.prune_budget)
+        if merge is None:  # (not weighed yet: the caller gave the estimate)
+            merge = merges_blocks(compiled, raw, limits, merge_blocks)
+        entries = ((SOLVE_COMPACT if table[0] else SOLVE_WALK_BLOCKS
+                    if rules[RU_SIMPLE] and not (rules[RU_BOMBARD]
+                                                 and len(compiled.bombardment.pmf) > 1)
+                    else SOLVE_BLOCKS),)  # (exact_entry)
+        if below:
+            entries += (WIN_VALUES,)
+        if optimal:
+            entries += (DECIDE_VALUES,)
+        kernels = (KernelState.now(entries) if kernels is None else kernels).compiles(
+            seconds + table_seconds, limits, entries)
+        fields.update(merge_blocks=merge, table=table, eps=limits.transition_eps,
+                      state_eps=limits.state_eps, joint=pairs <= limits.joint_limit,
+                      compiled=kernels,
+                      per_block_rows=(kernels and len(att.blocks) > 1
+                                      and seconds > limits.parallel_seconds and not merge),
+                      short=seconds < limits.short_seconds, work_limit=work_limit,
+                      fallback=fallback)
     else:
-        plan = SolvePlan("mc", seconds, mc_seconds, trials, compiled=True,
-                         threads=threads.thread_count(), hit_eps=compiled.hit_eps,
-                         side_builders=(att.builder, dfn.builder), **variant)
+        fields["compiled"] = True
     if below:
-        plan = dataclasses.replace(plan, win_values=True, win_values_seconds=table_seconds)
+        fields.update(win_values=True, win_values_seconds=table_seconds)
     if optimal:
-        plan = dataclasses.replace(plan, decide=True, decide_seconds=table_seconds)
+        fields.update(decide=True, decide_seconds=table_seconds)
+    plan = object.__new__(SolvePlan)  # (SolvePlan.of's, its dict made here)
+    object.__setattr__(plan, "__dict__", fields)
     return plan
 
 
-def _exact_plan(compiled, seconds: float, raw: float | None, mc_seconds: float, trials: int,
-                limits: Limits, variant: dict, pruning: bool, merge_blocks: bool,
-                table: tuple[int, int], work_limit: int, fallback: bool,
-                kernels: KernelState | None) -> SolvePlan:
-    att, dfn = compiled.attacker, compiled.defender
-    pairs = att.n_states * dfn.n_states
-    settings = {}
-    if pruning and pairs >= limits.prune_pairs:
-        settings = dict(prune_eps=limits.prune_state_eps, tail_eps=limits.prune_tail_eps,
-                        budget=limits.prune_budget)
-    merge = merges_blocks(compiled, raw, limits, merge_blocks)
-    below = compiled.retreat_below is not None
-    decide = compiled.objective is not None
-    entries = ((exact_entry(compiled, table),) + ((WIN_VALUES,) if below else ())
-               + ((DECIDE_VALUES,) if decide else ()))
-    kernels = kernels_for(
-        seconds + (cost.win_values_seconds(compiled) if below or decide else 0.0), limits,
-        entries, kernels)
-    return SolvePlan(
-        "exact", seconds, mc_seconds, trials, merge_blocks=merge, table=table,
-        hit_eps=compiled.hit_eps, side_builders=(att.builder, dfn.builder),
-        eps=limits.transition_eps, state_eps=limits.state_eps,
-        joint=pairs <= limits.joint_limit,
-        compiled=kernels, threads=threads.thread_count(),
-        per_block_rows=(kernels and len(att.blocks) > 1 and seconds > limits.parallel_seconds
-                        and not merge),
-        short=seconds < limits.short_seconds, work_limit=work_limit, fallback=fallback,
-        **variant, **settings)
+_RULE_FLAGS: dict = {}  # id of a round-rule vector -> (the vector, its values as ints)
+
+
+def _rule_flags(rules) -> tuple:
+    """A round-rule vector's values as Python ints (compared many times a choice; the vector
+    of a lane's battles is one array: kept by its identity, with it)."""
+    found = _RULE_FLAGS.get(id(rules))
+    if found is not None and found[0] is rules:
+        return found[1]
+    flags = tuple(rules.tolist())
+    if len(_RULE_FLAGS) >= 1024:
+        _RULE_FLAGS.clear()
+    _RULE_FLAGS[id(rules)] = (rules, flags)
+    return flags
 
 
 def exact_view(compiled, plan: SolvePlan):
