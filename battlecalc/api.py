@@ -323,8 +323,7 @@ def _decided(battle: Battle, run: RunSpec, started: float, compiled,
     result under the optimal retreat the plan's backward induction finds (solver.decide),
     with the policy and its gain over never retreating (the same battle with no retreat,
     solved by the same method asked for) as a results.DecisionResult."""
-    law = solver.solve(compiled, solve_plan, seed=run.mc_seed, progress=run.progress,
-                       limits=limits)
+    law = solver.solve(compiled, solve_plan, seed=run.mc_seed, progress=run.progress)
     method = "exact" if law.trials is None else "mc"
     result = build_result(battle, compiled, method, law.trials, law.seed, law, started)
     never = None
@@ -452,8 +451,7 @@ def solve(battle: Battle, run: RunSpec, started: float | None = None,
         if kept.fast is None or kept.fast[0] is not prepared:
             kept.fast = (prepared, ExactResults(battle, compiled, prepared.law_of))
         return build_result(battle, compiled, "exact", None, None, law, started)
-    law = solver.solve(compiled, solve_plan, seed=run.mc_seed, progress=run.progress,
-                       limits=limits)
+    law = solver.solve(compiled, solve_plan, seed=run.mc_seed, progress=run.progress)
     if law.trials is None:
         return build_result(battle, compiled, "exact", None, None, law, started)
     return build_result(battle, compiled, "mc", law.trials, law.seed, law, started)

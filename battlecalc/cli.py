@@ -820,6 +820,8 @@ def serve(host, port, workers, watch, allow_hosts):
         serve_page(host, port, workers, watch=watch, allow_hosts=allow_hosts)
     except BattleInputError as exc:
         _fail(exc)
+    except KeyboardInterrupt:  # Ctrl-C, the way a server stops: no "Aborted."
+        _say("battlecalc: stopped")
 
 
 @cli.command()
@@ -833,7 +835,8 @@ def serve(host, port, workers, watch, allow_hosts):
 @_table_options("seed", seed={"help": "Sweep seed: a row without a seed gets one derived "
                                "from it and the row number. Default: random."})
 @click.option("--workers", "-w", type=click.IntRange(1, 1024), default=None,
-              help="Local worker processes (default: the CPU count; 1 runs in this process).")
+              help="Local worker processes (default: the CPU count, and this process alone for "
+              "at most 64 battles; 1 runs in this process).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on this Dask distributed scheduler (tcp://host:8786) instead.")
 @click.option("--chunk-size", type=click.IntRange(1, 100_000), default=None,

@@ -486,14 +486,17 @@ def _flag_pattern() -> re.Pattern:
         rf"(?<![\w-])(?:({'|'.join(spaced)})(?![\w-])|({'|'.join(plain)})(?=\s+must\b|:))")
 
 
-_FLAG_NAMES = _flag_pattern()
+_FLAG_NAMES = {}  # the table (OPTIONS) -> _flag_pattern() of it
 
 
 def flag_message(message: str, flags: Mapping[str, str] | None = None) -> str:
     """A library message with its keywords written as command-line flags (``keep_land must
     be ...`` -> ``--keep-land must be ...``); `flags`: a command's own keywords and flags
     (plan's ``max_cost``: ``--max-cost``), rewritten where a message names them."""
-    message = _FLAG_NAMES.sub(lambda m: BY_NAME[m.group(1) or m.group(2)].flag, message)
+    pattern = _FLAG_NAMES.get(OPTIONS)
+    if pattern is None:  # (the table's pattern, made once: an option added has its own)
+        pattern = _FLAG_NAMES[OPTIONS] = _flag_pattern()
+    message = pattern.sub(lambda m: BY_NAME[m.group(1) or m.group(2)].flag, message)
     for name, flag in (flags or {}).items():
         if name not in BY_NAME:
             message = re.sub(rf"(?<![\w-]){re.escape(name)}(?=\s+must\b|:)", flag, message)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import options as options_module
 from .api import simulate
 from .army import format_army, parse_army
 from .batch import solve_rows
@@ -48,11 +49,26 @@ from .spec import MAX_SEED, check_int, check_progress, fresh_seed
 # of value battlecalc.options reads from a cell (a row is one battle: no waves, no progress).
 OPTION_TYPES: dict[str, str] = {o.name: o.kind for o in OPTIONS
                                 if o.kind not in ("callable", "armies") and o.applies != {"waves"}}
+
+
+def _option_types() -> dict[str, str]:
+    """OPTION_TYPES of the table now (an option added to it is a column too)."""
+    table = options_module.OPTIONS
+    if table is OPTIONS:
+        return OPTION_TYPES
+    return {o.name: o.kind for o in table
+            if o.kind not in ("callable", "armies") and o.applies != {"waves"}}
 ARMY_SIDES = ("attacker", "defender", "landing", "bombard")
 SUPPORTED_EXTENSIONS = (".csv", ".parquet", ".pq")
 MAX_ROWS = 1_000_000  # after grid expansion: a typo like 1..1000000 x 1..1000 stops early
 MAX_TABLE_BYTES = 64 * 1024 * 1024  # a battles file: MAX_ROWS rows of 64 bytes
 MAX_CHUNK = 32  # battles per task: small enough to balance, big enough to hide task overhead
+# a sweep of at most this many battles runs in this process unless workers are asked for:
+# starting worker processes costs more than such a sweep saves (the fork server loads every
+# kernel first: minutes of compiling on a first run, where this process solves small battles
+# in plain Python and compiles only what its battles need, as `run` does)
+SMALL_SWEEP = 64
+COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.COMPILING
 CONNECT_TIMEOUT_S = 10  # to reach a Dask scheduler
 
 _RANGE = re.compile(r"^\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*(?::\s*(\d+)\s*)?$")
@@ -118,10 +134,10 @@ def _vary_key(key: str) -> str:
     if match:
         return f"{match.group(1)}.{match.group(2).lower()}"
     name = key.replace("-", "_").lower()
-    if name in OPTION_TYPES:
+    if name in _option_types():
         return name
     raise BattleInputError(
-        f"--vary {key!r}: expected an option of simulate ({', '.join(OPTION_TYPES)}) "
+        f"--vary {key!r}: expected an option of simulate ({', '.join(_option_types())}) "
         f"or SIDE.UNIT with SIDE one of {', '.join(ARMY_SIDES)}, e.g. attacker.infantry"
     )
 
@@ -168,7 +184,7 @@ def _check_count(column: str, count: int) -> None:
 def _typed_values(where: str, column: str, items: Sequence[Any]) -> list[Any]:
     """Each item read as the column's type (convert; a unit count for SIDE.UNIT)."""
     try:
-        if column in OPTION_TYPES:
+        if column in _option_types():
             return [convert(column, item) for item in items]
         return [_count(column, item) for item in items]
     except BattleInputError as exc:
@@ -239,7 +255,7 @@ def _prepare(row: dict[str, Any], index: int, sweep_seed: int,
     typed values (None = default), SIDE.UNIT cells are applied to the armies."""
     kwargs: dict[str, Any] = {}
     errors = []
-    for name in OPTION_TYPES:
+    for name in _option_types():
         if name in row:
             try:
                 row[name] = convert(name, row[name])
@@ -321,11 +337,55 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _run_local(chunks, workers: int, on_done) -> None:
-    if workers == 1 or len(chunks) == 1:
-        for chunk in chunks:
-            on_done(chunk, run_chunk(chunk), None)
+@contextlib.contextmanager
+def _saying_compiles(progress):
+    """While the block runs in this process: progress(0, 0, "compiling kernels (first run
+    only): NAME") as numba compiles each kernel of battlecalc's (a cache miss: not when it
+    loads one from its cache), at most once a second, as `run` says it.  Nothing without
+    progress, or where kernels stay plain Python."""
+    from .kernels import jit
+
+    if progress is None or jit.plain_kernels():
+        yield
         return
+    from numba.core import event
+
+    said = [0.0]
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            function = getattr(ev.data["dispatcher"], "py_func", None)
+            now = time.monotonic()
+            if function is None or not jit.in_kernels(function.__code__.co_filename) \
+                    or now - said[0] < 1.0:
+                return
+            said[0] = now
+            progress(0, 0, f"{COMPILING}: {function.__name__}")
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Listener()):
+        yield
+
+
+def _pool_compiles() -> bool:
+    """Whether worker processes would compile kernels before their first battle (the fork
+    server loads every kernel: battlecalc/_sweep_server.py)."""
+    from .api import kernels_cold
+    from .kernels import jit
+
+    return not jit.plain_kernels() and kernels_cold()
+
+
+def _run_local(chunks, workers: int, on_done, progress=None) -> None:
+    if workers == 1 or len(chunks) == 1:
+        with _saying_compiles(progress):
+            for chunk in chunks:
+                on_done(chunk, run_chunk(chunk), None)
+        return
+    if progress is not None and _pool_compiles():
+        progress(0, 0, COMPILING)
     broken = _run_pool(chunks, workers, on_done)
     # a worker that dies breaks its whole pool: the chunks it took down with it run again,
     # each in a pool of its own, so only the chunk that kills its worker is lost
@@ -626,9 +686,11 @@ def sweep(
     ``{"attacker.infantry": range(1, 21)}``; each input row becomes one row per combination
     (the last key varying fastest).  seed: the sweep seed from which rows without a seed get
     :func:`derived_seed` (default: random, in ``frame.attrs["seed"]``).  workers: local worker
-    processes (default: the CPU count; 1 runs in this process).  scheduler: a Dask scheduler
+    processes (default: the CPU count, or this process alone for at most SMALL_SWEEP battles;
+    1 runs in this process).  scheduler: a Dask scheduler
     address or ``distributed.Client``, instead of local workers.  chunk_size: battles per task.
-    progress: called as progress(done, total, "battles") after each chunk.
+    progress: called as progress(done, total, "battles") after each chunk, and as
+    progress(0, 0, "compiling kernels (first run only)[: kernel]") while kernels compile.
 
     Returns the input columns (option cells typed; for a battle that ran, the result's value,
     e.g. the army spelled out, the method used, the seed used), the result columns of
@@ -688,7 +750,9 @@ def sweep(
             client, own_client = _dask_client(scheduler)
             slots = max(1, sum(client.nthreads().values()))
         else:
-            workers = int(workers) if workers is not None else _cpu_count()
+            if workers is None:  # a small sweep: in this process (SMALL_SWEEP)
+                workers = 1 if len(jobs) <= SMALL_SWEEP else _cpu_count()
+            workers = int(workers)
             slots = workers
         size = int(chunk_size) if chunk_size else max(1, min(MAX_CHUNK, -(-len(jobs) // (
             4 * slots))))
@@ -710,7 +774,7 @@ def sweep(
                 progress(done, total, "battles")
 
         if client is None:
-            _run_local(chunks, workers, on_done)
+            _run_local(chunks, workers, on_done, progress)
         else:
             try:
                 _run_dask(chunks, client, on_done)
@@ -726,7 +790,7 @@ def sweep(
     columns = input_columns + [c for c in result_columns if c not in input_columns]
     # an input that is an earlier output: a row that fails now keeps no earlier result
     stale = dict.fromkeys(c for c in result_columns if c in input_columns
-                          and c not in OPTION_TYPES)
+                          and c not in _option_types())
     merged = [{**row, **flat} if flat is not None else {**row, **stale} if stale else row
               for row, flat in zip(rows, results, strict=True)]
     out = pd.DataFrame(merged, columns=columns, dtype=object)
@@ -745,9 +809,9 @@ def option_lookalikes(columns: Iterable[str]) -> list[str]:
     notes = []
     for column in columns:
         name = str(column)
-        if name in OPTION_TYPES or _UNIT_COLUMN.match(name):
+        if name in _option_types() or _UNIT_COLUMN.match(name):
             continue
-        close = difflib.get_close_matches(name.replace("-", "_").lower(), list(OPTION_TYPES),
+        close = difflib.get_close_matches(name.replace("-", "_").lower(), list(_option_types()),
                                           n=1, cutoff=0.85)
         if close:
             notes.append(f"column {name!r} is not an option of simulate (did you mean "

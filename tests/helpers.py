@@ -76,8 +76,7 @@ class Planned:
                          limits=self.limits)
 
     def law(self) -> solver.FinalLaw:
-        return solver.solve(self.compiled, self.plan, seed=self.run.mc_seed,
-                            limits=self.limits)
+        return solver.solve(self.compiled, self.plan, seed=self.run.mc_seed)
 
 
 def plan_of(battle: Mapping, limits: solver.Limits = solver.LIMITS, **variant) -> Planned:

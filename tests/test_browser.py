@@ -30,6 +30,8 @@ import battles  # noqa: E402
 import helpers  # noqa: E402
 from webserver import running_server  # noqa: E402
 
+from battlecalc.rules import load_rules  # noqa: E402
+
 pytestmark = pytest.mark.slow  # the slow tier (tests/conftest.py)
 
 INSTALL_HINT = ("no browser for the browser tests: install Debian's chromium "
@@ -170,10 +172,18 @@ def stepper(page, side: str, unit: str):
     return page.locator(f"#army-{side}-{unit}")
 
 
+def unfold(page) -> None:
+    """Open every option group (folded on the page; open ones stay open while it is)."""
+    page.evaluate("document.querySelectorAll('#options details.group')"
+                  ".forEach(d => { d.open = true; })")
+
+
 def test_enter_a_battle_change_options_and_share_it(base, page):
     page.goto(base + "/?rules=1942-2e")
-    settle(page, "error")  # no armies yet
-    assert page.text_content("#error") == "the attacker has no units"
+    settle(page, "empty")  # no armies yet: a word on what to do, not an error
+    assert page.is_hidden("#error")
+    assert page.text_content("#hint").startswith("Give the attacker's units")
+    unfold(page)
     for _ in range(3):
         page.click('#army-attacker button[aria-label="more infantry"]')
     page.click('#army-attacker button[aria-label="more artillery"]')
@@ -181,7 +191,7 @@ def test_enter_a_battle_change_options_and_share_it(base, page):
     stepper(page, "defender", "infantry").fill("4")
     stepper(page, "defender", "tank").fill("1")
     settle(page)
-    assert page.text_content("#notation-attacker") == "3 infantry, 1 artillery, 1 tank"
+    assert page.input_value("#text-attacker") == "3 infantry, 1 artillery, 1 tank"
     battle = dict(rules="1942-2e", attacker="3 inf 1 art 1 tank", defender="4 inf 1 tank")
     plain = battlecalc.simulate(**battle, method="exact")
     assert_page_shows(page, plain)
@@ -228,7 +238,8 @@ def test_enter_a_battle_change_options_and_share_it(base, page):
 
 def test_sea_battle_from_the_form(base, page):
     page.goto(base + "/?rules=1942-2e")
-    settle(page, "error")
+    settle(page, "empty")
+    unfold(page)
     page.check('input[name=kind][value=sea]')
     stepper(page, "attacker", "submarine").fill("2")
     stepper(page, "attacker", "destroyer").fill("1")
@@ -301,6 +312,7 @@ def test_amphibious_assault_and_formula_edition_from_urls(base, page):
     for key in ("attacker_win", "defender_win", "draw", "stalemate"):
         assert shown_outcomes(page)[key][0] == getattr(formula, key)
     assert shown_numbers(page)["attacker_loss_points"][0] == formula.attacker_loss_points
+    unfold(page)
     page.fill("#opt-attacker_level", "6")
     settle(page)
     stronger = battlecalc.simulate(rules="formula", attacker="3 army", defender="2 army",
@@ -400,8 +412,9 @@ def test_first_visit_shows_an_example_and_its_result(base, page):
 
 
 def _visible_options(page) -> list[str]:
+    """The options shown (in a group folded or open)."""
     return page.evaluate("[...document.querySelectorAll('#options [data-option]')]"
-                         ".filter(n => n.offsetParent !== null).map(n => n.dataset.option)")
+                         ".filter(n => !n.closest('[hidden]')).map(n => n.dataset.option)")
 
 
 def _cli(command: str, args: list[str]) -> dict:
@@ -485,6 +498,7 @@ def test_a_small_battle_answers_fast_after_four_dropped_big_ones(base, page):
             stepper(page, "attacker", "infantry").fill(str(7 + n))
         page.wait_for_timeout(250)
     started = time.monotonic()
+    unfold(page)
     page.select_option("#opt-method", "auto")
     page.click("#clear")
     stepper(page, "attacker", "infantry").fill("3")
@@ -590,17 +604,17 @@ def test_a_dropped_save_loads_its_battle_as_it_stands_equal_to_game(base, page):
     game = _game_result()
     page.goto(base + SCREENS["sea"])
     settle(page)
-    page.set_input_files("#save-file", SAVE)
     card = page.locator("#game-battles li.board-battle[data-territory='West Russia']")
-    card.locator(".odds strong[data-key=attacker_win]").wait_for(timeout=SETTLE_MS)
+    # the battle most at stake loads into the form at once (issue 43, friction 4)
+    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
+        page.set_input_files("#save-file", SAVE)
+        card.locator(".odds strong[data-key=attacker_win]").wait_for(timeout=SETTLE_MS)
     assert float(card.locator("[data-key=attacker_win]").get_attribute("data-value")) == \
         pytest.approx(game["attacker_win"], abs=1e-9)
     assert "in progress: round 1; Russians fired (11 dice, 1 hit)" in card.text_content()
     assert page.text_content("#turn-summary") == (
         "Round 1, Russians to move: 1 battle, 65 TUV at risk; expected swing +6.36 TUV for "
         "Russians")
-    with page.expect_request(lambda r: "/api/run" in r.url) as asked:
-        card.locator("a.game-battle").click()
     body = json.loads(asked.value.post_data)
     assert (body["rules"], body["start_step"], body["hits_on_defender"]) == (
         "revised", "defender_fire", "1") and "sea" not in body
@@ -626,8 +640,8 @@ def test_a_save_with_no_battle_offers_any_territory_and_the_luck_so_far(base, pa
     assert page.locator("#luck-view tr[data-nation=all]").is_visible()
     assert "no battle fought in the history" in page.text_content("#luck-view")
     page.select_option("#territory", "Germany")
-    settle(page, "error")  # the defender loaded; the attack is the player's to give
-    assert page.text_content("#notation-defender") == (
+    settle(page, "empty")  # the defender loaded; the attack is the player's to give
+    assert page.input_value("#text-defender") == (
         "3 infantry, 2 tank, 1 aa, 1 fighter, 1 bomber")
     assert page.is_checked("input[name=kind][value=land]")
     attack = "8 infantry, 3 tank, 2 fighter"
@@ -686,6 +700,11 @@ def test_the_live_board_follows_the_watched_folder_without_a_reload(page, tmp_pa
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(ARTIFACTS / "live-board-400.png"))
         assert page_width(page)[0] <= 400
+        page.emulate_media(color_scheme="dark")  # (and dark, as a dark system shows it)
+        page.screenshot(path=str(ARTIFACTS / "live-board-400-dark.png"))
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.screenshot(path=str(ARTIFACTS / "live-board-1400-dark.png"))
+        page.emulate_media(color_scheme="light")
         # a newer save: the board follows, the battle gone is said, the page never reloaded
         shutil.copy(START_SAVE, tmp_path / "autosave_round_odd.tsvg")
         page.wait_for_selector("#board-changes:has-text('West Russia no longer pending')",
@@ -725,11 +744,12 @@ def test_on_a_phone_bad_input_is_said_in_the_headline(base, page):
     page.set_viewport_size({"width": 400, "height": 860})
     page.goto(base + SCREENS["land"])
     settle(page)
+    unfold(page)
     page.locator("#opt-retreat_below").scroll_into_view_if_needed()
-    page.fill("#opt-retreat_below", "7")
+    page.fill("#opt-retreat_below", "700")  # (percent)
     settle(page, "error")
     message = page.text_content("#error")
-    assert page.text_content("#headline") == message and "probability" in message
+    assert page.text_content("#headline") == message and "percentage" in message
     box = page.locator("#headline").bounding_box()
     assert box is not None and 0 <= box["y"] < 860
     assert page.is_hidden("#glance")
@@ -762,6 +782,7 @@ def test_the_planner_plans_a_sea_attack_from_a_goal_built_and_loads_it(base, pag
     page.goto(base + "/?rules=1942-2e&kind=plan_sea&defender=2+dd+1+cv+1+ftr"
               "&pool=4+sub+2+dd+2+ftr")
     settle(page)
+    unfold(page)
     goal = page.locator('[data-option="goal"]')
     assert goal.locator("select.goal-key").input_value() == "attacker_win"
     goal.locator("select.goal-op").select_option(">=")
@@ -783,10 +804,9 @@ def test_the_planner_plans_a_sea_attack_from_a_goal_built_and_loads_it(base, pag
         assert shown_outcomes(page)[key][0] == pytest.approx(best[key], abs=1e-12), key
     # planning a defence: the armies say what they are, an error speaks the form's words
     page.goto(base + "/?rules=1942-2e&kind=plan&defend=1&pool=4+inf")
-    settle(page, "error")
+    settle(page, "empty")
     assert page.text_content("#army-attacker legend") == "Attacker (the threat)"
-    assert page.text_content("#error") == ('"plan a defence (the pool defends)" needs the '
-                                           'attacking army: give "Attacker (the threat)"')
+    assert page.text_content("#hint").startswith("Give the attacker's units")
 
 
 # A page of another origin (issue 29, item 2): a second local server serves a page that tries
@@ -905,3 +925,406 @@ def _until(condition, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+# --- issue 43: the page and the first hour, round 3 ----------------------------------------
+# Each friction a player met; every test of this section failed on 59478f7.
+
+GLOBAL_SAVE = os.path.join(os.path.dirname(SAVE), "wwii_global_2nd_edition_during_g1_politics.tsvg")
+PHONE = 390
+README_RETREAT = dict(rules="1942-2e", attacker="6 inf 2 art 2 tank", defender="8 inf 2 tank",
+                      retreat_policy="optimal")
+SETTLED = "body[data-state=idle], body[data-state=error], body[data-state=empty]"
+
+
+def settled(page) -> None:
+    page.wait_for_selector(SETTLED, state="attached", timeout=SETTLE_MS)
+
+
+def query(**params) -> str:
+    return "/?" + urllib.parse.urlencode(params)
+
+
+def too_wide(page) -> list:
+    """Elements that reach past the right edge of the window, or scroll sideways inside."""
+    return page.evaluate("""() => [...document.querySelectorAll('body *')].filter(e => {
+        if (e.closest('[hidden]') || !e.getClientRects().length) return false;
+        const box = e.getBoundingClientRect();
+        const scrolls = ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)
+          && e.scrollWidth > e.clientWidth + 1;
+        return box.right > innerWidth + 0.5 || scrolls;
+      }).map(e => `${e.tagName}#${e.id}.${e.className}`)""")
+
+
+# --- friction 3: the phone page ----------------------------------------------------------
+
+PHONE_SCREENS = {**SCREENS, "optimal retreat": query(**README_RETREAT),
+                 "scramble": query(rules="1940-2e", kind="sea", attacker="2 dd 1 ca 1 tac",
+                                   defender="1 dd 1 sub", scramble_from="2 ftr", kamikaze="1")}
+
+
+def test_the_phone_page_shows_the_odds_and_the_armies_first_and_never_scrolls_sideways(
+        base, page):
+    """At 390 px, the first visit: every option group folded, with its line of what is set;
+    the headline odds and both armies within the first 1,500 px, the results right under
+    the armies (before the options); the edition's name whole in its select.  On every
+    screen (the plan's and the waves' tables included, groups open or folded) nothing is
+    wider than the screen and nothing scrolls sideways."""
+    page.set_viewport_size({"width": PHONE, "height": 844})
+    page.goto(base + "/")
+    settle(page)
+    groups = page.locator("#options details.group")
+    assert groups.count() >= 5
+    assert page.evaluate("[...document.querySelectorAll('#options details.group')]"
+                         ".every(d => !d.open)")
+    assert page.text_content("#options details.group[data-group=Method] .group-set") == \
+        "defaults"
+    where = page.evaluate("""() => Object.fromEntries(['#headline', '#army-attacker',
+        '#army-defender', '#results', '#options'].map(s => [s,
+        [document.querySelector(s).getBoundingClientRect().top + scrollY,
+         document.querySelector(s).getBoundingClientRect().bottom + scrollY]]))""")
+    assert where["#headline"][1] <= 1500 and where["#army-defender"][1] <= 1500, where
+    assert where["#army-defender"][1] <= where["#results"][0] <= where["#options"][0], where
+    assert page.text_content("#headline").startswith("attacker wins")
+    # the edition's name is whole in its select (it was cut: "1942 Second Edition (2(")
+    fits = page.evaluate("""() => {
+        const select = document.querySelector('#rules');
+        const style = getComputedStyle(select);
+        const context = document.createElement('canvas').getContext('2d');
+        context.font = `${style.fontSize} ${style.fontFamily}`;
+        const text = select.options[select.selectedIndex].text;
+        return [context.measureText(text).width, select.clientWidth, text];
+    }""")
+    assert fits[0] + 20 <= fits[1], fits
+    # a unit's name and stats on one line (names wrapped a word a line)
+    lines = page.evaluate("[...document.querySelectorAll('#armies .unit .name')]"
+                          ".map(n => n.getClientRects().length)")
+    assert lines and max(lines) == 1, lines
+    for name, path in PHONE_SCREENS.items():
+        page.goto(base + path)
+        settled(page)
+        for state in ("folded", "open"):
+            if state == "open":
+                unfold(page)
+            scroll, inner = page_width(page)
+            assert scroll <= inner == PHONE, (name, state, scroll)
+            assert too_wide(page) == [], (name, state)
+
+
+def test_option_groups_say_what_is_set_in_them(base, page):
+    page.goto(base + query(rules="1942-2e", attacker="3 inf 1 tank", defender="3 inf",
+                           retreat_after="2", attacker_ool="tank"))
+    settle(page)
+    line = page.text_content("#options details[data-group=Retreat] .group-set")
+    assert line == "retreat after round 2"
+    assert "tank" in page.text_content(
+        "#options details[data-group='Orders of losses'] .group-set")
+    assert page.evaluate("!document.querySelector('#options details[data-group=Retreat]').open")
+
+
+# --- friction 2: the page's words while a decision battle solves ---------------------------
+
+def test_only_monte_carlo_progress_is_called_monte_carlo(base, page):
+    """A progress line of the optimal retreat's table reads as what it is, not as "Monte
+    Carlo: 0 of 384 optimal retreat" (the page's words, run by the page's own script)."""
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    words = page.evaluate("""() => [
+        window.battlecalcProgressWords({progress: 0, total: 384, what: "optimal retreat"}),
+        window.battlecalcProgressWords({progress: 5000, total: 20000, what: "trials"}),
+        window.battlecalcProgressWords({progress: 3006, total: 105875, what: "plan search"})]""")
+    assert words[0] == "optimal retreat: 0 of 384 (0%)\u2026"
+    assert words[1] == "Monte Carlo: 5,000 of 20,000 trials (25%)\u2026"
+    assert words[2].startswith("planning: 3,006 of 105,875 candidate forces searched (2%)")
+
+
+# --- friction 4: a dropped save shows its battle ------------------------------------------
+
+@needs_saves
+def test_a_dropped_save_puts_its_battle_in_the_big_odds(base, page):
+    game = _game_result()
+    page.goto(base + "/")
+    settle(page)
+    page.set_input_files("#save-file", SAVE)
+    page.wait_for_selector("#from-save:not([hidden])", timeout=SETTLE_MS)
+    settle(page)
+    assert page.text_content("#from-save").startswith("From the save "
+                                                      "revised_during_land_to_land_combat.tsvg: "
+                                                      "West Russia")
+    _page_equals(page, game)
+    assert page.text_content("#headline").startswith(
+        f"attacker wins {100 * game['attacker_win']:.2f}%")
+
+
+# --- friction 5: the optimal retreat's results -------------------------------------------
+
+def test_the_optimal_retreat_is_in_the_headline_and_its_policy_reads_across(base, page):
+    result = battlecalc.simulate(**README_RETREAT)
+    page.goto(base + query(**README_RETREAT))
+    settle(page)
+    assert_page_shows(page, result)
+    headline = page.text_content("#headline")
+    assert f"retreats {100 * result.retreat:.2f}%" in headline  # 72.14%
+    bar = page.evaluate("[...document.querySelectorAll('#glance span')].map(s => s.title)")
+    assert f"retreats {100 * result.retreat:.2f}%" in bar
+    rule = page.locator('[data-key="decisions.rule"]')
+    assert rule.text_content() == result.decisions["rule"]
+    clauses = rule.locator(".clause")
+    assert clauses.count() == 5  # four clauses and "otherwise retreat", a line each
+    tops = [clauses.nth(i).bounding_box()["y"] for i in range(clauses.count())]
+    assert tops == sorted(tops) and len(set(tops)) == len(tops)
+    box = page.locator("#decisions").bounding_box()
+    results = page.locator("#results").bounding_box()
+    assert box["width"] >= 0.95 * results["width"]
+    assert page.evaluate("getComputedStyle(document.querySelector("
+                         "'[data-key=\"decisions.rule\"]')).textAlign") in ("left", "start")
+    assert "gain +6.449" in page.text_content('[data-key="decisions.value"]')
+
+
+def test_the_defenders_reactions_are_a_table_the_one_taken_marked(base, page):
+    battle = dict(rules="1940-2e", sea=True, attacker="2 dd 1 ca 1 tac", defender="1 dd 1 sub",
+                  scramble_from="2 ftr", kamikaze=1)
+    result = battlecalc.simulate(**battle)
+    page.goto(base + query(**{**battle, "sea": "1", "kamikaze": "1"}))
+    settle(page)
+    rows = page.locator("#decisions table.reactions tr[data-key^='decisions.reactions.']")
+    assert rows.count() == len(result.decisions["reactions"]) == 6
+    taken = page.locator("#decisions table.reactions tr.taken td")
+    assert taken.all_text_contents()[:2] == ["2 fighter", "cruiser:1"]
+    assert taken.nth(2).text_content() == f"{100 * result.attacker_win:.2f}%"
+
+
+# --- friction 6: the live board ----------------------------------------------------------
+
+@needs_saves
+def test_the_live_board_says_what_to_do_and_tells_games_and_gone_battles_apart(
+        page, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    folder = tmp_path / "triplea" / "savedGames" / "autoSave"
+    folder.mkdir(parents=True)
+    with running_server(watch=str(folder), watch_interval=0.1) as url:
+        page.goto(url + "/")
+        # an empty folder: what to do
+        page.wait_for_selector("#board-empty", timeout=SETTLE_MS)
+        assert "start or load a game in TripleA" in page.text_content("#board-empty")
+        # a save: its battle in the form
+        shutil.copy(SAVE, folder / "autosaveBeforeBattle.tsvg")
+        page.wait_for_selector("#from-save:has-text('West Russia')", timeout=SETTLE_MS)
+        settle(page)
+        # the next save no longer has the battle: the form says so
+        shutil.copy(START_SAVE, folder / "autosave_round_odd.tsvg")
+        page.wait_for_selector("#board-changes:has-text('West Russia no longer pending')",
+                               timeout=SETTLE_MS)
+        page.wait_for_selector("#from-save .gone-note", timeout=SETTLE_MS)
+        assert "no longer pending in the newest save (autosave_round_odd.tsvg)" in \
+            page.text_content("#from-save")
+        # a save of another game: nothing compared with the one before
+        shutil.copy(GLOBAL_SAVE, folder / "autosave.tsvg")
+        page.wait_for_selector("#board-changes:has-text('another game')", timeout=SETTLE_MS)
+        assert "World War II Global 1940 2nd Edition" in page.text_content("#board-changes")
+        assert page.locator("#game-battles .badge").count() == 0
+        assert "Since the last save" not in page.text_content("#board-changes")
+        page.goto("about:blank")
+
+
+# --- friction 7: no silent change to the armies ------------------------------------------
+
+def test_swap_sides_and_a_new_edition_say_what_they_leave_out(base, page):
+    page.goto(base + SCREENS["land"])  # the defender has an AA gun
+    settle(page)
+    page.click("#swap")
+    settle(page)
+    note = page.text_content("#army-changes")
+    assert note.startswith("Swap sides left out 1 aa") and page.is_visible("#army-changes")
+    page.goto(base + query(rules="1940-2e", attacker="2 inf 1 tac", defender="2 inf",
+                           attacker_tech="jets"))
+    settle(page)
+    page.select_option("#rules", "revised")
+    settle(page)
+    note = page.text_content("#army-changes")
+    assert "has no 1 tactical bomber (attacker): left out." in note
+    assert "Technologies cleared" in note
+    assert page.input_value("#text-attacker") == "2 infantry"
+
+
+def test_a_bad_army_in_a_link_keeps_the_good_units_and_a_text_box_fixes_it(base, page):
+    page.goto(base + query(rules="revised", attacker="3 inf 1 art 2 infanty", defender="2 inf"))
+    settle(page, "error")
+    with pytest.raises(battlecalc.BattleInputError) as error:
+        battlecalc.simulate(rules="revised", attacker="3 inf 1 art 2 infanty", defender="2 inf")
+    assert page.text_content("#error") == " ".join(str(error.value).split())
+    assert stepper(page, "attacker", "infantry").input_value() == "3"
+    assert stepper(page, "attacker", "artillery").input_value() == "1"
+    assert stepper(page, "defender", "infantry").input_value() == "2"
+    assert page.input_value("#text-attacker") == "3 inf 1 art 2 infanty"
+    page.fill("#text-attacker", "3 inf 1 art 2 tank")
+    settle(page)
+    assert stepper(page, "attacker", "tank").input_value() == "2"
+    assert_page_shows(page, battlecalc.simulate(rules="revised", attacker="3 inf 1 art 2 tank",
+                                                defender="2 inf"))
+
+
+# --- friction 8: words ---------------------------------------------------------------------
+
+def test_the_words_of_raids_waves_exact_answers_and_noise(base, page):
+    # a raid's attacker losses count its escorts: not "bombers lost"
+    page.goto(base + SCREENS["raid"])
+    settle(page)
+    assert "bombers lost" not in page.text_content("#headline")
+    assert "attacking aircraft lost" in page.text_content("#headline")
+    # technologies that change no raid are not offered for one
+    page.goto(base + query(rules="1942-2e", kind="raid", attacker="2 bmb", target_value="5"))
+    settle(page)
+    offered = page.evaluate("[...document.querySelectorAll('[data-option=attacker_tech] "
+                            "input')].map(i => i.value)")
+    assert offered == ["heavy_bombers", "lhtr_heavy_bombers", "radar"]
+    # waves: the outcomes as percentage bars, not again as raw fractions
+    page.goto(base + SCREENS["waves"])
+    settle(page)
+    numbers = shown_numbers(page)
+    assert "holds" not in numbers and "defender_eliminated" not in numbers
+    assert page.locator('#outcomes tr[data-key="holds"]').count() == 1
+    # an exact answer: no seed on the command line, no "pruned probability 1e-16"
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    assert page.get_attribute("#method", "data-value") == "exact"
+    assert "--seed" not in page.text_content("#cli")
+    assert "pruned" not in page.text_content("#numbers")
+
+
+def test_retreat_below_is_a_percentage_as_the_planners_goal(base, page):
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    unfold(page)
+    with page.expect_request(lambda r: "/api/run" in r.url and r.method == "POST") as asked:
+        page.fill("#opt-retreat_below", "50")
+    assert json.loads(asked.value.post_data)["retreat_below"] == "0.5"
+    settle(page)
+    assert "retreat_below=0.5" in page.url
+    assert page.text_content("#options details[data-group=Retreat] .group-set") == (
+        "retreat when chance of winning < 50%")
+
+
+def test_the_planner_counts_its_search_and_speaks_the_pages_words(base, page):
+    page.goto(base + query(rules="1942-2e", kind="plan", defender="6 inf 2 art 1 tank 1 aa",
+                           pool="10 inf 5 art 5 tank 4 ftr 2 bmb", seed="1"))
+    page.wait_for_selector("#notice:has-text('candidate forces searched')", timeout=SETTLE_MS)
+    settle(page)
+    # a goal that needs every force solved, over a pool too large: the page's words
+    page.goto(base + query(rules="1942-2e", kind="plan", defender="3 inf",
+                           pool="20 inf 10 art 10 tank 5 ftr", retreat_below="0.3"))
+    settle(page, "error")
+    message = page.text_content("#error")
+    assert "need every force solved" in message
+    assert "--help" not in message and "monotone" not in message and "--max-cost" not in message
+
+
+@needs_saves
+def test_luck_in_words_and_neutrals_by_name(base, page):
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    page.set_input_files("#save-file", SAVE)
+    page.wait_for_selector("#luck summary:has-text('Luck so far')", timeout=SETTLE_MS)
+    summary = page.text_content("#luck summary")
+    assert "z -1.71" not in summary
+    assert "1.71 standard deviations below the expected hits (unlucky)" in summary
+    page.set_input_files("#save-file", GLOBAL_SAVE)
+    page.wait_for_selector("#board-title:has-text('wwii_global')", timeout=SETTLE_MS)
+    text = page.text_content("#territory option[value=Afghanistan]")
+    assert text == "Afghanistan (strict neutral): 4 infantry"
+    assert "Neutral_" not in page.text_content("#territory")
+
+
+# --- friction 9: a stop button; clearing the armies is no error ----------------------------
+
+def test_the_stop_button_stops_the_run_here_and_on_the_server(page):
+    from battlecalc.web.server import Engine
+
+    engine = Engine()
+    with running_server(engine) as url:
+        page.goto(url + "/?rules=1942-2e&method=mc&trials=10000000&seed=1"
+                  "&attacker=6+inf+3+art+3+tank+2+ftr&defender=8+inf+3+tank+1+ftr+1+aa")
+        page.wait_for_selector("#notice:has-text('of 10,000,000 trials')", timeout=20_000)
+        page.wait_for_selector("#stop:not([hidden])", timeout=5_000)
+        page.click("#stop")
+        settle(page, "stopped")
+        assert page.text_content("#stop") == "run again"
+        deadline = time.monotonic() + 5
+        while engine._requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert engine._requests == 0  # the server stopped its work too
+        page.goto("about:blank")
+    page.goto("about:blank")
+
+
+def test_clear_armies_asks_for_units_without_an_error(base, page):
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    page.click("#clear")
+    settle(page, "empty")
+    assert page.is_hidden("#error")
+    assert page.locator("#headline strong.error").count() == 0
+    assert page.text_content("#hint").startswith("Give the attacker's units")
+
+
+# --- what aacalc2 has: unit totals, named history entries -----------------------------------
+
+def test_each_army_shows_its_totals(base, page):
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    rules = load_rules("1942-2e")
+    for role, army in (("attacker", {"infantry": 3, "artillery": 1, "tank": 2, "fighter": 1}),
+                       ("defender", {"infantry": 5, "tank": 1, "aa": 1})):
+        units = sum(army.values())
+        ipc = sum(n * rules.units[u].cost for u, n in army.items())
+        attack = sum(n * rules.units[u].attack for u, n in army.items())
+        defence = sum(n * rules.units[u].defense for u, n in army.items())
+        hits = sum(n * rules.units[u].hp for u, n in army.items())
+        assert page.text_content(f"#totals-{role}") == (
+            f"{units} units \u00b7 {ipc} IPC \u00b7 attack {attack} \u00b7 defence {defence}"
+            f" \u00b7 {hits} hits")
+    assert page.text_content("#totals-attacker") == (
+        "7 units \u00b7 35 IPC \u00b7 attack 14 \u00b7 defence 18 \u00b7 7 hits")
+
+
+def test_a_recent_battle_keeps_the_name_given_it(base, page):
+    page.goto(base + SCREENS["sea"])
+    settle(page)
+    page.evaluate("localStorage.clear()")
+    page.goto(base + SCREENS["land"])
+    settle(page)
+    entry = page.locator("#history li").first
+    entry.locator("button.rename").click()
+    page.fill("#history input.history-name", "Karelia, turn 3")
+    page.press("#history input.history-name", "Enter")
+    assert page.text_content("#history li .name") == "Karelia, turn 3"
+    page.goto(base + SCREENS["sea"])
+    settle(page)
+    named = page.locator("#history li", has_text="Karelia, turn 3")
+    assert named.count() == 1
+    named.locator("a").click()
+    settle(page)
+    assert page.input_value("#text-attacker") == "3 infantry, 1 artillery, 2 tank, 1 fighter"
+    # run again, the name stays
+    assert page.locator("#history li").first.locator(".name").text_content() == \
+        "Karelia, turn 3"
+
+
+# --- screenshots for docs/ (light and dark, phone and desktop) -----------------------------
+
+def test_screenshots_of_the_page_light_and_dark(base, page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        suffix = "" if scheme == "light" else "-dark"
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.goto(base + query(**README_RETREAT))
+        settle(page)
+        page.screenshot(path=str(ARTIFACTS / f"web-page-1400{suffix}.png"), full_page=True)
+        page.set_viewport_size({"width": PHONE, "height": 844})
+        page.goto(base + "/")
+        settle(page)
+        page.screenshot(path=str(ARTIFACTS / f"web-page-390{suffix}.png"),
+                        clip={"x": 0, "y": 0, "width": PHONE, "height": 1500}, full_page=True)
+        assert re.match(r"attacker wins \d", page.text_content("#headline"))
+    page.emulate_media(color_scheme="light")

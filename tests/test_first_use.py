@@ -325,7 +325,7 @@ def test_the_child_compiles_monte_carlo_first(monkeypatch):
 
     ran = []
     monkeypatch.setattr(api, "compile_kernels", lambda: ran.append("compile_kernels"))
-    monkeypatch.setattr(api, "simulate", lambda progress=None, **battle: ran.append(battle))
+    monkeypatch.setattr(warm, "solve", lambda battle, progress=None: ran.append(battle))
     warm.build(warm.WARM_UP, out=open(os.devnull, "w"))  # noqa: SIM115
     mc = [b for b in warm.WARM_UP if b["method"] == "mc"]
     assert ran == [*mc, "compile_kernels", *warm.WARM_UP]

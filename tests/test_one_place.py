@@ -57,3 +57,59 @@ def test_solve_many_takes_an_added_option(dummy_option):
 
     read = battlecalc.solve_many(pd.DataFrame([{**BATTLE, "dummy_note": "4"}]))
     assert list(read["dummy_note"]) == [4]  # (a cell read as the table says)
+
+
+@pytest.fixture
+def surfaces(dummy_option, monkeypatch):
+    """The surfaces with DUMMY in the table: the web API's readers and the sweep read the
+    table as they are called; the command line's commands are made from it when its module
+    is loaded (a process started with the option has them so): made again, and again from
+    the table as it was afterwards."""
+    import importlib
+
+    import battlecalc.cli
+    import battlecalc.sweeper
+    import battlecalc.web.spec
+
+    made = {"cli": importlib.reload(battlecalc.cli), "spec": battlecalc.web.spec,
+            "sweeper": battlecalc.sweeper}
+    try:
+        yield made
+    finally:
+        monkeypatch.undo()
+        importlib.reload(battlecalc.cli)
+
+
+def test_the_command_line_takes_an_added_option(surfaces):
+    import json
+
+    from click.testing import CliRunner
+
+    cli = surfaces["cli"].cli
+    args = ["run", "--rules", "1942-2e", "-a", "3 inf 1 tank", "-d", "3 inf", "--method",
+            "exact", "--format", "json"]
+    done = CliRunner().invoke(cli, [*args, "--dummy-note", "7"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["dummy_note"] == 7
+    assert "--dummy-note" in CliRunner().invoke(cli, ["run", "--help"]).stdout
+    refused = CliRunner().invoke(cli, [*args, "--dummy-note", "10"])
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr.strip().splitlines() == [
+        "Error: --dummy-note must be between 0 and 9, got 10"]
+
+
+def test_the_web_api_takes_an_added_option(surfaces):
+    spec = surfaces["spec"]
+    kwargs, _ = spec.parse_params({"rules": "1942-2e", "attacker": "3 inf 1 tank",
+                                   "defender": "3 inf", "method": "exact", "dummy_note": "4"})
+    assert kwargs["dummy_note"] == 4  # (read as the table says: a whole number)
+    assert battlecalc.simulate(**kwargs).to_dict()["dummy_note"] == 4
+    with pytest.raises(spec.ParamError, match="dummy_note must be a whole number"):
+        spec.parse_params({"dummy_note": "four"})
+
+
+def test_the_sweep_takes_an_added_option(surfaces):
+    frame = surfaces["sweeper"].sweep([{**BATTLE, "dummy_note": 2}], vary=["dummy_note=3,5"],
+                                      workers=1)
+    assert list(frame["dummy_note"]) == [3, 5]
+    assert list(frame["attacker_win"]) == [battlecalc.simulate(**BATTLE).attacker_win] * 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import os
 import stat
@@ -546,5 +547,74 @@ def test_progress_counts_every_row():
     battlecalc.sweep(SIX + [{"rules": "revised", "attacker": "1 inf", "sea": "maybe"}],
                      workers=1, chunk_size=4, progress=lambda done, total, what: calls.append(
                          (done, total, what)))
-    # the bad row counts as done before any battle runs; then two chunks of 4 and 2
-    assert calls == [(1, 7, "battles"), (5, 7, "battles"), (7, 7, "battles")]
+    # the bad row counts as done before any battle runs; then two chunks of 4 and 2 (and,
+    # where kernels compile meanwhile, notices of no size: "compiling kernels ...")
+    assert [c for c in calls if c[1]] == [(1, 7, "battles"), (5, 7, "battles"),
+                                          (7, 7, "battles")]
+    assert all(c[:2] == (0, 0) and c[2].startswith("compiling kernels") for c in calls
+               if not c[1])
+
+
+# The README's sweep (issue 43, friction 1): 21 battles, 7 of them failing, 7 by Monte Carlo
+README_BATTLES = """label,rules,attacker,defender,method,trials,seed
+Karelia,1942-2e,2 art 2 tank 1 ftr,5 inf 1 art 1 aa,,,
+Egypt,revised,1 tank 1 bmb,2 inf 1 art 1 tank,mc,1e5,7
+typo,revised,3 inf,2 infanty,,,
+"""
+
+
+def test_a_small_sweep_runs_in_this_process(tmp_path, monkeypatch):
+    """A sweep of at most SMALL_SWEEP battles starts no worker process by default (starting
+    them costs more than the sweep: on a first run the fork server compiles every kernel
+    before the first battle, minutes), and gives the table of workers=1."""
+    from battlecalc import sweeper
+
+    path = tmp_path / "battles.csv"
+    path.write_text(README_BATTLES.replace(",mc,1e5,7", ",mc,2e3,7"))  # (quick: 2,000 trials)
+    monkeypatch.setattr(sweeper, "_run_pool", lambda *args: pytest.fail("workers started"))
+    table = battlecalc.sweep(str(path), vary="attacker.infantry=0..6", seed=1)
+    assert len(table) == 21 and table["error"].notna().sum() == 7
+    egypt = table[table.label == "Egypt"].iloc[0]
+    assert egypt["attacker_win"] == simulate(rules="revised", attacker="1 tank 1 bmb",
+                                             defender="2 inf 1 art 1 tank", method="mc",
+                                             trials=2000, seed=7).attacker_win
+    karelia = table[table.label == "Karelia"].iloc[4]  # 4 infantry: the README's 0.919045
+    assert karelia["takes_territory"] == pytest.approx(simulate(
+        rules="1942-2e", attacker="4 inf 2 art 2 tank 1 ftr", defender="5 inf 1 art 1 aa"
+    ).takes_territory, abs=1e-12)  # (a batch of battles sums in another order: an ulp)
+
+
+COLD_SWEEP = """
+import json, sys, time
+import battlecalc
+said = []
+started = time.monotonic()
+table = battlecalc.sweep(sys.argv[1], vary="attacker.infantry=0..6", seed=1,
+                         progress=lambda done, total, what: said.append([done, total, what]))
+print(json.dumps({"seconds": time.monotonic() - started, "said": said,
+                  "failed": int(table["error"].notna().sum()), "rows": len(table)}))
+"""
+
+
+@pytest.mark.slow
+def test_the_readme_sweep_from_an_empty_cache_starts_at_once_and_says_it_compiles(tmp_path):
+    """From an empty numba cache, the README's sweep (21 battles) answers within a minute (183
+    s on a 2-core machine when the fork server compiled every kernel first, its progress
+    stalled at 9 of 21 without a word), saying that kernels compile as `run` does."""
+    from battlecalc.kernels import jit
+
+    path = tmp_path / "battles.csv"
+    path.write_text(README_BATTLES)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    env.pop(jit.PLAIN_ENV, None)
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", COLD_SWEEP, str(path)], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["rows"] == 21 and out["failed"] == 7
+    sizes = [total for _, total, _ in out["said"]]
+    assert sizes[0] == 21 and sizes[-1] == 21 and out["said"][-1][0] == 21
+    notices = [what for _, total, what in out["said"] if not total]
+    assert notices and all(n.startswith(jit.COMPILING) for n in notices), out["said"]

@@ -39,9 +39,10 @@ __all__ = ["LIMITS", "ROUNDS_BINS", "BatchLaw", "ExactRefused", "ExactSolve", "F
 
 
 def solve(compiled, plan: SolvePlan, seed: int | Callable[[], int] | None = None,
-          progress=None, prepared: ExactSolve | None = None,
-          limits: Limits = LIMITS) -> FinalLaw:
-    """Carry out a plan on a compiled battle: its FinalLaw.
+          progress=None, prepared: ExactSolve | None = None) -> FinalLaw:
+    """Carry out a plan on a compiled battle: its FinalLaw.  Everything the plan decides is
+    the plan's, the limits it was chosen under included (SolvePlan.limits); the arguments
+    are the run's:
 
     seed: the Monte Carlo run's seed, or a function that gives it (called only if Monte Carlo
     runs: a compact solve past its work limit falls back to it where the plan says so);
@@ -57,13 +58,13 @@ def solve(compiled, plan: SolvePlan, seed: int | Callable[[], int] | None = None
             # Monte Carlo it is, said before the table
             progress(0, plan.trials, "trials")
         if plan.decide:
-            compiled, policy = fill_decisions(compiled, plan, progress, limits)
+            compiled, policy = fill_decisions(compiled, plan, progress)
         else:
-            compiled = fill_win_values(compiled, plan, progress, limits)
+            compiled = fill_win_values(compiled, plan, progress)
         prepared = None
     law = None
     if plan.method == "exact":
-        solver = prepared if prepared is not None else ExactSolve(compiled, plan, limits=limits)
+        solver = prepared if prepared is not None else ExactSolve(compiled, plan)
         try:
             law = solver.run(progress)
         except TooBigToSolve:
@@ -73,7 +74,7 @@ def solve(compiled, plan: SolvePlan, seed: int | Callable[[], int] | None = None
                                        fallback=False, compiled=True)
     if law is None:
         law = run_monte_carlo(compiled, plan.trials, seed() if callable(seed) else seed,
-                              progress, plan.threads, limits.call_seconds)
+                              progress, plan.threads, plan.limits.call_seconds)
     if policy is not None:
         object.__setattr__(law, "policy", policy)  # (a frozen law: set once, here)
     return law

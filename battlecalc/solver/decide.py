@@ -54,7 +54,7 @@ from ..kernels.layout import (
 from ..kernels.round_model import settle, submerges_before_fire
 from . import threads
 from .exact import backward_sweep
-from .plan import LIMITS, Limits, SolvePlan, exact_view, spend
+from .plan import Limits, SolvePlan, exact_view, spend
 
 # the decision mask (the retreat tables' win_value): at a pair where the attacker decides,
 # PRESS_ON or RETREAT; elsewhere NO_DECISION (it fights on: nothing to decide there)
@@ -289,8 +289,7 @@ def _run(mines: list[int], limit: dict, i: int, slope: int) -> int:
     return j
 
 
-def fill_decisions(compiled, plan: SolvePlan, progress=None,
-                   limits: Limits = LIMITS) -> tuple[Any, Policy]:
+def fill_decisions(compiled, plan: SolvePlan, progress=None) -> tuple[Any, Policy]:
     """The battle with its optimal retreat in its retreat tables (compiled.retreat.win_value:
     the mask, see the module docstring), and the Policy, from the backward sweep
     (kernels/exact/sweep._decide_values) over every state pair, before a plan with `decide`
@@ -306,6 +305,7 @@ def fill_decisions(compiled, plan: SolvePlan, progress=None,
     compiled = dataclasses.replace(compiled, retreat=retreat)
     view = exact_view(compiled, plan)
     seconds = plan.decide_seconds
+    limits = plan.limits
     spend(plan, seconds, limits)
     # its kernels, compiled (numba compiles them on the first call, or loads them from its
     # cache) or plain Python (solver.plan.kernels_for)

@@ -27,7 +27,7 @@ from ..kernels.layout import (
 from ..kernels.numba_private import overload
 from . import threads
 from .law import FinalLaw, exact_law
-from .plan import LIMITS, Limits, SolvePlan, exact_entry, exact_view, spend
+from .plan import Limits, SolvePlan, exact_entry, exact_view, spend
 from .tables import merged
 
 
@@ -108,11 +108,10 @@ class ExactSolve:
                  "phases", "battle", "entry", "entry_name", "kept", "table", "work",
                  "solved")
 
-    def __init__(self, compiled, plan: SolvePlan, kept: bool = False,
-                 limits: Limits = LIMITS):
+    def __init__(self, compiled, plan: SolvePlan, kept: bool = False):
         compiled = exact_view(compiled, plan)
         att, dfn = compiled.attacker, compiled.defender
-        self.compiled, self.plan, self.limits = compiled, plan, limits
+        self.compiled, self.plan, self.limits = compiled, plan, plan.limits
         retreat = compiled.retreat_tables()
         # the first rounds played one at a time: those of the law of rounds, up to a retreat
         # after round R, and a battle's first round where it starts at the start of a round
@@ -220,7 +219,7 @@ class ExactSolve:
         return exact_law(stacks, self.compiled, parallel, plan.rounds_bins, plan.joint)
 
 
-def fill_win_values(compiled, plan: SolvePlan, progress=None, limits: Limits = LIMITS):
+def fill_win_values(compiled, plan: SolvePlan, progress=None):
     """The battle with --retreat-below's table filled in (compiled.retreat.win_value: the
     per-state win probabilities, from a backward sweep), before a plan with win_values runs.
 
@@ -232,6 +231,7 @@ def fill_win_values(compiled, plan: SolvePlan, progress=None, limits: Limits = L
     compiled = dataclasses.replace(compiled, retreat=retreat)
     view = exact_view(compiled, plan)
     seconds = plan.win_values_seconds
+    limits = plan.limits
     spend(plan, seconds, limits)
     kernels, pair_kernels = jit.kernels(sweep, plan.compiled), jit.kernels(pairs, plan.compiled)
     total = n_a * n_d

@@ -147,6 +147,9 @@ class SolvePlan:
     short: bool = False  # in the calling thread
     work_limit: int = 0  # a compact table's work (successor terms) before it stops (0: none)
     fallback: bool = False  # Monte Carlo where a compact solve passes its work limit
+    # the limits the plan was chosen under, which carrying it out reads too (its kernel calls'
+    # work, a compact table's growth, the decisions' tolerance): the plan is the whole choice
+    limits: Limits = dataclasses.field(default=LIMITS, repr=False, compare=False)
 
     @classmethod
     def of(cls, method: str, seconds: float, mc_seconds: float, trials: int,
@@ -412,7 +415,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
     fields.update(method=method, seconds=seconds, mc_seconds=mc_seconds, trials=trials,
                   hit_eps=compiled.hit_eps, side_builders=(att.builder, dfn.builder),
                   threads=threads.thread_count(), row_sweep=row_sweep, two_phase=two_phase,
-                  sea_walk=sea_walk, rounds_bins=rounds_bins)
+                  sea_walk=sea_walk, rounds_bins=rounds_bins, limits=limits)
     if method == "exact":
         if not table[0]:
             _refuse(pairs, seconds + table_seconds, limits)

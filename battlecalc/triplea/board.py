@@ -306,10 +306,16 @@ def turn_summary(board: Mapping[str, Any]) -> str:
 def changes(previous: Mapping[str, Any] | None, current: dict[str, Any]) -> dict[str, Any]:
     """What changed since the board `previous` (None: the first one): per battle of `current`
     its ``change`` ("new", "changed" or None) and ``changed`` (what, in words); the board's
-    ``changes``: the save, round and step before, and the battles gone."""
-    if previous is None:
+    ``changes``: the save, round and step before, and the battles gone.  A save of another game
+    (another game or edition) is compared with nothing: ``other`` names the game before."""
+    game = (current.get("game"), current.get("edition"))
+    other = previous is not None and (previous.get("game"), previous.get("edition")) != game
+    if previous is None or other:
         for b in current.get("battles", []):
             b["change"], b["changed"] = None, []
+        if other:
+            return {"since": None, "gone": [],
+                    "other": {k: previous.get(k) for k in ("game", "edition", "file")}}
         return {"since": None, "gone": []}
     before = {b["territory"]: b for b in previous.get("battles", [])}
     now = {b["territory"] for b in current.get("battles", [])}
@@ -346,6 +352,10 @@ def board_table(board: Mapping[str, Any]) -> str:
     gone = (board.get("changes") or {}).get("gone") or []
     if gone:
         lines.append(f"  since the last save: {', '.join(gone)} no longer pending")
+    other = (board.get("changes") or {}).get("other")
+    if other:
+        lines.append(f"  a save of another game (the one before: {other['game']}, "
+                     f"{other['edition']}): nothing compared with it")
     for b in by_stake(board.get("battles", [])):
         mark = {"new": " [new]", "changed": " [changed]"}.get(b.get("change") or "", "")
         lines.append("")

@@ -348,6 +348,25 @@ def read_game(path, *, rules=None, solve: bool = True, territory: str | None = N
                         **options)
 
 
+def territory_suggestions(name: str, names) -> list[str]:
+    """The save's territories a player may have meant by `name`: the same name in another case,
+    the same words in another order (TripleA names sea zones "110 Sea Zone", players say "Sea
+    Zone 110"), else the closest spellings (at most three)."""
+    import difflib
+
+    def words(text: str) -> list[str]:
+        return sorted(text.lower().replace("-", " ").split())
+
+    names = list(names)
+    for same in (lambda n: n.lower() == name.lower(), lambda n: words(n) == words(name)):
+        found = [n for n in names if same(n)]
+        if found:
+            return found[:3]
+    lowered = {n.lower(): n for n in names}
+    return [lowered[n] for n in difflib.get_close_matches(name.lower(), list(lowered), n=3,
+                                                           cutoff=0.75)]
+
+
 def game_of_save(data: SaveData, *, rules=None, solve: bool = True,
                  territory: str | None = None, attack: str | None = None, **options) -> Game:
     """read_game's work on a save already read (save.read_save): its game, battles solved."""
@@ -359,8 +378,9 @@ def game_of_save(data: SaveData, *, rules=None, solve: bool = True,
     places = {t.name: t for t in data.territories}
     battles = []
     if territory is not None and territory not in places:
-        close = [n for n in places if n.lower() == territory.lower()]
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = territory_suggestions(territory, places)
+        hint = "" if not close else f"; did you mean {close[0]!r}?" if len(close) == 1 else \
+            f"; did you mean one of {', '.join(repr(n) for n in close)}?"
         raise BattleInputError(f"no territory {territory!r} in this save{hint}")
     for record in data.battles:
         if territory is not None and record.territory != territory:

@@ -86,6 +86,7 @@ from .saves import (  # noqa: F401  (game_battles, MAX_SAVE_INFLATED: the server
 )
 from .spec import ParamError, page_spec, parse_params, plan_parameters, raid_parameters
 from .warm import WARM_UP  # (the warm-up battles: the server's, as before)
+from .warm import solve as _warm_solve
 from .work import Busy as _Busy
 from .work import Cancelled
 
@@ -245,6 +246,12 @@ class Engine:
         # (PageOnly), and requests let through to work, by endpoint (run, raid, plan, game)
         self.refused = 0
         self.started: Counter[str] = Counter()
+        # the server stopping (Ctrl-C, SIGTERM): every request's work stops at its next
+        # progress report or wait, so that the graceful shutdown ends within its time
+        self.stopping = threading.Event()
+        self._running: set[threading.Event] = set()
+        self._running_lock = threading.RLock()  # (stop_all may run in a signal handler)
+        self._stop_future: asyncio.Future | None = None  # (_stopped)
 
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
@@ -273,8 +280,32 @@ class Engine:
         asked.  Cancelled when `cancel` is set (before it starts, or at its next progress
         report)."""
         cancel = cancel or threading.Event()
-        if cancel.is_set():
+        if cancel.is_set() or self.stopping.is_set():
             raise Cancelled()
+        with self._running_lock:
+            self._running.add(cancel)
+        try:
+            return self._compute(kwargs, with_laws, what, cancel, report)
+        finally:
+            with self._running_lock:
+                self._running.discard(cancel)
+
+    def stop_all(self) -> None:
+        """The server stops: every request running stops at its next progress report or wait
+        (thread-safe: from a signal handler)."""
+        self.stopping.set()
+        with self._running_lock:
+            running = list(self._running)
+            future = self._stop_future
+        for cancel in running:
+            cancel.set()
+        if future is not None and not future.get_loop().is_closed():
+            future.get_loop().call_soon_threadsafe(
+                lambda: future.done() or future.set_result(None))
+
+    def _compute(self, kwargs: dict[str, Any], with_laws: bool, what: str,
+                 cancel: threading.Event,
+                 report: Callable[..., None] | None) -> dict[str, Any]:
         key = json.dumps([what, with_laws, kwargs], sort_keys=True, default=repr)
         with self.cache_lock:
             if key in self.cache:
@@ -349,7 +380,7 @@ class Engine:
         if report is not None and one_battle and ruleset.model == "dice":
             self._tell_plan(kwargs, report)
         if one_battle and ruleset.model == "dice":
-            self._await_child(kwargs, watch)
+            self._await_child(kwargs, watch, cancel)
         try:
             if ruleset.model == "dice" and kwargs.get("method") == "exact" and kind == "run":
                 # exact only where `auto` would solve exactly: the choice of each battle's
@@ -371,7 +402,8 @@ class Engine:
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
                 f"{hint}") from None
 
-    def _await_child(self, kwargs: dict[str, Any], watch: Callable[..., None]) -> None:
+    def _await_child(self, kwargs: dict[str, Any], watch: Callable[..., None],
+                     cancel: threading.Event | None = None) -> None:
         """A Monte Carlo battle whose kernel is cold while the child (build_in_child) builds
         the kernels: wait, at most CHILD_WAIT_S, for the child to put it in numba's cache
         (it compiles Monte Carlo's first: battlecalc.web.warm), then load it, rather than
@@ -387,7 +419,10 @@ class Engine:
         watch(0, 0, COMPILING)
         give_up = time.monotonic() + CHILD_WAIT_S
         while builder.poll() is None and time.monotonic() < give_up:
-            time.sleep(CHILD_POLL_S)
+            if cancel is not None and cancel.wait(CHILD_POLL_S):
+                raise Cancelled()  # (the client gone, a newer request, the server stopping)
+            if cancel is None:
+                time.sleep(CHILD_POLL_S)
             if not api.kernel_cold(kernel):
                 return
 
@@ -415,10 +450,29 @@ class Engine:
         self.pending += 1
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self.pool, self.compute, kwargs, with_laws,
-                                              what, cancel, report)
+            work = loop.run_in_executor(self.pool, self.compute, kwargs, with_laws, what,
+                                        cancel, report)
+            stopped = self._stopped(loop)
+            await asyncio.wait({work, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if work.done():
+                return work.result()
+            # the server stops: the answer ends now (the work stops at its next report; a
+            # kernel numba compiles meanwhile finishes in its thread), so that the graceful
+            # shutdown is not cut short with a traceback
+            work.add_done_callback(lambda done: done.cancelled() or done.exception())
+            raise Cancelled()
         finally:
             self.pending -= 1
+
+    def _stopped(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future:
+        """A future of `loop` done when the server stops (stop_all)."""
+        with self._running_lock:
+            future = self._stop_future
+            if future is None or future.get_loop() is not loop:
+                future = self._stop_future = loop.create_future()
+                if self.stopping.is_set():
+                    future.set_result(None)
+        return future
 
     def warm_up(self) -> float:
         """Run the warm-up battles once (compiles or loads every kernel); returns the seconds
@@ -433,7 +487,7 @@ class Engine:
             with self._requests_done:
                 self._requests_done.wait_for(lambda: self._requests == 0)
             try:
-                api.simulate(**battle)
+                _warm_solve(battle)
             except BattleInputError as exc:
                 self.warm_up_problems.append(f"{battle}: {_one_line(exc)}")
                 print(f"battlecalc: warm-up battle refused: {self.warm_up_problems[-1]}",
@@ -456,7 +510,8 @@ class Engine:
             print(f"battlecalc: could not compile the kernels in a child process: {exc}",
                   file=sys.stderr, flush=True)
             return
-        if self.builder.returncode not in (0, -9, -15):
+        # (killed, or stopped by Ctrl-C with the server: nothing to say)
+        if self.builder.returncode not in (0, -2, -9, -15, 130) and not self.stopping.is_set():
             print(f"battlecalc: compiling the kernels in a child process failed (exit "
                   f"{self.builder.returncode}); compiling them here", file=sys.stderr,
                   flush=True)
@@ -468,11 +523,13 @@ class Engine:
 
         def run() -> None:
             started = time.perf_counter()
+            cpu = _cpu_seconds()
             try:
                 self.build_in_child()
                 self.warm_up()
                 seconds = time.perf_counter() - started
-                print(f"battlecalc: kernels warm in {seconds:.1f} s; battles run concurrently",
+                print(f"battlecalc: kernels warm in {seconds:.1f} s ({_cpu_seconds() - cpu:.1f}"
+                      " s of CPU, the child's included); battles run concurrently",
                       file=sys.stderr, flush=True)
             except Exception:  # a bug: say so; requests compile what they need themselves
                 traceback.print_exc(file=sys.stderr)
@@ -484,11 +541,23 @@ class Engine:
         return thread
 
     def close(self) -> None:
+        self.stop_all()
         self.pool.shutdown(wait=False, cancel_futures=True)
         builder = self.builder
         if builder is not None and builder.poll() is None:
             builder.kill()  # (the cache keeps what it finished)
             builder.wait()
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU seconds and those of its children waited for (the warm-up's)."""
+    try:
+        import resource
+    except ImportError:  # (not POSIX)
+        return 0.0
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _raid(**kwargs):
@@ -1069,6 +1138,21 @@ HOST_VARIABLE = "BATTLECALC_SERVE_HOST"  # the address, for each worker process'
 ALLOW_VARIABLE = "BATTLECALC_SERVE_ALLOW_HOSTS"  # --allow-host names, separated by spaces
 
 
+def warm_up_words(estimate: float | None = None) -> str:
+    """The start line's words on the warm-up: how long it takes, from what numba's cache
+    holds (warm.estimate_seconds: seconds of one core's work, about its wall time on a quiet
+    machine)."""
+    from .warm import START_SECONDS, estimate_seconds
+
+    seconds = estimate_seconds() if estimate is None else estimate
+    if seconds <= START_SECONDS:
+        return "loading the kernels in the background (a few seconds)"
+    about = f"about {10 * round(seconds / 10):.0f} s" if seconds < 150 else \
+        f"about {seconds / 60:.0f} minutes"
+    return (f"compiling the kernels in the background, first run only ({about} on one core); "
+            "battles asked for meanwhile are answered: small ones in plain Python")
+
+
 def worker_app() -> Starlette:
     """The app of one worker process of ``serve --workers N`` (uvicorn's factory)."""
     return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"),
@@ -1118,9 +1202,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
               + (" or any address of this machine" if host in WILDCARDS else "")
               + "; give other names with --allow-host NAME.", file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
-    print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); warming up the "
-          "kernels in the background (about a minute on the first run, when they compile; "
-          "battles asked for meanwhile are answered: small ones in plain Python)",
+    print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); {warm_up_words()}",
           file=sys.stderr, flush=True)
     try:
         if workers > 1:
@@ -1146,6 +1228,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             def handle_exit(self, sig, frame):  # Ctrl-C: the pages' board streams end first
                 if app.state.live is not None:
                     app.state.live.close_streams_threadsafe()
+                app.state.engine.stop_all()  # and the requests' work, at its next report
                 super().handle_exit(sig, frame)
 
         Server(config).run(sockets=[sock])  # the socket checked above, no second bind

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .. import options as options_module
 from ..errors import BattleInputError, quoted
 from ..options import BY_NAME, DICE_KINDS, LAND_STEPS, SEA_STEPS, Option, read
 from ..options import OPTIONS as TABLE
@@ -95,8 +96,13 @@ _OWN_READERS["facility"] = _facility
 
 
 def simulate_parameters() -> dict[str, Callable[[str, Any], Any]]:
-    """Every argument of :func:`battlecalc.simulate` a request may set, with its reader."""
-    return dict(READERS)
+    """Every argument of :func:`battlecalc.simulate` a request may set, with its reader (the
+    table's now: an option added to it is one)."""
+    table = options_module.OPTIONS
+    if table is TABLE:
+        return dict(READERS)
+    return {**READERS, **{o.name: _reader(o) for o in table
+                          if o.name not in READERS and o.name not in NOT_PARAMETERS}}
 
 
 def raid_parameters() -> dict[str, Callable[[str, Any], Any]]:
@@ -264,7 +270,8 @@ OPTIONS: list[dict[str, Any]] = [
     _field("defend", "Planner", label="plan a defence (the pool defends)", flag="--defend"),
     _field("max_cost", "Planner", label="at most IPC", min=0, flag="--max-cost"),
     _field("search", "Planner", default="auto", flag="--search",
-           help="auto: prune by monotonicity where it holds; exhaustive: solve every force"),
+           help="auto: where a stronger force is sure to do better, skip the forces the "
+           "search rules out; monotone: skip them anyway; exhaustive: solve every force"),
     _field("target_value", "Raid", min=0, label="target's production value",
            flag="--target-value", help="it caps the damage"),
     _field("facility", "Raid", label="facility bombed", flag="--facility",
@@ -280,7 +287,9 @@ OPTIONS: list[dict[str, Any]] = [
     _field("retreat_after", "Retreat", min=1),
     _field("retreat_when_left", "Retreat", min=0),
     _field("retreat_when_only_air", "Retreat"),
-    _field("retreat_below", "Retreat", min=0, max=1, step=0.05),
+    _field("retreat_below", "Retreat", percent=True,
+           help="retreat when the attacker's chance of winning from where the battle stands "
+           "is below this (in percent, as the planner's goals; sent as a fraction)"),
     _field("strafe", "Retreat", min=0),
     _field("retreat_policy", "Retreat", choices=["", "optimal"],
            help="optimal: the attacker retreats wherever that is worth more than fighting on "
@@ -431,6 +440,17 @@ def _options_of(ruleset) -> list[str]:
             and set(f["when"]["kinds"]) - {"formula"}]
 
 
+def _raid_techs(ruleset) -> list[str]:
+    """The technologies that change a bombing raid: those that change its bombers, escorts,
+    interceptors or AA guns (improved artillery or super submarines change none of them)."""
+    if ruleset.model != "dice":
+        return []
+    bombers, escorts, interceptors = raid_units(ruleset)
+    raiding = {*bombers, *escorts, *interceptors,
+               *(u.name for u in ruleset.units.values() if u.is_aa)}
+    return [t.name for t in ruleset.techs.values() if raiding & set(t.changes)]
+
+
 def edition_data(edition: str) -> dict[str, Any]:
     """One edition for the page: units (with costs), technologies, rule flags, armies."""
     ruleset = load_rules(edition)
@@ -447,6 +467,7 @@ def edition_data(edition: str) -> dict[str, Any]:
         "aliases": dict(ruleset.aliases),
         "techs": [{"name": t.name, "description": t.description}
                   for t in ruleset.techs.values()],
+        "raid_techs": _raid_techs(ruleset),
         "flags": dict(ruleset.flags),
         "formula": dict(ruleset.formula) if ruleset.formula is not None else None,
         "roles": _roles(ruleset),

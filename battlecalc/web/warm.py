@@ -21,32 +21,110 @@ import sys
 import tempfile
 import time
 
-# Tiny battles of every kind, run once in the background from start-up so that every kernel is
-# compiled (or loaded from numba's cache) early; the page answers meanwhile (Engine.warm_up).
+# Small battles of every kind the page offers, in the order players reach them (the page's
+# example is a small land battle: plain Python answers it at once), run once in the background
+# from start-up so that every kernel is compiled (or loaded from numba's cache) early; the
+# page answers meanwhile (Engine.warm_up).  "kind": "raid" or "plan" is solved by
+# battlecalc.raid or battlecalc.plan, the rest by battlecalc.simulate (waves too).  Each names
+# its method (tests read the kinds covered).
 WARM_UP = [
-    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="exact"),
-    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="mc",
+    # Monte Carlo first (build runs these alone, before every kernel is compiled): a big
+    # battle's request waits for its kernel (server.Engine._await_child); a land battle
+    # without a retreat policy first (its walk compiles 4 kernels, about 2 s; a retreat
+    # policy's walk 8)
+    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="mc",
          trials=1000, seed=1),
+    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
+         method="mc", trials=1000, seed=1),
+    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
+         method="mc", trials=1000, seed=1),
+    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="mc",
+         trials=1000, seed=1, retreat_after=2),
+    # then the exact solver as the page reaches it: a land battle with its charts' laws, its
+    # optimal retreat, a sea battle, optimal submerging, an amphibious assault
     dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="exact",
          rounds_distribution=True),
-    dict(rules="1942-2e", attacker="2 inf 1 tank 1 ftr", defender="2 inf 1 aa", method="mc",
-         trials=1000, seed=1, retreat_after=2),
+    dict(rules="1942-2e", attacker="3 inf 1 art 1 tank", defender="4 inf 1 tank",
+         method="exact", retreat_policy="optimal"),
+    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
+         method="exact"),
+    dict(rules="1942-2e", sea=True, attacker="1 ca", defender="1 sub",
+         defender_submerge="optimal", method="exact"),
+    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
+         method="exact"),
+    dict(rules="revised", attacker="1 inf 1 art 1 ftr", defender="2 inf 1 aa", method="exact"),
+    # the other kinds of the page: a bombing raid (with escorts and interceptors), the
+    # planner, waves with a counter-attack, 1940 2E's scramble and kamikaze, the retreat
+    # policies, low luck, a formula battle
+    dict(kind="raid", rules="1940-2e", attacker="2 bomber 1 fighter", defender="1 fighter",
+         facility="major", method="auto", seed=1),
+    dict(kind="raid", rules="1942-2e", attacker="2 bomber", target_value=5, method="auto",
+         seed=1),
+    dict(kind="plan", rules="1942-2e", defender="2 inf", pool="3 inf 1 art 1 tank",
+         method="auto", seed=1),
+    dict(rules="1942-2e", attacker="3 inf 1 tank", defender="4 inf", waves=["2 inf 1 tank"],
+         counterattack="2 inf", method="auto", seed=1),
+    dict(rules="1940-2e", sea=True, attacker="2 dd 1 ca 1 tac", defender="1 dd 1 sub",
+         scramble_from="2 ftr", kamikaze=1, method="exact"),
     dict(rules="1942-2e", attacker="2 inf 1 tank", defender="3 inf", method="exact",
          retreat_below=0.5),
-    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
-         method="exact"),
-    dict(rules="1942-2e", attacker="1 ftr", landing="2 inf", bombard="1 bb", defender="2 inf",
-         method="mc", trials=1000, seed=1),
-    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
-         method="exact"),
-    dict(rules="1942-2e", sea=True, attacker="1 sub 1 dd 1 ftr", defender="1 dd 1 cv 1 ftr",
-         method="mc", trials=1000, seed=1),
     dict(rules="1942-2e", sea=True, attacker="2 sub", defender="1 sub 1 tt", method="exact",
          retreat_below=0.5),
+    dict(rules="revised", attacker="3 inf 2 art 1 bmb", defender="4 inf 1 aa",
+         dice="low_luck", method="exact"),
     dict(rules="formula", attacker="2 army", defender="2 army", method="exact"),
     dict(rules="formula", attacker="2 army", defender="2 army", method="mc", trials=1000,
          seed=1),
 ]
+
+# CPU seconds numba took to compile the warm-up's kernels from an empty cache, by the entry
+# kernel that pulls them in (measured on the 2-core AMD EPYC of the development machine,
+# 2026-12-07, each after those above it): the start line's estimate counts those not in the
+# cache (estimate_seconds)
+COLD_SECONDS = (
+    (("battlecalc.kernels.montecarlo", "_simulate_walk_chunks"), 2.0),
+    (("battlecalc.kernels.montecarlo", "_simulate_chunks"), 5.5),
+    (("battlecalc.kernels.exact.sweep", "_solve_walk_blocks"), 23.0),
+    (("battlecalc.kernels.exact.sweep", "_decide_values"), 21.0),
+    (("battlecalc.kernels.exact.sweep", "_solve_blocks"), 20.0),
+    (("battlecalc.kernels.exact.sweep", "_win_values"), 2.0),
+    (("battlecalc.kernels.formula", "row_counts"), 1.0),
+)
+START_SECONDS = 5.0  # the child's and the server's imports, the kernels loaded from the cache
+
+
+def estimate_seconds() -> float:
+    """About how many seconds of CPU the warm-up takes now: START_SECONDS plus COLD_SECONDS of
+    each entry kernel not in numba's cache (compiling is one core's work: about its wall time
+    on a quiet machine)."""
+    from ..kernels import jit
+
+    if jit.plain_kernels():
+        return 0.0
+    cold = 0.0
+    for (module, name), seconds in COLD_SECONDS:
+        try:
+            if not jit.on_disk(module, name):
+                cold += seconds
+        except (AttributeError, ImportError):  # (a kernel renamed: counted as cold)
+            cold += seconds
+    return START_SECONDS + cold
+
+
+def solve(battle: dict, progress=None):
+    """One warm-up battle: battlecalc.raid, battlecalc.plan or battlecalc.simulate (waves
+    too) by its "kind"."""
+    from .. import api
+    from ..planner import plan
+    from ..raids import raid
+    from ..waves import simulate
+
+    battle = dict(battle)
+    kind = battle.pop("kind", "run")
+    solver = {"raid": raid, "plan": plan}.get(kind)
+    if solver is None:
+        solver = simulate if "waves" in battle or "counterattack" in battle else api.simulate
+    return solver(**battle, progress=progress)
 
 
 COMPILING = "compiling kernels (first run only)"  # battlecalc.kernels.jit.COMPILING
@@ -101,14 +179,14 @@ def build(battles: list[dict], out=sys.stderr) -> None:
         started = time.perf_counter()
         for battle in first:
             try:
-                api.simulate(**battle, progress=say)
+                solve(battle, say)
             except BattleInputError:
                 pass  # (said below)
         api.compile_kernels()
         for i, battle in enumerate(battles, 1):
             before = time.perf_counter()
             try:
-                api.simulate(**battle, progress=say)
+                solve(battle, say)
             except BattleInputError as exc:
                 print(f"battlecalc: warm-up battle refused: {battle}: {exc}", file=out,
                       flush=True)
@@ -120,4 +198,7 @@ def build(battles: list[dict], out=sys.stderr) -> None:
 
 
 if __name__ == "__main__":
-    build(json.load(sys.stdin))
+    try:
+        build(json.load(sys.stdin))
+    except KeyboardInterrupt:  # Ctrl-C in the server's terminal: the server stops it too
+        sys.exit(130)

@@ -80,7 +80,7 @@ def test_a_tiny_table_grows_to_what_the_battle_needs(plan_of):
     exact = dict(battles.COMPACT_SMALL, method="exact")
     compact = plan_of(exact, compact_pairs=0, table_start=2)
     assert compact.plan.table == (2, 2)
-    solve = solver.ExactSolve(compact.compiled, compact.plan, limits=compact.limits)
+    solve = solver.ExactSolve(compact.compiled, compact.plan)
     law = solve.run()
     rows, cols = solve.table
     assert rows > 2 and cols > 2

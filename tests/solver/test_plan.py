@@ -312,3 +312,22 @@ def test_a_plain_solve_counts_its_seconds_and_a_compiled_one_does_not():
     assert spent == pytest.approx(seconds * solver.LIMITS.python_slowdown)
     solver.plan.spend(dataclasses.replace(plain, compiled=True), seconds)
     assert solver.plan._spent[0] - before == pytest.approx(spent)
+
+
+def test_a_plan_carries_the_limits_it_was_chosen_under():
+    """solve(compiled, plan) reads every limit from the plan (SolvePlan.limits): a plan
+    chosen under a decision tolerance no gain passes retreats nowhere, solved with nothing
+    else given; the same battle's plan under the shipped limits retreats somewhere."""
+    import dataclasses
+
+    battle = dict(rules="1942-2e", attacker="3 inf 1 tank 1 ftr", defender="5 inf",
+                  retreat_policy="optimal", method="exact")
+    _, run, compiled = api.prepare(**battle)
+    shipped = solver.choose(compiled, run.method, run.trials)
+    lax = dataclasses.replace(solver.LIMITS, decision_tolerance=1e9)
+    tolerant = solver.choose(compiled, run.method, run.trials, limits=lax)
+    assert shipped.limits is solver.LIMITS and tolerant.limits is lax
+    retreats = solver.solve(compiled, shipped).policy.table
+    assert any(row["choice"] == "retreat" for row in retreats)
+    assert not any(row["choice"] == "retreat" for row in solver.solve(compiled,
+                                                                       tolerant).policy.table)

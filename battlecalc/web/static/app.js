@@ -6,6 +6,7 @@
   const DEBOUNCE_MS = 120;
   const SLOW_NOTICE_MS = 600;   // no answer by then: say that this battle takes seconds
   const SHOWN_STATE = 0.0005;   // end states below 0.05% are left out
+  const PRUNED_SHOWN = 5e-7;    // probability left out by the exact solver: shown from 0.00005%
   const HISTORY_KEY = "battlecalc.history";
   const HISTORY_SIZE = 12;
   // the first visit (no battle in the URL): an example, answered at once
@@ -70,6 +71,10 @@
   const optionDefault = (opt) => defaultFor(opt, state.kind);
   const libraryDefault = (opt) => (opt.kind === "bool" ? false : String(opt.default ?? ""));
 
+  // the edition's technologies a battle of the kind may use: a raid's, those that change it
+  const techsOf = () => (state.kind === "raid"
+    ? edition().techs.filter((t) => (edition().raid_techs || []).includes(t.name)) : edition().techs);
+
   const hasWaves = () => kind().command === "run" &&
     ((state.options.waves || "").trim() !== "" || (state.options.counterattack || "").trim() !== "");
 
@@ -86,7 +91,7 @@
     if (when.models && !when.models.includes(edition().model)) return false;
     if (when.kinds && !when.kinds.includes(state.kind)) return false;
     if (when.methods && !when.methods.includes(method)) return false;
-    if (opt.kind === "techs" && edition().techs.length === 0) return false;
+    if (opt.kind === "techs" && techsOf().length === 0) return false;
     return true;
   }
 
@@ -119,17 +124,24 @@
 
   // "3 inf, 1 art" -> {infantry: 3, artillery: 1}; null when a name is not the edition's
   function parseArmy(text) {
+    const read = readArmy(text);
+    return read.unread.length ? null : read.counts;
+  }
+
+  // what of an army's text reads: {counts: the units named right, unread: the rest's words}
+  function readArmy(text) {
     const aliases = edition().aliases;
     const counts = {};
+    const unread = [];
     const entry = /([+-]?\d+)?\s*([^\s\d,+-][^\s\d,]*)/gu;
     for (const match of text.matchAll(entry)) {
       const name = match[2].toLowerCase().replace(/-/g, "_");
       const canonical = aliases[name] ?? (name.endsWith("s") ? aliases[name.slice(0, -1)] : undefined);
       const count = match[1] === undefined ? 1 : parseInt(match[1], 10);
-      if (!canonical || !(count > 0)) return null;
+      if (!canonical || !(count > 0)) { unread.push(match[0].trim()); continue; }
       counts[canonical] = (counts[canonical] || 0) + count;
     }
-    return counts;
+    return { counts, unread };
   }
 
   function armyText(role) {
@@ -142,6 +154,7 @@
   // the battle of a URL query; from: the save it comes from (its nations, territory, file)
   function readQuery(search, from = null) {
     state.from = from;
+    state.note = "";  // what the form left out of the armies last (swap sides, an edition)
     const query = new URLSearchParams(search.replace(/^\?/, "") ? search : EXAMPLE);
     const ids = spec.editions.map((e) => e.id);
     state.rules = ids.includes(query.get("rules")) ? query.get("rules")
@@ -160,9 +173,11 @@
     for (const role of Object.keys(spec.army_labels)) {
       const text = query.get(role);
       if (!text) continue;
-      const counts = parseArmy(text);
-      if (counts) state.armies[role] = counts;
-      else state.raw[role] = text;
+      // an army that does not read: sent as written (the server says what is wrong), its
+      // units that read in the steppers, the text in the army's text box to fix
+      const read = readArmy(text);
+      state.armies[role] = read.counts;
+      if (read.unread.length) state.raw[role] = text;
     }
     state.options = {};
     for (const opt of spec.options) {
@@ -233,7 +248,8 @@
   function buildForm() {
     const select = $("#rules");
     select.replaceChildren(...spec.editions.map((e) =>
-      el("option", { value: e.id, text: `${e.name} (${e.id})`, selected: e.id === state.rules })));
+      el("option", { value: e.id, text: `${e.name.replace(/^Axis & Allies /, "A&A ")} (${e.id})`,
+                     selected: e.id === state.rules })));
     $("#edition-description").textContent = edition().description || "";
     $("#kinds").replaceChildren(...kindsOf(edition()).map((k) => el("label", {},
       el("input", { type: "radio", name: "kind", value: k.id, checked: k.id === state.kind,
@@ -258,32 +274,82 @@
     return el("span", { class: "name" }, unit.name.replace(/_/g, " "), el("small", { text: stats }));
   }
 
+  // a side's totals, as a player counts them (aacalc's "unit totals"): units, their cost,
+  // the sum of their printed attack and defence values and their hit points
+  function totals(counts) {
+    const sum = { units: 0, ipc: 0, attack: 0, defense: 0, hits: 0 };
+    for (const unit of edition().units) {
+      const n = counts[unit.name] || 0;
+      if (!n) continue;
+      sum.units += n;
+      sum.ipc += n * (unit.cost || 0);
+      sum.attack += n * (unit.attack || 0);
+      sum.defense += n * (unit.defense || 0);
+      sum.hits += n * (unit.hp || 1);
+    }
+    return sum;
+  }
+
+  function totalsText(counts) {
+    const t = totals(counts);
+    if (!t.units) return "no units";
+    const words = [`${t.units} unit${t.units === 1 ? "" : "s"}`, `${t.ipc} IPC`];
+    if (edition().model === "dice") {
+      words.push(`attack ${t.attack}`, `defence ${t.defense}`, `${t.hits} hit${t.hits === 1 ? "" : "s"}`);
+    }
+    return words.join(" \u00b7 ");
+  }
+
   function buildArmies() {
     const ed = edition();
     const boxes = rolesOf().map((role) => {
       const offered = ed.roles[state.kind];
       const names = (role === "pool" && defending() && offered.defend_pool) || offered[role] || [];
       const counts = state.armies[role] || (state.armies[role] = {});
-      const notation = el("div", { class: "notation", id: `notation-${role}` });
-      const showNotation = () => {
-        notation.textContent = state.raw[role] !== undefined
-          ? `"${state.raw[role]}" (not read: edit the counts)` : (formatArmy(counts) || "nobody");
+      const steppers = new Map();  // unit name -> its count's input
+      const sum = el("div", { class: "totals", id: `totals-${role}`, "data-role": role });
+      // the army as text: the steppers' units, or what was typed (or linked) that does not
+      // read, to fix (the server's message says what is wrong with it)
+      const text = el("input", { type: "text", class: "army-text", id: `text-${role}`,
+                                 "aria-label": `${armyLabel(role)} as text`,
+                                 placeholder: "nobody: type e.g. 3 inf 1 art, or use + and \u2212",
+                                 spellcheck: "false", autocomplete: "off" });
+      const showCounts = () => {
+        for (const [name, input] of steppers) {
+          const n = counts[name] || 0;
+          if (document.activeElement !== input) input.value = String(n);
+          input.classList.toggle("nonzero", n > 0);
+        }
+        sum.textContent = totalsText(counts);
+        const raw = state.raw[role];
+        text.classList.toggle("unread", raw !== undefined);
+        text.title = raw !== undefined ? `not read: ${readArmy(raw).unread.join(", ")}` : "";
+        if (document.activeElement !== text) text.value = raw !== undefined ? raw : formatArmy(counts);
       };
+      text.addEventListener("input", () => {
+        const read = readArmy(text.value);
+        for (const name of Object.keys(counts)) delete counts[name];
+        Object.assign(counts, read.counts);
+        if (read.unread.length) state.raw[role] = text.value;
+        else delete state.raw[role];
+        showCounts();
+        changed();
+      });
+      text.addEventListener("change", showCounts);  // (left: written out as read)
       const rows = names.map((name) => {
         const unit = ed.units.find((u) => u.name === name);
         const input = el("input", { type: "number", min: "0", max: "1000", step: "1",
                                     value: String(counts[name] || 0), id: `army-${role}-${name}`,
                                     "aria-label": `${role} ${name}` });
+        steppers.set(name, input);
         const set = (n) => {
           n = Math.max(0, Math.min(1000, Number.isFinite(n) ? Math.trunc(n) : 0));
           if (n) counts[name] = n; else delete counts[name];
           input.value = String(n);
-          input.classList.toggle("nonzero", n > 0);
           delete state.raw[role];
-          showNotation();
+          showCounts();
           changed();
         };
-        input.classList.toggle("nonzero", (counts[name] || 0) > 0);
         input.addEventListener("input", () => {
           if (input.value === "") return;  // mid-edit; wait for a number
           set(parseInt(input.value, 10));
@@ -295,9 +361,9 @@
         return el("div", { class: "unit" }, unitLabel(unit),
           el("span", { class: "stepper" }, minus, input, plus));
       });
-      showNotation();
+      showCounts();
       return el("fieldset", { class: role, id: `army-${role}` },
-        el("legend", { text: armyLabel(role) }), ...rows, notation);
+        el("legend", { text: armyLabel(role) }), ...rows, text, sum);
     });
     $("#armies").replaceChildren(...boxes);
   }
@@ -335,15 +401,23 @@
                                              selected: c === value })));
     } else if (opt.kind === "techs") {
       const chosen = new Set(String(value || "").split(",").map((t) => t.trim()).filter(Boolean));
-      const boxes = edition().techs.map((t) => el("label", { title: t.description },
+      const boxes = techsOf().map((t) => el("label", { title: t.description },
         el("input", { type: "checkbox", value: t.name, checked: chosen.has(t.name),
                       id: `${id}-${t.name}`,
                       onchange: (e) => {
                         if (e.target.checked) chosen.add(t.name); else chosen.delete(t.name);
-                        set(edition().techs.map((x) => x.name).filter((n) => chosen.has(n)).join(","));
+                        set(techsOf().map((x) => x.name).filter((n) => chosen.has(n)).join(","));
                       } }), " " + t.name.replace(/_/g, " ")));
       return el("div", { class: "option techs", "data-option": opt.name },
         el("span", { text: opt.label }), el("div", {}, ...boxes));
+    } else if (opt.percent) {  // a probability, typed in percent as the planner's goal is
+      control = el("input", {
+        id, name: opt.name, type: "number", value: percentOf(value), min: "0", max: "100",
+        step: "any", oninput: (e) => set(fractionOf(e.target.value.trim())),
+      });
+      return el("label", { class: "option", "data-option": opt.name, title: opt.help || "" },
+        el("span", { text: opt.label }), el("span", { class: "unit-input" }, control, " %"),
+        opt.help ? el("span", { class: "help", text: opt.help }) : null);
     } else {
       const numeric = opt.kind === "int" || opt.kind === "float";
       const list = opt.suggestions ? `${id}-list` : undefined;
@@ -362,6 +436,12 @@
       el("span", { text: opt.label }), control,
       opt.help ? el("span", { class: "help", text: opt.help }) : null);
   }
+
+  // a probability's text (a fraction, as sent) in percent, and back ("" stays "")
+  const percentOf = (text) => (String(text ?? "").trim() === "" || !Number.isFinite(Number(text))
+    ? String(text ?? "") : String(Number((100 * Number(text)).toPrecision(12))));
+  const fractionOf = (text) => (text === "" || !Number.isFinite(Number(text)) ? text
+    : String(Number((Number(text) / 100).toPrecision(12))));
 
   // the planner's goal: each goal a figure, a comparison and a value (probabilities in
   // percent); written as the goal text the API reads ("attacker_win>=0.9, tuv_swing>=2")
@@ -412,15 +492,37 @@
     return box;
   }
 
+  // the option groups are folded, each with one line of what is set in it (the page stays
+  // short on a phone); a group the player opened stays open while the page is open
+  const openGroups = new Set();
+
   function buildOptions() {
     const groups = new Map();
     for (const opt of spec.options) {
       if (!groups.has(opt.group)) groups.set(opt.group, []);
       groups.get(opt.group).push(optionControl(opt));
     }
-    $("#options").replaceChildren(...[...groups].map(([name, controls]) =>
-      el("fieldset", { "data-group": name }, el("legend", { text: name }), ...controls)));
+    $("#options").replaceChildren(...[...groups].map(([name, controls]) => {
+      const box = el("details", { class: "group", "data-group": name, open: openGroups.has(name) },
+        el("summary", {}, el("span", { class: "group-name", text: name }),
+          el("span", { class: "group-set", "data-set": name })), ...controls);
+      box.addEventListener("toggle", () => {
+        if (box.open) openGroups.add(name); else openGroups.delete(name);
+      });
+      return box;
+    }));
     showOptions();
+  }
+
+  // an option's value in words, for its group's line ("" at its default)
+  function optionWords(opt) {
+    const value = state.options[opt.name];
+    if (value === optionDefault(opt) || value === "" || value === undefined || value === false) return "";
+    if (opt.kind === "bool") return opt.label;
+    if (opt.kind === "goal") return goalWords(String(value).split(",").map((g) => g.trim()).filter(Boolean));
+    if (opt.percent) return `${opt.label} ${percentOf(value)}%`;
+    const shownValue = String(value).replace(/\n/g, "; ");
+    return `${opt.label} ${shownValue.length > 40 ? `${shownValue.slice(0, 39)}\u2026` : shownValue}`;
   }
 
   function showOptions() {
@@ -428,8 +530,14 @@
       const node = document.querySelector(`[data-option="${opt.name}"]`);
       if (node) node.hidden = !shown(opt);
     }
-    for (const box of document.querySelectorAll("#options fieldset")) {
+    for (const box of document.querySelectorAll("#options details.group")) {
       box.hidden = [...box.querySelectorAll("[data-option]")].every((n) => n.hidden);
+      const group = box.dataset.group;
+      const set = spec.options.filter((o) => o.group === group && shown(o)).map(optionWords)
+        .filter(Boolean);
+      const line = box.querySelector(".group-set");
+      line.textContent = set.length ? set.join(", ") : "defaults";
+      line.classList.toggle("changed", set.length > 0);
     }
   }
 
@@ -437,6 +545,7 @@
 
   function changed() {
     showStart();
+    showOptions();
     const query = pageQuery().toString();
     const url = `${location.pathname}?${query}`;
     history.replaceState(null, "", url);
@@ -450,7 +559,8 @@
   // ------------------------------------------------------------------ where a battle starts
 
   const the = (nations, fallback) => (nations && nations.length
-    ? nations.map((n) => `the ${n}`).join(" and ") : fallback);
+    ? nations.map((n) => (/^neutral/i.test(nationWords(n)) ? `a ${nationWords(n)}` : `the ${nationWords(n)}`))
+      .join(" and ") : fallback);
   const hits = (n) => `${n} hit${n === 1 ? "" : "s"}`;
 
   // the start state in words ("from round 1, the Russians fired 1 hit, the Germans to
@@ -502,6 +612,14 @@
     from.hidden = !source;
     from.textContent = source ? `From ${source.file ? `the save ${source.file}` : "the save"}: ` +
       `${source.territory}` + (source.stands ? ` (${source.stands})` : "") : "";
+    from.classList.toggle("gone", Boolean(source && source.gone));
+    const note = $("#army-changes");
+    note.textContent = state.note || "";
+    note.hidden = !state.note;
+    if (source && source.gone) {
+      from.append(el("strong", { class: "gone-note", text: ` \u2014 no longer pending in the ` +
+        `newest save (${source.gone}): this is the battle as it stood then` }));
+    }
   }
 
   // what will run, in words: the server's first progress line names the method the solver
@@ -531,6 +649,21 @@
     return null;
   }
 
+  // a progress line in words: Monte Carlo's trials, the planner's search, the optimal
+  // retreat's table, ... each with its count
+  function progressWords(p) {
+    const share = `${p.progress.toLocaleString("en")} of ${p.total.toLocaleString("en")}`;
+    const percent = `(${Math.floor(100 * p.progress / p.total)}%)`;
+    if (p.what === "trials") return `Monte Carlo: ${share} trials ${percent}\u2026`;
+    if (p.what === "plan search") {
+      return `planning: ${share} candidate forces searched ${percent}, each solved ` +
+        `(${kind().label.toLowerCase()})\u2026`;
+    }
+    return `${p.what}: ${share} ${percent}\u2026`;
+  }
+
+  window.battlecalcProgressWords = progressWords;  // (the page's words, for tests and the console)
+
   // read a streamed answer: show each progress line, return the last line's text
   async function readStream(response, controller, told) {
     const reader = response.body.getReader();
@@ -553,8 +686,9 @@
             if (controller === inflight) showNotice(planNotice(told) || p.what);
           } else if (controller === inflight) {
             told.compiling = false;
-            showNotice(`Monte Carlo: ${p.progress.toLocaleString("en")} of ` +
-              `${p.total.toLocaleString("en")} ${p.what} (${Math.floor(100 * p.progress / p.total)}%)\u2026`);
+            told.counted = true;
+            $("#stop").hidden = false;
+            showNotice(progressWords(p));
             showRunning(p);
           }
         } else {
@@ -592,8 +726,78 @@
     box.hidden = !text;
   }
 
+  // the army a battle of the kind cannot run without: the attacker (the pool, planning an
+  // attack)
+  const neededArmy = () => (planning() && !defending() ? "pool" : "attacker");
+
+  // nothing to run yet (armies cleared, a page opened on an edition alone): a word on what
+  // to do, not an error
+  function showEmpty(role) {
+    if (inflight) { inflight.abort(); inflight = null; }
+    lastQuery = null;
+    clearTimeout(slowTimer);
+    showNotice(null);
+    showRunning(null);
+    showWarnings([]);
+    $("#stop").hidden = true;
+    $("#error").hidden = true;
+    clearResults();
+    $("#summary").replaceChildren();
+    showHeadings();
+    $("#results").classList.remove("busy", "stale");
+    $("#headline").replaceChildren(el("span", { class: "hint", id: "hint",
+      text: `Give ${armyLabel(role).replace(/ \(.*\)$/, "").toLowerCase() === "attacker"
+        ? "the attacker's units" : `the units of \u201c${armyLabel(role)}\u201d`}: + beside ` +
+        "each unit, or type the army (3 inf 1 art)" }));
+    $("#glance").hidden = true;
+    $("#status").textContent = "";
+    document.body.dataset.state = "empty";
+  }
+
+  // a value the form can tell is wrong before asking (a percentage above 100): its message
+  function formProblem() {
+    for (const opt of spec.options) {
+      if (!opt.percent || !shown(opt)) continue;
+      const value = String(state.options[opt.name] ?? "").trim();
+      if (value === "") continue;
+      const fraction = Number(value);
+      if (!Number.isFinite(fraction) || fraction < 0 || fraction > 1) {
+        return `\u201c${opt.label}\u201d is a percentage from 0 to 100, got ${percentOf(value)}`;
+      }
+    }
+    return null;
+  }
+
+  // the stop button: the run in progress stops here and on the server (its request is
+  // cancelled); "run again" asks again
+  function stopRun() {
+    if (!inflight) { lastQuery = null; run(); return; }
+    const controller = inflight;
+    inflight = null;
+    controller.abort();
+    clearTimeout(slowTimer);
+    showRunning(null);
+    showNotice("stopped; the results below are those of the battle before");
+    $("#results").classList.remove("busy");
+    $("#results").classList.add("stale");
+    $("#status").textContent = "stopped";
+    const button = $("#stop");
+    button.textContent = "run again";
+    button.hidden = false;
+    document.body.dataset.state = "stopped";
+  }
+
   async function run() {
     timer = null;
+    if (!armyText(neededArmy())) { showEmpty(neededArmy()); return; }
+    const problem = formProblem();
+    if (problem) {
+      if (inflight) { inflight.abort(); inflight = null; }
+      showError(problem);
+      $("#status").textContent = "";
+      document.body.dataset.state = "error";
+      return;
+    }
     const body = apiBody();
     const query = kind().endpoint + JSON.stringify(body);
     if (query === lastQuery) {
@@ -603,6 +807,9 @@
     if (inflight) inflight.abort();
     const controller = new AbortController();
     inflight = controller;
+    const stop = $("#stop");
+    stop.textContent = "stop";
+    stop.hidden = true;
     const started = performance.now();
     const number = ++requestNumber;
     const asked = autoKey();
@@ -614,14 +821,18 @@
     const told = {};  // what the server said will run (planNotice)
     slowTimer = setTimeout(() => {
       if (controller !== inflight) return;
+      stop.hidden = false;
+      if (told.counted) return;  // (a progress line with its count is shown)
       showNotice(planNotice(told) || slowNotice(body) || (kind().command === "plan"
-        ? "the planner solves every candidate force: this takes seconds\u2026"
+        ? "planning: the candidate forces are being solved\u2026"
         : "waiting for the server\u2026"));
     }, SLOW_NOTICE_MS);
     try {
-      // Monte Carlo streams its progress (lines of JSON), the rest answers in one object
-      // (auto battles too: an exact answer comes as one line, Monte Carlo with its progress)
-      const stream = body.method === "mc" || (kind().command === "run" && body.method !== "exact");
+      // Monte Carlo and the planner stream their progress (lines of JSON), the rest answers
+      // in one object (auto battles too: an exact answer comes as one line, Monte Carlo with
+      // its progress)
+      const stream = body.method === "mc" || kind().command === "plan" ||
+        (kind().command === "run" && body.method !== "exact");
       const headers = { "Content-Type": "application/json", ...CLIENT_HEADER,
                         "X-Battlecalc-Page": PAGE_ID, "X-Battlecalc-Request": String(number) };
       if (stream) headers.Accept = "application/x-ndjson";
@@ -655,6 +866,8 @@
         }
         render(data, ms);
         remember(data);
+        // the command line again: an answer solved exactly needs no trials nor seed
+        $("#cli").textContent = cliLine(apiParams());
         $("#status").textContent = `answered in ${ms} ms`;
         // "idle" only when no newer change waits for its request
         document.body.dataset.state = timer === null ? "idle" : "pending";
@@ -669,6 +882,7 @@
         inflight = null;
         clearTimeout(slowTimer);
         showNotice(null);
+        stop.hidden = true;
         $("#results").classList.remove("busy");
       }
     }
@@ -678,6 +892,11 @@
   // Keywords with an underscore anywhere, one-word ones where a message names them
   // ("counter must be ...", as battlecalc.options.flag_message does for flags)
   function pageMessage(message, options = spec.options) {
+    // the command line's words the page has no use for: its help, the planner's jargon
+    message = message.replace(/;? ?see `battlecalc [a-z]+ --help`/g, "")
+      .replace(/the monotone pruning does not apply/g,
+               "a stronger force is not sure to do better here, so no force is skipped")
+      .replace(/the monotone pruning/g, "skipping forces");
     // the command line's flags (--defend, --attacker) as the fields of the form
     let text = message.replace(/(^|[\s(])--([a-z][a-z-]*)/g, (whole, before, flag) => {
       const name = flag.replace(/-/g, "_");
@@ -781,30 +1000,39 @@
       text: `method: ${how} \u2014 solved in ${(1000 * data.elapsed_s).toFixed(1)} ms, answered in ${ms} ms` });
   }
 
-  // the outcome first: one line and one bar, on top of the screen on a phone
-  function headline(parts) {
-    $("#headline").replaceChildren(...parts.flatMap(([label, p, side], i) => [
-      i ? " \u00b7 " : "", `${label} `, el("strong", { class: side || "", text: pct(p) })]));
-    const bar = $("#glance");
+  // the outcome first: one line and one bar, on top of the screen on a phone.  parts: [label,
+  // p, side ("attacker", "defender" or none), bar (a part of the bar of its own: "retreat")];
+  // the bar: the attacker's wins, the parts of their own, the rest (draws, stalemates), the
+  // defender's wins, each titled
+  function headline(parts, restTitle = "neither (draw, stalemate)") {
+    $("#headline").replaceChildren(...parts.flatMap(([label, p, side, bar], i) => [
+      i ? " \u00b7 " : "", `${label} `, el("strong", { class: side || bar || "", text: pct(p) })]));
+    const cell = (cls, p, title) => {
+      const span = el("span", { class: cls, title: `${title} ${pct(p)}` });
+      span.style.width = `${100 * Math.max(0, p)}%`;
+      return span;
+    };
     const wins = parts.filter(([, , side]) => side);
-    const cells = wins.map(([, p, side]) => {
-      const cell = el("span", { class: `${side}_win` });
-      cell.style.width = `${100 * p}%`;
-      return cell;
-    });
-    const rest = 1 - wins.reduce((t, [, p]) => t + p, 0);
-    if (cells.length && rest > 0) {
-      const cell = el("span", { class: "rest" });
-      cell.style.width = `${100 * rest}%`;
-      cells.splice(1, 0, cell);
+    const own = parts.filter(([, , side, bar]) => !side && bar);
+    const cells = [];
+    for (const [label, p, side] of wins.filter(([, , s]) => s === "attacker")) {
+      cells.push(cell(`${side}_win`, p, label));
     }
+    for (const [label, p, , bar] of own) cells.push(cell(bar, p, label));
+    const rest = 1 - [...wins, ...own].reduce((t, [, p]) => t + p, 0);
+    if (wins.length && rest > 1e-12) cells.push(cell("rest", rest, restTitle));
+    for (const [label, p, side] of wins.filter(([, , s]) => s === "defender")) {
+      cells.push(cell(`${side}_win`, p, label));
+    }
+    const bar = $("#glance");
     bar.replaceChildren(...cells);
-    bar.hidden = !cells.length;
+    bar.hidden = !wins.length;
   }
 
   function clearResults() {
     for (const id of ["#outcomes", "#numbers", "#survivors", "#cumulative", "#states", "#charts",
-                      "#plans"]) $(id).replaceChildren();
+                      "#plans", "#decisions"]) $(id).replaceChildren();
+    $("#decisions").hidden = true;
   }
 
   // a heading shows only above something (a raid has no end states, a plan no charts)
@@ -835,6 +1063,8 @@
     if (Array.isArray(data.waves)) return renderWaves(data, exact);
     const parts = [["attacker wins", data.attacker_win, "attacker"],
                    ["defender wins", data.defender_win, "defender"]];
+    // a retreat (an optimal one: 72% of the time) is an outcome as much as a win
+    if (data.retreat > 0) parts.push(["retreats", data.retreat, null, "retreat"]);
     if (data.draw > 0) parts.push(["draw", data.draw]);
     if (!data.sea && data.takes_territory !== undefined && data.takes_territory !== data.attacker_win) {
       parts.push(["takes the territory", data.takes_territory]);
@@ -885,7 +1115,7 @@
       el("br"), methodWords(data, ms));
     $("#headline").replaceChildren("expected damage ",
       el("strong", { class: "attacker", text: fixed(data.expected_damage, 2) }),
-      ` IPC \u00b7 bombers lost ${fixed(data.attacker_ipc_loss, 1)} IPC`);
+      ` IPC \u00b7 attacking aircraft lost ${fixed(data.attacker_ipc_loss, 1)} IPC`);
     $("#glance").hidden = true;
     renderNumbers(data, exact);
     renderSurvivors(data);
@@ -920,9 +1150,12 @@
     $("#plans").replaceChildren(el("h2", { text: "Plans" }), el("table", { class: "plans", id: "plan-table" },
       el("tr", {}, ...head.map((h) => el("th", { text: h }))),
       ...data.plans.map((p, i) => el("tr", { "data-addition": p.addition },
-        el("td", { text: String(i + 1) }), el("td", { text: p.addition }), el("td", { text: String(p.cost) }),
-        el("td", { text: pct(p.attacker_win) }), el("td", { text: pct(p.takes_territory) }),
-        el("td", { text: fixed(p.attacker_ipc_loss, 2) }), el("td", { text: signed(p.tuv_swing, 2) }),
+        el("td", { text: String(i + 1) }), el("td", { class: "force", text: p.addition }),
+        el("td", { "data-label": "IPC", text: String(p.cost) }),
+        el("td", { "data-label": "wins", text: pct(p.attacker_win) }),
+        el("td", { "data-label": "takes", text: pct(p.takes_territory) }),
+        el("td", { "data-label": "IPC lost", text: fixed(p.attacker_ipc_loss, 2) }),
+        el("td", { "data-label": "swing", text: signed(p.tuv_swing, 2) }),
         el("td", {}, el("button", { type: "button", class: "load-plan", "data-plan": String(i),
           text: "load into the form", onclick: () => loadPlan(p, data) }))))));
   }
@@ -977,7 +1210,7 @@
   function renderWaves(data, exact) {
     const parts = [["takes the territory", data.takes_territory, "attacker"]];
     if (typeof data.holds === "number") parts.push(["holds it after the counter-attack", data.holds]);
-    headline(parts);
+    headline(parts, "not taken");
     const rows = [];
     for (const [key, label] of [["takes_territory", "takes territory"],
       ["defender_eliminated", "defender eliminated"], ["holds", "holds after the counter-attack"]]) {
@@ -994,8 +1227,10 @@
     renderNumbers(data, exact);
     const head = ["wave", "army", "sent", "attacker wins", "takes territory", "taken after"];
     const waves = data.waves.map((w, i) => el("tr", {}, el("td", { text: String(i + 1) }),
-      el("td", { text: w.attacker }), el("td", { text: pct(w.sent) }), el("td", { text: pct(w.attacker_win) }),
-      el("td", { text: pct(w.takes_territory) }), el("td", { text: pct(w.taken_after) })));
+      el("td", { class: "force", text: w.attacker }), el("td", { "data-label": "sent", text: pct(w.sent) }),
+      el("td", { "data-label": "attacker wins", text: pct(w.attacker_win) }),
+      el("td", { "data-label": "takes", text: pct(w.takes_territory) }),
+      el("td", { "data-label": "taken after", text: pct(w.taken_after) })));
     const counter = data.counterattack;
     $("#plans").replaceChildren(el("h2", { text: "Waves" }), el("table", { class: "plans", id: "wave-table" },
       el("tr", {}, ...head.map((h) => el("th", { text: h }))), ...waves),
@@ -1046,7 +1281,11 @@
       const plusMinus = se ? ` \u00b1 ${fixed(1.959963984540054 * se)}` : "";
       add(key, label, (key === "tuv_swing" ? signed(data[key]) : fixed(data[key])) + plusMinus);
     }
-    if (data.pruned) add("pruned", "pruned probability", data.pruned.toExponential(2));
+    // the probability the exact solver left out, where it could show in a percentage (below,
+    // it is float noise: 1e-16 on every answer)
+    if (data.pruned >= PRUNED_SHOWN) {
+      add("pruned", "probability left out (pruned)", `${(100 * data.pruned).toPrecision(2)}%`);
+    }
     // result fields this page does not know yet (planner fields, raids, ...) still show
     const known = new Set([...spec.outcomes.map((o) => o[0]), ...spec.options.map((o) => o.name),
       ...Object.keys(spec.army_labels), "rules", "method", "trials", "seed", "sea",
@@ -1054,8 +1293,10 @@
       "counterattack", "attacker_keeps_at_least", "likely_outcomes", "damage_distribution",
       "target_value", "facility", "aa_fires", "solves", "decisions"]);
     const short = (v) => Number(v.toPrecision(6)).toString();
+    // (the outcomes drawn as bars, the waves' among them, are not listed again as fractions)
+    const rows = new Set([...document.querySelectorAll("#outcomes tr[data-key]")].map((r) => r.dataset.key));
     for (const [key, value] of Object.entries(data)) {
-      if (shown.has(key) || known.has(key) || key.endsWith("_survivors")) continue;
+      if (shown.has(key) || known.has(key) || rows.has(key) || key.endsWith("_survivors")) continue;
       if (key.endsWith("_distribution")) continue;  // drawn as charts
       if (typeof value === "number") add(key, key.replace(/_/g, " "), short(value));
       // {name: number} fields (percentiles, "keeps at least N", ...): one line each
@@ -1076,29 +1317,63 @@
     $("#numbers").replaceChildren(...items);
   }
 
-  // the decisions solved (issue 31): the optimal policy in words beside the odds, its gain
-  // over never retreating, and the defender's reactions (scramble, kamikaze), one per line
+  // the decisions solved (issue 31): the optimal policy in words, a clause a line, across
+  // the results (not a narrow column), its gain over never retreating, and the defender's
+  // reactions (scramble, kamikaze) as a table, as the command line prints them
   function renderDecisions(d) {
-    if (!d) return;
-    const items = [];
-    const add = (key, label, text) => items.push(el("dt", { text: label }),
-      el("dd", { "data-key": `decisions.${key}`, text }));
-    if (d.rule) add("rule", "optimal retreat", d.rule);
+    const box = $("#decisions");
+    box.hidden = !d;
+    if (!d) { box.replaceChildren(); return; }
+    const parts = [];
+    if (d.rule) {
+      // "press on while A, or B; otherwise retreat": each clause on its line (the text whole)
+      const clauses = d.rule.split(/(?<=, )(?=or )|(?<=; )(?=otherwise )/);
+      parts.push(el("h2", { text: `Optimal retreat, for the ${d.objective_text}` }),
+        el("p", { class: "rule", "data-key": "decisions.rule" },
+          ...clauses.map((c) => el("span", { class: "clause", text: c }))));
+    } else if (d.attacker_submerge || d.defender_submerge) {
+      parts.push(el("h2", { text: `Optimal submerging, for the ${d.objective_text}` }));
+    } else if (d.scramble_from || d.kamikaze) {
+      parts.push(el("h2", { text: `The defender's reactions, for the ${d.objective_text}` }));
+    }
     for (const side of ["attacker", "defender"]) {
-      if (d[`${side}_submerge`]) add(`${side}_submerge`, `${side} subs (optimal)`, d[`${side}_submerge`]);
+      if (d[`${side}_submerge`]) {
+        parts.push(el("p", { "data-key": `decisions.${side}_submerge`,
+                             text: `${side} subs submerge optimally: ${d[`${side}_submerge`]}` }));
+      }
     }
-    const with_ = `${d.objective_text}: ${signed(d.value)}`;
-    add("value", "decisions optimize", d.never_value === null || d.never_value === undefined
-      ? with_ : `${with_} (never retreating ${signed(d.never_value)}, gain ${signed(d.gain)})`);
-    if (d.scramble_from) add("scrambled", "scrambled", `${d.scrambled} of ${d.scramble_from} (${d.reactions_chosen})`);
-    if (d.kamikaze) add("kamikaze_targets", "kamikaze", `${d.kamikaze} token(s) on ${d.kamikaze_targets} (${d.reactions_chosen})`);
-    for (const [i, r] of (d.reactions || []).entries()) {
-      const what = [d.scramble_from ? `scramble ${r.scrambled}` : "",
-                    d.kamikaze ? `kamikaze ${r.kamikaze_targets}` : ""].filter(Boolean).join(", ");
-      add(`reactions.${i}`, what, `attacker wins ${pct(r.attacker_win)}, defender wins ` +
-        `${pct(r.defender_win)}, TUV swing ${signed(r.tuv_swing)}`);
+    const never = d.never_value === null || d.never_value === undefined ? ""
+      : `, ${signed(d.never_value)} never retreating: gain ${signed(d.gain)}`;
+    parts.push(el("p", { class: "value", "data-key": "decisions.value",
+                         text: `${d.objective_text}: ${signed(d.value)}${never ? ` with it${never}` : ""}` }));
+    if (d.scramble_from) {
+      parts.push(el("p", { "data-key": "decisions.scrambled",
+                           text: `${d.scrambled} of ${d.scramble_from} scrambled (${d.reactions_chosen})` }));
     }
-    $("#numbers").append(...items);
+    if (d.kamikaze) {
+      parts.push(el("p", { "data-key": "decisions.kamikaze_targets",
+        text: `kamikaze: ${d.kamikaze} token${d.kamikaze === 1 ? "" : "s"} on ${d.kamikaze_targets} ` +
+          `(${d.reactions_chosen})` }));
+    }
+    const reactions = d.reactions || [];
+    if (reactions.length) {
+      const columns = [...(d.scramble_from ? [["scrambled", "scrambled", (r) => r.scrambled]] : []),
+        ...(d.kamikaze ? [["kamikaze", "kamikaze on", (r) => r.kamikaze_targets]] : []),
+        ["attacker_win", "att. wins", (r) => pct(r.attacker_win)],
+        ["defender_win", "def. wins", (r) => pct(r.defender_win)],
+        ["tuv_swing", "TUV swing", (r) => signed(r.tuv_swing, 2)]];
+      const first = columns.length - 3;  // (the choices; then the figures, labelled on a phone)
+      const taken = (r) => (!d.scramble_from || r.scrambled === d.scrambled) &&
+        (!d.kamikaze || r.kamikaze_targets === d.kamikaze_targets);
+      parts.push(el("h3", { text: "The defender's choices weighed (the one taken in bold)" }),
+        el("div", { class: "scroll" }, el("table", { class: "reactions" },
+          el("tr", {}, ...columns.map(([, label]) => el("th", { text: label }))),
+          ...reactions.map((r, i) => el("tr", { "data-key": `decisions.reactions.${i}`,
+                                                class: taken(r) ? "taken" : "" },
+            ...columns.map(([, label, cell], j) => el("td", { text: cell(r),
+              "data-label": j >= first ? label : undefined })))))));
+    }
+    box.replaceChildren(...parts);
   }
 
   function renderSurvivors(data) {
@@ -1264,22 +1539,56 @@
     else if (typeof data.takes_territory === "number") text += ` \u2014 takes ${pct(data.takes_territory)}`;
     else if (typeof data.expected_damage === "number") text += ` \u2014 damage ${fixed(data.expected_damage, 2)}`;
     else if (Array.isArray(data.plans)) text = `plan: ${text}`;
-    const list = [{ query, text }, ...readHistory().filter((h) => h.query !== query)].slice(0, HISTORY_SIZE);
-    try { localStorage.setItem(HISTORY_KEY, JSON.stringify(list)); } catch (error) { /* full */ }
+    const before = readHistory();
+    const named = before.find((h) => h.query === query && h.name);  // (a name stays)
+    const entry = named ? { query, text, name: named.name } : { query, text };
+    const list = [entry, ...before.filter((h) => h.query !== query)].slice(0, HISTORY_SIZE);
+    writeHistory(list);
     showHistory(list);
+  }
+
+  function writeHistory(list) {
+    try { localStorage.setItem(HISTORY_KEY, JSON.stringify(list)); } catch (error) { /* full */ }
+  }
+
+  // a recent battle named by the player ("Karelia, turn 3"): the name shows first, and stays
+  // when the battle is run again
+  function nameEntry(item, h) {
+    const input = el("input", { type: "text", class: "history-name", maxlength: "80",
+                                value: h.name || "", "aria-label": "the battle's name",
+                                placeholder: "a name for this battle" });
+    const save = () => {
+      const name = input.value.trim();
+      writeHistory(readHistory().map((e) => (e.query === h.query
+        ? { query: e.query, text: e.text, ...(name ? { name } : {}) } : e)));
+      showHistory();
+    };
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") { e.preventDefault(); save(); }
+      if (e.key === "Escape") showHistory();
+    });
+    input.addEventListener("blur", save);
+    item.replaceChildren(input);
+    input.focus();
   }
 
   function showHistory(list = readHistory()) {
     const box = $("#history");
     if (!list.length) { box.replaceChildren(); return; }
-    box.replaceChildren(el("h2", { text: "Recent battles" }), el("ol", {}, ...list.map((h) =>
-      el("li", {}, el("a", { href: `${location.pathname}?${h.query}`, text: h.text,
+    box.replaceChildren(el("h2", { text: "Recent battles" }), el("ol", {}, ...list.map((h) => {
+      const item = el("li", { "data-query": h.query });
+      item.append(el("a", { href: `${location.pathname}?${h.query}`,
         onclick: (e) => {
           e.preventDefault();
           readQuery(`?${h.query}`);
           buildForm();
           changed();
-        } })))),
+        } }, ...(h.name ? [el("strong", { class: "name", text: h.name }), " \u2014 "] : []), h.text),
+      " ", el("button", { type: "button", class: "rename", text: h.name ? "rename" : "name",
+                          "aria-label": `name this battle: ${h.text}`,
+                          onclick: () => nameEntry(item, h) }));
+      return item;
+    })),
       el("button", { type: "button", id: "forget", text: "forget these",
         onclick: () => { localStorage.removeItem(HISTORY_KEY); showHistory([]); } }));
   }
@@ -1307,16 +1616,25 @@
       (data.player ? `, ${data.player} to move` : "") +
       (data.battles.length ? "" : ": no battle pending");
     renderBoard(data, { file: file.name, title: `The save ${file.name}` });
+    // the form shows the save's battle most at stake (its odds the big ones), not the one
+    // it held before
+    const first = mostAtStake(data);
+    if (first) loadBattle(first, data, file.name);
   }
 
   // a battle of the board into the form, as it stands (its query), its nations named
-  function loadBattle(b, board, file) {
+  function loadBattle(b, board, file, live = false) {
     readQuery(`?${b.query}`, { territory: b.territory, file, stands: b.stands,
                                attacker_nations: b.attacker_nations,
-                               defender_nations: b.defender_nations });
+                               defender_nations: b.defender_nations, live,
+                               game: board.game });
     buildForm();
     changed();
   }
+
+  // the battle of a board most at stake that the form runs (solved), or none
+  const mostAtStake = (board) => (board.by_stake || [])
+    .map((t) => board.battles.find((b) => b.territory === t)).find((b) => b && b.query && b.odds);
 
   // the board: the game, the turn in one line, each pending battle by what is at stake (TUV
   // at risk) with its odds and expected swing, what changed since the save before, the luck
@@ -1334,36 +1652,41 @@
     const gone = changes.gone || [];
     const since = changes.since;
     const changeBox = $("#board-changes");
-    changeBox.textContent = since ? `Since the last save (${since.file || "?"}, round ${since.round}, ` +
+    const other = changes.other;  // a save of another game: nothing compared
+    changeBox.textContent = other ? `A save of another game: ${board.game} (${board.edition}) ` +
+      `after ${other.game} (${other.edition}${other.file ? `, ${other.file}` : ""}); nothing ` +
+      "compared with it"
+      : since ? `Since the last save (${since.file || "?"}, round ${since.round}, ` +
       `${since.step}): ${gone.length ? `${gone.join(", ")} no longer pending` : "no battle ended"}` : "";
-    changeBox.hidden = !since;
+    changeBox.hidden = !since && !other;
     const byTerritory = new Map(board.battles.map((b) => [b.territory, b]));
     const order = (board.by_stake || board.battles.map((b) => b.territory))
       .map((t) => byTerritory.get(t)).filter(Boolean);
-    $("#game-battles").replaceChildren(...order.map((b) => battleCard(b, board, how.file || board.file)));
+    $("#game-battles").replaceChildren(...order.map((b) => battleCard(b, board, how.file || board.file,
+                                                                      how.live)));
     if (!order.length) $("#game-battles").append(el("li", { class: "none", text: "no battle pending" }));
     renderLuck(board.luck);
     renderPicker(board, how.file || board.file);
   }
 
-  function battleCard(b, board, file) {
+  function battleCard(b, board, file, live = false) {
     const text = `${b.territory} (${b.kind}${b.in_progress ? ", in progress" : ""})`;
     const card = el("li", { class: `board-battle${b.change ? ` ${b.change}` : ""}`,
                             "data-territory": b.territory, "data-stake": String(b.tuv_at_risk ?? "") });
     const title = b.query
       ? el("a", { href: `${location.pathname}?${b.query}`, class: "game-battle",
                   "data-territory": b.territory, text,
-                  onclick: (e) => { e.preventDefault(); loadBattle(b, board, file); } })
+                  onclick: (e) => { e.preventDefault(); loadBattle(b, board, file, live); } })
       : el("span", { class: "game-battle-off", text: `${text} \u2014 not a battle this form runs` });
     card.append(el("div", { class: "card-head" }, title,
       b.change ? el("span", { class: "badge", text: b.change === "new" ? "new" : "changed" }) : null,
       el("span", { class: "stake", text: `${b.tuv_at_risk ?? 0} TUV at risk` })),
-    el("div", { class: "sides" }, el("span", { class: "attacker-side", text: `${b.attacker_nations.join(", ")}: ` +
+    el("div", { class: "sides" }, el("span", { class: "attacker-side", text: `${b.attacker_nations.map(nationWords).join(", ")}: ` +
       [b.attacker && (b.landing ? `${b.attacker} overland or by air` : b.attacker),
        b.landing && `${b.landing} landing from transports`].filter(Boolean).join(" and ") +
       (b.bombard ? ` (bombarding: ${b.bombard})` : "") }),
     " vs ", el("span", { class: "defender-side",
-      text: `${b.defender_nations.join(", ") || "nobody"}: ${b.defender || "nothing"}` })));
+      text: `${b.defender_nations.map(nationWords).join(", ") || "nobody"}: ${b.defender || "nothing"}` })));
     if (b.stands) card.append(el("div", { class: "stands", text: `in progress: ${b.stands}` }));
     if (b.scramble_from) {  // the air bases in reach: solved with the defender's best scramble
       card.append(el("div", { class: "scramble", text: "may scramble: " + b.scramble_from.map((base) =>
@@ -1374,7 +1697,7 @@
       card.append(el("div", { class: "odds" }, "expected damage ",
         el("strong", { class: "attacker", "data-key": "expected_damage",
                        "data-value": String(odds.expected_damage), text: `${fixed(odds.expected_damage, 2)} IPC` }),
-        ` \u00b7 bombers lost ${fixed(odds.attacker_ipc_loss, 2)} IPC \u00b7 expected swing `,
+        ` \u00b7 attacking aircraft lost ${fixed(odds.attacker_ipc_loss, 2)} IPC \u00b7 expected swing `,
         el("strong", { "data-key": "tuv_swing", "data-value": String(odds.tuv_swing),
                        text: `${signed(odds.tuv_swing, 2)} TUV` }),
         el("span", { class: "method", text: ` (${odds.method})` })));
@@ -1404,6 +1727,23 @@
     return card;
   }
 
+  // a z score in words: how many standard deviations the hits lie from the expected ones
+  // ("1.71 standard deviations below expected: unlucky"); short: "1.71 sd below"
+  function luckWords(z, short = false) {
+    const size = Math.abs(z).toFixed(2);
+    if (Math.abs(z) < 0.005) return short ? "as expected" : "exactly as many hits as expected";
+    const side = z < 0 ? "below" : "above";
+    if (short) return `${size} sd ${side}`;
+    const verdict = Math.abs(z) < 1 ? "within ordinary luck" : z < 0 ? "unlucky" : "lucky";
+    return `${size} standard deviations ${side} the expected hits (${verdict})`;
+  }
+
+  // a TripleA player id as a player reads it: its neutrals by what they are, not by the map's
+  // player ids (Neutral_True), an underscore as a space (UK_Pacific)
+  const NEUTRALS = { Neutral: "neutral", Neutral_True: "strict neutral",
+                     Neutral_Allies: "pro-Allies neutral", Neutral_Axis: "pro-Axis neutral" };
+  const nationWords = (id) => NEUTRALS[id] || String(id).replace(/_/g, " ");
+
   function renderLuck(luck) {
     const view = $("#luck-view");
     $("#luck").hidden = !luck;
@@ -1412,14 +1752,15 @@
     const all = luck.dice || {};
     $("#luck summary").textContent = all.dice
       ? `Luck so far: ${all.hits} hit${all.hits === 1 ? "" : "s"} of ${all.dice} dice, ` +
-        `${fixed(all.expected_hits, 2)} expected${all.z === null ? "" : ` (z ${signed(all.z, 2)})`}`
+        `${fixed(all.expected_hits, 2)} expected${all.z === null ? "" : `: ${luckWords(all.z)}`}`
       : "Luck so far: no combat dice yet";
     const row = (name, t) => el("tr", { "data-nation": name },
-      el("td", { text: name }), el("td", { text: String(t.dice) }), el("td", { text: String(t.hits) }),
+      el("td", { text: name === "all" ? name : nationWords(name) }), el("td", { text: String(t.dice) }),
+      el("td", { text: String(t.hits) }),
       el("td", { text: fixed(t.expected_hits, 2) }),
-      el("td", { text: t.z === null || t.z === undefined ? "" : signed(t.z, 2) }));
+      el("td", { text: t.z === null || t.z === undefined ? "" : luckWords(t.z, true) }));
     const parts = [el("div", { class: "scroll" }, el("table", { class: "luck-dice" },
-      el("tr", {}, ...["combat dice", "dice", "hits", "expected", "z"].map((h) => el("th", { text: h }))),
+      el("tr", {}, ...["combat dice", "dice", "hits", "expected", "luck"].map((h) => el("th", { text: h }))),
       row("all", luck.dice), ...Object.entries(luck.dice_by_nation || {}).map(([n, t]) => row(n, t))))];
     if (luck.other_rolls && luck.other_rolls.rolls) {
       parts.push(el("p", { class: "note", text: `other rolls (technology): ${luck.other_rolls.rolls} ` +
@@ -1444,7 +1785,8 @@
     const select = $("#territory");
     $("#picker").hidden = !places.length;
     const option = (t) => el("option", { value: t.name,
-      text: `${t.name}${t.owner ? ` (${t.owner})` : ""}: ${t.units || "empty"}` });
+      text: `${t.name}${t.owner && !(t.water && t.owner === "Neutral") ? ` (${nationWords(t.owner)})` : ""}` +
+        `: ${t.units || "empty"}` });
     const sorted = (list) => [...list].sort((u, v) => u.name.localeCompare(v.name));
     select.replaceChildren(el("option", { value: "", text: "(choose a territory)" }),
       el("optgroup", { label: "Land" }, ...sorted(places.filter((t) => !t.water)).map(option)),
@@ -1497,17 +1839,36 @@
     const section = $("#board");
     section.hidden = false;
     if (live.board) renderBoard(live.board, { live: true });
-    else $("#board-title").textContent = "Live board";
+    else {
+      // an empty folder: what to do
+      $("#board-title").textContent = "Live board";
+      $("#board-summary").replaceChildren(el("span", { id: "board-empty", text:
+        `No save in ${live.watching} yet. TripleA writes its autosaves there as a game is ` +
+        "played (at each battle and turn): start or load a game in TripleA, copy a save " +
+        "(.tsvg) into the folder, or drop one on this page." }));
+      $("#game-battles").replaceChildren();
+    }
     $("#board-status").textContent = live.status + (live.notes && live.notes.length
       ? ` \u2014 ${live.notes[live.notes.length - 1]}` : "");
     section.dataset.version = String(live.version);
     const board = live.board;
-    const first = board && (board.by_stake || []).map((t) => board.battles.find((b) => b.territory === t))
-      .find((b) => b && b.query && b.odds);
+    const first = board && mostAtStake(board);
     if (loadFirst && first) {
       loadFirst = false;
-      loadBattle(first, board, board.file);
+      loadBattle(first, board, board.file, true);
     }
+    if (board) markGone(board);
+  }
+
+  // the form's battle, loaded from the live board, no longer pending in its newest save:
+  // said where the form says where it comes from (the form keeps it, as it stood)
+  function markGone(board) {
+    const from = state.from;
+    if (!from || !from.live || !from.territory) return;
+    const pending = board.battles.some((b) => b.territory === from.territory);
+    const sameSave = from.file === board.file;
+    from.gone = !pending && !sameSave ? board.file : null;
+    showStart();
   }
 
   const SIDES = [["attacker", "defender"], ["attacker_tech", "defender_tech"],
@@ -1528,11 +1889,20 @@
       [state.options[x], state.options[y]] = [state.options[y], state.options[x]];
     }
     const offered = edition().roles[state.kind] || {};
+    const left = [];
     for (const role of ["attacker", "defender"]) {
       const names = new Set(offered[role] || []);
       const counts = state.armies[role];
-      for (const name of Object.keys(counts)) if (!names.has(name)) delete counts[name];
+      const out = {};
+      for (const name of Object.keys(counts)) {
+        if (!names.has(name)) { out[name] = counts[name]; delete counts[name]; }
+      }
+      if (Object.keys(out).length) {
+        left.push(`${formatArmy(out)} (the ${role} cannot have ${Object.keys(out).length > 1
+          ? "them" : "it"} in a ${kind().label.toLowerCase()} battle)`);
+      }
     }
+    state.note = left.length ? `Swap sides left out ${left.join("; ")}.` : "";
     buildForm();
     changed();
   }
@@ -1564,15 +1934,23 @@
       state.rules = e.target.value;
       const kinds = kindsOf(edition()).map((k) => k.id);
       if (!kinds.includes(state.kind)) state.kind = kinds[0];
-      // keep the units the new edition also has
+      // keep the units the new edition also has, and say which it has not
       const names = new Set(edition().units.map((u) => u.name));
       state.armies = {};
+      const left = [];
       for (const [role, counts] of Object.entries(previous)) {
         state.armies[role] = Object.fromEntries(Object.entries(counts).filter(([n]) => names.has(n)));
+        const out = Object.entries(counts).filter(([n, c]) => c > 0 && !names.has(n))
+          .map(([n, c]) => `${c} ${n.replace(/_/g, " ")}`);
+        if (out.length && rolesOf().includes(role)) left.push(`${out.join(", ")} (${armyLabel(role).toLowerCase()})`);
       }
+      const techs = [state.options.attacker_tech, state.options.defender_tech].some((t) => t);
       state.raw = {};
       state.options.attacker_tech = "";
       state.options.defender_tech = "";
+      state.from = null;
+      state.note = [left.length ? `${edition().name} has no ${left.join("; ")}: left out.` : "",
+        techs ? "Technologies cleared (each edition has its own)." : ""].filter(Boolean).join(" ");
       buildForm();
       changed();
     });
@@ -1589,11 +1967,13 @@
       readSave(e.dataTransfer.files[0]);
     });
     $("#copy").addEventListener("click", copyLink);
+    $("#stop").addEventListener("click", stopRun);
     $("#share").addEventListener("click", (e) => { e.preventDefault(); copyLink(); });
     showHistory();
     $("#clear").addEventListener("click", () => {
       state.armies = {};
       state.raw = {};
+      state.note = "";
       buildArmies();
       changed();
     });
