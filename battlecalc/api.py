@@ -186,6 +186,7 @@ def simulate(
     scramble: str | Mapping[str, int] | None = None,
     kamikaze: int | None = None,
     kamikaze_targets: str | list[str] | None = None,
+    retreat_air_loss: float | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -204,10 +205,12 @@ def simulate(
     or a preset ``cheapest``/``weakest``/``smart``); keep_land: the attacker's last N land
     units are lost after every aircraft; aa_last: the defender's AAA are lost last instead of
     first (1942 2E); retreat_after R (at most 1000), retreat_when_left N,
-    retreat_when_only_air, retreat_below P, strafe N: when the attacker withdraws at the end
-    of a round (reported as ``retreat``; N above the armies' sizes means the same as their
-    size); rounds_distribution: the exact solver also computes the law of the number of
-    rounds (Monte Carlo always does); dice: ``"standard"`` or ``"low_luck"`` (each fire
+    retreat_when_only_air, retreat_below P, strafe N, retreat_air_loss P: when the attacker
+    withdraws at the end of a round (reported as ``retreat``; N above the armies' sizes means
+    the same as their size; retreat_air_loss: once the exact chance that fighting on, with no
+    further retreat, loses every one of its aircraft is above P, docs/rules.md);
+    rounds_distribution: the exact solver also computes the law of the number of rounds
+    (Monte Carlo always does); dice: ``"standard"`` or ``"low_luck"`` (each fire
     step's strength in sure hits, one die for the remainder).  Flags must be bools and counts
     whole numbers; every bad argument raises BattleInputError before anything runs
     (battlecalc.spec).  waves:
@@ -252,12 +255,12 @@ def simulate(
              and attacker_waiting is None and defender_waiting is None
              and retreat_policy is None and optimize is None and territory_value is None
              and scramble_from is None and scramble is None and kamikaze is None
-             and kamikaze_targets is None)
+             and kamikaze_targets is None and retreat_air_loss is None)
     if not usual:
         values += (waves, counterattack, start_round, start_step, hits_on_attacker,
                    hits_on_defender, bombard_hits, attacker_waiting, defender_waiting,
                    retreat_policy, optimize, territory_value, scramble_from, scramble, kamikaze,
-                   kamikaze_targets)
+                   kamikaze_targets, retreat_air_loss)
     kept = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
@@ -274,7 +277,8 @@ def simulate(
                       type(hits_on_attacker), type(hits_on_defender), type(bombard_hits),
                       type(attacker_waiting), type(defender_waiting), type(retreat_policy),
                       type(optimize), type(territory_value), type(scramble_from),
-                      type(scramble), type(kamikaze), type(kamikaze_targets))
+                      type(scramble), type(kamikaze), type(kamikaze_targets),
+                      type(retreat_air_loss))
         try:
             kept = _kept.get((kinds, values))
         except TypeError:

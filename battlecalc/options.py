@@ -176,6 +176,11 @@ OPTIONS: tuple[Option, ...] = (
     _option("retreat_below", "float", applies=DICE_KINDS,
             label="retreat when chance of winning <",
             help="The attacker retreats when its chance of winning falls below P."),
+    _option("retreat_air_loss", "float", applies=DICE_KINDS,
+            label="retreat when chance of losing every aircraft >",
+            help="The attacker retreats at the end of a round when the chance that fighting "
+            "on, with no further retreat, loses every one of its aircraft is above P (exact, "
+            "per state; an attacker with no aircraft left never retreats by it)."),
     _option("strafe", "int", applies=DICE_KINDS, lo=0,
             label="strafe: retreat when defender units <=",
             help="The attacker retreats once the defender has N or fewer units left."),

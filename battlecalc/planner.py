@@ -50,7 +50,8 @@ Where the assumption fails the search is exhaustive (every force solved, up to
 
 * ``retreat_below`` and ``strafe``: counterexamples are in the tests (with ``strafe`` an extra
   defender keeps the attacker from retreating and raises its chance of winning; with
-  ``retreat_below`` an extra bomber raises ``defender_win``);
+  ``retreat_below`` an extra bomber raises ``defender_win``); ``retreat_air_loss`` likewise
+  (an extra fighter is an aircraft to retreat for: the attacker that would have won withdraws);
 * ``retreat_after``, ``retreat_when_left``, ``retreat_when_only_air``: ``attacker_win`` and
   ``takes_territory`` stay monotone, but ``defender_win`` does not (a larger attacker fights
   on where a smaller one withdrew, and can die);
@@ -305,7 +306,8 @@ def _army_counts(value, ruleset, label: str) -> dict[str, int]:
 
 def why_not_monotone(goals: tuple[Goal, ...], mode: str, options: Mapping[str, Any]) -> str | None:
     """None when the monotone pruning applies to these goals and run options, else why not."""
-    for key, flag in (("retreat_below", "--retreat-below"), ("strafe", "--strafe")):
+    for key, flag in (("retreat_below", "--retreat-below"), ("strafe", "--strafe"),
+                      ("retreat_air_loss", "--retreat-air-loss")):
         if options.get(key) is not None:
             return f"{flag} can make a stronger force do worse"
     for key in ("attacker_submerge", "defender_submerge"):

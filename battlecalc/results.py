@@ -427,6 +427,7 @@ class Result(ResultViews):
         retreat = [f"{label} {p[key]}" for key, label in (
             ("retreat_after", "after round"), ("retreat_when_left", "with units left <="),
             ("retreat_below", "when its chance of winning <"),
+            ("retreat_air_loss", "when its chance of losing every aircraft >"),
             ("strafe", "when defender units left <=")) if p.get(key) is not None]
         retreat += ["when only aircraft are left"] if p.get("retreat_when_only_air") else []
         return lines + (["attacker retreats " + "; ".join(retreat)] if retreat else [])
@@ -736,7 +737,7 @@ def _statistics(values: dict[str, float], tables, law: FinalLaw | None, exact: b
 
 def _policies(battle, tables) -> dict[str, Any]:
     """The policies of a battle: the same keys for every battle, so CSV rows of one edition
-    share a header."""
+    share a header (but retreat_air_loss, there where it is given)."""
     bombardment, retreat = getattr(tables, "bombardment", None), battle.retreat
     return {
         "landing": dict(battle.landing),
@@ -749,6 +750,8 @@ def _policies(battle, tables) -> dict[str, Any]:
         "retreat_after": retreat.after, "retreat_when_left": retreat.when_left,
         "retreat_when_only_air": retreat.only_air, "retreat_below": retreat.below,
         "strafe": retreat.strafe, "dice": battle.dice,
+        # (where given only: the answers of every battle without it stay as they were)
+        **({"retreat_air_loss": retreat.air_loss} if retreat.air_loss is not None else {}),
         # (the table's options no check reads, as given: spec.Battle.extras)
         **dict(getattr(battle, "extras", ())),
     }

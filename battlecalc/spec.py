@@ -243,8 +243,11 @@ class Retreat:
     """When the attacker withdraws at the end of a round (unset: never): after round `after`,
     with `when_left` or fewer of its units left, once only aircraft are left (`only_air`, land
     battles), once its exact chance of winning is below `below`, or once the defender has
-    `strafe` or fewer units left; or `optimal`: wherever withdrawing is worth more than
-    fighting on, by the battle's objective (Battle.objective), found by backward induction."""
+    `strafe` or fewer units left, or once the exact chance that fighting on with no further
+    retreat loses every one of its aircraft is above `air_loss` (an attacker with no aircraft
+    left never retreats by it; docs/rules.md); or `optimal`: wherever withdrawing is worth
+    more than fighting on, by the battle's objective (Battle.objective), found by backward
+    induction."""
 
     after: int | None = None
     when_left: int | None = None
@@ -252,18 +255,20 @@ class Retreat:
     below: float | None = None
     strafe: int | None = None
     optimal: bool = False
+    air_loss: float | None = None
 
     def __bool__(self) -> bool:
         if self is _NO_RETREAT:  # (the common case: a battle with no policy)
             return False
         return self.optimal or any(
             v is not None and v is not False
-            for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
+            for v in (self.after, self.when_left, self.only_air, self.below, self.strafe,
+                      self.air_loss))
 
 
 SEA_OBJECTIVES = ("tuv", "win")
 FIXED_RETREATS = ("retreat_after", "retreat_when_left", "retreat_when_only_air", "retreat_below",
-                  "strafe")
+                  "strafe", "retreat_air_loss")
 
 
 @dataclass(frozen=True)
@@ -331,12 +336,12 @@ def check_objective(optimize: Any, territory_value: Any, sea: bool,
 
 def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: int,
                   defender_size: int) -> Retreat:
-    """A Retreat from ``{after, when_left, only_air, below, strafe, optimal}`` (None:
-    unset)."""
+    """A Retreat from ``{after, when_left, only_air, below, strafe, optimal, air_loss}``
+    (None: unset)."""
     if type(retreat) is dict and retreat.get("after") is None \
             and retreat.get("when_left") is None and retreat.get("only_air") is False \
             and retreat.get("below") is None and retreat.get("strafe") is None \
-            and retreat.get("optimal") is False \
+            and retreat.get("optimal") is False and retreat.get("air_loss") is None \
             and len(retreat) == len(_RETREAT_FIELDS) and set(retreat) == _RETREAT_FIELDS:
         return _NO_RETREAT  # (no policy: the common case, without the checks below)
     if isinstance(retreat, Retreat):
@@ -362,15 +367,25 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
                 f"retreat_below must be a probability in (0, 1], got {quoted(below)}")
         if after:
             raise BattleInputError("retreat_below cannot be combined with retreat_after")
+    air_loss = policy.get("air_loss")
+    if air_loss is not None and (is_bool(air_loss) or not isinstance(air_loss, numbers.Real)
+                                 or not 0 < air_loss <= 1):
+        raise BattleInputError(
+            f"retreat_air_loss must be a probability in (0, 1], got {quoted(air_loss)}")
     optimal = check_flag("optimal retreat", policy.get("optimal", False))
     if optimal and (after is not None or left is not None or only_air or below is not None
                     or strafe is not None):
         raise BattleInputError(
             "retreat_policy optimal decides every retreat: it cannot be combined with "
             "retreat_after, retreat_when_left, retreat_when_only_air, retreat_below or strafe")
+    if optimal and air_loss is not None:  # (a message of its own: the one above is pinned)
+        raise BattleInputError(
+            "retreat_policy optimal decides every retreat: it cannot be combined with "
+            "retreat_air_loss")
     return Retreat(after, None if left is None else min(left, attacker_size), only_air,
                    None if below is None else float(below),
-                   None if strafe is None else min(strafe, defender_size), optimal)
+                   None if strafe is None else min(strafe, defender_size), optimal,
+                   None if air_loss is None else float(air_loss))
 
 
 @dataclass(frozen=True)
@@ -896,6 +911,10 @@ def _objective(retreat: Retreat, a_submerge: str, d_submerge: str, reactions,
     """The battle's Objective (check_objective), after the check of the decisions it
     solves together."""
     submerging = "optimal" in (a_submerge, d_submerge)
+    if submerging and retreat.air_loss is not None:  # (before the message below, pinned)
+        raise BattleInputError(
+            "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
+            "optimal) or none: it cannot be combined with retreat_air_loss")
     if submerging and retreat and not retreat.optimal:
         raise BattleInputError(
             "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
@@ -1111,7 +1130,7 @@ def simulate_form(args: Mapping[str, Any]) -> tuple[BattleForm | dict, RunSpec]:
             f"{', '.join(given)} apply to formula-combat editions only, not to {ruleset.id}")
     retreat = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
                "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
-               "strafe": args["strafe"],
+               "strafe": args["strafe"], "air_loss": args["retreat_air_loss"],
                "optimal": check_retreat_policy(args["retreat_policy"]) == "optimal"}
     form = BattleForm.of(ruleset, **{name: args[name] for name in _FORM_ARGUMENTS},
                          retreat=retreat)
@@ -1229,7 +1248,7 @@ USUAL_DEFAULTS = {name: next(o.default for o in OPTIONS if o.name == name) for n
     "waves", "counterattack", "start_round", "start_step", "hits_on_attacker",
     "hits_on_defender", "bombard_hits", "attacker_waiting", "defender_waiting",
     "retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
-    "kamikaze_targets")}
+    "kamikaze_targets", "retreat_air_loss")}
 
 
 def _usual(args: Mapping[str, Any]) -> bool:

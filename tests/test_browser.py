@@ -1205,6 +1205,29 @@ def test_retreat_below_is_a_percentage_as_the_planners_goal(base, page):
         "retreat when chance of winning < 50%")
 
 
+def test_retreat_air_loss_is_a_percentage_beside_the_other_retreats(base, page):
+    # issue 43 (aacalc2's "retreat when P(losing the air units) passes X"): the Retreat group
+    # takes it in percent, sends the fraction, says it when folded and shows simulate's answer
+    battle = dict(rules="revised", attacker="2 inf 1 ftr", defender="3 inf")
+    page.goto(base + query(**battle, method="exact"))
+    settle(page)
+    unfold(page)
+    field = page.locator("#options details[data-group=Retreat] #opt-retreat_air_loss")
+    assert field.count() == 1
+    with page.expect_request(lambda r: "/api/run" in r.url and r.method == "POST") as asked:
+        page.fill("#opt-retreat_air_loss", "30")
+    assert json.loads(asked.value.post_data)["retreat_air_loss"] == "0.3"
+    settle(page)
+    assert "retreat_air_loss=0.3" in page.url
+    assert page.text_content("#options details[data-group=Retreat] .group-set") == (
+        "retreat when chance of losing every aircraft > 30%")
+    result = battlecalc.simulate(**battle, method="exact", retreat_air_loss=0.3)
+    assert result.retreat > 0.5
+    assert_page_shows(page, result)
+    assert shown_outcomes(page)["retreat"][0] == result.retreat
+    assert "--retreat-air-loss 0.3" in page.text_content("#cli")
+
+
 def test_the_planner_counts_its_search_and_speaks_the_pages_words(base, page):
     page.goto(base + query(rules="1942-2e", kind="plan", defender="6 inf 2 art 1 tank 1 aa",
                            pool="10 inf 5 art 5 tank 4 ftr 2 bmb", seed="1"))

@@ -127,6 +127,14 @@ class CompiledBattle:
         return self.retreat.below
 
     @property
+    def retreat_air_loss(self) -> float | None:
+        """--retreat-air-loss's threshold on the chance of losing every aircraft; None when
+        the policy has none."""
+        if self.retreat is None or self.retreat.air_above == NO_THRESHOLD:
+            return None
+        return self.retreat.air_above
+
+    @property
     def has_partial_retreat(self) -> bool:
         """Some retreat leaves units behind (an amphibious assault's landed units): the
         attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
@@ -560,6 +568,17 @@ def retreat_vector(policy) -> tuple[np.ndarray, float]:
     return vector, below
 
 
+def _has_air(battle, att: Side, n_main: int) -> np.ndarray:
+    """int64[Fa]: 1 where the attacker's state has an aircraft in the battle (its first
+    n_main states, those of the blocks a battle starts in; the stayers' blocks of a partial
+    retreat, where no retreat is decided, 0)."""
+    units = battle.attacker_rules.units
+    air = np.array([units[name].is_air for name in att.unit_names], dtype=bool)
+    has_air = np.zeros(att.n_states, dtype=np.int64)
+    has_air[:n_main] = (att.survivors[:n_main][:, air] > 0).any(axis=1)
+    return has_air
+
+
 def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> CompiledBattle:
     """The battle with its retreat policy as kernel arrays.  A retreat at a state where some
     but not all units may withdraw (an amphibious assault) goes on in a block of its own: the
@@ -595,5 +614,8 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
                att.ipc_lost, att.unit_names, att.split, att.builder)
     vector, below = retreat_vector(battle.retreat)
     retreat = RetreatTables(vector, below, np.zeros((1, 1)), remainder)
+    if battle.retreat.air_loss is not None:
+        retreat = retreat._replace(air_above=float(battle.retreat.air_loss),
+                                   has_air=_has_air(battle, att, n_main))
     return CompiledBattle(att, compiled.defender, compiled.rules, compiled.bombardment, retreat,
                           compiled.sea, hit_eps=compiled.hit_eps)

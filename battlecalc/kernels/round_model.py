@@ -273,8 +273,10 @@ def should_retreat(a, d, rounds, retreat, ast, dst):
     """Whether the attacker withdraws at the end of a round in the state pair (a, d).
 
     rounds: rounds fought so far; retreat: layout.RetreatTables, its policy (RT_* columns,
-    kernels/layout.py) and win-probability threshold `below` against win_value[a, d], the
-    attacker's chance if it fights on.
+    kernels/layout.py), its win-probability threshold `below` against win_value[a, d], the
+    attacker's chance if it fights on, and its air-loss threshold `air_above` against
+    air_value[a, d], the chance that fighting on with no further retreat loses every aircraft
+    (where the attacker has an aircraft left, has_air[a]).
     """
     policy = retreat.policy
     if policy[RT_ACTIVE] == 0 or ast[a, S_MAY_RETREAT] == 0:
@@ -286,6 +288,9 @@ def should_retreat(a, d, rounds, retreat, ast, dst):
     if policy[RT_ONLY_AIR] == 1 and ast[a, S_HAS_LAND] == 0:
         return True
     if policy[RT_STRAFE] != NO_LIMIT and dst[d, S_UNITS] <= policy[RT_STRAFE]:
+        return True
+    if (retreat.air_above != NO_THRESHOLD and retreat.has_air[a] == 1
+            and retreat.air_value[a, d] > retreat.air_above):
         return True
     return retreat.below != NO_THRESHOLD and retreat.win_value[a, d] < retreat.below
 

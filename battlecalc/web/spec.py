@@ -290,6 +290,10 @@ OPTIONS: list[dict[str, Any]] = [
     _field("retreat_below", "Retreat", percent=True,
            help="retreat when the attacker's chance of winning from where the battle stands "
            "is below this (in percent, as the planner's goals; sent as a fraction)"),
+    _field("retreat_air_loss", "Retreat", percent=True,
+           help="retreat when the chance that fighting on to the end, with no further "
+           "retreat, loses every one of the attacker's aircraft is above this (in percent; "
+           "sent as a fraction)"),
     _field("strafe", "Retreat", min=0),
     _field("retreat_policy", "Retreat", choices=["", "optimal"],
            help="optimal: the attacker retreats wherever that is worth more than fighting on "

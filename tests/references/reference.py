@@ -219,7 +219,15 @@ conditions holds:
   fights on from this end-of-round state, itself following the same policy at
   every later end of round, is below P.  Fighting on from a state and rolling
   no hit at all leads back to the same state, where the attacker is taken to
-  make the same choice (fight on) again.
+  make the same choice (fight on) again;
+* ``retreat_air_loss`` X (exact only: ``exact_land``; a Fraction, float or int,
+  a float taken at its exact value) -- the attacker has an aircraft (fighter,
+  bomber) left and the exact probability that the battle, fought on from this
+  end-of-round state with NO retreat at all from here on, ends with none of
+  its aircraft left is above X.  That probability depends on the two armies
+  only (``_ExactSolver.air_loss``: the battle's end states valued 1 without
+  aircraft, 0 with; the rounds in which nobody hits summed as a geometric
+  series).
 
 Partial retreats (only with landing units).  Which of the attacker's units
 may retreat: 1942-2e -- aircraft and overland (``attacker``) units, not the
@@ -966,7 +974,8 @@ class _Setup:
     def __init__(self, edition, attacker, defender, *, heavy_bombers, jets, landing, bombard,
                  combined_bombardment, attacker_ool, defender_ool, keep_land, aa_last,
                  retreat_after, retreat_when_left, retreat_when_only_air, strafe,
-                 retreat_below, attacker_tech=(), defender_tech=(), dice=STANDARD):
+                 retreat_below, attacker_tech=(), defender_tech=(), dice=STANDARD,
+                 retreat_air_loss=None):
         _check_edition(edition)
         self.edition = edition
         # The old switches apply to both sides: each changes only the role it
@@ -1011,6 +1020,13 @@ class _Setup:
                 raise ValueError("retreat_below must not be NaN")
             retreat_below = Fraction(retreat_below)  # exact, also for a float
         self.retreat_below = retreat_below
+        if retreat_air_loss is not None:
+            if isinstance(retreat_air_loss, bool) or not isinstance(retreat_air_loss,
+                                                                    (int, float, Fraction)):
+                raise ValueError(f"retreat_air_loss must be a number or None, not "
+                                 f"{retreat_air_loss!r}")
+            retreat_air_loss = Fraction(retreat_air_loss)  # exact, also for a float
+        self.retreat_air_loss = retreat_air_loss
         # Rounds fought only matter up to `last_round_key`: 0 (no round yet:
         # never retreat) versus >= 1, and with retreat_after R also whether R
         # rounds have been fought (retreat_after 0 acts like 1).
@@ -1114,12 +1130,14 @@ class _Setup:
             return True
         return False
 
-    def retreats(self, att, dfn, rounds, win_if_fighting_on):
+    def retreats(self, att, dfn, rounds, win_if_fighting_on, air_loss_if_fighting_on=None):
         """Does the attacker retreat at the end of round `rounds` (>= 1) in a
         state where the battle is not over (and no partial retreat has taken
         place yet)?  `win_if_fighting_on()` gives the exact probability that
         it wins if it fights on without retreating now (asked only when
-        retreat_below decides).
+        retreat_below decides); `air_loss_if_fighting_on()` the exact
+        probability that fighting on with no retreat at all loses every
+        aircraft (asked only when retreat_air_loss decides).
 
         Returns None (no retreat: none of its units may retreat, or no
         condition holds) or (stay, go) from `retreat_split`: `go` withdraws;
@@ -1132,6 +1150,10 @@ class _Setup:
         if not _has_units(self.edition, go):
             return None  # nothing may retreat: fight on, check again next round
         if self.retreat_triggered(att, dfn, rounds):
+            return stay, go
+        if (self.retreat_air_loss is not None
+                and any(att[_idx(u)] for u in AIRCRAFT)
+                and air_loss_if_fighting_on() > self.retreat_air_loss):
             return stay, go
         if self.retreat_below is not None and win_if_fighting_on() < self.retreat_below:
             return stay, go
@@ -1296,6 +1318,24 @@ class _ExactSolver:
         self.s = setup
         self.node_memo = {}
         self.fight_memo = {}
+        self.air_memo = {}
+
+    def air_loss(self, att, dfn):
+        """The probability that the battle fought on from the end-of-round state
+        (att, dfn), with no retreat at all, ends with none of the attacker's
+        aircraft left (retreat_air_loss)."""
+        key = (att, dfn)
+        if key in self.air_memo:
+            return self.air_memo[key]
+        if self.s.classify(att, dfn) is not None:  # over: are the aircraft gone?
+            value = Fraction(1 if not any(att[_idx(u)] for u in AIRCRAFT) else 0)
+        else:
+            trans = self.round_transitions(att, dfn)
+            q = trans.pop((att, dfn), Fraction(0))  # nobody hits: the same state again
+            value = sum((p * self.air_loss(a2, d2) for (a2, d2), p in trans.items()),
+                        Fraction(0)) / (1 - q)
+        self.air_memo[key] = value
+        return value
 
     def terminal_vector(self, outcome, att, dfn, withdrawn=None):
         """`att`: the attacker's units still fighting (they decide takes_territory);
@@ -1335,7 +1375,8 @@ class _ExactSolver:
         outcome = s.classify(att, dfn)
         split = None
         if outcome is None and withdrawn is None:
-            split = s.retreats(att, dfn, rounds, lambda: self.fight(att, dfn, rounds)[WIN])
+            split = s.retreats(att, dfn, rounds, lambda: self.fight(att, dfn, rounds)[WIN],
+                               lambda: self.air_loss(att, dfn))
         if outcome is not None:
             vec = self.terminal_vector(outcome, att, dfn, withdrawn)
         elif split is not None and not _has_units(s.edition, split[0]):
@@ -1434,7 +1475,7 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
                attacker_ool=None, defender_ool=None, keep_land=0, aa_last=False,
                retreat_after=None, retreat_when_left=None, retreat_when_only_air=False,
                strafe=None, retreat_below=None, attacker_tech=(), defender_tech=(),
-               dice=STANDARD):
+               dice=STANDARD, retreat_air_loss=None):
     """Exact land-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
@@ -1457,7 +1498,8 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
                    retreat_when_left=retreat_when_left,
                    retreat_when_only_air=retreat_when_only_air, strafe=strafe,
                    retreat_below=retreat_below, attacker_tech=attacker_tech,
-                   defender_tech=defender_tech, dice=dice)
+                   defender_tech=defender_tech, dice=dice,
+                   retreat_air_loss=retreat_air_loss)
     total = _ExactSolver(setup).total()
     n = len(UNITS)
     att_final = tuple(total[ATT_AT + i] for i in range(n))
