@@ -273,12 +273,12 @@ def test_the_command_line_takes_it_as_simulate_does(invoke):
     table = invoke("run", "--rules", "1942-2e", "-a", "2 inf 1 ftr", "-d", "3 inf 1 aa",
                    "--die-law", "0.3,0.2,0.2,0.1,0.1,0.1", "--method", "exact")
     assert "biased die: faces 1, 2, ... come up with chances 3/10, 1/5, 1/5" in table.stdout
-
-
-def test_without_it_the_answer_has_no_die_law_key():
-    plain = battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf",
-                                method="exact")
-    assert "die_law" not in plain.to_dict() and "die_law" not in plain.to_frame().columns
+    # without it, no die_law key (answers and CSV headers as they were)
+    plain = invoke("run", "--rules", "1942-2e", "-a", "2 inf 1 ftr", "-d", "3 inf 1 aa",
+                   "--method", "exact", "--format", "csv")
+    assert "die_law" not in plain.stdout.splitlines()[0] and "die_law" in invoke(
+        "run", "--rules", "1942-2e", "-a", "2 inf 1 ftr", "-d", "3 inf 1 aa", "--method",
+        "exact", "--format", "csv", "--die-law", FAIR).stdout.splitlines()[0]
 
 
 # --- refused ----------------------------------------------------------------------------------
@@ -400,3 +400,24 @@ def test_the_web_api_answers_as_the_command_line_and_refuses_with_400(invoke):
         assert data["expected_damage"] == battlecalc.raid(
             rules="revised", attacker="2 bomber", target_value=10, aa=True,
             die_law=text(LOW)).expected_damage
+
+
+def test_kamikaze_strikes_roll_the_biased_die():
+    # 1940-2e: a token hits on 1-2, on LOW 1/3 + 1/4 = 7/12; two tokens on a battleship (two
+    # hit points) sink it with (7/12)^2, damage it with 2 (7/12)(5/12)
+    from battlecalc.reactions import after_strikes
+    from battlecalc.rules import load_rules
+
+    ruleset = load_rules("1940-2e").with_die_law(read_die_law(text(LOW)))
+    fates = dict((tuple(sorted(force.items())), p) for p, force in after_strikes(
+        ruleset, {"battleship": 1, "cruiser": 1}, (("battleship", 2), ("cruiser", 1)), False))
+    p = F(7, 12)
+    assert fates[(("cruiser", 1),)] == pytest.approx(float((1 - p) * p * p), rel=1e-15)
+    assert fates[(("battleship", 1), ("cruiser", 1))] == pytest.approx(
+        float((1 - p) ** 2 * (1 - p)), rel=1e-15)
+    assert fates[(("cruiser", 1), ("damaged_battleship", 1))] == pytest.approx(
+        float(2 * p * (1 - p) * (1 - p)), rel=1e-15)
+    battle = dict(rules="1940-2e", sea=True, attacker="1 bb 1 ca", defender="2 dd",
+                  kamikaze=2, kamikaze_targets="battleship:2", method="exact")
+    assert battlecalc.simulate(**battle, die_law=text(LOW)).attacker_win != \
+        battlecalc.simulate(**battle).attacker_win
