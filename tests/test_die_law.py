@@ -421,3 +421,25 @@ def test_kamikaze_strikes_roll_the_biased_die():
                   kamikaze=2, kamikaze_targets="battleship:2", method="exact")
     assert battlecalc.simulate(**battle, die_law=text(LOW)).attacker_win != \
         battlecalc.simulate(**battle).attacker_win
+
+
+def test_later_waves_and_the_counter_attack_roll_the_same_die():
+    # on a die whose face 1 never comes up an infantry attacks in vain: wave 1 (1 inf v 1 inf)
+    # is lost for sure, wave 2 (1 tank) fights the infantry left as a battle of its own, and
+    # the counter-attack of 1 infantry on the tank never retakes the territory
+    law = text(NO_ONES)
+    result = battlecalc.simulate(rules="revised", attacker="1 inf", defender="1 inf",
+                                 waves=["1 tank"], counterattack="1 inf", method="exact",
+                                 die_law=law)
+    first, second = result.waves
+    assert first["defender_win"] == pytest.approx(1.0, abs=1e-15)
+    alone = battlecalc.simulate(rules="revised", attacker="1 tank", defender="1 inf",
+                                method="exact", die_law=law)
+    assert second["attacker_win"] == pytest.approx(alone.attacker_win, abs=1e-15)
+    assert result.counterattack["retakes"] == 0.0
+    assert result.holds == pytest.approx(alone.attacker_win, abs=1e-15)
+    assert result.to_dict()["die_law"] == law
+    fair = dict(rules="revised", attacker="3 inf 1 tank", defender="4 inf",
+                waves=["2 inf 2 tank"], counterattack="3 inf 1 tank", method="exact")
+    plain, given = battlecalc.simulate(**fair), battlecalc.simulate(**fair, die_law=FAIR)
+    assert _answers(given) == _answers(plain)
