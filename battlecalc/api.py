@@ -84,7 +84,7 @@ def _kept_battle(arguments: dict, found: KeptBattle | None = None) -> KeptBattle
     formula = isinstance(battle, FormulaSpec)
     # (a battle with reactions is a battle for each choice: battlecalc.reactions compiles them)
     compiled = None if formula or battle.reactions else compile_battle(battle)
-    kept = KeptBattle(battle.ruleset if formula else battle.rules, battle, run, compiled)
+    kept = KeptBattle(battle.ruleset if formula else battle.rules.fair, battle, run, compiled)
     # kept only where checking warned of nothing (a kept battle would not warn again)
     if key is not None and warnings_issued() == warned and (
             compiled is None
@@ -187,6 +187,7 @@ def simulate(
     kamikaze: int | None = None,
     kamikaze_targets: str | list[str] | None = None,
     retreat_air_loss: float | None = None,
+    die_law: str | Iterable | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -211,7 +212,9 @@ def simulate(
     further retreat, loses every one of its aircraft is above P, docs/rules.md);
     rounds_distribution: the exact solver also computes the law of the number of rounds
     (Monte Carlo always does); dice: ``"standard"`` or ``"low_luck"`` (each fire
-    step's strength in sure hits, one die for the remainder).  Flags must be bools and counts
+    step's strength in sure hits, one die for the remainder); die_law: a biased die, the
+    exact chances of its faces 1..6 summing to 1 (``"1/4,1/6,1/6,1/6,1/6,1/12"`` or a list
+    of fractions or decimals: docs/rules.md, not with low luck).  Flags must be bools and counts
     whole numbers; every bad argument raises BattleInputError before anything runs
     (battlecalc.spec).  waves:
     further waves on the defender's survivors, and counterattack: the defender side's
@@ -255,12 +258,12 @@ def simulate(
              and attacker_waiting is None and defender_waiting is None
              and retreat_policy is None and optimize is None and territory_value is None
              and scramble_from is None and scramble is None and kamikaze is None
-             and kamikaze_targets is None and retreat_air_loss is None)
+             and kamikaze_targets is None and retreat_air_loss is None and die_law is None)
     if not usual:
         values += (waves, counterattack, start_round, start_step, hits_on_attacker,
                    hits_on_defender, bombard_hits, attacker_waiting, defender_waiting,
                    retreat_policy, optimize, territory_value, scramble_from, scramble, kamikaze,
-                   kamikaze_targets, retreat_air_loss)
+                   kamikaze_targets, retreat_air_loss, die_law)
     kept = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
@@ -278,7 +281,7 @@ def simulate(
                       type(attacker_waiting), type(defender_waiting), type(retreat_policy),
                       type(optimize), type(territory_value), type(scramble_from),
                       type(scramble), type(kamikaze), type(kamikaze_targets),
-                      type(retreat_air_loss))
+                      type(retreat_air_loss), type(die_law))
         try:
             kept = _kept.get((kinds, values))
         except TypeError:

@@ -375,7 +375,7 @@ output_option = click.option(
 RUN_SECTIONS = (
     ("Edition and armies", ("rules", "rules_file", "attacker", "defender", "sea",
                             "attacker_tech", "defender_tech")),
-    ("Method", ("method", "dice", "trials", "seed", "threads")),
+    ("Method", ("method", "dice", "die_law", "trials", "seed", "threads")),
     ("Policies: orders of losses, retreats, submerging",
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "retreat_air_loss",
@@ -535,7 +535,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
 RAID_SECTIONS = (
     ("Edition, raiders and target", ("rules", "rules_file", "attacker", "defender",
                                      "target_value", "facility", "aa", "attacker_tech",
-                                     "defender_tech", "attacker_ool", "dice")),
+                                     "defender_tech", "attacker_ool", "dice", "die_law")),
     ("A raid in progress", ("start_step", "hits_on_attacker")),
     ("Method", ("method", "trials", "seed", "threads")),
     ("Output", ("fmt", "distribution", "output")),
@@ -561,7 +561,8 @@ RAID_SECTIONS = (
               "rolled, --hits-on-attacker hits to take) or bombing (the AA over).")
 @click.option("--hits-on-attacker", type=int, default=0, metavar="N",
               help="The AA's hits on the bombers, not yet taken (--start-step aa_casualties).")
-@_table_options("attacker_tech", "defender_tech", "attacker_ool", "dice", *METHOD_OPTIONS,
+@_table_options("attacker_tech", "defender_tech", "attacker_ool", "dice", "die_law",
+                *METHOD_OPTIONS,
                 attacker_tech={"help": "Attacker technologies, comma separated "
                                "(heavy_bombers, jets, ...)."},
                 defender_tech={"help": "Defender technologies (jets, radar, ...)."},
@@ -576,8 +577,8 @@ RAID_SECTIONS = (
 @output_option
 @click.pass_context
 def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, start_step,
-         hits_on_attacker, attacker_tech, defender_tech, attacker_ool, dice, method, trials,
-         seed, threads, distribution, fmt, output):
+         hits_on_attacker, attacker_tech, defender_tech, attacker_ool, dice, die_law, method,
+         trials, seed, threads, distribution, fmt, output):
     """Odds of a strategic bombing raid: the damage dealt and the units each side loses."""
     ruleset = _ruleset(rules, rules_file)
     if distribution and fmt != "csv":
@@ -596,7 +597,7 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
             target_value=target_value, facility=facility, aa=aa, trials=trials, seed=seed,
             method=method, attacker_tech=attacker_tech, defender_tech=defender_tech,
             attacker_ool=attacker_ool, dice=dice, progress=progress, start_step=start_step,
-            hits_on_attacker=hits_on_attacker)
+            hits_on_attacker=hits_on_attacker, die_law=die_law)
     except BattleInputError as exc:
         _fail(exc)
     finally:
@@ -874,7 +875,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
 
 GAME_SECTIONS = (
     ("Save and edition", ("save", "rules", "rules_file", "territory", "attack", "show_all")),
-    ("Method", ("method", "dice", "trials", "seed")),
+    ("Method", ("method", "dice", "die_law", "trials", "seed")),
     ("Policies: orders of losses, retreats, submerging",
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "retreat_air_loss",

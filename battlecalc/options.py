@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .die_law import read_die_law
 from .errors import BattleInputError, quoted
 
 METHODS = ("auto", "exact", "mc")
@@ -65,7 +66,7 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 # kinds: how a value is read and checked
 KINDS = ("edition", "army", "armies", "bool", "int", "trials", "float", "choice", "techs",
-         "order", "exchanges", "callable")
+         "order", "exchanges", "callable", "die_law")
 
 
 @dataclass(frozen=True)
@@ -225,6 +226,10 @@ OPTIONS: tuple[Option, ...] = (
             choices=DICE_MODELS,
             help="Dice: every die rolled, or low luck (each fire step's strength gives sure "
             "hits, one die rolls for the rest)."),
+    _option("die_law", "die_law", applies=DICE_KINDS, label="biased die (faces 1-6)",
+            help='A biased die: the chances of its faces 1..6, exact fractions or decimals '
+            'summing to 1, e.g. "1/4,1/6,1/6,1/6,1/6,1/12" (a unit of value v hits on faces '
+            "1..v; not with low luck)."),
     # a battle that starts where it stands (a save in progress; battlecalc.spec.Start)
     _option("start_round", "int", 1, applies=DICE_KINDS, lo=1, hi=1000, battle=False,
             carried=False, label="starts in round",
@@ -469,6 +474,8 @@ def read(opt: Option | str, value: Any) -> Any:
         return _text_or_list(name, value, "text or a list of technology names")
     if kind == "order":
         return _text_or_list(name, value, "text or a list of unit names")
+    if kind == "die_law":
+        return read_die_law(value)
     if kind == "edition":
         if isinstance(value, str):
             return value.strip()

@@ -251,7 +251,7 @@ def after_strikes(ruleset, attacker: dict[str, int], allocation: tuple, low_luck
     """The law of the attacker's force after the strikes of `allocation`: [(probability,
     {unit: count})], each force once, in the order first met."""
     law = {tuple(attacker.items()): 1.0}
-    units, hit, die = ruleset.units, ruleset.flags["kamikaze"], ruleset.die_size
+    units, hit, die = ruleset.units, ruleset.flags["kamikaze"], ruleset.die  # (Ruleset.die)
     for name, tokens in allocation:
         fates = strike_law(units[name], tokens, hit, die, low_luck)
         new: dict[tuple, float] = {}

@@ -59,6 +59,7 @@ import numpy as np
 
 from . import api
 from .army import format_army, parse_army
+from .die_law import read_die_law
 from .errors import BattleInputError
 from .options import FORMULA_OPTIONS, OPTIONS
 from .results import PRUNED_SHOWN, Z95, Result, SideLaw, _frame, csv_text, proportion_statistics
@@ -80,8 +81,9 @@ TOL = 1e-9  # a survivor law's "nobody left" mass this close to the taken mass i
 _FIRST_WAVE_ONLY = {o.name: o.default for o in OPTIONS
                     if not o.carried and o.name not in ("attacker", "defender", "trials", "seed")}
 # a counter-attack is fought by the defender's side with default orders and no retreat: every
-# dice option back to its default but the dice themselves (a low-luck game stays low luck)
-_COUNTER_DEFAULTS = {k: v for k, v in DICE_ONLY.items() if k != "dice"}
+# dice option back to its default but the dice themselves (a low-luck game stays low luck, a
+# biased die stays biased)
+_COUNTER_DEFAULTS = {k: v for k, v in DICE_ONLY.items() if k not in ("dice", "die_law")}
 COUNTER_KEYS = ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "defender_ipc_loss")
 
 
@@ -138,6 +140,7 @@ class WavesResult:
     # each {((unit, count), ...): probability} (occupiers, defenders_left read them)
     taken_law: dict = field(default_factory=dict, repr=False)
     holding_law: dict = field(default_factory=dict, repr=False)
+    die_law: str | None = field(default=None, repr=False)  # a biased die (DieLaw.text)
 
     @property
     def occupiers(self) -> list[tuple[dict[str, int], float]]:
@@ -175,6 +178,8 @@ class WavesResult:
             "solves": self.solves,
             "pruned": self.pruned,
             "elapsed_s": self.elapsed_s,
+            # (where given only: the answers of every sequence without it stay as they were)
+            **({"die_law": self.die_law} if self.die_law else {}),
         }
 
     def to_json(self) -> str:
@@ -218,6 +223,9 @@ class WavesResult:
                f"seed {self.seed})")
         lines = [head, f"method: {how}   ({self.elapsed_s:.3f} s, {self.solves} battles solved)",
                  ""]
+        if self.die_law:
+            lines.insert(1, "biased die: faces 1, 2, ... come up with chances "
+                         + self.die_law.replace(",", ", "))
         cols = [("sent", "sent"), ("attacker_win", "att wins"), ("defender_win", "def wins"),
                 ("draw", "draw")]
         if any(w["retreat"] for w in self.waves):
@@ -688,7 +696,14 @@ def _sequence(waves, counterattack, solve, check, options: dict):
                                              "holds": holds}),
         solves=solver.solves, pruned=chain.pruned, elapsed_s=time.perf_counter() - started,
         all_units=tuple(ruleset.units), taken_law=chain.taken, holding_law=chain.open_states,
+        die_law=_die_law_text(options.get("die_law"), ruleset),
     )
+
+
+def _die_law_text(value, ruleset: Ruleset) -> str | None:
+    """The sequence's die law as its results give it (its battles have checked it)."""
+    law = read_die_law(value, ruleset.die_size)
+    return None if law is None else law.text()
 
 
 # battlecalc.simulate: api.simulate, which solves a sequence of battles (waves, a counter-

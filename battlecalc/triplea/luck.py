@@ -209,7 +209,11 @@ def luck_totals(battles: list[dict]) -> dict[str, float]:
 
 
 def read_luck(path, *, rules=None) -> Luck:
-    """The dice and battles of the save's history, and each battle's luck."""
+    """The dice and battles of the save's history, and each battle's luck (against the laws of
+    TripleA's dice, which are fair: a ruleset with a die law is refused)."""
+    if getattr(rules, "die_law", None) is not None:
+        raise BattleInputError(
+            "a save's luck is measured against TripleA's dice, which are fair: no die_law")
     from ..api import simulate
     from ..rules import load_rules
     from .game import edition_of

@@ -271,6 +271,12 @@ first-strike units in their own step even when a destroyer cancels the
 surprise strike); air and ships with the same target set fire as one group
 (e.g. when the enemy has no submarines); a kind with no target does not
 fire.
+
+Biased dice (``die_law``, exact only, standard dice only): six Fractions p_1
+.. p_6 in [0, 1] summing to 1, face k shown with probability p_k; a die of
+value v hits with probability p_1 + ... + p_v, best-of-k with 1 - (1 -
+that)**k.  Every face's probability must be positive here (a unit of value
+v > 0 always has a chance to hit, as the fair die gives it).
 """
 
 from __future__ import annotations
@@ -418,6 +424,7 @@ class Setup:
     techs: tuple  # (attacker's, defender's) frozensets of technology names
     policy: tuple  # (attacker, defender)
     dice: str = STANDARD
+    faces: tuple | None = None  # a die law: the six Fractions of faces 1..6 (None: fair)
 
 
 # A battle state is a pair (units, submerged):
@@ -792,8 +799,15 @@ def _techs_of(edition, names, legacy=()):
 
 def _make_setup(edition, attacker_submerge, defender_submerge,
                 attacker_super_subs, defender_super_subs,
-                attacker_tech=(), defender_tech=(), dice=STANDARD):
+                attacker_tech=(), defender_tech=(), dice=STANDARD, die_law=None):
     _check_edition(edition)
+    faces = None
+    if die_law is not None:
+        faces = tuple(Fraction(p) for p in die_law)
+        if len(faces) != 6 or any(not 0 < p <= 1 for p in faces) or sum(faces) != 1 \
+                or dice != STANDARD:
+            raise ValueError(f"a die law is six positive probabilities summing to 1 "
+                             f"(standard dice), not {die_law!r}")
     _check_policy(attacker_submerge)
     _check_policy(defender_submerge)
     if MODEL[edition] == "classic" and (attacker_submerge, defender_submerge) != ("never",
@@ -807,6 +821,7 @@ def _make_setup(edition, attacker_submerge, defender_submerge,
                _techs_of(edition, defender_tech, ["super_subs"] if defender_super_subs else [])),
         policy=(attacker_submerge, defender_submerge),
         dice=dice,
+        faces=faces,
     )
 
 
@@ -893,10 +908,11 @@ def _fire_groups(setup, side, counts):
     groups = []
     for u, n, v, dice, best in _fire_units(setup, side, counts):
         kind = HIT_KINDS.index(_hit_kind(u))
+        p = Fraction(v, 6) if setup.faces is None else sum(setup.faces[:v], Fraction(0))
         if dice > 1 and best:
-            groups.append((kind, n, 1 - (1 - Fraction(v, 6)) ** dice))
+            groups.append((kind, n, 1 - (1 - p) ** dice))
         else:
-            groups.append((kind, n * dice, Fraction(v, 6)))
+            groups.append((kind, n * dice, p))
     return groups
 
 
@@ -1064,7 +1080,7 @@ def _round_classic_exact(setup, state):
 def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
               defender_submerge="never", attacker_super_subs=False,
               defender_super_subs=False, attacker_tech=(), defender_tech=(),
-              dice=STANDARD):
+              dice=STANDARD, die_law=None):
     """Exact sea-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
@@ -1075,7 +1091,7 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
     """
     setup = _make_setup(edition, attacker_submerge, defender_submerge,
                         attacker_super_subs, defender_super_subs,
-                        attacker_tech, defender_tech, dice)
+                        attacker_tech, defender_tech, dice, die_law)
     att0 = _to_counts(edition, attacker)
     dfn0 = _to_counts(edition, defender)
     n = len(UNITS)
