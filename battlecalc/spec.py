@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from . import options as options_module
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
+from .die_law import DieLaw, read_die_law
 from .errors import QUOTE_LIMIT, BattleInputError, quoted, warn_input
 from .options import (  # noqa: F401  (re-exported: the public constants)
     DEFAULT_TRIALS,
@@ -28,6 +29,7 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     FLIP_RULES,
     FORMULA_OPTIONS,
     LAND_STEPS,
+    MAX_TERRITORY_VALUE,
     METHODS,
     OBJECTIVES,
     OPTIONS,
@@ -110,6 +112,18 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise BattleInputError(f"{name} must be one of {', '.join(choices)}, got {quoted(value)}")
     return value
+
+
+def check_die_law(value: Any, ruleset: Ruleset, dice: str = "standard") -> DieLaw | None:
+    """A biased die (battlecalc.die_law: text or a list of the chances of the edition's
+    die_size faces, exact, summing to 1) or None; refused with low luck, which has no die law
+    (docs/rules.md)."""
+    law = read_die_law(value, ruleset.die_size)
+    if law is not None and dice == "low_luck":
+        raise BattleInputError(
+            "die_law cannot be combined with dice low_luck: low luck scores sure hits by the "
+            "strength of the fire and rolls the edition's fair die for the rest")
+    return law
 
 
 def army_counts(value: Army, ruleset: Ruleset, side: str) -> dict[str, int]:
@@ -242,8 +256,11 @@ class Retreat:
     """When the attacker withdraws at the end of a round (unset: never): after round `after`,
     with `when_left` or fewer of its units left, once only aircraft are left (`only_air`, land
     battles), once its exact chance of winning is below `below`, or once the defender has
-    `strafe` or fewer units left; or `optimal`: wherever withdrawing is worth more than
-    fighting on, by the battle's objective (Battle.objective), found by backward induction."""
+    `strafe` or fewer units left, or once the exact chance that fighting on with no further
+    retreat loses every one of its aircraft is above `air_loss` (an attacker with no aircraft
+    left never retreats by it; docs/rules.md); or `optimal`: wherever withdrawing is worth
+    more than fighting on, by the battle's objective (Battle.objective), found by backward
+    induction."""
 
     after: int | None = None
     when_left: int | None = None
@@ -251,18 +268,20 @@ class Retreat:
     below: float | None = None
     strafe: int | None = None
     optimal: bool = False
+    air_loss: float | None = None
 
     def __bool__(self) -> bool:
         if self is _NO_RETREAT:  # (the common case: a battle with no policy)
             return False
         return self.optimal or any(
             v is not None and v is not False
-            for v in (self.after, self.when_left, self.only_air, self.below, self.strafe))
+            for v in (self.after, self.when_left, self.only_air, self.below, self.strafe,
+                      self.air_loss))
 
 
 SEA_OBJECTIVES = ("tuv", "win")
 FIXED_RETREATS = ("retreat_after", "retreat_when_left", "retreat_when_only_air", "retreat_below",
-                  "strafe")
+                  "strafe", "retreat_air_loss")
 
 
 @dataclass(frozen=True)
@@ -306,7 +325,8 @@ def check_objective(optimize: Any, territory_value: Any, sea: bool,
     where a decision is solved), or None where the battle decides nothing (decides False: no
     optimal retreat, submerging, scramble or kamikaze); BattleInputError where they cannot
     apply."""
-    value = 0 if territory_value is None else check_int("territory_value", territory_value, 0)
+    value = 0 if territory_value is None else check_int("territory_value", territory_value, 0,
+                                                        MAX_TERRITORY_VALUE)
     if optimize is not None:
         check_choice("optimize", optimize, OBJECTIVES)
     if not decides:
@@ -329,12 +349,12 @@ def check_objective(optimize: Any, territory_value: Any, sea: bool,
 
 def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: int,
                   defender_size: int) -> Retreat:
-    """A Retreat from ``{after, when_left, only_air, below, strafe, optimal}`` (None:
-    unset)."""
+    """A Retreat from ``{after, when_left, only_air, below, strafe, optimal, air_loss}``
+    (None: unset)."""
     if type(retreat) is dict and retreat.get("after") is None \
             and retreat.get("when_left") is None and retreat.get("only_air") is False \
             and retreat.get("below") is None and retreat.get("strafe") is None \
-            and retreat.get("optimal") is False \
+            and retreat.get("optimal") is False and retreat.get("air_loss") is None \
             and len(retreat) == len(_RETREAT_FIELDS) and set(retreat) == _RETREAT_FIELDS:
         return _NO_RETREAT  # (no policy: the common case, without the checks below)
     if isinstance(retreat, Retreat):
@@ -360,15 +380,25 @@ def check_retreat(retreat: Mapping | Retreat | None, sea: bool, attacker_size: i
                 f"retreat_below must be a probability in (0, 1], got {quoted(below)}")
         if after:
             raise BattleInputError("retreat_below cannot be combined with retreat_after")
+    air_loss = policy.get("air_loss")
+    if air_loss is not None and (is_bool(air_loss) or not isinstance(air_loss, numbers.Real)
+                                 or not 0 < air_loss <= 1):
+        raise BattleInputError(
+            f"retreat_air_loss must be a probability in (0, 1], got {quoted(air_loss)}")
     optimal = check_flag("optimal retreat", policy.get("optimal", False))
     if optimal and (after is not None or left is not None or only_air or below is not None
                     or strafe is not None):
         raise BattleInputError(
             "retreat_policy optimal decides every retreat: it cannot be combined with "
             "retreat_after, retreat_when_left, retreat_when_only_air, retreat_below or strafe")
+    if optimal and air_loss is not None:  # (a message of its own: the one above is pinned)
+        raise BattleInputError(
+            "retreat_policy optimal decides every retreat: it cannot be combined with "
+            "retreat_air_loss")
     return Retreat(after, None if left is None else min(left, attacker_size), only_air,
                    None if below is None else float(below),
-                   None if strafe is None else min(strafe, defender_size), optimal)
+                   None if strafe is None else min(strafe, defender_size), optimal,
+                   None if air_loss is None else float(air_loss))
 
 
 @dataclass(frozen=True)
@@ -609,13 +639,14 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                 attacker_waiting: Army = None, defender_waiting: Army = None,
                 optimize: str | None = None, territory_value: int | None = None,
                 scramble_from: Army = None, scramble: Army = None, kamikaze: int | None = None,
-                kamikaze_targets: Any = None) -> Battle:
+                kamikaze_targets: Any = None, die_law: Any = None) -> Battle:
     """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
 
     rules: an edition id, a Ruleset or the path of an edition file.  An amphibious assault is a
     land battle with `landing` (land units from transports, on top of the overland `attacker`)
     and optionally `bombard` (ships bombarding in round 1).  dice: "standard" or "low_luck"
-    ("low-luck" too).  start_round .. defender_waiting: where the battle starts (Start).
+    ("low-luck" too); die_law: a biased die (check_die_law).  start_round ..
+    defender_waiting: where the battle starts (Start).
     (The options checked once into a BattleForm, then the armies: BattleForm.battle.)
     """
     return BattleForm.of(
@@ -623,7 +654,7 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
         bombard, attacker_ool, defender_ool, keep_land, aa_last, retreat, dice, start_round,
         start_step, hits_on_attacker, hits_on_defender, bombard_hits, attacker_waiting,
         defender_waiting, optimize, territory_value, scramble_from, scramble, kamikaze,
-        kamikaze_targets).battle(attacker, defender)
+        kamikaze_targets, die_law).battle(attacker, defender)
 
 
 # make_battle's checks, in order: those before the armies are read, then these (a check of the
@@ -693,11 +724,16 @@ class BattleForm:
            dice="standard", start_round=1, start_step="start", hits_on_attacker=0,
            hits_on_defender=0, bombard_hits=0, attacker_waiting=None, defender_waiting=None,
            optimize=None, territory_value=None, scramble_from=None, scramble=None,
-           kamikaze=None, kamikaze_targets=None) -> BattleForm:
+           kamikaze=None, kamikaze_targets=None, die_law=None) -> BattleForm:
         """The form of make_battle's arguments but the armies (make_battle's)."""
         ruleset = load_rules(rules)
         dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
                             DICE_MODELS)
+        if die_law is not None:
+            # (the battle's rules are the edition played with that die: Ruleset.die)
+            ruleset = ruleset.with_die_law(check_die_law(die_law, ruleset, dice))
+        elif ruleset.die_law is not None:  # (a Ruleset given with its die)
+            check_die_law(ruleset.die_law, ruleset, dice)
         sea = check_flag("sea", sea)
         a_tech = check_techs(attacker_tech, "attacker")
         d_tech = check_techs(defender_tech, "defender")
@@ -894,6 +930,10 @@ def _objective(retreat: Retreat, a_submerge: str, d_submerge: str, reactions,
     """The battle's Objective (check_objective), after the check of the decisions it
     solves together."""
     submerging = "optimal" in (a_submerge, d_submerge)
+    if submerging and retreat.air_loss is not None:  # (before the message below, pinned)
+        raise BattleInputError(
+            "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
+            "optimal) or none: it cannot be combined with retreat_air_loss")
     if submerging and retreat and not retreat.optimal:
         raise BattleInputError(
             "optimal submerging is solved with the attacker's retreat optimal (retreat_policy "
@@ -1109,7 +1149,7 @@ def simulate_form(args: Mapping[str, Any]) -> tuple[BattleForm | dict, RunSpec]:
             f"{', '.join(given)} apply to formula-combat editions only, not to {ruleset.id}")
     retreat = {"after": args["retreat_after"], "when_left": args["retreat_when_left"],
                "only_air": args["retreat_when_only_air"], "below": args["retreat_below"],
-               "strafe": args["strafe"],
+               "strafe": args["strafe"], "air_loss": args["retreat_air_loss"],
                "optimal": check_retreat_policy(args["retreat_policy"]) == "optimal"}
     form = BattleForm.of(ruleset, **{name: args[name] for name in _FORM_ARGUMENTS},
                          retreat=retreat)
@@ -1227,7 +1267,7 @@ USUAL_DEFAULTS = {name: next(o.default for o in OPTIONS if o.name == name) for n
     "waves", "counterattack", "start_round", "start_step", "hits_on_attacker",
     "hits_on_defender", "bombard_hits", "attacker_waiting", "defender_waiting",
     "retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
-    "kamikaze_targets")}
+    "kamikaze_targets", "retreat_air_loss", "die_law")}
 
 
 def _usual(args: Mapping[str, Any]) -> bool:

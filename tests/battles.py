@@ -9,7 +9,7 @@
   exact one, each with its flags (reference: an independent reference solves it; sea; slow).
 * Any battle (any_battles(seed, n)): random battles of every kind and option, some refused,
   which every surface (solve_many and sweep, the command line, the web API) must answer as
-  simulate does.
+  simulate does; air_loss_battles(seed, n), the same with --retreat-air-loss on each.
 
 Random lists are functions (drawn on first use, then kept), so that importing the catalogue
 builds nothing big.
@@ -117,6 +117,17 @@ def any_battles(seed: int, n: int) -> list[dict]:
             battle.update(trials=2000, seed=battle.get("seed", rng.randint(1, 99)))
         out.append(battle)
     return out
+
+
+def air_loss_battles(seed: int, n: int) -> list[dict]:
+    """n random battles as any_battles(seed, n) draws them, each with retreat_air_loss (at 0.1,
+    0.4 or 0.8) on top of its options (some refused: with retreat_policy optimal, optimal
+    submerging): --retreat-air-loss on every kind of battle, which every surface must answer
+    as simulate does.  (A list of its own: any_battles' draws, and the golden cases made of
+    them, stay as they were.)"""
+    rng = random.Random(seed + 1)
+    return [{**battle, "retreat_air_loss": rng.choice([0.1, 0.4, 0.8])}
+            for battle in any_battles(seed, n)]
 
 
 def land(edition, attacker, defender, **options):

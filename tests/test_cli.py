@@ -522,17 +522,21 @@ def _run_args(battle: dict) -> list[str]:
     return [*args, "--format", "json"]
 
 
-def test_run_answers_any_battle_as_simulate_does():
+@pytest.mark.parametrize(("given", "least"), [
+    (lambda: battles.any_battles(2026_12_02, 120), 60),
+    (lambda: battles.air_loss_battles(2026_12_05, 30), 12)], ids=["any", "air-loss"])
+def test_run_answers_any_battle_as_simulate_does(given, least):
     """`run` gives simulate's answer, or exit status 2 where simulate refuses the battle, for
-    random battles of every kind and option (tests/battles.py's any_battles; those with
-    the law of rounds, which has no flag, left out)."""
+    random battles of every kind and option (tests/battles.py's any_battles, and
+    air_loss_battles: --retreat-air-loss on each; those with the law of rounds, which has no
+    flag, left out)."""
     import warnings
 
     import battlecalc
     from battlecalc import BattleInputError
 
     answered = 0
-    for battle in battles.any_battles(2026_12_02, 120):
+    for battle in given():
         if battle.get("rounds_distribution"):
             continue
         result = invoke(*_run_args(battle))
@@ -548,5 +552,5 @@ def test_run_answers_any_battle_as_simulate_does():
         for key in ANSWERS:
             assert got[key] == pytest.approx(getattr(want, key), abs=1e-12), (battle, key)
         answered += 1
-    assert answered > 60
+    assert answered > least
 

@@ -256,9 +256,16 @@ def test_counterexamples_where_the_search_does_not_prune():
                                   method="exact", strafe=2)
               for d in ("5 inf 1 aa 2 ftr", "6 inf 1 aa 2 ftr")]
     assert strafe[1].attacker_win > strafe[0].attacker_win + 0.01
+    # --retreat-air-loss: a fighter more is an aircraft to retreat for, so the attacker that
+    # would have fought on (and won half the time) withdraws
+    air = [battlecalc.simulate(rules="revised", attacker=a, defender="3 inf 1 tank",
+                               method="exact", retreat_air_loss=0.01)
+           for a in ("4 inf 1 tank", "4 inf 1 tank 1 ftr")]
+    assert air[1].attacker_win < air[0].attacker_win - 0.1
     # and the planner knows it
     goals = parse_goals("takes_territory>=0.9")
     assert why_not_monotone(goals, "attack", {"retreat_below": 0.3})
+    assert "--retreat-air-loss" in why_not_monotone(goals, "attack", {"retreat_air_loss": 0.3})
     assert why_not_monotone(goals, "defend", {"strafe": 2})
     assert why_not_monotone(goals, "attack", {"attacker_ool": "smart"})
     assert why_not_monotone(parse_goals("defender_win<=0.1"), "attack", {"retreat_after": 1})

@@ -754,27 +754,46 @@ def _same_to_the_last_bit(got: dict, want: dict) -> bool:
     return set(got) - {"elapsed_s"} == set(want) - {"elapsed_s"}
 
 
-def test_rows_are_simulates_to_the_last_bit():
-    """One path: every row solve_many's runner gives, of battles of every kind (the 240 random
-    ones, whose batch once merged no blocks and added its means in another order) and of the
-    exact battery, is simulate's flat row to the last bit."""
+def _rows_differ(given: list[dict]) -> tuple[list[int], int]:
+    """The battles of `given` whose solve_rows row is not simulate's flat row to the last bit
+    (an error must be simulate's, word for word), and how many were solved."""
     import warnings
 
-    given = battles.any_battles(2026_12_02, 240) + [
-        {**battles.kwargs_of(b), "method": "exact"} for b in battles.BATTERY]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = battlecalc.batch.solve_rows(given)
-        differ = []
+        differ, solved = [], 0
         for i, (battle, (row, error)) in enumerate(zip(given, rows, strict=True)):
             try:
                 want = simulate(**battle).flat_row()
             except BattleInputError as exc:
                 assert row is None and error == str(exc), (i, battle)
                 continue
+            solved += 1
             if not _same_to_the_last_bit(row, want):
                 differ.append(i)
+    return differ, solved
+
+
+def test_rows_are_simulates_to_the_last_bit():
+    """One path: every row solve_many's runner gives, of battles of every kind (the 240 random
+    ones, whose batch once merged no blocks and added its means in another order) and of the
+    exact battery, is simulate's flat row to the last bit."""
+    given = battles.any_battles(2026_12_02, 240) + [
+        {**battles.kwargs_of(b), "method": "exact"} for b in battles.BATTERY]
+    differ, _ = _rows_differ(given)
     assert not differ, differ
+
+
+def test_air_loss_rows_are_simulates_to_the_last_bit():
+    """--retreat-air-loss on random battles of every kind and option (battles.air_loss_battles:
+    its table built before the solve, with retreat_below's or alone, exact or Monte Carlo):
+    solve_many's row is simulate's to the last bit, and its refusals are simulate's."""
+    given = battles.air_loss_battles(2026_12_04, 80)
+    differ, solved = _rows_differ(given)
+    assert not differ, differ
+    assert solved > 40
+    assert sum(1 for b in given if b.get("retreat_below") and b.get("method") == "exact") >= 2
 
 
 # --- sequences of battles: waves and counter-attacks ----------------------------------------

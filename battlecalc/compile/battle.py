@@ -127,6 +127,14 @@ class CompiledBattle:
         return self.retreat.below
 
     @property
+    def retreat_air_loss(self) -> float | None:
+        """--retreat-air-loss's threshold on the chance of losing every aircraft; None when
+        the policy has none."""
+        if self.retreat is None or self.retreat.air_above == NO_THRESHOLD:
+            return None
+        return self.retreat.air_above
+
+    @property
     def has_partial_retreat(self) -> bool:
         """Some retreat leaves units behind (an amphibious assault's landed units): the
         attacker's tables then hold blocks of the stayers (BLOCK_STAYERS), which no battle
@@ -140,15 +148,16 @@ class CompiledBattle:
 
 def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_units, flags,
               attacker_order: LossOrder, dice_model: str = "standard",
-              die_size: int = 6) -> list[tuple[float, dict[str, int]]]:
+              die_size=6) -> list[tuple[float, dict[str, int]]]:
     """The attacker's possible forces after round-1 AA fire, with their probabilities.
 
     Dice: one per attacking aircraft (`aa_dice = per_aircraft`) or min(aa_shots x guns,
     aircraft) (`per_gun`); each hits on the gun's aa_value (low luck: one group of that
-    strength).  Losses: the attacker's order of losses restricted to aircraft (`aa_casualties =
-    attacker_chooses`), or each die at its own aircraft, i.e. a uniformly random set of the
-    aircraft shot at (`own_aircraft`; low luck: TripleA's rule, a sure hit on every full group
-    of die / value aircraft of one type, the rest at random among the aircraft left over).
+    strength; die_size: the fair die's faces, or a biased die's law, Ruleset.die).  Losses: the
+    attacker's order of losses restricted to aircraft (`aa_casualties = attacker_chooses`), or
+    each die at its own aircraft, i.e. a uniformly random set of the aircraft shot at
+    (`own_aircraft`; low luck: TripleA's rule, a sure hit on every full group of die / value
+    aircraft of one type, the rest at random among the aircraft left over).
     """
     a_units = a_rules.units
     guns = {n: c for n, c in defender.items() if c and d_units[n].is_aa}
@@ -205,7 +214,7 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_uni
 
 @TABLES.memo(4096)
 def _aa_outcomes(attacker: tuple, guns: tuple, a_rules, d_rules, ruleset, attacker_order,
-                 dice_model: str, die_size: int) -> tuple:
+                 dice_model: str, die_size) -> tuple:
     """aa_blocks of a battle, kept for the next battle with the same aircraft and guns
     (battles in bulk: battlecalc.batch): the attacker and the defender's AA guns as (unit,
     count) items in the edition's order, the outcomes as (probability, force items)."""
@@ -226,7 +235,7 @@ def _compositions(total: int, caps: list[int]):
 
 
 def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags,
-                dice_model: str = "standard", die_size: int = 6) -> Bombardment:
+                dice_model: str = "standard", die_size=6) -> Bombardment:
     """Which ships fire (strongest first where one ship per landing unit is the limit) and the
     law of their hits (one fire step: low luck sums their strength)."""
     ships = sorted(((a_units[n].bombard, n) for n, c in bombard.items() for _ in range(c)),
@@ -330,11 +339,13 @@ def compile_battle(battle, sides: SideCache | None = None,
     flags = battle.rules.flags
     a_subs = any(a_units[n].submarine for n in battle.attacker)
     d_subs = any(d_units[n].submarine for n in battle.defender)
-    dice_model, die_size = battle.dice, battle.rules.die_size
+    # (every chance to hit from the battle's die, a biased one's law: Ruleset.die; the round
+    # rules take the number of faces, which only low luck reads)
+    dice_model, die_size, die = battle.dice, battle.rules.die_size, battle.rules.die
     bombard = NO_BOMBARDMENT
     if battle.bombard:
         bombard = bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
-                              dice_model, die_size)
+                              dice_model, die)
         if start:  # its hits to come, rolled (a law of one count), or none left
             bombard = starts.bombardment_left(start, bombard) or NO_BOMBARDMENT
     bombarding = bombard is not NO_BOMBARDMENT
@@ -478,7 +489,7 @@ def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple, hit_eps: float
     if not battle.sea:
         blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
             tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
-            battle.attacker_order, battle.dice, battle.rules.die_size)]
+            battle.attacker_order, battle.dice, battle.rules.die)]
         if battle.start.step == "aa_casualties":  # its hits rolled: the forces they leave
             blocks = starts.aa_hits_taken(battle, blocks)
     cost = sum(n * a_units[name].cost for name, n in battle.attacker.items())
@@ -560,6 +571,17 @@ def retreat_vector(policy) -> tuple[np.ndarray, float]:
     return vector, below
 
 
+def _has_air(battle, att: Side, n_main: int) -> np.ndarray:
+    """int64[Fa]: 1 where the attacker's state has an aircraft in the battle (its first
+    n_main states, those of the blocks a battle starts in; the stayers' blocks of a partial
+    retreat, where no retreat is decided, 0)."""
+    units = battle.attacker_rules.units
+    air = np.array([units[name].is_air for name in att.unit_names], dtype=bool)
+    has_air = np.zeros(att.n_states, dtype=np.int64)
+    has_air[:n_main] = (att.survivors[:n_main][:, air] > 0).any(axis=1)
+    return has_air
+
+
 def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> CompiledBattle:
     """The battle with its retreat policy as kernel arrays.  A retreat at a state where some
     but not all units may withdraw (an amphibious assault) goes on in a block of its own: the
@@ -595,5 +617,8 @@ def with_retreat(battle, compiled: CompiledBattle, a_spec: _SideSpec) -> Compile
                att.ipc_lost, att.unit_names, att.split, att.builder)
     vector, below = retreat_vector(battle.retreat)
     retreat = RetreatTables(vector, below, np.zeros((1, 1)), remainder)
+    if battle.retreat.air_loss is not None:
+        retreat = retreat._replace(air_above=float(battle.retreat.air_loss),
+                                   has_air=_has_air(battle, att, n_main))
     return CompiledBattle(att, compiled.defender, compiled.rules, compiled.bombardment, retreat,
                           compiled.sea, hit_eps=compiled.hit_eps)

@@ -104,6 +104,8 @@ C_A_DECIDES, C_A_SUBMERGES, C_D_DECIDES, C_D_SUBMERGES, C_DA_DECIDES, C_DA_SUBME
     1, 2, 4, 8, 16, 32)
 C_FIRST = 6
 NO_CHOICES = np.zeros((1, 1), dtype=np.int64)
+NO_AIR_VALUE = np.zeros((1, 1))  # RetreatTables.air_value without --retreat-air-loss
+NO_AIR = np.zeros(1, dtype=np.int64)  # RetreatTables.has_air without it
 
 
 class RetreatTables(NamedTuple):
@@ -116,6 +118,13 @@ class RetreatTables(NamedTuple):
     win_value: np.ndarray  # float64[Fa, Fd] (1 x 1 unless below): the chance if it fights on
     remainder: np.ndarray  # int64[Fa]: first state of the stayers' block, or FULL_RETREAT
     choices: np.ndarray = NO_CHOICES  # int64[Fa, Fd] (1 x 1 unless a table): C_* bits
+    # --retreat-air-loss: the threshold (NO_THRESHOLD: none), air_value[a, d] the chance that
+    # fighting on from (a, d) with no further retreat loses every aircraft (1 x 1 unless the
+    # threshold), has_air[a] 1 where the attacker has an aircraft in the battle (length 1
+    # unless the threshold)
+    air_above: float = NO_THRESHOLD
+    air_value: np.ndarray = NO_AIR_VALUE  # float64[Fa, Fd]
+    has_air: np.ndarray = NO_AIR  # int64[Fa]
 
 
 class ExactSide(NamedTuple):

@@ -33,7 +33,6 @@ from .layout import (
     I_IN_BATTLE,
     I_OTHER,
     I_OTHER_FIRE,
-    I_SUBMERGED,
     I_SUBS,
     I_SUBS_FIRE,
     I_TRANSPORTS,
@@ -44,7 +43,6 @@ from .layout import (
     POLICY_NEVER,
     POLICY_TABLE,
     R_RANK,
-    RETREAT,
     RT_ACTIVE,
     RT_AFTER,
     RT_ONLY_AIR,
@@ -127,8 +125,9 @@ def settle(ast, a, dst, d, air_always):
         a_hit = can_hit(a_info, d_info, air_always)
         d_hit = can_hit(d_info, a_info, air_always)
     if not a_info & I_IN_BATTLE:
-        if a_info & I_SUBMERGED:  # its subs submerged
-            return RETREAT, a, d
+        # (subs it submerged earlier are out of the battle, and its other units are lost: a
+        # defeat, as TripleA ends it; a submerge that takes its last units out of the battle
+        # ends it as a withdrawal at the submerge step: withdrew)
         return (DEFENDER_WIN if d_info & I_IN_BATTLE else DRAW), a, d
     if not d_info & I_IN_BATTLE:
         return ATTACKER_WIN, a, d
@@ -184,6 +183,16 @@ def assign(yst, yr, y, h_sub, h_air, h_gen, air_on_subs):
         else:
             break
     return casualty_state(yst, y, x_sub, x_air, x_other)
+
+
+@kernel(refs=False)
+def withdrew(ast, a, a2):
+    """Whether the attacker's submerge step (its state a before, a2 after) took the last of
+    its units in the battle out of it: the battle ends there as the attacker's withdrawal
+    (RETREAT; docs/rules.md: its submarines all submerged and nothing else was left).  Its
+    other units lost after its subs submerged are a defeat or a draw (settle), as TripleA
+    ends a battle with no attacking unit left in it."""
+    return a2 != a and (ast[a2, S_INFO] & I_IN_BATTLE) == 0
 
 
 @kernel(inline=True)
@@ -264,8 +273,10 @@ def should_retreat(a, d, rounds, retreat, ast, dst):
     """Whether the attacker withdraws at the end of a round in the state pair (a, d).
 
     rounds: rounds fought so far; retreat: layout.RetreatTables, its policy (RT_* columns,
-    kernels/layout.py) and win-probability threshold `below` against win_value[a, d], the
-    attacker's chance if it fights on.
+    kernels/layout.py), its win-probability threshold `below` against win_value[a, d], the
+    attacker's chance if it fights on, and its air-loss threshold `air_above` against
+    air_value[a, d], the chance that fighting on with no further retreat loses every aircraft
+    (where the attacker has an aircraft left, has_air[a]).
     """
     policy = retreat.policy
     if policy[RT_ACTIVE] == 0 or ast[a, S_MAY_RETREAT] == 0:
@@ -277,6 +288,9 @@ def should_retreat(a, d, rounds, retreat, ast, dst):
     if policy[RT_ONLY_AIR] == 1 and ast[a, S_HAS_LAND] == 0:
         return True
     if policy[RT_STRAFE] != NO_LIMIT and dst[d, S_UNITS] <= policy[RT_STRAFE]:
+        return True
+    if (retreat.air_above != NO_THRESHOLD and retreat.has_air[a] == 1
+            and retreat.air_value[a, d] > retreat.air_above):
         return True
     return retreat.below != NO_THRESHOLD and retreat.win_value[a, d] < retreat.below
 

@@ -220,24 +220,37 @@ class ExactSolve:
 
 
 def fill_win_values(compiled, plan: SolvePlan, progress=None):
-    """The battle with --retreat-below's table filled in (compiled.retreat.win_value: the
-    per-state win probabilities, from a backward sweep), before a plan with win_values runs.
+    """The battle with its retreat tables filled in, before a plan with win_values runs:
+    --retreat-air-loss's (compiled.retreat.air_value: per state, the chance that fighting on
+    with no further retreat loses every aircraft), then --retreat-below's, whose policy may
+    read it (compiled.retreat.win_value: the per-state win probabilities), each from a
+    backward sweep.
 
-    The table is filled a range of attacker states at a time (about
-    limits.win_value_call_seconds each), progress(done, total, "retreat-below table")
-    counting state pairs after each, so a caller's progress hook can stop it by raising."""
+    A table is filled a range of attacker states at a time (about
+    limits.win_value_call_seconds each), progress(done, total, "retreat-below table" or
+    "retreat-air-loss table") counting state pairs after each, so a caller's progress hook
+    can stop it by raising.  plan.win_values_seconds is the tables' estimate together."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
-    retreat = compiled.retreat._replace(win_value=np.zeros((n_a, n_d)))
+    air = compiled.retreat_air_loss is not None
+    below = compiled.retreat_below is not None
+    retreat = compiled.retreat
+    if air:
+        retreat = retreat._replace(air_value=np.zeros((n_a, n_d)))
+    if below:
+        retreat = retreat._replace(win_value=np.zeros((n_a, n_d)))
     compiled = dataclasses.replace(compiled, retreat=retreat)
     view = exact_view(compiled, plan)
-    seconds = plan.win_values_seconds
+    seconds = plan.win_values_seconds / (air + below)  # (each table's)
     limits = plan.limits
-    spend(plan, seconds, limits)
+    spend(plan, plan.win_values_seconds, limits)
     kernels, pair_kernels = jit.kernels(sweep, plan.compiled), jit.kernels(pairs, plan.compiled)
     total = n_a * n_d
     with jit.compiling(kernels._win_values, progress if plan.compiled else None):
-        return _fill_win_values(compiled, view, plan, kernels, pair_kernels, seconds, total,
-                                progress, limits)
+        for table in [t for t, wanted in ((True, air), (False, below)) if wanted]:
+            # (the air-loss table first: the retreat-below table's policy reads it)
+            _fill_win_values(compiled, view, plan, kernels, pair_kernels, seconds, total,
+                             progress, limits, table)
+    return compiled
 
 
 def backward_sweep(view, plan: SolvePlan, pair_kernels, n_a: int, n_d: int, seconds: float,
@@ -258,19 +271,19 @@ def backward_sweep(view, plan: SolvePlan, pair_kernels, n_a: int, n_d: int, seco
 
 
 def _fill_win_values(compiled, view, plan: SolvePlan, kernels, pair_kernels, seconds: float,
-                     total: int, progress, limits: Limits):
-    """fill_win_values with its kernels (kernels/exact's sweep and pairs, compiled or
-    plain)."""
+                     total: int, progress, limits: Limits, air: bool) -> None:
+    """One table of fill_win_values (air: --retreat-air-loss's, else --retreat-below's) with
+    its kernels (kernels/exact's sweep and pairs, compiled or plain)."""
     n_a, n_d = compiled.attacker.n_states, compiled.defender.n_states
+    what = "retreat-air-loss table" if air else "retreat-below table"
     if progress is not None:
-        progress(0, total, "retreat-below table")
+        progress(0, total, what)
     value = np.zeros((n_a, n_d))
     scratch, out, battle, step = backward_sweep(view, plan, pair_kernels, n_a, n_d, seconds,
                                                 limits.win_value_call_seconds, limits)
     for a_last in range(n_a, 0, -step):
         a_first = max(0, a_last - step)
-        threads.call(kernels._win_values, battle, out, value, scratch, a_first, a_last,
+        threads.call(kernels._win_values, battle, out, value, scratch, a_first, a_last, air,
                      short=seconds < limits.short_seconds, compiled=plan.compiled)
         if progress is not None:
-            progress((n_a - a_first) * n_d, total, "retreat-below table")
-    return compiled
+            progress((n_a - a_first) * n_d, total, what)

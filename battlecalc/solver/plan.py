@@ -36,7 +36,8 @@ class Limits:
     # beats the Monte Carlo run it would replace and is within them
     max_exact_seconds: float = 10.0  # the solve plus --retreat-below's table
     exact_state_limit: int = 4_000_000  # attacker x defender states (the dense mass table)
-    # --retreat-below's per-state win probabilities: state pairs and estimated seconds
+    # --retreat-below's per-state win probabilities (--retreat-air-loss's chances of losing
+    # every aircraft: the same sweep, within the same limits): state pairs and estimated seconds
     win_value_limit: int = 4_000_000
     max_win_value_seconds: float = 60.0
     # the optimal retreat's table (the same sweep, within the same limits): the attacker
@@ -136,7 +137,7 @@ class SolvePlan:
     budget: float = 0.0
     joint: bool = True  # the joint final law kept (the TUV-swing law)
     rounds_bins: int = 1  # ROUNDS_BINS: the law of rounds
-    win_values: bool = False  # --retreat-below's table built first
+    win_values: bool = False  # --retreat-below's or --retreat-air-loss's tables built first
     win_values_seconds: float = 0.0
     decide: bool = False  # the optimal retreat's table built first (solver.decide)
     decide_seconds: float = 0.0
@@ -327,8 +328,8 @@ def _refuse(pairs: int, seconds: float, limits: Limits) -> None:
 
 
 def _check_win_values(compiled, seconds: float, limits: Limits) -> None:
-    """--retreat-below's table (or the optimal retreat's), refused from its size and estimated
-    work before any of it is built."""
+    """--retreat-below's table, --retreat-air-loss's (or the optimal retreat's), refused from
+    their size and estimated work before any of it is built."""
     pairs = compiled.attacker.n_states * compiled.defender.n_states
     if pairs > limits.win_value_limit or seconds > limits.max_win_value_seconds:
         sizes = (f"{pairs:,} state pairs (about {seconds:.2g} s of work; limits "
@@ -339,6 +340,10 @@ def _check_win_values(compiled, seconds: float, limits: Limits) -> None:
                 f"the battle, and this battle has {sizes}: too large for the optimal retreat "
                 "(Monte Carlo plays only a policy the exact solver found); use a fixed "
                 "retreat option")
+        if compiled.retreat_below is None:
+            raise BattleInputError(
+                f"--retreat-air-loss needs the exact chance of losing every aircraft from "
+                f"every state, and this battle has {sizes}; use another retreat option")
         raise BattleInputError(
             f"--retreat-below needs the exact win probability of every state, and this "
             f"battle has {sizes}; use another retreat option")
@@ -378,10 +383,14 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
     retreat, optimal = compiled.retreat, compiled.objective is not None
     below = (retreat is not None and retreat.below != NO_THRESHOLD
              and not optimal)  # (compiled.retreat_below is not None)
+    air = retreat is not None and retreat.air_above != NO_THRESHOLD  # (retreat_air_loss)
     table_seconds = 0.0
-    if below or optimal:  # the optimal retreat's table (or --retreat-below's), first
-        table_seconds = cost.win_values_seconds(compiled)
+    if below or optimal or air:
+        # the optimal retreat's table (or --retreat-below's, --retreat-air-loss's: each a
+        # sweep), first
+        table_seconds = cost.win_values_seconds(compiled) * (2 if below and air else 1)
         _check_win_values(compiled, table_seconds, limits)
+    tables = below or air  # (--retreat-below's or --retreat-air-loss's: plan.win_values)
     if rounds_distribution and att.has_stayers:  # (compiled.has_partial_retreat)
         raise BattleInputError(
             "the exact law of rounds is not available with partial amphibious retreats; "
@@ -391,7 +400,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
     if strict:
         method = "auto"
     rounds_bins = ROUNDS_BINS if rounds_distribution else 1
-    table = (0, 0) if below or optimal else compact_table(compiled, limits)
+    table = (0, 0) if tables or optimal else compact_table(compiled, limits)
     work_limit, fallback = 0, False
     if table[0] and method != "mc":
         # a compact table: solved within a work limit; auto takes Monte Carlo past it
@@ -428,7 +437,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
                     if rules[RU_SIMPLE] and not (rules[RU_BOMBARD]
                                                  and len(compiled.bombardment.pmf) > 1)
                     else SOLVE_BLOCKS),)  # (exact_entry)
-        if below:
+        if tables:
             entries += (WIN_VALUES,)
         if optimal:
             entries += (DECIDE_VALUES,)
@@ -443,7 +452,7 @@ def choose(compiled, method: str = "auto", trials: int = 1, rounds_distribution:
                       fallback=fallback)
     else:
         fields["compiled"] = True
-    if below:
+    if tables:
         fields.update(win_values=True, win_values_seconds=table_seconds)
     if optimal:
         fields.update(decide=True, decide_seconds=table_seconds)

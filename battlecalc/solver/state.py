@@ -4,6 +4,7 @@ side builder's and the merged walks' choice of their kernel or their Python twin
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,12 @@ if TYPE_CHECKING:
     from .plan import Limits
 
 _spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
+# entry kernels found compiled in this process: they stay so (numba keeps a dispatcher's
+# overloads, and jit.compiled() is never undone), so each is looked up once, not at every
+# choice (jit.loaded imports the kernel's module: about 10 us an entry)
+_loaded: set = set()
+_dispatchers: dict = {}  # entry -> its numba dispatcher (once jit.compiled() has run)
+_states: dict = {}  # (entries, spent, compiled) -> the KernelState now() made of them
 
 
 @dataclass(frozen=True)
@@ -41,9 +48,22 @@ class KernelState:
         if jit.compiled_everywhere():
             return _EVERYWHERE
         compiled = jit.is_compiled()
-        loaded = frozenset(e for e in entries if jit.loaded(*e))
-        return cls(loaded=loaded, on_disk=None if len(loaded) < len(entries) else frozenset(),
-                   spent=_spent[0], compiled=compiled)
+        key = (entries, _spent[0], compiled)
+        state = _states.get(key)
+        # (kept while no entry it lacks has been compiled since: the one change it can see)
+        if state is not None and (len(state.loaded) == len(entries) or not compiled or not any(
+                _compiled_here(e) for e in entries if e not in state.loaded)):
+            return state
+        for entry in entries:
+            if entry not in _loaded and compiled and _compiled_here(entry):
+                _loaded.add(entry)
+        loaded = frozenset(e for e in entries if e in _loaded)
+        state = cls(loaded=loaded, on_disk=None if len(loaded) < len(entries) else frozenset(),
+                    spent=_spent[0], compiled=compiled)
+        if len(_states) >= 64:
+            _states.clear()
+        _states[key] = state
+        return state
 
     def _on_disk(self, entries: tuple) -> bool:
         if self.on_disk is None:  # (the process's cache, read now)
@@ -74,6 +94,15 @@ class KernelState:
         if python < limits.python_budget:
             return False
         return python >= limits.python_budget_cold or self._on_disk(entries)
+
+
+def _compiled_here(entry: tuple) -> bool:
+    """jit.loaded(*entry) once jit.compiled() has run (the kernels' globals are numba's
+    dispatchers for good), each dispatcher looked up once."""
+    dispatcher = _dispatchers.get(entry)
+    if dispatcher is None:
+        dispatcher = _dispatchers[entry] = getattr(importlib.import_module(entry[0]), entry[1])
+    return bool(getattr(dispatcher, "overloads", None))
 
 
 _PLAIN = KernelState(plain=True)

@@ -395,9 +395,11 @@ class _FixedRetreat:
     """battlecalc's fixed retreat conditions at sea (kernels/rules.py ``should_retreat``):
     rounds fought >= after; the attacker's units in the battle <= when_left; the defender's
     units in the battle <= strafe (submerged subs are not in the battle, a damaged battleship
-    is one unit); the attacker's chance of winning if it fights on < below."""
+    is one unit); the attacker's chance of winning if it fights on < below; the attacker has an
+    aircraft in the battle and the chance that fighting on with no retreat at all ends with
+    none left > air_loss (_AirLossGame)."""
 
-    def __init__(self, after=None, when_left=None, strafe=None, below=None):
+    def __init__(self, after=None, when_left=None, strafe=None, below=None, air_loss=None):
         for name, value in (("retreat_after", after), ("retreat_when_left", when_left),
                             ("strafe", strafe)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
@@ -408,6 +410,11 @@ class _FixedRetreat:
                 raise ValueError(f"retreat_below must be a number or None, not {below!r}")
             below = Fraction(below)
         self.after, self.when_left, self.strafe, self.below = after, when_left, strafe, below
+        if air_loss is not None:
+            if isinstance(air_loss, bool) or not isinstance(air_loss, (int, float, Fraction)):
+                raise ValueError(f"retreat_air_loss must be a number or None, not {air_loss!r}")
+            air_loss = Fraction(air_loss)
+        self.air_loss = air_loss
         self.last_round_key = max(after, 1) if after is not None else 1
 
     def triggered(self, units, rounds):
@@ -519,6 +526,10 @@ class _SeaGame:
             go = self.objective(off) > self.objective(on)
         elif self.retreat.triggered(state[0], rounds):
             go, on = True, None
+        elif (self.retreat.air_loss is not None
+              and any(sea._count(state[0][sea.A], u) for u in sea.AIR)
+              and self.air_loss_game().node(state, rounds)[_SEA_WIN] > self.retreat.air_loss):
+            go, on = True, None
         elif self.retreat.below is not None:
             on = self.submerge_phase(state, rounds)
             go = on[_SEA_WIN] < self.retreat.below
@@ -526,6 +537,12 @@ class _SeaGame:
             go, on = False, self.submerge_phase(state, rounds)
         self.decisions[("retreat", *key)] = go
         return off if go else on
+
+    def air_loss_game(self):
+        """The same battle with no retreat, valued by _AirLossGame (made once)."""
+        if not hasattr(self, "_air_game"):
+            self._air_game = _AirLossGame(self.s, None, self.submerge, self.objective)
+        return self._air_game
 
     def submerges_now(self, rounds):
         return self.model == "v3" or (self.model == "revised" and rounds >= 1)
@@ -580,6 +597,8 @@ class _SeaGame:
     def after_submerge(self, state, start, rounds):
         if state == start:
             return self.play_leaf(state, rounds)
+        if sea._withdrew_by_submerging(start, state):  # its subs were all it had left in it
+            return self.terminal("retreat", state)
         outcome = sea._end_check(self.s, state)
         if outcome is not None:
             return self.terminal(outcome, state)  # decided by submerging: no round
@@ -679,6 +698,21 @@ def _sea_policy(decisions):
     return policy
 
 
+class _AirLossGame(_SeaGame):
+    """The game with no retreat whose value at every end is 1 (in the _SEA_WIN slot; the
+    other slots 0) where the attacker has no aircraft left: node(state, rounds)[_SEA_WIN] is
+    the chance that fighting on from there with no retreat loses every aircraft (a lone
+    transports' withdrawal included: transports alone have none)."""
+
+    @staticmethod
+    def terminal(outcome, state):
+        vec = [Fraction(0)] * _SEA_SIZE
+        final = sea._final_counts(state, sea.A)
+        if not any(final[i] for i, u in enumerate(sea.UNITS) if u in sea.AIR):
+            vec[_SEA_WIN] = Fraction(1)
+        return vec
+
+
 def _sea_game(edition, *, retreat, attacker_submerge, defender_submerge, objective, battle):
     setup = _sea_setup(edition, attacker_submerge, defender_submerge, battle)
     return _SeaGame(setup, retreat, (attacker_submerge, defender_submerge),
@@ -701,17 +735,21 @@ def _solve_sea(edition, attacker, defender, *, retreat, attacker_submerge, defen
 
 def exact_sea_retreat(edition, attacker, defender, *, retreat_after=None,
                       retreat_when_left=None, strafe=None, retreat_below=None,
-                      attacker_submerge="never", defender_submerge="never", **battle):
+                      attacker_submerge="never", defender_submerge="never",
+                      retreat_air_loss=None, **battle):
     """sea_reference.exact_sea with battlecalc's fixed retreat policies (sea_reference has
     none): the attacker withdraws at the end of a round (never before round 1, never where the
     lone-transport rule holds) when rounds fought >= retreat_after, when it has
     retreat_when_left or fewer units in the battle, when the defender has strafe or fewer
     units in the battle, or when its chance of winning if it fights on (following the policy
     later; the round that changes nothing leads back to the same choice) is below
-    retreat_below.  The conditions are checked once a boundary, before the submerge choices
+    retreat_below, or when it has an aircraft in the battle and the chance that fighting on
+    with no retreat at all ends with none left is above retreat_air_loss (_AirLossGame).
+    The conditions are checked once a boundary, before the submerge choices
     (see _SeaGame).  Without a condition it is exact_sea itself.  ``battle``: exact_sea's
     other keywords.  Returns exact_sea's keys plus ``objective`` ("tuv") and ``value``."""
-    policy = _FixedRetreat(retreat_after, retreat_when_left, strafe, retreat_below)
+    policy = _FixedRetreat(retreat_after, retreat_when_left, strafe, retreat_below,
+                           retreat_air_loss)
     result, _ = _solve_sea(edition, attacker, defender, retreat=policy,
                            attacker_submerge=attacker_submerge,
                            defender_submerge=defender_submerge, objective="tuv", battle=battle)

@@ -219,7 +219,15 @@ conditions holds:
   fights on from this end-of-round state, itself following the same policy at
   every later end of round, is below P.  Fighting on from a state and rolling
   no hit at all leads back to the same state, where the attacker is taken to
-  make the same choice (fight on) again.
+  make the same choice (fight on) again;
+* ``retreat_air_loss`` X (exact only: ``exact_land``; a Fraction, float or int,
+  a float taken at its exact value) -- the attacker has an aircraft (fighter,
+  bomber) left and the exact probability that the battle, fought on from this
+  end-of-round state with NO retreat at all from here on, ends with none of
+  its aircraft left is above X.  That probability depends on the two armies
+  only (``_ExactSolver.air_loss``: the battle's end states valued 1 without
+  aircraft, 0 with; the rounds in which nobody hits summed as a geometric
+  series).
 
 Partial retreats (only with landing units).  Which of the attacker's units
 may retreat: 1942-2e -- aircraft and overland (``attacker``) units, not the
@@ -328,6 +336,18 @@ aircraft)).  AA casualties where the attacker does not choose (revised,
 aa50): each aircraft type is cut into groups of 6 // value aircraft; each
 full group takes one sure hit; the other hits fall uniformly at random on
 the leftover aircraft of all types (TripleA's LowLuckTargetGroups).
+
+Biased dice
+===========
+
+``die_law`` (exact only: ``exact_land``; standard dice only): six Fractions
+(or anything Fraction takes), p_1 .. p_6, each in [0, 1], summing to 1: a
+die shows face k with probability p_k.  Every die of the battle is that die
+(general fire, AA fire, bombardment): a die of value v hits with probability
+p_1 + ... + p_v (value 0: never), a best-of-k unit with 1 - (1 - that)**k.
+A unit whose hit probability is 0 cannot hit, so a battle where neither
+side can is a stalemate.  Nothing else changes.  None: the fair die, 1/6
+each.
 """
 
 from __future__ import annotations
@@ -492,6 +512,27 @@ OUTCOMES = ("attacker_win", "defender_win", "draw", "stalemate")
 SIXTH = Fraction(1, 6)
 
 
+def _hit_chance(value, faces=None):
+    """The chance that one die hits on `value` or less: value/6 on the fair die; with a die
+    law (`faces`: the six Fractions of faces 1..6, see "Biased dice" below) the summed chance
+    of the faces 1..value."""
+    if faces is None:
+        return Fraction(value, 6)
+    return sum(faces[:max(value, 0)], Fraction(0))
+
+
+def _die_law(die_law, dice):
+    """A die law as six Fractions (each in [0, 1], summing to 1), or None (the fair die)."""
+    if die_law is None:
+        return None
+    faces = tuple(Fraction(p) for p in die_law)
+    if len(faces) != 6 or any(not 0 <= p <= 1 for p in faces) or sum(faces) != 1:
+        raise ValueError(f"a die law is six probabilities in [0, 1] summing to 1, not {die_law!r}")
+    if dice != STANDARD:
+        raise ValueError("a die law is for standard dice only")
+    return faces
+
+
 # ---------------------------------------------------------------------------
 # Small rule helpers (shared by the exact solver and the simulation)
 # ---------------------------------------------------------------------------
@@ -629,20 +670,21 @@ def _fire_profile(edition, role, counts, techs):
     return [entry for entry in profile if entry[0] > 0]
 
 
-def _dice_groups(edition, role, counts, techs):
+def _dice_groups(edition, role, counts, techs, faces=None):
     """List of (number_of_dice, hit_probability) for one side's general fire.
 
     Each "die" here scores at most one hit.  A best-of-k unit (1942-2e style
     heavy bombers) is combined into one "die" with hit probability
-    1 - (1 - v/6)**k; a unit whose k dice may each hit is k dice.
+    1 - (1 - v/6)**k; a unit whose k dice may each hit is k dice.  (With a
+    die law `faces`, v/6 is the chance of the faces 1..v.)
     """
     groups = []
     for n, v, dice, best in _fire_profile(edition, role, counts, techs):
         if dice > 1 and best:
-            miss = 1 - Fraction(v, 6)
+            miss = 1 - _hit_chance(v, faces)
             groups.append((n, 1 - miss**dice))
         else:
-            groups.append((n * dice, Fraction(v, 6)))
+            groups.append((n * dice, _hit_chance(v, faces)))
     return [(n, p) for n, p in groups if n > 0]
 
 
@@ -663,14 +705,16 @@ def _low_luck_strength(edition, role, counts, techs):
                for n, v, dice, best in _fire_profile(edition, role, counts, techs))
 
 
-def _can_hit(edition, role, counts, techs):
-    return any(v > 0 for _, v, _, _ in _fire_profile(edition, role, counts, techs))
+def _can_hit(edition, role, counts, techs, faces=None):
+    return any(v > 0 and _hit_chance(v, faces) > 0
+               for _, v, _, _ in _fire_profile(edition, role, counts, techs))
 
 
-def _classify(edition, att, dfn, techs):
+def _classify(edition, att, dfn, techs, faces=None):
     """Return the outcome name if the battle is over in this state, else None.
 
-    `techs` maps ATTACK / DEFENCE to the sides' technologies.
+    `techs` maps ATTACK / DEFENCE to the sides' technologies; `faces`: a die
+    law (a unit whose faces 1..v have no chance cannot hit).
     """
     att_has = _has_units(edition, att)
     dfn_has = _has_units(edition, dfn)
@@ -680,8 +724,8 @@ def _classify(edition, att, dfn, techs):
         return "attacker_win"
     if dfn_has and not att_has:
         return "defender_win"
-    if not _can_hit(edition, ATTACK, att, techs[ATTACK]) and not _can_hit(
-        edition, DEFENCE, dfn, techs[DEFENCE]
+    if not _can_hit(edition, ATTACK, att, techs[ATTACK], faces) and not _can_hit(
+        edition, DEFENCE, dfn, techs[DEFENCE], faces
     ):
         return "stalemate"
     return None
@@ -768,9 +812,9 @@ def _firing_ships(edition, bombard, n_landing, combined_bombardment):
     return ships
 
 
-def _bombard_groups(ships):
+def _bombard_groups(ships, faces=None):
     """Dice groups (number_of_dice, hit_probability) of the firing ships."""
-    return [(ships.count(v), Fraction(v, 6)) for v in sorted(set(ships), reverse=True)]
+    return [(ships.count(v), _hit_chance(v, faces)) for v in sorted(set(ships), reverse=True)]
 
 
 # ---------------------------------------------------------------------------
@@ -966,9 +1010,11 @@ class _Setup:
     def __init__(self, edition, attacker, defender, *, heavy_bombers, jets, landing, bombard,
                  combined_bombardment, attacker_ool, defender_ool, keep_land, aa_last,
                  retreat_after, retreat_when_left, retreat_when_only_air, strafe,
-                 retreat_below, attacker_tech=(), defender_tech=(), dice=STANDARD):
+                 retreat_below, attacker_tech=(), defender_tech=(), dice=STANDARD,
+                 retreat_air_loss=None, die_law=None):
         _check_edition(edition)
         self.edition = edition
+        self.faces = _die_law(die_law, dice)
         # The old switches apply to both sides: each changes only the role it
         # is about (heavy bombers attack, revised jets defence, ...).
         legacy = [name for name, on in (("heavy_bombers", heavy_bombers), ("jets", jets))
@@ -1011,6 +1057,13 @@ class _Setup:
                 raise ValueError("retreat_below must not be NaN")
             retreat_below = Fraction(retreat_below)  # exact, also for a float
         self.retreat_below = retreat_below
+        if retreat_air_loss is not None:
+            if isinstance(retreat_air_loss, bool) or not isinstance(retreat_air_loss,
+                                                                    (int, float, Fraction)):
+                raise ValueError(f"retreat_air_loss must be a number or None, not "
+                                 f"{retreat_air_loss!r}")
+            retreat_air_loss = Fraction(retreat_air_loss)  # exact, also for a float
+        self.retreat_air_loss = retreat_air_loss
         # Rounds fought only matter up to `last_round_key`: 0 (no round yet:
         # never retreat) versus >= 1, and with retreat_after R also whether R
         # rounds have been fought (retreat_after 0 acts like 1).
@@ -1053,20 +1106,21 @@ class _Setup:
     # -- fire ----------------------------------------------------------------
 
     def classify(self, att, dfn):
-        return _classify(self.edition, att, dfn, self.techs)
+        return _classify(self.edition, att, dfn, self.techs, self.faces)
 
     def hit_law(self, role, counts, cap):
         """Law of the hits of one side's general fire (hits >= cap lumped at cap)."""
         techs = self.techs[role]
         if self.dice == LOW_LUCK:
             return _low_luck_law(_low_luck_strength(self.edition, role, counts, techs), cap)
-        return _hit_distribution(_dice_groups(self.edition, role, counts, techs), cap)
+        return _hit_distribution(_dice_groups(self.edition, role, counts, techs, self.faces),
+                                 cap)
 
     def bombard_law(self, cap):
         """Law of the bombardment hits (hits >= cap lumped at cap)."""
         if self.dice == LOW_LUCK:
             return _low_luck_law(sum(self.ships), cap)
-        return _hit_distribution(_bombard_groups(list(self.ships)), cap)
+        return _hit_distribution(_bombard_groups(list(self.ships), self.faces), cap)
 
     # -- retreat -----------------------------------------------------------
 
@@ -1114,12 +1168,14 @@ class _Setup:
             return True
         return False
 
-    def retreats(self, att, dfn, rounds, win_if_fighting_on):
+    def retreats(self, att, dfn, rounds, win_if_fighting_on, air_loss_if_fighting_on=None):
         """Does the attacker retreat at the end of round `rounds` (>= 1) in a
         state where the battle is not over (and no partial retreat has taken
         place yet)?  `win_if_fighting_on()` gives the exact probability that
         it wins if it fights on without retreating now (asked only when
-        retreat_below decides).
+        retreat_below decides); `air_loss_if_fighting_on()` the exact
+        probability that fighting on with no retreat at all loses every
+        aircraft (asked only when retreat_air_loss decides).
 
         Returns None (no retreat: none of its units may retreat, or no
         condition holds) or (stay, go) from `retreat_split`: `go` withdraws;
@@ -1132,6 +1188,10 @@ class _Setup:
         if not _has_units(self.edition, go):
             return None  # nothing may retreat: fight on, check again next round
         if self.retreat_triggered(att, dfn, rounds):
+            return stay, go
+        if (self.retreat_air_loss is not None
+                and any(att[_idx(u)] for u in AIRCRAFT)
+                and air_loss_if_fighting_on() > self.retreat_air_loss):
             return stay, go
         if self.retreat_below is not None and win_if_fighting_on() < self.retreat_below:
             return stay, go
@@ -1179,11 +1239,11 @@ def _low_luck_law(strength, cap):
     return law
 
 
-def _aa_hits_law(dice, value, dice_mode):
+def _aa_hits_law(dice, value, dice_mode, faces=None):
     """Law of the AA hits of `dice` dice hitting on `value` or less."""
     if dice_mode == LOW_LUCK:
         return _low_luck_law(dice * value, dice)
-    return _binomial(dice, Fraction(value, 6))
+    return _binomial(dice, _hit_chance(value, faces))
 
 
 def _per_plane_low_luck_groups(air, value):
@@ -1227,7 +1287,8 @@ def _aa_fire_distribution(setup, att, dfn):
 
     if mode == AA_PER_PLANE and setup.dice == STANDARD:
         # one die per aircraft, aimed at that aircraft
-        laws = [(u, _binomial(att[_idx(u)], Fraction(value, 6))) for u in AIRCRAFT]
+        laws = [(u, _binomial(att[_idx(u)], _hit_chance(value, setup.faces)))
+                for u in AIRCRAFT]
         for combo in itertools.product(*(law.items() for _, law in laws)):
             new = list(att)
             p = Fraction(1)
@@ -1257,7 +1318,7 @@ def _aa_fire_distribution(setup, att, dfn):
                 add(tuple(new), ph * Fraction(ways, comb(pool, extra)))
     else:
         dice = n_air if mode == AA_ATTACKER_CHOOSES else min(3 * n_aa, n_air)
-        for hits, ph in _aa_hits_law(dice, value, setup.dice).items():
+        for hits, ph in _aa_hits_law(dice, value, setup.dice, setup.faces).items():
             add(setup.lose_air(att, hits), ph)
     return result
 
@@ -1296,6 +1357,24 @@ class _ExactSolver:
         self.s = setup
         self.node_memo = {}
         self.fight_memo = {}
+        self.air_memo = {}
+
+    def air_loss(self, att, dfn):
+        """The probability that the battle fought on from the end-of-round state
+        (att, dfn), with no retreat at all, ends with none of the attacker's
+        aircraft left (retreat_air_loss)."""
+        key = (att, dfn)
+        if key in self.air_memo:
+            return self.air_memo[key]
+        if self.s.classify(att, dfn) is not None:  # over: are the aircraft gone?
+            value = Fraction(1 if not any(att[_idx(u)] for u in AIRCRAFT) else 0)
+        else:
+            trans = self.round_transitions(att, dfn)
+            q = trans.pop((att, dfn), Fraction(0))  # nobody hits: the same state again
+            value = sum((p * self.air_loss(a2, d2) for (a2, d2), p in trans.items()),
+                        Fraction(0)) / (1 - q)
+        self.air_memo[key] = value
+        return value
 
     def terminal_vector(self, outcome, att, dfn, withdrawn=None):
         """`att`: the attacker's units still fighting (they decide takes_territory);
@@ -1335,7 +1414,8 @@ class _ExactSolver:
         outcome = s.classify(att, dfn)
         split = None
         if outcome is None and withdrawn is None:
-            split = s.retreats(att, dfn, rounds, lambda: self.fight(att, dfn, rounds)[WIN])
+            split = s.retreats(att, dfn, rounds, lambda: self.fight(att, dfn, rounds)[WIN],
+                               lambda: self.air_loss(att, dfn))
         if outcome is not None:
             vec = self.terminal_vector(outcome, att, dfn, withdrawn)
         elif split is not None and not _has_units(s.edition, split[0]):
@@ -1434,7 +1514,7 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
                attacker_ool=None, defender_ool=None, keep_land=0, aa_last=False,
                retreat_after=None, retreat_when_left=None, retreat_when_only_air=False,
                strafe=None, retreat_below=None, attacker_tech=(), defender_tech=(),
-               dice=STANDARD):
+               dice=STANDARD, retreat_air_loss=None, die_law=None):
     """Exact land-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
@@ -1448,7 +1528,8 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
     docstring ("Orders of losses and retreat"); their defaults give the
     standard rules (and retreat 0).  `attacker_tech` / `defender_tech`: the
     sides' technologies (names from TECHS that the edition has); `dice`:
-    "standard" or "low_luck" (see "New editions, technologies and low luck").
+    "standard" or "low_luck" (see "New editions, technologies and low luck");
+    `die_law`: a biased die (see "Biased dice").
     """
     setup = _Setup(edition, attacker, defender, heavy_bombers=heavy_bombers, jets=jets,
                    landing=landing, bombard=bombard, combined_bombardment=combined_bombardment,
@@ -1457,7 +1538,8 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
                    retreat_when_left=retreat_when_left,
                    retreat_when_only_air=retreat_when_only_air, strafe=strafe,
                    retreat_below=retreat_below, attacker_tech=attacker_tech,
-                   defender_tech=defender_tech, dice=dice)
+                   defender_tech=defender_tech, dice=dice,
+                   retreat_air_loss=retreat_air_loss, die_law=die_law)
     total = _ExactSolver(setup).total()
     n = len(UNITS)
     att_final = tuple(total[ATT_AT + i] for i in range(n))

@@ -53,6 +53,7 @@ from ..round_model import (
     should_retreat,
     submerge_step,
     submerges_before_fire,
+    withdrew,
 )
 from .fire import (
     _fight_on,
@@ -352,8 +353,8 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
             if kind == MOVE:
                 mass[merge[a2] if merged else a2 - base, d2] += m
                 continue
-            if kind == END:
-                _withdraw_or_finish(outcome, m, a, d, rounds_played, ast, remainder, out)
+            if kind == END:  # (in (a2, d2): a withdrawal by submerging ends past (a, d))
+                _withdraw_or_finish(outcome, m, a2, d2, rounds_played, ast, remainder, out)
                 continue
             if m < state_eps:
                 totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
@@ -546,8 +547,8 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 totals[TOTAL_ROUNDS] += w
                 totals[TOTAL_PRUNED] += m - kept
                 spent[0] += m - kept
-            elif kind == END:
-                _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
+            elif kind == END:  # (in (a2, d2): a withdrawal by submerging ends past (a, d))
+                _withdraw_or_finish(outcome, m, a2, d2, rounds_played, ast, remainder, out)
             elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
                 totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
                 spent[0] += m
@@ -592,29 +593,41 @@ def _solve_each_block(first, last, phase, battle, stacks, explicit, general_roun
 
 
 @kernel(nogil=True)
-def _win_values(battle, out, value, scratch, a_first, a_last):
+def _win_values(battle, out, value, scratch, a_first, a_last, air):
     """Fill battle.retreat.win_value[a, d] for attacker states a_last-1 down to a_first: the
     probability that the attacker wins if it fights on from the end-of-round pair (a, d),
     itself retreating later as the policy says (the policy must not depend on the round).
     Swept backwards, so every successor is known first: the driver calls this for
     consecutive ranges, from the top, with the same value[n_a, n_d] (at (a, d) after the
-    retreat decision there) and scratch (_scratch) throughout."""
+    retreat decision there) and scratch (_scratch) throughout.
+
+    air: fill battle.retreat.air_value[a, d] instead (--retreat-air-loss): the probability
+    that fighting on from (a, d) with no further retreat ends with every aircraft of the
+    attacker lost; the same sweep with another value at the battle's end (1.0 where the
+    attacker has no aircraft left, retreat.has_air, else 0.0) and no retreat on the way.  (A
+    state without aircraft is 1.0 whatever follows: aircraft lost stay lost, and a lone
+    transports' retreat, which _fight_on counts 0, leaves from such a state only.)"""
     A, D, rules, retreat, one = battle.att, battle.dfn, battle.rules, battle.retreat, battle.one
     ast, dst = A.states, D.states
-    win_value, remainder = retreat.win_value, retreat.remainder
-    n_d = win_value.shape[1]
+    remainder = retreat.remainder
+    table = retreat.air_value if air else retreat.win_value
+    n_d = table.shape[1]
     for a in range(a_last - 1, a_first - 1, -1):
+        lost = air and retreat.has_air[a] == 0
         for d in range(n_d - 1, -1, -1):
+            if lost:
+                table[a, d] = value[a, d] = 1.0
+                continue
             kind, a2, d2, outcome = _enter(ast, dst, rules, retreat, a, d, VALUES[1], FLAGS[0])
             if kind == END:
-                fight = 1.0 if outcome == ATTACKER_WIN else 0.0
+                fight = 1.0 if outcome == ATTACKER_WIN and not air else 0.0
             elif kind == MOVE:
                 fight = value[a2, d2]
             else:
                 fight = _fight_on(A, D, rules, a, d, one, value, scratch, out, one)
-            win_value[a, d] = fight
+            table[a, d] = fight
             value[a, d] = fight
-            if kind != END and should_retreat(a, d, 1, retreat, ast, dst):
+            if not air and kind != END and should_retreat(a, d, 1, retreat, ast, dst):
                 # a full retreat wins nothing; after a partial one the stayers fight on
                 value[a, d] = value[remainder[a], d] if remainder[a] != FULL_RETREAT else 0.0
 
@@ -648,6 +661,8 @@ def _after_submerging(A, D, rules, one, a, d, a2, d2, first, value, coef, scratc
                                       scratch, 0.0, out, VALUES[0], coef)
             return total
         return _fight_on(A, D, rules, a, d, one, value, scratch, out, coef)
+    if withdrew(ast, a, a2):  # its subs were all it had in the battle: it ends there
+        return _end_value(RETREAT, a2, d2, ast, dst, coef)
     outcome, a3, d3 = settle(ast, a2, dst, d2, rules[RU_AIR_ALWAYS] == 1)
     if a3 != a2 or d3 != d2:
         return value[a3, d3]
@@ -763,7 +778,9 @@ def _decide_values(battle, out, value, press, other, choices, coef, tolerance, s
                 a2, d2 = a, d
                 if submerges:
                     a2, d2 = submerge_step(ast, a, dst, d, rules, choices, FLAGS[0])
-                if a2 != a or d2 != d:
+                if withdrew(ast, a, a2):  # (by submerging: the battle ends there)
+                    fight = _end_value(RETREAT, a2, d2, ast, dst, coef)
+                elif a2 != a or d2 != d:
                     fight = value[a2, d2]
                     then_retreats = press[a2, d2] == 0.0
                 else:
