@@ -31,6 +31,7 @@ _PUBLIC = {
     "sweep": "sweeper",
     "read_game": "triplea",
     "turn_reach": "turn",
+    "plan_turn": "turn",
 }
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "make_battle",
     "parse_army",
     "plan",
+    "plan_turn",
     "raid",
     "read_game",
     "set_threads",
@@ -68,7 +70,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from .rules import RULE_FLAGS, list_editions, load_rules, load_rules_file
     from .sweeper import sweep
     from .triplea import read_game
-    from .turn import turn_reach
+    from .turn import plan_turn, turn_reach
     from .waves import simulate
 
 

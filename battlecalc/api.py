@@ -83,7 +83,7 @@ def _kept_battle(arguments: dict, found: KeptBattle | None = None) -> KeptBattle
     formula = isinstance(battle, FormulaSpec)
     # (a battle with reactions is a battle for each choice: battlecalc.reactions compiles them)
     compiled = None if formula or battle.reactions else compile_battle(battle)
-    kept = KeptBattle(battle.ruleset if formula else battle.rules, battle, run, compiled)
+    kept = KeptBattle(battle.ruleset if formula else battle.rules.fair, battle, run, compiled)
     # kept only where checking warned of nothing (a kept battle would not warn again)
     if key is not None and warnings_issued() == warned and (
             compiled is None
@@ -186,6 +186,7 @@ def simulate(
     kamikaze: int | None = None,
     kamikaze_targets: str | list[str] | None = None,
     retreat_air_loss: float | None = None,
+    die_law: str | Iterable | None = None,
     **formula_options,
 ):
     """Odds of a battle.
@@ -210,7 +211,9 @@ def simulate(
     further retreat, loses every one of its aircraft is above P, docs/rules.md);
     rounds_distribution: the exact solver also computes the law of the number of rounds
     (Monte Carlo always does); dice: ``"standard"`` or ``"low_luck"`` (each fire
-    step's strength in sure hits, one die for the remainder).  Flags must be bools and counts
+    step's strength in sure hits, one die for the remainder); die_law: a biased die, the
+    exact chances of its faces 1..6 summing to 1 (``"1/4,1/6,1/6,1/6,1/6,1/12"`` or a list
+    of fractions or decimals: docs/rules.md, not with low luck).  Flags must be bools and counts
     whole numbers; every bad argument raises BattleInputError before anything runs
     (battlecalc.spec).  waves:
     further waves on the defender's survivors, and counterattack: the defender side's
@@ -254,12 +257,12 @@ def simulate(
              and attacker_waiting is None and defender_waiting is None
              and retreat_policy is None and optimize is None and territory_value is None
              and scramble_from is None and scramble is None and kamikaze is None
-             and kamikaze_targets is None and retreat_air_loss is None)
+             and kamikaze_targets is None and retreat_air_loss is None and die_law is None)
     if not usual:
         values += (waves, counterattack, start_round, start_step, hits_on_attacker,
                    hits_on_defender, bombard_hits, attacker_waiting, defender_waiting,
                    retreat_policy, optimize, territory_value, scramble_from, scramble, kamikaze,
-                   kamikaze_targets, retreat_air_loss)
+                   kamikaze_targets, retreat_air_loss, die_law)
     kept = None
     if not formula_options:
         # the kept plan of equal values of the same types: spec_key's key where they are
@@ -277,7 +280,7 @@ def simulate(
                       type(attacker_waiting), type(defender_waiting), type(retreat_policy),
                       type(optimize), type(territory_value), type(scramble_from),
                       type(scramble), type(kamikaze), type(kamikaze_targets),
-                      type(retreat_air_loss))
+                      type(retreat_air_loss), type(die_law))
         try:
             kept = _kept.get((kinds, values))
         except TypeError:
@@ -360,14 +363,14 @@ def _reactions(battle: Battle, run: RunSpec, started: float, limits: solver.Limi
     combination (its outcome probabilities, IPC losses, TUV swing and the objective's
     value)."""
     r, objective = battle.reactions, battle.objective
-    pairs = reactions.combinations(battle)
-    rows, results = [], []
-    for scramble, allocation in pairs:
+    pairs = reactions.combinations(battle)  # (counted first: refused past its cap)
+    reactions.check_tables(battle, pairs, compile_battle)
+    best = reactions.Best(r, pairs)  # (only the results that may be the defender's kept)
+    for done, (scramble, allocation) in enumerate(pairs):
+        reactions.report(run.progress, done, len(pairs))
         result = solve(reactions.reacted(battle, scramble, allocation), run, limits=limits)
-        rows.append(reactions.row(scramble, allocation, result, objective.of(result)))
-        results.append(result)
-    chosen = reactions.best_row(r, pairs, rows)
-    result = results[chosen]
+        best.add(reactions.row(scramble, allocation, result, objective.of(result)), result)
+    rows, (chosen, result) = best.rows, best.chosen()
     if not isinstance(result, DecisionResult):
         result = with_decisions(result, objective, None, None, None)
     result.decisions.update({

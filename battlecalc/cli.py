@@ -17,7 +17,7 @@ from click.core import ParameterSource
 
 from . import list_editions  # the library's API (battlecalc.list_editions): no engine code
 from .options import BY_NAME, OPTIONS, Option, flag_message, read  # light: no engine code
-from .output import OutputError, json_safe, open_destination, printable
+from .output import OutputError, json_safe, one_line, open_destination, printable
 
 FORMATS = ("table", "json", "csv")
 DISTRIBUTIONS = ("survivors", "ipc", "rounds", "swing", "policy", "reactions")
@@ -280,8 +280,9 @@ def _for_reader(text: str, fmt: str | None) -> str:
 
 
 def _say(line: str) -> None:
-    """One line on stderr (an error, a warning, a note), its control characters escaped."""
-    click.echo(printable(line), err=True)
+    """One line on stderr (an error, a warning, a note), its control characters escaped
+    (newlines too: a name read from a file makes no second line)."""
+    click.echo(one_line(line), err=True)
 
 
 def _emit(text: str, destination, fmt: str | None) -> None:
@@ -374,7 +375,7 @@ output_option = click.option(
 RUN_SECTIONS = (
     ("Edition and armies", ("rules", "rules_file", "attacker", "defender", "sea",
                             "attacker_tech", "defender_tech")),
-    ("Method", ("method", "dice", "trials", "seed", "threads")),
+    ("Method", ("method", "dice", "die_law", "trials", "seed", "threads")),
     ("Policies: orders of losses, retreats, submerging",
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "retreat_air_loss",
@@ -534,7 +535,7 @@ def run(ctx, rules, rules_file, distribution, threads, fmt, output, plot_path, *
 RAID_SECTIONS = (
     ("Edition, raiders and target", ("rules", "rules_file", "attacker", "defender",
                                      "target_value", "facility", "aa", "attacker_tech",
-                                     "defender_tech", "attacker_ool", "dice")),
+                                     "defender_tech", "attacker_ool", "dice", "die_law")),
     ("A raid in progress", ("start_step", "hits_on_attacker")),
     ("Method", ("method", "trials", "seed", "threads")),
     ("Output", ("fmt", "distribution", "output")),
@@ -560,7 +561,8 @@ RAID_SECTIONS = (
               "rolled, --hits-on-attacker hits to take) or bombing (the AA over).")
 @click.option("--hits-on-attacker", type=int, default=0, metavar="N",
               help="The AA's hits on the bombers, not yet taken (--start-step aa_casualties).")
-@_table_options("attacker_tech", "defender_tech", "attacker_ool", "dice", *METHOD_OPTIONS,
+@_table_options("attacker_tech", "defender_tech", "attacker_ool", "dice", "die_law",
+                *METHOD_OPTIONS,
                 attacker_tech={"help": "Attacker technologies, comma separated "
                                "(heavy_bombers, jets, ...)."},
                 defender_tech={"help": "Defender technologies (jets, radar, ...)."},
@@ -575,8 +577,8 @@ RAID_SECTIONS = (
 @output_option
 @click.pass_context
 def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa, start_step,
-         hits_on_attacker, attacker_tech, defender_tech, attacker_ool, dice, method, trials,
-         seed, threads, distribution, fmt, output):
+         hits_on_attacker, attacker_tech, defender_tech, attacker_ool, dice, die_law, method,
+         trials, seed, threads, distribution, fmt, output):
     """Odds of a strategic bombing raid: the damage dealt and the units each side loses."""
     ruleset = _ruleset(rules, rules_file)
     if distribution and fmt != "csv":
@@ -595,7 +597,7 @@ def raid(ctx, rules, rules_file, attacker, defender, target_value, facility, aa,
             target_value=target_value, facility=facility, aa=aa, trials=trials, seed=seed,
             method=method, attacker_tech=attacker_tech, defender_tech=defender_tech,
             attacker_ool=attacker_ool, dice=dice, progress=progress, start_step=start_step,
-            hits_on_attacker=hits_on_attacker)
+            hits_on_attacker=hits_on_attacker, die_law=die_law)
     except BattleInputError as exc:
         _fail(exc)
     finally:
@@ -801,7 +803,11 @@ def rules_command(edition, rules_file, fmt):
               help="A folder of TripleA saves (TripleA's autosave folder): the newest complete "
               "save is the page's live board, every pending battle solved, pushed to each "
               "open page as TripleA writes it.")
-def serve(host, port, workers, watch):
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests that name the server NAME (Host header; repeatable): "
+              "it answers its loopback names, its address and, on 0.0.0.0, this machine's "
+              "names and addresses.")
+def serve(host, port, workers, watch, allow_hosts):
     """A local web page: armies, options, odds and charts (needs battlecalc[web])."""
     try:
         from .web.server import serve as serve_page
@@ -812,7 +818,7 @@ def serve(host, port, workers, watch):
 
     try:
         # checks that it can listen there, and the folder, before the warm-up
-        serve_page(host, port, workers, watch=watch)
+        serve_page(host, port, workers, watch=watch, allow_hosts=allow_hosts)
     except BattleInputError as exc:
         _fail(exc)
     except KeyboardInterrupt:  # Ctrl-C, the way a server stops: no "Aborted."
@@ -869,7 +875,7 @@ def sweep(battles, output, vary, seed, workers, scheduler, chunk_size):
 
 GAME_SECTIONS = (
     ("Save and edition", ("save", "rules", "rules_file", "territory", "attack", "show_all")),
-    ("Method", ("method", "dice", "trials", "seed")),
+    ("Method", ("method", "dice", "die_law", "trials", "seed")),
     ("Policies: orders of losses, retreats, submerging",
      ("attacker_ool", "defender_ool", "keep_land", "aa_last", "retreat_after",
       "retreat_when_left", "retreat_when_only_air", "retreat_below", "retreat_air_loss",
@@ -957,16 +963,26 @@ def watch(folder, once, interval, pattern, fmt):
     except BattleInputError as exc:
         _fail(exc)
     progress = _Progress()
-    previous, noted = None, 0
+    previous, noted, unreadable = None, 0, None
     try:
         if not once:
             _say(f"watching {saves.shown} for TripleA saves (Ctrl-C stops)")
         deadline = time.monotonic() + SETTLE_S + 2 * interval
         while True:
-            found = saves.poll()
-            for note in saves.notes[noted:]:
+            try:
+                found = saves.poll()
+            except OSError as exc:  # the folder gone, or no longer listed: say so, look again
+                problem = f"cannot read {saves.shown}: {exc.strerror or exc}"
+                if once:
+                    raise BattleInputError(problem) from None
+                if problem != unreadable:
+                    _say(f"Note: {problem}; looking again every {interval:g} s")
+                found, unreadable = None, problem
+            else:
+                unreadable = None
+            for note in saves.notes_since(noted):
                 _say(f"Note: {note}")
-            noted = len(saves.notes)
+            noted = saves.said
             if found is None:
                 if once and time.monotonic() > deadline:
                     named = "" if pattern == "*" else f" named {pattern}"
@@ -987,10 +1003,11 @@ def watch(folder, once, interval, pattern, fmt):
             progress.close()
             board["changes"] = changes(previous, board)
             previous = board
-            if fmt == "json":
-                click.echo(json.dumps(board, indent=2 if once else None, ensure_ascii=False))
-            else:
-                click.echo(board_table(board) + ("" if once else "\n"), nl=False)
+            if fmt == "json":  # (names from the save: DEL and C1 escaped, as run's JSON)
+                click.echo(json_safe(json.dumps(board, indent=2 if once else None,
+                                                ensure_ascii=False)))
+            else:  # (each line of the table escaped: board_table)
+                click.echo(printable(board_table(board)) + ("" if once else "\n"), nl=False)
             if once:
                 return
             sys.stdout.flush()
@@ -1003,7 +1020,10 @@ def watch(folder, once, interval, pattern, fmt):
         saves.close()
 
 
-TURN_FORMATS = ("text", "json")
+TURN_FORMATS = ("text", "json", "moves")
+# the planner's options (its defaults: battlecalc.turn.plan.plan_turn's)
+TURN_PLAN_OPTIONS = ("objective", "min_win", "counter", "territory_values", "only", "exclude",
+                     "keep", "top", "time_budget")
 
 
 @cli.command()
@@ -1014,32 +1034,93 @@ TURN_FORMATS = ("text", "json")
               "and the movement that takes (docs/turn.md).")
 @click.option("--player", default=None, metavar="NAME",
               help="The player (TripleA's name; default: the save's player to move).")
+@click.option("--objective", type=click.Choice(("value", "swing", "hold")), default="value",
+              show_default=True, help="What the plan maximises: value (E[TUV swing] + "
+              "production x P(take), summed over its battles), swing (E[TUV swing]), hold "
+              "(with the counter-attack: the swing of both battles + production x P(take "
+              "and hold)).")
+@click.option("--min-win", type=click.FloatRange(0, 1), default=0.8, show_default=True,
+              metavar="P", help="Every territory the plan attacks is taken with at least "
+              "this probability.")
+@click.option("--counter", type=click.Choice(("none", "max", "alive")), default=None,
+              help="The enemy's counter-attack on each territory taken: none (the attacks "
+              "alone), max (every enemy unit that can reach it in its next turn), alive (as "
+              "max, less the units the plan destroys with P >= --min-win). Default: none, "
+              "max under --objective hold.")
+@click.option("--territory-values", default=None, metavar="FILE",
+              help='A JSON file {"territory": IPC} counted when a territory is taken, '
+              "instead of its production.")
+@click.option("--only", default=None, metavar="T,..", help="Attack only these territories.")
+@click.option("--exclude", default=None, metavar="T,..", help="Never attack these.")
+@click.option("--keep", multiple=True, metavar='"N UNIT@TERRITORY"',
+              help='Units that stay home, e.g. "3 infantry@Russia" (repeatable).')
+@click.option("--top", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="Also show the next best plans.")
+@click.option("--time-budget", type=click.FloatRange(0, 3600, min_open=True), default=30.0,
+              show_default=True, metavar="S",
+              help="Seconds for the search; the best plan found is kept, and said proven "
+              "optimal or not.")
 @click.option("--format", "fmt", type=click.Choice(TURN_FORMATS), default="text",
-              show_default=True, help='Output format (json: {"TERRITORY / TYPE xN": '
-              '{target: movement needed}}; the classes not modelled are noted on stderr).')
+              show_default=True, help='Output format: text, json ({"value", "battles": '
+              '[{"target", "attackers", "p_win", "p_take", "swing", "value", ...}], ...}) or '
+              'moves ([{"unit", "count", "from", "to"}] in TripleA\'s names). With --reach: '
+              'text or json ({"TERRITORY / TYPE xN": {target: movement needed}}).')
 @output_option
-def turn(save, show_reach, player, fmt, output):
-    """A player's turn in a TripleA save (.tsvg): with --reach, its legal attacks."""
-    if not show_reach:
-        raise click.UsageError("turn plans a whole turn in a later version: give --reach to "
-                               "list the player's legal attacks")
-    destination = _destination(output, [save])
+def turn(save, show_reach, player, objective, min_win, counter, territory_values, only,
+         exclude, keep, top, time_budget, fmt, output):
+    """A player's combat move in a TripleA save (.tsvg): the plan worth the most, every
+    battle solved exactly (docs/turn.md); with --reach, its legal attacks."""
+    ctx = click.get_current_context()
+    if show_reach:
+        given = [f"--{name.replace('_', '-')}" for name in TURN_PLAN_OPTIONS
+                 if _given(ctx, name)]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: the plan's options, not --reach's")
+        if fmt == "moves":
+            raise click.UsageError("--format moves is the plan's: --reach lists attacks as "
+                                   "text or json")
+    destination = _destination(output, [save] + ([territory_values] if territory_values
+                                                 else []))
 
     from .errors import BattleInputError
-    from .turn import turn_reach
 
+    if show_reach:
+        from .turn import turn_reach
+
+        try:
+            result = turn_reach(save, player=player)
+        except BattleInputError as exc:
+            _fail(exc)
+        if fmt == "json":
+            for key, why in result.unsupported():
+                _say(f"Note: unsupported: {key}: {why}")
+            for note in result.board.notes:
+                _say(f"Note: {note}")
+            _emit(result.to_json(), destination, "json")
+        else:
+            _emit(result.table(), destination, "table")
+        return
+
+    from .turn import plan_turn
+
+    progress = _Progress()
     try:
-        result = turn_reach(save, player=player)
+        plan = plan_turn(save, player, objective=objective, min_win=min_win, counter=counter,
+                         territory_values=territory_values, only=only, exclude=exclude,
+                         keep=list(keep) or None, top=top, time_budget=time_budget,
+                         progress=lambda text: progress(0, 0, text))
     except BattleInputError as exc:
         _fail(exc)
+    finally:
+        progress.close()
     if fmt == "json":
-        for key, why in result.unsupported():
-            _say(f"Note: unsupported: {key}: {why}")
-        for note in result.board.notes:
+        _emit(plan.to_json(), destination, "json")
+    elif fmt == "moves":
+        for note in plan.notes:
             _say(f"Note: {note}")
-        _emit(result.to_json(), destination, "json")
+        _emit(plan.moves_json(), destination, "json")
     else:
-        _emit(result.table(), destination, "table")
+        _emit(plan.table(), destination, "table")
 
 
 @cli.group()

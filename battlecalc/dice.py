@@ -5,7 +5,9 @@ roll dice with integer hit values on the edition's die (a die hits when it rolls
 value), grouped as ``{(value, best_of): dice}``; ``best_of`` > 1 is a unit rolling that many
 dice of which the best counts (at most one hit).  The dice model is "standard" (every die rolled)
 or "low_luck" (the strength of the group, the sum of its values, gives one sure hit per full die
-size and one die for the remainder).  Which units fire together as one group is the round
+size and one die for the remainder).  The die is the edition's fair die of die_size faces, or a
+biased die (battlecalc.die_law.DieLaw: a unit of value v hits on faces 1..v, with the exact
+chance of those faces), standard dice only.  Which units fire together as one group is the round
 model's business (kernels/round_model.py); this module gives the law of one group.
 """
 
@@ -16,6 +18,8 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
+
+from .die_law import DieLaw
 
 DiceGroups = Mapping[tuple[int, int], int]  # (hit value, best of) -> number of dice
 
@@ -72,25 +76,37 @@ def convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                        np.asarray(b, np.longdouble)).astype(np.float64)
 
 
-def hit_ratio(value: int, best_of: int, die_size: int) -> tuple[int, int]:
-    """Chance that one unit's roll hits, exactly, as (hits, whole) in lowest terms: value/die,
-    or the best of `best_of` dice (1 - ((die - value)/die)^best_of)."""
-    whole = die_size**best_of
-    hits = whole - (die_size - min(value, die_size)) ** best_of
+def hit_ratio(value: int, best_of: int, die: int | DieLaw) -> tuple[int, int]:
+    """Chance that one unit's roll hits, exactly, as (hits, whole) in lowest terms: on a fair
+    die of `die` faces value/die, on a biased one (a DieLaw) the chance H/W of faces
+    1..value; the best of `best_of` dice 1 - ((W - H)/W)^best_of."""
+    if type(die) is int:
+        face, faces = min(value, die), die
+    else:
+        face, faces = die.at_most(value), die.whole
+    whole = faces**best_of
+    hits = whole - (faces - face) ** best_of
     common = math.gcd(hits, whole)
     return hits // common, whole // common
 
 
-def hit_chance(value: int, best_of: int, die_size: int) -> float:
+def hit_chance(value: int, best_of: int, die: int | DieLaw) -> float:
     """Chance that one unit's roll hits (hit_ratio, rounded once)."""
-    hits, whole = hit_ratio(value, best_of, die_size)
+    hits, whole = hit_ratio(value, best_of, die)
     return hits / whole
 
 
-def hit_distribution(dice: DiceGroups, die_size: int = 6, model: str = "standard") -> np.ndarray:
-    """Law of the number of hits of one fire step: pmf[h] for h = 0..most hits.  Read-only."""
+def faces(die: int | DieLaw) -> int:
+    """The number of faces of a die (a fair die's size, or a law's faces)."""
+    return die if type(die) is int else die.faces
+
+
+def hit_distribution(dice: DiceGroups, die: int | DieLaw = 6,
+                     model: str = "standard") -> np.ndarray:
+    """Law of the number of hits of one fire step: pmf[h] for h = 0..most hits.  Read-only.
+    die: a fair die's number of faces, or a biased die's law (standard dice only)."""
     groups = tuple(sorted((v, b, n) for (v, b), n in dice.items() if n > 0 and v > 0))
-    return _hit_distribution(groups, die_size, model)
+    return _hit_distribution(groups, die, model)
 
 
 def strength(dice: DiceGroups, die_size: int = 6) -> int:
@@ -107,9 +123,11 @@ def low_luck_hits(strength_: int, die_size: int = 6) -> tuple[int, float]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _hit_distribution(groups: tuple[tuple[int, int, int], ...], die_size: int,
+def _hit_distribution(groups: tuple[tuple[int, int, int], ...], die_size: int | DieLaw,
                       model: str) -> np.ndarray:
     if model == "low_luck":
+        if type(die_size) is not int:  # (refused by the spec, by name: docs/rules.md)
+            raise ValueError("low luck rolls the edition's fair die, not a die law")
         sure, chance = low_luck_hits(strength({(v, b): n for v, b, n in groups}, die_size),
                                      die_size)
         pmf = np.zeros(sure + (2 if chance else 1))
@@ -139,9 +157,9 @@ def add_dice(dice: dict[tuple[int, int], int], value: int, units: int, dice_per_
 
 
 def firepower(force: Mapping[str, int], units, role: str, supports=(),
-              die_size: int = 6) -> float:
+              die: int | DieLaw = 6) -> float:
     """Expected hits of a force in one round of general fire."""
-    return sum(hit_chance(v, b, die_size) * n
+    return sum(hit_chance(v, b, die) * n
                for (v, b), n in force_dice(force, units, role, supports).items())
 
 

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .die_law import read_die_law
 from .errors import BattleInputError, quoted
 
 METHODS = ("auto", "exact", "mc")
@@ -35,6 +36,9 @@ DEFAULT_TRIALS = 1_000_000
 SUBMERGE_POLICIES = ("never", "when-only-subs-left", "first-chance", "optimal")
 RETREAT_POLICIES = ("optimal",)  # retreat_policy (None: the fixed retreat options, if any)
 OBJECTIVES = ("tuv", "win", "takes", "value")  # optimize: what the decisions are taken for
+# territory_value: the IPC a territory is worth to the attacker (a whole map holds a few
+# hundred); bounded so that it stays a float's whole number (10**400 was an OverflowError)
+MAX_TERRITORY_VALUE = 1_000_000
 DICE_MODELS = ("standard", "low_luck")  # battlecalc.dice
 FLIP_RULES = ("A2", "A1")
 UNTIL_DONE = "until-done"
@@ -62,7 +66,7 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 # kinds: how a value is read and checked
 KINDS = ("edition", "army", "armies", "bool", "int", "trials", "float", "choice", "techs",
-         "order", "exchanges", "callable")
+         "order", "exchanges", "callable", "die_law")
 
 
 @dataclass(frozen=True)
@@ -191,7 +195,8 @@ OPTIONS: tuple[Option, ...] = (
             help="What the decisions are taken for, from the attacker's side: tuv (expected "
             "TUV swing, the default), win (chance of winning), takes (chance of taking the "
             "territory), value (TUV swing + --territory-value when taken)."),
-    _option("territory_value", "int", applies=LAND_KINDS, lo=0, label="territory value (IPC)",
+    _option("territory_value", "int", applies=LAND_KINDS, lo=0, hi=MAX_TERRITORY_VALUE,
+            label="territory value (IPC)",
             help="With --optimize value: the IPC the territory is worth to the attacker, "
             "counted when it is taken."),
     # the defender's reactions to a sea attack, 1940-2e (battlecalc.reactions): the first
@@ -221,6 +226,10 @@ OPTIONS: tuple[Option, ...] = (
             choices=DICE_MODELS,
             help="Dice: every die rolled, or low luck (each fire step's strength gives sure "
             "hits, one die rolls for the rest)."),
+    _option("die_law", "die_law", applies=DICE_KINDS, label="biased die (faces 1-6)",
+            help='A biased die: the chances of its faces 1..6, exact fractions or decimals '
+            'summing to 1, e.g. "1/4,1/6,1/6,1/6,1/6,1/12" (a unit of value v hits on faces '
+            "1..v; not with low luck)."),
     # a battle that starts where it stands (a save in progress; battlecalc.spec.Start)
     _option("start_round", "int", 1, applies=DICE_KINDS, lo=1, hi=1000, battle=False,
             carried=False, label="starts in round",
@@ -479,6 +488,8 @@ def read(opt: Option | str, value: Any) -> Any:
         return _text_or_list(name, value, "text or a list of technology names")
     if kind == "order":
         return _text_or_list(name, value, "text or a list of unit names")
+    if kind == "die_law":
+        return read_die_law(value)
     if kind == "edition":
         if isinstance(value, str):
             return value.strip()

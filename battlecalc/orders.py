@@ -46,6 +46,9 @@ class LossOrder:
     # casualties chosen already (a battle that starts where it stands: battlecalc.starts),
     # lost before anything else: (unit, count)
     chosen: tuple[tuple[str, int], ...] = ()
+    # the die the smart preset counts expected hits on (a battlecalc.die_law.DieLaw; None: the
+    # fair six-sided die)
+    die: object = None
 
     def with_enemy_subs(self, enemy_has_subs: bool) -> LossOrder:
         if self.enemy_has_subs == enemy_has_subs:
@@ -65,13 +68,15 @@ def parse_loss_order(text: str | list[str] | tuple[str, ...] | None, ruleset: Ru
     raw = (text or "").strip()
     if not raw or raw.lower() in PRESETS:
         preset = raw.lower() or "cheapest"
-        key = (role, preset, keep_land, aa_last)
+        # (smart counts expected hits on the battle's die: a biased one's, Ruleset.die_law)
+        die = getattr(ruleset, "die_law", None) if preset == "smart" else None
+        key = (role, preset, keep_land, aa_last, die)
         found = _PRESET_ORDERS.get(key)
         if found is None:  # (a preset's order is a value: one object of each kept)
             if len(_PRESET_ORDERS) >= 256:
                 _PRESET_ORDERS.clear()
             found = _PRESET_ORDERS[key] = LossOrder(role, preset, (), keep_land, aa_last,
-                                                    text=preset)
+                                                    text=preset, die=die)
         return found
     sections: list[tuple[str, int | None]] = []
     if "^" in raw or ";" in raw:
@@ -105,7 +110,7 @@ def parse_loss_order(text: str | list[str] | tuple[str, ...] | None, ruleset: Ru
     return LossOrder(role, "cheapest", tuple(sections), keep_land, aa_last, text=raw)
 
 
-_PRESET_ORDERS: dict = {}  # (role, preset, keep_land, aa_last) -> its LossOrder
+_PRESET_ORDERS: dict = {}  # (role, preset, keep_land, aa_last, die) -> its LossOrder
 MAX_SECTION_COUNT = 10**9  # more units of a type than any battle has: the same as *
 
 
@@ -138,24 +143,24 @@ def _weakest_order(units: dict[str, Unit], role: str) -> list[str]:
 
 
 def _smart_kills(kills: dict[str, int], units: dict[str, Unit], role: str,
-                 enemy_has_subs: bool, supports) -> list[str]:
+                 enemy_has_subs: bool, supports, die=None) -> list[str]:
     """Greedy: lose the unit whose loss costs the least expected hits, then the cheapest."""
     from .dice import firepower  # numpy: only the smart preset needs it, not parsing
 
     index = {name: i for i, name in enumerate(units)}
     left = {n: c for n, c in kills.items() if c}
     sequence: list[str] = []
+    die = 6 if die is None else die
     while left:
-        base = firepower(left, units, role, supports)
+        base = firepower(left, units, role, supports, die)
         costs = {}
         for name in left:
             unit = units[name]
             after = dict(left)
             after[name] -= 1
             keep_for_subs = 1 if (enemy_has_subs and unit.anti_sub) else 0
-            costs[name] = (unit.loss_rank, keep_for_subs,
-                           round(base - firepower(after, units, role, supports), 12), unit.cost,
-                           index[name])
+            lost = round(base - firepower(after, units, role, supports, die), 12)
+            costs[name] = (unit.loss_rank, keep_for_subs, lost, unit.cost, index[name])
         name = min(left, key=costs.__getitem__)
         sequence.append(name)
         left[name] -= 1
@@ -231,7 +236,7 @@ def casualty_steps(force: dict[str, int], units: dict[str, Unit],
         name = units[name].damaged_form or name if units[name].hp > 1 else name
         kill_sequence.extend([name] * take)
     if order.preset == "smart":
-        remainder = _smart_kills(left, units, role, order.enemy_has_subs, supports)
+        remainder = _smart_kills(left, units, role, order.enemy_has_subs, supports, order.die)
     else:
         remainder = [n for n in sorted(left, key=lambda n: rank.get(n, len(rank)))
                      for _ in range(left[n])]

@@ -60,6 +60,17 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """`text` as one line of a terminal: printable's escapes, newline and tab too
+    (``\\x0a``).  For a line that holds names read from files (a territory of a save named
+    ``"X\\nattacker wins 100%"``): a table built line by line escapes each line with it, a
+    message on stderr is one line."""
+    return _ANY_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def json_safe(text: str) -> str:
     """JSON text with DEL and the C1 controls, which ``json.dumps(..., ensure_ascii=False)``
     writes raw, as ``\\u00XX`` escapes (the same string once read; the C0 controls are escaped

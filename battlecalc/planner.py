@@ -633,17 +633,61 @@ def _cheapest_lean(evaluator: _Evaluator, caps, costs, top: int, budget: float):
     return [p for cost, p in found if cost <= limit + 1e-9]
 
 
+def count_within(caps, costs, budget: float, limit: int) -> int:
+    """How many forces (a count of each unit type up to its cap) cost at most `budget`,
+    counted without listing them (the forces of the types after i within what is left of
+    the budget, memoised on (i, what is left)); any number past `limit` is limit + 1 (the
+    count stops there)."""
+    if math.isinf(budget):
+        return min(math.prod(c + 1 for c in caps), limit + 1)
+    memo: dict[tuple[int, float], int] = {}
+
+    def count(i: int, left: float) -> int:
+        if i == len(caps):
+            return 1
+        key = (i, left)
+        if key not in memo:
+            total = 0
+            for n in range(caps[i] + 1):
+                rest = left - n * costs[i]
+                if rest < -1e-9:
+                    break
+                total += count(i + 1, rest)
+                if total > limit:
+                    break
+            memo[key] = min(total, limit + 1)
+        return memo[key]
+
+    return count(0, float(budget))
+
+
+def _within(caps, costs, budget: float):
+    """The forces of cost <= budget, in the order of itertools.product, listing no other."""
+    def place(i: int, left: float, point: tuple):
+        if i == len(caps):
+            yield point
+            return
+        for n in range(caps[i] + 1):
+            rest = left - n * costs[i]
+            if rest < -1e-9:
+                return
+            yield from place(i + 1, rest, (*point, n))
+
+    return place(0, float(budget), ())
+
+
 def _all_feasible_monotone(evaluator: _Evaluator, caps, costs, budget: float):
     """Every feasible force of cost <= budget, for a feasible set closed upwards: forces are
-    solved from the largest down, and a force below a solved infeasible one is skipped."""
-    points = sorted((p for p in itertools.product(*[range(c + 1) for c in caps])
-                     if sum(n * c for n, c in zip(p, costs, strict=True)) <= budget + 1e-9),
-                    key=lambda p: (-sum(p), p))
-    if len(points) > MAX_OBJECTIVE_FORCES:
+    solved from the largest down, and a force below a solved infeasible one is skipped.
+    Counted before they are listed (a pool of 2,000,000 forces was listed, some 300 MB, and
+    then refused)."""
+    within = count_within(caps, costs, budget, MAX_OBJECTIVE_FORCES)
+    if within > MAX_OBJECTIVE_FORCES:
         raise BattleInputError(
             f"--minimize loss and --maximize swing solve every force that meets the goal, and "
-            f"the pool describes {len(points):,} forces within the cost limit (at most "
-            f"{MAX_OBJECTIVE_FORCES:,}); shrink the pool or give --max-cost")
+            f"the pool describes more than {MAX_OBJECTIVE_FORCES:,} forces within the cost "
+            "limit; shrink the pool or give --max-cost")
+    points = sorted(_within(caps, costs, budget), key=lambda p: (-sum(p), p))
     infeasible: list[np.ndarray] = []
     feasible_points = []
     for searched, p in enumerate(points):
@@ -661,14 +705,13 @@ def _all_feasible_monotone(evaluator: _Evaluator, caps, costs, budget: float):
 def _all_feasible_exhaustive(evaluator: _Evaluator, caps, costs, budget: float, lean: bool):
     """Every feasible force of cost <= budget, each solved; with `lean`, only those from which
     no single unit can be dropped while still feasible."""
-    points = [p for p in itertools.product(*[range(c + 1) for c in caps])
-              if sum(n * c for n, c in zip(p, costs, strict=True)) <= budget + 1e-9]
-    if len(points) > MAX_EXHAUSTIVE:
+    if count_within(caps, costs, budget, MAX_EXHAUSTIVE) > MAX_EXHAUSTIVE:  # (before listing)
         raise BattleInputError(
             f"these goals or options need every force solved (the monotone pruning does not "
-            f"apply; see `battlecalc plan --help`), and the pool describes {len(points):,} "
-            f"forces within the cost limit (at most {MAX_EXHAUSTIVE:,}); shrink the pool or "
-            "give --max-cost")
+            f"apply; see `battlecalc plan --help`), and the pool describes more than "
+            f"{MAX_EXHAUSTIVE:,} forces within the cost limit; shrink the pool or give "
+            "--max-cost")
+    points = list(_within(caps, costs, budget))
     feasible = set()
     for searched, p in enumerate(points):
         evaluator.report(searched, len(points))

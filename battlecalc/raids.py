@@ -52,6 +52,7 @@ import numpy as np
 
 from .army import format_army
 from .dice import convolve, hit_distribution
+from .die_law import DieLaw
 from .errors import BattleInputError, BattleInputWarning, collected_warnings, quoted
 from .orders import LossOrder, casualty_steps, parse_loss_order
 from .results import LOW_LUCK_LINE, Z95, ResultViews, _frame
@@ -65,6 +66,7 @@ from .spec import (
     Techs,
     army_counts,
     check_choice,
+    check_die_law,
     check_flag,
     check_int,
     check_techs,
@@ -250,13 +252,18 @@ def make_raid(rules: str | Ruleset, attacker: Army, defender: Army = None,
               target_value: int | None = None, facility: str | None = None, aa: bool = False,
               attacker_tech: Techs = None, defender_tech: Techs = None,
               attacker_ool: Order = None, dice: str = "standard", start_step: str = "start",
-              hits_on_attacker: int = 0) -> RaidSpec:
+              hits_on_attacker: int = 0, die_law: Any = None) -> RaidSpec:
     """Check every input of a raid; BattleInputError with a clear message if it is not one.
-    start_step, hits_on_attacker: where a raid in progress stands (_check_raid_start)."""
+    start_step, hits_on_attacker: where a raid in progress stands (_check_raid_start);
+    die_law: a biased die (spec.check_die_law), for every die of the raid (air battle, AA,
+    damage)."""
     ruleset = load_rules(rules)
     if ruleset.model != "dice":
         raise BattleInputError(f"{ruleset.id} has no strategic bombing raids "
                                f"(model {ruleset.model!r})")
+    if die_law is not None:
+        law_dice = dice.strip().lower().replace("-", "_") if isinstance(dice, str) else dice
+        ruleset = ruleset.with_die_law(check_die_law(die_law, ruleset, law_dice))
     a_tech = check_techs(attacker_tech, "attacker")
     d_tech = check_techs(defender_tech, "defender")
     a_rules, d_rules = ruleset.with_techs(a_tech), ruleset.with_techs(d_tech)
@@ -277,7 +284,7 @@ def make_raid(rules: str | Ruleset, attacker: Army, defender: Army = None,
     if isinstance(dice, str):
         dice = dice.strip().lower().replace("-", "_")
     dice = check_choice("dice", dice, DICE_MODELS)
-    air_rules = air_battle_rules(ruleset)
+    air_rules = air_battle_rules(ruleset.fair).with_die_law(ruleset.die_law)
     order = parse_loss_order(attacker_ool, air_rules, "attack")
     steps = casualty_steps(a_army, air_rules.with_techs(a_tech).units, order, ())
     bombers = sum(1 for name, _ in steps if a_rules.units[name].raid_dice)
@@ -365,10 +372,14 @@ def _walk(spec: RaidSpec) -> _Walk:
                  prefix_of)
 
 
-def damage_die(die_size: int, dice: str) -> np.ndarray:
+def damage_die(die_size, dice: str) -> np.ndarray:
     """Law of one damage die over 0..die_size: uniform on 1..die_size, or with low luck
     (TripleA's "Low Luck for Bombing": a die's luck cut to a third) uniform on
-    die_size // 3 + 1 .. die_size // 3 + (die_size + 1) // 3 (a d6: 3 or 4)."""
+    die_size // 3 + 1 .. die_size // 3 + (die_size + 1) // 3 (a d6: 3 or 4); a biased die
+    (a DieLaw, Ruleset.die) shows face k with its chance (each rounded once)."""
+    if isinstance(die_size, DieLaw):
+        whole = die_size.whole
+        return np.array([0.0, *(w / whole for w in die_size.weights)])
     law = np.zeros(die_size + 1)
     if dice == "low_luck":
         low = die_size // 3
@@ -388,7 +399,7 @@ def _capped(law: np.ndarray, cap: int | None) -> np.ndarray:
     return out
 
 
-def bomber_damage_law(unit, die_size: int, dice: str, cap: int | None) -> np.ndarray:
+def bomber_damage_law(unit, die_size, dice: str, cap: int | None) -> np.ndarray:
     """Law of one bomber's damage: its raid_dice summed or the best one, plus raid_bonus,
     at most `cap`."""
     die = damage_die(die_size, dice)
@@ -411,7 +422,7 @@ def _suffix_mixture(spec: RaidSpec, weights: np.ndarray) -> np.ndarray:
     probability weights[m]: sum over m of weights[m] x (law of the damage of the bombers left),
     the laws built from the last bomber backwards, one convolution each."""
     units = spec.attacker_rules.units
-    per_bomber = {name: bomber_damage_law(units[name], spec.rules.die_size, spec.dice,
+    per_bomber = {name: bomber_damage_law(units[name], spec.rules.die, spec.dice,
                                           spec.bomber_cap)
                   for name in set(spec.bombers)}
     law = np.ones(1)  # no bomber left
@@ -433,7 +444,7 @@ def _aa_law(spec: RaidSpec, bombers: int) -> np.ndarray:
         return np.eye(1, min(spec.aa_rolled, bombers) + 1, min(spec.aa_rolled, bombers))[0]
     if not spec.aa_fires or bombers == 0:
         return np.ones(1)
-    law = hit_distribution({(spec.aa_value, 1): bombers}, spec.rules.die_size, spec.dice)
+    law = hit_distribution({(spec.aa_value, 1): bombers}, spec.rules.die, spec.dice)
     return _capped(np.asarray(law), bombers)
 
 
@@ -467,7 +478,8 @@ def _air_battle(spec: RaidSpec, walk: _Walk, method: str, trials: int, seed: int
     with warnings.catch_warnings(), collected_warnings():
         warnings.simplefilter("ignore", BattleInputWarning)
         result = simulate(
-            rules=air_battle_rules(spec.rules), attacker=spec.attacker, defender=spec.defender,
+            rules=air_battle_rules(spec.rules.fair), die_law=spec.rules.die_law,
+            attacker=spec.attacker, defender=spec.defender,
             method=method, trials=trials, seed=seed, attacker_tech=list(spec.attacker_tech),
             defender_tech=list(spec.defender_tech), attacker_ool=spec.order.text,
             retreat_after=1, progress=progress, dice=spec.dice)
@@ -526,6 +538,15 @@ def _monte_carlo(spec: RaidSpec, walk: _Walk, k_counts: np.ndarray, trials: int,
     histogram = np.zeros(_max_damage(spec) + 1, dtype=np.int64)
     kinds = {name: np.flatnonzero([b == name for b in bombers]) for name in dict.fromkeys(bombers)}
     low, sides = die // 3, (die + 1) // 3  # a low-luck damage die: low + 1 .. low + sides
+    law = spec.rules.die_law
+    if law is not None and not law.fair:  # faces drawn by their whole weights, exactly
+        edges = np.cumsum(law.weights)
+
+        def roll(rng, shape):
+            return np.searchsorted(edges, rng.integers(0, law.whole, shape), side="right") + 1
+    else:  # (the fair die, however given: the same draws)
+        def roll(rng, shape):
+            return rng.integers(1, die + 1, shape)
     for c, first in enumerate(range(0, trials, chunk)):
         size = min(chunk, trials - first)
         rng = np.random.Generator(np.random.PCG64(
@@ -539,7 +560,7 @@ def _monte_carlo(spec: RaidSpec, walk: _Walk, k_counts: np.ndarray, trials: int,
                 sure, rest = np.divmod((n_bombers - lost) * spec.aa_value, die)
                 hits = sure + (rng.integers(1, die + 1, size) <= rest)
             else:  # one die at each bomber left
-                dice = rng.integers(1, die + 1, (size, n_bombers))
+                dice = roll(rng, (size, n_bombers))
                 hits = ((dice <= spec.aa_value)
                         & (np.arange(n_bombers) >= lost[:, None])).sum(axis=1)
             lost = np.minimum(lost + hits, n_bombers)
@@ -549,7 +570,7 @@ def _monte_carlo(spec: RaidSpec, walk: _Walk, k_counts: np.ndarray, trials: int,
             if spec.dice == "low_luck":
                 rolls = rng.integers(low + 1, low + sides + 1, (size, len(columns), unit.raid_dice))
             else:
-                rolls = rng.integers(1, die + 1, (size, len(columns), unit.raid_dice))
+                rolls = roll(rng, (size, len(columns), unit.raid_dice))
             each = (rolls.max(axis=2) if unit.raid_best_die else rolls.sum(axis=2)) \
                 + unit.raid_bonus
             if spec.bomber_cap is not None:
@@ -621,6 +642,7 @@ class RaidResult(ResultViews):
     notes: tuple[str, ...] = field(default=(), repr=False)
     target: str = field(default="a territory", repr=False)  # the target, in words
     aa_source: str = field(default="", repr=False)  # who fires AA, in words
+    die_law: str | None = field(default=None, repr=False)  # a biased die (DieLaw.text)
 
     damage_distribution = functools.cached_property(
         lambda self: _frame({"damage": self.damage_law[0], "probability": self.damage_law[1]}))
@@ -628,7 +650,8 @@ class RaidResult(ResultViews):
     def to_dict(self) -> dict[str, Any]:
         """Plain-data view (the JSON object of `--format json`)."""
         values, probability = self.damage_law
-        return {**super().to_dict(), "damage_distribution": {
+        return {**super().to_dict(), **({"die_law": self.die_law} if self.die_law else {}),
+                "damage_distribution": {
             int(d): float(p) for d, p in zip(values, probability, strict=True)}}
 
     def _spread(self, key: str, value: Any, row: dict[str, Any]) -> None:
@@ -670,6 +693,9 @@ class RaidResult(ResultViews):
             lines.append(f"attacker order of losses: {self.attacker_ool}")
         if self.dice != "standard":
             lines.append(LOW_LUCK_LINE)
+        if self.die_law:
+            lines.append(f"biased die: faces 1, 2, ... come up with chances "
+                         f"{self.die_law.replace(',', ', ')}")
         lines += [self._method_line(), ""]
         percentiles = "/".join(str(v) for v in self.damage_percentiles.values())
         lines.append(f"damage     {self.expected_damage:.3f}{self._pm('expected_damage')} IPC "
@@ -743,7 +769,8 @@ def _build(spec: RaidSpec, walk: _Walk, air: _AirBattle | None, joint: np.ndarra
         aa_value=spec.aa_value, bomber_cap=spec.bomber_cap, total_cap=spec.total_cap,
         notes=spec.notes, target=_target_text(spec),
         aa_source={"territory_gun": "the territory's AA gun",
-                   "built_in": "built-in AA"}.get(spec.rules.flags["raid_aa"], ""))
+                   "built_in": "built-in AA"}.get(spec.rules.flags["raid_aa"], ""),
+        die_law=None if spec.rules.die_law is None else spec.rules.die_law.text())
 
 
 def _target_text(spec: RaidSpec) -> str:
@@ -772,6 +799,7 @@ def raid(
     progress: Callable[..., None] | None = None,
     start_step: str = "start",
     hits_on_attacker: int = 0,
+    die_law: Any = None,
 ) -> RaidResult:
     """A strategic bombing raid (module docstring; docs/editions.md section 5).
 
@@ -782,7 +810,8 @@ def raid(
     with facilities (1940-2e: major, minor, airbase, navalbase); aa: the territory has an AA gun
     (editions whose gun fires at raids; elsewhere the target's built-in AA fires, or none);
     attacker_tech / defender_tech, attacker_ool, method, trials, seed and progress as for
-    :func:`battlecalc.simulate`; dice: "standard" or "low_luck".  `method="auto"` solves
+    :func:`battlecalc.simulate`; dice: "standard" or "low_luck"; die_law: a biased die, as
+    for simulate (every die of the raid: air battle, AA, damage).  `method="auto"` solves
     exactly (a raid is always small enough) unless the air battle's engine run says otherwise.
     start_step, hits_on_attacker: a raid in progress (a TripleA save): "aa_fire" (the air
     battle over), "aa_casualties" (AA rolled, hits_on_attacker hits on the bombers to take),
@@ -792,7 +821,7 @@ def raid(
     started = time.perf_counter()
     run = make_run(method, trials, seed, progress)
     spec = make_raid(rules, attacker, defender, target_value, facility, aa, attacker_tech,
-                     defender_tech, attacker_ool, dice, start_step, hits_on_attacker)
+                     defender_tech, attacker_ool, dice, start_step, hits_on_attacker, die_law)
     walk = _walk(spec)
     air = _air_battle(spec, walk, run.method, run.trials, run.seed, run.progress)
     method = air.method if air else ("mc" if run.method == "mc" else "exact")

@@ -55,25 +55,107 @@ def surface_warships(ruleset) -> tuple[str, ...]:
                  and u.can_be_casualty)
 
 
+class TooManyChoices(BattleInputError):
+    """An enumeration past its cap, found before it was listed (`count`: how many there are,
+    or None where only "more than the cap" is known)."""
+
+    def __init__(self, message: str, count: int | None = None):
+        super().__init__(message)
+        self.count = count
+
+
+def _base_forces(base: dict[str, int], most: int):
+    """The forces one air base may send, lazily: {unit: count} of at most `most` aircraft in
+    all, each type at most what the base holds ({} first).  Never more than C(most + k, k)
+    of them for k types (a base of 300 of each of three types: 20 forces of at most 3, not
+    the 301**3 counts there are)."""
+    names = [n for n in base if base[n] > 0]
+
+    def place(i: int, left: int, chosen: dict[str, int]):
+        if i == len(names):
+            yield dict(chosen)
+            return
+        name = names[i]
+        for k in range(min(base[name], left) + 1):
+            if k:
+                chosen[name] = k
+            yield from place(i + 1, left - k, chosen)
+            chosen.pop(name, None)
+
+    return place(0, most, {})
+
+
+def count_base_forces(base: dict[str, int], most: int) -> int:
+    """How many forces _base_forces lists, counted (a bounded knapsack of counts: ways[s] =
+    the forces of s aircraft), not listed."""
+    ways = [1] + [0] * most
+    for n in base.values():
+        new = [0] * (most + 1)
+        for total, w in enumerate(ways):
+            if w:
+                for k in range(min(n, most - total) + 1):
+                    new[total + k] += w
+        ways = new
+    return sum(ways)
+
+
 def scramble_choices(bases: tuple[dict[str, int], ...], most: int,
-                     order: tuple[str, ...] = ()) -> list[dict[str, int]]:
+                     order: tuple[str, ...] = (), limit: int | None = None
+                     ) -> list[dict[str, int]]:
     """Every force the air bases (a tuple of what each holds) may scramble (at most `most`
     aircraft a base), fewest aircraft first, then in the order of the units (`order`, the
     edition's, else as found) left out last ({} first: no scramble).  Aircraft of a type are
-    alike: a force sent from several bases in more than one way is one choice."""
+    alike: a force sent from several bases in more than one way is one choice.
+
+    `limit`: TooManyChoices as soon as there are more than `limit` (each base's forces are
+    counted before they are listed, and the forces of the bases so far are choices of their
+    own: the set only grows), so a refusal costs at most about `limit` squared steps."""
     names = list(dict.fromkeys([*order, *(n for base in bases for n in base)]))
-    forces = {(): {}}
+    forces: dict[tuple, dict[str, int]] = {(): {}}
     for base in bases:
-        sent = [{}]
-        for name in base:
-            sent = [{**c, name: k} if k else dict(c) for c in sent
-                    for k in range(base[name] + 1)]
-        sent = [c for c in sent if sum(c.values()) <= most]
-        forces = {tuple(sorted(m.items())): m for m in (
-            {n: f.get(n, 0) + c.get(n, 0) for n in names if f.get(n, 0) + c.get(n, 0)}
-            for f in forces.values() for c in sent)}
+        if limit is not None and count_base_forces(base, most) > limit:
+            raise TooManyChoices(f"more than {limit:,} forces to scramble")
+        sent = list(_base_forces(base, most))
+        grown: dict[tuple, dict[str, int]] = {}
+        for f in forces.values():
+            for c in sent:
+                m = {n: f.get(n, 0) + c.get(n, 0) for n in names if f.get(n, 0) + c.get(n, 0)}
+                grown.setdefault(tuple(sorted(m.items())), m)
+                if limit is not None and len(grown) > limit:
+                    raise TooManyChoices(f"more than {limit:,} forces to scramble")
+        forces = grown
     return sorted(forces.values(), key=lambda c: (sum(c.values()),
                                                   [-c.get(n, 0) for n in names]))
+
+
+def can_be_sent(chosen: dict[str, int], bases: tuple[dict[str, int], ...], most: int) -> bool:
+    """Whether the bases can send `chosen` together, each at most `most` aircraft and of each
+    type what it holds: a flow of the chosen aircraft from their types to the bases (augmenting
+    paths, one aircraft at a time; at most `most` x bases of them), never listing the
+    forces."""
+    types = [n for n in chosen if chosen[n] > 0]
+    flow = [[0] * len(bases) for _ in types]  # aircraft of type t sent from base b
+    sent = [0] * len(bases)
+
+    def augment(t: int, seen: set[int]) -> bool:
+        for b, base in enumerate(bases):
+            if b in seen or flow[t][b] >= base.get(types[t], 0):
+                continue
+            seen.add(b)
+            if sent[b] < most:
+                flow[t][b] += 1
+                sent[b] += 1
+                return True
+            for u in range(len(types)):  # move one of type u from b elsewhere
+                if u != t and flow[u][b] > 0:
+                    flow[u][b] -= 1
+                    if augment(u, seen):
+                        flow[t][b] += 1
+                        return True
+                    flow[u][b] += 1
+        return False
+
+    return all(augment(t, set()) for t in range(len(types)) for _ in range(chosen[types[t]]))
 
 
 def _partitions(n: int, parts: int, largest: int | None = None):
@@ -89,10 +171,40 @@ def _partitions(n: int, parts: int, largest: int | None = None):
             yield (first, *rest)
 
 
-def allocations(attacker: dict[str, int], tokens: int, targets: tuple[str, ...]) -> list[tuple]:
+def partition_counts(tokens: int, parts: int) -> list[int]:
+    """p[k], k = 0..tokens: the partitions of k into at most `parts` parts (the recurrence
+    p(k, c) = p(k, c - 1) + p(k - c, c): parts of at most c, by conjugation), counted."""
+    p = [1] + [0] * tokens  # c = 0: only the empty partition of 0
+    for c in range(1, min(parts, tokens) + 1):
+        for k in range(c, tokens + 1):
+            p[k] += p[k - c]
+    return p
+
+
+def count_allocations(attacker: dict[str, int], tokens: int, targets: tuple[str, ...]) -> int:
+    """How many allocations `allocations` lists, counted (each type's tokens a partition over
+    at most its count, the types' counts convolved), not listed: the partitions of 100 tokens
+    over a hundred battleships are 190,569,292."""
+    ways = [1] + [0] * tokens  # ways[k]: placings of k tokens on the types so far
+    for unit in targets:
+        count = attacker.get(unit, 0)
+        if count <= 0:
+            continue
+        p = partition_counts(tokens, count)
+        ways = [sum(ways[j] * p[k - j] for j in range(k + 1)) for k in range(tokens + 1)]
+    return ways[tokens]
+
+
+def allocations(attacker: dict[str, int], tokens: int, targets: tuple[str, ...],
+                limit: int | None = None) -> list[tuple]:
     """Every way to place `tokens` strikes on the attacker's units of the types `targets`:
     tuples of (unit, tokens on one unit of it), one pair a unit struck (the units of a type
-    being alike, a type's tokens are a partition over at most its count); every token placed."""
+    being alike, a type's tokens are a partition over at most its count); every token placed.
+    `limit`: TooManyChoices, before any is listed, where there are more (count_allocations)."""
+    if limit is not None:
+        count = count_allocations(attacker, tokens, targets)
+        if count > limit:
+            raise TooManyChoices(f"{count:,} placings of the kamikaze tokens", count)
     types = [(u, attacker[u]) for u in targets if attacker.get(u, 0) > 0]
     found: list[tuple] = []
 
@@ -139,7 +251,7 @@ def after_strikes(ruleset, attacker: dict[str, int], allocation: tuple, low_luck
     """The law of the attacker's force after the strikes of `allocation`: [(probability,
     {unit: count})], each force once, in the order first met."""
     law = {tuple(attacker.items()): 1.0}
-    units, hit, die = ruleset.units, ruleset.flags["kamikaze"], ruleset.die_size
+    units, hit, die = ruleset.units, ruleset.flags["kamikaze"], ruleset.die  # (Ruleset.die)
     for name, tokens in allocation:
         fates = strike_law(units[name], tokens, hit, die, low_luck)
         new: dict[tuple, float] = {}
@@ -234,7 +346,7 @@ def check_reactions(ruleset, sea: bool, attacker: dict[str, int], scramble_from,
         if base and any(n > base.get(u, 0) for u, n in chosen.items()):
             raise BattleInputError(f"scramble: {format_army(chosen)} is more than the air base "
                                    f"holds ({format_army(base)})")
-        if len(bases) > 1 and chosen not in scramble_choices(bases, most, tuple(base)):
+        if len(bases) > 1 and not can_be_sent(chosen, bases, most):
             raise BattleInputError(f"scramble: {format_army(chosen)} cannot be sent from the "
                                    f"bases ({'; '.join(format_army(b) for b in bases)}), "
                                    f"each sending at most {most}")
@@ -335,27 +447,47 @@ ROW_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat",
 
 def combinations(battle) -> list[tuple[dict[str, int], tuple]]:
     """The (scramble, allocation) pairs weighed: every force the air base may send (or the
-    one given, or none) by every allocation of the tokens (or the one given, or none)."""
+    one given, or none) by every allocation of the tokens (or the one given, or none).
+    Counted before they are listed: past MAX_REACTIONS, BattleInputError at once (the
+    placings counted by their partitions, the forces grown base by base until past the cap),
+    nothing built."""
     r = battle.reactions
     most = battle.rules.flags["scramble"]
+    n_allocs = 1
+    if r.kamikaze_targets is None and r.kamikaze:
+        n_allocs = count_allocations(battle.attacker, r.kamikaze,
+                                     surface_warships(battle.rules))
+        if n_allocs > MAX_REACTIONS:
+            _too_many(n_allocs)
     if r.scramble_from:
-        scrambles = scramble_choices(r.bases, most, tuple(r.scramble_from))
+        try:
+            scrambles = scramble_choices(r.bases, most, tuple(r.scramble_from),
+                                         limit=MAX_REACTIONS // n_allocs)
+        except TooManyChoices:
+            scrambles = None
+        if scrambles is None:
+            _too_many(None)
         if r.scramble is not None and r.scramble not in scrambles:
             scrambles.append(r.scramble)
     else:
         scrambles = [r.scramble or {}]
+    if len(scrambles) * n_allocs > MAX_REACTIONS:
+        _too_many(len(scrambles) * n_allocs)
     if r.kamikaze_targets is not None:
         allocs = [r.kamikaze_targets]
     elif r.kamikaze:
-        allocs = allocations(battle.attacker, r.kamikaze, surface_warships(battle.rules))
+        allocs = allocations(battle.attacker, r.kamikaze, surface_warships(battle.rules),
+                             limit=MAX_REACTIONS)
     else:
         allocs = [()]
-    pairs = [(s, a) for s in scrambles for a in allocs]
-    if len(pairs) > MAX_REACTIONS:
-        raise BattleInputError(
-            f"{len(pairs):,} scramble and kamikaze choices to weigh (at most "
-            f"{MAX_REACTIONS}); give scramble or kamikaze_targets")
-    return pairs
+    return [(s, a) for s in scrambles for a in allocs]
+
+
+def _too_many(count: int | None) -> None:
+    amount = f"{count:,}" if count is not None else f"more than {MAX_REACTIONS:,}"
+    raise TooManyChoices(
+        f"{amount} scramble and kamikaze choices to weigh (at most {MAX_REACTIONS}); give "
+        "scramble or kamikaze_targets", count)
 
 
 def reacted(battle, scramble: dict[str, int], allocation: tuple):
@@ -374,6 +506,74 @@ def row(scramble: dict[str, int], allocation: tuple, result, value: float) -> di
     """A row of the reactions table: what was scrambled and struck, and the battle's odds."""
     return {"scrambled": format_army(scramble), "kamikaze_targets": allocation_text(allocation),
             **{k: getattr(result, k) for k in ROW_KEYS}, "value": value}
+
+
+# the decision tables of every choice together (an optimal retreat or submerging solved for
+# each): state pairs of the largest choice's battle times the choices.  392 choices of a
+# battle of some 60,000 decisions took the command line to MemoryError at 2 GB and left 0.8-1.3
+# GB in the server; 10,000,000 pairs is some 40 tables of the largest (4,000,000 pairs:
+# solver.Limits.win_value_limit) or 300 choices of a 180 v 180-state battle
+MAX_REACTION_PAIRS = 10_000_000
+
+
+def check_tables(battle, pairs: list, compile_battle) -> None:
+    """Where the battle decides (an optimal retreat or submerging, solved for each choice):
+    BattleInputError before anything is solved where the choices' tables would hold more than
+    MAX_REACTION_PAIRS state pairs together, estimated from the largest choice (the most
+    aircraft scrambled, no token struck: compiled by `compile_battle`) times the choices."""
+    if not (battle.retreat.optimal
+            or "optimal" in (battle.attacker_submerge, battle.defender_submerge)):
+        return
+    largest = max((s for s, _ in pairs), key=lambda s: sum(s.values()))
+    compiled = compile_battle(reacted(battle, largest, ()))
+    table = compiled.attacker.n_states * compiled.defender.n_states
+    if table * len(pairs) > MAX_REACTION_PAIRS:
+        raise TooManyChoices(
+            f"{len(pairs):,} scramble and kamikaze choices, each solving its decisions over up "
+            f"to {table:,} state pairs: {table * len(pairs):,} in all (at most "
+            f"{MAX_REACTION_PAIRS:,}); give scramble or kamikaze_targets, or leave the "
+            "optimal retreat out")
+
+
+def report(progress, done: int, total: int) -> None:
+    """The choices' progress (a cancel point: a server's progress raises to stop)."""
+    if progress is not None:
+        progress(done, total, "scramble and kamikaze choices")
+
+
+class Best:
+    """The defender's choice among `pairs` as they are solved (best_row at the end), keeping
+    only the results that may be it: those it may take within TIE of the lowest objective so
+    far.  Every other result is dropped once its row is read (a choice's optimal-retreat
+    table is tens of MB; all of them were kept)."""
+
+    def __init__(self, reactions: Reactions, pairs: list):
+        self.reactions, self.pairs = reactions, pairs
+        self.rows: list[dict[str, Any]] = []
+        self.kept: dict[int, Any] = {}
+        self.lowest = float("inf")
+
+    def add(self, row: dict[str, Any], result) -> None:
+        index = len(self.rows)
+        self.rows.append(row)
+        s, a = self.pairs[index]
+        r = self.reactions
+        if (r.scramble is not None and s != r.scramble) or (
+                r.kamikaze_targets is not None and a != r.kamikaze_targets):
+            return  # (not one the defender may take)
+        value = row["value"]
+        if value <= self.lowest + TIE:
+            self.kept[index] = result
+        if value < self.lowest:
+            self.lowest = value
+            self.kept = {i: kept for i, kept in self.kept.items()
+                         if self.rows[i]["value"] <= value + TIE}
+
+    def chosen(self) -> tuple[int, Any]:
+        """best_row's index and its result (a row within TIE of the lowest at the end was
+        within TIE of the lowest when it came, and of every lowest since: it is kept)."""
+        index = best_row(self.reactions, self.pairs, self.rows)
+        return index, self.kept[index]
 
 
 def best_row(reactions: Reactions, pairs: list, rows: list[dict[str, Any]]) -> int:

@@ -424,6 +424,9 @@ class Result(ResultViews):
             lines.append("defender loses its AAA last")
         if p.get("dice", "standard") != "standard":
             lines.append(LOW_LUCK_LINE)
+        if p.get("die_law"):
+            lines.append(f"biased die: faces 1, 2, ... come up with chances "
+                         f"{p['die_law'].replace(',', ', ')}")
         retreat = [f"{label} {p[key]}" for key, label in (
             ("retreat_after", "after round"), ("retreat_when_left", "with units left <="),
             ("retreat_below", "when its chance of winning <"),
@@ -737,7 +740,7 @@ def _statistics(values: dict[str, float], tables, law: FinalLaw | None, exact: b
 
 def _policies(battle, tables) -> dict[str, Any]:
     """The policies of a battle: the same keys for every battle, so CSV rows of one edition
-    share a header (but retreat_air_loss, there where it is given)."""
+    share a header (but retreat_air_loss and die_law, there where they are given)."""
     bombardment, retreat = getattr(tables, "bombardment", None), battle.retreat
     return {
         "landing": dict(battle.landing),
@@ -752,6 +755,9 @@ def _policies(battle, tables) -> dict[str, Any]:
         "strafe": retreat.strafe, "dice": battle.dice,
         # (where given only: the answers of every battle without it stay as they were)
         **({"retreat_air_loss": retreat.air_loss} if retreat.air_loss is not None else {}),
+        # (a biased die, where given: its faces' chances in lowest terms, "1/3,1/6,...")
+        **({"die_law": battle.rules.die_law.text()} if battle.rules.die_law is not None
+           else {}),
         # (the table's options no check reads, as given: spec.Battle.extras)
         **dict(getattr(battle, "extras", ())),
     }

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from . import options as options_module
 from .army import MAX_UNITS_PER_TYPE, format_army, parse_army, resolve_unit_name
+from .die_law import DieLaw, read_die_law
 from .errors import QUOTE_LIMIT, BattleInputError, quoted, warn_input
 from .options import (  # noqa: F401  (re-exported: the public constants)
     DEFAULT_TRIALS,
@@ -28,6 +29,7 @@ from .options import (  # noqa: F401  (re-exported: the public constants)
     FLIP_RULES,
     FORMULA_OPTIONS,
     LAND_STEPS,
+    MAX_TERRITORY_VALUE,
     METHODS,
     OBJECTIVES,
     OPTIONS,
@@ -110,6 +112,18 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise BattleInputError(f"{name} must be one of {', '.join(choices)}, got {quoted(value)}")
     return value
+
+
+def check_die_law(value: Any, ruleset: Ruleset, dice: str = "standard") -> DieLaw | None:
+    """A biased die (battlecalc.die_law: text or a list of the chances of the edition's
+    die_size faces, exact, summing to 1) or None; refused with low luck, which has no die law
+    (docs/rules.md)."""
+    law = read_die_law(value, ruleset.die_size)
+    if law is not None and dice == "low_luck":
+        raise BattleInputError(
+            "die_law cannot be combined with dice low_luck: low luck scores sure hits by the "
+            "strength of the fire and rolls the edition's fair die for the rest")
+    return law
 
 
 def army_counts(value: Army, ruleset: Ruleset, side: str) -> dict[str, int]:
@@ -311,7 +325,8 @@ def check_objective(optimize: Any, territory_value: Any, sea: bool,
     where a decision is solved), or None where the battle decides nothing (decides False: no
     optimal retreat, submerging, scramble or kamikaze); BattleInputError where they cannot
     apply."""
-    value = 0 if territory_value is None else check_int("territory_value", territory_value, 0)
+    value = 0 if territory_value is None else check_int("territory_value", territory_value, 0,
+                                                        MAX_TERRITORY_VALUE)
     if optimize is not None:
         check_choice("optimize", optimize, OBJECTIVES)
     if not decides:
@@ -624,13 +639,14 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
                 attacker_waiting: Army = None, defender_waiting: Army = None,
                 optimize: str | None = None, territory_value: int | None = None,
                 scramble_from: Army = None, scramble: Army = None, kamikaze: int | None = None,
-                kamikaze_targets: Any = None) -> Battle:
+                kamikaze_targets: Any = None, die_law: Any = None) -> Battle:
     """Parse and validate a battle; raise BattleInputError with a clear message if it is not one.
 
     rules: an edition id, a Ruleset or the path of an edition file.  An amphibious assault is a
     land battle with `landing` (land units from transports, on top of the overland `attacker`)
     and optionally `bombard` (ships bombarding in round 1).  dice: "standard" or "low_luck"
-    ("low-luck" too).  start_round .. defender_waiting: where the battle starts (Start).
+    ("low-luck" too); die_law: a biased die (check_die_law).  start_round ..
+    defender_waiting: where the battle starts (Start).
     (The options checked once into a BattleForm, then the armies: BattleForm.battle.)
     """
     return BattleForm.of(
@@ -638,7 +654,7 @@ def make_battle(rules: str | Ruleset, attacker: Army, defender: Army, sea: bool 
         bombard, attacker_ool, defender_ool, keep_land, aa_last, retreat, dice, start_round,
         start_step, hits_on_attacker, hits_on_defender, bombard_hits, attacker_waiting,
         defender_waiting, optimize, territory_value, scramble_from, scramble, kamikaze,
-        kamikaze_targets).battle(attacker, defender)
+        kamikaze_targets, die_law).battle(attacker, defender)
 
 
 # make_battle's checks, in order: those before the armies are read, then these (a check of the
@@ -708,11 +724,16 @@ class BattleForm:
            dice="standard", start_round=1, start_step="start", hits_on_attacker=0,
            hits_on_defender=0, bombard_hits=0, attacker_waiting=None, defender_waiting=None,
            optimize=None, territory_value=None, scramble_from=None, scramble=None,
-           kamikaze=None, kamikaze_targets=None) -> BattleForm:
+           kamikaze=None, kamikaze_targets=None, die_law=None) -> BattleForm:
         """The form of make_battle's arguments but the armies (make_battle's)."""
         ruleset = load_rules(rules)
         dice = check_choice("dice", dice.replace("-", "_") if isinstance(dice, str) else dice,
                             DICE_MODELS)
+        if die_law is not None:
+            # (the battle's rules are the edition played with that die: Ruleset.die)
+            ruleset = ruleset.with_die_law(check_die_law(die_law, ruleset, dice))
+        elif ruleset.die_law is not None:  # (a Ruleset given with its die)
+            check_die_law(ruleset.die_law, ruleset, dice)
         sea = check_flag("sea", sea)
         a_tech = check_techs(attacker_tech, "attacker")
         d_tech = check_techs(defender_tech, "defender")
@@ -1246,7 +1267,7 @@ USUAL_DEFAULTS = {name: next(o.default for o in OPTIONS if o.name == name) for n
     "waves", "counterattack", "start_round", "start_step", "hits_on_attacker",
     "hits_on_defender", "bombard_hits", "attacker_waiting", "defender_waiting",
     "retreat_policy", "optimize", "territory_value", "scramble_from", "scramble", "kamikaze",
-    "kamikaze_targets", "retreat_air_loss")}
+    "kamikaze_targets", "retreat_air_loss", "die_law")}
 
 
 def _usual(args: Mapping[str, Any]) -> bool:

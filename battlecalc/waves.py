@@ -47,6 +47,7 @@ Submarines that submerged are still in the zone for the next wave.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import time
@@ -58,12 +59,18 @@ import numpy as np
 
 from . import api
 from .army import format_army, parse_army
+from .die_law import read_die_law
 from .errors import BattleInputError
 from .options import FORMULA_OPTIONS, OPTIONS
 from .results import PRUNED_SHOWN, Z95, Result, SideLaw, _frame, csv_text, proportion_statistics
 from .rules import Ruleset, load_rules
 from .spec import DICE_ONLY, Battle, RunSpec, check_waves, fresh_seed, simulate_spec
 
+MAX_WAVES = 100  # waves after the first (a real attack: a few)
+# battles a sequence may solve, estimated before any is: each later wave fights from each
+# force the defender may hold with (at most the first battle's defender states), the
+# counter-attack from each force the waves may take the territory with
+MAX_WAVE_BATTLES = 20_000
 WAVE_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat", "takes_territory",
              "attacker_ipc_loss", "defender_ipc_loss")
 WEIGHT_EPS = 1e-15  # start states less likely than this are not played on (mass reported)
@@ -74,8 +81,9 @@ TOL = 1e-9  # a survivor law's "nobody left" mass this close to the taken mass i
 _FIRST_WAVE_ONLY = {o.name: o.default for o in OPTIONS
                     if not o.carried and o.name not in ("attacker", "defender", "trials", "seed")}
 # a counter-attack is fought by the defender's side with default orders and no retreat: every
-# dice option back to its default but the dice themselves (a low-luck game stays low luck)
-_COUNTER_DEFAULTS = {k: v for k, v in DICE_ONLY.items() if k != "dice"}
+# dice option back to its default but the dice themselves (a low-luck game stays low luck, a
+# biased die stays biased)
+_COUNTER_DEFAULTS = {k: v for k, v in DICE_ONLY.items() if k not in ("dice", "die_law")}
 COUNTER_KEYS = ("attacker_win", "defender_win", "draw", "attacker_ipc_loss", "defender_ipc_loss")
 
 
@@ -132,6 +140,7 @@ class WavesResult:
     # each {((unit, count), ...): probability} (occupiers, defenders_left read them)
     taken_law: dict = field(default_factory=dict, repr=False)
     holding_law: dict = field(default_factory=dict, repr=False)
+    die_law: str | None = field(default=None, repr=False)  # a biased die (DieLaw.text)
 
     @property
     def occupiers(self) -> list[tuple[dict[str, int], float]]:
@@ -169,6 +178,8 @@ class WavesResult:
             "solves": self.solves,
             "pruned": self.pruned,
             "elapsed_s": self.elapsed_s,
+            # (where given only: the answers of every sequence without it stay as they were)
+            **({"die_law": self.die_law} if self.die_law else {}),
         }
 
     def to_json(self) -> str:
@@ -212,6 +223,9 @@ class WavesResult:
                f"seed {self.seed})")
         lines = [head, f"method: {how}   ({self.elapsed_s:.3f} s, {self.solves} battles solved)",
                  ""]
+        if self.die_law:
+            lines.insert(1, "biased die: faces 1, 2, ... come up with chances "
+                         + self.die_law.replace(",", ", "))
         cols = [("sent", "sent"), ("attacker_win", "att wins"), ("defender_win", "def wins"),
                 ("draw", "draw")]
         if any(w["retreat"] for w in self.waves):
@@ -294,6 +308,8 @@ def _check(waves, counterattack, options: dict[str, Any]):
                                "counter-attack")
     if isinstance(waves, (str, Mapping)):
         waves = [waves]
+    if len(waves or ()) > MAX_WAVES:
+        raise BattleInputError(f"{len(waves):,} waves after the first (at most {MAX_WAVES})")
     wave_armies = [_army(w, ruleset, f"wave {i}") for i, w in enumerate(waves or (), 2)]
     counter = None
     if counterattack is not None:
@@ -349,6 +365,9 @@ class _Solver:
     check: Callable[..., tuple[Battle, RunSpec]] = None
     solves: int = 0
     methods: set[str] = field(default_factory=set)
+    progress: Callable[..., None] | None = None  # the caller's: every battle reports to it
+    estimate: int = 1  # the battles the sequence may solve (_estimate)
+    reported: int = 0  # battles reported to progress so far
 
     def __post_init__(self):
         if self.check is None:
@@ -368,8 +387,19 @@ class _Solver:
 
     def resolve(self, requests: list) -> list:
         """simulate's: each battle checked and solved in turn, the first error raised (named
-        by its battle)."""
-        return [None if q is None else solved(q, self.check, self.solve) for q in requests]
+        by its battle).  With the caller's progress, each is a cancel point: progress hears of
+        it before it is solved ("battles of the waves", out of the estimate), and of the
+        battle's own steps (later waves had no progress: a server could neither cancel nor
+        time them out)."""
+        results = []
+        for q in requests:
+            if q is not None and self.progress is not None:
+                self.progress(self.reported, max(self.estimate, self.reported + 1),
+                              "battles of the waves")
+                self.reported += 1
+                q = dataclasses.replace(q, arguments={**q.arguments, "progress": self.progress})
+            results.append(None if q is None else solved(q, self.check, self.solve))
+        return results
 
     def used(self, request: Request | None, result) -> Result | None:
         """A request's result as the sequence reads it: counted, its method noted; an error
@@ -458,6 +488,29 @@ class _Chain:
                 "counter-attack cannot follow it")
         for land, p in land_rows:
             _add(self.taken, self.key(land), weight * p)
+
+
+def _estimate(options: dict[str, Any], wave_armies: list, counter) -> int:
+    """The battles the sequence may solve, counted before any is solved: the first, then for
+    each later wave one from each force the defender may hold with (at most the first
+    battle's defender states, compiled), and the counter-attack one from each force a wave
+    may take the territory with (at most its land units' states: each wave's land units plus
+    one).  BattleInputError past MAX_WAVE_BATTLES."""
+    first = {k: v for k, v in options.items() if k not in ("waves", "counterattack")}
+    battle, _, compiled = api.prepare(**first)
+    held = compiled.defender.n_states
+    estimate = 1 + len(wave_armies) * held
+    if counter is not None:
+        units = battle.rules.units
+        estimate += sum(1 + sum(n for u, n in army.items() if units[u].domain == "land")
+                        for army in [{**battle.attacker, **(battle.landing or {})},
+                                     *wave_armies])
+    if estimate > MAX_WAVE_BATTLES:
+        raise BattleInputError(
+            f"the waves may solve some {estimate:,} battles (each later wave one for each of "
+            f"the {held:,} forces the defender may hold with; at most {MAX_WAVE_BATTLES:,}); "
+            "send fewer waves or smaller armies")
+    return estimate
 
 
 def _checked(label: str, arguments: dict[str, Any], attacker, defender, trials, seed):
@@ -596,9 +649,12 @@ def _sequence(waves, counterattack, solve, check, options: dict):
     if method in ("mc", "auto") and options.get("seed") is None:
         options["seed"] = fresh_seed()
     trials, seed = options.get("trials"), options.get("seed")
-    solver = _Solver(solve, trials, seed, counts_mode=method == "mc", check=check)
+    solver = _Solver(solve, trials, seed, counts_mode=method == "mc", check=check,
+                     progress=options.get("progress"))
     if options.get("defender") is None:
         raise BattleInputError("the defender has no units")
+    if check is None:  # (simulate's; solve_many's lanes check each battle by their forms)
+        solver.estimate = _estimate(options, wave_armies, counter)
     first_defender = _army(options["defender"], ruleset, "defender")
     chain = _Chain(ruleset, {n: k for n, k in first_defender.items()
                              if not ruleset.units[n].can_be_casualty},
@@ -640,7 +696,14 @@ def _sequence(waves, counterattack, solve, check, options: dict):
                                              "holds": holds}),
         solves=solver.solves, pruned=chain.pruned, elapsed_s=time.perf_counter() - started,
         all_units=tuple(ruleset.units), taken_law=chain.taken, holding_law=chain.open_states,
+        die_law=_die_law_text(options.get("die_law"), ruleset),
     )
+
+
+def _die_law_text(value, ruleset: Ruleset) -> str | None:
+    """The sequence's die law as its results give it (its battles have checked it)."""
+    law = read_die_law(value, ruleset.die_size)
+    return None if law is None else law.text()
 
 
 # battlecalc.simulate: api.simulate, which solves a sequence of battles (waves, a counter-

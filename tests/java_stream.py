@@ -223,3 +223,155 @@ class Stream:
 
 def save_bytes(stream: bytes) -> bytes:
     return gzip.compress(stream)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing new objects into a stream (a test builds the objects a save holds at a step TripleA
+# stands at: its classes as Java names them, nested anonymous classes' `this$1` and
+# `val$name` fields included, their fields in the order Java writes them)
+
+TC_OBJECT, TC_CLASSDESC, TC_ENUM, TC_ARRAY = 0x73, 0x72, 0x7E, 0x75
+TC_BLOCKDATA, TC_ENDBLOCKDATA = 0x77, 0x78
+SC_WRITE_METHOD, SC_SERIALIZABLE = 0x01, 0x02
+_PRIMITIVES = {"B": ">b", "C": ">H", "D": ">d", "F": ">f", "I": ">i", "J": ">q", "S": ">h",
+               "Z": ">?"}
+
+
+def _utf(text: str) -> bytes:
+    data = str(text).encode()
+    return struct.pack(">H", len(data)) + data
+
+
+@dataclass
+class JavaClass:
+    """A class description: a new one (written where first used, `handle` then set) or one
+    the stream holds (`handle` given).  fields: (type code, name, class name of an object
+    field), kept in the order Java writes them (primitives, then objects, each by name)."""
+
+    name: str
+    fields: list
+    uid: int = 0
+    parent: JavaClass | None = None
+    flags: int = SC_SERIALIZABLE
+    handle: int | None = None
+
+    def __post_init__(self):
+        self.fields = sorted(self.fields, key=lambda f: (f[0] in "L[", f[1]))
+
+    @classmethod
+    def of(cls, desc) -> JavaClass:
+        """The class a javaobj class description describes (existing in the stream)."""
+        fields = [(chr(f.type.value), str(f.name), _text(getattr(f, "class_name", None)))
+                  for f in desc.fields]
+        parent = None if desc.super_class is None else cls.of(desc.super_class)
+        return cls(desc.name, fields, parent=parent, flags=desc.flags, handle=desc.handle)
+
+    def chain(self) -> list[JavaClass]:
+        """The class and its superclasses, the topmost first (the order of an object's data)."""
+        return ([] if self.parent is None else self.parent.chain()) + [self]
+
+
+def _text(value):
+    return None if value is None else str(value)
+
+
+class Ref:
+    """A reference to an object (or string, array, class) of handle `handle`."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+
+
+class Writer:
+    """The bytes of new contents to insert into `stream` at `position` (Stream.edit), their
+    handles numbered from the one the stream's next content there takes; `made`: how many."""
+
+    def __init__(self, stream: Stream, position: int):
+        later = [h for p, h in stream.handles if p >= position]
+        self.next = later[0] if later else BASE_HANDLE + len(stream.handles)
+        self.out = bytearray()
+        self.made = 0
+
+    def _handle(self) -> int:
+        handle, self.next, self.made = self.next, self.next + 1, self.made + 1
+        return handle
+
+    def class_desc(self, cls: JavaClass | None) -> None:
+        if cls is None:
+            self.out += bytes([TC_NULL])
+            return
+        if cls.handle is not None:
+            self.out += reference(cls.handle)
+            return
+        self.out += bytes([TC_CLASSDESC]) + _utf(cls.name) + struct.pack(">q", cls.uid)
+        cls.handle = self._handle()
+        self.out += bytes([cls.flags]) + struct.pack(">h", len(cls.fields))
+        for code, name, type_name in cls.fields:
+            self.out += code.encode() + _utf(name)
+            if code in "L[":
+                self.string(type_name)
+        self.out += bytes([TC_ENDBLOCKDATA])
+        self.class_desc(cls.parent)
+
+    def string(self, text: str) -> int:
+        self.out += bytes([TC_STRING]) + _utf(text)
+        return self._handle()
+
+    def value(self, value) -> None:
+        """An object field's value: None, a Ref, text (a new string), or a function writing
+        an object (it is called with this writer)."""
+        if value is None:
+            self.out += bytes([TC_NULL])
+        elif isinstance(value, Ref):
+            self.out += reference(value.handle)
+        elif isinstance(value, str):
+            self.string(value)
+        else:
+            value(self)
+
+    def obj(self, cls: JavaClass, values: dict, annotations=None) -> int:
+        """A new object of `cls`: each class's fields from `values` (by name; a missing object
+        field null, a missing number 0); `annotations`: a function writing the custom data of
+        a class with a writeObject method (its TC_ENDBLOCKDATA is added).  Returns its handle,
+        which values may refer to when they are functions (the object is begun first)."""
+        self.out += bytes([TC_OBJECT])
+        self.class_desc(cls)
+        handle = self._handle()
+        for level in cls.chain():
+            for code, name, _ in level.fields:
+                value = values.get(name)
+                if code in "L[":
+                    self.value(value(handle) if callable(value) and getattr(
+                        value, "wants_self", False) else value)
+                else:
+                    self.out += struct.pack(_PRIMITIVES[code], value or 0)
+            if level.flags & SC_WRITE_METHOD:
+                if annotations is not None and level is cls:
+                    annotations(self)
+                self.out += bytes([TC_ENDBLOCKDATA])
+        return handle
+
+    def block(self, data: bytes) -> None:
+        self.out += bytes([TC_BLOCKDATA, len(data)]) + data
+
+    def enum(self, cls: JavaClass, constant: str) -> int:
+        self.out += bytes([TC_ENUM])
+        self.class_desc(cls)
+        handle = self._handle()
+        self.string(constant)
+        return handle
+
+    def int_array(self, cls: JavaClass, values: list[int]) -> int:
+        self.out += bytes([TC_ARRAY])
+        self.class_desc(cls)
+        handle = self._handle()
+        self.out += struct.pack(">i", len(values)) + b"".join(struct.pack(">i", v)
+                                                               for v in values)
+        return handle
+
+
+def with_self(function):
+    """A value function that is given the handle of the object being written (a nested
+    object's reference back to it: an inner class's this$0)."""
+    function.wants_self = True
+    return function

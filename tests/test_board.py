@@ -422,3 +422,156 @@ def test_a_bombing_raid_on_the_board_solves_as_game_does(save, place, attacker, 
     for key in ("expected_damage", "attacker_ipc_loss", "defender_ipc_loss", "tuv_swing"):
         assert page[key] == pytest.approx(battle.result[key], abs=1e-9), key
     assert page["expected_damage"] > 0
+
+
+# ------------------------------------------------------------------ issue 42 items 7, 11, 12
+# A folder that can be stat'ed but not listed, a watched folder removed and made again, a save
+# that cannot be read.  Permissions are the system's: a user's chmod, or (the tests run as root
+# here, which reads anything) a child process under setpriv without root's capabilities, where
+# the same chmod bites.  The in-process tests that need a refusal as root take the system's
+# answer from os.open (monkeypatched to refuse what a user could not open).
+
+
+def _unprivileged() -> list[str] | None:
+    """The prefix of a command line run without the power to read what its mode forbids:
+    none for a user; setpriv dropping every capability for root (None: not available)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    return None if setpriv is None else [setpriv, "--bounding-set=-all", "--inh-caps=-all"]
+
+
+def _cli_as_a_user(*args: str, timeout: float = 60):
+    import subprocess
+    import sys
+
+    prefix = _unprivileged()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: no folder is unreadable here")
+    return subprocess.run([*prefix, sys.executable, "-m", "battlecalc", *args],
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _refuse_to_open(monkeypatch, name: str) -> None:
+    """os.open refuses `name` as the system refuses a user a file of mode 000 (where the
+    tests run as a user, the chmod itself does)."""
+    if os.geteuid() != 0:
+        return
+    real_open = os.open
+
+    def guarded(path, flags, *args, **kwargs):
+        if os.path.basename(os.fspath(path)) == name:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", guarded)
+
+
+@pytest.mark.slow  # (the commands run as a user, in child processes)
+def test_a_folder_that_cannot_be_listed_is_one_line(tmp_path):
+    """Before: SaveFolder opened the folder for its descriptor unguarded: PermissionError's
+    traceback from watch and serve --watch."""
+    folder = tmp_path / "autoSave"
+    folder.mkdir()
+    folder.chmod(0o311)  # stat'ed and entered, never listed
+    try:
+        for args in (["watch", str(folder), "--once"],
+                     ["serve", "--watch", str(folder), "--port", "1"]):
+            done = _cli_as_a_user(*args)
+            assert done.returncode == 2, done.stderr[-2000:]
+            assert done.stdout == ""
+            assert done.stderr.splitlines() == [
+                f"Error: cannot watch {folder}: Permission denied (the folder cannot be "
+                "listed)"], done.stderr[-2000:]
+    finally:
+        folder.chmod(0o755)
+
+
+@needs_saves
+def test_a_folder_removed_and_made_again_is_watched_again(folder):
+    """Before: the folder's descriptor kept the removed folder, whose listing is empty: the
+    new folder's saves were never looked at, and nothing said so."""
+    watched, saves, clock = folder
+    _write(watched / "autosave.tsvg", START.read_bytes(), 1_000)
+    saves.poll()
+    clock.now += 1
+    assert saves.poll().name == "autosave.tsvg"
+    shutil.rmtree(watched)
+    with pytest.raises(FileNotFoundError):  # gone: the caller says so and looks again
+        saves.poll()
+    watched.mkdir()
+    _write(watched / "autosave.tsvg", LAND_BATTLE.read_bytes(), 2_000)
+    assert saves.poll() is None  # (just seen)
+    clock.now += 1
+    found = saves.poll()
+    assert found is not None and found.raw == LAND_BATTLE.read_bytes()
+    assert saves.notes[-1] == (f"{saves.shown} was removed and made again (or replaced): "
+                               "watching the folder there now")
+    # the same save again, in a folder made again a second time: read again
+    shutil.rmtree(watched)
+    watched.mkdir()
+    _write(watched / "autosave.tsvg", LAND_BATTLE.read_bytes(), 2_000)
+    saves.poll()
+    clock.now += 1
+    assert saves.poll() is not None
+
+
+@needs_saves
+def test_a_save_that_cannot_be_read_is_noted_and_an_older_one_read(folder, monkeypatch):
+    """Before: os.open's PermissionError was taken for a file gone meanwhile: skipped without
+    a word (and the older save read in its place, as if it were the newest)."""
+    watched, saves, clock = folder
+    _write(watched / "autosave_round_odd.tsvg", START.read_bytes(), 1_000)
+    _write(watched / "autosaveBeforeBattle.tsvg", LAND_BATTLE.read_bytes(), 2_000)
+    (watched / "autosaveBeforeBattle.tsvg").chmod(0o000)
+    _refuse_to_open(monkeypatch, "autosaveBeforeBattle.tsvg")
+    saves.poll()
+    clock.now += 1
+    assert saves.poll().name == "autosave_round_odd.tsvg"
+    assert saves.notes == ["autosaveBeforeBattle.tsvg: cannot be read (Permission denied), "
+                           "skipped"]
+    clock.now += 1
+    assert saves.poll() is None and saves.said == 1  # said once
+    # readable again (a chmod changes neither its size nor its time): read
+    (watched / "autosaveBeforeBattle.tsvg").chmod(0o644)
+    monkeypatch.undo()
+    clock.now += 1
+    assert saves.poll().name == "autosaveBeforeBattle.tsvg"
+
+
+@needs_saves
+@pytest.mark.slow  # (watch runs as a user, in a child process)
+def test_watch_says_which_save_it_cannot_read(tmp_path):
+    shutil.copy(START, tmp_path / "autosave_round_odd.tsvg")
+    os.utime(tmp_path / "autosave_round_odd.tsvg", (1_000, 1_000))
+    shutil.copy(LAND_BATTLE, tmp_path / "autosaveBeforeBattle.tsvg")
+    os.utime(tmp_path / "autosaveBeforeBattle.tsvg", (2_000, 2_000))
+    (tmp_path / "autosaveBeforeBattle.tsvg").chmod(0o000)
+    done = _cli_as_a_user("watch", str(tmp_path), "--once", "--interval", "0.1")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.splitlines() == [
+        "Note: autosaveBeforeBattle.tsvg: cannot be read (Permission denied), skipped"]
+    assert done.stdout.splitlines()[0].endswith("[autosave_round_odd.tsvg]")
+
+
+def test_notes_past_the_kept_ones_are_still_said(folder):
+    """The folder keeps its last MAX_NOTES notes; watch printed those after the count it had
+    seen (len(notes)), which stops growing at MAX_NOTES: later notes went unsaid."""
+    from battlecalc.triplea.watch import MAX_NOTES
+
+    watched, saves, clock = folder
+    for i in range(MAX_NOTES + 5):
+        _write(watched / f"broken{i:03d}.tsvg", b"not gzip", 1_000 + i)
+    saves.poll()
+    clock.now += 1
+    saves.poll()
+    assert saves.said == MAX_NOTES + 5 and len(saves.notes) == MAX_NOTES
+    assert saves.notes_since(MAX_NOTES + 3) == saves.notes[-2:]
+    _write(watched / "broken999.tsvg", b"not gzip", 5_000)
+    said = saves.said
+    saves.poll()
+    clock.now += 1
+    saves.poll()
+    assert saves.notes_since(said) == ["broken999.tsvg: not read, its gzip data is damaged"]

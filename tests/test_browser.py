@@ -1351,3 +1351,37 @@ def test_screenshots_of_the_page_light_and_dark(base, page):
                         clip={"x": 0, "y": 0, "width": PHONE, "height": 1500}, full_page=True)
         assert re.match(r"attacker wins \d", page.text_content("#headline"))
     page.emulate_media(color_scheme="light")
+
+
+def test_a_biased_die_is_set_in_the_method_group(base, page):
+    # issue 43 (aacalc2's "dice bias", made exact): the Method group takes the chances of the
+    # faces 1-6, sends them as typed, says them when folded, and shows the command line's answer
+    battle = dict(rules="1942-2e", attacker="2 inf 1 ftr", defender="3 inf 1 aa")
+    law = "1/3,1/4,1/6,1/8,1/12,1/24"
+    page.goto(base + query(**battle, method="exact"))
+    settle(page)
+    fair = shown_outcomes(page)["attacker_win"][0]
+    unfold(page)
+    assert page.locator("#options details[data-group=Method] #opt-die_law").count() == 1
+    with page.expect_request(lambda r: "/api/run" in r.url and r.method == "POST") as asked:
+        page.fill("#opt-die_law", law)
+    assert json.loads(asked.value.post_data)["die_law"] == law
+    settle(page)
+    assert "die_law=" + urllib.parse.quote(law, safe="") in page.url
+    assert "biased die (faces 1-6) " + law in page.text_content(
+        "#options details[data-group=Method] .group-set")
+    cli = invoke("run", "--rules", battle["rules"], "-a", battle["attacker"], "-d",
+                 battle["defender"], "--die-law", law, "-m", "exact", "--format", "json")
+    assert cli.exit_code == 0, cli.output
+    answer = json.loads(cli.stdout)
+    outcomes = shown_outcomes(page)
+    for key in ("attacker_win", "defender_win", "draw"):
+        assert outcomes[key][0] == answer[key], key
+    assert outcomes["attacker_win"][0] != fair
+    assert_page_shows(page, battlecalc.simulate(**battle, method="exact", die_law=law))
+    assert f'--die-law "{law}"' in page.text_content("#cli")
+    # a law that does not sum to 1: the page says why, in the server's one line
+    page.fill("#opt-die_law", "1/2,1/2,0,0,0,1/6")
+    settle(page, "error")
+    assert "the probabilities must sum to exactly 1, they sum to 7/6" in page.text_content(
+        "#error")

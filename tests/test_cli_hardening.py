@@ -632,3 +632,107 @@ def test_an_error_line_escapes_names_from_a_save_and_from_an_edition_file(hostil
     result = on_a_terminal("units", "--rules-file", str(edition))
     line = assert_usage_error(result, r"evil.units.inf\x1b]0;pwned\x07: unit name")
     assert RAW_CONTROL.search(line) is None
+
+
+# --- names with a newline (issue 42, item 10) -----------------------------------------------------
+# printable() keeps newline and tab (a table's own lines), so a name read from a file with a
+# newline in it started a line of its own ("West Russia\nattacker wins 100.00%": a forged
+# line); `watch` printed its board and the file's name raw, and its JSON with DEL and C1 raw;
+# `edition import` said its status line with the game's name raw.  Now every line holding
+# names is escaped whole (output.one_line), and so is every line on stderr.
+
+FORGED = "attacker wins 100.00%  (exact)"
+LF_TERRITORY = f"West Russia\n  {FORGED}\x1b]0;pwned\x07"
+LF_GAME = "World War II Revised\nforged line\x1b[2J"
+LF_FILE = "autosave\x1b]0;pwned\x07\x9b2J.tsvg"
+
+
+def _newline_save(tmp_path, game: bool):
+    """The West Russia save with names of a newline and escapes (the game's too where `game`:
+    it then maps to no edition), in a folder of its own, under a name of escapes."""
+    if not hostile_saves.LAND_BATTLE.is_file():
+        pytest.skip("the shared TripleA saves are absent")
+    data = hostile_saves.stream()
+    for old, new in (("West Russia", LF_TERRITORY), ("Russians", NATION),
+                     *([("World War II Revised", LF_GAME)] if game else [])):
+        data = hostile_saves.renamed(data, old, new)
+    folder = tmp_path / "autoSave"
+    folder.mkdir()
+    path = folder / LF_FILE
+    path.write_bytes(hostile_saves.save_bytes(data))
+    os.utime(path, (1_000, 1_000))
+    return path
+
+
+@pytest.fixture
+def newline_save(tmp_path):
+    return _newline_save(tmp_path, game=True)
+
+
+@pytest.fixture
+def watched_newline_save(tmp_path):
+    return _newline_save(tmp_path, game=False)
+
+
+def _no_forged_line(text: str) -> None:
+    assert RAW_CONTROL.search(text) is None, repr(text)
+    assert not any(line.lstrip().startswith(("attacker wins 100", "forged"))
+                   for line in text.splitlines()), text
+
+
+@pytest.mark.parametrize("args", [["game", "--rules", "revised"],
+                                  ["game", "--rules", "revised", "--all"],
+                                  ["luck", "--rules", "revised"]],
+                         ids=["game", "game --all", "luck"])
+def test_a_name_with_a_newline_makes_no_line_of_its_own(newline_save, args):
+    result = on_a_terminal(*args[:1], str(newline_save), *args[1:])
+    assert result.exit_code == 0, result.output
+    _no_forged_line(result.stdout)
+    assert result.stdout.startswith(r"World War II Revised\x0aforged line\x1b[2J (edition")
+    if args[0] == "game":
+        assert r"West Russia\x0a  attacker wins 100.00%  (exact)\x1b]0;pwned\x07: land " \
+               "battle" in result.stdout
+
+
+def test_edition_import_says_the_game_s_name_in_one_line(newline_save, tmp_path):
+    written = tmp_path / "imported.toml"
+    result = on_a_terminal("edition", "import", str(newline_save), "-o", str(written))
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        rf"World War II Revised\x0aforged line\x1b[2J: an edition on the rules of revised "
+        f"written to {written}"]
+
+
+@pytest.mark.slow  # (watch reads the save in a child process)
+def test_watch_escapes_its_board_and_the_file_s_name(watched_newline_save):
+    newline_save = watched_newline_save
+    result = on_a_terminal("watch", str(newline_save.parent), "--once", "--interval", "0.1")
+    assert result.exit_code == 0, result.output
+    _no_forged_line(result.stdout)
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(r"World War II Revised (edition revised), round 1")
+    assert first.endswith(r"[autosave\x1b]0;pwned\x07\x9b2J.tsvg]")
+    assert r"West Russia\x0a  attacker wins 100.00%  (exact)\x1b]0;pwned\x07: land battle" \
+        in result.stdout
+    # JSON: every control escaped (DEL and C1 too: \u009b), the names unchanged once read
+    result = on_a_terminal("watch", str(newline_save.parent), "--once", "--interval", "0.1",
+                           "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert RAW_CONTROL.search(result.stdout) is None, repr(result.stdout[:300])
+    board = json.loads(result.stdout)
+    assert (board["file"], board["player"]) == (LF_FILE, NATION)
+    assert [b["territory"] for b in board["battles"]] == [LF_TERRITORY]
+
+
+@pytest.mark.slow  # (watch reads the save in a child process)
+def test_watch_notes_name_a_file_in_one_line(watched_newline_save):
+    """A note names a file: a name with a newline and escapes (a save that cannot be read)."""
+    newline_save = watched_newline_save
+    bad = newline_save.parent / "broken\nNote: forged\x1b[2J.tsvg"
+    bad.write_bytes(b"not gzip")
+    os.utime(bad, (2_000, 2_000))
+    result = on_a_terminal("watch", str(newline_save.parent), "--once", "--interval", "0.1")
+    assert result.exit_code == 0, result.output
+    assert r"Note: broken\x0aNote: forged\x1b[2J.tsvg: not read, its gzip data is damaged" \
+        in result.stderr.splitlines()
+    assert not any(line.startswith("Note: forged") for line in result.stderr.splitlines())

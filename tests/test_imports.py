@@ -138,6 +138,7 @@ LAYERS = {
     0: ("battlecalc.kernels", "battlecalc.errors"),
     1: ("battlecalc.solver",),
     2: ("battlecalc.rules", "battlecalc.files", "battlecalc.army", "battlecalc.dice",
+        "battlecalc.die_law",
         "battlecalc.orders", "battlecalc.options", "battlecalc.spec", "battlecalc.starts",
         "battlecalc.reactions", "battlecalc.compile", "battlecalc.results", "battlecalc.plot",
         "battlecalc.output", "battlecalc.formula"),

@@ -146,3 +146,29 @@ def test_the_message_names_the_callback():
         "progress must take three arguments, progress(done, total, what); "
         "test_the_message_names_the_callback.<locals>.<lambda>() does not (too many "
         "positional arguments)")
+
+
+# ------------------------------------------------------------ issue 42 item 6
+
+
+@pytest.mark.parametrize("value", HUGE, ids=["10**400", "-10**400", "2**1024"])
+def test_territory_value_beyond_a_float_is_refused_before_any_work(value):
+    """territory_value reached the objective's coefficients as float(10**400): OverflowError
+    from simulate (and a 500 from the server); now bounded as the other numbers are."""
+    with pytest.raises(BattleInputError, match=r"^territory_value must be between 0 and "
+                       r"1,000,000, got -?a \d+-bit integer$"):
+        battlecalc.simulate(**LAND, retreat_policy="optimal", optimize="value",
+                            territory_value=value)
+
+
+def test_territory_value_at_its_bound_is_solved_and_one_above_refused():
+    from helpers import invoke
+
+    args = ["run", "--rules", "revised", "-a", "2 inf", "-d", "1 inf", "--retreat", "optimal",
+            "--optimize", "value", "--territory-value"]
+    done = invoke(*args, "1000000", "--format", "json")
+    assert done.exit_code == 0, done.output
+    done = invoke(*args, "1000001")
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "Error: --territory-value must be between 0 and 1,000,000, got 1000001"]

@@ -177,6 +177,7 @@ BAD_BY_KIND = {
     "trials": ["1e3", 1.5, True, object()], "float": ["0.5", True, object()],
     "choice": [3, object(), ["mc"]], "techs": [5, [1]], "order": [5, [1]],
     "exchanges": [1.5, True, object()], "callable": [5, "print"],
+    "die_law": [5, [object()], "1/2"],
 }
 BASES = {"formula": {"rules": "formula", "attacker": "3 army", "defender": "2 army",
                      "method": "exact"},

@@ -220,15 +220,18 @@ def test_sea_retreat_monte_carlo_within_four_standard_errors(edition, policy):
 def test_sea_retreat_counts_units_in_the_battle_not_submerged_subs():
     # 2 subs that submerge at once (no enemy destroyer) leave 1 fighter in the battle, so
     # "retreat with 1 unit left" withdraws it after round 1; were the submerged subs counted
-    # (3 units), the fighter would fight on.  Either way the attacker ends in `retreat`
-    # (its subs submerged), with both subs among the survivors.
+    # (3 units), the fighter would fight on.  The fighter withdraws where it survives round
+    # 1 (the defender's carrier misses, 4/6, and its fighter, 2/6: 2/9); where it is shot
+    # down the attacker has nothing left in the battle: the defender wins (issue 42 item 15:
+    # it was `retreat` too, its subs having submerged).  Both subs survive either way.
     common = dict(rules="1942-2e", attacker="2 sub 1 ftr", defender="1 cv 1 ftr", sea=True,
                   attacker_submerge="first-chance", method="exact")
     withdraw = battlecalc.simulate(retreat_when_left=1, **common)
     fight_on = battlecalc.simulate(**common)
     assert withdraw.mean_rounds == pytest.approx(1.0, abs=1e-12)
     assert fight_on.mean_rounds > 1.2
-    assert withdraw.retreat == pytest.approx(1.0, abs=1e-12)
+    assert withdraw.retreat == pytest.approx(2 / 9, abs=1e-12)
+    assert withdraw.defender_win == pytest.approx(7 / 9, abs=1e-12)
     assert withdraw.attacker_survivors["submarine"] == pytest.approx(2.0, abs=1e-12)
 
 

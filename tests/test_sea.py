@@ -250,3 +250,109 @@ def test_lone_attacking_transports_retreat_after_one_volley():
     result = battlecalc.simulate(**battle, method="exact").to_dict()
     assert result["retreat"] == pytest.approx(1.0, abs=1e-14)
     assert result["attacker_ipc_loss"] == pytest.approx(8 * 0.5, abs=1e-12)
+
+
+# ----------------------------------------------- issue 42 item 15: submerged subs, then a defeat
+# TripleA ends a battle with the defender's win when no attacking unit is left in it, and
+# submerged subs are not in it (docs/rules.md: `retreat` is the attacker's withdrawal, its
+# submarines all submerged and nothing else left in the battle).  A defeat or a draw of the
+# attacker's other units after its subs submerged was labelled `retreat`.
+
+OUTCOME_KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "retreat")
+
+
+def _outcomes(result) -> tuple:
+    return tuple(getattr(result, k) for k in OUTCOME_KEYS)
+
+
+@pytest.mark.parametrize(("rules", "attacker", "defender", "expected"), [
+    # a destroyer (hits 1/3) against a cruiser (hits 1/2) once the sub has submerged at the
+    # first chance: both hit 1/6 (draw), the destroyer alone 1/6, the cruiser alone 1/3,
+    # neither 1/3 (again): 1/4, 1/2, 1/4
+    ("1942-2e", "1 destroyer 1 sub", "1 cruiser", (Fraction(1, 4), Fraction(1, 2),
+                                                   Fraction(1, 4), 0, 0)),
+    # a carrier of 0 attack, the sub submerged: the battleship sinks it sooner or later
+    ("1940-2e", "1 carrier 1 sub", "1 battleship", (0, 1, 0, 0, 0)),
+    # subs alone submerging at the first chance: the attacker withdraws, a retreat still
+    ("1942-2e", "2 sub", "1 cruiser", (0, 0, 0, 0, 1)),
+], ids=["1942-2e dd sub v cruiser", "1940-2e carrier sub v battleship", "subs alone"])
+def test_a_defeat_after_the_subs_submerged_is_a_defeat(rules, attacker, defender, expected):
+    """The issue's two battles: retreat 75% and 100% before.  Exact against the analytic
+    values and the independent reference, Monte Carlo against exact, the fixed policies and
+    the optimal ones (the reference's decisions: decision_reference)."""
+    import decision_reference as dr
+
+    kwargs = dict(rules=rules, attacker=attacker, defender=defender, sea=True)
+    exact = battlecalc.simulate(**kwargs, attacker_submerge="first-chance", method="exact")
+    assert _outcomes(exact) == pytest.approx(tuple(float(x) for x in expected), abs=1e-12)
+    ruleset = battlecalc.load_rules(rules)
+    a, d = battlecalc.parse_army(attacker, ruleset), battlecalc.parse_army(defender, ruleset)
+    reference = exact_sea(rules, a, d, attacker_submerge="first-chance")
+    assert _outcomes(exact) == pytest.approx(tuple(float(reference[k]) for k in OUTCOME_KEYS),
+                                             abs=1e-12)
+    mc = battlecalc.simulate(**kwargs, attacker_submerge="first-chance", method="mc",
+                             trials=MC_TRIALS, seed=42)
+    assert_mc_agrees(mc, exact)
+    # the optimal submerging and the optimal retreat, exact and Monte Carlo
+    for options, solved in (
+            (dict(attacker_submerge="optimal"),
+             dr.optimal_sea(rules, a, d, retreat="never", attacker_submerge="optimal")),
+            (dict(attacker_submerge="first-chance", retreat_policy="optimal"),
+             dr.optimal_sea(rules, a, d, attacker_submerge="first-chance"))):
+        got = battlecalc.simulate(**kwargs, **options, method="exact")
+        assert _outcomes(got) == pytest.approx(tuple(float(solved[k]) for k in OUTCOME_KEYS),
+                                               abs=1e-12), options
+        mc = battlecalc.simulate(**kwargs, **options, method="mc", trials=MC_TRIALS, seed=43)
+        assert_mc_agrees(mc, got)
+
+
+# the battery's battles whose answers changed (tests/fixtures/battery.json, recorded again):
+# each equal to the independent references, its outcomes and every other figure
+CHANGED_BATTERY = [
+    (edition, attacker, defender, policies)
+    for edition in ("revised", "1942-2e")
+    for attacker, defender, policies in (
+        ({"submarine": 2, "destroyer": 1}, {"submarine": 2, "transport": 1},
+         ("first-chance", "never")),
+        ({"submarine": 2, "destroyer": 1}, {"submarine": 2, "transport": 1},
+         ("first-chance", "when-only-subs-left")),
+        ({"submarine": 2, "destroyer": 1}, {"submarine": 2, "transport": 1},
+         ("first-chance", "first-chance")),
+        ({"submarine": 3, "fighter": 1}, {"carrier": 1, "fighter": 1, "submarine": 2},
+         ("first-chance", "never")),
+        ({"submarine": 3, "fighter": 1}, {"carrier": 1, "fighter": 1, "submarine": 2},
+         ("first-chance", "when-only-subs-left")),
+        ({"submarine": 3, "fighter": 1}, {"carrier": 1, "fighter": 1, "submarine": 2},
+         ("first-chance", "first-chance")),
+        ({"submarine": 2, "fighter": 1}, {"carrier": 1, "fighter": 1},
+         ("first-chance", "never")),
+        ({"destroyer": 1, "submarine": 2}, {"submarine": 2, "transport": 1},
+         ("first-chance", "when-only-subs-left")))]
+
+
+@pytest.mark.parametrize(("edition", "attacker", "defender", "policies"), CHANGED_BATTERY)
+def test_the_battery_s_changed_battles_are_the_reference_s(edition, attacker, defender,
+                                                          policies):
+    expected = exact_sea(edition, attacker, defender, attacker_submerge=policies[0],
+                         defender_submerge=policies[1])
+    got = battlecalc.simulate(rules=edition, attacker=attacker, defender=defender, sea=True,
+                              attacker_submerge=policies[0], defender_submerge=policies[1],
+                              method="exact")
+    for key in (*OUTCOME_KEYS, "attacker_ipc_loss", "defender_ipc_loss", "mean_rounds"):
+        assert getattr(got, key) == pytest.approx(float(expected[key]), abs=1e-12), key
+
+
+def test_a_fixed_retreat_after_the_subs_submerged():
+    """The battery's 1942-2e 2 sub 1 fighter v 1 carrier 1 fighter, retreat with 1 unit left:
+    the fighter withdraws where it survives round 1 (2/9), else the defender wins."""
+    import decision_reference as dr
+
+    a, d = {"submarine": 2, "fighter": 1}, {"carrier": 1, "fighter": 1}
+    expected = dr.exact_sea_retreat("1942-2e", a, d, retreat_when_left=1,
+                                    attacker_submerge="first-chance")
+    got = battlecalc.simulate(rules="1942-2e", attacker=a, defender=d, sea=True,
+                              attacker_submerge="first-chance", retreat_when_left=1,
+                              method="exact")
+    assert _outcomes(got) == pytest.approx(tuple(float(expected[k]) for k in OUTCOME_KEYS),
+                                           abs=1e-12)
+    assert (got.retreat, got.defender_win) == pytest.approx((2 / 9, 7 / 9), abs=1e-12)

@@ -212,3 +212,63 @@ def test_a_stuffed_map_is_refused(tmp_path, inside, fragment):
     assert "past what a real TripleA game file holds" in done.stderr
     assert done.seconds < 10 and done.peak_mb < 200, (done.seconds, done.peak_mb)
     assert not out.exists()
+
+
+def _expanding(path, encoding: str, declared: str | None = None) -> bytes:
+    """The real map `path` in `encoding` with an entity of 30,000 characters declared in its
+    document type, a comment of 3 MiB (expat lets the expansions grow to 100 times what it
+    has read), then 20,000 references to the entity inside the game, 30 an element (each
+    element's text under the budget's 1 MiB): in UTF-16 one 64 KiB chunk of the file holds
+    some 10,000 of them, 300 MB of text before the budget counts (issue 42 item 2)."""
+    text = path.read_text()
+    text = text[text.index("<game"):]
+    at = text.index(">") + 1
+    body = text[:at] + ("<a>" + "&e;" * 30 + "</a>") * 667 + text[at:]
+    head = (f'<?xml version="1.0" encoding="{declared or encoding}"?>\n<!DOCTYPE game '
+            '[<!ENTITY e "' + "x" * 30_000 + '">]>\n<!--' + "c" * (3 << 20) + "-->\n")
+    return (head + body).encode(encoding)
+
+
+@pytest.mark.parametrize("encoding, declared", [("UTF-16", None), ("UTF-16-BE", "UTF-16"),
+                                               ("UTF-16-LE", "UTF-16"), ("UTF-8", None)],
+                         ids=["UTF-16 with its mark", "UTF-16 BE", "UTF-16 LE", "UTF-8"])
+def test_an_entity_declared_in_any_encoding_is_refused_before_any_expansion(tmp_path, encoding,
+                                                                            declared):
+    """Issue 42 item 2: the entity check looked for the UTF-8 bytes of <!ENTITY: a UTF-16
+    game file went to the parser, whose expansions grew to hundreds of MB within one chunk
+    before the budget counted (a 6.2 MB file took `edition import` to MemoryError at 2 GB).
+    Now any entity declaration is refused at the parser's declaration handler."""
+    path = tmp_path / "expanding.xml"
+    path.write_bytes(_expanding(FIXTURES / "maps" / "classic.xml", encoding, declared))
+    out = tmp_path / "out.toml"
+    done = cli_limited("edition", "import", str(path), "-o", str(out), memory_mb=768)
+    assert_refused(done, f"{path}: XML entity declarations are not read")
+    assert done.seconds < 10 and done.peak_mb < 200, (done.seconds, done.peak_mb)
+    assert not out.exists()
+
+
+def test_an_encoding_the_parser_lacks_is_one_line(tmp_path):
+    """A multi-byte encoding expat does not read (UTF-16-BE named as such): ValueError's
+    traceback before; now the file is not XML battlecalc reads."""
+    path = tmp_path / "named.xml"
+    path.write_bytes('<?xml version="1.0" encoding="UTF-16-BE"?><game/>'.encode("utf-16-be"))
+    assert_refused(cli_limited("edition", "import", str(path)),
+                   f"{path} is not a TripleA game file: XML error (multi-byte encodings are "
+                   "not supported)")
+
+
+@pytest.mark.slow  # (about 3 s of CPU in a child process)
+def test_long_strings_stop_at_the_clock(tmp_path):
+    """Issue 42 item 9: the clock was looked at every 4,096 reads, and 63 strings of 1 MiB
+    (javaobj decodes each in about half a second) are 63 reads: they parsed for 25-55 s under
+    a budget of 2 s.  Now every read of 4 KiB or more looks at the clock: refused within one
+    string's decoding of the budget."""
+    string = b"\x7c" + struct.pack(">q", 1 << 20) + b"a" * (1 << 20)  # TC_LONGSTRING
+    path = _save(tmp_path, _stream(LAND_COMBAT) + string * 63)
+    import json
+
+    done = python_limited(PROBE, str(path), json.dumps({"seconds": 2.0}), memory_mb=1024,
+                          timeout=30)
+    assert done.exit_code == 0, done.stderr[-2000:]
+    assert "not read in 2 s" in done.json()["error"]
+    assert done.seconds < 6, done.seconds

@@ -201,11 +201,6 @@ def test_a_player_not_in_the_game(invoke):
                                      "Russians, Germans, British, Japanese, Americans)")
 
 
-def test_turn_without_reach_says_not_yet(invoke):
-    result = invoke("turn", str(START))
-    assert result.exit_code == 2 and "give --reach" in result.stderr
-
-
 # ------------------------------------------------------------------ features not modelled
 
 

@@ -63,6 +63,24 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def test_serve_allow_host_is_checked_and_named_in_the_warning(monkeypatch):
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    result = invoke("serve", "--host", "0.0.0.0", "--port", str(free_port()),
+                    "--allow-host", "mypc.local", "--allow-host", "[fd00::5]")
+    assert result.exit_code == 0, result.output
+    named = result.stderr.split("It answers requests that name it as ")[1].split(
+        " or any address of this machine; give other names with --allow-host NAME")[0]
+    assert set(named.split(", ")) == {"::1", "127.0.0.1", "fd00::5", "localhost",
+                                      "mypc.local", *web_server.machine_names()}
+    result = invoke("serve", "--port", str(free_port()), "--allow-host", "evil.example:80/x")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "Error: --allow-host: 'evil.example:80/x' is not a host name or an address (give it "
+        "without a port, e.g. --allow-host mypc.local)"]
+
+
 def test_serve_command_warns_off_loopback_and_stays_quiet_on_it(monkeypatch):
     import uvicorn
 

@@ -258,6 +258,39 @@ def test_another_host_header_is_refused(base):
     assert status == 200
 
 
+def test_a_server_on_every_address_keeps_its_host_check():
+    """Issue 42 item 3: bound to 0.0.0.0 (or ::) the Host check was off (allowed_hosts gave
+    None): a DNS-rebinding page, its own name resolving to this machine, read /api/board and
+    ran battles.  Now the loopback names, this machine's names and addresses and the names
+    given with --allow-host are answered, any other name refused before any work."""
+    hostname = socket.gethostname()
+    cases = (("attacker.example:8000", 400), ("rebind.attacker.example", 400),
+             ("203.0.113.7:8000", 400), ("[2001:db8::1]:8000", 400), ("localhost:8000", 200),
+             ("127.0.0.1", 200), ("[::1]:8000", 200), ("127.0.0.2:8000", 200),
+             (f"{hostname}:8000", 200))
+    with running_server(host="0.0.0.0") as url:
+        for host, status in cases:
+            for path in ("/api/run?rules=revised&attacker=1+inf&defender=1+inf&method=exact",
+                         "/api/board"):
+                got, _, body = request(url, "GET", path, headers={"Host": host})
+                if status == 400:
+                    assert (got, json.loads(body)) == (400, {"error": "unknown Host header"}), \
+                        (host, path)
+                else:  # (no folder watched: the board answers 404)
+                    assert got == (200 if path.startswith("/api/run") else 404), (host, path)
+    with running_server(host="0.0.0.0", allow_hosts=("mypc.example",)) as url:
+        for host, status in (*cases, ("MyPC.example:8000", 200)):
+            got, _, _ = request(url, "GET", "/", headers={"Host": host})
+            assert got == status, (host, got)
+    # a named address keeps its own name and the loopback names, and what is allowed
+    with running_server(host="192.0.2.10", allow_hosts=("board.example",)) as url:
+        for host, status in (("192.0.2.10:8000", 200), ("board.example", 200),
+                             (f"{hostname}:8000", 400 if hostname.lower() not in
+                              ("localhost", "board.example") else 200)):
+            got, _, _ = request(url, "GET", "/", headers={"Host": host})
+            assert got == status, (host, got)
+
+
 def test_spec_is_built_from_the_edition_data(base):
     status, spec = get_json(base, "/api/spec")
     assert status == 200
@@ -551,6 +584,16 @@ def test_retreat_below_as_a_400_digit_json_integer_is_400(base):
     status, data = _post_raw(base, "/api/run", body.replace("9" * 400, "9" * 5000))
     assert (status, data) == (400, {"error": "the request body holds an integer of 5,000 digits "
                                              "(at most 1,000)"})
+
+
+def test_territory_value_beyond_a_float_with_the_decision_it_needs_is_400(base):
+    """Issue 42 item 6: with retreat_policy optimal and optimize value (what territory_value
+    needs to count at all) a 400-digit territory_value was an HTTP 500 (OverflowError)."""
+    fields = {**ENDPOINT_BASES["/api/run"], "retreat_policy": "optimal", "optimize": "value",
+              "territory_value": "HUGE"}
+    body = json.dumps(fields).replace('"HUGE"', "9" * 400)
+    assert _post_raw(base, "/api/run", body) == (400, {
+        "error": "territory_value must be between 0 and 1,000,000, got a 1329-bit integer"})
 
 
 @pytest.mark.parametrize("path", ENDPOINT_BASES)
@@ -1081,9 +1124,12 @@ def test_the_server_never_holds_the_objects_of_an_upload(held_save):
 def test_uploads_beyond_the_pending_bound_are_refused_unread(slow_save):
     from webserver import server_process
 
+    # one read, two waiting (max_game_pending: the waiting ones; before issue 42 it counted
+    # those read too, and the README's "two at once, up to eight waiting" were 8 in all)
     with server_process(game_workers=1, max_game_pending=2) as (url, pid):
-        held = [_upload(url, slow_save) for _ in range(2)]
+        held = [_upload(url, slow_save) for _ in range(3)]
         _until(lambda: len(_readers(pid)) == 1, 10)
+        time.sleep(0.3)  # (the third received, waiting)
         started = time.monotonic()
         status, _, body = request(url, "POST", "/api/game", slow_save)
         assert (status, json.loads(body)) == (503, {
@@ -1146,3 +1192,21 @@ def test_the_api_answers_any_battle_as_simulate_does(base, given, least):
                 assert got[key] == pytest.approx(getattr(want, key), abs=1e-12), (battle, key)
         answered += 1
     assert answered > least
+
+
+_DOC_SIZES = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def test_the_server_limits_in_the_docs_are_the_code_s():
+    """docs/server.md's tables name the constant of each limit: each value is the code's."""
+    import importlib
+    import re
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
+                        "server.md")
+    rows = re.findall(r"^\| [^|]+ \| ([0-9,]+)(?: (bytes|KiB|MiB|GiB))? \| `(\w+)\.(\w+)` \|$",
+                      open(path).read(), re.M)
+    assert len(rows) >= 20, rows
+    for number, unit, module, name in rows:
+        value = getattr(importlib.import_module(f"battlecalc.web.{module}"), name)
+        assert int(number.replace(",", "")) * _DOC_SIZES.get(unit, 1) == value, (name, value)

@@ -87,27 +87,31 @@ def run_query(base: str, **params) -> tuple[int, dict]:
 _SERVE_CHILD = """
 import json, resource, socket, sys
 limit, options = int(sys.argv[1]), json.loads(sys.argv[2])
+app_options = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 import uvicorn
 from battlecalc.web.server import Engine, create_app
 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 sock.bind(("127.0.0.1", 0))
 print(sock.getsockname()[1], flush=True)
-config = uvicorn.Config(create_app(Engine(**options), warm=False), log_level="warning",
-                        access_log=False, lifespan="on")
+config = uvicorn.Config(create_app(Engine(**options), warm=False, **app_options),
+                        log_level="warning", access_log=False, lifespan="on",
+                        timeout_graceful_shutdown=2)
 uvicorn.Server(config).run(sockets=[sock])
 """
 
 
 @contextlib.contextmanager
-def server_process(address_space: int = 3 * 2**30, timeout: float = 60.0, **engine_options):
+def server_process(address_space: int = 3 * 2**30, timeout: float = 60.0,
+                   app_options: dict | None = None, **engine_options):
     """Yield (base URL, pid) of a server in a child process whose address space is capped;
-    engine_options: keywords of Engine."""
+    engine_options: keywords of Engine; app_options: create_app's (watch, watch_interval)."""
     import subprocess
     import sys
 
     child = subprocess.Popen(
-        [sys.executable, "-c", _SERVE_CHILD, str(address_space), json.dumps(engine_options)],
+        [sys.executable, "-c", _SERVE_CHILD, str(address_space), json.dumps(engine_options),
+         json.dumps(app_options or {})],
         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     try:
         port = int(child.stdout.readline())
@@ -133,7 +137,7 @@ def server_process(address_space: int = 3 * 2**30, timeout: float = 60.0, **engi
 
 
 def status_kb(pid: int, field: str) -> int:
-    """A figure of /proc/PID/status in kB (VmHWM: the peak resident memory)."""
+    """A figure of /proc/PID/status in kB (VmHWM: the peak resident memory; VmRSS: now)."""
     with open(f"/proc/{pid}/status") as status:
         line = next(line for line in status if line.startswith(field + ":"))
     return int(line.split()[1])

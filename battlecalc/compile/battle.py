@@ -148,15 +148,16 @@ class CompiledBattle:
 
 def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_units, flags,
               attacker_order: LossOrder, dice_model: str = "standard",
-              die_size: int = 6) -> list[tuple[float, dict[str, int]]]:
+              die_size=6) -> list[tuple[float, dict[str, int]]]:
     """The attacker's possible forces after round-1 AA fire, with their probabilities.
 
     Dice: one per attacking aircraft (`aa_dice = per_aircraft`) or min(aa_shots x guns,
     aircraft) (`per_gun`); each hits on the gun's aa_value (low luck: one group of that
-    strength).  Losses: the attacker's order of losses restricted to aircraft (`aa_casualties =
-    attacker_chooses`), or each die at its own aircraft, i.e. a uniformly random set of the
-    aircraft shot at (`own_aircraft`; low luck: TripleA's rule, a sure hit on every full group
-    of die / value aircraft of one type, the rest at random among the aircraft left over).
+    strength; die_size: the fair die's faces, or a biased die's law, Ruleset.die).  Losses: the
+    attacker's order of losses restricted to aircraft (`aa_casualties = attacker_chooses`), or
+    each die at its own aircraft, i.e. a uniformly random set of the aircraft shot at
+    (`own_aircraft`; low luck: TripleA's rule, a sure hit on every full group of die / value
+    aircraft of one type, the rest at random among the aircraft left over).
     """
     a_units = a_rules.units
     guns = {n: c for n, c in defender.items() if c and d_units[n].is_aa}
@@ -213,7 +214,7 @@ def aa_blocks(attacker: dict[str, int], defender: dict[str, int], a_rules, d_uni
 
 @TABLES.memo(4096)
 def _aa_outcomes(attacker: tuple, guns: tuple, a_rules, d_rules, ruleset, attacker_order,
-                 dice_model: str, die_size: int) -> tuple:
+                 dice_model: str, die_size) -> tuple:
     """aa_blocks of a battle, kept for the next battle with the same aircraft and guns
     (battles in bulk: battlecalc.batch): the attacker and the defender's AA guns as (unit,
     count) items in the edition's order, the outcomes as (probability, force items)."""
@@ -234,7 +235,7 @@ def _compositions(total: int, caps: list[int]):
 
 
 def bombardment(bombard: dict[str, int], landing_units: int, a_units, flags,
-                dice_model: str = "standard", die_size: int = 6) -> Bombardment:
+                dice_model: str = "standard", die_size=6) -> Bombardment:
     """Which ships fire (strongest first where one ship per landing unit is the limit) and the
     law of their hits (one fire step: low luck sums their strength)."""
     ships = sorted(((a_units[n].bombard, n) for n, c in bombard.items() for _ in range(c)),
@@ -338,11 +339,13 @@ def compile_battle(battle, sides: SideCache | None = None,
     flags = battle.rules.flags
     a_subs = any(a_units[n].submarine for n in battle.attacker)
     d_subs = any(d_units[n].submarine for n in battle.defender)
-    dice_model, die_size = battle.dice, battle.rules.die_size
+    # (every chance to hit from the battle's die, a biased one's law: Ruleset.die; the round
+    # rules take the number of faces, which only low luck reads)
+    dice_model, die_size, die = battle.dice, battle.rules.die_size, battle.rules.die
     bombard = NO_BOMBARDMENT
     if battle.bombard:
         bombard = bombardment(battle.bombard, sum(battle.landing.values()), a_units, flags,
-                              dice_model, die_size)
+                              dice_model, die)
         if start:  # its hits to come, rolled (a law of one count), or none left
             bombard = starts.bombardment_left(start, bombard) or NO_BOMBARDMENT
     bombarding = bombard is not NO_BOMBARDMENT
@@ -486,7 +489,7 @@ def _attacker_spec(battle, split: tuple[bool, bool], guns: tuple, hit_eps: float
     if not battle.sea:
         blocks = [(prob, dict(force)) for prob, force in _aa_outcomes(
             tuple(battle.attacker.items()), guns, a_rules, battle.defender_rules, battle.rules,
-            battle.attacker_order, battle.dice, battle.rules.die_size)]
+            battle.attacker_order, battle.dice, battle.rules.die)]
         if battle.start.step == "aa_casualties":  # its hits rolled: the forces they leave
             blocks = starts.aa_hits_taken(battle, blocks)
     cost = sum(n * a_units[name].cost for name, n in battle.attacker.items())

@@ -302,7 +302,7 @@ def _fire_law(ruleset, role: str, force: tuple, dice_model: str, hit_eps: float)
             group = table[name][0]
             if group is not None:
                 dice[group[0]] = dice.get(group[0], 0) + count * group[1]
-    pmf = hit_distribution(dice, ruleset.die_size, dice_model)
+    pmf = hit_distribution(dice, ruleset.die, dice_model)  # (a biased die's law: Ruleset.die)
     flags = ((layout.I_DESTROYER if anti_sub else 0)
              | (layout.I_DEFENCELESS if defenceless else 0)
              | (layout.I_TRANSPORTS if transports else 0))
@@ -721,8 +721,9 @@ class _LawBank:
     laws and MAX_BANK_FLOATS probabilities, then emptied), as dice.hit_distribution keeps the
     laws of dice groups: a law is the same for every battle whose dice it is."""
 
-    def __init__(self, die: int, kinds: tuple, model: str, hit_eps: float):
+    def __init__(self, die: int, kinds: tuple, model: str, hit_eps: float, law=None):
         self.die, self.model, self.hit_eps = die, model, hit_eps
+        self.law = die if law is None else law  # (the laws' die: a biased one's, Ruleset.die)
         self.slots = [(value, kind) for value in range(1, die + 1) for kind in kinds]
         self.lock = threading.Lock()
         self._empty()
@@ -744,7 +745,7 @@ class _LawBank:
             groups = [tuple((value, kind, n) for (value, kind), n
                             in zip(self.slots, vector.tolist(), strict=True) if n)
                       for vector in missing]
-            found = [_hit_distribution(g, self.die, self.model) for g in groups]
+            found = [_hit_distribution(g, self.law, self.model) for g in groups]
             if self.n_laws and (self.n_laws + len(found) > MAX_BANK_LAWS
                                 or self.n_floats + sum(map(len, found)) > MAX_BANK_FLOATS):
                 self._empty()
@@ -793,7 +794,7 @@ def _law_bank(ruleset, role: str, model: str, table: _UnitTable, hit_eps: float)
     found = _banks.get(key)
     if found is not None and found[0] is ruleset:
         return found[1]
-    bank = _LawBank(ruleset.die_size, table.kinds, model, hit_eps)
+    bank = _LawBank(ruleset.die_size, table.kinds, model, hit_eps, ruleset.die)
     with _tables_lock:
         if len(_banks) >= 64:
             _banks.clear()

@@ -285,6 +285,9 @@ def _trial(ast, ar, ath, aal, dst, dr, dth, dal, rules, bombard_cdf, retreat, st
             else:
                 a2, d2 = round_model.submerge_step(ast, a, dst, d, rules, NO_CHOICES,
                                                    rounds < retreat_from)
+            if round_model.withdrew(ast, a, a2):  # its subs were all it had in the battle
+                outcome, a, d = RETREAT, a2, d2
+                break
             if a2 != a or d2 != d:
                 outcome, a, d = _settled(ast, a2, dst, d2, air_always)
                 if outcome != CONTINUE:

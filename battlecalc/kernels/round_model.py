@@ -33,7 +33,6 @@ from .layout import (
     I_IN_BATTLE,
     I_OTHER,
     I_OTHER_FIRE,
-    I_SUBMERGED,
     I_SUBS,
     I_SUBS_FIRE,
     I_TRANSPORTS,
@@ -44,7 +43,6 @@ from .layout import (
     POLICY_NEVER,
     POLICY_TABLE,
     R_RANK,
-    RETREAT,
     RT_ACTIVE,
     RT_AFTER,
     RT_ONLY_AIR,
@@ -127,8 +125,9 @@ def settle(ast, a, dst, d, air_always):
         a_hit = can_hit(a_info, d_info, air_always)
         d_hit = can_hit(d_info, a_info, air_always)
     if not a_info & I_IN_BATTLE:
-        if a_info & I_SUBMERGED:  # its subs submerged
-            return RETREAT, a, d
+        # (subs it submerged earlier are out of the battle, and its other units are lost: a
+        # defeat, as TripleA ends it; a submerge that takes its last units out of the battle
+        # ends it as a withdrawal at the submerge step: withdrew)
         return (DEFENDER_WIN if d_info & I_IN_BATTLE else DRAW), a, d
     if not d_info & I_IN_BATTLE:
         return ATTACKER_WIN, a, d
@@ -184,6 +183,16 @@ def assign(yst, yr, y, h_sub, h_air, h_gen, air_on_subs):
         else:
             break
     return casualty_state(yst, y, x_sub, x_air, x_other)
+
+
+@kernel(refs=False)
+def withdrew(ast, a, a2):
+    """Whether the attacker's submerge step (its state a before, a2 after) took the last of
+    its units in the battle out of it: the battle ends there as the attacker's withdrawal
+    (RETREAT; docs/rules.md: its submarines all submerged and nothing else was left).  Its
+    other units lost after its subs submerged are a defeat or a draw (settle), as TripleA
+    ends a battle with no attacking unit left in it."""
+    return a2 != a and (ast[a2, S_INFO] & I_IN_BATTLE) == 0
 
 
 @kernel(inline=True)

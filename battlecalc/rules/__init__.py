@@ -338,9 +338,38 @@ class Ruleset:
     die_size: int = 6
     supports: tuple[Support, ...] = ()
     facilities: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    # a biased die (battlecalc.die_law.DieLaw: the law of its die_size faces) the battle is
+    # played with, None: the edition's fair die (with_die_law)
+    die_law: Any = None
 
     def unit(self, name: str) -> Unit:
         return self.units[name]
+
+    @property
+    def die(self):
+        """The die every chance to hit is computed from (battlecalc.dice.hit_ratio): the die
+        law, or the edition's fair die of die_size faces."""
+        return self.die_size if self.die_law is None else self.die_law
+
+    @property
+    def fair(self) -> Ruleset:
+        """The same ruleset with the edition's fair die (itself where it has no die law)."""
+        return self if self.die_law is None else self.__dict__["_fair"]
+
+    def with_die_law(self, law) -> Ruleset:
+        """The same edition (and technologies) played with a biased die (a DieLaw of
+        die_size faces; None: the fair die): one object per ruleset and law, so compiled
+        tables, which are kept by their ruleset, are kept apart for each law."""
+        if law == self.die_law:
+            return self
+        if self.die_law is not None:  # (from the ruleset of the fair die)
+            return self.__dict__["_fair"].with_die_law(law)
+        cache = self.__dict__.setdefault("_with_die_law", {})
+        if law not in cache:
+            biased = dataclasses.replace(self, die_law=law)
+            biased.__dict__["_fair"] = self
+            cache[law] = biased
+        return cache[law]
 
     def with_techs(self, techs: tuple[str, ...] | list[str]) -> Ruleset:
         """The same edition with the given technologies applied to its unit table (one object
@@ -348,6 +377,8 @@ class Ruleset:
         key = tuple(techs)
         if not key:
             return self
+        if self.die_law is not None:  # (the fair ruleset's, with the same die)
+            return self.__dict__["_fair"].with_techs(key).with_die_law(self.die_law)
         cache = self.__dict__.setdefault("_with_techs", {})
         if key not in cache:
             cache[key] = self._apply_techs(key)

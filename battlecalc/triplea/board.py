@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import BattleInputError
+from ..output import one_line
 
 FORM_KINDS = ("land", "sea", "amphibious", "raid")  # the battle kinds the page's form runs
 ODDS_KEYS = ("method", "attacker_win", "defender_win", "draw", "takes_territory", "tuv_swing",
@@ -141,27 +142,22 @@ def _raid_entry(entry: dict[str, Any], b, data, ruleset, low_luck: bool) -> dict
     interceptors, a raid after its AA roll from where it stands; the inputs the edition
     ignores are left out (the same odds, no notes)."""
     from ..army import format_army
-    from .game import FACILITY_KINDS, SITE_UNITS
+    from .game import FACILITY_KINDS, SITE_UNITS, raid_position
 
     site = b.site
     sites = [u.type for u in site.units if u.type in SITE_UNITS]
     facility = next((FACILITY_KINDS[t] for t in sites if t in FACILITY_KINDS), None)
     guns = {u for u in b.defender if ruleset.units[u].aa_value}
     defender = {u: c for u, c in b.defender.items() if u not in guns}
-    start: dict[str, Any] = {}
     fire = b.sides.fire if b.sides is not None else None
-    if fire is not None and fire.kind in ("raid_aa", "bombing"):
-        step = ("aa_fire" if fire.kind == "raid_aa" and fire.phase == "roll" else
-                "aa_casualties" if fire.kind == "raid_aa" and fire.phase == "select" else
-                "bombing")
-        start = {"start_step": step, **({"hits_on_attacker": fire.hits}
-                                        if step == "aa_casualties" else {})}
-        entry["stands"] = f"raid: {step}"
-        defender = {}  # (the air battle is over)
-    elif fire is not None:
-        entry["error"] = (f"{b.territory}: a raid's air battle under way (TripleA's step "
-                          f"{fire.step}) is not solved from where it stands")
+    try:
+        start = raid_position(fire, b.territory, ruleset)
+    except BattleInputError as exc:
+        entry["error"] = str(exc)
         return entry
+    if start.get("start_step") in ("aa_fire", "aa_casualties", "bombing"):
+        entry["stands"] = f"raid: {start['start_step']}"
+        defender = {}  # (the air battle is over)
     options = _save_options(b.attacker_nations, b.defender_nations, data, ruleset, low_luck)
     params = {"rules": ruleset.id, "kind": "raid", "attacker": format_army(b.attacker),
               **({"defender": format_army(defender)} if defender else {})}
@@ -346,7 +342,8 @@ def changes(previous: Mapping[str, Any] | None, current: dict[str, Any]) -> dict
 
 def board_table(board: Mapping[str, Any]) -> str:
     """The board as text (battlecalc watch): the game, the turn's summary, each battle by
-    stake with its odds, what changed, the luck so far."""
+    stake with its odds, what changed, the luck so far; every line with its control
+    characters escaped (output.one_line)."""
     lines = [f"{board['game']} (edition {board['edition']}), round {board['round']}, step "
              f"{board['step']}" + (f", {board['player']} to move" if board.get("player") else "")
              + (", low luck" if board.get("low_luck") else "")
@@ -406,4 +403,5 @@ def board_table(board: Mapping[str, Any]) -> str:
                          f"percentile {j['percentile']:.3f}")
         for j in luck.get("pending", []):
             lines.append(f"  round {j['round']} {j['territory']}: not judged ({j['reason']})")
-    return "\n".join(lines) + "\n"
+    # (each line one line: a name read from the save with a newline or ESC in it is escaped)
+    return "\n".join(map(one_line, lines)) + "\n"

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import BattleInputError
 from ..options import NOT_GAME_OPTIONS, game_options  # noqa: F401  (re-exported)
+from ..output import one_line
 from .save import BattleRecord, SaveData, TerritoryRecord, UnitRecord, read_save
 from .scramble import air_bases, kamikaze_threat, scramble_open, with_scrambled
 
@@ -158,11 +159,12 @@ class Game:
         if not self.battles:
             lines.append("no battle pending")
         for b in self.battles:
-            lines.extend(["", _battle_lines(b)])
-        return "\n".join(lines) + "\n"
+            lines.extend(["", *_battle_lines(b)])
+        # (each line one line: names read from the save with a newline in them are escaped)
+        return "\n".join(map(one_line, lines)) + "\n"
 
 
-def _battle_lines(b: GameBattle) -> str:
+def _battle_lines(b: GameBattle) -> list[str]:
     from ..army import format_army
 
     def side(units):
@@ -206,7 +208,7 @@ def _battle_lines(b: GameBattle) -> str:
                      f"{r['defender_ipc_loss']:.2f}")
     elif r is not None:  # a result of another kind: every kind says it has one
         lines.append(f"  result: {r.get('method', 'solved')} (see --format json)")
-    return "\n".join(lines)
+    return lines
 
 
 # ---------------------------------------------------------------- mapping
@@ -649,26 +651,50 @@ def _solve_raid(battle: GameBattle, ruleset, options: dict) -> None:
     aa = bool(guns)
     defender = {u: c for u, c in battle.defender.items() if u not in guns} or None
     fire = battle.sides.fire if battle.sides is not None else None
-    if fire is not None and fire.kind in ("raid_aa", "bombing"):
-        # a raid in progress (docs/in-progress.md R1-R4): its AA rolled, or over
-        step = ("aa_fire" if fire.kind == "raid_aa" and fire.phase == "roll" else
-                "aa_casualties" if fire.kind == "raid_aa" and fire.phase == "select" else
-                "bombing")
-        keep["start_step"] = step
-        if step == "aa_casualties":
-            keep["hits_on_attacker"] = fire.hits
+    position = raid_position(fire, battle.territory, ruleset)
+    keep.update(position)
+    if position.get("start_step") in ("aa_fire", "aa_casualties", "bombing"):
+        step = position["start_step"]
         battle.sides.in_progress = battle.sides.in_progress or {"round": 1}
         battle.in_progress = {**(battle.in_progress or {}), "stands": f"raid: {step}",
                               "start": {"start_step": step,
                                         "hits_on_attacker": keep.get("hits_on_attacker", 0)}}
         defender = None  # (the air battle is over)
-    elif fire is not None:
-        raise BattleInputError(f"{battle.territory}: a raid's air battle under way (TripleA's "
-                               f"step {fire.step}) is not solved from where it stands")
     result = raid(rules=ruleset, attacker=battle.attacker, defender=defender,
                   target_value=site.production, facility=facility if ruleset.facilities
                   else None, aa=aa, **keep)
     battle.result = result.to_dict()
+
+
+def raid_position(fire, territory: str, ruleset) -> dict[str, Any]:
+    """raid()'s start keywords for a raid in progress standing at `fire` (a FireState;
+    docs/in-progress.md R1-R12; {} for a raid not begun): its AA to fire (aa_fire), rolled
+    (aa_casualties, the hits to take), its casualties chosen (bombing: they are out of the
+    bombers standing), its bombing to come (bombing); its air battle about to be fought (the
+    interceptors to launch, or the attackers to fire: the raid from its start, the
+    interceptors standing taken as given).  BattleInputError
+    naming TripleA's step where nothing is left to solve (its bombing dice rolled, the raid
+    over) or where battlecalc does not solve from (an air battle under way)."""
+    if fire is None:
+        return {}
+    if fire.kind == "raid_aa" or (fire.kind == "bombing" and fire.phase == "roll"):
+        step = ("aa_fire" if fire.kind == "raid_aa" and fire.phase == "roll" else
+                "aa_casualties" if fire.kind == "raid_aa" and fire.phase == "select" else
+                "bombing")
+        return {"start_step": step, **({"hits_on_attacker": fire.hits}
+                                        if step == "aa_casualties" else {})}
+    if fire.kind == "interceptors" or (fire.kind == "air_battle" and fire.phase == "roll"
+                                       and not fire.defending):
+        return {"start_step": "air_battle" if ruleset.flags["air_battle"] else "start"}
+    if fire.kind == "bombing":
+        raise BattleInputError(f"{territory}: a raid whose bombing dice are rolled (TripleA's "
+                               f"step {fire.step}): its damage is known, nothing is left to "
+                               "solve")
+    if fire.kind == "raid_over":
+        raise BattleInputError(f"{territory}: a raid after its bombing (TripleA's step "
+                               f"{fire.step}): its damage is known, nothing is left to solve")
+    raise BattleInputError(f"{territory}: a raid's air battle under way (TripleA's step "
+                           f"{fire.step}) is not solved from where it stands")
 
 
 def _ipc_by_nation(battle: GameBattle, ruleset) -> dict[str, float]:

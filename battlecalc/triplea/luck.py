@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BattleInputError, quoted
+from ..output import one_line
 from .save import DiceRecord, SaveFormatError, _class_name, _javaobj, _objects, _Reader, dice_roll
 
 UNKNOWN_ROLLER = "(unknown)"  # a roll whose text names no nation
@@ -115,7 +116,8 @@ class Luck:
                          f"percentile {b['percentile']:.3f}")
         for b in self.pending:
             lines.append(f"  round {b['round']} {b['territory']}: not judged ({b['reason']})")
-        return "\n".join(lines) + "\n"
+        # (each line one line: names read from the save with a newline in them are escaped)
+        return "\n".join(map(one_line, lines)) + "\n"
 
 
 def plot_luck(luck: Luck):
@@ -207,7 +209,11 @@ def luck_totals(battles: list[dict]) -> dict[str, float]:
 
 
 def read_luck(path, *, rules=None) -> Luck:
-    """The dice and battles of the save's history, and each battle's luck."""
+    """The dice and battles of the save's history, and each battle's luck (against the laws of
+    TripleA's dice, which are fair: a ruleset with a die law is refused)."""
+    if getattr(rules, "die_law", None) is not None:
+        raise BattleInputError(
+            "a save's luck is measured against TripleA's dice, which are fair: no die_law")
     from ..api import simulate
     from ..rules import load_rules
     from .game import edition_of

@@ -44,6 +44,7 @@ import re
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from xml.parsers import expat
 
 from ..errors import BattleInputError
 from ..files import read_input
@@ -96,9 +97,9 @@ class ImportedEdition:
 
 def _read_xml(path, budget: MapBudget = MAP_BUDGET) -> ET.Element:
     raw = read_input(path, MAX_XML_BYTES, "a TripleA game file")
-    if b"<!ENTITY" in raw:  # entity expansion: refused unread
-        raise BattleInputError(f"{path}: XML entity declarations are not read")
     try:
+        if _declares_entities(raw):  # entity expansion: refused before anything is expanded
+            raise BattleInputError(f"{path}: XML entity declarations are not read")
         root = _parse_within(raw, budget)
     except ET.ParseError as exc:
         raise BattleInputError(f"{path} is not a TripleA game file: XML error ({exc})"
@@ -113,6 +114,45 @@ def _read_xml(path, budget: MapBudget = MAP_BUDGET) -> ET.Element:
 
 class _PastBudget(Exception):
     pass
+
+
+class _Found(Exception):
+    pass
+
+
+def _declares_entities(raw: bytes) -> bool:
+    """Whether the document type of the XML `raw` declares an entity (general or parameter),
+    in any encoding the parser reads (a UTF-16 file's ``<!ENTITY`` is no UTF-8 bytes).
+    Entities are declared in the document type, which comes before the root element: the
+    parser stops there, having expanded nothing (a declared entity is refused at its
+    declaration, before any reference to it is read).  ET.ParseError where the prolog is not
+    XML."""
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+
+    def found(*_):
+        raise _Found()
+
+    class _Root(Exception):
+        pass
+
+    def root(*_):
+        raise _Root()
+
+    parser.EntityDeclHandler = found
+    parser.UnparsedEntityDeclHandler = found
+    parser.StartElementHandler = root
+    try:
+        for at in range(0, len(raw), XML_CHUNK_BYTES):
+            parser.Parse(raw[at:at + XML_CHUNK_BYTES], False)
+        parser.Parse(b"", True)
+    except _Found:
+        return True
+    except _Root:
+        return False
+    except (expat.ExpatError, ValueError) as exc:  # (ValueError: "multi-byte encodings are
+        raise ET.ParseError(str(exc)) from None      # not supported", an encoding it lacks)
+    return False
 
 
 def _parse_within(raw: bytes, budget: MapBudget) -> ET.Element | None:

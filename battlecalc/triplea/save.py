@@ -441,10 +441,16 @@ class StreamFigures:
     seconds: float = 0.0
 
 
+LARGE_READ = 4096  # bytes: a read this long (a string, a block) looks at the clock
+
+
 class _BudgetedStream(io.BytesIO):
     """The object stream as javaobj reads it, one ``read`` call per value: the calls are
     counted against the budget's items, the length a call asks for (a string's, a block's)
-    against its string size, and the clock is looked at every 4,096 calls."""
+    against its string size, and the clock is looked at every 4,096 calls and at every read
+    of LARGE_READ bytes or more (javaobj decodes a string of 1 MiB in about half a second:
+    63 of them took 25-55 s past a budget of 2 s that was looked at every 4,096 calls; now
+    the overrun is at most one string's decoding)."""
 
     def __init__(self, data: bytes, budget: ParseBudget, figures: StreamFigures):
         super().__init__(data)
@@ -456,7 +462,8 @@ class _BudgetedStream(io.BytesIO):
         figures.items += 1
         if figures.items > budget.items:
             raise SaveBudgetError(f"more than {budget.items:,} items in its object stream")
-        if not figures.items & 0xFFF and time.monotonic() > self.deadline:
+        if (not figures.items & 0xFFF or (size is not None and size >= LARGE_READ)) \
+                and time.monotonic() > self.deadline:
             raise SaveBudgetError(f"not read in {budget.seconds:g} s")
         if size is not None and size > figures.string_bytes:
             if size > budget.string_bytes:
@@ -739,13 +746,88 @@ _GROUPS = {"aa": "aa", "naval bombardment": "bombard", "first strike units": "st
            "air vs non subs": "air"}  # 2.5's firingGroup.displayName (else general fire)
 
 
+def _enclosing(reader: _Reader, step):
+    """The object an instance of an inner or anonymous class belongs to: the field javac
+    names this$N, N the depth of the class it is declared in (this$0 in a top-level class's
+    inner class, Fire$2's Fire; this$1 in an anonymous class inside an inner class,
+    StrategicBombingRaidBattle$FireAa$3's FireAa, whose own this$0 is the raid)."""
+    if not isinstance(step, reader.beans.JavaInstance):
+        return None
+    names = [n for n in reader.fields(step) if n.startswith("this$") and n[5:].isdigit()]
+    return reader.fields(step)[max(names, key=lambda n: int(n[5:]))] if names else None
+
+
+def _killed(reader: _Reader, fire, field: str) -> tuple[UnitRecord, ...]:
+    """The casualties a fire chose: its `killed` (2.0's Fire), or its CasualtyDetails'
+    (`casualties`, `details`: FireAa, a raid's FireAa, an air battle's fire)."""
+    if field == "killed":
+        return reader.units(reader.opt(fire, "killed"))
+    details = reader.opt(fire, field)
+    return reader.units(reader.opt(details, "killed")) if details is not None else ()
+
+
+def _raid_step(reader: _Reader, step, inner: str) -> FireState | None:
+    """A step of a StrategicBombingRaidBattle (2.0-2.4; docs/in-progress.md R1-R5): FireAa
+    itself (queued: the AA to fire) or its anonymous steps FireAa$1 (roll), $2 (casualties
+    to choose), $3 and $4 (chosen: ``casualties``), which hold their FireAa as this$1;
+    ConductBombing and its anonymous steps (the bombing; its dice once rolled); the raid's
+    own anonymous steps ($1, $2: after the bombing, the raid over)."""
+    parts = inner.split("$")
+    short = "StrategicBombingRaidBattle$" + inner
+    if parts[0] == "FireAa":
+        fire = step if len(parts) == 1 else _enclosing(reader, step)
+        dice = reader.opt(fire, "dice")
+        rolls, hits = _dice(reader, dice) if dice is not None else ([], 0)
+        chosen = reader.opt(fire, "casualties") is not None
+        phase = ("roll" if dice is None else "mark" if chosen or parts[1:] in (["3"], ["4"])
+                 else "select")
+        return FireState(True, None, hits, len(rolls), "", kind="raid_aa", phase=phase,
+                         killed=_killed(reader, fire, "casualties") if phase == "mark" else (),
+                         step=short)
+    if parts[0] == "ConductBombing":
+        conduct = step if len(parts) == 1 else _enclosing(reader, step)
+        rolled = reader.opt(conduct, "dice") is not None or parts[1:] == ["2"]
+        return FireState(False, None, 0, 0, "", kind="bombing",
+                         phase="select" if rolled else "roll", step=short)
+    if inner.isdigit():  # after the bombing: the raid's damage known, the raid over
+        return FireState(False, None, 0, 0, "", kind="raid_over", phase="mark", step=short)
+    return None
+
+
+def _air_step(reader: _Reader, step, inner: str) -> FireState | None:
+    """A step of an AirBattle (1940 2E's air battle before a raid; docs/in-progress.md
+    R6-R12): InterceptorsLaunch (the defender to choose its interceptors), AttackersFire and
+    DefendersFire (each itself, queued, or its anonymous steps $1 roll, $2 casualties, $3
+    notify: this$1), the battle's own anonymous steps (its casualties removed, its end)."""
+    parts = inner.split("$")
+    short = "AirBattle$" + inner
+    if parts[0] == "InterceptorsLaunch":
+        return FireState(True, None, 0, 0, "", kind="interceptors", phase="roll", step=short)
+    if parts[0] in ("AttackersFire", "DefendersFire"):
+        fire = step if len(parts) == 1 else _enclosing(reader, step)
+        dice = reader.opt(fire, "dice")
+        rolls, hits = _dice(reader, dice) if dice is not None else ([], 0)
+        phase = ("roll" if dice is None else
+                 "mark" if reader.opt(fire, "details") is not None else "select")
+        return FireState(parts[0] == "DefendersFire", None, hits, len(rolls), "",
+                         kind="air_battle", phase=phase,
+                         killed=_killed(reader, fire, "details") if phase == "mark" else (),
+                         step=short)
+    if inner.isdigit():
+        return FireState(False, None, 0, 0, "", kind="air_battle", phase="mark", step=short)
+    return None
+
+
 def _fire_state(reader: _Reader, step) -> FireState | None:
     """The fire a battle in progress stands in, from its step object (None: no fire step, or
     one battlecalc does not read).  TripleA 2.0-2.4: the inner steps Fire$1 (roll), Fire$2
     (select), Fire$3 (mark) of a Fire (general, first strike, bombardment: `text` "Bombard"),
-    FireAa$N of a land battle's AA, StrategicBombingRaidBattle$FireAa$N and $ConductBombing$N
-    of a raid, each holding its fire as ``this$0``; 2.5: RollDiceStep, SelectCasualties,
-    MarkCasualties with `side`, `firingGroup` and `fireRoundState`."""
+    FireAa$N of a land battle's AA (its casualties in `casualties`), each holding its fire as
+    ``this$0``; the raid's and the air battle's steps (_raid_step, _air_step: their
+    anonymous steps inside inner classes hold those as ``this$1``); 2.5: RollDiceStep,
+    SelectCasualties, MarkCasualties with `side`, `firingGroup` and `fireRoundState`."""
+    if step is None:
+        return None
     name = _class_name(step)
     short = name.rsplit(".", 1)[-1]
     if short in _NEW_PHASES:
@@ -762,18 +844,19 @@ def _fire_state(reader: _Reader, step) -> FireState | None:
                          dice=len(rolls), next_step="", kind=kind,
                          phase="roll" if dice is None else _NEW_PHASES[short],
                          killed=killed, step=short)
-    fire = reader.opt(step, "this$0")
-    outer = _class_name(fire)
-    phase = _PHASES.get(short.rsplit("$", 1)[-1]) if "$" in short else None
-    if outer.endswith("StrategicBombingRaidBattle"):  # the raid itself (ConductBombing)
-        return FireState(False, None, 0, 0, "", kind="bombing", phase="roll", step=short)
-    if phase is None or not outer.endswith((".Fire", "$FireAa", ".FireAa")):
+    outer, _, inner = short.partition("$")
+    if outer == "StrategicBombingRaidBattle" and inner:
+        return _raid_step(reader, step, inner)
+    if outer == "AirBattle" and inner:
+        return _air_step(reader, step, inner)
+    fire = _enclosing(reader, step)
+    phase = _PHASES.get(inner) if outer in ("Fire", "FireAa") else None
+    if phase is None or not _class_name(fire).endswith((".Fire", ".FireAa")):
         return None
     dice = reader.opt(fire, "dice")
     rolls, hits = _dice(reader, dice) if dice is not None else ([], 0)
-    if outer.endswith("$FireAa"):  # a raid's AA (StrategicBombingRaidBattle$FireAa)
-        kind = "raid_aa"
-    elif outer.endswith(".FireAa"):
+    aa = outer == "FireAa"
+    if aa:
         kind = "aa"
     elif str(reader.opt(fire, "text") or "") == "Bombard":
         kind = "bombard"
@@ -781,7 +864,7 @@ def _fire_state(reader: _Reader, step) -> FireState | None:
         kind = "strike"
     else:
         kind = "general"
-    killed = reader.units(reader.opt(fire, "killed")) if phase == "mark" else ()
+    killed = _killed(reader, fire, "casualties" if aa else "killed") if phase == "mark" else ()
     return FireState(
         defending=reader.flag(fire, "defending"),
         firing_nation=reader.name_of(reader.opt(fire, "firingPlayer")),

@@ -25,6 +25,7 @@ name, size and modification time), else None.  Nothing here parses a save: the c
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -41,6 +42,9 @@ MAX_INFLATED = 64 * 1024 * 1024  # decompressed (the server's cap for uploads)
 SETTLE_S = 0.5  # unchanged this long before it is read
 MAX_ENTRIES = 10_000  # entries of the folder looked at per poll (an autosave folder: a dozen)
 MAX_NOTES = 50  # notes kept (skipped and refused files), newest last
+# os.open's errors of a save that is gone or turned into a symlink since it was listed (it is
+# looked at again at the next poll); any other (EACCES: not readable) is noted
+_GONE = {errno.ENOENT, errno.ELOOP, errno.ENOTDIR}
 
 
 def triplea_autosave_folder(home: str | os.PathLike | None = None,
@@ -135,6 +139,8 @@ class SaveFolder:
     _bad: set = field(default_factory=set)  # keys found unusable
     _noted: set = field(default_factory=set)
     _dir_fd: int | None = None
+    _identity: tuple = ()  # (st_dev, st_ino) of the folder opened
+    said: int = 0  # notes made so far (`notes` keeps the last MAX_NOTES)
 
     def __post_init__(self):
         folder = Path(self.path)
@@ -150,21 +156,64 @@ class SaveFolder:
             raise BattleInputError(f"cannot watch {folder}: not a folder{hint}")
         self.real = Path(os.path.realpath(folder))
         self.shown = _shown(folder)
+        try:
+            self._open()
+        except OSError as exc:  # stat'ed but not listed (a folder of mode 0311)
+            raise BattleInputError(f"cannot watch {folder}: {exc.strerror or exc} (the folder "
+                                   "cannot be listed)") from None
+
+    def _open(self) -> None:
+        """Open the folder (a descriptor where the system has them), list it once (OSError: it
+        cannot be listed) and keep its identity (st_dev, st_ino), which each poll compares
+        with the path's: a folder removed and made again is another folder."""
+        fd = None
         if os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY"):
-            self._dir_fd = os.open(self.real, os.O_RDONLY | os.O_DIRECTORY
-                                   | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(self.real, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            with os.scandir(self.real if fd is None else fd):
+                pass
+            info = os.stat(self.real) if fd is None else os.fstat(fd)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            raise
+        self._dir_fd, self._identity = fd, (info.st_dev, info.st_ino)
 
     def close(self) -> None:
         if self._dir_fd is not None:
             os.close(self._dir_fd)
             self._dir_fd = None
 
+    def _same_folder(self) -> None:
+        """The path names the folder opened, or it is opened again (noted, what was seen of
+        the old one forgotten): a folder removed and made again, or replaced, is looked at
+        where it now is.  OSError where the path names no folder that can be listed (gone;
+        the caller says so and asks again)."""
+        info = os.stat(self.real)
+        if not stat.S_ISDIR(info.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(self.real))
+        if (info.st_dev, info.st_ino) == self._identity:
+            return
+        self.close()
+        self._open()
+        self._seen.clear()
+        self._done.clear()
+        self._bad.clear()
+        self._note(("again", self._identity), f"{self.shown} was removed and made again (or "
+                                              "replaced): watching the folder there now")
+
     def _note(self, key, text: str) -> None:
         if key in self._noted:
             return
         self._noted.add(key)
         self.notes.append(text)
+        self.said += 1
         del self.notes[:-MAX_NOTES]
+
+    def notes_since(self, said: int) -> list[str]:
+        """The notes made after the first `said` (those still kept)."""
+        return self.notes[max(0, len(self.notes) - (self.said - said)):] if said < self.said \
+            else []
 
     def _entries(self) -> list[tuple[str, os.stat_result]]:
         """The folder's save files (name, lstat), newest first; symlinks noted, never
@@ -210,6 +259,7 @@ class SaveFolder:
         """The newest complete save not returned before, or None (nothing new, or the newest
         still being written)."""
         now = self.clock()
+        self._same_folder()
         entries = self._entries()
         names = {name for name, _ in entries}
         for name in list(self._seen):
@@ -254,7 +304,10 @@ class SaveFolder:
                 fd = os.open(name, flags, dir_fd=self._dir_fd)
             else:
                 fd = os.open(self.real / name, flags)
-        except OSError:  # gone, or turned into a symlink meanwhile (O_NOFOLLOW): next poll
+        except OSError as exc:
+            if exc.errno not in _GONE:  # gone, or a symlink now: nothing to say, next poll
+                # (said once; tried again at each poll: a chmod changes no size or time)
+                self._note(key, f"{name}: cannot be read ({exc.strerror or exc}), skipped")
             return None
         try:
             before = os.fstat(fd)
@@ -275,7 +328,8 @@ class SaveFolder:
                 left -= len(chunk)
             raw = b"".join(chunks)
             after = os.fstat(fd)
-        except OSError:
+        except OSError as exc:  # (EIO: a failing disk, a network folder gone)
+            self._refuse(key, f"{name}: cannot be read ({exc.strerror or exc}), not read")
             return None
         finally:
             os.close(fd)

@@ -21,58 +21,15 @@ Everything this cannot plan from is one :class:`~battlecalc.errors.BattleInputEr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
 from ..errors import BattleInputError, quoted
 from .board import Board, TurnInputError, board_for
+from .loading import TurnSave, load, reach
 from .moves import Move, MoveCheck, check_moves, parse_moves
-from .reach import ClassReach, Reach, Target, UnitClass, reach_of
+from .reach import ClassReach, Reach, Target, UnitClass, reach_of  # noqa: F401
 
 __all__ = ["Board", "ClassReach", "Move", "MoveCheck", "Reach", "Target", "TurnInputError",
-           "TurnSave", "UnitClass", "board_for", "check_moves", "load", "parse_moves",
-           "reach", "turn_reach"]
-
-
-@dataclass(frozen=True)
-class TurnSave:
-    """A save read once: its battles' view (`save`) and its movement's (`movement`)."""
-
-    path: str
-    save: object  # battlecalc.triplea.save.SaveData
-    movement: object  # battlecalc.triplea.movement.MovementSave
-
-
-def load(path, max_inflated: int | None = None) -> TurnSave:
-    """Read the TripleA save at `path` once, within the save reader's budget (BattleInputError
-    for anything that is not a readable save); `max_inflated`: a lower cap on the
-    decompressed stream (the web server's)."""
-    import os
-
-    from ..triplea.movement import movement_of_objects
-    from ..triplea.save import MAX_STREAM_BYTES, _objects, save_of_objects
-
-    if not isinstance(path, str | os.PathLike):
-        raise BattleInputError(f"save: expected the path of a TripleA save, got {quoted(path)}")
-    objects = _objects(path, MAX_STREAM_BYTES if max_inflated is None else max_inflated)
-    return TurnSave(str(path), save_of_objects(objects, path),
-                    movement_of_objects(objects, path))
-
-
-def reach(save, player: str | None = None, *, as_next_turn: bool = False,
-          owners: Mapping[str, str] | None = None) -> Reach:
-    """The legal attacks of `player` (default: the save's player to move) in `save` (a
-    TurnSave, a MovementSave or a path).  as_next_turn: as at the start of the player's next
-    turn, the board as it stands (nothing conquered, no battle pending, the player's units at
-    full movement with their bases' bonus); owners: {territory: player} set first."""
-    movement = _movement(save)
-    if not isinstance(as_next_turn, bool):
-        raise BattleInputError(f"as_next_turn: expected True or False, got "
-                               f"{quoted(as_next_turn)}")
-    if owners is not None and not isinstance(owners, Mapping):
-        raise BattleInputError(f"owners: expected {{territory: player}}, got {quoted(owners)}")
-    board = board_for(movement, player, as_next_turn=as_next_turn, owners=owners)
-    return reach_of(board)
+           "TurnPlan", "TurnSave", "UnitClass", "board_for", "check_moves", "load",
+           "parse_moves", "plan_turn", "reach", "turn_reach"]
 
 
 def turn_reach(save, player: str | None = None) -> Reach:
@@ -84,15 +41,19 @@ def turn_reach(save, player: str | None = None) -> Reach:
     return reach(save, player)
 
 
-def _movement(save):
-    import os
+def plan_turn(save, player: str | None = None, **options):
+    """The combat move worth the most (battlecalc.turn.plan.plan_turn: its options and
+    model); ``battlecalc.plan_turn``."""
+    from .plan import plan_turn as planned
 
-    from ..triplea.movement import MovementSave, read_movement
+    return planned(save, player, **options)
 
-    if isinstance(save, TurnSave):
-        return save.movement
-    if isinstance(save, MovementSave):
-        return save
-    if not isinstance(save, str | os.PathLike):
-        raise BattleInputError(f"save: expected the path of a TripleA save, got {quoted(save)}")
-    return read_movement(save)
+
+def __getattr__(name: str):
+    if name == "TurnPlan":
+        from .plan import TurnPlan
+
+        return TurnPlan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+

@@ -502,7 +502,7 @@ def _planning_step(save, player: str) -> tuple[int, bool]:
         return save.step_index, save.move_started
     if here.delegate not in BOARD_NEUTRAL_DELEGATES:
         raise TurnInputError(
-            f"the save is at step {_describe(here)}: turn --reach plans from a save before "
+            f"the save is at step {_describe(here)}: battlecalc turn plans from a save before "
             f"the combat move of the {player} (technology, purchase, politics) or during it")
     for index in _steps_from(save, save.step_index):
         step = save.steps[index]
@@ -513,7 +513,7 @@ def _planning_step(save, player: str) -> tuple[int, bool]:
         if step.delegate not in BOARD_NEUTRAL_DELEGATES:
             raise TurnInputError(
                 f"the save is at step {_describe(here)}, and step {_describe(step)} comes "
-                f"before the combat move of the {player}: turn --reach plans from a save "
+                f"before the combat move of the {player}: battlecalc turn plans from a save "
                 "before it (technology, purchase, politics) or during it")
     raise TurnInputError(f"{player} has no combat move in the game's sequence")
 

@@ -33,6 +33,16 @@ from ..errors import BattleInputError
 
 KEEPALIVE_S = 15.0  # a comment line this often on an idle stream (a gone client shows)
 MAX_SUBSCRIBERS = 64  # pages following the board at once; beyond: 503
+# a state is serialised once (its event text shared by every page) and written to a page in
+# pieces of STREAM_PIECE characters, each once the one before it has gone: a page that does
+# not read holds one piece in the server's buffers, not a state a page (64 such pages held
+# 627 MB: each stream serialised the whole state into its own buffer); a page more than
+# MAX_BEHIND states behind (still writing an old one) is ended (an EventSource reconnects)
+STREAM_PIECE = 64 * 1024
+MAX_BEHIND = 2
+# the state's JSON at most (a real board: 20-50 kB; the save reader answers up to 8 MiB): a
+# larger board is not shown (said in the status), so that what every page holds is bounded
+MAX_BOARD_BYTES = 1024 * 1024
 INTERVAL_S = 0.25  # between looks at the folder
 MAX_JUDGED = 500  # fought battles of the history judged per board (the rest: pending)
 MAX_BOARD_BATTLES = 64  # battles solved per board (a real turn: a dozen at most)
@@ -161,6 +171,7 @@ class LiveBoard:
         self.status = f"watching {folder.shown} for TripleA saves"
         self.version = 0
         self.subscribers: set[asyncio.Event] = set()
+        self._event: tuple[int, str] | None = None  # (version, its event text)
         self.reads = 0  # saves read (parsed) so far
         self.task: asyncio.Task | None = None
         self.notes_from = 0  # the folder's notes since the board's save was read
@@ -169,15 +180,40 @@ class LiveBoard:
 
     def state(self) -> dict[str, Any]:
         return {"watching": self.folder.shown, "status": self.status,
-                "notes": self.folder.notes[self.notes_from:][-10:], "version": self.version,
+                "notes": self.folder.notes_since(self.notes_from)[-10:], "version": self.version,
                 "board": self.board}
 
     def publish(self, status: str | None = None) -> None:
         if status is not None:
             self.status = status
         self.version += 1
+        self._event = None
+        if self.board is not None:
+            size = len(json.dumps(self.state()))
+            if size > MAX_BOARD_BYTES:  # (a hostile save's: never a real one)
+                name = self.board.get("file") or "the save"
+                self.board = None
+                self.status = (f"{name}: its board is {size:,} bytes of JSON, more than the "
+                               f"{MAX_BOARD_BYTES:,} a page is sent: not shown")
         for event in self.subscribers:
             event.set()
+
+    def event_text(self) -> tuple[int, str]:
+        """(version, the server-sent event of the state now), made once a version."""
+        if self._event is None or self._event[0] != self.version:
+            self._event = (self.version, f"event: board\ndata: {json.dumps(self.state())}\n\n")
+        return self._event
+
+    def subscribe(self) -> asyncio.Event:
+        """A page's place among the subscribers, taken now (before its response starts: the
+        cap counts every page let in, however many come at once)."""
+        wake = asyncio.Event()
+        wake.set()
+        self.subscribers.add(wake)
+        return wake
+
+    def unsubscribe(self, wake: asyncio.Event) -> None:
+        self.subscribers.discard(wake)
 
     def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -218,9 +254,9 @@ class LiveBoard:
                 except Exception:  # a bug: say so, keep watching
                     traceback.print_exc(file=sys.stderr)
                     self.publish(f"{found.name}: internal error (see the server's output)")
-            elif len(self.folder.notes) != notes:
+            elif self.folder.said != notes:
                 self.publish()
-            notes = len(self.folder.notes)
+            notes = self.folder.said
             await asyncio.sleep(self.interval)
 
     async def read(self, found) -> None:
@@ -245,7 +281,7 @@ class LiveBoard:
 
         before = self.board
         self.raw = found.raw
-        self.notes_from = len(self.folder.notes)  # (what was skipped before it: said then)
+        self.notes_from = self.folder.said  # (what was skipped before it: said then)
         board["file"], board["modified"] = found.name, modified
         for battle in board["battles"]:
             battle["odds"] = None
@@ -262,11 +298,12 @@ class LiveBoard:
         self.board = solved
         self.publish(f"watching {self.folder.shown} \u00b7 {found.name}, written {modified}")
 
-    async def events(self):
-        """The server-sent events of one page: the state now, then at each change."""
-        wake = asyncio.Event()
-        wake.set()
-        self.subscribers.add(wake)
+    async def events(self, wake: asyncio.Event | None = None):
+        """The server-sent events of one page (its place: subscribe(), taken now if not
+        given): the state now, then the latest at each change, each in pieces of
+        STREAM_PIECE that go one after another (the next once the last was written); a page
+        more than MAX_BEHIND states behind is ended."""
+        wake = self.subscribe() if wake is None else wake
         try:
             while True:
                 try:
@@ -277,9 +314,13 @@ class LiveBoard:
                 wake.clear()
                 if self.closing:
                     return
-                yield f"event: board\ndata: {json.dumps(self.state())}\n\n"
+                version, text = self.event_text()
+                for at in range(0, len(text), STREAM_PIECE):
+                    if self.closing or self.version - version > MAX_BEHIND:
+                        return  # (behind: its EventSource reconnects to the state now)
+                    yield text[at:at + STREAM_PIECE]
         finally:
-            self.subscribers.discard(wake)
+            self.unsubscribe(wake)
 
 
 def _compiling() -> bool:
@@ -304,7 +345,7 @@ def solve_here(board: dict[str, Any], progress=None) -> dict[str, Any]:
         solve_params,
         turn_summary,
     )
-    from ..waves import simulate
+    from ..waves import simulate_with  # noqa: F401  (loaded: api.simulate solves waves)
     from .spec import parse_params, raid_parameters
 
     for battle in board.get("battles", []):
@@ -315,7 +356,7 @@ def solve_here(board: dict[str, Any], progress=None) -> dict[str, Any]:
             raids = endpoint_of(battle) == "raid"
             kwargs, _ = parse_params(solve_params(battle["query"]),
                                      raid_parameters() if raids else None)
-            solve = raid if raids else simulate
+            solve = raid if raids else api.simulate  # (looked up now, as the CLI's run)
             battle["odds"] = odds_of(solve(**kwargs, progress=progress).to_dict())
         except BattleInputError as exc:
             battle["error"] = " ".join(str(exc).split())

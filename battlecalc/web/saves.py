@@ -8,7 +8,8 @@ own memory (``RLIMIT_AS``), reads the save from its standard input and writes on
 client goes away, and its memory goes back to the system when it ends, whatever the save held.
 The battle pool never waits for an upload: a child runs beside it.
 
-Nothing here imports the web stack or the engine (numba): the child starts in about 0.3 s.
+Nothing here imports the web stack or the engine (numba): the child starts in about 0.3 s
+(the turn planner's child, ``plan``, loads the engine to solve its battles).
 """
 
 from __future__ import annotations
@@ -77,6 +78,32 @@ def reach_of_upload(raw: bytes, player: str | None) -> dict[str, Any]:
             raise BattleInputError(str(exc).replace(str(path), "the save")) from None
 
 
+def plan_of_upload(raw: bytes, options: dict[str, Any], progress=None) -> dict[str, Any]:
+    """The plan of the turn in an uploaded save (bytes, never a server path): battlecalc.turn's
+    TurnPlan.to_dict, each battle with the page's ``query`` that loads it into the form, for
+    GET|POST /api/turn/plan (battlecalc.web.turn).  options: plan_turn's keywords (player,
+    objective, min_win, counter, time_budget)."""
+    import tempfile
+    import urllib.parse
+
+    from ..turn import plan_turn
+
+    with tempfile.TemporaryDirectory(prefix="battlecalc-save-") as folder:
+        path = Path(folder) / "save.tsvg"
+        path.write_bytes(raw)
+        try:
+            data = plan_turn(path, options.get("player") or None, progress=progress,
+                             **{k: v for k, v in options.items() if k != "player"}).to_dict()
+        except BattleInputError as exc:  # the message names the upload, not the server's path
+            raise BattleInputError(str(exc).replace(str(path), "the save")) from None
+    for plan in [data, *data.get("alternatives", [])]:
+        for battle in plan["battles"]:
+            run = battle.get("run")
+            battle["query"] = None if run is None else urllib.parse.urlencode(
+                {k: ",".join(v) if isinstance(v, list) else v for k, v in run.items()})
+    return data
+
+
 async def read_in_child(raw: bytes, time_limit: float, memory: int,
                         gone: asyncio.Future | None = None,
                         task: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -140,6 +167,13 @@ def _main() -> None:
             raise BattleInputError(f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB")
         if sys.argv[2:3] == ["reach"]:
             answer = json.dumps({"answer": reach_of_upload(raw, sys.argv[3] or None)})
+        elif sys.argv[2:3] == ["plan"]:  # (its progress first, a line each: web.turn reads)
+            def progress(text: str) -> None:
+                sys.stdout.write(json.dumps({"progress": text}) + "\n")
+                sys.stdout.flush()
+
+            answer = json.dumps({"answer": plan_of_upload(raw, json.loads(sys.argv[3]),
+                                                          progress)})
         else:
             answer = json.dumps({"answer": game_battles(raw)})
         if len(answer) > MAX_ANSWER_BYTES:

@@ -18,6 +18,9 @@ Routes (nothing else is served, and no path ever reaches the file system):
     GET  /api/board          serve --watch DIR: the live board's state (battlecalc.web.live)
     GET|POST /api/turn/reach a player's legal attacks in the watched (GET) or uploaded (POST)
                              save (battlecalc.web.turn)
+    GET|POST /api/turn/plan  the plan of the turn in the watched (GET) or uploaded (POST) save,
+                             its progress streamed with Accept: application/x-ndjson
+                             (battlecalc.web.turn)
     GET  /api/watch          the same, as server-sent events at each change (404 without
                              --watch)
 
@@ -101,7 +104,14 @@ MAX_CACHED_BYTES = 256 * 1024  # larger answers (big laws, long plans) are not k
 MAX_PAGES = 4096  # pages whose latest request is remembered (to cancel the one it replaces)
 GAME_TIME_LIMIT_S = 20.0  # reading one uploaded save (a real one: under a second)
 GAME_WORKERS = 2  # uploads read at once, each in a process of its own (saves.read_in_child)
-MAX_GAME_PENDING = 8  # uploads held (each at most MAX_SAVE_UPLOAD); beyond: 503
+MAX_GAME_PENDING = 8  # uploads received and waiting for a reader besides those read; beyond: 503
+# upload bodies arriving at once (each held as it comes, at most MAX_SAVE_UPLOAD); beyond: 503,
+# unread.  As many as may be read and wait, so that uploads sent together are all taken; each
+# must arrive within GAME_BODY_S and never stall GAME_BODY_IDLE_S (else 408): 8 stalled bodies
+# kept every upload out with 503 for as long as they stayed open
+MAX_GAME_RECEIVING = GAME_WORKERS + MAX_GAME_PENDING
+GAME_BODY_S = 20.0  # a real save arrives in milliseconds (a few hundred kB, local)
+GAME_BODY_IDLE_S = 5.0
 GAME_MEMORY = 1024 * 1024 * 1024  # the address space of the process reading one upload
 # The API's costly endpoints answer requests that carry one of these headers: the page sends
 # X-Battlecalc-Client (and X-Battlecalc-Page with its runs).  A page of another origin cannot
@@ -198,7 +208,8 @@ class Engine:
                  warm_up_hook: Callable[[dict[str, Any]], None] | None = None,
                  cache_size: int = CACHE_SIZE, game_time_limit: float = GAME_TIME_LIMIT_S,
                  game_workers: int = GAME_WORKERS, max_game_pending: int = MAX_GAME_PENDING,
-                 game_memory: int = GAME_MEMORY):
+                 game_memory: int = GAME_MEMORY, max_game_receiving: int = MAX_GAME_RECEIVING,
+                 game_body_s: float = GAME_BODY_S, game_body_idle_s: float = GAME_BODY_IDLE_S):
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="battlecalc")
         self.workers = workers
         # method=exact: each battle's plan refuses where auto would take Monte Carlo
@@ -230,7 +241,10 @@ class Engine:
         self.game_workers = game_workers
         self.max_game_pending = max_game_pending
         self.game_memory = game_memory
-        self.game_pending = 0
+        self.game_pending = 0  # uploads received: read, or waiting for a reader
+        self.max_game_receiving = max_game_receiving
+        self.game_body_s, self.game_body_idle_s = game_body_s, game_body_idle_s
+        self.game_receiving = 0  # upload bodies arriving
         # what came in (the event loop counts): requests refused for want of the page's header
         # (PageOnly), and requests let through to work, by endpoint (run, raid, plan, game)
         self.refused = 0
@@ -245,7 +259,10 @@ class Engine:
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
                 "time_limit_s": self.time_limit, "max_body_bytes": MAX_BODY_BYTES,
-                "max_save_bytes": MAX_SAVE_UPLOAD, "game_time_limit_s": self.game_time_limit}
+                "max_save_bytes": MAX_SAVE_UPLOAD, "game_time_limit_s": self.game_time_limit,
+                "game_readers": self.game_workers, "max_game_waiting": self.max_game_pending,
+                "max_game_receiving": self.max_game_receiving,
+                "game_body_s": self.game_body_s, "game_body_idle_s": self.game_body_idle_s}
 
     def check(self, kwargs: dict[str, Any]) -> None:
         """Refuse, before any work, what is over the limits."""
@@ -381,10 +398,12 @@ class Engine:
             # formula battles too: their Monte Carlo reports progress like the dice kernel's
             return solve(**kwargs, progress=watch)
         except _Stop as stop:
+            # (a run of trials: fewer of them; choices, waves, a plan, a table: less work)
+            hint = ("ask for fewer trials" if str(stop).endswith(" trials") else
+                    "ask for less (fewer choices, waves or units), or use the command line")
             raise TooMuchWork(
                 f"stopped at the server's time limit of {self.time_limit:g} s after {stop}; "
-                "ask for fewer trials"
-            ) from None
+                f"{hint}") from None
 
     def _await_child(self, kwargs: dict[str, Any], watch: Callable[..., None],
                      cancel: threading.Event | None = None) -> None:
@@ -636,6 +655,32 @@ def _stream(answer, request: Request, params: dict[str, Any],
                              headers={**SECURITY_HEADERS, "Cache-Control": "no-store"})
 
 
+class _TooLarge(Exception):
+    pass
+
+
+async def _upload_body(request: Request, seconds: float, idle: float) -> bytearray:
+    """An upload's body: _TooLarge past MAX_SAVE_UPLOAD, TimeoutError (its message the 408's)
+    where it has not all arrived within `seconds`, or no part of it for `idle` seconds."""
+    raw = bytearray()
+    deadline = time.monotonic() + seconds
+    chunks = request.stream().__aiter__()
+    while True:
+        wait = min(idle, deadline - time.monotonic())
+        try:
+            chunk = await asyncio.wait_for(chunks.__anext__(), max(wait, 0.0))
+        except StopAsyncIteration:
+            return raw
+        except TimeoutError:
+            whole = time.monotonic() >= deadline
+            raise TimeoutError(
+                f"the save did not arrive within {seconds:g} s" if whole else
+                f"the save stopped arriving for {idle:g} s; send it again") from None
+        raw += chunk
+        if len(raw) > MAX_SAVE_UPLOAD:
+            raise _TooLarge()
+
+
 async def _client_gone(request: Request) -> None:
     """Return when the client closes its connection (the body is read by then)."""
     while (await request.receive())["type"] != "http.disconnect":
@@ -732,36 +777,82 @@ async def _request_params(request: Request) -> dict[str, Any] | Response:
     return params
 
 
-def _host_allowed(header: str, allowed: set[str] | None) -> bool:
-    """Host header check (a defence against DNS rebinding); None allows every host."""
-    if allowed is None:
-        return True
+WILDCARDS = ("0.0.0.0", "::", "")  # bound to every address of the machine
+
+
+def _host_of(header: str) -> str:
+    """The host of a Host header, without its port and brackets, in lower case."""
     host = header.strip().lower()
     if host.startswith("["):  # [::1]:8000
-        host = host[1:].split("]")[0]
-    elif host.count(":") == 1:
-        host = host.split(":")[0]
-    return host in allowed
+        return host[1:].split("]")[0]
+    if host.count(":") == 1:
+        return host.split(":")[0]
+    return host
 
 
-def allowed_hosts(host: str) -> set[str] | None:
-    """Host names the server answers to when bound to `host` (None: any)."""
-    if host in ("0.0.0.0", "::", ""):
-        return None
-    return {*LOOPBACK, host.strip("[]").lower()}
+@functools.lru_cache(maxsize=256)
+def is_local_address(host: str) -> bool:
+    """Whether `host` is an IP address of this machine (a socket binds to it: the system
+    says so, for every interface, without listing them)."""
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return False
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+    except OSError:
+        return False
+    return True
+
+
+def _host_allowed(header: str, allowed: set[str] | None, local: bool = False) -> bool:
+    """Host header check (a defence against DNS rebinding: a page of another site whose
+    name resolves to this machine sends its own name); None allows every host (tests).
+    local: any IP address of this machine is allowed too (a server on every address: a page
+    sent with an address as its Host is of this machine, not another site)."""
+    if allowed is None:
+        return True
+    host = _host_of(header)
+    return host in allowed or (local and is_local_address(host))
+
+
+def machine_names() -> set[str]:
+    """This machine's own names: its host name and fully qualified name (lower case)."""
+    names = set()
+    for name in (socket.gethostname(), socket.getfqdn()):
+        if name:
+            names.add(name.lower().rstrip("."))
+    return names
+
+
+def allowed_hosts(host: str, allow: tuple[str, ...] = ()) -> set[str]:
+    """Host names the server answers to when bound to `host`: the loopback names, the
+    address it is bound to, the names given (`serve --allow-host NAME`), and where it is
+    bound to every address (0.0.0.0, ::) this machine's own names (and, HostCheck, any of
+    its addresses).  Never every host: a rebinding page's name is none of these."""
+    names = {*LOOPBACK, *(_host_of(name) for name in allow if name.strip())}
+    if host in WILDCARDS:
+        return names | machine_names()
+    return names | {host.strip("[]").lower()}
 
 
 class HostCheck:
-    """ASGI middleware: answer 400 to requests whose Host header names another server."""
+    """ASGI middleware: answer 400 to requests whose Host header names another server
+    (allowed_hosts; `local`: any IP address of this machine too)."""
 
-    def __init__(self, app, hosts: set[str] | None):
+    def __init__(self, app, hosts: set[str] | None, local: bool = False):
         self.app = app
         self.hosts = hosts
+        self.local = local
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             header = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-            if not _host_allowed(header, self.hosts):
+            if not _host_allowed(header, self.hosts, self.local):
                 await _error("unknown Host header", 400)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -791,10 +882,12 @@ class PageOnly:
 
 def create_app(engine: Engine | None = None, warm: bool = True,
                host: str = "127.0.0.1", watch=None,
-               watch_interval: float | None = None) -> Starlette:
+               watch_interval: float | None = None, allow_hosts: tuple[str, ...] = ()
+               ) -> Starlette:
     """The ASGI app.  warm: run the warm-up battles from start-up, in the background (the
     page and /api/spec answer at once; a battle asked for meanwhile compiles what it needs);
-    host: the address it is bound to (sets the Host header names it answers); watch: a folder
+    host: the address it is bound to (with allow_hosts, the names of `serve --allow-host`,
+    sets the Host header names it answers: allowed_hosts); watch: a folder
     of TripleA saves (a path, or a battlecalc.triplea.watch.SaveFolder) whose newest save is
     the live board (battlecalc.web.live), looked at every `watch_interval` seconds."""
     from .live import INTERVAL_S, MAX_SUBSCRIBERS, LiveBoard
@@ -884,24 +977,36 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     async def game(request: Request) -> Response:
         """POST /api/game: the body is a TripleA save; answers its battles (game_battles), read
         by a child process under the server's limits (saves.read_in_child): stopped at the
-        time limit or when the client goes away; beyond engine.game_workers at once an upload
-        waits, beyond engine.max_game_pending it is refused (503) unread."""
+        time limit or when the client goes away.  At most engine.max_game_receiving bodies
+        arrive at once, each within engine.game_body_s and never stalled for
+        engine.game_body_idle_s (408); once received, beyond engine.game_workers at once an
+        upload waits, beyond engine.max_game_pending waiting it is refused (503) unread."""
         declared = request.headers.get("content-length")
         too_large = f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB"
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
             return _error(too_large, 413)
-        if engine.game_pending >= engine.max_game_pending:
-            return _error("the server is busy reading saves; try again in a moment", 503)
+        busy = _error("the server is busy reading saves; try again in a moment", 503)
+        if engine.game_receiving >= engine.max_game_receiving \
+                or engine.game_pending >= engine.game_workers + engine.max_game_pending:
+            return busy
+        engine.game_receiving += 1
+        try:
+            raw = await _upload_body(request, engine.game_body_s, engine.game_body_idle_s)
+        except _TooLarge:
+            return _error(too_large, 413)
+        except TimeoutError as late:
+            return _error(str(late), 408)
+        except ClientDisconnect:
+            return _error("cancelled: the client has gone", 409)
+        finally:
+            engine.game_receiving -= 1
+        if not raw:
+            return _error("send the TripleA save (.tsvg) as the request body")
+        if engine.game_pending >= engine.game_workers + engine.max_game_pending:
+            return busy
         engine.game_pending += 1
         gone = None
         try:
-            raw = bytearray()
-            async for chunk in request.stream():
-                raw += chunk
-                if len(raw) > MAX_SAVE_UPLOAD:
-                    return _error(too_large, 413)
-            if not raw:
-                return _error("send the TripleA save (.tsvg) as the request body")
             gone = asyncio.ensure_future(_client_gone(request))
             if not await _acquire(game_slots, gone):
                 raise ChildGone()
@@ -935,11 +1040,20 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                                   acquire=_acquire, client_gone=_client_gone,
                                   not_watching=NOT_WATCHING)
 
+    async def turn_plan(request: Request) -> Response:
+        """GET|POST /api/turn/plan: the plan of the turn (battlecalc.web.turn)."""
+        from .turn import plan_answer
+
+        return await plan_answer(request, engine, live, game_slots, respond=_json,
+                                 acquire=_acquire, client_gone=_client_gone,
+                                 not_watching=NOT_WATCHING, stream_type=STREAM_TYPE,
+                                 headers=SECURITY_HEADERS)
+
     async def board(request: Request) -> Response:
         """GET /api/board: the live board's state (live.LiveBoard.state)."""
         if live is None:
             return _error(NOT_WATCHING, 404)
-        return _json(live.state())
+        return _json(live.state())  # (its board bounded: live.MAX_BOARD_BYTES)
 
     class WatchStream:
         """GET /api/watch: the live board's states as server-sent events, the current one
@@ -950,13 +1064,15 @@ def create_app(engine: Engine | None = None, warm: bool = True,
         async def __call__(self, scope, receive, send):
             from starlette.responses import StreamingResponse
 
+            wake = None
             if live is None:
                 response = _error(NOT_WATCHING, 404)
             elif len(live.subscribers) >= MAX_SUBSCRIBERS:
                 response = _error("too many pages follow the board; close one and reload", 503)
-            else:
+            else:  # (its place taken now, before the response starts: the cap holds)
+                wake = live.subscribe()
                 response = StreamingResponse(
-                    live.events(), media_type="text/event-stream",
+                    live.events(wake), media_type="text/event-stream",
                     headers={**SECURITY_HEADERS, "Cache-Control": "no-store",
                              "X-Accel-Buffering": "no"})
             try:
@@ -964,6 +1080,9 @@ def create_app(engine: Engine | None = None, warm: bool = True,
             except asyncio.CancelledError:  # the server stopping with the page still open
                 with contextlib.suppress(Exception):
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
+            finally:
+                if wake is not None:  # (the stream never started: its place is freed)
+                    live.unsubscribe(wake)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error("not found", 404)
@@ -988,9 +1107,11 @@ def create_app(engine: Engine | None = None, warm: bool = True,
                Route("/api/game", game, methods=["POST"]),
                Route("/api/board", board, methods=["GET", "HEAD"]),
                Route("/api/turn/reach", turn_reach, methods=["GET", "POST"]),
+               Route("/api/turn/plan", turn_plan, methods=["GET", "POST"]),
                Route("/api/watch", WatchStream(), methods=["GET"])]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host)),
+                    middleware=[Middleware(HostCheck, hosts=allowed_hosts(host, allow_hosts),
+                                           local=host in WILDCARDS),
                                 Middleware(PageOnly, engine=engine)],
                     exception_handlers={404: not_found, 405: not_allowed})
     app.state.engine = engine
@@ -1027,6 +1148,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 
 HOST_VARIABLE = "BATTLECALC_SERVE_HOST"  # the address, for each worker process's app
+ALLOW_VARIABLE = "BATTLECALC_SERVE_ALLOW_HOSTS"  # --allow-host names, separated by spaces
 
 
 def warm_up_words(estimate: float | None = None) -> str:
@@ -1046,11 +1168,28 @@ def warm_up_words(estimate: float | None = None) -> str:
 
 def worker_app() -> Starlette:
     """The app of one worker process of ``serve --workers N`` (uvicorn's factory)."""
-    return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"))
+    return create_app(host=os.environ.get(HOST_VARIABLE, "127.0.0.1"),
+                      allow_hosts=tuple(os.environ.get(ALLOW_VARIABLE, "").split()))
+
+
+def check_allow_hosts(names) -> tuple[str, ...]:
+    """serve's --allow-host names: host names or addresses (letters, digits, '.', '-', ':',
+    '[]'), no port; BattleInputError otherwise."""
+    import re
+
+    checked = []
+    for name in names or ():
+        text = str(name).strip()
+        if not re.fullmatch(r"[A-Za-z0-9.\-]+|\[?[0-9A-Fa-f:.]+\]?", text) or len(text) > 253:
+            raise BattleInputError(f"--allow-host: {quoted(name)} is not a host name or an "
+                                   "address (give it without a port, e.g. --allow-host "
+                                   "mypc.local)")
+        checked.append(text.strip("[]").lower())
+    return tuple(checked)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
-          watch: str | None = None) -> None:
+          watch: str | None = None, allow_hosts: tuple[str, ...] = ()) -> None:
     """Run the server until Ctrl-C (the `battlecalc serve` command).  BattleInputError, before
     any work, when it cannot listen there.  workers > 1: that many processes share the one
     socket (uvicorn's supervisor), each with its own engine, limits and cache.  watch: a
@@ -1059,6 +1198,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
 
     if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 64:
         raise BattleInputError(f"workers must be a whole number from 1 to 64, got {workers!r}")
+    allow_hosts = check_allow_hosts(allow_hosts)
     folder = None
     if watch is not None:
         if workers > 1:
@@ -1068,8 +1208,12 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
         folder = SaveFolder(watch)  # a folder that is not one: refused before listening
     sock = listening_socket(host, port)
     if host not in LOOPBACK:
+        names = sorted(allowed_hosts(host, allow_hosts))
         print(f"Warning: listening on {host}, not on this machine only: anyone who can reach "
-              "it can run battles here (there is no login).", file=sys.stderr, flush=True)
+              "it can run battles here (there is no login).  It answers requests that name "
+              f"it as {', '.join(names)}"
+              + (" or any address of this machine" if host in WILDCARDS else "")
+              + "; give other names with --allow-host NAME.", file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
     print(f"battlecalc: serving http://{shown}:{port}/  (Ctrl-C stops); {warm_up_words()}",
           file=sys.stderr, flush=True)
@@ -1078,6 +1222,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             from uvicorn.supervisors import Multiprocess
 
             os.environ[HOST_VARIABLE] = host
+            os.environ[ALLOW_VARIABLE] = " ".join(allow_hosts)
             config = uvicorn.Config("battlecalc.web.server:worker_app", factory=True,
                                     host=host, port=port, workers=workers,
                                     log_level="warning", access_log=False, lifespan="on",
@@ -1087,7 +1232,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
         if folder is not None:
             print(f"battlecalc: watching {folder.shown} for TripleA saves (the newest complete "
                   "one is the page's live board)", file=sys.stderr, flush=True)
-        app = create_app(host=host, watch=folder)
+        app = create_app(host=host, watch=folder, allow_hosts=allow_hosts)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 access_log=False, lifespan="on", server_header=False,
                                 timeout_graceful_shutdown=GRACEFUL_S)

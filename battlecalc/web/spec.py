@@ -71,7 +71,7 @@ _RAID_START = {"start_step": _reader(Option("start_step", "choice", choices=RAID
                "hits_on_attacker": _reader(Option("hits_on_attacker", "int", lo=0))}
 RAID_PARAMETERS = ("rules", "attacker", "defender", "target_value", "facility", "aa", "trials",
                    "seed", "method", "attacker_tech", "defender_tech", "attacker_ool", "dice",
-                   "start_step", "hits_on_attacker")
+                   "start_step", "hits_on_attacker", "die_law")
 _PLAN_OWN = (Option("pool", "army"), Option("goal", "order"),
              Option("objective", "choice", choices=("cost", "loss", "swing")),
              Option("top", "int"), Option("defend", "bool"), Option("max_cost", "float"),
@@ -209,7 +209,7 @@ BATTLE_KINDS = ("land", "sea", "amphibious", "formula")
 # sits in; `values_flags`: the command line's words for each value (plan's objective).
 _FORM_KINDS = {"bool": "bool", "int": "int", "float": "float", "trials": "trials",
                "choice": "choice", "techs": "techs", "order": "text", "exchanges": "text",
-               "army": "text", "armies": "armies"}
+               "army": "text", "armies": "armies", "die_law": "text"}
 
 
 def _kinds_of(option: Option) -> list[str]:
@@ -255,6 +255,11 @@ OPTIONS: list[dict[str, Any]] = [
            help="same seed, same numbers; empty: a new random seed each time"),
     _field("dice", "Method", help="low luck: each fire step's strength gives sure hits, one "
            "die rolls for the rest"),
+    _field("die_law", "Method", suggestions=["1/6,1/6,1/6,1/6,1/6,1/6",
+                                             "1/4,1/6,1/6,1/6,1/6,1/12"],
+           help="a biased die: the chances of faces 1 to 6, exact fractions or decimals that "
+           "sum to 1 (a unit of value v hits on faces 1..v); empty: a fair die; not with low "
+           "luck"),
     _field("rounds_distribution", "Method", kinds=["land", "sea", "amphibious"],
            when={"methods": ["auto", "exact"], "waves": False},
            help="the exact solver also computes how many rounds the battle lasts"),

@@ -1,5 +1,6 @@
 """``GET|POST /api/turn/reach``: every legal attack of a player in a TripleA save (issue 41),
-as ``battlecalc turn SAVE --reach`` lists them.
+as ``battlecalc turn SAVE --reach`` lists them; ``GET|POST /api/turn/plan``: the plan of the
+turn (issue 44), as ``battlecalc turn SAVE --format json`` gives it (:func:`plan_answer`).
 
 * ``POST`` with a save as the body (as ``/api/game`` takes it: at most MAX_SAVE_UPLOAD): that
   save;
@@ -96,3 +97,221 @@ async def reach_answer(request, engine, live, slots: asyncio.Semaphore, *, respo
         engine.game_pending -= 1
         gone.cancel()
     return _json(answer)
+
+
+# ---------------------------------------------------------------- /api/turn/plan
+
+PLAN_TIME_BUDGET_S = 30.0  # the planner's search (plan_turn's time_budget: the CLI's default)
+PLAN_TIME_LIMIT_S = 120.0  # the child planning, killed past it (reading, solving, the search)
+PLAN_MEMORY = 2 * 1024 * 1024 * 1024  # its address space (Global 1940's Germans: 0.42 GB
+#                                       resident, more than 1 GB of address space)
+PLAN_CACHE = 16  # plans kept: a watched save, and the pages that follow it, ask once
+PLAN_PARAMETERS = ("player", "objective", "counter", "min_win")
+_plans: dict = {}  # (save digest, options) -> answer, oldest first
+
+
+def plan_options(params) -> dict[str, Any]:
+    """plan_turn's keywords from the request's query (BattleInputError naming the one that is
+    wrong: the checks of plan_turn, here, before a child starts)."""
+    unknown = sorted(set(params) - set(PLAN_PARAMETERS))
+    if unknown:
+        raise BattleInputError(f"/api/turn/plan takes no parameter {', '.join(unknown)} (its "
+                               f"parameters: {', '.join(PLAN_PARAMETERS)})")
+    options: dict[str, Any] = {"time_budget": PLAN_TIME_BUDGET_S}
+    player = params.get("player")
+    if player is not None:
+        if not player.strip() or len(player) > MAX_PLAYER_NAME:
+            raise BattleInputError(f"player: expected a player's name of 1 to "
+                                   f"{MAX_PLAYER_NAME} characters")
+        options["player"] = player
+    for name in ("objective", "counter"):
+        if params.get(name):
+            options[name] = params[name]
+    if params.get("min_win"):
+        try:
+            options["min_win"] = float(params["min_win"])
+        except ValueError:
+            raise BattleInputError(f"min_win: expected a probability 0..1, got "
+                                   f"{params['min_win']!r}") from None
+    from ..turn.plan import _check
+
+    _check(options.get("objective", "value"), options.get("min_win", 0.8),
+           options.get("counter"), 1, options["time_budget"])
+    return options
+
+
+async def plan_in_child(raw: bytes, options: dict[str, Any], time_limit: float, memory: int,
+                        gone: asyncio.Future, report) -> dict[str, Any]:
+    """The plan of a save (battlecalc.web.saves.plan_of_upload) in a child process capped at
+    `memory` bytes of address space, killed past `time_limit` seconds or once `gone` is done
+    (ChildGone); report(text) for each line of its progress."""
+    import json
+    import os
+
+    from .saves import MAX_TRACEBACK_BYTES, PACKAGE_ROOT, ChildGone, SaveTooCostly
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(
+               [PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "battlecalc.web.saves", str(memory), "plan", json.dumps(options),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=env, limit=1 << 24)
+
+    async def talk() -> dict[str, Any]:
+        child.stdin.write(raw)
+        await child.stdin.drain()
+        child.stdin.close()
+        errors = asyncio.ensure_future(child.stderr.read())
+        while True:
+            line = await child.stdout.readline()
+            if not line:
+                await child.wait()
+                err = await errors
+                print(f"battlecalc: a plan's child ended with status {child.returncode}",
+                      file=sys.stderr, flush=True)
+                sys.stderr.write(err[-MAX_TRACEBACK_BYTES:].decode("utf-8", "replace"))
+                raise SaveTooCostly(f"the plan could not be made within the server's limits "
+                                    f"({memory >> 20} MiB, {time_limit:g} s)")
+            message = json.loads(line)
+            if "progress" in message:
+                report(str(message["progress"]))
+                continue
+            await child.wait()
+            if "error" in message:
+                raise BattleInputError(message["error"])
+            if "answer" not in message:  # a bug: its traceback on the server's stderr
+                err = await errors
+                sys.stderr.write(err[-MAX_TRACEBACK_BYTES:].decode("utf-8", "replace"))
+                raise RuntimeError(message.get("bug", "the planner failed"))
+            errors.cancel()
+            return message["answer"]
+
+    work = asyncio.ensure_future(talk())
+    try:
+        await asyncio.wait({work, gone}, timeout=time_limit,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            if gone.done():
+                raise ChildGone()
+            raise SaveTooCostly(f"the plan took more than the server's {time_limit:g} s; "
+                                "battlecalc turn makes it on the command line")
+        return work.result()
+    finally:
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
+        if not work.done():
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+
+
+async def plan_answer(request, engine, live, slots: asyncio.Semaphore, *, respond, acquire,
+                      client_gone, not_watching: str, stream_type: str, headers: dict):
+    """The response to one request of /api/turn/plan: the plan of the turn of the watched
+    save (GET) or of the save in the body (POST), made by a child process
+    (plan_in_child) in one of the slots uploads share; its query: player, objective, counter,
+    min_win (plan_turn's).  With ``Accept: application/x-ndjson`` the answer streams: a line
+    ``{"progress": text}`` as the planner goes, then ``{"status": 200, "result": plan}`` or
+    ``{"status": 4xx, "error": message}``.  A plan is kept (PLAN_CACHE) for the same save and
+    options."""
+    import hashlib
+    import json
+
+    from starlette.requests import ClientDisconnect
+    from starlette.responses import StreamingResponse
+
+    from .saves import MAX_SAVE_UPLOAD, ChildGone
+
+    def _error(message: str, status: int = 400):
+        return respond({"error": message}, status)
+
+    try:
+        options = plan_options(request.query_params)
+    except BattleInputError as exc:
+        return _error(" ".join(str(exc).split()))
+    if request.method == "GET":
+        if live is None:
+            return _error(not_watching, 404)
+        raw = getattr(live, "raw", None)
+        if raw is None:
+            return _error("no save of the watched folder has been read yet", 409)
+    else:
+        declared = request.headers.get("content-length")
+        too_large = f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB"
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
+            return _error(too_large, 413)
+        body = bytearray()
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_SAVE_UPLOAD:
+                    return _error(too_large, 413)
+        except ClientDisconnect:
+            return _error("cancelled: the client has gone", 409)
+        if not body:
+            return _error("send the TripleA save (.tsvg) as the request body")
+        raw = bytes(body)
+    key = (hashlib.sha256(raw).hexdigest(), json.dumps(options, sort_keys=True))
+    updates: asyncio.Queue = asyncio.Queue()
+
+    async def answer(gone: asyncio.Future) -> tuple[int, dict[str, Any]]:
+        """(status, data); `gone` done: the client has gone (the child is stopped)."""
+        if key in _plans:
+            _plans[key] = _plans.pop(key)  # (the most recent last)
+            return 200, _plans[key]
+        if engine.game_pending >= engine.max_game_pending:
+            return 503, {"error": "the server is busy reading saves; try again in a moment"}
+        engine.game_pending += 1
+        try:
+            if not await acquire(slots, gone):
+                raise ChildGone()
+            try:
+                engine.started["turn_plan"] += 1
+                data = await plan_in_child(raw, options, PLAN_TIME_LIMIT_S, PLAN_MEMORY, gone,
+                                           updates.put_nowait)
+            finally:
+                slots.release()
+        except (ClientDisconnect, ChildGone):
+            return 409, {"error": "cancelled: the client has gone"}
+        except BattleInputError as exc:
+            return 400, {"error": " ".join(str(exc).split())}
+        except Exception:  # a bug: say so, keep serving
+            traceback.print_exc(file=sys.stderr)
+            return 500, {"error": "internal error (see the server's output)"}
+        finally:
+            engine.game_pending -= 1
+        _plans[key] = data
+        while len(_plans) > PLAN_CACHE:
+            _plans.pop(next(iter(_plans)))
+        return 200, data
+
+    if stream_type not in request.headers.get("accept", ""):
+        gone = asyncio.ensure_future(client_gone(request))
+        try:
+            status, data = await answer(gone)
+        finally:
+            gone.cancel()
+        return respond(data, status)
+
+    async def lines():
+        # (the stream closed early: the client has gone, and the child is stopped)
+        gone = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(answer(gone))
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(updates.get())
+                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield json.dumps({"progress": getter.result()}) + "\n"
+                else:
+                    getter.cancel()
+            status, data = task.result()
+            yield json.dumps({"status": status, "result": data} if status == 200
+                             else {"status": status, **data}) + "\n"
+        finally:  # (the task sees it, stops its child and ends by itself)
+            if not gone.done():
+                gone.set_result(None)
+
+    return StreamingResponse(lines(), media_type=stream_type,
+                             headers={**headers, "Cache-Control": "no-store"})

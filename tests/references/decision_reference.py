@@ -597,6 +597,8 @@ class _SeaGame:
     def after_submerge(self, state, start, rounds):
         if state == start:
             return self.play_leaf(state, rounds)
+        if sea._withdrew_by_submerging(start, state):  # its subs were all it had left in it
+            return self.terminal("retreat", state)
         outcome = sea._end_check(self.s, state)
         if outcome is not None:
             return self.terminal(outcome, state)  # decided by submerging: no round

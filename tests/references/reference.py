@@ -336,6 +336,18 @@ aircraft)).  AA casualties where the attacker does not choose (revised,
 aa50): each aircraft type is cut into groups of 6 // value aircraft; each
 full group takes one sure hit; the other hits fall uniformly at random on
 the leftover aircraft of all types (TripleA's LowLuckTargetGroups).
+
+Biased dice
+===========
+
+``die_law`` (exact only: ``exact_land``; standard dice only): six Fractions
+(or anything Fraction takes), p_1 .. p_6, each in [0, 1], summing to 1: a
+die shows face k with probability p_k.  Every die of the battle is that die
+(general fire, AA fire, bombardment): a die of value v hits with probability
+p_1 + ... + p_v (value 0: never), a best-of-k unit with 1 - (1 - that)**k.
+A unit whose hit probability is 0 cannot hit, so a battle where neither
+side can is a stalemate.  Nothing else changes.  None: the fair die, 1/6
+each.
 """
 
 from __future__ import annotations
@@ -500,6 +512,27 @@ OUTCOMES = ("attacker_win", "defender_win", "draw", "stalemate")
 SIXTH = Fraction(1, 6)
 
 
+def _hit_chance(value, faces=None):
+    """The chance that one die hits on `value` or less: value/6 on the fair die; with a die
+    law (`faces`: the six Fractions of faces 1..6, see "Biased dice" below) the summed chance
+    of the faces 1..value."""
+    if faces is None:
+        return Fraction(value, 6)
+    return sum(faces[:max(value, 0)], Fraction(0))
+
+
+def _die_law(die_law, dice):
+    """A die law as six Fractions (each in [0, 1], summing to 1), or None (the fair die)."""
+    if die_law is None:
+        return None
+    faces = tuple(Fraction(p) for p in die_law)
+    if len(faces) != 6 or any(not 0 <= p <= 1 for p in faces) or sum(faces) != 1:
+        raise ValueError(f"a die law is six probabilities in [0, 1] summing to 1, not {die_law!r}")
+    if dice != STANDARD:
+        raise ValueError("a die law is for standard dice only")
+    return faces
+
+
 # ---------------------------------------------------------------------------
 # Small rule helpers (shared by the exact solver and the simulation)
 # ---------------------------------------------------------------------------
@@ -637,20 +670,21 @@ def _fire_profile(edition, role, counts, techs):
     return [entry for entry in profile if entry[0] > 0]
 
 
-def _dice_groups(edition, role, counts, techs):
+def _dice_groups(edition, role, counts, techs, faces=None):
     """List of (number_of_dice, hit_probability) for one side's general fire.
 
     Each "die" here scores at most one hit.  A best-of-k unit (1942-2e style
     heavy bombers) is combined into one "die" with hit probability
-    1 - (1 - v/6)**k; a unit whose k dice may each hit is k dice.
+    1 - (1 - v/6)**k; a unit whose k dice may each hit is k dice.  (With a
+    die law `faces`, v/6 is the chance of the faces 1..v.)
     """
     groups = []
     for n, v, dice, best in _fire_profile(edition, role, counts, techs):
         if dice > 1 and best:
-            miss = 1 - Fraction(v, 6)
+            miss = 1 - _hit_chance(v, faces)
             groups.append((n, 1 - miss**dice))
         else:
-            groups.append((n * dice, Fraction(v, 6)))
+            groups.append((n * dice, _hit_chance(v, faces)))
     return [(n, p) for n, p in groups if n > 0]
 
 
@@ -671,14 +705,16 @@ def _low_luck_strength(edition, role, counts, techs):
                for n, v, dice, best in _fire_profile(edition, role, counts, techs))
 
 
-def _can_hit(edition, role, counts, techs):
-    return any(v > 0 for _, v, _, _ in _fire_profile(edition, role, counts, techs))
+def _can_hit(edition, role, counts, techs, faces=None):
+    return any(v > 0 and _hit_chance(v, faces) > 0
+               for _, v, _, _ in _fire_profile(edition, role, counts, techs))
 
 
-def _classify(edition, att, dfn, techs):
+def _classify(edition, att, dfn, techs, faces=None):
     """Return the outcome name if the battle is over in this state, else None.
 
-    `techs` maps ATTACK / DEFENCE to the sides' technologies.
+    `techs` maps ATTACK / DEFENCE to the sides' technologies; `faces`: a die
+    law (a unit whose faces 1..v have no chance cannot hit).
     """
     att_has = _has_units(edition, att)
     dfn_has = _has_units(edition, dfn)
@@ -688,8 +724,8 @@ def _classify(edition, att, dfn, techs):
         return "attacker_win"
     if dfn_has and not att_has:
         return "defender_win"
-    if not _can_hit(edition, ATTACK, att, techs[ATTACK]) and not _can_hit(
-        edition, DEFENCE, dfn, techs[DEFENCE]
+    if not _can_hit(edition, ATTACK, att, techs[ATTACK], faces) and not _can_hit(
+        edition, DEFENCE, dfn, techs[DEFENCE], faces
     ):
         return "stalemate"
     return None
@@ -776,9 +812,9 @@ def _firing_ships(edition, bombard, n_landing, combined_bombardment):
     return ships
 
 
-def _bombard_groups(ships):
+def _bombard_groups(ships, faces=None):
     """Dice groups (number_of_dice, hit_probability) of the firing ships."""
-    return [(ships.count(v), Fraction(v, 6)) for v in sorted(set(ships), reverse=True)]
+    return [(ships.count(v), _hit_chance(v, faces)) for v in sorted(set(ships), reverse=True)]
 
 
 # ---------------------------------------------------------------------------
@@ -975,9 +1011,10 @@ class _Setup:
                  combined_bombardment, attacker_ool, defender_ool, keep_land, aa_last,
                  retreat_after, retreat_when_left, retreat_when_only_air, strafe,
                  retreat_below, attacker_tech=(), defender_tech=(), dice=STANDARD,
-                 retreat_air_loss=None):
+                 retreat_air_loss=None, die_law=None):
         _check_edition(edition)
         self.edition = edition
+        self.faces = _die_law(die_law, dice)
         # The old switches apply to both sides: each changes only the role it
         # is about (heavy bombers attack, revised jets defence, ...).
         legacy = [name for name, on in (("heavy_bombers", heavy_bombers), ("jets", jets))
@@ -1069,20 +1106,21 @@ class _Setup:
     # -- fire ----------------------------------------------------------------
 
     def classify(self, att, dfn):
-        return _classify(self.edition, att, dfn, self.techs)
+        return _classify(self.edition, att, dfn, self.techs, self.faces)
 
     def hit_law(self, role, counts, cap):
         """Law of the hits of one side's general fire (hits >= cap lumped at cap)."""
         techs = self.techs[role]
         if self.dice == LOW_LUCK:
             return _low_luck_law(_low_luck_strength(self.edition, role, counts, techs), cap)
-        return _hit_distribution(_dice_groups(self.edition, role, counts, techs), cap)
+        return _hit_distribution(_dice_groups(self.edition, role, counts, techs, self.faces),
+                                 cap)
 
     def bombard_law(self, cap):
         """Law of the bombardment hits (hits >= cap lumped at cap)."""
         if self.dice == LOW_LUCK:
             return _low_luck_law(sum(self.ships), cap)
-        return _hit_distribution(_bombard_groups(list(self.ships)), cap)
+        return _hit_distribution(_bombard_groups(list(self.ships), self.faces), cap)
 
     # -- retreat -----------------------------------------------------------
 
@@ -1201,11 +1239,11 @@ def _low_luck_law(strength, cap):
     return law
 
 
-def _aa_hits_law(dice, value, dice_mode):
+def _aa_hits_law(dice, value, dice_mode, faces=None):
     """Law of the AA hits of `dice` dice hitting on `value` or less."""
     if dice_mode == LOW_LUCK:
         return _low_luck_law(dice * value, dice)
-    return _binomial(dice, Fraction(value, 6))
+    return _binomial(dice, _hit_chance(value, faces))
 
 
 def _per_plane_low_luck_groups(air, value):
@@ -1249,7 +1287,8 @@ def _aa_fire_distribution(setup, att, dfn):
 
     if mode == AA_PER_PLANE and setup.dice == STANDARD:
         # one die per aircraft, aimed at that aircraft
-        laws = [(u, _binomial(att[_idx(u)], Fraction(value, 6))) for u in AIRCRAFT]
+        laws = [(u, _binomial(att[_idx(u)], _hit_chance(value, setup.faces)))
+                for u in AIRCRAFT]
         for combo in itertools.product(*(law.items() for _, law in laws)):
             new = list(att)
             p = Fraction(1)
@@ -1279,7 +1318,7 @@ def _aa_fire_distribution(setup, att, dfn):
                 add(tuple(new), ph * Fraction(ways, comb(pool, extra)))
     else:
         dice = n_air if mode == AA_ATTACKER_CHOOSES else min(3 * n_aa, n_air)
-        for hits, ph in _aa_hits_law(dice, value, setup.dice).items():
+        for hits, ph in _aa_hits_law(dice, value, setup.dice, setup.faces).items():
             add(setup.lose_air(att, hits), ph)
     return result
 
@@ -1475,7 +1514,7 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
                attacker_ool=None, defender_ool=None, keep_land=0, aa_last=False,
                retreat_after=None, retreat_when_left=None, retreat_when_only_air=False,
                strafe=None, retreat_below=None, attacker_tech=(), defender_tech=(),
-               dice=STANDARD, retreat_air_loss=None):
+               dice=STANDARD, retreat_air_loss=None, die_law=None):
     """Exact land-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
@@ -1489,7 +1528,8 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
     docstring ("Orders of losses and retreat"); their defaults give the
     standard rules (and retreat 0).  `attacker_tech` / `defender_tech`: the
     sides' technologies (names from TECHS that the edition has); `dice`:
-    "standard" or "low_luck" (see "New editions, technologies and low luck").
+    "standard" or "low_luck" (see "New editions, technologies and low luck");
+    `die_law`: a biased die (see "Biased dice").
     """
     setup = _Setup(edition, attacker, defender, heavy_bombers=heavy_bombers, jets=jets,
                    landing=landing, bombard=bombard, combined_bombardment=combined_bombardment,
@@ -1499,7 +1539,7 @@ def exact_land(edition, attacker, defender, *, heavy_bombers=False, jets=False,
                    retreat_when_only_air=retreat_when_only_air, strafe=strafe,
                    retreat_below=retreat_below, attacker_tech=attacker_tech,
                    defender_tech=defender_tech, dice=dice,
-                   retreat_air_loss=retreat_air_loss)
+                   retreat_air_loss=retreat_air_loss, die_law=die_law)
     total = _ExactSolver(setup).total()
     n = len(UNITS)
     att_final = tuple(total[ATT_AT + i] for i in range(n))

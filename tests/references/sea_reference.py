@@ -83,9 +83,9 @@ lost.
 A side is "in the battle" if it has a unit that has neither submerged nor been
 lost.  End checks (both editions), on the units in the battle:
 
-* neither side in: "retreat" if the attacker ever submerged subs, else "draw";
-* only the defender in: "retreat" if the attacker ever submerged subs, else
-  "defender_win";
+* neither side in: "draw";
+* only the defender in: "defender_win" (subs the attacker submerged earlier are
+  not in the battle: the attacker has lost what it had in it);
 * only the attacker in: "attacker_win" (submerged defender subs are not units
   left, but they are survivors);
 * both in, but neither side can hit any unit of the other (a unit "can hit" a
@@ -99,7 +99,11 @@ every unit the side still has in the battle is a sub), "first-chance"
 the opposing side has no destroyer; then all its subs leave the battle at once
 (they survive, are not losses, fire no more).  The attacker decides first,
 then the defender (the order cannot matter: submerging never changes who has a
-destroyer).
+destroyer).  Where the attacker's subs submerge and nothing else of it is left
+in the battle, it withdraws: the battle ends there as "retreat" (its subs
+survive), whatever the defender does (issue 42: TripleA ends a battle with no
+attacking unit left in it as the defender's win, so a defeat or a draw after the
+attacker's subs submerged earlier is one, not a retreat).
 
 1942-2e
 -------
@@ -178,8 +182,9 @@ Interpretations taken where the brief was open
   round).  The defenceless-transport rule is NOT applied there (only between
   rounds).
 * super_subs affects the attack value only.
-* Submerging requires at least one sub in the battle; "the attacker submerged
-  subs" (for the retreat outcome) means at least one sub submerged.
+* Submerging requires at least one sub in the battle; the attacker's withdrawal
+  by submerging (the retreat outcome) means at least one sub submerged at that
+  decision and nothing else of the attacker left in the battle.
 * "damaged_battleship" is reported when the input has battleship > 0 or
   names damaged_battleship (a key "battleship": 0 alone does not add it).
 * Revised: the destroyer that decides whether opening-fire casualties stay
@@ -266,6 +271,12 @@ first-strike units in their own step even when a destroyer cancels the
 surprise strike); air and ships with the same target set fire as one group
 (e.g. when the enemy has no submarines); a kind with no target does not
 fire.
+
+Biased dice (``die_law``, exact only, standard dice only): six Fractions p_1
+.. p_6 in [0, 1] summing to 1, face k shown with probability p_k; a die of
+value v hits with probability p_1 + ... + p_v, best-of-k with 1 - (1 -
+that)**k.  Every face's probability must be positive here (a unit of value
+v > 0 always has a chance to hit, as the fair die gives it).
 """
 
 from __future__ import annotations
@@ -413,6 +424,7 @@ class Setup:
     techs: tuple  # (attacker's, defender's) frozensets of technology names
     policy: tuple  # (attacker, defender)
     dice: str = STANDARD
+    faces: tuple | None = None  # a die law: the six Fractions of faces 1..6 (None: fair)
 
 
 # A battle state is a pair (units, submerged):
@@ -555,15 +567,17 @@ def _has_positive_value(setup, side, counts):
 
 
 def _end_check(setup, state):
-    """Outcome name if the battle is over in this state, else None."""
+    """Outcome name if the battle is over in this state, else None.  (An attacker whose
+    subs submerged earlier and whose other units are gone since has lost: "defender_win" or
+    "draw"; its withdrawal by submerging is decided at the submerge decisions:
+    _withdrew_by_submerging.)"""
     units, submerged = state
     att_in = _in_battle(units[A])
     dfn_in = _in_battle(units[D])
-    att_submerged = submerged[A] > 0
     if not att_in and not dfn_in:
-        return "retreat" if att_submerged else "draw"
+        return "draw"
     if not att_in:
-        return "retreat" if att_submerged else "defender_win"
+        return "defender_win"
     if not dfn_in:
         return "attacker_win"
     if not _can_hit(setup, A, units) and not _can_hit(setup, D, units):
@@ -608,6 +622,12 @@ def _submerge(setup, state):
             submerged[side] += _count(units[side], "submarine")
             units[side] = _with_count(units[side], "submarine", 0)
     return (tuple(units), tuple(submerged))
+
+
+def _withdrew_by_submerging(before, after):
+    """The attacker's subs submerged at these decisions (`before` -> `after`) and nothing
+    else of it is in the battle: it withdraws, the battle ends as "retreat" there."""
+    return after[1][A] > before[1][A] and not _in_battle(after[0][A])
 
 
 def _lone_attacking_transports(state):
@@ -779,8 +799,15 @@ def _techs_of(edition, names, legacy=()):
 
 def _make_setup(edition, attacker_submerge, defender_submerge,
                 attacker_super_subs, defender_super_subs,
-                attacker_tech=(), defender_tech=(), dice=STANDARD):
+                attacker_tech=(), defender_tech=(), dice=STANDARD, die_law=None):
     _check_edition(edition)
+    faces = None
+    if die_law is not None:
+        faces = tuple(Fraction(p) for p in die_law)
+        if len(faces) != 6 or any(not 0 < p <= 1 for p in faces) or sum(faces) != 1 \
+                or dice != STANDARD:
+            raise ValueError(f"a die law is six positive probabilities summing to 1 "
+                             f"(standard dice), not {die_law!r}")
     _check_policy(attacker_submerge)
     _check_policy(defender_submerge)
     if MODEL[edition] == "classic" and (attacker_submerge, defender_submerge) != ("never",
@@ -794,6 +821,7 @@ def _make_setup(edition, attacker_submerge, defender_submerge,
                _techs_of(edition, defender_tech, ["super_subs"] if defender_super_subs else [])),
         policy=(attacker_submerge, defender_submerge),
         dice=dice,
+        faces=faces,
     )
 
 
@@ -880,10 +908,11 @@ def _fire_groups(setup, side, counts):
     groups = []
     for u, n, v, dice, best in _fire_units(setup, side, counts):
         kind = HIT_KINDS.index(_hit_kind(u))
+        p = Fraction(v, 6) if setup.faces is None else sum(setup.faces[:v], Fraction(0))
         if dice > 1 and best:
-            groups.append((kind, n, 1 - (1 - Fraction(v, 6)) ** dice))
+            groups.append((kind, n, 1 - (1 - p) ** dice))
         else:
-            groups.append((kind, n * dice, Fraction(v, 6)))
+            groups.append((kind, n * dice, p))
     return groups
 
 
@@ -1051,7 +1080,7 @@ def _round_classic_exact(setup, state):
 def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
               defender_submerge="never", attacker_super_subs=False,
               defender_super_subs=False, attacker_tech=(), defender_tech=(),
-              dice=STANDARD):
+              dice=STANDARD, die_law=None):
     """Exact sea-battle result with Fraction arithmetic.
 
     Returns a dict with keys attacker_win, defender_win, draw, stalemate,
@@ -1062,7 +1091,7 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
     """
     setup = _make_setup(edition, attacker_submerge, defender_submerge,
                         attacker_super_subs, defender_super_subs,
-                        attacker_tech, defender_tech, dice)
+                        attacker_tech, defender_tech, dice, die_law)
     att0 = _to_counts(edition, attacker)
     dfn0 = _to_counts(edition, defender)
     n = len(UNITS)
@@ -1108,7 +1137,8 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
             return terminal_vector(outcome, state)
         # 1. submerge decisions; the battle may end here (round not counted)
         after_submerge = _submerge(setup, state)
-        outcome = _end_check(setup, after_submerge)
+        outcome = ("retreat" if _withdrew_by_submerging(state, after_submerge)
+                   else _end_check(setup, after_submerge))
         if outcome is not None:
             return terminal_vector(outcome, after_submerge)
         # 2.-4. the round; the next state's checks are applied by value()
@@ -1135,7 +1165,9 @@ def exact_sea(edition, attacker, defender, *, attacker_submerge="never",
                 continue
             # 5. submerge at the end of the round (revised; never in classic)
             nxt = _submerge(setup, after)
-            if nxt == state:
+            if _withdrew_by_submerging(after, nxt):
+                weighted.append((p, terminal_vector("retreat", nxt)))
+            elif nxt == state:
                 q += p  # nothing changed at all
             else:
                 weighted.append((p, value(nxt)))
@@ -1226,8 +1258,9 @@ def _simulate_one_v3(rng, setup, state):
         if outcome is not None:
             return outcome, state, rounds
         # 1. submerge decisions
-        state = _submerge(setup, state)
-        outcome = _end_check(setup, state)
+        before, state = state, _submerge(setup, state)
+        outcome = ("retreat" if _withdrew_by_submerging(before, state)
+                   else _end_check(setup, state))
         if outcome is not None:
             return outcome, state, rounds
         rounds += 1
@@ -1287,7 +1320,9 @@ def _simulate_one_revised(rng, setup, state):
         if outcome is not None:
             return outcome, state, rounds
         # 5. submerge
-        state = _submerge(setup, state)
+        before, state = state, _submerge(setup, state)
+        if _withdrew_by_submerging(before, state):
+            return "retreat", state, rounds
 
 
 def _simulate_one_classic(rng, setup, state):

@@ -767,7 +767,8 @@ class _SeaFrom:
         if outcome is not None:
             return self.terminal(outcome, state)
         after = sr._submerge(self.setup, state)
-        outcome = sr._end_check(self.setup, after)
+        outcome = ("retreat" if sr._withdrew_by_submerging(state, after)
+                   else sr._end_check(self.setup, after))
         if outcome is not None:  # ends at the submerge decisions: this round not counted
             return self.terminal(outcome, after)
         law = self.full_round(after)
@@ -798,7 +799,10 @@ class _SeaFrom:
         outcome = sr._end_check(self.setup, after)
         if outcome is not None:
             return self.terminal(outcome, after)
-        return sr._submerge(self.setup, after)
+        nxt = sr._submerge(self.setup, after)
+        if sr._withdrew_by_submerging(after, nxt):
+            return self.terminal("retreat", nxt)
+        return nxt
 
     def end_of_round(self, after, lone):
         """Value of a state whose round has just ended (casualties removed)."""
@@ -1166,7 +1170,9 @@ def _simulate_sea_one(rng, setup, pos, units, waiting, pending, submerged, lone,
                 outcome = sr._end_check(setup, state)
                 if outcome is not None:
                     return outcome, state, r - 1
-                state = sr._submerge(setup, state)
+                before, state = state, sr._submerge(setup, state)
+                if sr._withdrew_by_submerging(before, state):
+                    return "retreat", state, r - 1
             outcome = sr._end_check(setup, state)
             if outcome is not None:
                 return outcome, state, r - 1
@@ -1234,7 +1240,10 @@ def _simulate_sea_one(rng, setup, pos, units, waiting, pending, submerged, lone,
             outcome = sr._end_check(setup, state)
             if outcome is not None:
                 return outcome, state, r
-            (att, dfn), submerged = sr._submerge(setup, state)
+            after = sr._submerge(setup, state)
+            if sr._withdrew_by_submerging(state, after):
+                return "retreat", after, r
+            (att, dfn), submerged = after
         r, step = r + 1, "start"
 
 

@@ -928,3 +928,66 @@ def targets_of(g, r, place, unit, committed, left, units):
 
 def counts(mapping):
     return Counter(len(v) for v in mapping.values())
+
+
+def moves_problems(path, moves, player=None, *, game=None):
+    """The problems of a list of moves ``[{"unit", "count", "from", "to"}]`` (TripleA's names)
+    of the player's combat move, checked together on this reference's own reach; [] where
+    they are legal (issue 44's check of ``battlecalc turn --format moves``):
+
+    * every move's units are the player's units of that type in that territory, and the
+      classes there whose targets (reach_reference's, recomputed) include its destination can
+      serve every move from there at once: for every set of the moves of one territory and
+      type, the units they ask for are at most those of the classes reaching one of their
+      destinations (Hall's condition, the units given to moves once each);
+    * a move whose units blitz only with an escort (receivesAbilityWhenWith: no legal route
+      for them alone) has as many of their givers moving from the same territory to the same
+      destination."""
+    import itertools
+    import re
+
+    g = read(path) if game is None else game
+    mapping, _ = reach_reference(path, player, game=g)
+    player = g["player"]
+    r = Rules(g, player)
+    classes = {}
+    for key, targets in mapping.items():
+        m = re.match(r"^(.*) / (\S+) x(\d+)", key)
+        classes.setdefault((m.group(1), m.group(2)), []).append((int(m.group(3)), targets))
+    problems = []
+    groups = {}
+    for i, move in enumerate(moves):
+        where = (move["from"], move["unit"])
+        if where not in classes or move["count"] < 1:
+            problems.append(f"move {i}: the {player} have no {move['unit']} that may move in "
+                            f"{move['from']}")
+            continue
+        groups.setdefault(where, []).append(i)
+    for where, indices in groups.items():
+        for size in range(1, len(indices) + 1):
+            for group in itertools.combinations(indices, size):
+                ends = {moves[i]["to"] for i in group}
+                wanted = sum(moves[i]["count"] for i in group)
+                held = sum(n for n, targets in classes[where] if ends & set(targets))
+                if wanted > held:
+                    problems.append(f"moves {list(group)}: {wanted} {where[1]} from {where[0]} "
+                                    f"to {sorted(ends)}, {held} there reach them")
+    for i, move in enumerate(moves):
+        kind = g["types"].get(move["unit"])
+        if kind is None or can_blitz(g, move["unit"]):
+            continue
+        givers = {giver for ability, giver in kind["receives"] if ability == "canBlitz"}
+        if not givers:
+            continue
+        unit = next((u for u in g["territories"][move["from"]]["units"]
+                     if u["owner"] == player and u["type"] == move["unit"]), None)
+        alone = unit is not None and any(
+            route[-1] == move["to"] and land_route_ok(g, r, route, unit)
+            for route in simple_routes(g, move["from"], int(movement_left(g, unit))))
+        if not alone:
+            escort = sum(m["count"] for m in moves if m["from"] == move["from"]
+                         and m["to"] == move["to"] and m["unit"] in givers)
+            if escort < move["count"]:
+                problems.append(f"move {i}: {move['count']} {move['unit']} blitz to "
+                                f"{move['to']} only escorted, and {escort} givers go along")
+    return problems

@@ -32,6 +32,7 @@ from ..round_model import (
     should_retreat,
     submerge_step,
     submerges_before_fire,
+    withdrew,
 )
 
 # what _enter decides; PLAY_FROM: a round from the pair it returns, with no decision there (a
@@ -50,8 +51,10 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
     """What happens to probability arriving at the start of a round in the pair (a, d).
 
     Returns (MOVE, a2, d2, _): the mass moves on to a later pair (units lost without dice,
-    subs submerged); (END, a, d, outcome) the battle ends there (RETREAT: the attacker
-    withdraws; only if check_retreat); (PLAY, a, d, _) a round is played from (a, d);
+    subs submerged); (END, a2, d2, outcome) the battle ends in (a2, d2): (a, d) itself, or
+    where the attacker's subs submerge with nothing else of it in the battle (RETREAT: the
+    attacker withdraws, by its retreat policy only if check_retreat, or by submerging);
+    (PLAY, a, d, _) a round is played from (a, d);
     (PLAY_FROM, a2, d2, _) where a side submerges as its table says (POLICY_TABLE) and the
     pair it leads to goes on: this round is played from (a2, d2), with no decision there.
     """
@@ -67,6 +70,8 @@ def _enter(ast, dst, rules, retreat, a, d, rounds_played, check_retreat):
         return END, a, d, RETREAT
     if submerges_before_fire(rules, rounds_played):
         a2, d2 = submerge_step(ast, a, dst, d, rules, retreat.choices, not decided)
+        if withdrew(ast, a, a2):  # its subs were all it had in the battle: it ends there
+            return END, a2, d2, RETREAT
         if a2 != a or d2 != d:
             if rules[RU_A_POLICY] == POLICY_TABLE or rules[RU_D_POLICY] == POLICY_TABLE:
                 after, a3, d3 = settle(ast, a2, dst, d2, air_always)

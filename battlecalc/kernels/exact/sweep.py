@@ -53,6 +53,7 @@ from ..round_model import (
     should_retreat,
     submerge_step,
     submerges_before_fire,
+    withdrew,
 )
 from .fire import (
     _fight_on,
@@ -352,8 +353,8 @@ def _sweep_walks(battle, mass, base, rounds_played, check_retreat, out, merged, 
             if kind == MOVE:
                 mass[merge[a2] if merged else a2 - base, d2] += m
                 continue
-            if kind == END:
-                _withdraw_or_finish(outcome, m, a, d, rounds_played, ast, remainder, out)
+            if kind == END:  # (in (a2, d2): a withdrawal by submerging ends past (a, d))
+                _withdraw_or_finish(outcome, m, a2, d2, rounds_played, ast, remainder, out)
                 continue
             if m < state_eps:
                 totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
@@ -546,8 +547,8 @@ def _sweep_round(battle, mass, target, base, rounds_played, check_retreat, close
                 totals[TOTAL_ROUNDS] += w
                 totals[TOTAL_PRUNED] += m - kept
                 spent[0] += m - kept
-            elif kind == END:
-                _withdraw_or_finish(outcome, m, base + k, d, rounds_played, ast, remainder, out)
+            elif kind == END:  # (in (a2, d2): a withdrawal by submerging ends past (a, d))
+                _withdraw_or_finish(outcome, m, a2, d2, rounds_played, ast, remainder, out)
             elif m < state_eps or (m < prune_eps and spent[0] + m <= budget):
                 totals[TOTAL_PRUNED] += m  # a state this unlikely is not worth a round
                 spent[0] += m
@@ -660,6 +661,8 @@ def _after_submerging(A, D, rules, one, a, d, a2, d2, first, value, coef, scratc
                                       scratch, 0.0, out, VALUES[0], coef)
             return total
         return _fight_on(A, D, rules, a, d, one, value, scratch, out, coef)
+    if withdrew(ast, a, a2):  # its subs were all it had in the battle: it ends there
+        return _end_value(RETREAT, a2, d2, ast, dst, coef)
     outcome, a3, d3 = settle(ast, a2, dst, d2, rules[RU_AIR_ALWAYS] == 1)
     if a3 != a2 or d3 != d2:
         return value[a3, d3]
@@ -775,7 +778,9 @@ def _decide_values(battle, out, value, press, other, choices, coef, tolerance, s
                 a2, d2 = a, d
                 if submerges:
                     a2, d2 = submerge_step(ast, a, dst, d, rules, choices, FLAGS[0])
-                if a2 != a or d2 != d:
+                if withdrew(ast, a, a2):  # (by submerging: the battle ends there)
+                    fight = _end_value(RETREAT, a2, d2, ast, dst, coef)
+                elif a2 != a or d2 != d:
                     fight = value[a2, d2]
                     then_retreats = press[a2, d2] == 0.0
                 else:

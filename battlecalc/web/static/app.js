@@ -1620,6 +1620,7 @@
     // it held before
     const first = mostAtStake(data);
     if (first) loadBattle(first, data, file.name);
+    planTurn({ file });
   }
 
   // a battle of the board into the form, as it stands (its query), its nations named
@@ -1852,6 +1853,9 @@
       ? ` \u2014 ${live.notes[live.notes.length - 1]}` : "");
     section.dataset.version = String(live.version);
     const board = live.board;
+    // a new save of the watched folder: its plan (once solved, the board's summary there)
+    const planKey = board && board.summary ? `${board.file}|${board.modified}` : null;
+    if (planKey && !(planSource && planSource.live === planKey)) planTurn({ live: planKey });
     const first = board && mostAtStake(board);
     if (loadFirst && first) {
       loadFirst = false;
@@ -1869,6 +1873,148 @@
     const sameSave = from.file === board.file;
     from.gone = !pending && !sameSave ? board.file : null;
     showStart();
+  }
+
+  // ------------------------------------------------------------------ the plan of the turn
+
+  // "Plan this turn": the combat move worth the most for the player to move in the dropped
+  // or watched save (/api/turn/plan, its progress streamed), with the counter-attack model,
+  // the objective and min-win as controls; each battle a card that loads into the form
+  let planSource = null;  // { file } (a dropped save) or { live: key } (the watched one)
+  let planRequest = null;
+
+  function turnPlanParams() {
+    const params = new URLSearchParams();
+    const counter = $("#plan-counter").value;
+    const objective = $("#plan-objective").value;
+    if (objective === "hold" && counter === "none") $("#plan-counter").value = "max";
+    params.set("counter", $("#plan-counter").value);
+    params.set("objective", objective);
+    params.set("min_win", $("#plan-min-win").value || "0.8");
+    return params;
+  }
+
+  async function planTurn(source) {
+    planSource = source;
+    if (planRequest) planRequest.abort();
+    const controller = new AbortController();
+    planRequest = controller;
+    const section = $("#turn-plan");
+    section.hidden = false;
+    section.dataset.state = "planning";
+    const progress = $("#plan-progress");
+    const started = Date.now();
+    progress.textContent = "planning\u2026";
+    const url = `/api/turn/plan?${turnPlanParams()}`;
+    const init = { signal: controller.signal, cache: "no-store",
+                   headers: { ...CLIENT_HEADER, Accept: "application/x-ndjson" } };
+    if (source.file) Object.assign(init, { method: "POST", body: source.file,
+      headers: { ...init.headers, "Content-Type": "application/octet-stream" } });
+    let last = null;
+    try {
+      const response = await fetch(url, init);
+      if (!(response.headers.get("content-type") || "").includes("ndjson")) {
+        const data = await response.json();
+        last = { status: response.status, ...data };
+      } else {
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffered = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffered += decoder.decode(value, { stream: true });
+          const lines = buffered.split("\n");
+          buffered = lines.pop();
+          for (const line of lines.filter(Boolean)) {
+            const message = JSON.parse(line);
+            if (message.progress !== undefined) {
+              progress.textContent = `planning: ${message.progress} ` +
+                `(${((Date.now() - started) / 1000).toFixed(0)} s)`;
+            } else last = message;
+          }
+        }
+      }
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      last = { status: 0, error: `no answer from the server (${error.message})` };
+    }
+    if (planRequest !== controller) return;
+    planRequest = null;
+    if (!last || last.status !== 200) {
+      section.dataset.state = "error";
+      progress.textContent = last && last.error ? pageMessage(last.error) : "no plan";
+      $("#plan-summary").textContent = "";
+      $("#plan-battles").replaceChildren();
+      $("#plan-moves").replaceChildren();
+      return;
+    }
+    renderTurnPlan(last.result, source.file ? source.file.name : null);
+    section.dataset.state = "done";
+  }
+
+  function renderTurnPlan(plan, file) {
+    $("#plan-title").textContent = `Plan this turn: the ${plan.player}`;
+    $("#plan-progress").textContent = `${plan.battles_solved} battles solved in ` +
+      `${plan.seconds.toFixed(1)} s`;
+    $("#plan-summary").replaceChildren(
+      el("span", { text: "worth " }),
+      el("strong", { id: "plan-value", "data-value": String(plan.value),
+                     text: `${fixed(plan.value, 3)} IPC` }),
+      el("span", { text: ` (${plan.objective}; every attack takes with P \u2265 ` +
+        `${plan.min_win}; counter-attack ${plan.counter}) \u2014 ` +
+        (plan.proven_optimal ? "proven optimal" : `not proven optimal: ${plan.why}`) +
+        (plan.greedy === null ? "" : `; the greedy baseline: ${fixed(plan.greedy, 3)}`) }));
+    const cards = plan.battles.map((b) => turnPlanCard(b, plan, file));
+    $("#plan-battles").replaceChildren(...cards);
+    if (!cards.length) {
+      $("#plan-battles").append(el("li", { class: "none", text: "no attack is worth making" }));
+    }
+    const moves = plan.moves.map((m) => el("li", { "data-to": m.to,
+      text: `${m.count} ${m.unit}: ${m.from} \u2192 ${m.to}` }));
+    $("#plan-moves").replaceChildren(...(moves.length ? moves
+      : [el("li", { class: "none", text: "none" })]));
+  }
+
+  function turnPlanCard(b, plan, file) {
+    const army = (counts) => Object.entries(counts).map(([u, n]) => `${n} ${u}`).join(", ");
+    const card = el("li", { class: "board-battle plan-battle", "data-territory": b.target,
+                            "data-value": String(b.value) });
+    const title = b.query
+      ? el("a", { href: `${location.pathname}?${b.query}`, class: "game-battle", text: b.target,
+                  onclick: (e) => {
+                    e.preventDefault();
+                    readQuery(`?${b.query}`, { territory: b.target, file,
+                      attacker_nations: b.battle ? [plan.player] : b.defender_nations,
+                      defender_nations: b.battle ? b.defender_nations : [plan.player] });
+                    buildForm();
+                    changed();
+                  } })
+      : el("span", { class: "game-battle-off", text: b.target });
+    card.append(el("div", { class: "card-head" }, title,
+      el("span", { class: "stake", text: `value ${fixed(b.value, 3)}` })));
+    card.append(el("div", { class: "sides" },
+      el("span", { class: "attacker-side", text: `${plan.player}: ${army(b.attackers)}` }),
+      " vs ", el("span", { class: "defender-side", text: `${b.defender_nations.join(", ") ||
+        b.owner}: ${army(b.defenders) || "nobody (walks in)"}` })));
+    const from = Object.entries(b.from).map(([t, units]) => `${t}: ${army(units)}`);
+    if (Object.keys(b.committed).length) from.push(`already there: ${army(b.committed)}`);
+    card.append(el("div", { class: "stands", text: `from ${from.join("; ")}` }));
+    const odds = el("div", { class: "odds" }, "P(take) ",
+      el("strong", { class: "attacker", "data-key": "p_take", "data-value": String(b.p_take),
+                     text: pct(b.p_take) }));
+    if (b.p_hold !== null) {
+      odds.append(" \u00b7 P(hold) ", el("strong", { "data-key": "p_hold",
+        "data-value": String(b.p_hold), text: pct(b.p_hold) }));
+    }
+    odds.append(" \u00b7 expected swing ", el("strong", { "data-key": "swing",
+      "data-value": String(b.swing), text: `${signed(b.swing, 2)} TUV` }));
+    card.append(odds);
+    if (b.counter !== null) {
+      card.append(el("div", { class: "note counter", text: Object.keys(b.counter).length
+        ? `counter-attack: ${army(b.counter)}` : "counter-attack: no enemy unit in reach" }));
+    }
+    return card;
   }
 
   const SIDES = [["attacker", "defender"], ["attacker_tech", "defender_tech"],
@@ -1966,6 +2112,9 @@
       e.preventDefault();
       readSave(e.dataTransfer.files[0]);
     });
+    for (const control of ["#plan-counter", "#plan-objective", "#plan-min-win"]) {
+      $(control).addEventListener("change", () => { if (planSource) planTurn(planSource); });
+    }
     $("#copy").addEventListener("click", copyLink);
     $("#stop").addEventListener("click", stopRun);
     $("#share").addEventListener("click", (e) => { e.preventDefault(); copyLink(); });
