@@ -18,6 +18,7 @@ import time
 import hostile_saves
 import pytest
 from helpers import assert_usage_error, invoke
+from tiers import sampled
 
 import battlecalc.api
 import battlecalc.cli as cli_module
@@ -583,9 +584,10 @@ def on_a_terminal(*args: str):
     return invoke(*args, color=True)
 
 
-@pytest.mark.parametrize("args", [
-    ["game", "--rules", "revised"], ["game", "--rules", "revised", "--all"],
-    ["luck", "--rules", "revised"]], ids=["game", "game --all", "luck"])
+# (each reads a save: "game" and "luck" in the quick tier, "game --all" in the slow)
+@pytest.mark.parametrize("args", sampled([
+    (["game", "--rules", "revised"],), (["game", "--rules", "revised", "--all"],),
+    (["luck", "--rules", "revised"],)], 2, ids=["game", "game --all", "luck"]))
 def test_a_table_escapes_the_control_characters_of_names_from_a_save(hostile_save, args,
                                                                      tmp_path):
     result = on_a_terminal(*args[:1], str(hostile_save), *args[1:])
@@ -680,10 +682,10 @@ def _no_forged_line(text: str) -> None:
                    for line in text.splitlines()), text
 
 
-@pytest.mark.parametrize("args", [["game", "--rules", "revised"],
-                                  ["game", "--rules", "revised", "--all"],
-                                  ["luck", "--rules", "revised"]],
-                         ids=["game", "game --all", "luck"])
+@pytest.mark.parametrize("args", sampled([(["game", "--rules", "revised"],),
+                                          (["game", "--rules", "revised", "--all"],),
+                                          (["luck", "--rules", "revised"],)], 2,
+                                         ids=["game", "game --all", "luck"]))
 def test_a_name_with_a_newline_makes_no_line_of_its_own(newline_save, args):
     result = on_a_terminal(*args[:1], str(newline_save), *args[1:])
     assert result.exit_code == 0, result.output

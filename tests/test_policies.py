@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers import MC_TRIALS, assert_mc_agrees, invoke
 from reference import exact_land
+from tiers import sampled
 
 import battlecalc
 
@@ -56,13 +57,16 @@ IDS = [f"{e}-{'-'.join(k for k in o if k not in ('landing', 'bombard'))}-{i}"
 KEYS = ("attacker_win", "defender_win", "draw", "retreat", "takes_territory",
         "attacker_ipc_loss", "defender_ipc_loss", "mean_rounds")
 
+# (every other battle in the quick tier, all in the slow: tests/tiers.py)
+POLICY_CASES = sampled([(b,) for b in POLICY_BATTLES], 2, IDS)
+
 
 def _solve(edition, attacker, defender, options, **extra):
     return battlecalc.simulate(rules=edition, attacker=attacker or None, defender=defender,
                                **options, **extra)
 
 
-@pytest.mark.parametrize("battle", POLICY_BATTLES, ids=IDS)
+@pytest.mark.parametrize("battle", POLICY_CASES)
 def test_policy_exact_matches_reference(battle):
     edition, attacker, defender, options = battle
     expected = exact_land(edition, attacker, defender, **options)
@@ -71,7 +75,7 @@ def test_policy_exact_matches_reference(battle):
         assert getattr(result, key) == pytest.approx(float(expected[key]), abs=1e-9), key
 
 
-@pytest.mark.parametrize("battle", POLICY_BATTLES, ids=IDS)
+@pytest.mark.parametrize("battle", POLICY_CASES)
 def test_policy_monte_carlo_within_four_standard_errors(battle):
     exact = _solve(*battle, method="exact")
     mc = _solve(*battle, method="mc", trials=MC_TRIALS, seed=17)

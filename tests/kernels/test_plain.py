@@ -36,6 +36,7 @@ import shutil
 import battles
 import pytest
 from fresh_checks import plain_kernel_solve, summary
+from tiers import sampled
 
 import battlecalc
 from battlecalc import api, solver
@@ -220,7 +221,7 @@ def test_refs_false_compiles_without_reference_counting_and_only_when_asked():
 
 @pytest.mark.skipif(jit.plain_kernels(), reason="BATTLECALC_PLAIN_KERNELS=1: nothing is "
                     "compiled")
-@pytest.mark.parametrize("name", list(battles.EXACT_PATHS))
+@pytest.mark.parametrize("name", sampled([(name,) for name in battles.EXACT_PATHS], 2))
 @pytest.mark.parametrize("method", ["exact", "mc"])
 def test_solves_leave_numba_allocations_balanced(name, method):
     """Twenty solves again of a battle through each exact path (and by Monte Carlo): every
