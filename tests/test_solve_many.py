@@ -711,16 +711,18 @@ def test_battles_with_the_defenders_reactions_are_solved_as_simulate_solves_them
     assert round(frame["attacker_win"][0], 3) == 0.006
 
 
-def test_any_battle_is_solved_as_simulate_solves_it():
+def test_any_battle_is_solved_as_simulate_solves_it(full_size):
     """solve_rows (solve_many's and sweep's runner) gives every battle simulate's row, or
     simulate's error, over random battles of every kind and option: starts where they stand,
     decisions solved, the defender's reactions, amphibious assaults, technologies, retreats,
     low luck, the law of rounds, five editions (the batch takes the small exact ones, a lane's
     form the plain ones; the rest go one by one).  Three kinds of battle were once solved
-    wrongly this way: a start, decisions, reactions."""
+    wrongly this way: a start, decisions, reactions.  (240 battles in the slow tier, the
+    first 120 of them in the quick.)"""
     import warnings
 
-    given = battles.any_battles(2026_12_02, 240)
+    count = 240 if full_size else 120
+    given = battles.any_battles(2026_12_02, count)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = battlecalc.batch.solve_rows(given)
@@ -734,7 +736,7 @@ def test_any_battle_is_solved_as_simulate_solves_it():
             assert error is None, (i, battle, error)
             assert_row_matches(pd.Series(row), want, f"battle {i}: {battle}")
             solved += 1
-    assert 120 < solved < 240  # (both kinds: solved and refused)
+    assert count // 2 < solved < count  # (both kinds: solved and refused)
     for name in ("start_round", "retreat_policy", "scramble_from", "kamikaze", "landing",
                  "attacker_tech", "retreat_below", "rounds_distribution"):
         assert any(name in b for b in given), name
@@ -776,12 +778,14 @@ def _rows_differ(given: list[dict]) -> tuple[list[int], int]:
     return differ, solved
 
 
-def test_rows_are_simulates_to_the_last_bit():
+def test_rows_are_simulates_to_the_last_bit(full_size):
     """One path: every row solve_many's runner gives, of battles of every kind (the 240 random
     ones, whose batch once merged no blocks and added its means in another order) and of the
-    exact battery, is simulate's flat row to the last bit."""
+    exact battery (every fourth battle in the quick tier, all in the slow), is simulate's
+    flat row to the last bit."""
+    battery = battles.BATTERY if full_size else battles.BATTERY[::4]
     given = battles.any_battles(2026_12_02, 240) + [
-        {**battles.kwargs_of(b), "method": "exact"} for b in battles.BATTERY]
+        {**battles.kwargs_of(b), "method": "exact"} for b in battery]
     differ, _ = _rows_differ(given)
     assert not differ, differ
 
@@ -829,13 +833,16 @@ def _chains(seed: int, n: int) -> list[dict]:
     return out
 
 
-def test_sequences_are_simulates_to_the_last_bit():
+def test_sequences_are_simulates_to_the_last_bit(full_size):
     """solve_many takes battles with waves and a counter-attack, each chained as simulate
     chains it (its battles solved together with every sequence's): each row simulate's
-    WavesResult row, every number equal to the last bit."""
-    given = _chains(2026_12_07, 60)
+    WavesResult row, every number equal to the last bit.  (60 sequences in the slow tier, the
+    first 30 of them in the quick.)"""
+    count = 60 if full_size else 30
+    given = _chains(2026_12_07, count)
     rows = battlecalc.batch.solve_rows(given)
-    assert sum("counterattack" in b for b in given) > 40 and sum("waves" in b for b in given) > 15
+    assert sum("counterattack" in b for b in given) > 40 * count // 60
+    assert sum("waves" in b for b in given) > 15 * count // 60
     for i, (battle, (row, error)) in enumerate(zip(given, rows, strict=True)):
         assert error is None, (i, error)
         assert _same_to_the_last_bit(row, simulate(**battle).flat_row()), (i, battle)

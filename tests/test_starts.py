@@ -14,6 +14,7 @@ from helpers import MC_TRIALS, assert_mc_agrees, assert_usage_error, invoke
 from start_reference import Position as P
 from start_reference import exact_land_from, exact_sea_from
 from test_start_reference import _random_sea  # (random sea battles of every edition)
+from tiers import sampled
 
 import battlecalc
 from battlecalc.errors import BattleInputError
@@ -89,7 +90,8 @@ def _attacks(edition, attacker) -> bool:
     return any(reference.STATS[edition][u][1] for u in attacker)
 
 
-@pytest.mark.parametrize("start_round", [2, 3])
+# (round 2 in the quick tier, a later one too in the slow)
+@pytest.mark.parametrize("start_round", sampled([(2,), (3,)], 2))
 def test_land_from_a_later_round_equals_the_reference(start_round):
     rng = random.Random(300 + start_round)
     for i in range(25):
@@ -103,7 +105,7 @@ def test_land_from_a_later_round_equals_the_reference(start_round):
         _assert_matches(got, want, (edition, attacker, defender, options))
 
 
-@pytest.mark.parametrize("start_round", [2, 4])
+@pytest.mark.parametrize("start_round", sampled([(2,), (4,)], 2))
 def test_sea_from_a_later_round_equals_the_reference(start_round):
     rng = random.Random(400 + start_round)
     for i in range(20):
@@ -143,10 +145,14 @@ def _standing(army, waiting):
     return {u: c for u, c in left.items() if c}
 
 
-def test_land_positions_inside_a_round_equal_the_reference():
+# the random batteries of positions: 30 battles in the slow tier, the first 15 in the quick
+# (tests/tiers.py), each with its share of positions checked
+
+
+def test_land_positions_inside_a_round_equal_the_reference(full_size):
     rng = random.Random(61)
-    checked = 0
-    for i in range(30):
+    checked, count = 0, 30 if full_size else 15
+    for i in range(count):
         edition = EDITIONS[i % 5]
         attacker, defender, options = _land(rng, edition)
         if not _attacks(edition, attacker):
@@ -163,7 +169,7 @@ def test_land_positions_inside_a_round_equal_the_reference():
             got = _engine(edition, a_stand, d_stand, False, options, position)
             _assert_matches(got, want, (edition, a_stand, d_stand, options, position))
             checked += 1
-    assert checked >= 100
+    assert checked >= 100 * count // 30
 
 
 def test_amphibious_round_one_positions_equal_the_reference():
@@ -194,10 +200,10 @@ def test_amphibious_round_one_positions_equal_the_reference():
             _assert_matches(got, want, (edition, position))
 
 
-def test_sea_positions_inside_a_round_equal_the_reference():
+def test_sea_positions_inside_a_round_equal_the_reference(full_size):
     rng = random.Random(62)
-    checked = 0
-    for i in range(30):
+    checked, count = 0, 30 if full_size else 15
+    for i in range(count):
         edition = EDITIONS[i % 5]
         attacker, defender, options = _random_sea(rng, edition)
         positions = [P(round=rng.randint(1, 2), step="attacker_fire"),
@@ -230,7 +236,7 @@ def test_sea_positions_inside_a_round_equal_the_reference():
                 continue
             _assert_matches(got, want, (edition, attacker, d_stand, options, position))
             checked += 1
-    assert checked >= 80
+    assert checked >= 80 * count // 30
 
 
 def test_the_issues_numbers():

@@ -254,6 +254,14 @@ def slow_tier(config) -> bool:
     return any("::" in arg or arg.endswith(".py") for arg in config.args)
 
 
+@pytest.fixture
+def full_size(request) -> bool:
+    """Whether a test costly only by its size runs at its full size: True in the slow tier
+    (`pytest --slow`, a file or a test named), False in the quick tier, which runs it smaller
+    with the same assertions (a random battery of fewer battles)."""
+    return slow_tier(request.config)
+
+
 def pytest_report_header(config):
     limit = fail_slow(config)
     guard = f"; a quick test over {limit:g} s of CPU fails" if limit else ""
