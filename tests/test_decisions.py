@@ -84,7 +84,7 @@ def _land_pair(edition, attacker, defender, options, objective, territory_value)
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "options"),
-                         sampled(LAND_BATTLES, 3, LAND_IDS))
+                         sampled(LAND_BATTLES, 6, LAND_IDS))
 def test_optimal_land_retreat_is_the_reference(edition, attacker, defender, options):
     for objective, territory_value in OBJECTIVES:
         expected, got = _land_pair(edition, attacker, defender, options, objective,
@@ -104,7 +104,7 @@ def _reference_key(units):
 
 
 @pytest.mark.parametrize("battles", [
-    LAND_BATTLES[::3],  # (the battles of the quick tier's sample)
+    LAND_BATTLES[::6],  # (the battles of the quick tier's sample)
     pytest.param(LAND_BATTLES, marks=pytest.mark.slow(reason="the whole battery"))],
     ids=["sample", "all"])
 def test_optimal_land_policy_is_the_reference_policy(battles):
@@ -161,7 +161,7 @@ def _rounds_diverge(edition, attacker, defender, policies):
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "policies"),
-                         sampled(SEA_BATTLES, 4, SEA_IDS))
+                         sampled(SEA_BATTLES, 8, SEA_IDS))
 def test_optimal_sea_retreat_is_the_reference(edition, attacker, defender, policies):
     keys = [k for k in SEA_KEYS if k != "mean_rounds"
             or not _rounds_diverge(edition, attacker, defender, policies)]
@@ -324,13 +324,13 @@ def _never_worse(edition, attacker, defender, options):
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "options"),
-                         sampled(LAND_BATTLES, 3, LAND_IDS))
+                         sampled(LAND_BATTLES, 6, LAND_IDS))
 def test_optimal_land_is_never_worse_than_a_fixed_policy(edition, attacker, defender, options):
     _never_worse(edition, attacker, defender, options)
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "policies"),
-                         sampled(SEA_BATTLES, 4, SEA_IDS))
+                         sampled(SEA_BATTLES, 8, SEA_IDS))
 def test_optimal_sea_is_never_worse_than_a_fixed_policy(edition, attacker, defender, policies):
     _never_worse(edition, attacker, defender, {"sea": True, "attacker_submerge": policies[0],
                                                "defender_submerge": policies[1]})
@@ -427,7 +427,7 @@ REACTION_BATTLES = random_reaction_battles()
 
 
 @pytest.mark.parametrize(("attacker", "defender", "base", "tokens", "retreat", "objective"),
-                         sampled(REACTION_BATTLES, 3,
+                         sampled(REACTION_BATTLES, 6,
                                  [str(i) for i in range(len(REACTION_BATTLES))]))
 def test_scramble_and_kamikaze_are_the_reference(attacker, defender, base, tokens, retreat,
                                                  objective):
@@ -610,7 +610,7 @@ SUBMERGE_BATTLES = random_submerge_battles()
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "policies", "retreat", "objective"),
-                         sampled(SUBMERGE_BATTLES, 4,
+                         sampled(SUBMERGE_BATTLES, 5,
                                  [f"{b[0]}-{i}" for i, b in enumerate(SUBMERGE_BATTLES)]))
 def test_optimal_submerging_is_the_reference(edition, attacker, defender, policies, retreat,
                                              objective):

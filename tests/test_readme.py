@@ -366,10 +366,12 @@ TEXTS = {page.relative_to(ROOT).as_posix(): page.read_text() for page in PAGES}
 PARSED = {name: parse_readme(text, name) for name, text in TEXTS.items()}
 EXAMPLES = [example for readme in PARSED.values() for example in readme.examples]
 # examples in the slow tier (tests/tiers.py), by their size: the sweeps of docs/cli.md (21
-# battles, 0.8 s of CPU; in process since a sweep of at most 64 battles runs there) and those
-# that read the Global 1940 save (about a second)
+# battles, 0.8 s of CPU; in process since a sweep of at most 64 battles runs there), those
+# that read the Global 1940 save (about a second), and the README's plan of a turn (713
+# battles solved, 0.5 s; tests/test_turn_plan.py's plans of the opening are slow alike)
 SLOW_EXAMPLES = {"sweeps 21 battles": re.compile(r"^battlecalc sweep\b|\bbattlecalc\.sweep\("),
-                 "reads the Global 1940 save": re.compile(r"wwii_global_2nd_edition")}
+                 "reads the Global 1940 save": re.compile(r"wwii_global_2nd_edition"),
+                 "plans a whole turn": re.compile(r"^battlecalc turn\b(?![^\n]*--reach)")}
 
 
 def slow_reason(example: Example) -> str | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from helpers import assert_mc_agrees, assert_usage_error, invoke
+from tiers import sampled
 
 from battlecalc import simulate
 from battlecalc.errors import BattleInputError
@@ -124,7 +125,9 @@ def _as_counter(territory: dict) -> Counter:
     return Counter({(u["nation"], u["unit"], u["hits"]): u["count"] for u in territory["units"]})
 
 
-@pytest.mark.parametrize("path", [START, LAND_COMBAT, pytest.param(GLOBAL, marks=pytest.mark.slow)],
+# (the start of the game in the quick tier; the battle in progress and Global 1940 in the slow)
+@pytest.mark.parametrize("path", [*sampled([(START,), (LAND_COMBAT,)], 2),
+                                  pytest.param(GLOBAL, marks=pytest.mark.slow)],
                          ids=lambda p: p.stem)
 def test_every_territory_units_per_nation(path):
     game = read_game(path, solve=False)

@@ -16,6 +16,7 @@ from dataclasses import replace
 import pytest
 from helpers import assert_usage_error, invoke
 from test_triplea import FIXTURES, GLOBAL, LAND_COMBAT, START
+from tiers import sampled
 
 from battlecalc import simulate
 from battlecalc.errors import BattleInputError
@@ -35,7 +36,9 @@ KEYS = ("attacker_win", "defender_win", "draw", "stalemate", "takes_territory", 
         "attacker_ipc_loss", "defender_ipc_loss")
 
 
-@pytest.fixture(scope="module", params=[(MAPS / f, e) for f, e in PAIRS] + SAVE_PAIRS,
+# (every other map in the quick tier, all four in the slow)
+@pytest.fixture(scope="module", params=[*sampled([((MAPS / f, e),) for f, e in PAIRS], 2),
+                                        *SAVE_PAIRS],
                 ids=[p[1] for p in PAIRS] + ["revised-save", "1940-2e-save"])
 def imported(request, tmp_path_factory):
     path, edition = request.param

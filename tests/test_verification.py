@@ -82,8 +82,8 @@ def test_battery_covers_the_issue():
                        for b in mine)
 
 
-# (every other battle in the quick tier, all in the slow: tests/tiers.py)
-@pytest.mark.parametrize("index", sampled([(i,) for i in range(len(BATTLES))], 2, IDS))
+# (every third battle in the quick tier, all in the slow: tests/tiers.py)
+@pytest.mark.parametrize("index", sampled([(i,) for i in range(len(BATTLES))], 3, IDS))
 def test_monte_carlo_within_four_standard_errors_of_exact(index):
     exact = _exact(BATTLES[index])
     assert exact.method == "exact" and exact.pruned < 1e-9

@@ -180,7 +180,7 @@ def _land_optimal(edition, attacker, defender, options, objective="tuv", territo
 
 
 @pytest.mark.parametrize(("edition", "attacker", "defender", "options"),
-                         sampled(LAND_BATTLES, 3, [f"{e}-{i}" for i, (e, *_) in
+                         sampled(LAND_BATTLES, 6, [f"{e}-{i}" for i, (e, *_) in
                                                    enumerate(LAND_BATTLES)]))
 def test_optimal_land_is_never_worse_than_a_fixed_policy(edition, attacker, defender, options):
     fixed = _land_fixed(edition, attacker, defender, options)

@@ -19,6 +19,7 @@ import time
 import battles
 import pytest
 from helpers import compiled_tables
+from tiers import sampled
 
 import battlecalc
 from battlecalc import BattleInputError, api, solver
@@ -147,13 +148,15 @@ def test_estimate_counts_the_merged_table():
     assert solver.exact_seconds(compiled, merge_blocks=False) == cost.solve_seconds(compiled)
 
 
-@pytest.mark.parametrize("battle, compact", [
+# (the first and the third in the quick tier: one that takes a compact table, one that does
+# not; all four in the slow)
+@pytest.mark.parametrize("battle, compact", sampled([
     (battles.COMPACT_BIG, True),
     (dict(battles.COMPACT_BIG, attacker="30 dd, 30 ca, 30 bb, 10 cv, 35 ftr, 15 bmb",
           defender="40 dd, 25 ca, 30 bb, 15 cv, 40 ftr"), False),  # one walk a side
     (dict(rules="1942-2e", sea=True, attacker="4 sub 2 ftr", defender="3 sub 2 ftr"), False),
     (battles.PRUNE_BIG_LAND, False),  # land
-])
+], 2))
 def test_the_battles_that_take_a_compact_table(battle, compact):
     compiled = api.compile_battle(api.make_battle(**battle))
     rows, cols = compact_table(compiled)

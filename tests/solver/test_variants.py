@@ -47,6 +47,7 @@ import numpy as np
 import pytest
 from helpers import answers, assert_same, battle_id
 from sea_reference import exact_sea
+from tiers import sampled
 
 import battlecalc
 from battlecalc.kernels import jit
@@ -104,7 +105,8 @@ def test_two_phase_round_equals_the_one_phase_round(name, plan_of):
     _two_phase_against_one(battles.SEA_TWO_PHASE[name], plan_of)
 
 
-@pytest.mark.parametrize("i", range(60))
+# (the random batteries below: every other battle in the quick tier, all in the slow)
+@pytest.mark.parametrize("i", sampled([(i,) for i in range(60)], 2))
 def test_two_phase_round_on_random_sea_battles(i, plan_of):
     _two_phase_against_one(battles.sea_two_phase_random()[i], plan_of)
 
@@ -128,8 +130,8 @@ def test_two_phase_round_matches_the_reference(edition, attacker, defender, plan
 # --- the sea walk -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("battle", battles.sea_walk_random(),
-                         ids=[battle_id(b) for b in battles.sea_walk_random()])
+@pytest.mark.parametrize("battle", sampled([(b,) for b in battles.sea_walk_random()], 2,
+                                           [battle_id(b) for b in battles.sea_walk_random()]))
 def test_walk_path_equals_the_general_round(battle, plan_of):
     jit.compiled()
     walk, general = plan_of(battle), plan_of(battle, sea_walk=False)
@@ -140,8 +142,8 @@ def test_walk_path_equals_the_general_round(battle, plan_of):
 # --- the compact mass table -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("battle", battles.compact_random(),
-                         ids=[battle_id(b) for b in battles.compact_random()])
+@pytest.mark.parametrize("battle", sampled([(b,) for b in battles.compact_random()], 2,
+                                           [battle_id(b) for b in battles.compact_random()]))
 def test_compact_table_gives_the_dense_tables_answers(battle, plan_of):
     jit.compiled()
     dense = plan_of(battle, compact_pairs=10**18)
