@@ -356,6 +356,9 @@ def test_what_changed_since_the_last_save():
 
 
 @needs_saves
+@pytest.mark.slow(reason="two saves read and the board solved twice: 0.7 s of CPU, past the "
+                        "quick tier's aim of 0.5 s (the live board's `watch --once` example in "
+                        "docs/live-board.md and the choice of the save's tests here are quick)")
 def test_watch_once_prints_the_board_of_the_newest_complete_save(tmp_path):
     shutil.copy(START, tmp_path / "autosave_round_odd.tsvg")
     os.utime(tmp_path / "autosave_round_odd.tsvg", (1_000, 1_000))

@@ -32,10 +32,10 @@ def _assert_same(side, want) -> None:
         assert kept == compile_module.Side.mean_hit_combinations.func(want)
 
 
-# the random battery: 120 battles in the quick tier, the full 400 in the slow tier (every test
+# the random battery: 60 battles in the quick tier, the full 400 in the slow tier (every test
 # of the battery runs on both)
 @pytest.fixture(scope="module", params=[
-    120, pytest.param(400, marks=pytest.mark.slow(reason="the full random battery"))])
+    60, pytest.param(400, marks=pytest.mark.slow(reason="the full random battery"))])
 def specs(request):
     jit.compiled()
     found = side_specs(BUILDER_FIXED + builder_random(2026, request.param),
