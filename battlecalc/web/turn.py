@@ -29,6 +29,20 @@ from ..errors import BattleInputError
 MAX_PLAYER_NAME = 200  # a TripleA player's name (real: a word or two)
 
 
+async def _the_save(request, live, upload, error, not_watching: str):
+    """The save a request of /api/turn/* is about, or the response refusing it: GET, the
+    watched folder's (404 without --watch, 409 before a save is read); POST, its body
+    (upload: the server's one reader of an uploaded save)."""
+    if request.method != "GET":
+        return await upload(request)
+    if live is None:
+        return error(not_watching, 404)
+    raw = getattr(live, "raw", None)
+    if raw is None:
+        return error("no save of the watched folder has been read yet", 409)
+    return raw
+
+
 async def reach_answer(request, engine, live, slots: asyncio.Semaphore, *, respond,
                        acquire, client_gone, upload, not_watching: str):
     """The response to one request of /api/turn/reach (module documentation), with the
@@ -51,16 +65,9 @@ async def reach_answer(request, engine, live, slots: asyncio.Semaphore, *, respo
                       "player)")
     if player is not None and (not player.strip() or len(player) > MAX_PLAYER_NAME):
         return _error(f"player: expected a player's name of 1 to {MAX_PLAYER_NAME} characters")
-    if request.method == "GET":
-        if live is None:
-            return _error(NOT_WATCHING, 404)
-        raw = getattr(live, "raw", None)
-        if raw is None:
-            return _error("no save of the watched folder has been read yet", 409)
-    else:
-        raw = await upload(request)
-        if not isinstance(raw, bytes):  # (the response refusing it)
-            return raw
+    raw = await _the_save(request, live, upload, _error, NOT_WATCHING)
+    if not isinstance(raw, bytes):  # (the response refusing it)
+        return raw
     if engine.saves_full():
         return _error("the server is busy reading saves; try again in a moment", 503)
     engine.game_pending += 1
@@ -219,16 +226,9 @@ async def plan_answer(request, engine, live, slots: asyncio.Semaphore, *, respon
         options = plan_options(request.query_params)
     except BattleInputError as exc:
         return _error(" ".join(str(exc).split()))
-    if request.method == "GET":
-        if live is None:
-            return _error(not_watching, 404)
-        raw = getattr(live, "raw", None)
-        if raw is None:
-            return _error("no save of the watched folder has been read yet", 409)
-    else:
-        raw = await upload(request)
-        if not isinstance(raw, bytes):  # (the response refusing it)
-            return raw
+    raw = await _the_save(request, live, upload, _error, not_watching)
+    if not isinstance(raw, bytes):  # (the response refusing it)
+        return raw
     key = (hashlib.sha256(raw).hexdigest(), json.dumps(options, sort_keys=True))
     updates: asyncio.Queue = asyncio.Queue()
 
