@@ -181,10 +181,10 @@ def test_pages_that_do_not_read_hold_no_state_each(tmp_path, territories, name_c
 # ------------------------------------------------------------------ item 13: uploads
 
 
-def _stalled_upload(url: str) -> socket.socket:
+def _stalled_upload(url: str, path: str = "/api/game") -> socket.socket:
     """An upload whose body stops after 10 of its 1,000,000 bytes."""
     sock = socket.create_connection(_address(url), timeout=30)
-    sock.sendall(b"POST /api/game HTTP/1.1\r\nHost: 127.0.0.1\r\n" + CLIENT
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode() + CLIENT
                  + b"Content-Type: application/octet-stream\r\nContent-Length: 1000000\r\n\r\n"
                  + b"\x1f\x8b" + b"\0" * 8)
     return sock
@@ -210,6 +210,29 @@ def test_stalled_upload_bodies_keep_uploads_out_for_seconds_not_for_ever():
             status, _, body = request(url, "POST", "/api/game", save)
             assert status == 200 and json.loads(body)["battles"][0]["territory"] == \
                 "West Russia"
+        finally:
+            for sock in stalled:
+                sock.close()
+
+
+@needs_saves
+def test_the_turn_s_uploads_are_read_under_the_game_s_limits():
+    """/api/turn/reach and /api/turn/plan read their save with no deadline of their own and
+    outside /api/game's count of bodies arriving: a stalled upload there held its request for
+    ever.  Now every upload is read by one reader (the server's save_upload): a turn's stalled
+    body is answered 408 within /api/game's 5 s, and it counts among the bodies arriving."""
+    save = hostile_saves.LAND_BATTLE.read_bytes()
+    with server_process() as (url, _):
+        stalled = [_stalled_upload(url, path) for path in ("/api/turn/reach",
+                                                           "/api/turn/plan") * 5]
+        try:
+            time.sleep(0.5)
+            status, _, body = request(url, "POST", "/api/game", save)
+            assert status == 503, body  # 10 bodies arriving at once: the cap
+            started = time.monotonic()
+            for sock in stalled:
+                assert _status(sock) == 408
+            assert time.monotonic() - started < 7
         finally:
             for sock in stalled:
                 sock.close()

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..kernels import jit
 
-if TYPE_CHECKING:
-    from .plan import Limits
+
+class Budgets(Protocol):
+    """What KernelState.compiles reads of solver.plan.Limits (typed here, not imported:
+    plan.py imports this module)."""
+
+    python_slowdown: float
+    python_budget: float
+    python_budget_cold: float
 
 _spent = [0.0]  # estimated seconds this process has spent in plain-Python solves
 # entry kernels found compiled in this process: they stay so (numba keeps a dispatcher's
@@ -79,7 +85,7 @@ class KernelState:
         return not self.plain and (self.everywhere or (self.compiled and (
             self.loaded.issuperset(entries) or self._on_disk(entries))))
 
-    def compiles(self, seconds: float, limits: Limits, entries: tuple) -> bool:
+    def compiles(self, seconds: float, limits: Budgets, entries: tuple) -> bool:
         """Whether a solve of this estimate runs compiled kernels (its entry kernels
         `entries`): always once every solve does, and where they are compiled in this process
         already; else once this process's plain-Python solves, this one's included, reach

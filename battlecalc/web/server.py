@@ -256,6 +256,11 @@ class Engine:
         self._running_lock = threading.RLock()  # (stop_all may run in a signal handler)
         self._stop_future: asyncio.Future | None = None  # (_stopped)
 
+    def saves_full(self) -> bool:
+        """Whether an upload received now would be refused (503): game_workers being read and
+        max_game_pending waiting already (/api/game and /api/turn/* alike)."""
+        return self.game_pending >= self.game_workers + self.max_game_pending
+
     def limits(self) -> dict[str, Any]:
         return {"max_trials": self.max_trials, "max_formula_trials": self.max_formula_trials,
                 "time_limit_s": self.time_limit, "max_body_bytes": MAX_BODY_BYTES,
@@ -974,21 +979,19 @@ def create_app(engine: Engine | None = None, warm: bool = True,
     live = None if watch is None else LiveBoard(
         watch, engine, game_slots, INTERVAL_S if watch_interval is None else watch_interval)
 
-    async def game(request: Request) -> Response:
-        """POST /api/game: the body is a TripleA save; answers its battles (game_battles), read
-        by a child process under the server's limits (saves.read_in_child): stopped at the
-        time limit or when the client goes away.  At most engine.max_game_receiving bodies
-        arrive at once, each within engine.game_body_s and never stalled for
-        engine.game_body_idle_s (408); once received, beyond engine.game_workers at once an
-        upload waits, beyond engine.max_game_pending waiting it is refused (503) unread."""
+    BUSY_READING = "the server is busy reading saves; try again in a moment"
+
+    async def save_upload(request: Request) -> bytes | Response:
+        """The TripleA save in a request's body, or the response refusing it: at most
+        engine.max_game_receiving bodies arrive at once, each within engine.game_body_s and
+        never stalled for engine.game_body_idle_s (408); refused unread (503) when
+        engine.saves_full().  /api/game's and /api/turn/*'s one reader of an upload."""
         declared = request.headers.get("content-length")
         too_large = f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB"
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
             return _error(too_large, 413)
-        busy = _error("the server is busy reading saves; try again in a moment", 503)
-        if engine.game_receiving >= engine.max_game_receiving \
-                or engine.game_pending >= engine.game_workers + engine.max_game_pending:
-            return busy
+        if engine.game_receiving >= engine.max_game_receiving or engine.saves_full():
+            return _error(BUSY_READING, 503)
         engine.game_receiving += 1
         try:
             raw = await _upload_body(request, engine.game_body_s, engine.game_body_idle_s)
@@ -1002,8 +1005,19 @@ def create_app(engine: Engine | None = None, warm: bool = True,
             engine.game_receiving -= 1
         if not raw:
             return _error("send the TripleA save (.tsvg) as the request body")
-        if engine.game_pending >= engine.game_workers + engine.max_game_pending:
-            return busy
+        return bytes(raw)
+
+    async def game(request: Request) -> Response:
+        """POST /api/game: the body is a TripleA save (save_upload); answers its battles
+        (game_battles), read by a child process under the server's limits
+        (saves.read_in_child): stopped at the time limit or when the client goes away.  Once
+        received, beyond engine.game_workers at once an upload waits, beyond
+        engine.max_game_pending waiting it is refused (503)."""
+        raw = await save_upload(request)
+        if isinstance(raw, Response):
+            return raw
+        if engine.saves_full():
+            return _error(BUSY_READING, 503)
         engine.game_pending += 1
         gone = None
         try:
@@ -1038,7 +1052,7 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
         return await reach_answer(request, engine, live, game_slots, respond=_json,
                                   acquire=_acquire, client_gone=_client_gone,
-                                  not_watching=NOT_WATCHING)
+                                  upload=save_upload, not_watching=NOT_WATCHING)
 
     async def turn_plan(request: Request) -> Response:
         """GET|POST /api/turn/plan: the plan of the turn (battlecalc.web.turn)."""
@@ -1046,7 +1060,8 @@ def create_app(engine: Engine | None = None, warm: bool = True,
 
         return await plan_answer(request, engine, live, game_slots, respond=_json,
                                  acquire=_acquire, client_gone=_client_gone,
-                                 not_watching=NOT_WATCHING, stream_type=STREAM_TYPE,
+                                 upload=save_upload, not_watching=NOT_WATCHING,
+                                 stream_type=STREAM_TYPE,
                                  headers=SECURITY_HEADERS)
 
     async def board(request: Request) -> Response:

@@ -29,14 +29,29 @@ from ..errors import BattleInputError
 MAX_PLAYER_NAME = 200  # a TripleA player's name (real: a word or two)
 
 
+async def _the_save(request, live, upload, error, not_watching: str):
+    """The save a request of /api/turn/* is about, or the response refusing it: GET, the
+    watched folder's (404 without --watch, 409 before a save is read); POST, its body
+    (upload: the server's one reader of an uploaded save)."""
+    if request.method != "GET":
+        return await upload(request)
+    if live is None:
+        return error(not_watching, 404)
+    raw = getattr(live, "raw", None)
+    if raw is None:
+        return error("no save of the watched folder has been read yet", 409)
+    return raw
+
+
 async def reach_answer(request, engine, live, slots: asyncio.Semaphore, *, respond,
-                       acquire, client_gone, not_watching: str):
+                       acquire, client_gone, upload, not_watching: str):
     """The response to one request of /api/turn/reach (module documentation), with the
     server's own helpers: respond(data, status) (its JSON response), acquire(slots, gone),
-    client_gone(request) and its words for a server that watches no folder."""
+    client_gone(request), upload(request) (the save of a POST's body, or the response
+    refusing it: /api/game's limits) and its words for a server that watches no folder."""
     from starlette.requests import ClientDisconnect
 
-    from .saves import MAX_SAVE_UPLOAD, ChildGone, read_in_child
+    from .saves import ChildGone, read_in_child
 
     def _error(message: str, status: int = 400):
         return respond({"error": message}, status)
@@ -50,29 +65,10 @@ async def reach_answer(request, engine, live, slots: asyncio.Semaphore, *, respo
                       "player)")
     if player is not None and (not player.strip() or len(player) > MAX_PLAYER_NAME):
         return _error(f"player: expected a player's name of 1 to {MAX_PLAYER_NAME} characters")
-    if request.method == "GET":
-        if live is None:
-            return _error(NOT_WATCHING, 404)
-        raw = getattr(live, "raw", None)
-        if raw is None:
-            return _error("no save of the watched folder has been read yet", 409)
-    else:
-        declared = request.headers.get("content-length")
-        too_large = f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB"
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
-            return _error(too_large, 413)
-        body = bytearray()
-        try:
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > MAX_SAVE_UPLOAD:
-                    return _error(too_large, 413)
-        except ClientDisconnect:
-            return _error("cancelled: the client has gone", 409)
-        if not body:
-            return _error("send the TripleA save (.tsvg) as the request body")
-        raw = bytes(body)
-    if engine.game_pending >= engine.max_game_pending:
+    raw = await _the_save(request, live, upload, _error, NOT_WATCHING)
+    if not isinstance(raw, bytes):  # (the response refusing it)
+        return raw
+    if engine.saves_full():
         return _error("the server is busy reading saves; try again in a moment", 503)
     engine.game_pending += 1
     gone = asyncio.ensure_future(_client_gone(request))
@@ -207,7 +203,7 @@ async def plan_in_child(raw: bytes, options: dict[str, Any], time_limit: float, 
 
 
 async def plan_answer(request, engine, live, slots: asyncio.Semaphore, *, respond, acquire,
-                      client_gone, not_watching: str, stream_type: str, headers: dict):
+                      client_gone, upload, not_watching: str, stream_type: str, headers: dict):
     """The response to one request of /api/turn/plan: the plan of the turn of the watched
     save (GET) or of the save in the body (POST), made by a child process
     (plan_in_child) in one of the slots uploads share; its query: player, objective, counter,
@@ -221,7 +217,7 @@ async def plan_answer(request, engine, live, slots: asyncio.Semaphore, *, respon
     from starlette.requests import ClientDisconnect
     from starlette.responses import StreamingResponse
 
-    from .saves import MAX_SAVE_UPLOAD, ChildGone
+    from .saves import ChildGone
 
     def _error(message: str, status: int = 400):
         return respond({"error": message}, status)
@@ -230,28 +226,9 @@ async def plan_answer(request, engine, live, slots: asyncio.Semaphore, *, respon
         options = plan_options(request.query_params)
     except BattleInputError as exc:
         return _error(" ".join(str(exc).split()))
-    if request.method == "GET":
-        if live is None:
-            return _error(not_watching, 404)
-        raw = getattr(live, "raw", None)
-        if raw is None:
-            return _error("no save of the watched folder has been read yet", 409)
-    else:
-        declared = request.headers.get("content-length")
-        too_large = f"a save of at most {MAX_SAVE_UPLOAD >> 20} MiB"
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_SAVE_UPLOAD):
-            return _error(too_large, 413)
-        body = bytearray()
-        try:
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > MAX_SAVE_UPLOAD:
-                    return _error(too_large, 413)
-        except ClientDisconnect:
-            return _error("cancelled: the client has gone", 409)
-        if not body:
-            return _error("send the TripleA save (.tsvg) as the request body")
-        raw = bytes(body)
+    raw = await _the_save(request, live, upload, _error, not_watching)
+    if not isinstance(raw, bytes):  # (the response refusing it)
+        return raw
     key = (hashlib.sha256(raw).hexdigest(), json.dumps(options, sort_keys=True))
     updates: asyncio.Queue = asyncio.Queue()
 
@@ -260,7 +237,7 @@ async def plan_answer(request, engine, live, slots: asyncio.Semaphore, *, respon
         if key in _plans:
             _plans[key] = _plans.pop(key)  # (the most recent last)
             return 200, _plans[key]
-        if engine.game_pending >= engine.max_game_pending:
+        if engine.saves_full():
             return 503, {"error": "the server is busy reading saves; try again in a moment"}
         engine.game_pending += 1
         try:
