@@ -822,7 +822,10 @@ def serve(host, port, workers, watch, allow_hosts):
     except BattleInputError as exc:
         _fail(exc)
     except KeyboardInterrupt:  # Ctrl-C, the way a server stops: no "Aborted."
-        _say("battlecalc: stopped")
+        pass
+    # (uvicorn raises the Ctrl-C it caught again once it has shut down, but asyncio's runner
+    # may take it as a cancel of a task that then ends quietly: the server returns instead)
+    _say("battlecalc: stopped")
 
 
 @cli.command()

@@ -353,9 +353,15 @@ def test_the_largest_input_each_check_lets_through_stops_at_the_limit_and_on_can
         cancel = threading.Event()
         threading.Timer(0.05, cancel.set).start()
         started = time.perf_counter()
-        with pytest.raises((Cancelled, TooMuchWork)):  # (a fast answer comes from the cache)
-            engine.cache.clear()
+        engine.cache.clear()
+        try:
             engine.compute(kwargs, False, what, cancel)
+        except (Cancelled, TooMuchWork):
+            pass
+        else:  # answered: only a run that ends within a second may end before it looks at the
+            # cancel (the work reports its progress, where it stops, a few times a second; the
+            # scramble case's second run, its sides kept, takes 0.12 s here)
+            assert time.perf_counter() - started < 1.0
         assert time.perf_counter() - started < 3.0
         started = time.process_time()
         with pytest.raises(BattleInputError):

@@ -43,9 +43,8 @@ def _serve_then_stop(tmp_path, stop) -> tuple[str, int]:
     env.pop("BATTLECALC_PLAIN_KERNELS", None)
     folder = tmp_path / "saves"
     folder.mkdir()
-    # the terminal's other end stays open here too: a pty whose last slave closes may drop
-    # what the server wrote last ("battlecalc: stopped") before the master reads it (seen
-    # once under load, with pty.fork)
+    # the terminal's other end stays open here too, so that what the server writes as it
+    # exits is read whatever the moment its end of the terminal closes
     terminal, slave = pty.openpty()
     pid = os.fork()
     if pid == 0:  # the child: the server, in the new terminal, a page following its board
