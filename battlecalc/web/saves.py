@@ -104,6 +104,36 @@ def plan_of_upload(raw: bytes, options: dict[str, Any], progress=None) -> dict[s
     return data
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a child working on an upload (this module's _main): one BLAS
+    thread (numpy's buffers count against its address space) and this package importable."""
+    return {**os.environ, "OPENBLAS_NUM_THREADS": "1",
+            "PYTHONPATH": os.pathsep.join(
+                [PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+async def child_result(child, work: asyncio.Future, gone: asyncio.Future | None,
+                       time_limit: float, too_long: str):
+    """The result of `work` (talking with `child`) within `time_limit` seconds:
+    SaveTooCostly(too_long) past it, ChildGone once `gone` is done; whatever happens the child
+    is killed and the work cancelled before this returns."""
+    try:
+        waited = {work} if gone is None else {work, gone}
+        await asyncio.wait(waited, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            if gone is not None and gone.done():
+                raise ChildGone()
+            raise SaveTooCostly(too_long)
+        return work.result()
+    finally:
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
+        if not work.done():
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+
+
 async def read_in_child(raw: bytes, time_limit: float, memory: int,
                         gone: asyncio.Future | None = None,
                         task: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -112,30 +142,13 @@ async def read_in_child(raw: bytes, time_limit: float, memory: int,
     BattleInputError with the reader's message for what is not a save; RuntimeError for a
     failure of the child itself (a bug: its traceback is on the server's stderr).  task:
     ("reach", player) for the save's legal attacks instead (battlecalc.web.turn)."""
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1",  # (numpy's buffers: address space)
-           "PYTHONPATH": os.pathsep.join(
-               [PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])}
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-m", __name__, str(memory), *task, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
-    talk = asyncio.ensure_future(child.communicate(raw))
-    try:
-        waited = {talk} if gone is None else {talk, gone}
-        await asyncio.wait(waited, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED)
-        if not talk.done():
-            if gone is not None and gone.done():
-                raise ChildGone()
-            raise SaveTooCostly(
-                f"the save took more than the server's {time_limit:g} s to read; battlecalc "
-                "game reads it on the command line")
-        out, err = talk.result()
-    finally:
-        if child.returncode is None:
-            child.kill()
-            await child.wait()
-        if not talk.done():
-            talk.cancel()
-            await asyncio.gather(talk, return_exceptions=True)
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=child_env())
+    out, err = await child_result(
+        child, asyncio.ensure_future(child.communicate(raw)), gone, time_limit,
+        f"the save took more than the server's {time_limit:g} s to read; battlecalc game "
+        "reads it on the command line")
     try:
         message = json.loads(out)
     except ValueError:  # no line: it died past what the limits let it do

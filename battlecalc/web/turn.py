@@ -142,17 +142,13 @@ async def plan_in_child(raw: bytes, options: dict[str, Any], time_limit: float, 
     `memory` bytes of address space, killed past `time_limit` seconds or once `gone` is done
     (ChildGone); report(text) for each line of its progress."""
     import json
-    import os
 
-    from .saves import MAX_TRACEBACK_BYTES, PACKAGE_ROOT, ChildGone, SaveTooCostly
+    from .saves import MAX_TRACEBACK_BYTES, SaveTooCostly, child_env, child_result
 
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join(
-               [PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])}
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "battlecalc.web.saves", str(memory), "plan", json.dumps(options),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env, limit=1 << 24)
+        stderr=asyncio.subprocess.PIPE, env=child_env(), limit=1 << 24)
 
     async def talk() -> dict[str, Any]:
         child.stdin.write(raw)
@@ -183,23 +179,9 @@ async def plan_in_child(raw: bytes, options: dict[str, Any], time_limit: float, 
             errors.cancel()
             return message["answer"]
 
-    work = asyncio.ensure_future(talk())
-    try:
-        await asyncio.wait({work, gone}, timeout=time_limit,
-                           return_when=asyncio.FIRST_COMPLETED)
-        if not work.done():
-            if gone.done():
-                raise ChildGone()
-            raise SaveTooCostly(f"the plan took more than the server's {time_limit:g} s; "
-                                "battlecalc turn makes it on the command line")
-        return work.result()
-    finally:
-        if child.returncode is None:
-            child.kill()
-            await child.wait()
-        if not work.done():
-            work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
+    return await child_result(child, asyncio.ensure_future(talk()), gone, time_limit,
+                              f"the plan took more than the server's {time_limit:g} s; "
+                              "battlecalc turn makes it on the command line")
 
 
 async def plan_answer(request, engine, live, slots: asyncio.Semaphore, *, respond, acquire,
