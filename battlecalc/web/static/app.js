@@ -664,39 +664,45 @@
 
   window.battlecalcProgressWords = progressWords;  // (the page's words, for tests and the console)
 
-  // read a streamed answer: show each progress line, return the last line's text
-  async function readStream(response, controller, told) {
+  // a streamed answer's lines (application/x-ndjson): onLine(line) for each line that is not
+  // blank, as it arrives; returns what followed the last newline
+  async function readLines(response, onLine) {
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffered = "";
-    let last = "";
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
       buffered += decoder.decode(value, { stream: true });
       const lines = buffered.split("\n");
       buffered = lines.pop();
-      for (const line of lines) {
-        if (!line.trim()) continue;
-        if (line.startsWith('{"progress"')) {
-          const p = JSON.parse(line);
-          if (!p.total) {  // a notice: what will run, or kernels compiling
-            if (p.method) Object.assign(told, p);
-            if (p.compiling) told.compiling = true;
-            if (controller === inflight) showNotice(planNotice(told) || p.what);
-          } else if (controller === inflight) {
-            told.compiling = false;
-            told.counted = true;
-            $("#stop").hidden = false;
-            showNotice(progressWords(p));
-            showRunning(p);
-          }
-        } else {
-          last = line;
-        }
-      }
+      for (const line of lines) if (line.trim()) onLine(line);
     }
-    return last || buffered;
+    return buffered;
+  }
+
+  // read a streamed answer: show each progress line, return the last line's text
+  async function readStream(response, controller, told) {
+    let last = "";
+    const rest = await readLines(response, (line) => {
+      if (line.startsWith('{"progress"')) {
+        const p = JSON.parse(line);
+        if (!p.total) {  // a notice: what will run, or kernels compiling
+          if (p.method) Object.assign(told, p);
+          if (p.compiling) told.compiling = true;
+          if (controller === inflight) showNotice(planNotice(told) || p.what);
+        } else if (controller === inflight) {
+          told.compiling = false;
+          told.counted = true;
+          $("#stop").hidden = false;
+          showNotice(progressWords(p));
+          showRunning(p);
+        }
+      } else {
+        last = line;
+      }
+    });
+    return last || rest;
   }
 
   // the running estimate of a streaming Monte Carlo run, each outcome with its 95% interval
@@ -1917,23 +1923,13 @@
         const data = await response.json();
         last = { status: response.status, ...data };
       } else {
-        const reader = response.body.getReader();
-        const decoder = new TextDecoder();
-        let buffered = "";
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffered += decoder.decode(value, { stream: true });
-          const lines = buffered.split("\n");
-          buffered = lines.pop();
-          for (const line of lines.filter(Boolean)) {
-            const message = JSON.parse(line);
-            if (message.progress !== undefined) {
-              progress.textContent = `planning: ${message.progress} ` +
-                `(${((Date.now() - started) / 1000).toFixed(0)} s)`;
-            } else last = message;
-          }
-        }
+        await readLines(response, (line) => {
+          const message = JSON.parse(line);
+          if (message.progress !== undefined) {
+            progress.textContent = `planning: ${message.progress} ` +
+              `(${((Date.now() - started) / 1000).toFixed(0)} s)`;
+          } else last = message;
+        });
       }
     } catch (error) {
       if (controller.signal.aborted) return;
