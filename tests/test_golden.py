@@ -29,9 +29,18 @@ def _compiled():
     jit.compiled()  # (recorded with compiled kernels)
 
 
+# the one battle of the golden too big for the quick tier (tests/tiers.py): 600 units, its
+# tables built in the test, 0.77-1.18 s of CPU where a quick test may take 1 s
+# (BATTLECALC_FAIL_SLOW=1 failed on it 1 run in 3); pytest --slow and golden.py --check run it
+BIG_CASES = frozenset({958})
+
+
 @pytest.mark.filterwarnings("ignore::battlecalc.errors.BattleInputWarning")
-@pytest.mark.parametrize("case", CASES, ids=[f"{c['id']}-{c['group']}-{c['variant']}"
-                                             for c in CASES])
+@pytest.mark.parametrize("case", [
+    pytest.param(c, id=f"{c['id']}-{c['group']}-{c['variant']}", marks=pytest.mark.slow(
+        reason="a battle too big for the quick tier: 600 units, about 1 s of CPU"))
+    if c["id"] in BIG_CASES else pytest.param(c, id=f"{c['id']}-{c['group']}-{c['variant']}")
+    for c in CASES])
 def test_answer_is_bit_identical(case):
     assert golden.digest(golden.solve_case(case)) == case["digest"], case["headline"]
 
