@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from timing import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 BATTLES = {
     "big land": dict(rules="1942-2e", attacker="30 inf 10 art 10 tank 8 ftr 4 bmb",
@@ -106,8 +108,7 @@ def main() -> None:
             shutil.rmtree(old, ignore_errors=True)
     rate = {key: trials[key[1]] / elapsed / 1e6 for key, elapsed in best.items()}
     cpu_rate = {key: trials[key[1]] / max(cpu, 1e-9) / 1e6 for key, cpu in best_cpu.items()}
-    model = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                  if line.startswith("model name")), "?")
+    model = cpu_model()
     print(f"CPU {model}; load average {os.getloadavg()[0]:.2f} at the end; NUMBA_CPU_NAME="
           f"{os.environ.get('NUMBA_CPU_NAME', '(host)')}")
     print(f"old = {args.rev} ({old}), new = {ROOT}; kernel time (elapsed_s), best of "

@@ -81,6 +81,8 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from timing import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = ["pip", "install", "-q", "-e", ".[dev]"]
 COMMANDS = {
@@ -111,16 +113,6 @@ BIG_MC = {"rules": "1942-2e", "attacker": "30 inf 10 art 10 tank 8 ftr 4 bmb",
           "seed": "1"}
 SERVE_DEADLINE_S = 600.0
 COMMAND_TIMEOUT_S = 900.0
-
-
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 def children_cpu() -> float:

@@ -127,6 +127,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from timing import cpu_model
+
 import battlecalc
 from battlecalc.army import parse_army
 from battlecalc.kernels import jit
@@ -973,8 +975,7 @@ def main() -> None:
     if args.alliescalc:
         peers["alliescalc"] = AlliesCalc(args.alliescalc)
     names = [peer for peer in PEERS if peer in peers]
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), "?")
+    cpu = cpu_model()
     mode = ("fresh (forget_compiled before each call; the ratios are against it) and warm, "
             "alternating" if args.fresh else "warm")
     print(f"battlecalc {mode}"

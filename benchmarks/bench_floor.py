@@ -25,7 +25,7 @@ import time  # noqa: E402
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
-from timing import best_of
+from timing import best_of, cpu_model
 
 import battlecalc  # noqa: E402
 from battlecalc.api import make_battle  # noqa: E402
@@ -59,11 +59,6 @@ def floor(a_cdf, a_top, a_steps, d_cdf, d_top, d_steps, trials, seed):
         d_final[d] += 1
         rounds_hist[min(rounds, 100)] += 1
     return a_final, d_final, rounds_hist
-
-
-def cpu_model() -> str:
-    return next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                 if line.startswith("model name")), "?")
 
 
 def main() -> None:

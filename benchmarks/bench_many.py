@@ -44,6 +44,8 @@ import os
 import random
 import time
 
+from timing import cpu_model
+
 import battlecalc
 from battlecalc import batch
 
@@ -201,19 +203,6 @@ def chains(n: int, repeat: int) -> None:
           f"solve_many {best['solve_many']:,.0f} a second, simulate one by one "
           f"{best['simulate']:,.0f} a second (CPU, best of {repeat}): "
           f"{best['solve_many'] / best['simulate']:.2f}x")
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or platform.machine()
 
 
 def main() -> None:

@@ -45,6 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ab import ROOT, worktree  # noqa: E402
+from timing import cpu_model  # noqa: E402
 
 SMALL = {
     "1 inf v 1 inf": dict(rules="revised", attacker="1 inf", defender="1 inf"),
@@ -189,16 +190,6 @@ def _add_round(got: dict, best: dict, rounds: dict) -> None:
         for side in ("old", "new"):
             best[side][key] = keep(best[side].get(key, got[side][key]), got[side][key])
         rounds.setdefault(key, []).append(_ratio(key, got["old"][key], got["new"][key]))
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def main() -> int:

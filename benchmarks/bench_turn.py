@@ -32,22 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from timing import best_of
+from timing import best_of, cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 SAVES = ROOT.parent / "shared" / "fixtures" / "triplea" / "saves"
 START = SAVES / "revisted_start_of_game.tsvg"
 GLOBAL = SAVES / "wwii_global_2nd_edition_during_g1_politics.tsvg"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def load() -> str:
